@@ -1,1 +1,23 @@
-//! Bundled data files.
+//! Bundled data files, for tests, benchmarks and the README's walkthrough.
+//!
+//! | file | what it is |
+//! |---|---|
+//! | `data/fig2.dat` | datafile shaped like the paper's Figure 2 (li at p = 2..8); generated, see its header |
+//! | `data/nist/norris.csv` | NIST StRD Norris linear regression data (certified values in `fit/tests/nist.rs`) |
+//! | `data/nist/longley.csv` | NIST StRD Longley linear regression data |
+
+use std::path::PathBuf;
+
+/// Absolute path of a bundled file, e.g. `path("fig2.dat")`.
+pub fn path(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("data")
+        .join(name)
+}
+
+/// Contents of `data/fig2.dat`.
+pub const FIG2: &str = include_str!("../data/fig2.dat");
+/// Contents of `data/nist/norris.csv`.
+pub const NORRIS: &str = include_str!("../data/nist/norris.csv");
+/// Contents of `data/nist/longley.csv`.
+pub const LONGLEY: &str = include_str!("../data/nist/longley.csv");

@@ -3,3 +3,25 @@
 //!
 //! Data flows `Datafile -> Observations -> Model -> Fit -> Ranking`. Nothing here prints,
 //! exits or reads the command line.
+
+pub mod candidates;
+pub mod expr;
+pub mod fit;
+pub mod linear;
+pub mod model;
+mod nonlinear;
+pub mod observations;
+mod problem;
+mod profile;
+pub mod ranking;
+pub mod search;
+pub mod stats;
+
+pub use crate::candidates::default_candidates;
+pub use crate::fit::{
+    Estimate, Fit, FitError, Method, Prediction, Weighting, fit_model, fit_weighted,
+};
+pub use crate::model::{Model, ModelError};
+pub use crate::observations::{Condition, DataError, Datafile, Observations};
+pub use crate::ranking::{RankBy, Ranking, rank};
+pub use crate::search::search;

@@ -1,0 +1,75 @@
+//! The default candidate models per (category, factor), from the paper, as data.
+//!
+//! A category with a sub-category suffix (`rc.cpu`) uses its parent's row. A factor or
+//! response without a row gets the generic set, written over the factor `{x}`.
+
+/// (category, factor, candidate models), in the order the paper lists them.
+const DEFAULTS: &[(&str, &str, &[&str])] = &[
+    ("pc", "p", &["1"]),
+    ("li", "p", &["p*sqrt(p)", "p", "1"]),
+    ("ip", "p", &["p", "1"]),
+    ("sl", "p", &["0", "1", "p"]),
+    ("cl", "p", &["p", "1"]),
+    ("rc", "p", &["max(p-$theta,0)", "p", "1"]),
+    ("pc", "n", &["n^2*log2(n)"]),
+    ("li", "n", &["n*log2(n)"]),
+    ("ip", "n", &["1"]),
+    ("sl", "n", &["0"]),
+    ("cl", "n", &["n^2", "n"]),
+    ("rc", "n", &["n^2", "n"]),
+];
+
+/// Candidates for any other factor or response; `{x}` stands for the factor's name.
+const GENERIC: &[&str] = &[
+    "1",
+    "{x}",
+    "{x}*log2({x})",
+    "{x}^2",
+    "{x}^2*log2({x})",
+    "{x}^3",
+    "log2({x})",
+    "sqrt({x})",
+];
+
+/// The default candidate models (as text) for modelling `category` against `factor`.
+///
+/// ```
+/// assert_eq!(fit::default_candidates("li", "p"), ["p*sqrt(p)", "p", "1"]);
+/// assert_eq!(fit::default_candidates("rc.cpu", "n"), ["n^2", "n"]);
+/// assert_eq!(fit::default_candidates("wall", "m")[2], "m*log2(m)");
+/// ```
+pub fn default_candidates(category: &str, factor: &str) -> Vec<String> {
+    let parent = category.split('.').next().unwrap_or(category);
+    match DEFAULTS
+        .iter()
+        .find(|(c, f, _)| *c == parent && *f == factor)
+    {
+        Some((_, _, models)) => models.iter().map(|m| m.to_string()).collect(),
+        None => GENERIC.iter().map(|m| m.replace("{x}", factor)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Model;
+
+    #[test]
+    fn every_default_parses_over_its_factor() {
+        for (_, factor, models) in DEFAULTS {
+            for m in *models {
+                let model = Model::parse(m).unwrap();
+                assert!(model.variables().iter().all(|v| v == factor), "{m}");
+            }
+        }
+        for m in default_candidates("wall", "threads") {
+            Model::parse(&m).unwrap();
+        }
+    }
+
+    #[test]
+    fn generic_set_for_unknown_pairs() {
+        assert_eq!(default_candidates("li", "iters").len(), GENERIC.len());
+        assert_eq!(default_candidates("sl", "p"), ["0", "1", "p"]);
+    }
+}

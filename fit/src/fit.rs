@@ -1,0 +1,420 @@
+//! Fitting one model to one set of observations, with the statistics the paper's `lca`
+//! prints: coefficients with 90% confidence intervals, R², adjusted R², and the
+//! leave-one-out cross-validated error.
+
+use nalgebra::{DMatrix, DVector};
+
+use crate::expr::{Bound, ParamRole};
+use crate::linear::{LeastSquares, least_squares};
+use crate::model::Model;
+use crate::observations::Observations;
+use crate::problem::Problem;
+use crate::stats::{adjusted_r_squared, r_squared, t_quantile, total_sum_of_squares};
+use crate::{nonlinear, profile};
+
+/// Up to this many observations, a nonlinear model's leave-one-out error comes from real
+/// refits; beyond it, from the linearised hat matrix (exact for linear models).
+pub const EXACT_LOO_LIMIT: usize = 100;
+
+/// Why a model could not be fitted. Every message is one line naming the model.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitError {
+    /// The model names a factor the observations do not have.
+    #[error("model `{model}`: unknown factor '{name}' (the observations vary {available})")]
+    UnknownFactor {
+        /// Model text.
+        model: String,
+        /// The unknown name.
+        name: String,
+        /// Factors that are available.
+        available: String,
+    },
+    /// Fewer observations than fitted quantities.
+    #[error("model `{model}`: {points} observation(s) cannot determine {fitted} fitted quantities")]
+    TooFewPoints {
+        /// Model text.
+        model: String,
+        /// Observations.
+        points: usize,
+        /// Coefficients plus nonlinear parameters.
+        fitted: usize,
+    },
+    /// Some terms are linear combinations of others on these data.
+    #[error(
+        "model `{model}`: terms {terms} are collinear on these observations (cannot be told apart); drop one"
+    )]
+    Collinear {
+        /// Model text.
+        model: String,
+        /// The terms involved, quoted and comma separated.
+        terms: String,
+    },
+    /// A term is NaN or infinite at an observation (e.g. `log2(p)` at p = 0).
+    #[error("model `{model}`: term `{term}` is not a finite number at {at}")]
+    NonFinite {
+        /// Model text.
+        model: String,
+        /// Term text.
+        term: String,
+        /// `file:line` of the observation.
+        at: String,
+    },
+    /// Relative error is undefined where the response is zero.
+    #[error("model `{model}`: a relative fit needs non-zero values, but the response is 0 at {at}")]
+    ZeroForRelative {
+        /// Model text.
+        model: String,
+        /// `file:line` of the observation.
+        at: String,
+    },
+    /// The nonlinear solver failed from every starting point.
+    #[error("model `{model}`: the nonlinear fit did not converge ({reason})")]
+    NoConvergence {
+        /// Model text.
+        model: String,
+        /// The solver's reason.
+        reason: String,
+    },
+}
+
+/// What the fit minimises.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Weighting {
+    /// The sum of squared residuals (ordinary least squares; the paper's).
+    #[default]
+    Absolute,
+    /// The sum of squared relative residuals `((y - f)/y)²`: weighted least squares with
+    /// weights `1/y²`, right when the noise grows with the value, as timings' does.
+    Relative,
+}
+
+/// How a model was fitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Linear least squares (no nonlinear parameters).
+    Linear,
+    /// One threshold parameter: closed-form coefficients for each value, Brent over it.
+    Profile,
+    /// Levenberg–Marquardt over coefficients and parameters together.
+    LevenbergMarquardt,
+}
+
+/// A fitted quantity with its uncertainty.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Estimate {
+    /// Term text (`p*sqrt(p)`, `1`) or parameter name with `$` (`$theta`).
+    pub name: String,
+    /// Fitted value.
+    pub value: f64,
+    /// Standard error.
+    pub std_error: f64,
+    /// Half-width of the 90% confidence interval (Student t with the fit's residual dof).
+    pub half_width: f64,
+}
+
+impl Estimate {
+    /// The 90% confidence interval.
+    pub fn interval(&self) -> (f64, f64) {
+        (self.value - self.half_width, self.value + self.half_width)
+    }
+
+    /// True when the 90% interval contains zero: the term may not be needed.
+    pub fn indistinguishable_from_zero(&self) -> bool {
+        let (lo, hi) = self.interval();
+        !(lo > 0.0 || hi < 0.0)
+    }
+}
+
+/// A prediction with its 90% intervals.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Prediction {
+    /// Predicted value.
+    pub value: f64,
+    /// Half-width of the 90% prediction interval for a new observation.
+    pub half_width: f64,
+    /// Half-width of the 90% confidence interval of the mean response.
+    pub mean_half_width: f64,
+}
+
+/// The solution of a least-squares problem: coefficients per term, nonlinear parameters.
+#[derive(Debug, Clone)]
+pub(crate) struct Solution {
+    pub coefs: Vec<f64>,
+    pub params: Vec<f64>,
+    pub sse: f64,
+}
+
+/// A model fitted to observations.
+#[derive(Debug, Clone)]
+pub struct Fit {
+    /// The model.
+    pub model: Model,
+    /// Factor names, in the order [`Fit::predict`] takes their values.
+    pub factors: Vec<String>,
+    /// How it was fitted.
+    pub method: Method,
+    /// What the fit minimised.
+    pub weighting: Weighting,
+    /// One per term.
+    pub coefficients: Vec<Estimate>,
+    /// One per nonlinear parameter.
+    pub parameters: Vec<Estimate>,
+    /// Number of observations.
+    pub n: usize,
+    /// Residual degrees of freedom, `n` minus fitted quantities.
+    pub dof: usize,
+    /// Residual sum of squares (of the measured values, whatever the weighting).
+    pub sse: f64,
+    /// Total sum of squares about the mean.
+    pub sst: f64,
+    /// `1 - SSE/SST`.
+    pub r2: f64,
+    /// R² adjusted for the number of fitted quantities.
+    pub adj_r2: f64,
+    /// Root mean square of the leave-one-out prediction errors (in the response's units).
+    pub cv: f64,
+    /// Residual standard deviation `sqrt(SSE/dof)` of the weighted residuals: in the
+    /// response's units for an absolute fit, a fraction of the value for a relative one.
+    pub residual_sd: f64,
+    terms: Vec<Bound>,
+    covariance: DMatrix<f64>,
+}
+
+/// Fits `model` to `obs`, choosing the method from the model's parameters.
+///
+/// ```
+/// use fit::{Model, Observations, fit_model};
+/// let obs = Observations::new("example", vec!["p".into()], "li",
+///     vec![vec![2.0, 4.0, 6.0, 8.0]], vec![2.1, 3.9, 6.2, 7.8]).unwrap();
+/// let fit = fit_model(&Model::parse("p").unwrap(), &obs).unwrap();
+/// assert!((fit.coefficients[0].value - 0.99).abs() < 0.02);
+/// ```
+pub fn fit_model(model: &Model, obs: &Observations) -> Result<Fit, FitError> {
+    fit_weighted(model, obs, Weighting::Absolute)
+}
+
+/// Fits `model` to `obs` minimising absolute or relative squared error.
+///
+/// R², adjusted R² and the leave-one-out error are always computed on the measured values,
+/// so fits with different weightings can be ranked together.
+pub fn fit_weighted(
+    model: &Model,
+    obs: &Observations,
+    weighting: Weighting,
+) -> Result<Fit, FitError> {
+    let problem = Problem::new(model, obs, weighting)?;
+    let n = problem.rows();
+    let k = model.fitted_count();
+    if n < k.max(1) {
+        return Err(FitError::TooFewPoints {
+            model: model.text().to_string(),
+            points: n,
+            fitted: k,
+        });
+    }
+    let method = method_for(model);
+    let solution = solve(&problem, method, None)?;
+    let dof = n - k;
+    let s2 = if dof > 0 {
+        solution.sse / dof as f64
+    } else {
+        f64::NAN
+    };
+    let t = t_quantile(dof);
+
+    // Linearised statistics: regress the residuals on the Jacobian (the design matrix for a
+    // linear model). Its inverse Gram matrix scales to the covariance, its leverages give
+    // the closed-form leave-one-out error; the zero model has an empty Jacobian.
+    let (jac, prediction) = problem.jacobian(&solution.coefs, &solution.params)?;
+    let linearised = least_squares(&jac, &(&problem.y - prediction))
+        .map_err(|e| collinear(model, &e.columns))?;
+    let covariance = &linearised.unscaled_covariance * s2;
+    let estimate = |name: String, value: f64, index: usize| {
+        let std_error = covariance[(index, index)].sqrt();
+        Estimate {
+            name,
+            value,
+            std_error,
+            half_width: t * std_error,
+        }
+    };
+    let coefficients = model
+        .terms()
+        .iter()
+        .zip(&solution.coefs)
+        .enumerate()
+        .map(|(j, (term, &c))| estimate(term.text.clone(), c, j))
+        .collect();
+    let parameters = model
+        .parameters()
+        .iter()
+        .zip(&solution.params)
+        .enumerate()
+        .map(|(q, (name, &v))| estimate(format!("${name}"), v, model.terms().len() + q))
+        .collect();
+
+    // Back on the measured scale: raw residual = weighted residual / weight.
+    let unweight = |v: &DVector<f64>| {
+        DVector::from_iterator(n, v.iter().zip(&problem.weights).map(|(e, w)| e / w))
+    };
+    let sse = unweight(&linearised.residuals).norm_squared();
+    let sst = total_sum_of_squares(problem.y_raw.as_slice());
+    let cv = match (method, linearised.loo_residuals()) {
+        (Method::Linear, Some(loo)) => rms(&unweight(&loo)),
+        (Method::Linear, None) => f64::INFINITY,
+        _ if n <= EXACT_LOO_LIMIT => refit_loo(&problem, method, &solution),
+        (_, Some(loo)) => rms(&unweight(&loo)),
+        (_, None) => f64::INFINITY,
+    };
+    Ok(Fit {
+        model: model.clone(),
+        factors: obs.factors.clone(),
+        method,
+        weighting,
+        coefficients,
+        parameters,
+        n,
+        dof,
+        sse,
+        sst,
+        r2: r_squared(sse, sst),
+        adj_r2: adjusted_r_squared(sse, sst, n, k),
+        cv,
+        residual_sd: s2.sqrt(),
+        terms: problem.terms,
+        covariance,
+    })
+}
+
+impl Fit {
+    /// The fitted model's value at a point (factor values in the order of [`Fit::factors`]).
+    pub fn evaluate(&self, point: &[f64]) -> f64 {
+        let params = self.parameter_values();
+        self.terms
+            .iter()
+            .zip(&self.coefficients)
+            .map(|(t, c)| c.value * t.eval(point, &params))
+            .sum()
+    }
+
+    /// The prediction at a point with 90% intervals, propagating the covariance of all fitted
+    /// quantities to first order (delta method): `var(mean) = gᵀ C g` with `g` the gradient
+    /// of the prediction, and a new observation adds the residual variance.
+    pub fn predict(&self, point: &[f64]) -> Prediction {
+        let params = self.parameter_values();
+        let k = self.terms.len();
+        let mut g = DVector::zeros(k + params.len());
+        let mut grad = vec![0.0; params.len()];
+        let mut value = 0.0;
+        for (j, (term, c)) in self.terms.iter().zip(&self.coefficients).enumerate() {
+            let v = term.eval_grad(point, &params, &mut grad);
+            value += c.value * v;
+            g[j] = v;
+            for (q, d) in grad.iter().enumerate() {
+                g[k + q] += c.value * d;
+            }
+        }
+        let var_mean = if g.is_empty() {
+            0.0
+        } else {
+            (g.transpose() * &self.covariance * &g)[(0, 0)]
+        };
+        let t = t_quantile(self.dof);
+        // A new observation's own noise: sd of the weighted residuals, unweighted at `value`.
+        let noise_sd = match self.weighting {
+            Weighting::Absolute => self.residual_sd,
+            Weighting::Relative => self.residual_sd * value.abs(),
+        };
+        Prediction {
+            value,
+            half_width: t * (var_mean + noise_sd.powi(2)).sqrt(),
+            mean_half_width: t * var_mean.sqrt(),
+        }
+    }
+
+    /// Terms (and parameters) whose 90% interval contains zero.
+    pub fn weak_terms(&self) -> Vec<&Estimate> {
+        self.coefficients
+            .iter()
+            .filter(|e| e.indistinguishable_from_zero())
+            .collect()
+    }
+
+    fn parameter_values(&self) -> Vec<f64> {
+        self.parameters.iter().map(|p| p.value).collect()
+    }
+}
+
+fn method_for(model: &Model) -> Method {
+    match model.parameters() {
+        [] => Method::Linear,
+        [one] if model.parameter_role(one) == Some(ParamRole::Threshold) => Method::Profile,
+        _ => Method::LevenbergMarquardt,
+    }
+}
+
+/// Solves the least-squares problem with the given method (optionally warm-started).
+pub(crate) fn solve(
+    problem: &Problem,
+    method: Method,
+    start: Option<&Solution>,
+) -> Result<Solution, FitError> {
+    match method {
+        Method::Linear => {
+            let ls = linear_at(problem, &[])?;
+            Ok(Solution {
+                coefs: ls.beta.iter().copied().collect(),
+                params: Vec::new(),
+                sse: ls.sse,
+            })
+        }
+        Method::Profile => profile::fit(problem),
+        Method::LevenbergMarquardt => nonlinear::fit(problem, start),
+    }
+}
+
+/// Linear least squares for the coefficients at fixed nonlinear parameters.
+pub(crate) fn linear_at(problem: &Problem, params: &[f64]) -> Result<LeastSquares, FitError> {
+    let x = problem.design(params)?;
+    least_squares(&x, &problem.y).map_err(|e| collinear(problem.model, &e.columns))
+}
+
+fn collinear(model: &Model, columns: &[usize]) -> FitError {
+    let name = |j: usize| match model.terms().get(j) {
+        Some(term) => format!("`{}`", term.text),
+        None => format!("`${}`", model.parameters()[j - model.terms().len()]),
+    };
+    FitError::Collinear {
+        model: model.text().to_string(),
+        terms: columns
+            .iter()
+            .map(|&j| name(j))
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+fn rms(v: &DVector<f64>) -> f64 {
+    (v.norm_squared() / v.len() as f64).sqrt()
+}
+
+/// Leave-one-out error from refitting without each observation in turn.
+fn refit_loo(problem: &Problem, method: Method, solution: &Solution) -> f64 {
+    let mut sum = 0.0;
+    for i in 0..problem.rows() {
+        let reduced = problem.without(i);
+        let Ok(s) = solve(&reduced, method, Some(solution)) else {
+            return f64::INFINITY;
+        };
+        let predicted: f64 = problem
+            .terms
+            .iter()
+            .zip(&s.coefs)
+            .map(|(t, c)| c * t.eval(problem.point(i), &s.params))
+            .sum();
+        sum += (problem.y_raw[i] - predicted).powi(2);
+    }
+    (sum / problem.rows() as f64).sqrt()
+}

@@ -1,0 +1,528 @@
+//! Datafiles (DESIGN §5) and the observations selected from them for fitting.
+//!
+//! A datafile holds one run per line, either as whitespace-separated `key=value` tokens (what
+//! `pp -l` appends) or as CSV with a header row. The form is detected from the first line that
+//! is neither blank nor a comment: `key=value` if its first token contains `=`, CSV otherwise.
+//! A [`Datafile`] keeps every row (replicates included); [`Datafile::observations`] turns it
+//! into the [`Observations`] that fitting consumes, checking that nothing else varies.
+
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+
+mod parse;
+
+/// The outputs of a run (DESIGN §5); columns named so, or so followed by `.` (like `rc.cpu`),
+/// are responses and never count as factors that must be held fixed.
+pub const RESPONSE_KEYS: [&str; 8] = ["wall", "total", "li", "ip", "sl", "cl", "rc", "pc"];
+
+/// Whether `name` is a response column: a key of [`RESPONSE_KEYS`] or a sub-category of one.
+pub fn is_response_column(name: &str) -> bool {
+    let sub = |rest: &str| rest.is_empty() || rest.starts_with('.');
+    RESPONSE_KEYS
+        .iter()
+        .any(|k| name.strip_prefix(k).is_some_and(sub))
+}
+
+/// Numbers closer than this relative distance are the same value (`--at`, `--where`, levels).
+const TOLERANCE: f64 = 1e-9;
+
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= TOLERANCE * a.abs().max(b.abs())
+}
+
+/// Every way a datafile, or a selection from it, can be wrong. Display is one line that starts
+/// with `source:line:` where the line is known and `source:` otherwise.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// The file cannot be read.
+    #[error("{file}: cannot read the file: {message}")]
+    Io { file: String, message: String },
+    /// Bad content on a line: not `key=value`, an empty key or value, a key given twice, a CSV
+    /// row of the wrong width, invalid UTF-8, or a field that is not a finite number.
+    #[error("{file}:{line}: {message}")]
+    Line {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    /// A problem with the file as a whole or with a selection from it: no data rows, an unknown
+    /// column, a condition that no row meets, a factor that varies, inconsistent vectors.
+    #[error("{file}: {message}")]
+    File { file: String, message: String },
+    /// A condition from the command line that is not `key=value`.
+    #[error("condition '{text}': {message}")]
+    Condition { text: String, message: String },
+}
+
+impl DataError {
+    fn line(file: &str, line: usize, message: String) -> Self {
+        DataError::Line {
+            file: file.into(),
+            line,
+            message,
+        }
+    }
+
+    fn file(file: &str, message: String) -> Self {
+        DataError::File {
+            file: file.into(),
+            message,
+        }
+    }
+}
+
+/// One cell of a datafile: a finite number or any other text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// A value that `f64::from_str` accepts and that is finite.
+    Number(f64),
+    /// Anything else, like `dp` in `impl=dp`.
+    Text(String),
+}
+
+impl Cell {
+    /// The number, if this is one.
+    pub fn as_number(&self) -> Option<f64> {
+        match self {
+            Cell::Number(x) => Some(*x),
+            Cell::Text(_) => None,
+        }
+    }
+
+    /// A number if the text parses as a finite float, else text (for conditions).
+    fn lenient(value: &str) -> Cell {
+        match value.parse::<f64>() {
+            Ok(x) if x.is_finite() => Cell::Number(x),
+            _ => Cell::Text(value.to_string()),
+        }
+    }
+
+    /// A cell of the file: NaN and infinities are errors, not text.
+    fn parse(file: &str, line: usize, field: &str, value: &str) -> Result<Cell, DataError> {
+        match value.parse::<f64>() {
+            Ok(x) if !x.is_finite() => Err(DataError::line(
+                file,
+                line,
+                format!("field '{field}': expected a finite number, found '{value}'"),
+            )),
+            _ => Ok(Cell::lenient(value)),
+        }
+    }
+}
+
+impl fmt::Display for Cell {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Cell::Number(x) => write!(f, "{x}"),
+            Cell::Text(s) => f.write_str(s),
+        }
+    }
+}
+
+/// One run: its line in the file and its cells by column index (missing cells are `None`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The 1-based line of the file where the row starts.
+    pub line: usize,
+    cells: Vec<Option<Cell>>,
+}
+
+impl Row {
+    /// The cell in column `column` (an index into [`Datafile::columns`]), if present.
+    pub fn get(&self, column: usize) -> Option<&Cell> {
+        self.cells.get(column)?.as_ref()
+    }
+}
+
+/// A parsed datafile: its source name, column names in first-seen order, and all rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Datafile {
+    source: String,
+    columns: Vec<String>,
+    rows: Vec<Row>,
+}
+
+impl Datafile {
+    fn new(source: &str, columns: Vec<String>, rows: Vec<Row>) -> Datafile {
+        let source = source.to_string();
+        Datafile {
+            source,
+            columns,
+            rows,
+        }
+    }
+
+    /// Parses `text`, detecting the form. `source` is the name used in errors (the path as the
+    /// user typed it). Never panics.
+    pub fn parse(source: &str, text: &str) -> Result<Datafile, DataError> {
+        let first = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'));
+        let data = match first.and_then(|l| l.split_whitespace().next()) {
+            Some(token) if token.contains('=') => parse::key_value(source, text)?,
+            _ => parse::csv(source, text)?,
+        };
+        if data.rows.is_empty() {
+            return Err(DataError::file(source, "no data rows".into()));
+        }
+        Ok(data)
+    }
+
+    /// Reads and parses the file at `path`; errors name the path as given.
+    pub fn read(path: &Path) -> Result<Datafile, DataError> {
+        let file = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| DataError::Io {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+            let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
+            DataError::line(&file, line, "not valid UTF-8 text".into())
+        })?;
+        Datafile::parse(&file, &text)
+    }
+
+    /// The name used in errors.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Column names in the order they were first seen.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
+    }
+
+    /// All rows, in file order, replicates kept.
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+
+    /// The cell of row `row` (an index into [`rows`](Self::rows)) in the named column.
+    pub fn cell(&self, row: usize, column: &str) -> Option<&Cell> {
+        self.rows.get(row)?.get(self.column(column)?)
+    }
+
+    /// The columns that hold at least one number.
+    pub fn numeric_columns(&self) -> Vec<&str> {
+        let numeric = |c: &usize| {
+            self.rows
+                .iter()
+                .any(|r| matches!(r.get(*c), Some(Cell::Number(_))))
+        };
+        (0..self.columns.len())
+            .filter(numeric)
+            .map(|c| self.columns[c].as_str())
+            .collect()
+    }
+
+    fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c == name)
+    }
+
+    /// The index of a column, or an error naming `what` and listing the candidates.
+    fn find(&self, what: &str, name: &str, numeric: bool) -> Result<usize, DataError> {
+        self.column(name).ok_or_else(|| {
+            let known = match (numeric, self.numeric_columns()) {
+                (true, list) if list.is_empty() => "there are no numeric columns".to_string(),
+                (true, list) => format!("the numeric columns are: {}", list.join(", ")),
+                (false, _) => format!("the columns are: {}", self.columns.join(", ")),
+            };
+            DataError::file(&self.source, format!("unknown {what} '{name}'; {known}"))
+        })
+    }
+
+    /// Keeps the `rows` whose cell in column `key` satisfies `keep`; none left is an error that
+    /// lists the values the key takes in `rows`.
+    fn select<'a>(
+        &self,
+        rows: Vec<&'a Row>,
+        option: &str,
+        (key, value): (&str, &str),
+        keep: impl Fn(&Cell) -> bool,
+    ) -> Result<(usize, Vec<&'a Row>), DataError> {
+        let col = self.find(&format!("{option} key"), key, false)?;
+        let kept: Vec<&Row> = rows
+            .iter()
+            .copied()
+            .filter(|r| r.get(col).is_some_and(&keep))
+            .collect();
+        if kept.is_empty() {
+            let values = values(&rows, col).2;
+            let message = format!("no rows with {key} = {value} ({option}); {key} takes {values}");
+            return Err(DataError::file(&self.source, message));
+        }
+        Ok((col, kept))
+    }
+
+    /// Keeps the rows where every condition holds (`--where impl=dp`): equal as numbers if both
+    /// sides are numbers (so `n=256` matches `256.0`), else as text. An unknown key is an error
+    /// listing the columns; a condition that no row meets is an error listing the key's values.
+    pub fn filter(&self, conditions: &[Condition]) -> Result<Datafile, DataError> {
+        let mut rows: Vec<&Row> = self.rows.iter().collect();
+        for Condition { key, value } in conditions {
+            let wanted = Cell::lenient(value);
+            let keep = |cell: &Cell| match (cell, &wanted) {
+                (Cell::Number(a), Cell::Number(b)) => same(*a, *b),
+                (Cell::Text(a), Cell::Text(b)) => a == b,
+                _ => false,
+            };
+            rows = self.select(rows, "--where", (key, value), keep)?.1;
+        }
+        let rows = rows.into_iter().cloned().collect();
+        Ok(Datafile::new(&self.source, self.columns.clone(), rows))
+    }
+
+    /// Selects the observations of `response` against `factors`. `at` first keeps the rows where
+    /// each named column equals the value (relative tolerance 1e-9). Every other column that is
+    /// not a response column must then take a single value among the kept rows, and every kept
+    /// row must hold numbers for the factors and the response.
+    pub fn observations(
+        &self,
+        factors: &[&str],
+        response: &str,
+        at: &[(String, f64)],
+    ) -> Result<Observations, DataError> {
+        let factor_cols: Vec<usize> = factors
+            .iter()
+            .map(|f| self.find("factor", f, true))
+            .collect::<Result<_, _>>()?;
+        let response_col = self.find("response", response, true)?;
+        let mut names = [factors, &[response]].concat();
+        names.sort_unstable();
+        if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
+            let name = w[0];
+            let message = format!("'{name}' is named twice among the factors and the response");
+            return Err(DataError::file(&self.source, message));
+        }
+
+        let mut rows: Vec<&Row> = self.rows.iter().collect();
+        let mut fixed = Vec::with_capacity(at.len());
+        for (key, value) in at {
+            let keep = |cell: &Cell| matches!(cell, Cell::Number(x) if same(*x, *value));
+            let (col, kept) = self.select(rows, "--at", (key, &value.to_string()), keep)?;
+            rows = kept;
+            fixed.push(col);
+        }
+
+        for (col, name) in self.columns.iter().enumerate() {
+            let used = factor_cols.contains(&col) || col == response_col || fixed.contains(&col);
+            if used || is_response_column(name) {
+                continue;
+            }
+            let (count, numeric, values) = values(&rows, col);
+            if count > 1 {
+                let option = if numeric { "--at" } else { "--where" };
+                let message = format!(
+                    "factor '{name}' varies in the selected rows ({name} = {values}); \
+                     fix it with {option} {name}=VALUE"
+                );
+                return Err(DataError::file(&self.source, message));
+            }
+        }
+
+        let number = |row: &Row, col: usize| {
+            let field = &self.columns[col];
+            let message = match row.get(col) {
+                Some(Cell::Number(x)) => return Ok(*x),
+                Some(Cell::Text(value)) => {
+                    format!("field '{field}': expected a number, found '{value}'")
+                }
+                None => format!("field '{field}' is missing"),
+            };
+            Err(DataError::line(&self.source, row.line, message))
+        };
+        let mut columns = vec![Vec::with_capacity(rows.len()); factors.len()];
+        let mut y = Vec::with_capacity(rows.len());
+        for row in &rows {
+            for (column, &col) in columns.iter_mut().zip(&factor_cols) {
+                column.push(number(row, col)?);
+            }
+            y.push(number(row, response_col)?);
+        }
+        if y.is_empty() {
+            return Err(DataError::file(&self.source, "no rows selected".into()));
+        }
+        Ok(Observations {
+            source: self.source.clone(),
+            factors: factors.iter().map(|f| f.to_string()).collect(),
+            response: response.into(),
+            columns,
+            y,
+            lines: rows.iter().map(|r| r.line).collect(),
+        })
+    }
+}
+
+/// The distinct values of a column among some rows, for messages: how many, whether all are
+/// numbers (or missing), and the list: numbers ascending, then text, then `(missing)`.
+fn values(rows: &[&Row], col: usize) -> (usize, bool, String) {
+    let (mut numbers, mut texts, mut missing) = (Vec::new(), Vec::new(), false);
+    for row in rows {
+        match row.get(col) {
+            Some(Cell::Number(x)) => numbers.push(*x),
+            Some(Cell::Text(s)) => texts.push(s.as_str()),
+            None => missing = true,
+        }
+    }
+    numbers.sort_by(f64::total_cmp);
+    numbers.dedup_by(|a, b| same(*a, *b));
+    texts.sort_unstable();
+    texts.dedup();
+    let numbers = numbers.iter().map(f64::to_string);
+    let mut items: Vec<String> = numbers.chain(texts.iter().map(|s| s.to_string())).collect();
+    if missing {
+        items.push("(missing)".into());
+    }
+    let count = items.len();
+    if count > 12 {
+        items.truncate(10);
+        items.push(format!("... ({count} values)"));
+    }
+    (count, texts.is_empty(), items.join(", "))
+}
+
+/// A `key=value` condition, as given to `--where`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condition {
+    /// The column name.
+    pub key: String,
+    /// The wanted value, compared as a number when both sides are numbers.
+    pub value: String,
+}
+
+impl Condition {
+    /// The condition as an `--at` pair: the value must be a finite number.
+    pub fn to_at(&self) -> Result<(String, f64), DataError> {
+        match Cell::lenient(&self.value) {
+            Cell::Number(x) => Ok((self.key.clone(), x)),
+            Cell::Text(_) => Err(DataError::Condition {
+                text: self.to_string(),
+                message: "expected a finite number after '='".into(),
+            }),
+        }
+    }
+}
+
+impl FromStr for Condition {
+    type Err = DataError;
+
+    /// Parses `key=value`; blanks around either side are dropped, neither may be empty.
+    fn from_str(text: &str) -> Result<Condition, DataError> {
+        let error = |message: &str| DataError::Condition {
+            text: text.into(),
+            message: message.into(),
+        };
+        let (key, value) = text
+            .split_once('=')
+            .ok_or_else(|| error("expected key=value, like impl=dp"))?;
+        let (key, value) = (key.trim(), value.trim());
+        if key.is_empty() {
+            return Err(error("the key before '=' is empty"));
+        }
+        if value.is_empty() {
+            return Err(error("the value after '=' is empty"));
+        }
+        Ok(Condition {
+            key: key.into(),
+            value: value.into(),
+        })
+    }
+}
+
+impl fmt::Display for Condition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.key, self.value)
+    }
+}
+
+/// What fitting consumes: one response against one or more factors, with provenance.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observations {
+    /// The datafile the observations come from.
+    pub source: String,
+    /// The factor names, in the order of `columns`.
+    pub factors: Vec<String>,
+    /// The response name.
+    pub response: String,
+    /// One column per factor, each of length [`len`](Self::len).
+    pub columns: Vec<Vec<f64>>,
+    /// The response values.
+    pub y: Vec<f64>,
+    /// The datafile line of each observation.
+    pub lines: Vec<usize>,
+}
+
+impl Observations {
+    /// The number of observations.
+    pub fn len(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Whether there are no observations.
+    pub fn is_empty(&self) -> bool {
+        self.y.is_empty()
+    }
+
+    /// Builds observations directly from vectors, checking that there is one column per factor,
+    /// that all have the length of `y`, and that every value is finite. `lines` are `1..=len`.
+    pub fn new(
+        source: &str,
+        factors: Vec<String>,
+        response: &str,
+        columns: Vec<Vec<f64>>,
+        y: Vec<f64>,
+    ) -> Result<Self, DataError> {
+        let error = |message: String| Err(DataError::file(source, message));
+        if columns.len() != factors.len() {
+            let (f, c) = (factors.len(), columns.len());
+            return error(format!("{f} factor names but {c} factor columns"));
+        }
+        let response_name = response.to_string();
+        for (name, column) in factors.iter().zip(&columns).chain([(&response_name, &y)]) {
+            if column.len() != y.len() {
+                let (n, m) = (column.len(), y.len());
+                let message = format!("'{name}' has {n} values but response '{response}' has {m}");
+                return error(message);
+            }
+            if let Some(i) = column.iter().position(|x| !x.is_finite()) {
+                let (x, i) = (column[i], i + 1);
+                return error(format!(
+                    "'{name}' value {x} at observation {i} is not finite"
+                ));
+            }
+        }
+        let (source, response, lines) = (source.into(), response.into(), (1..=y.len()).collect());
+        Ok(Observations {
+            source,
+            factors,
+            response,
+            columns,
+            y,
+            lines,
+        })
+    }
+
+    /// Writes the factor values of observation `row` into `out` (one per factor, in order).
+    ///
+    /// # Panics
+    /// If `row >= len()`.
+    pub fn point(&self, row: usize, out: &mut [f64]) {
+        for (o, column) in out.iter_mut().zip(&self.columns) {
+            *o = column[row];
+        }
+    }
+
+    /// The distinct values of factor `factor`, ascending.
+    ///
+    /// # Panics
+    /// If `factor` is not an index into `factors`.
+    pub fn levels(&self, factor: usize) -> Vec<f64> {
+        let mut values = self.columns[factor].clone();
+        values.sort_by(f64::total_cmp);
+        values.dedup();
+        values
+    }
+}

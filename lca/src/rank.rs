@@ -1,0 +1,201 @@
+//! `lca DATAFILE --var p --cat li`: rank candidate models of one lost-cycles category against
+//! one factor (the paper's Figure 2).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use fit::{Condition, Datafile, Model, Observations, RankBy, Ranking, Weighting};
+use reports::ranking::{Format, RankingReport};
+
+/// How many models `--search` adds to the ranking.
+const SEARCH_KEEP: usize = 5;
+
+/// Rank models of one lost-cycles category against one factor.
+#[derive(Debug, Parser)]
+#[command(
+    name = "lca",
+    version,
+    about = "Lost cycles analysis: which simple model explains the measured lost cycles?",
+    after_help = "Example:\n  lca datasets/data/fig2.dat --var p --cat li --predict p=16 --plot li.png"
+)]
+pub struct Args {
+    /// Datafile: `key=value` lines (as `pp -l` appends them) or CSV with a header row.
+    pub datafile: PathBuf,
+    /// The factor that varies (e.g. `p`, `n`).
+    #[arg(long, value_name = "FACTOR")]
+    pub var: String,
+    /// The category (or any numeric column) to model: pc, li, ip, sl, cl, rc, ...
+    #[arg(long, value_name = "COLUMN")]
+    pub cat: String,
+    /// A model of your own, e.g. `1 + p*log2(p)` or `max(p-$theta,0)`; repeatable.
+    #[arg(long = "model", value_name = "EXPR")]
+    pub models: Vec<String>,
+    /// Hold another factor fixed, e.g. `--at n=256` (repeatable, or comma separated).
+    #[arg(long, value_name = "FACTOR=VALUE", value_delimiter = ',')]
+    pub at: Vec<String>,
+    /// Keep only rows where a column has a value, e.g. `--where impl=dp` (repeatable).
+    #[arg(long = "where", value_name = "KEY=VALUE", value_delimiter = ',')]
+    pub filter: Vec<String>,
+    /// Order of the ranking: r2 (the paper's), adj-r2, or cv (leave-one-out error).
+    #[arg(long, default_value = "r2", value_name = "STAT")]
+    pub rank: String,
+    /// Also search sums of up to two terms x^i*log2(x)^j plus a constant (fitted to relative
+    /// error unless a value is zero).
+    #[arg(long)]
+    pub search: bool,
+    /// Fit every model to relative error ((y-f)/y)² instead of absolute error, for data
+    /// whose noise grows with the value.
+    #[arg(long)]
+    pub relative: bool,
+    /// Predict at a point with a 90% prediction interval, e.g. `--predict p=1024`.
+    #[arg(long, value_name = "FACTOR=VALUE")]
+    pub predict: Vec<String>,
+    /// Output format: text, json or csv.
+    #[arg(long, default_value = "text", value_name = "FORMAT")]
+    pub format: String,
+    /// Draw the measured points and every fitted curve to an .svg or .png file.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+}
+
+/// The options, validated.
+struct Config {
+    datafile: Datafile,
+    at: Vec<(String, f64)>,
+    filter: Vec<Condition>,
+    rank: RankBy,
+    format: Format,
+    user_models: Vec<Model>,
+    predict: Vec<f64>,
+}
+
+fn validate(args: &Args) -> Result<Config> {
+    let rank = args
+        .rank
+        .parse::<RankBy>()
+        .map_err(|e| anyhow::anyhow!("--rank: {e}"))?;
+    let format = args
+        .format
+        .parse::<Format>()
+        .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
+    let conditions = |option: &str, values: &[String]| -> Result<Vec<Condition>> {
+        values
+            .iter()
+            .map(|v| v.parse::<Condition>().with_context(|| option.to_string()))
+            .collect()
+    };
+    let at = conditions("--at", &args.at)?
+        .iter()
+        .map(|c| c.to_at().context("--at"))
+        .collect::<Result<Vec<_>>>()?;
+    let filter = conditions("--where", &args.filter)?;
+    let user_models = args
+        .models
+        .iter()
+        .map(|m| Model::parse(m).context("--model"))
+        .collect::<Result<Vec<_>>>()?;
+    let predict = conditions("--predict", &args.predict)?
+        .iter()
+        .map(|c| {
+            let (factor, value) = c.to_at().context("--predict")?;
+            if factor != args.var {
+                bail!("--predict {c}: predictions are along --var {}", args.var);
+            }
+            Ok(value)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(plot) = &args.plot {
+        reports::chart::ChartFormat::from_path(plot).context("--plot")?;
+    }
+    let datafile = read_datafile(&args.datafile)?;
+    for (option, name) in [("--var", &args.var), ("--cat", &args.cat)] {
+        if !datafile.columns().iter().any(|c| c == name) {
+            bail!(
+                "{option} '{name}': {} has no such column (numeric columns: {})",
+                datafile.source(),
+                datafile.numeric_columns().join(", ")
+            );
+        }
+    }
+    Ok(Config {
+        datafile,
+        at,
+        filter,
+        rank,
+        format,
+        user_models,
+        predict,
+    })
+}
+
+fn read_datafile(path: &Path) -> Result<Datafile> {
+    Ok(Datafile::read(path)?)
+}
+
+/// Runs the command and returns the report to print.
+pub fn run(args: &Args) -> Result<String> {
+    let config = validate(args)?;
+    let weighting = if args.relative {
+        Weighting::Relative
+    } else {
+        Weighting::Absolute
+    };
+    let data = config.datafile.filter(&config.filter)?;
+    let obs = data.observations(&[args.var.as_str()], &args.cat, &config.at)?;
+
+    // The user's models must fit: their failures are errors, not skipped candidates.
+    let mut ranking = Ranking::default();
+    for model in &config.user_models {
+        ranking
+            .fits
+            .push(fit::fit_weighted(model, &obs, weighting).context("--model")?);
+    }
+    let defaults: Vec<Model> = fit::default_candidates(&args.cat, &args.var)
+        .iter()
+        .map(|m| Model::parse(m).expect("default candidates parse"))
+        .filter(|m| config.user_models.iter().all(|u| u.text() != m.text()))
+        .collect();
+    let candidates = fit::rank(&obs, &defaults, config.rank, weighting);
+    ranking.fits.extend(candidates.fits);
+    ranking.skipped.extend(candidates.skipped);
+    if args.search {
+        ranking.fits.extend(fit::search(&obs, 0, SEARCH_KEEP));
+    }
+    if ranking.fits.is_empty() {
+        match ranking.skipped.first() {
+            Some(first) => bail!("no candidate model fits these observations: {first}"),
+            None => bail!("no candidate model to fit"),
+        }
+    }
+    fit::ranking::sort(&mut ranking.fits, config.rank);
+
+    if let Some(path) = &args.plot {
+        let chart = reports::ranking::chart(&obs, &ranking);
+        reports::chart::write(&chart, path).context("--plot")?;
+    }
+    let predict_at: Vec<Vec<f64>> = config.predict.iter().map(|&v| vec![v]).collect();
+    Ok(report(
+        &obs,
+        &ranking,
+        config.rank,
+        &predict_at,
+        config.format,
+    ))
+}
+
+fn report(
+    obs: &Observations,
+    ranking: &Ranking,
+    rank_by: RankBy,
+    predict_at: &[Vec<f64>],
+    format: Format,
+) -> String {
+    RankingReport {
+        observations: obs,
+        rank_by,
+        ranking,
+        predict_at,
+    }
+    .render(format)
+}

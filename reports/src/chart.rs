@@ -1,0 +1,491 @@
+//! Charts of measured lost cycles and fitted model curves, as SVG or PNG.
+//!
+//! A [`Chart`] holds the measured observations (drawn as black dots) and the
+//! candidate models' curves (drawn as coloured lines with a legend). Text is
+//! drawn with a bundled DejaVu Sans font, so no system font library is needed
+//! and labels such as `(0.000298 ± 0.000017)·p·√p` render everywhere.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::{FontStyle, register_font};
+use std::fmt::Display;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Width and height of every chart, in pixels.
+pub const SIZE: (u32, u32) = (1024, 640);
+/// Longest legend label, in characters, before it is cut with an ellipsis.
+pub const MAX_LABEL_CHARS: usize = 60;
+
+const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+const FAMILY: &str = "sans-serif";
+const LEGEND_FONT_PX: u32 = 15;
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),  // blue
+    RGBColor(255, 127, 14),  // orange
+    RGBColor(44, 160, 44),   // green
+    RGBColor(214, 39, 40),   // red
+    RGBColor(148, 103, 189), // purple
+    RGBColor(140, 86, 75),   // brown
+    RGBColor(227, 119, 194), // pink
+    RGBColor(23, 190, 207),  // cyan
+];
+
+/// A chart of measured points against one factor, with fitted curves.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chart {
+    /// Caption above the plot.
+    pub title: String,
+    /// Description of the horizontal axis (the factor).
+    pub x_label: String,
+    /// Description of the vertical axis (the lost cycles category).
+    pub y_label: String,
+    /// Measured observations; replicates appear as several points.
+    pub points: Vec<(f64, f64)>,
+    /// Fitted models, best first.
+    pub curves: Vec<Curve>,
+}
+
+/// One fitted model drawn as a line through dense samples.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Curve {
+    /// Legend text, usually the model with its fitted coefficients.
+    pub label: String,
+    /// Samples in increasing x; non-finite values break the line.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Output format of a chart file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChartFormat {
+    /// Scalable vector graphics (`.svg`).
+    Svg,
+    /// Portable network graphics (`.png`).
+    Png,
+}
+
+impl ChartFormat {
+    /// Chooses the format from the extension of `path`, ignoring case.
+    pub fn from_path(path: &Path) -> Result<Self, ChartError> {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        match ext.to_ascii_lowercase().as_str() {
+            "svg" => Ok(Self::Svg),
+            "png" => Ok(Self::Png),
+            _ => Err(ChartError::UnknownFormat {
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+}
+
+/// Why a chart could not be drawn or written.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    /// The file name has no extension this module can write.
+    #[error("cannot tell the chart format of {}: expected extension .svg or .png", .path.display())]
+    UnknownFormat {
+        /// The rejected file name.
+        path: PathBuf,
+    },
+    /// Drawing failed before any file was involved.
+    #[error("cannot draw the chart: {0}")]
+    Draw(String),
+    /// Drawing into, reading or renaming a file failed.
+    #[error("cannot write chart {}: {source}", .path.display())]
+    Io {
+        /// The file that could not be written.
+        path: PathBuf,
+        /// The underlying failure.
+        source: io::Error,
+    },
+}
+
+/// Draws `chart` as an SVG document.
+pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
+    let mut svg = String::new();
+    draw(
+        chart,
+        SVGBackend::with_string(&mut svg, SIZE).into_drawing_area(),
+    )
+    .map_err(ChartError::Draw)?;
+    Ok(svg)
+}
+
+/// Draws `chart` as encoded PNG bytes.
+///
+/// The bitmap is encoded through a short-lived file in the temporary directory,
+/// because plotters encodes PNG only into files.
+pub fn render_png(chart: &Chart) -> Result<Vec<u8>, ChartError> {
+    let tmp = TempFile(std::env::temp_dir().join(unique_name("lca-chart", "png")));
+    draw_png_file(chart, &tmp.0)?;
+    fs::read(&tmp.0).map_err(|source| io_error(&tmp.0, source))
+}
+
+/// Writes `chart` to `path` in the format its extension names.
+///
+/// Writes to a temporary file beside `path` and renames it over `path`, so a failure never
+/// leaves a half-written or destroyed file.
+pub fn write(chart: &Chart, path: &Path) -> Result<(), ChartError> {
+    let format = ChartFormat::from_path(path)?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("chart");
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let ext = if format == ChartFormat::Png {
+        "png"
+    } else {
+        "svg"
+    };
+    let tmp = TempFile(dir.join(unique_name(&format!(".{name}"), ext)));
+    let written = match format {
+        ChartFormat::Svg => {
+            let svg = render_svg(chart)?;
+            fs::write(&tmp.0, svg)
+        }
+        ChartFormat::Png => draw_png_file(chart, &tmp.0).map_err(|e| match e {
+            ChartError::Io { source, .. } => source,
+            other => io::Error::other(other.to_string()),
+        }),
+    };
+    written
+        .and_then(|()| fs::rename(&tmp.0, path))
+        .map_err(|source| io_error(path, source))
+}
+
+/// A file removed when dropped, unless it was renamed away before.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0);
+    }
+}
+
+fn unique_name(prefix: &str, ext: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{prefix}.{}-{n}.tmp.{ext}", std::process::id())
+}
+
+fn io_error(path: &Path, source: io::Error) -> ChartError {
+    ChartError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn draw_png_file(chart: &Chart, path: &Path) -> Result<(), ChartError> {
+    draw(chart, BitMapBackend::new(path, SIZE).into_drawing_area())
+        .map_err(|e| io_error(path, io::Error::other(e)))
+}
+
+/// Registers the bundled font under the family name plotters uses by default.
+fn ensure_font() -> Result<(), String> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
+    ok.then_some(())
+        .ok_or_else(|| "the bundled font is invalid".to_string())
+}
+
+fn text<E: Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// Cuts `s` to at most `max` characters, marking a cut with an ellipsis.
+fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut cut: String = s.chars().take(max.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// Smallest and largest of `values`, or `None` when there is none.
+fn bounds(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    })
+}
+
+/// Widens `(lo, hi)` by 5% on each side; a degenerate range gets a visible width.
+fn pad((lo, hi): (f64, f64)) -> (f64, f64) {
+    let span = hi - lo;
+    let (lo, hi) = if span > 0.0 {
+        (lo - 0.05 * span, hi + 0.05 * span)
+    } else {
+        let half = if lo == 0.0 { 1.0 } else { 0.1 * lo.abs() };
+        (lo - half, hi + half)
+    };
+    if lo.is_finite() && hi.is_finite() && hi > lo {
+        (lo, hi)
+    } else {
+        (-1.0, 1.0)
+    }
+}
+
+fn finite((x, y): &(f64, f64)) -> bool {
+    x.is_finite() && y.is_finite()
+}
+
+/// Axis ranges: all finite data, the y range clamped to 1.5 measured spans beyond
+/// the measurements, and starting at 0 when the measurements are non-negative.
+fn ranges(chart: &Chart) -> ((f64, f64), (f64, f64)) {
+    let measured: Vec<(f64, f64)> = chart.points.iter().copied().filter(finite).collect();
+    let all = || {
+        let samples = chart.curves.iter().flat_map(|c| c.points.iter());
+        measured.iter().chain(samples.filter(|p| finite(p)))
+    };
+    let x = bounds(all().map(|p| p.0)).unwrap_or((0.0, 1.0));
+    let mut y = bounds(all().map(|p| p.1)).unwrap_or((0.0, 1.0));
+    if let Some((lo, hi)) = bounds(measured.iter().map(|p| p.1)) {
+        let span = if hi > lo { hi - lo } else { hi.abs().max(1.0) };
+        y = (y.0.max(lo - 1.5 * span), y.1.min(hi + 1.5 * span));
+        if lo >= 0.0 {
+            y.0 = 0.0; // lost cycles are non-negative: start at 0, clip curves below
+        }
+    }
+    (pad(x), pad(y))
+}
+
+/// Splits a curve into polylines of finite samples, clipped to `lo..=hi` in y.
+fn clip(points: &[(f64, f64)], (lo, hi): (f64, f64)) -> Vec<Vec<(f64, f64)>> {
+    let mut runs: Vec<Vec<(f64, f64)>> = vec![];
+    for seg in points.windows(2) {
+        let (q, p) = (seg[0], seg[1]);
+        if !finite(&q) || !finite(&p) {
+            continue;
+        }
+        // Parameter interval of q→p that lies within the y bounds.
+        let (t0, t1) = if q.1 == p.1 {
+            if (lo..=hi).contains(&q.1) {
+                (0.0, 1.0)
+            } else {
+                (1.0, 0.0)
+            }
+        } else {
+            let (a, b) = ((lo - q.1) / (p.1 - q.1), (hi - q.1) / (p.1 - q.1));
+            (a.min(b).max(0.0), a.max(b).min(1.0))
+        };
+        if t0 > t1 {
+            continue;
+        }
+        let at = |t: f64| match t {
+            0.0 => q,
+            1.0 => p,
+            _ => (q.0 + t * (p.0 - q.0), q.1 + t * (p.1 - q.1)),
+        };
+        let (start, end) = (at(t0), at(t1));
+        match runs.last_mut() {
+            Some(run) if run.last() == Some(&start) => run.push(end),
+            _ => runs.push(vec![start, end]),
+        }
+    }
+    runs
+}
+
+/// The corner whose legend box would cover the least data, upper left on ties.
+fn legend_corner(
+    chart: &Chart,
+    labels: &[String],
+    x: (f64, f64),
+    y: (f64, f64),
+) -> SeriesLabelPosition {
+    // Rough legend size as a fraction of the plotting area (about 880x520 pixels).
+    let chars = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0) as f64;
+    let w = ((40.0 + chars * 0.55 * f64::from(LEGEND_FONT_PX)) / 880.0).min(1.0);
+    let h = ((10.0 + labels.len() as f64 * 1.6 * f64::from(LEGEND_FONT_PX)) / 520.0).min(1.0);
+    let norm = |(px, py): (f64, f64)| ((px - x.0) / (x.1 - x.0), (py - y.0) / (y.1 - y.0));
+    let covers = |left: bool, top: bool, (u, v): (f64, f64)| {
+        let in_x = if left { u <= w + 0.02 } else { u >= 0.98 - w };
+        let in_y = if top { v >= 0.98 - h } else { v <= h + 0.02 };
+        in_x && in_y
+    };
+    let corners = [
+        (true, true, SeriesLabelPosition::UpperLeft),
+        (false, true, SeriesLabelPosition::UpperRight),
+        (false, false, SeriesLabelPosition::LowerRight),
+        (true, false, SeriesLabelPosition::LowerLeft),
+    ];
+    let score = |left: bool, top: bool| {
+        let dots = chart
+            .points
+            .iter()
+            .filter(|p| finite(p) && covers(left, top, norm(**p)));
+        let lines = chart.curves.iter().map(|c| {
+            let hit = c
+                .points
+                .iter()
+                .filter(|p| finite(p) && covers(left, top, norm(**p)));
+            hit.count() as f64 / c.points.len().max(1) as f64
+        });
+        dots.count() as f64 + lines.sum::<f64>()
+    };
+    let best = corners.into_iter().map(|(l, t, pos)| (score(l, t), pos));
+    best.fold((f64::INFINITY, SeriesLabelPosition::UpperLeft), |a, b| {
+        if b.0 < a.0 { b } else { a }
+    })
+    .1
+}
+
+/// Draws `chart` onto `root` and presents it.
+fn draw<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Result<(), String> {
+    ensure_font()?;
+    root.fill(&WHITE).map_err(text)?;
+    let (x, y) = ranges(chart);
+    let mut ctx = ChartBuilder::on(&root)
+        .caption(truncate(&chart.title, 90), (FAMILY, 24))
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(90)
+        .build_cartesian_2d(x.0..x.1, y.0..y.1)
+        .map_err(text)?;
+    ctx.configure_mesh()
+        .x_desc(truncate(&chart.x_label, 100))
+        .y_desc(truncate(&chart.y_label, 60))
+        .label_style((FAMILY, 14))
+        .axis_desc_style((FAMILY, 16))
+        .x_label_formatter(&|v| tick(*v, x.1 - x.0))
+        .y_label_formatter(&|v| tick(*v, y.1 - y.0))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(200, 200, 200))
+        .draw()
+        .map_err(text)?;
+
+    let mut labels = vec![];
+    for (i, curve) in chart.curves.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let label = match curve.label.trim() {
+            "" => format!("curve {}", i + 1),
+            l => truncate(l, MAX_LABEL_CHARS),
+        };
+        let paths = clip(&curve.points, y).into_iter();
+        ctx.draw_series(paths.map(|run| PathElement::new(run, color.stroke_width(2))))
+            .map_err(text)?
+            .label(label.clone())
+            .legend(move |(lx, ly)| {
+                PathElement::new([(lx, ly), (lx + 20, ly)], color.stroke_width(2))
+            });
+        labels.push(label);
+    }
+    let dots = chart
+        .points
+        .iter()
+        .filter(|p| finite(p) && (y.0..=y.1).contains(&p.1));
+    ctx.draw_series(dots.map(|&p| Circle::new(p, 4, BLACK.filled())))
+        .map_err(text)?
+        .label("measured")
+        .legend(|(lx, ly)| Circle::new((lx + 10, ly), 4, BLACK.filled()));
+    labels.push("measured".into());
+
+    ctx.configure_series_labels()
+        .position(legend_corner(chart, &labels, x, y))
+        .margin(12)
+        .legend_area_size(30)
+        .label_font((FAMILY, LEGEND_FONT_PX))
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(text)?;
+    root.present().map_err(text)
+}
+
+/// Short tick label on an axis `span` long: plain for moderate magnitudes,
+/// scientific otherwise, and exactly 0 for rounding noise around 0.
+fn tick(v: f64, span: f64) -> String {
+    let a = v.abs();
+    if a <= 1e-9 * span {
+        "0".into()
+    } else if !(1e-3..1e6).contains(&a) {
+        let s = format!("{v:.2e}");
+        let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        format!("{mantissa}e{exp}")
+    } else {
+        let s = format!("{v:.6}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncate_counts_characters_not_bytes() {
+        assert_eq!(truncate("√p", 2), "√p");
+        assert_eq!(truncate("√√√", 2), "√…");
+        assert_eq!(
+            truncate(&"é".repeat(100), MAX_LABEL_CHARS).chars().count(),
+            60
+        );
+    }
+
+    #[test]
+    fn clip_breaks_at_non_finite_values_and_bounds() {
+        let nan = f64::NAN;
+        let pts = [
+            (0.0, 0.0),
+            (1.0, 1.0),
+            (2.0, nan),
+            (3.0, 1.0),
+            (4.0, 3.0),
+            (5.0, 1.0),
+        ];
+        let runs = clip(&pts, (0.0, 2.0));
+        assert_eq!(
+            runs,
+            vec![
+                vec![(0.0, 0.0), (1.0, 1.0)],
+                vec![(3.0, 1.0), (3.5, 2.0)],
+                vec![(4.5, 2.0), (5.0, 1.0)],
+            ]
+        );
+        assert!(clip(&[(0.0, 5.0), (1.0, 6.0)], (0.0, 2.0)).is_empty());
+    }
+
+    #[test]
+    fn y_range_starts_at_zero_and_ignores_exploding_curves() {
+        let chart = Chart {
+            points: vec![(1.0, 1.0), (2.0, 2.0)],
+            curves: vec![Curve {
+                label: "exp".into(),
+                points: vec![(1.0, 1.0), (2.0, 1e12)],
+            }],
+            ..Chart::default()
+        };
+        let (x, y) = ranges(&chart);
+        assert!(x.0 < 1.0 && x.1 > 2.0);
+        assert!(y.0 < 0.0 && y.0 > -0.5, "{y:?}");
+        assert!(y.1 > 2.0 && y.1 < 4.0, "{y:?}");
+    }
+
+    #[test]
+    fn ticks_are_short() {
+        assert_eq!(tick(-2.78e-17, 0.5), "0");
+        assert_eq!(tick(0.25, 1.0), "0.25");
+        assert_eq!(tick(12_000_000.0, 1e7), "1.2e7");
+        assert_eq!(tick(0.000_15, 1e-3), "1.5e-4");
+    }
+
+    #[test]
+    fn legend_avoids_the_measured_points() {
+        let chart = Chart {
+            // A column of points along the left edge, one point at the lower right.
+            points: (0..20)
+                .map(|i| (0.0, f64::from(i)))
+                .chain([(10.0, 0.0)])
+                .collect(),
+            ..Chart::default()
+        };
+        let (x, y) = ranges(&chart);
+        let pos = legend_corner(&chart, &["measured".into()], x, y);
+        assert!(matches!(pos, SeriesLabelPosition::UpperRight), "{pos:?}");
+    }
+}
