@@ -9,8 +9,12 @@ pub fn estimate(value: f64, half_width: f64) -> String {
     if !value.is_finite() {
         return format!("{value} +/- n/a");
     }
-    if !half_width.is_finite() || half_width <= 0.0 {
+    if !half_width.is_finite() || half_width < 0.0 {
         return format!("{} +/- n/a", significant(value, 4));
+    }
+    if half_width <= 1e-9 * value.abs() {
+        // An exact fit: the interval is rounding noise.
+        return format!("{} +/- 0", significant(value, 6));
     }
     let decimals = 1 - half_width.log10().floor() as i32;
     let magnitude = value.abs().max(half_width);
@@ -65,6 +69,7 @@ mod tests {
         assert_eq!(estimate(-1.5, 0.05), "-1.500 +/- 0.050");
         assert_eq!(estimate(2.98e-10, 1.7e-11), "2.98 +/- 0.17 e-10");
         assert_eq!(estimate(1.0, f64::NAN), "1.000 +/- n/a");
+        assert_eq!(estimate(2.0, 3e-16), "2.00000 +/- 0");
     }
 
     #[test]

@@ -1,0 +1,276 @@
+//! End-to-end tests of `lca DATAFILE --var p --cat li`, run as a user runs it.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+fn lca() -> Command {
+    Command::cargo_bin("lca").unwrap()
+}
+
+fn fig2() -> PathBuf {
+    datasets::path("fig2.dat")
+}
+
+/// A scratch directory for this test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lca-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs `lca` expecting failure; returns stderr after checking it is one line, not a panic.
+fn error_of(args: &[&str]) -> String {
+    let out = lca().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?} should fail");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    assert!(stderr.starts_with("Error: "), "{stderr}");
+    assert!(out.stdout.is_empty());
+    stderr
+}
+
+#[test]
+fn fig2_ranks_p_sqrt_p_first() {
+    let out = lca()
+        .arg(fig2())
+        .args(["--var", "p", "--cat", "li"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("li against p: 12 observations from "),
+        "{text}"
+    );
+    // The paper's answer: p*sqrt(p) best, with its coefficient close to 0.000298.
+    assert!(
+        lines[1].starts_with("(0.0003041 +/- 0.0000059) *p*sqrt(p)"),
+        "{text}"
+    );
+    assert!(lines[1].contains("R2: 0.995"), "{text}");
+    assert!(lines[2].contains("*p "), "{text}");
+    assert!(lines[3].starts_with("(0.0037 +/- 0.0012) "), "{text}");
+}
+
+#[test]
+fn user_models_predictions_and_ranking_by_cv() {
+    let out = lca()
+        .arg(fig2())
+        .args(["--var", "p", "--cat", "li", "--rank", "cv"])
+        .args(["--model", "p^$a", "--predict", "p=16"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("ranked by leave-one-out error"), "{text}");
+    assert!(text.contains("*p^$a"), "{text}");
+    assert!(text.contains("    $a = 1.490 +/- 0.085"), "{text}");
+    assert_eq!(text.matches("at p=16: ").count(), 4, "{text}");
+    assert!(text.contains("(90% prediction interval)"), "{text}");
+}
+
+#[test]
+fn json_and_csv_outputs_parse() {
+    let out = lca()
+        .arg(fig2())
+        .args([
+            "--var",
+            "p",
+            "--cat",
+            "li",
+            "--format",
+            "json",
+            "--predict",
+            "p=10",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["response"], "li");
+    assert_eq!(doc["observations"], 12);
+    let best = &doc["models"][0];
+    assert_eq!(best["model"], "p*sqrt(p)");
+    assert!((best["coefficients"][0]["value"].as_f64().unwrap() - 0.000304).abs() < 1e-6);
+    assert_eq!(best["predictions"][0]["at"], "p=10");
+
+    let out = lca()
+        .arg(fig2())
+        .args(["--var", "p", "--cat", "li", "--format", "csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next().unwrap(),
+        "rank,model,formula,r2,adj_r2,cv,residual_sd,n,dof"
+    );
+    assert!(lines.next().unwrap().starts_with("1,p*sqrt(p),"));
+    assert_eq!(lines.count(), 2);
+}
+
+#[test]
+fn search_adds_models() {
+    let out = lca()
+        .arg(fig2())
+        .args(["--var", "p", "--cat", "li", "--search"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().count() > 4, "{text}");
+    assert!(text.contains("fitted to relative error"), "{text}");
+}
+
+#[test]
+fn plot_writes_png_and_svg() {
+    let dir = scratch("plot");
+    for name in ["li.png", "li.svg"] {
+        let path = dir.join(name);
+        lca()
+            .arg(fig2())
+            .args(["--var", "p", "--cat", "li", "--plot"])
+            .arg(&path)
+            .assert()
+            .success();
+        let bytes = std::fs::read(&path).unwrap();
+        if name.ends_with(".png") {
+            assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        } else {
+            let svg = String::from_utf8(bytes).unwrap();
+            assert!(svg.contains("*p*sqrt(p)"), "curve label in the SVG");
+        }
+    }
+}
+
+#[test]
+fn varying_factor_needs_at() {
+    let dir = scratch("at");
+    let data = write(
+        &dir,
+        "two.dat",
+        "p=2 n=64 li=1\np=4 n=64 li=2\np=6 n=64 li=3\np=2 n=256 li=4\np=4 n=256 li=8\np=6 n=256 li=12\n",
+    );
+    let err = error_of(&[data.to_str().unwrap(), "--var", "p", "--cat", "li"]);
+    assert!(err.contains("factor 'n' varies"), "{err}");
+    assert!(err.contains("64, 256"), "{err}");
+    assert!(err.contains("--at n=VALUE"), "{err}");
+    let out = lca()
+        .arg(&data)
+        .args(["--var", "p", "--cat", "li", "--at", "n=256", "--model", "p"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("(2.00000 +/- 0) *p "), "{text}");
+}
+
+#[test]
+fn bad_input_gives_one_line_errors() {
+    let dir = scratch("bad");
+    let good = fig2();
+    let good = good.to_str().unwrap();
+    let path = |name: &str, text: &str| write(&dir, name, text).to_str().unwrap().to_string();
+
+    let empty = path("empty.dat", "# nothing here\n\n");
+    assert!(error_of(&[&empty, "--var", "p", "--cat", "li"]).contains("empty.dat: no data rows"));
+
+    let no_eq = path("noeq.dat", "p=2 li=1\np=4 abc\n");
+    let err = error_of(&[&no_eq, "--var", "p", "--cat", "li"]);
+    assert!(
+        err.contains("noeq.dat:2: token 'abc' is not key=value"),
+        "{err}"
+    );
+
+    let text = path("text.dat", "p=2 li=1\np=4 li=2\np=6 li=abc\n");
+    let err = error_of(&[&text, "--var", "p", "--cat", "li"]);
+    assert!(err.contains("text.dat:3: field 'li'"), "{err}");
+    assert!(err.contains("'abc'"), "{err}");
+
+    for (name, value) in [("nan.dat", "nan"), ("inf.dat", "inf"), ("big.dat", "1e999")] {
+        let file = path(name, &format!("p=2 li=1\np=4 li={value}\n"));
+        let err = error_of(&[&file, "--var", "p", "--cat", "li"]);
+        assert!(err.contains(&format!("{name}:2: field 'li'")), "{err}");
+        assert!(err.contains("finite"), "{err}");
+    }
+
+    let err = error_of(&[good, "--var", "p", "--cat", "xx"]);
+    assert!(
+        err.contains("--cat 'xx'") && err.contains("no such column"),
+        "{err}"
+    );
+    assert!(err.contains("numeric columns: "), "{err}");
+
+    let err = error_of(&[good, "--var", "q", "--cat", "li"]);
+    assert!(err.contains("--var 'q'"), "{err}");
+
+    let two = path("two.dat", "p=2 li=1\np=4 li=2\n");
+    let err = error_of(&[&two, "--var", "p", "--cat", "li", "--model", "1 + p + p^2"]);
+    assert!(
+        err.contains("2 observation(s) cannot determine 3 fitted quantities"),
+        "{err}"
+    );
+
+    let err = error_of(&[good, "--var", "p", "--cat", "li", "--model", "p + 2*p"]);
+    assert!(err.contains("collinear"), "{err}");
+    assert!(err.contains("`p`") && err.contains("`2*p`"), "{err}");
+
+    let err = error_of(&[good, "--var", "p", "--cat", "li", "--model", "p*(1+"]);
+    assert!(err.contains("--model: model `p*(1+`: column "), "{err}");
+
+    let err = error_of(&[good, "--var", "p", "--cat", "li", "--model", "sin(p)"]);
+    assert!(err.contains("column 1: unknown function 'sin'"), "{err}");
+
+    let err = error_of(&[good, "--var", "p", "--cat", "li", "--model", "q*p"]);
+    assert!(err.contains("unknown factor 'q'"), "{err}");
+
+    let err = error_of(&[good, "--var", "p", "--cat", "li", "--model", "log2(p-2)"]);
+    assert!(
+        err.contains("is not a finite number at ") && err.contains("fig2.dat:"),
+        "{err}"
+    );
+
+    let err = error_of(&[good, "--var", "p", "--cat", "li", "--rank", "best"]);
+    assert!(err.contains("--rank: unknown ranking 'best'"), "{err}");
+
+    let err = error_of(&[good, "--var", "p", "--cat", "li", "--plot", "li.jpg"]);
+    assert!(err.contains("--plot") && err.contains("li.jpg"), "{err}");
+
+    let err = error_of(&[good, "--var", "p", "--cat", "li", "--where", "impl"]);
+    assert!(err.contains("--where"), "{err}");
+
+    let err = error_of(&[good, "--var", "p", "--cat", "li", "--where", "impl=tp"]);
+    assert!(err.contains("impl") && err.contains("dp"), "{err}");
+
+    let missing = dir.join("missing.dat");
+    let err = error_of(&[missing.to_str().unwrap(), "--var", "p", "--cat", "li"]);
+    assert!(err.contains("missing.dat: cannot read the file"), "{err}");
+}
+
+#[test]
+fn closed_pipe_is_not_an_error() {
+    // `lca ... | head -1`: the reader goes away; lca must not complain.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lca"))
+        .arg(fig2())
+        .args(["--var", "p", "--cat", "li", "--search"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty());
+}
