@@ -323,11 +323,12 @@ fn prediction_text(p: &Prediction) -> String {
     format_estimate(p.value, p.half_width)
 }
 
+/// Three decimals; a value that rounds to zero prints without a sign.
 fn fixed3(v: f64) -> String {
-    if v.is_finite() {
-        format!("{v:.3}")
-    } else {
-        "n/a".into()
+    match v {
+        v if !v.is_finite() => "n/a".into(),
+        v if v.abs() < 0.0005 => "0.000".into(),
+        v => format!("{v:.3}"),
     }
 }
 
