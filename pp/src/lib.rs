@@ -3,3 +3,4 @@
 //! lost-cycles category (DESIGN §4).
 
 pub mod event;
+pub mod profile;

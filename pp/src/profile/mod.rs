@@ -1,0 +1,10 @@
+//! The predicate profiler (DESIGN §4): attribution of every thread-instant of a run to one
+//! lost-cycles category, and the reports `pp` prints.
+
+pub mod rules;
+pub mod sweep;
+pub mod totals;
+
+pub use rules::{CATEGORIES, Category, RULES, SUBCATEGORIES};
+pub use sweep::{Attribution, Sink, Sweep, SweepError};
+pub use totals::Totals;

@@ -1,0 +1,187 @@
+//! The lost-cycles categories and the predicates that assign one to every thread-instant
+//! (DESIGN §4), as a table: a category is added or redefined by editing [`RULES`].
+
+use std::fmt;
+
+/// A lost-cycles category (the order is the paper's Figure 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// Load imbalance: idle while a team member still works.
+    Li,
+    /// Insufficient parallelism: idle outside every parallel region.
+    Ip,
+    /// Synchronization loss: waiting, or idle in a region where nobody works.
+    Sl,
+    /// Communication loss: moving data.
+    Cl,
+    /// Resource contention: work not backed by CPU time (and, with a machine file, data
+    /// movement beyond its ideal time).
+    Rc,
+    /// Pure computation.
+    Pc,
+}
+
+/// Every category, in report order.
+pub const CATEGORIES: [Category; 6] = [
+    Category::Li,
+    Category::Ip,
+    Category::Sl,
+    Category::Cl,
+    Category::Rc,
+    Category::Pc,
+];
+
+impl Category {
+    /// The datafile key (`li`, `ip`, ...).
+    pub fn key(self) -> &'static str {
+        match self {
+            Category::Li => "li",
+            Category::Ip => "ip",
+            Category::Sl => "sl",
+            Category::Cl => "cl",
+            Category::Rc => "rc",
+            Category::Pc => "pc",
+        }
+    }
+
+    /// The name the paper prints.
+    pub fn title(self) -> &'static str {
+        match self {
+            Category::Li => "Load Imbalance",
+            Category::Ip => "Insufficient Parallelism",
+            Category::Sl => "Synchronization Loss",
+            Category::Cl => "Communication Loss",
+            Category::Rc => "Resource Contention",
+            Category::Pc => "Pure Computation",
+        }
+    }
+
+    /// Position in [`CATEGORIES`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// Sub-categories: (key, parent). They sum to at most their parent.
+pub const SUBCATEGORIES: [(&str, Category); 1] = [("rc.cpu", Category::Rc)];
+
+/// The innermost interval a thread is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Own {
+    /// Moving data (`comm_begin`..`comm_end`).
+    Comm,
+    /// Explicit synchronization (`wait_begin`..`wait_end`).
+    Wait,
+    /// Useful work (`work_begin`..`work_end`).
+    Work,
+    /// No interval.
+    Idle,
+}
+
+impl Own {
+    /// Whether a teammate in this state keeps parallel work unfinished (rule 4: "another team
+    /// member is in work or comm").
+    pub fn is_busy(self) -> bool {
+        matches!(self, Own::Work | Own::Comm)
+    }
+}
+
+/// What the predicates look at: the thread's own state and its team's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Situation {
+    /// The thread's innermost interval.
+    pub own: Own,
+    /// The thread is in the team of at least one open region.
+    pub in_region: bool,
+    /// Another member of such a team is busy (work or comm).
+    pub team_busy: bool,
+}
+
+/// One row of the attribution table.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// The category it assigns.
+    pub category: Category,
+    /// When it applies.
+    pub when: fn(&Situation) -> bool,
+    /// DESIGN §4 wording.
+    pub doc: &'static str,
+}
+
+/// The attribution table; the first rule that applies wins. Rules 1-5 of DESIGN §4.
+pub const RULES: [Rule; 6] = [
+    Rule {
+        category: Category::Cl,
+        when: |s| s.own == Own::Comm,
+        doc: "comm -> cl (up to the ideal time; the excess is rc with a machine file)",
+    },
+    Rule {
+        category: Category::Sl,
+        when: |s| s.own == Own::Wait,
+        doc: "wait -> sl",
+    },
+    Rule {
+        category: Category::Pc,
+        when: |s| s.own == Own::Work,
+        doc: "work -> pc (the part not backed by CPU time -> rc.cpu)",
+    },
+    Rule {
+        category: Category::Li,
+        when: |s| s.own == Own::Idle && s.in_region && s.team_busy,
+        doc: "idle in a region while a team member works or communicates -> li",
+    },
+    Rule {
+        category: Category::Sl,
+        when: |s| s.own == Own::Idle && s.in_region && !s.team_busy,
+        doc: "idle in a region where nobody works (fork/join) -> sl",
+    },
+    Rule {
+        category: Category::Ip,
+        when: |s| s.own == Own::Idle && !s.in_region,
+        doc: "idle outside every region of the thread -> ip",
+    },
+];
+
+/// The category of a situation: the first rule of [`RULES`] that applies.
+pub fn classify(s: &Situation) -> Category {
+    RULES
+        .iter()
+        .find(|r| (r.when)(s))
+        .map(|r| r.category)
+        .expect("the rules cover every situation")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_situation_has_exactly_one_first_rule() {
+        for own in [Own::Comm, Own::Wait, Own::Work, Own::Idle] {
+            for in_region in [false, true] {
+                for team_busy in [false, true] {
+                    let s = Situation {
+                        own,
+                        in_region,
+                        team_busy,
+                    };
+                    assert!(RULES.iter().any(|r| (r.when)(&s)), "{s:?}");
+                }
+            }
+        }
+        let idle = |in_region, team_busy| Situation {
+            own: Own::Idle,
+            in_region,
+            team_busy,
+        };
+        assert_eq!(classify(&idle(true, true)), Category::Li);
+        assert_eq!(classify(&idle(true, false)), Category::Sl);
+        assert_eq!(classify(&idle(false, true)), Category::Ip);
+    }
+}

@@ -1,0 +1,493 @@
+//! The streaming attribution: events in time order go in, every thread-instant of the run
+//! window comes out with exactly one category (the first rule of [`RULES`](super::rules)
+//! that applies). Memory is bounded by threads, open regions and names, not by log length.
+//!
+//! Each thread carries a *tag* (category, innermost region, phase) and the time it took it;
+//! an event re-evaluates only the threads it can affect, and a thread whose tag changes closes
+//! its interval. Intervals of a thread tile the window, so the categories sum to `p × wall`
+//! exactly (integer nanoseconds).
+
+use std::collections::HashMap;
+
+use super::rules::{Category, Own, Situation, classify};
+use super::totals::Totals;
+use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
+
+/// Receives every attributed interval (for timelines).
+pub trait Sink {
+    /// Thread `thread` spent `[start, end)` (ns) in `category`, inside `region`, in `phase`.
+    fn interval(
+        &mut self,
+        thread: ThreadId,
+        start: u64,
+        end: u64,
+        category: Category,
+        region: Option<Sym>,
+        phase: Option<Sym>,
+    );
+}
+
+/// What a thread is attributed to at the moment, and since when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Tag {
+    category: Category,
+    region: Option<Sym>,
+    phase: Option<Sym>,
+}
+
+#[derive(Debug, Clone)]
+struct ThreadState {
+    /// Open work/wait/comm intervals, innermost last.
+    stack: Vec<Own>,
+    /// Open regions whose team includes this thread, in opening order.
+    regions: Vec<u64>,
+    phase: Option<Sym>,
+    tag: Tag,
+    since: u64,
+    started: bool,
+    stopped: bool,
+    has_events: bool,
+    /// Last `cpu` sample, and the work time (by region and phase) since it.
+    last_cpu: Option<u64>,
+    work_since_cpu: Vec<(Option<Sym>, Option<Sym>, u64)>,
+}
+
+impl ThreadState {
+    fn own(&self) -> Own {
+        self.stack.last().copied().unwrap_or(Own::Idle)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Region {
+    name: Sym,
+    members: Vec<ThreadId>,
+    /// Members currently busy (innermost work or comm).
+    busy: u32,
+}
+
+/// The attribution state machine.
+pub struct Sweep<'s> {
+    p: usize,
+    threads: Vec<ThreadState>,
+    regions: HashMap<u64, Region>,
+    window_start: Option<u64>,
+    last_stop: Option<u64>,
+    last_t: u64,
+    events: u64,
+    totals: Totals,
+    by_thread: Vec<Totals>,
+    by_region: Vec<Totals>,
+    by_phase: Vec<Totals>,
+    warnings: Vec<String>,
+    sink: Option<&'s mut dyn Sink>,
+}
+
+/// Category totals of a finished sweep (names still as symbols).
+pub struct Attribution {
+    /// Processors.
+    pub p: u32,
+    /// The run window, ns.
+    pub window: (u64, u64),
+    /// Events processed.
+    pub events: u64,
+    /// Whole-run totals.
+    pub totals: Totals,
+    /// Per thread.
+    pub by_thread: Vec<Totals>,
+    /// Per innermost region (`None`: outside every region).
+    pub by_region: Vec<(Option<Sym>, Totals)>,
+    /// Per phase (`None`: before any phase).
+    pub by_phase: Vec<(Option<Sym>, Totals)>,
+    /// What was odd or missing (open intervals at the end, unmatched ends, ...).
+    pub warnings: Vec<String>,
+}
+
+/// The sweep found nothing to attribute.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SweepError {
+    /// No thread ever started.
+    #[error("no thread has a start event: the run window is empty")]
+    NoStart,
+}
+
+const IDLE_TAG: Tag = Tag {
+    category: Category::Ip,
+    region: None,
+    phase: None,
+};
+
+impl<'s> Sweep<'s> {
+    /// A sweep over a run of `header.p` threads; `sink` receives every interval.
+    pub fn new(header: &Header, sink: Option<&'s mut dyn Sink>) -> Self {
+        let p = header.p as usize;
+        Sweep {
+            p,
+            threads: vec![
+                ThreadState {
+                    stack: Vec::new(),
+                    regions: Vec::new(),
+                    phase: None,
+                    tag: IDLE_TAG,
+                    since: 0,
+                    started: false,
+                    stopped: false,
+                    has_events: false,
+                    last_cpu: None,
+                    work_since_cpu: Vec::new(),
+                };
+                p
+            ],
+            regions: HashMap::new(),
+            window_start: None,
+            last_stop: None,
+            last_t: 0,
+            events: 0,
+            totals: Totals::default(),
+            by_thread: vec![Totals::default(); p],
+            by_region: Vec::new(),
+            by_phase: Vec::new(),
+            warnings: Vec::new(),
+            sink,
+        }
+    }
+
+    /// Applies one event (events must come in non-decreasing time; threads `< p`).
+    pub fn event(&mut self, e: &Event, symbols: &Symbols) {
+        let i = e.thread as usize;
+        if i >= self.p {
+            self.warn(format!(
+                "event of thread {} ignored: p = {}",
+                e.thread, self.p
+            ));
+            return;
+        }
+        let t = e.t.max(self.last_t);
+        self.last_t = t;
+        self.events += 1;
+        self.threads[i].has_events = true;
+        match e.kind {
+            EventKind::Start => {
+                if self.window_start.is_none() {
+                    self.window_start = Some(t);
+                    for j in 0..self.p {
+                        self.threads[j].since = t;
+                        self.threads[j].tag = self.tag_of(j);
+                    }
+                }
+                self.threads[i].started = true;
+            }
+            EventKind::Stop => {
+                let open = std::mem::take(&mut self.threads[i].stack);
+                if !open.is_empty() {
+                    self.warn(format!(
+                        "thread {}: stop at {t} ns with open {:?} intervals (closed there)",
+                        e.thread, open
+                    ));
+                    self.busy_changed(i, t, busy_of(&open), false);
+                }
+                self.threads[i].stopped = true;
+                self.last_stop = Some(t);
+                self.retag(i, t);
+            }
+            EventKind::RegionBegin { id, name, team } => {
+                let members: Vec<ThreadId> = match team {
+                    Some(team) => symbols
+                        .team(team)
+                        .iter()
+                        .copied()
+                        .filter(|&m| (m as usize) < self.p)
+                        .collect(),
+                    None => (0..self.p as ThreadId).collect(),
+                };
+                if self.regions.contains_key(&id) {
+                    self.warn(format!("region id {id} begun again at {t} ns while open"));
+                    self.end_region(id, t);
+                }
+                let busy = members
+                    .iter()
+                    .filter(|&&m| self.threads[m as usize].own().is_busy())
+                    .count() as u32;
+                for &m in &members {
+                    self.threads[m as usize].regions.push(id);
+                }
+                self.regions.insert(
+                    id,
+                    Region {
+                        name,
+                        members: members.clone(),
+                        busy,
+                    },
+                );
+                for m in members {
+                    self.retag(m as usize, t);
+                }
+            }
+            EventKind::RegionEnd { id } => {
+                if !self.regions.contains_key(&id) {
+                    self.warn(format!(
+                        "thread {}: region_end {id} at {t} ns without region_begin",
+                        e.thread
+                    ));
+                }
+                self.end_region(id, t);
+            }
+            EventKind::WorkBegin { .. } => self.push(i, t, Own::Work),
+            EventKind::WaitBegin { .. } => self.push(i, t, Own::Wait),
+            EventKind::CommBegin { .. } => self.push(i, t, Own::Comm),
+            EventKind::WorkEnd { .. } => self.pop(i, t, Own::Work, "work_end"),
+            EventKind::WaitEnd { .. } => self.pop(i, t, Own::Wait, "wait_end"),
+            EventKind::CommEnd { .. } => self.pop(i, t, Own::Comm, "comm_end"),
+            EventKind::Cpu { thread_cpu_ns } => self.cpu_sample(i, t, thread_cpu_ns),
+            EventKind::Phase { name } => {
+                self.threads[i].phase = Some(name);
+                self.retag(i, t);
+            }
+        }
+    }
+
+    /// Closes the window and returns the totals. The window ends at the last `stop`; when a
+    /// thread that started never stopped (a cut log), or events follow the last `stop` (a
+    /// malformed log), it ends at the last event instead, with a warning.
+    pub fn finish(mut self) -> Result<Attribution, SweepError> {
+        let start = self.window_start.ok_or(SweepError::NoStart)?;
+        let unstopped: Vec<usize> = (0..self.p)
+            .filter(|&j| self.threads[j].started && !self.threads[j].stopped)
+            .collect();
+        let end = self.last_t;
+        if !unstopped.is_empty() {
+            self.warn(format!(
+                "threads {unstopped:?} never stopped: the log is cut at {end} ns (the window ends there)"
+            ));
+        } else if self.last_stop.is_some_and(|stop| stop < end) {
+            self.warn(format!(
+                "events after the last stop ({} ns): the window ends at the last event ({end} ns)",
+                self.last_stop.unwrap_or(0)
+            ));
+        }
+        for j in 0..self.p {
+            let (has_events, started) = (self.threads[j].has_events, self.threads[j].started);
+            if has_events && !started {
+                self.warn(format!("thread {j} has events but no start"));
+            }
+            let open = self.threads[j].stack.clone();
+            if !open.is_empty() {
+                self.warn(format!(
+                    "thread {j}: {open:?} still open at the end ({end} ns)"
+                ));
+            }
+        }
+        let mut open: Vec<_> = self.regions.keys().copied().collect();
+        open.sort_unstable();
+        for id in open {
+            self.warn(format!("region {id} never ended"));
+        }
+        for j in 0..self.p {
+            self.close(j, end.max(self.threads[j].since));
+        }
+        let keyed = |v: Vec<Totals>| -> Vec<(Option<Sym>, Totals)> {
+            v.into_iter()
+                .enumerate()
+                .filter(|(_, t)| t.sum() > 0)
+                .map(|(k, t)| ((k > 0).then(|| Sym(k as u32 - 1)), t))
+                .collect()
+        };
+        Ok(Attribution {
+            p: self.p as u32,
+            window: (start, end),
+            events: self.events,
+            totals: self.totals,
+            by_thread: self.by_thread,
+            by_region: keyed(self.by_region),
+            by_phase: keyed(self.by_phase),
+            warnings: self.warnings,
+        })
+    }
+
+    fn warn(&mut self, message: String) {
+        // Keep the report readable: the first hundred oddities and a count.
+        if self.warnings.len() < 100 {
+            self.warnings.push(message);
+        } else if self.warnings.len() == 100 {
+            self.warnings.push("... more warnings suppressed".into());
+        }
+    }
+
+    fn push(&mut self, i: usize, t: u64, own: Own) {
+        let was = self.threads[i].own().is_busy();
+        self.threads[i].stack.push(own);
+        self.busy_changed(i, t, was, own.is_busy());
+        self.retag(i, t);
+    }
+
+    fn pop(&mut self, i: usize, t: u64, own: Own, what: &str) {
+        let was = self.threads[i].own().is_busy();
+        let stack = &mut self.threads[i].stack;
+        match stack.iter().rposition(|&o| o == own) {
+            Some(pos) => {
+                if pos + 1 != stack.len() {
+                    let inner = stack.split_off(pos + 1);
+                    self.warn(format!(
+                        "thread {i}: {what} at {t} ns closes {inner:?} opened inside it"
+                    ));
+                }
+                self.threads[i].stack.pop();
+            }
+            None => self.warn(format!("thread {i}: {what} at {t} ns without a begin")),
+        }
+        let now = self.threads[i].own().is_busy();
+        self.busy_changed(i, t, was, now);
+        self.retag(i, t);
+    }
+
+    /// Updates the busy counts of thread `i`'s regions; idle teammates whose team turns busy
+    /// or quiet change between li and sl.
+    fn busy_changed(&mut self, i: usize, t: u64, was: bool, now: bool) {
+        if was == now {
+            return;
+        }
+        let ids = self.threads[i].regions.clone();
+        for id in ids {
+            let Some(region) = self.regions.get_mut(&id) else {
+                continue;
+            };
+            let before = region.busy;
+            region.busy = if now {
+                before + 1
+            } else {
+                before.saturating_sub(1)
+            };
+            if (before == 0) != (region.busy == 0) {
+                let members = region.members.clone();
+                for m in members {
+                    let m = m as usize;
+                    if m != i && self.threads[m].own() == Own::Idle {
+                        self.retag(m, t);
+                    }
+                }
+            }
+        }
+    }
+
+    fn end_region(&mut self, id: u64, t: u64) {
+        let Some(region) = self.regions.remove(&id) else {
+            return;
+        };
+        for m in region.members {
+            let m = m as usize;
+            self.threads[m].regions.retain(|&r| r != id);
+            self.retag(m, t);
+        }
+    }
+
+    fn cpu_sample(&mut self, i: usize, t: u64, cpu: u64) {
+        self.close(i, t);
+        let th = &mut self.threads[i];
+        let previous = th.last_cpu.replace(cpu);
+        let work = std::mem::take(&mut th.work_since_cpu);
+        let Some(previous) = previous else {
+            return;
+        };
+        let worked: u64 = work.iter().map(|w| w.2).sum();
+        let backed = cpu.saturating_sub(previous);
+        let unbacked = worked.saturating_sub(backed);
+        if unbacked == 0 {
+            return;
+        }
+        // Move the unbacked part of the work from pc to rc.cpu, shared over the regions and
+        // phases the work was in (integer shares; the last takes the remainder).
+        self.totals.move_to_rc_cpu(unbacked);
+        self.by_thread[i].move_to_rc_cpu(unbacked);
+        let mut left = unbacked;
+        for (n, &(region, phase, ns)) in work.iter().enumerate() {
+            let share = if n + 1 == work.len() {
+                left
+            } else {
+                ((unbacked as u128 * ns as u128) / worked as u128) as u64
+            };
+            left -= share;
+            slot(&mut self.by_region, region).move_to_rc_cpu(share);
+            slot(&mut self.by_phase, phase).move_to_rc_cpu(share);
+        }
+    }
+
+    fn situation(&self, i: usize) -> Situation {
+        let th = &self.threads[i];
+        let busy_self = th.own().is_busy() as u32;
+        Situation {
+            own: th.own(),
+            in_region: !th.regions.is_empty(),
+            team_busy: th
+                .regions
+                .iter()
+                .any(|id| self.regions.get(id).is_some_and(|r| r.busy > busy_self)),
+        }
+    }
+
+    fn tag_of(&self, i: usize) -> Tag {
+        let th = &self.threads[i];
+        Tag {
+            category: classify(&self.situation(i)),
+            region: th
+                .regions
+                .last()
+                .and_then(|id| self.regions.get(id))
+                .map(|r| r.name),
+            phase: th.phase,
+        }
+    }
+
+    /// Re-evaluates thread `i` at `t`; a changed tag closes its interval.
+    fn retag(&mut self, i: usize, t: u64) {
+        let tag = self.tag_of(i);
+        if tag != self.threads[i].tag {
+            self.close(i, t);
+            self.threads[i].tag = tag;
+        }
+    }
+
+    /// Attributes `[since, t)` of thread `i` to its tag.
+    fn close(&mut self, i: usize, t: u64) {
+        if self.window_start.is_none() {
+            return;
+        }
+        let th = &mut self.threads[i];
+        let (since, tag) = (th.since, th.tag);
+        th.since = t;
+        let ns = t.saturating_sub(since);
+        if ns == 0 {
+            return;
+        }
+        if tag.category == Category::Pc {
+            match th
+                .work_since_cpu
+                .iter_mut()
+                .find(|w| w.0 == tag.region && w.1 == tag.phase)
+            {
+                Some(w) => w.2 += ns,
+                None => th.work_since_cpu.push((tag.region, tag.phase, ns)),
+            }
+        }
+        self.totals.add(tag.category, ns);
+        self.by_thread[i].add(tag.category, ns);
+        slot(&mut self.by_region, tag.region).add(tag.category, ns);
+        slot(&mut self.by_phase, tag.phase).add(tag.category, ns);
+        if let Some(sink) = self.sink.as_deref_mut() {
+            sink.interval(i as ThreadId, since, t, tag.category, tag.region, tag.phase);
+        }
+    }
+}
+
+/// Whether the innermost of these open intervals is busy.
+fn busy_of(stack: &[Own]) -> bool {
+    stack.last().is_some_and(|o| o.is_busy())
+}
+
+/// The totals of a symbol-keyed breakdown (`None` is slot 0), growing the table.
+fn slot(table: &mut Vec<Totals>, key: Option<Sym>) -> &mut Totals {
+    let k = key.map_or(0, |s| s.0 as usize + 1);
+    if table.len() <= k {
+        table.resize(k + 1, Totals::default());
+    }
+    &mut table[k]
+}

@@ -1,0 +1,65 @@
+//! Processor-time per category, in integer nanoseconds (so sums are exact).
+
+use super::rules::{CATEGORIES, Category, SUBCATEGORIES};
+
+/// Nanoseconds per category and sub-category.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Per category, indexed by [`Category::index`].
+    pub ns: [u64; CATEGORIES.len()],
+    /// Per sub-category, in the order of [`SUBCATEGORIES`].
+    pub sub: [u64; SUBCATEGORIES.len()],
+}
+
+impl Totals {
+    /// Adds time to a category.
+    pub fn add(&mut self, category: Category, ns: u64) {
+        self.ns[category.index()] += ns;
+    }
+
+    /// Time in a category.
+    pub fn get(&self, category: Category) -> u64 {
+        self.ns[category.index()]
+    }
+
+    /// Sum over the categories (sub-categories are inside their parents).
+    pub fn sum(&self) -> u64 {
+        self.ns.iter().sum()
+    }
+
+    /// Moves work time not backed by CPU time from pc to rc (sub-category rc.cpu).
+    pub fn move_to_rc_cpu(&mut self, ns: u64) {
+        let ns = ns.min(self.get(Category::Pc));
+        self.ns[Category::Pc.index()] -= ns;
+        self.ns[Category::Rc.index()] += ns;
+        self.sub[0] += ns;
+    }
+
+    /// Sub-category time by key (`rc.cpu`).
+    pub fn sub(&self, key: &str) -> Option<u64> {
+        SUBCATEGORIES
+            .iter()
+            .position(|(k, _)| *k == key)
+            .map(|i| self.sub[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moving_to_rc_keeps_the_sum() {
+        let mut t = Totals::default();
+        t.add(Category::Pc, 100);
+        t.add(Category::Li, 5);
+        t.move_to_rc_cpu(30);
+        assert_eq!(t.get(Category::Pc), 70);
+        assert_eq!(t.get(Category::Rc), 30);
+        assert_eq!(t.sub("rc.cpu"), Some(30));
+        assert_eq!(t.sum(), 105);
+        t.move_to_rc_cpu(1000);
+        assert_eq!(t.get(Category::Pc), 0);
+        assert_eq!(t.sum(), 105);
+    }
+}

@@ -1,0 +1,248 @@
+//! The attribution against an independent brute force: random schedules (regions with teams,
+//! work with waits and comm inside, top-level waits and comm, idle gaps, phases, cpu samples)
+//! are attributed by the streaming sweep and by sampling every nanosecond of the window with
+//! DESIGN §4 written out as plain conditions. Every category of every thread must agree
+//! exactly, and the categories must sum to `p × wall`.
+
+use pp::event::{Event, EventKind, Header, Symbols, WaitKind};
+use pp::profile::{CATEGORIES, Category, Sweep};
+use proptest::prelude::*;
+
+/// A small deterministic generator (xorshift), driven by proptest's seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+const HORIZON: u64 = 300;
+
+/// Random valid events of `p` threads, in time order.
+fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
+    let mut rng = Rng(seed | 1);
+    let mut symbols = Symbols::default();
+    let names = ["a", "b", "c"].map(|n| symbols.intern(n));
+    let mut events: Vec<(u64, usize, Event)> = Vec::new();
+    let mut push = |t: u64, thread: u32, kind: EventKind| {
+        let order = events.len();
+        events.push((t, order, Event { t, thread, kind }));
+    };
+    for thread in 0..p {
+        if rng.chance(10) {
+            continue; // a thread that never starts
+        }
+        let mut t = rng.below(30);
+        let mut cpu = 0;
+        push(t, thread, EventKind::Start);
+        while t < HORIZON {
+            let step = 1 + rng.below(20);
+            match rng.below(6) {
+                0 => t += step, // idle gap
+                1 => {
+                    push(t, thread, EventKind::WorkBegin { label: None });
+                    let end = t + step + rng.below(30);
+                    while t < end {
+                        t += 1 + rng.below(8);
+                        if rng.chance(30) {
+                            let (b, e) = if rng.chance(50) {
+                                let kind = WaitKind::ALL[rng.below(6) as usize];
+                                (
+                                    EventKind::WaitBegin { kind, object: None },
+                                    EventKind::WaitEnd { kind, object: None },
+                                )
+                            } else {
+                                let bytes = rng.below(4096);
+                                (EventKind::CommBegin { bytes }, EventKind::CommEnd { bytes })
+                            };
+                            push(t, thread, b);
+                            t += rng.below(10);
+                            push(t, thread, e);
+                        }
+                    }
+                    push(t, thread, EventKind::WorkEnd { label: None });
+                }
+                2 => {
+                    let kind = WaitKind::ALL[rng.below(6) as usize];
+                    push(t, thread, EventKind::WaitBegin { kind, object: None });
+                    t += step;
+                    push(t, thread, EventKind::WaitEnd { kind, object: None });
+                }
+                3 => {
+                    push(t, thread, EventKind::CommBegin { bytes: 64 });
+                    t += step;
+                    push(t, thread, EventKind::CommEnd { bytes: 64 });
+                }
+                4 => {
+                    let name = names[rng.below(3) as usize];
+                    push(t, thread, EventKind::Phase { name });
+                    t += rng.below(3);
+                }
+                _ => {
+                    // CPU clock advances by at most the elapsed time, sometimes much less.
+                    cpu += rng.below(t + 1 - cpu.min(t));
+                    push(t, thread, EventKind::Cpu { thread_cpu_ns: cpu });
+                    t += rng.below(3);
+                }
+            }
+        }
+        push(t + rng.below(10), thread, EventKind::Stop);
+    }
+    for id in 0..rng.below(5) {
+        let begin = rng.below(HORIZON);
+        let end = begin + rng.below(HORIZON / 2);
+        let team = if rng.chance(50) {
+            let members: Vec<u32> = (0..p).filter(|_| rng.chance(60)).collect();
+            Some(symbols.intern_team(&members))
+        } else {
+            None
+        };
+        let name = names[rng.below(3) as usize];
+        let by = rng.below(p as u64) as u32;
+        push(begin, by, EventKind::RegionBegin { id, name, team });
+        push(end, by, EventKind::RegionEnd { id });
+    }
+    events.sort_by_key(|&(t, order, _)| (t, order));
+    (events.into_iter().map(|(_, _, e)| e).collect(), symbols)
+}
+
+/// DESIGN §4 by sampling every nanosecond: per thread, ns per category.
+fn brute_force(p: u32, events: &[Event], symbols: &Symbols) -> Option<Vec<[u64; 6]>> {
+    let p = p as usize;
+    let start = events
+        .iter()
+        .filter(|e| e.kind == EventKind::Start)
+        .map(|e| e.t)
+        .min()?;
+    // The window ends at the last stop, or at a later event (region events in this generator
+    // may fall outside the recording thread's lifetime; the sweep warns and extends).
+    let end = events.iter().map(|e| e.t).max()?;
+    // Intervals per thread: (begin, end, kind) with kind 0 work, 1 wait, 2 comm; nested ones
+    // come later in the list, so the innermost at an instant is the last one containing it.
+    let mut intervals: Vec<Vec<(u64, u64, usize, u8)>> = vec![Vec::new(); p];
+    let mut open: Vec<Vec<(u64, u8)>> = vec![Vec::new(); p];
+    let mut regions: Vec<(u64, u64, Vec<usize>)> = Vec::new();
+    let mut open_regions: Vec<(u64, u64, Vec<usize>)> = Vec::new();
+    let mut cpu: Vec<Vec<(u64, u64)>> = vec![Vec::new(); p];
+    for e in events {
+        let i = e.thread as usize;
+        match e.kind {
+            EventKind::WorkBegin { .. } => open[i].push((e.t, 0)),
+            EventKind::WaitBegin { .. } => open[i].push((e.t, 1)),
+            EventKind::CommBegin { .. } => open[i].push((e.t, 2)),
+            EventKind::WorkEnd { .. } | EventKind::WaitEnd { .. } | EventKind::CommEnd { .. } => {
+                let (b, k) = open[i].pop().unwrap();
+                intervals[i].push((b, e.t, open[i].len(), k));
+            }
+            EventKind::RegionBegin { id, team, .. } => {
+                let members = match team {
+                    Some(t) => symbols.team(t).iter().map(|&m| m as usize).collect(),
+                    None => (0..p).collect(),
+                };
+                open_regions.push((id, e.t, members));
+            }
+            EventKind::RegionEnd { id } => {
+                let pos = open_regions.iter().position(|r| r.0 == id).unwrap();
+                let (_, b, members) = open_regions.remove(pos);
+                regions.push((b, e.t, members));
+            }
+            EventKind::Cpu { thread_cpu_ns } => cpu[i].push((e.t, thread_cpu_ns)),
+            _ => {}
+        }
+    }
+    // Among the intervals containing an instant, the deepest is the innermost.
+    let state = |i: usize, x: u64| -> Option<u8> {
+        intervals[i]
+            .iter()
+            .filter(|&&(b, e, _, _)| b <= x && x < e)
+            .max_by_key(|&&(_, _, depth, _)| depth)
+            .map(|&(_, _, _, k)| k)
+    };
+    let busy = |i: usize, x: u64| matches!(state(i, x), Some(0) | Some(2));
+    let mut totals = vec![[0u64; 6]; p];
+    let mut work_at = vec![Vec::new(); p];
+    for x in start..end {
+        for i in 0..p {
+            let category = match state(i, x) {
+                Some(2) => Category::Cl,
+                Some(1) => Category::Sl,
+                Some(_) => {
+                    work_at[i].push(x);
+                    Category::Pc
+                }
+                None => {
+                    let mine: Vec<&(u64, u64, Vec<usize>)> = regions
+                        .iter()
+                        .filter(|(b, e, members)| *b <= x && x < *e && members.contains(&i))
+                        .collect();
+                    if mine.is_empty() {
+                        Category::Ip
+                    } else if mine
+                        .iter()
+                        .any(|(_, _, members)| members.iter().any(|&m| m != i && busy(m, x)))
+                    {
+                        Category::Li
+                    } else {
+                        Category::Sl
+                    }
+                }
+            };
+            totals[i][category.index()] += 1;
+        }
+    }
+    // rc.cpu: between consecutive samples, work time beyond the CPU time used.
+    for i in 0..p {
+        for pair in cpu[i].windows(2) {
+            let ((t0, c0), (t1, c1)) = (pair[0], pair[1]);
+            let worked = work_at[i].iter().filter(|&&x| t0 <= x && x < t1).count() as u64;
+            let unbacked = worked.saturating_sub(c1.saturating_sub(c0));
+            totals[i][Category::Pc.index()] -= unbacked;
+            totals[i][Category::Rc.index()] += unbacked;
+        }
+    }
+    Some(totals)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn sweep_equals_brute_force(seed in any::<u64>(), p in 1u32..6) {
+        let (events, symbols) = schedule(seed, p);
+        let header = Header { p, params: vec![] };
+        let mut sweep = Sweep::new(&header, None);
+        for e in &events {
+            sweep.event(e, &symbols);
+        }
+        let expected = brute_force(p, &events, &symbols);
+        match (sweep.finish(), expected) {
+            (Err(_), None) => {}
+            (Ok(a), Some(expected)) => {
+                let wall = a.window.1 - a.window.0;
+                prop_assert_eq!(a.totals.sum(), p as u64 * wall);
+                for (i, want) in expected.iter().enumerate() {
+                    let got = a.by_thread[i].ns;
+                    prop_assert_eq!(&got, want, "thread {} ({:?})", i, CATEGORIES);
+                }
+                for w in &a.warnings {
+                    // The generator records region events from any thread, started or not.
+                    prop_assert!(
+                        w.starts_with("events after the last stop") || w.ends_with("has events but no start"),
+                        "{}", w
+                    );
+                }
+            }
+            (got, want) => prop_assert!(false, "sweep {:?} vs brute force {:?}", got.is_ok(), want),
+        }
+    }
+}
