@@ -1,0 +1,129 @@
+//! Binary log throughput: writes a realistic binary log (8 threads) of `PP_LOG_BENCH_EVENTS`
+//! events (default 10⁸; `PP_LOG_BENCH_THREADS` changes the 8 threads) to a temporary file, then reads it back with `LogReader` and reports
+//! bytes per event, write and read rates, and the reader's peak memory.
+//!
+//! Peak memory is the process's `VmHWM` from `/proc/self/status` (Linux). Before reading, the
+//! high-water mark is reset by writing `5` to `/proc/self/clear_refs`, so the figure after
+//! reading is the peak resident set during the read; the bench prints the resident set before
+//! reading too, so the reader's own share is the difference. The file is read through the page
+//! cache (it was just written), so the rate is decoding, not disk speed.
+//!
+//! The read is repeated `PP_LOG_BENCH_ROUNDS` times (default 3; the machine may be shared) and
+//! the best round gives the rate.
+//!
+//! `cargo bench -p pp --bench log` (full size), `PP_LOG_BENCH_EVENTS=10000000 cargo bench -p pp
+//! --bench log` (quick).
+
+#[path = "../tests/log_support/mod.rs"]
+mod log_support;
+
+use std::fs::File;
+use std::time::Instant;
+
+use pp::event::Symbols;
+use pp::log::{BinaryWriter, LogReader};
+
+fn status_kib(key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Nanoseconds this thread has run on a CPU (`/proc/thread-self/schedstat`, Linux): unlike
+/// wall time, it does not count time the thread waited for a CPU on a busy machine.
+fn cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+fn main() {
+    let target: u64 = std::env::var("PP_LOG_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.replace('_', "").parse().ok())
+        .unwrap_or(100_000_000);
+    let threads: u32 = std::env::var("PP_LOG_BENCH_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(8);
+    let path = std::env::temp_dir().join(format!("pp-log-bench-{}.log", std::process::id()));
+
+    let start = Instant::now();
+    let file = File::create(&path).expect("create the log");
+    let mut writer = BinaryWriter::new(file, &log_support::header(threads)).expect("header");
+    let mut symbols = Symbols::default();
+    let events = log_support::realistic(threads, target, 4096, 1, &mut symbols, |th, evs, s| {
+        writer.write_block(th, evs, s).expect("write a block");
+    });
+    writer.finish().expect("finish");
+    let write_s = start.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(&path).expect("size").len();
+
+    let rounds: usize = std::env::var("PP_LOG_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
+    let rss_before = status_kib("VmRSS:");
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let mut times = Vec::new();
+    let mut cpu_times = Vec::new();
+    let (mut n, mut sum, mut open_s) = (0u64, 0u64, 0.0);
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let cpu_start = cpu_ns();
+        let mut reader = LogReader::open(&path).expect("open");
+        open_s = start.elapsed().as_secs_f64();
+        let mut last = 0u64;
+        (n, sum) = (0, 0);
+        while let Some(e) = reader.next_event() {
+            let e = e.expect("a valid log");
+            assert!(e.t >= last);
+            last = e.t;
+            sum = sum.wrapping_add(e.t ^ u64::from(e.thread));
+            n += 1;
+        }
+        times.push(start.elapsed().as_secs_f64());
+        if let (Some(a), Some(b)) = (cpu_start, cpu_ns()) {
+            cpu_times.push((b - a) as f64 / 1e9);
+        }
+        assert!(reader.finished());
+    }
+    let hwm = status_kib("VmHWM:");
+    assert_eq!(n, events);
+    let first_s = times[0];
+    let best_s = times.iter().copied().fold(f64::INFINITY, f64::min);
+    let best_cpu_s = cpu_times.iter().copied().fold(f64::INFINITY, f64::min);
+    let _ = std::fs::remove_file(&path);
+
+    println!("binary log: {threads} threads, {events} events, {bytes} bytes");
+    println!("  bytes/event        {:.3}", bytes as f64 / events as f64);
+    println!(
+        "  write (generate + encode)  {:.2} s  {:.1} M events/s",
+        write_s,
+        events as f64 / write_s / 1e6
+    );
+    println!(
+        "  read (LogReader::open + next_event), {rounds} rounds: first {first_s:.3} s, best {best_s:.3} s \
+         => {:.1} M events/s ({:.1} MB/s; open/index {open_s:.3} s)  [checksum {sum:x}]",
+        n as f64 / best_s / 1e6,
+        bytes as f64 / best_s / 1e6,
+    );
+    if best_cpu_s.is_finite() {
+        println!(
+            "  read CPU time (thread on CPU), best round {best_cpu_s:.3} s => {:.1} M events/s",
+            n as f64 / best_cpu_s / 1e6
+        );
+    }
+    match (rss_before, hwm) {
+        (Some(before), Some(hwm)) => println!(
+            "  memory: VmRSS before reading {before} KiB, VmHWM during reading {hwm} KiB{} => reader peak ~{} KiB",
+            if reset {
+                " (high-water mark reset before reading)"
+            } else {
+                " (could not reset the high-water mark: it includes writing)"
+            },
+            hwm.saturating_sub(before)
+        ),
+        _ => println!("  memory: /proc/self/status not available"),
+    }
+}

@@ -1,0 +1,470 @@
+//! The binary encoding: constants and the records shared by [`super::BinaryWriter`] and the
+//! reader.
+//!
+//! # Layout (version 1)
+//!
+//! All integers are unsigned LEB128 varints (7 bits per byte, least significant group first,
+//! high bit set on every byte but the last; at most 10 bytes for 64 bits) unless said otherwise.
+//! "zigzag" marks a signed difference `d` stored as the varint `(d << 1) ^ (d >> 63)`; such
+//! differences wrap modulo 2⁶⁴, so every `u64` value round-trips.
+//!
+//! ```text
+//! log      = header item* end
+//! header   = "PPLOG" 0x00  version:u8(=1)  p:varint(1..=2^32-1)  nparams:varint
+//!            nparams * ( keylen:varint key:utf8  vallen:varint value:utf8 )
+//! item     = block | defs
+//! block    = 'B'(0x42) thread:varint count:varint len:varint first_t:varint  payload[len]
+//!            payload = count records; 1 <= count; 2*count <= len <= 1 MiB; thread < p
+//! defs     = 'D'(0x44) len:varint  payload[len] (len <= 1 MiB), payload = def*
+//! def      = 0x01 id:varint n:varint name[n]          (a name, UTF-8, a token)
+//!          | 0x02 id:varint n:varint thread[n]:varint (a team: 1 <= n, strictly increasing, < p)
+//! end      = 'E'(0x45) events:varint blocks:varint, and then the end of the file
+//! record   = tag:u8 dt:varint args
+//! ```
+//!
+//! Names and teams are numbered from 0 in order of definition, separately: a definition's `id`
+//! must equal the number of names (teams) defined before it, and a name or team is defined
+//! once. The writer emits a `defs` item before the first block that references an undefined id.
+//! `events` and `blocks` of the end marker count every record and block of the log; a log
+//! without its end marker (crash, cut) is read up to the damage and reported as unfinished.
+//!
+//! Blocks of different threads appear in flush order, not in global time order; blocks of one
+//! thread appear in time order. Each block is self-contained: decoding starts with the state
+//! `t = first_t`, `region = 0`, `cpu = 0`. A record's time is `t += dt` (so `dt` of the first
+//! record is 0 when `first_t` is its time); times never decrease within a thread, also across
+//! its blocks. The record tags and their arguments:
+//!
+//! | tag | event | args |
+//! |---|---|---|
+//! | `0x01` | `start` | |
+//! | `0x02` | `stop` | |
+//! | `0x03` | `region_begin` | `id:zigzag(id - region)` `name:varint` — then `region = id` |
+//! | `0x04` | `region_begin` with team | as `0x03`, then `team:varint` |
+//! | `0x05` | `region_end` | `id:zigzag(id - region)` — then `region = id` |
+//! | `0x06` / `0x07` | `work_begin` / with label | — / `label:varint` |
+//! | `0x08` / `0x09` | `work_end` / with label | — / `label:varint` |
+//! | `0x0A` | `comm_begin` | `bytes:varint` |
+//! | `0x0B` | `comm_end` | `bytes:varint` |
+//! | `0x0C` | `cpu` | `zigzag(thread_cpu_ns - cpu)` — then `cpu = thread_cpu_ns` |
+//! | `0x0D` | `phase` | `name:varint` |
+//! | `0x10 + k` / `0x18 + k` | `wait_begin` kind `k` / with object | — / `object:varint` |
+//! | `0x20 + k` / `0x28 + k` | `wait_end` kind `k` / with object | — / `object:varint` |
+//!
+//! Wait kinds `k`: 0 `lock`, 1 `barrier`, 2 `cond`, 3 `recv`, 4 `send`, 5 `other`
+//! ([`WaitKind::ALL`] order). Every other tag is invalid (in particular `0x00`).
+
+use super::varint::{self, VarintError};
+use crate::event::{EventKind, Sym, TeamRef, WaitKind};
+
+/// The first bytes of every binary log.
+pub const MAGIC: &[u8; 6] = b"PPLOG\0";
+/// The version of the layout written after [`MAGIC`].
+pub const VERSION: u8 = 1;
+/// The largest payload of a block or definitions item, in bytes.
+pub const MAX_CHUNK: usize = 1 << 20;
+
+/// Item tag of a block.
+pub(crate) const ITEM_BLOCK: u8 = b'B';
+/// Item tag of symbol definitions.
+pub(crate) const ITEM_DEFS: u8 = b'D';
+/// Item tag of the end marker.
+pub(crate) const ITEM_END: u8 = b'E';
+/// Definition tag of a name.
+pub(crate) const DEF_NAME: u8 = 0x01;
+/// Definition tag of a team.
+pub(crate) const DEF_TEAM: u8 = 0x02;
+
+/// The longest record: tag, dt, region id, name, team.
+pub(crate) const MAX_RECORD: usize = 1 + 10 + 10 + 5 + 5;
+
+const T_START: u8 = 0x01;
+const T_STOP: u8 = 0x02;
+const T_REGION_BEGIN: u8 = 0x03;
+const T_REGION_BEGIN_TEAM: u8 = 0x04;
+const T_REGION_END: u8 = 0x05;
+const T_WORK_BEGIN: u8 = 0x06;
+const T_WORK_BEGIN_LABEL: u8 = 0x07;
+const T_WORK_END: u8 = 0x08;
+const T_WORK_END_LABEL: u8 = 0x09;
+const T_COMM_BEGIN: u8 = 0x0A;
+const T_COMM_END: u8 = 0x0B;
+const T_CPU: u8 = 0x0C;
+const T_PHASE: u8 = 0x0D;
+const T_WAIT_BEGIN: u8 = 0x10;
+const T_WAIT_BEGIN_OBJECT: u8 = 0x18;
+const T_WAIT_END: u8 = 0x20;
+const T_WAIT_END_OBJECT: u8 = 0x28;
+
+/// The decoding (and encoding) state of one block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct BlockState {
+    /// Time of the previous record (the block's first time before any).
+    pub t: u64,
+    /// Id of the previous region record.
+    pub region: u64,
+    /// Thread CPU time of the previous `cpu` record.
+    pub cpu: u64,
+}
+
+impl BlockState {
+    /// The state at the start of a block whose first record is at `first_t`.
+    pub fn new(first_t: u64) -> BlockState {
+        BlockState {
+            t: first_t,
+            region: 0,
+            cpu: 0,
+        }
+    }
+}
+
+/// How many names and teams are defined: references beyond are corrupt.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Defined {
+    pub names: u32,
+    pub teams: u32,
+}
+
+/// Why a record could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Damage {
+    /// The data ends inside the record.
+    Eof,
+    /// The record is invalid: what is wrong.
+    Bad(String),
+}
+
+fn wait_code(kind: WaitKind) -> u8 {
+    match kind {
+        WaitKind::Lock => 0,
+        WaitKind::Barrier => 1,
+        WaitKind::Cond => 2,
+        WaitKind::Recv => 3,
+        WaitKind::Send => 4,
+        WaitKind::Other => 5,
+    }
+}
+
+/// Appends the record of an event at time `t >= st.t` and updates the state.
+#[inline]
+pub(crate) fn encode_record(buf: &mut Vec<u8>, st: &mut BlockState, t: u64, kind: &EventKind) {
+    debug_assert!(t >= st.t);
+    let dt = t - st.t;
+    st.t = t;
+    let opt = |base: u8, with: u8, s: Option<Sym>| match s {
+        None => (base, None),
+        Some(s) => (with, Some(s.0)),
+    };
+    let (tag, sym) = match *kind {
+        EventKind::Start => (T_START, None),
+        EventKind::Stop => (T_STOP, None),
+        EventKind::RegionBegin { team: None, .. } => (T_REGION_BEGIN, None),
+        EventKind::RegionBegin { team: Some(_), .. } => (T_REGION_BEGIN_TEAM, None),
+        EventKind::RegionEnd { .. } => (T_REGION_END, None),
+        EventKind::WorkBegin { label } => opt(T_WORK_BEGIN, T_WORK_BEGIN_LABEL, label),
+        EventKind::WorkEnd { label } => opt(T_WORK_END, T_WORK_END_LABEL, label),
+        EventKind::WaitBegin { kind, object } => {
+            let k = wait_code(kind);
+            opt(T_WAIT_BEGIN + k, T_WAIT_BEGIN_OBJECT + k, object)
+        }
+        EventKind::WaitEnd { kind, object } => {
+            let k = wait_code(kind);
+            opt(T_WAIT_END + k, T_WAIT_END_OBJECT + k, object)
+        }
+        EventKind::CommBegin { .. } => (T_COMM_BEGIN, None),
+        EventKind::CommEnd { .. } => (T_COMM_END, None),
+        EventKind::Cpu { .. } => (T_CPU, None),
+        EventKind::Phase { name } => (T_PHASE, Some(name.0)),
+    };
+    buf.push(tag);
+    varint::put(buf, dt);
+    match *kind {
+        EventKind::RegionBegin { id, name, team } => {
+            varint::put(buf, varint::zigzag(id.wrapping_sub(st.region) as i64));
+            st.region = id;
+            varint::put(buf, u64::from(name.0));
+            if let Some(team) = team {
+                varint::put(buf, u64::from(team.0));
+            }
+        }
+        EventKind::RegionEnd { id } => {
+            varint::put(buf, varint::zigzag(id.wrapping_sub(st.region) as i64));
+            st.region = id;
+        }
+        EventKind::CommBegin { bytes } | EventKind::CommEnd { bytes } => varint::put(buf, bytes),
+        EventKind::Cpu { thread_cpu_ns } => {
+            varint::put(
+                buf,
+                varint::zigzag(thread_cpu_ns.wrapping_sub(st.cpu) as i64),
+            );
+            st.cpu = thread_cpu_ns;
+        }
+        _ => {
+            if let Some(s) = sym {
+                varint::put(buf, u64::from(s));
+            }
+        }
+    }
+}
+
+/// The keyword of a record tag, for messages.
+fn tag_name(tag: u8) -> &'static str {
+    match tag {
+        T_START => "start",
+        T_STOP => "stop",
+        T_REGION_BEGIN | T_REGION_BEGIN_TEAM => "region_begin",
+        T_REGION_END => "region_end",
+        T_WORK_BEGIN | T_WORK_BEGIN_LABEL => "work_begin",
+        T_WORK_END | T_WORK_END_LABEL => "work_end",
+        T_COMM_BEGIN => "comm_begin",
+        T_COMM_END => "comm_end",
+        T_CPU => "cpu",
+        T_PHASE => "phase",
+        0x10..=0x15 | 0x18..=0x1D => "wait_begin",
+        0x20..=0x25 | 0x28..=0x2D => "wait_end",
+        _ => "record",
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn bad_varint(e: VarintError, tag: u8, field: &str) -> Damage {
+    match e {
+        VarintError::Eof => Damage::Eof,
+        VarintError::Overflow => Damage::Bad(format!(
+            "{}: {field}: varint does not fit in 64 bits",
+            tag_name(tag)
+        )),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn undefined(tag: u8, field: &str, what: &str, id: u64, defined: u32) -> Damage {
+    Damage::Bad(format!(
+        "{}: {field}: {what} {id} is not defined ({defined} defined)",
+        tag_name(tag)
+    ))
+}
+
+#[inline(always)]
+fn field(data: &[u8], pos: &mut usize, tag: u8, name: &str) -> Result<u64, Damage> {
+    varint::get(data, pos).map_err(|e| bad_varint(e, tag, name))
+}
+
+#[inline(always)]
+fn sym(data: &[u8], pos: &mut usize, tag: u8, name: &str, d: &Defined) -> Result<Sym, Damage> {
+    let v = field(data, pos, tag, name)?;
+    if v < u64::from(d.names) {
+        Ok(Sym(v as u32))
+    } else {
+        Err(undefined(tag, name, "name", v, d.names))
+    }
+}
+
+/// Decodes the record at `*pos`. On success advances `*pos` past it and updates the state; on
+/// damage leaves both as they were.
+#[inline(always)]
+pub(crate) fn decode_record(
+    data: &[u8],
+    pos: &mut usize,
+    st: &mut BlockState,
+    d: &Defined,
+) -> Result<EventKind, Damage> {
+    let mut at = *pos;
+    let Some(&tag) = data.get(at) else {
+        return Err(Damage::Eof);
+    };
+    at += 1;
+    let dt = varint::get_wide(data, &mut at).map_err(|e| bad_varint(e, tag, "time delta"))?;
+    let Some(t) = st.t.checked_add(dt) else {
+        return Err(time_overflow(tag, st.t, dt));
+    };
+    let mut region = st.region;
+    let mut cpu = st.cpu;
+    let kind = match tag {
+        T_START => EventKind::Start,
+        T_STOP => EventKind::Stop,
+        T_REGION_BEGIN | T_REGION_BEGIN_TEAM => {
+            let id = region.wrapping_add(varint::unzigzag(field(data, &mut at, tag, "id")?) as u64);
+            region = id;
+            let name = sym(data, &mut at, tag, "name", d)?;
+            let team = if tag == T_REGION_BEGIN_TEAM {
+                let v = field(data, &mut at, tag, "team")?;
+                if v >= u64::from(d.teams) {
+                    return Err(undefined(tag, "team", "team", v, d.teams));
+                }
+                Some(TeamRef(v as u32))
+            } else {
+                None
+            };
+            EventKind::RegionBegin { id, name, team }
+        }
+        T_REGION_END => {
+            let id = region.wrapping_add(varint::unzigzag(field(data, &mut at, tag, "id")?) as u64);
+            region = id;
+            EventKind::RegionEnd { id }
+        }
+        T_WORK_BEGIN => EventKind::WorkBegin { label: None },
+        T_WORK_BEGIN_LABEL => EventKind::WorkBegin {
+            label: Some(sym(data, &mut at, tag, "label", d)?),
+        },
+        T_WORK_END => EventKind::WorkEnd { label: None },
+        T_WORK_END_LABEL => EventKind::WorkEnd {
+            label: Some(sym(data, &mut at, tag, "label", d)?),
+        },
+        T_COMM_BEGIN => EventKind::CommBegin {
+            bytes: field(data, &mut at, tag, "bytes")?,
+        },
+        T_COMM_END => EventKind::CommEnd {
+            bytes: field(data, &mut at, tag, "bytes")?,
+        },
+        T_CPU => {
+            let diff = varint::unzigzag(field(data, &mut at, tag, "thread_cpu_ns")?);
+            cpu = cpu.wrapping_add(diff as u64);
+            EventKind::Cpu { thread_cpu_ns: cpu }
+        }
+        T_PHASE => EventKind::Phase {
+            name: sym(data, &mut at, tag, "name", d)?,
+        },
+        0x10..=0x15 => EventKind::WaitBegin {
+            kind: WaitKind::ALL[usize::from(tag - T_WAIT_BEGIN)],
+            object: None,
+        },
+        0x18..=0x1D => EventKind::WaitBegin {
+            kind: WaitKind::ALL[usize::from(tag - T_WAIT_BEGIN_OBJECT)],
+            object: Some(sym(data, &mut at, tag, "object", d)?),
+        },
+        0x20..=0x25 => EventKind::WaitEnd {
+            kind: WaitKind::ALL[usize::from(tag - T_WAIT_END)],
+            object: None,
+        },
+        0x28..=0x2D => EventKind::WaitEnd {
+            kind: WaitKind::ALL[usize::from(tag - T_WAIT_END_OBJECT)],
+            object: Some(sym(data, &mut at, tag, "object", d)?),
+        },
+        _ => return Err(unknown_tag(tag)),
+    };
+    *pos = at;
+    *st = BlockState { t, region, cpu };
+    Ok(kind)
+}
+
+#[cold]
+#[inline(never)]
+fn time_overflow(tag: u8, t: u64, dt: u64) -> Damage {
+    Damage::Bad(format!(
+        "{}: time delta {dt} after time {t} overflows 64 bits",
+        tag_name(tag)
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn unknown_tag(tag: u8) -> Damage {
+    Damage::Bad(format!(
+        "unknown record tag 0x{tag:02x} (expected an event record 0x01-0x0d, 0x10-0x15, 0x18-0x1d, 0x20-0x25 or 0x28-0x2d)"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_kinds() -> Vec<EventKind> {
+        let mut kinds = vec![
+            EventKind::Start,
+            EventKind::RegionBegin {
+                id: 7,
+                name: Sym(1),
+                team: None,
+            },
+            EventKind::RegionBegin {
+                id: 3,
+                name: Sym(0),
+                team: Some(TeamRef(1)),
+            },
+            EventKind::RegionEnd { id: 3 },
+            EventKind::RegionEnd { id: u64::MAX },
+            EventKind::WorkBegin { label: None },
+            EventKind::WorkBegin {
+                label: Some(Sym(2)),
+            },
+            EventKind::WorkEnd { label: None },
+            EventKind::WorkEnd {
+                label: Some(Sym(2)),
+            },
+            EventKind::CommBegin { bytes: 65536 },
+            EventKind::CommEnd { bytes: u64::MAX },
+            EventKind::Cpu { thread_cpu_ns: 5 },
+            EventKind::Cpu {
+                thread_cpu_ns: u64::MAX,
+            },
+            EventKind::Cpu { thread_cpu_ns: 3 },
+            EventKind::Phase { name: Sym(0) },
+            EventKind::Stop,
+        ];
+        for kind in WaitKind::ALL {
+            for object in [None, Some(Sym(1))] {
+                kinds.push(EventKind::WaitBegin { kind, object });
+                kinds.push(EventKind::WaitEnd { kind, object });
+            }
+        }
+        kinds
+    }
+
+    #[test]
+    fn every_record_round_trips_and_every_cut_is_eof() {
+        let kinds = all_kinds();
+        let mut buf = Vec::new();
+        let mut st = BlockState::new(100);
+        let times: Vec<u64> = (0..kinds.len() as u64)
+            .map(|i| 100 + i * i * 1000)
+            .collect();
+        for (k, &t) in kinds.iter().zip(&times) {
+            encode_record(&mut buf, &mut st, t, k);
+        }
+        let d = Defined { names: 3, teams: 2 };
+        let mut st = BlockState::new(100);
+        let mut pos = 0;
+        for (k, &t) in kinds.iter().zip(&times) {
+            let start = pos;
+            let got = decode_record(&buf, &mut pos, &mut st, &d).unwrap();
+            assert_eq!((got, st.t), (*k, t));
+            assert!(pos - start <= MAX_RECORD);
+            for cut in start..pos {
+                let mut p = start;
+                let mut s = st;
+                assert_eq!(
+                    decode_record(&buf[..cut], &mut p, &mut s, &d),
+                    Err(Damage::Eof)
+                );
+                assert_eq!((p, s), (start, st));
+            }
+        }
+        assert_eq!(pos, buf.len());
+    }
+
+    #[test]
+    fn undefined_symbols_and_bad_tags_are_damage() {
+        let mut buf = Vec::new();
+        let mut st = BlockState::new(0);
+        encode_record(&mut buf, &mut st, 5, &EventKind::Phase { name: Sym(4) });
+        let d = Defined { names: 4, teams: 0 };
+        let mut pos = 0;
+        let err = decode_record(&buf, &mut pos, &mut BlockState::new(0), &d).unwrap_err();
+        assert_eq!(
+            err,
+            Damage::Bad("phase: name: name 4 is not defined (4 defined)".into())
+        );
+        for tag in [0x00, 0x0E, 0x16, 0x2E, 0xFF] {
+            let mut pos = 0;
+            let r = decode_record(&[tag, 0], &mut pos, &mut BlockState::new(0), &d);
+            assert!(matches!(r, Err(Damage::Bad(_))), "{tag:#x}");
+        }
+        let mut pos = 0;
+        let mut bytes = vec![T_START];
+        varint::put(&mut bytes, u64::MAX);
+        let r = decode_record(&bytes, &mut pos, &mut BlockState::new(1), &d);
+        assert!(matches!(r, Err(Damage::Bad(m)) if m.contains("overflows")));
+    }
+}

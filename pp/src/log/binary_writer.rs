@@ -1,0 +1,320 @@
+//! [`BinaryWriter`]: writes the binary encoding block by block.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use super::binary::{
+    BlockState, DEF_NAME, DEF_TEAM, ITEM_BLOCK, ITEM_DEFS, ITEM_END, MAGIC, MAX_CHUNK, MAX_RECORD,
+    VERSION, encode_record,
+};
+use super::varint;
+use super::{check_header, is_name};
+use crate::event::{Event, EventKind, Header, Symbols, TeamRef, ThreadId};
+
+/// Writes a binary log (layout in [`super::binary`]): the header on [`BinaryWriter::new`], one
+/// or more blocks per [`BinaryWriter::write_block`], the end marker on
+/// [`BinaryWriter::finish`]. Each call issues a single `write_all` of an internal buffer, so
+/// `out` needs no extra buffering. A log whose writer is dropped without `finish` reads as
+/// unfinished (truncated) — which is what a crash leaves.
+#[derive(Debug)]
+pub struct BinaryWriter<W: Write> {
+    out: W,
+    p: u32,
+    names_written: u32,
+    teams_written: u32,
+    last_t: HashMap<ThreadId, u64>,
+    events: u64,
+    blocks: u64,
+    buf: Vec<u8>,
+    payload: Vec<u8>,
+}
+
+fn invalid(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
+}
+
+impl<W: Write> BinaryWriter<W> {
+    /// Writes the header. Fails with [`io::ErrorKind::InvalidInput`] on a header that the text
+    /// encoding could not carry (`p == 0`, a key or value that is not a token, a repeated key).
+    pub fn new(mut out: W, header: &Header) -> io::Result<Self> {
+        check_header(header).map_err(invalid)?;
+        let mut buf = Vec::with_capacity(64);
+        buf.extend_from_slice(MAGIC);
+        buf.push(VERSION);
+        varint::put(&mut buf, u64::from(header.p));
+        varint::put(&mut buf, header.params.len() as u64);
+        for (key, value) in &header.params {
+            for s in [key, value] {
+                varint::put(&mut buf, s.len() as u64);
+                buf.extend_from_slice(s.as_bytes());
+            }
+        }
+        out.write_all(&buf)?;
+        Ok(BinaryWriter {
+            out,
+            p: header.p,
+            names_written: 0,
+            teams_written: 0,
+            last_t: HashMap::new(),
+            events: 0,
+            blocks: 0,
+            buf,
+            payload: Vec::new(),
+        })
+    }
+
+    /// Writes the events of one thread, in time order, as one block (or several when the
+    /// payload would exceed [`super::binary::MAX_CHUNK`]). Names and teams that the events
+    /// reference are looked up in `symbols`; those not written yet (every id up to the highest
+    /// referenced) are defined first. Fails with [`io::ErrorKind::InvalidInput`], writing
+    /// nothing, when `thread >= p`, an event belongs to another thread, times decrease (also
+    /// with respect to this thread's previous block), a name is not a token (see
+    /// [`super::is_name`]) or a team is empty or names a thread `>= p`.
+    ///
+    /// # Panics
+    ///
+    /// When an event references a team that is not in `symbols` (as [`Symbols::team`] does).
+    pub fn write_block(
+        &mut self,
+        thread: ThreadId,
+        events: &[Event],
+        symbols: &Symbols,
+    ) -> io::Result<()> {
+        let Some(first) = events.first() else {
+            return Ok(());
+        };
+        if thread >= self.p {
+            return Err(invalid(format!(
+                "block of thread {thread}: thread is not below p={}",
+                self.p
+            )));
+        }
+        let mut prev = self.last_t.get(&thread).copied().unwrap_or(0);
+        let mut names_needed = self.names_written;
+        let mut teams_needed = self.teams_written;
+        for e in events {
+            if e.thread != thread {
+                return Err(invalid(format!(
+                    "block of thread {thread}: event at {} belongs to thread {}",
+                    e.t, e.thread
+                )));
+            }
+            if e.t < prev {
+                return Err(invalid(format!(
+                    "block of thread {thread}: time {} is before the thread's previous event at {prev}",
+                    e.t
+                )));
+            }
+            prev = e.t;
+            let (name, team) = references(&e.kind);
+            if let Some(s) = name {
+                if s as usize >= symbols.len() {
+                    return Err(invalid(format!(
+                        "block of thread {thread}: event at {} references name {s}, but the table has {}",
+                        e.t,
+                        symbols.len()
+                    )));
+                }
+                names_needed = names_needed.max(s + 1);
+            }
+            if let Some(t) = team {
+                teams_needed = teams_needed.max(t + 1);
+            }
+        }
+        self.buf.clear();
+        self.write_defs(symbols, names_needed, teams_needed)?;
+        let mut blocks = 0;
+        let mut start = 0;
+        while start < events.len() {
+            let first_t = events[start].t;
+            let mut st = BlockState::new(first_t);
+            self.payload.clear();
+            let mut end = start;
+            while end < events.len() && self.payload.len() + MAX_RECORD <= MAX_CHUNK {
+                encode_record(&mut self.payload, &mut st, events[end].t, &events[end].kind);
+                end += 1;
+            }
+            self.buf.push(ITEM_BLOCK);
+            varint::put(&mut self.buf, u64::from(thread));
+            varint::put(&mut self.buf, (end - start) as u64);
+            varint::put(&mut self.buf, self.payload.len() as u64);
+            varint::put(&mut self.buf, first_t);
+            self.buf.extend_from_slice(&self.payload);
+            blocks += 1;
+            start = end;
+        }
+        debug_assert!(first.t <= prev);
+        self.out.write_all(&self.buf)?;
+        self.names_written = names_needed;
+        self.teams_written = teams_needed;
+        self.last_t.insert(thread, prev);
+        self.events += events.len() as u64;
+        self.blocks += blocks;
+        Ok(())
+    }
+
+    /// Appends to `self.buf` the definitions of names `names_written..names` and teams
+    /// `teams_written..teams`, in items of at most `MAX_CHUNK` bytes.
+    fn write_defs(&mut self, symbols: &Symbols, names: u32, teams: u32) -> io::Result<()> {
+        if names == self.names_written && teams == self.teams_written {
+            return Ok(());
+        }
+        let mut chunk = Vec::new();
+        let mut def = Vec::new();
+        let mut chunks: Vec<Vec<u8>> = Vec::new();
+        for id in self.names_written..names {
+            let name = symbols.name(crate::event::Sym(id));
+            if !is_name(name) {
+                return Err(invalid(format!(
+                    "name {id} {name:?} is not a token (non-empty, no whitespace, control characters or '#')"
+                )));
+            }
+            def.clear();
+            def.push(DEF_NAME);
+            varint::put(&mut def, u64::from(id));
+            varint::put(&mut def, name.len() as u64);
+            def.extend_from_slice(name.as_bytes());
+            push_def(&mut chunks, &mut chunk, &def)?;
+        }
+        for id in self.teams_written..teams {
+            let team = symbols.team(TeamRef(id));
+            if team.is_empty() {
+                return Err(invalid(format!("team {id} is empty")));
+            }
+            if let Some(&t) = team.iter().find(|&&t| t >= self.p) {
+                return Err(invalid(format!(
+                    "team {id}: thread {t} is not below p={}",
+                    self.p
+                )));
+            }
+            def.clear();
+            def.push(DEF_TEAM);
+            varint::put(&mut def, u64::from(id));
+            varint::put(&mut def, team.len() as u64);
+            for &t in team {
+                varint::put(&mut def, u64::from(t));
+            }
+            push_def(&mut chunks, &mut chunk, &def)?;
+        }
+        if !chunk.is_empty() {
+            chunks.push(chunk);
+        }
+        for chunk in chunks {
+            self.buf.push(ITEM_DEFS);
+            varint::put(&mut self.buf, chunk.len() as u64);
+            self.buf.extend_from_slice(&chunk);
+        }
+        Ok(())
+    }
+
+    /// Writes the end marker, flushes and returns the output.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.buf.clear();
+        self.buf.push(ITEM_END);
+        varint::put(&mut self.buf, self.events);
+        varint::put(&mut self.buf, self.blocks);
+        self.out.write_all(&self.buf)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    /// Events written so far.
+    pub fn events_written(&self) -> u64 {
+        self.events
+    }
+}
+
+fn push_def(chunks: &mut Vec<Vec<u8>>, chunk: &mut Vec<u8>, def: &[u8]) -> io::Result<()> {
+    if def.len() > MAX_CHUNK {
+        return Err(invalid(format!(
+            "a name or team definition of {} bytes exceeds the limit of {MAX_CHUNK} bytes",
+            def.len()
+        )));
+    }
+    if chunk.len() + def.len() > MAX_CHUNK {
+        chunks.push(std::mem::take(chunk));
+    }
+    chunk.extend_from_slice(def);
+    Ok(())
+}
+
+/// The name and team ids an event references.
+fn references(kind: &EventKind) -> (Option<u32>, Option<u32>) {
+    match *kind {
+        EventKind::RegionBegin { name, team, .. } => (Some(name.0), team.map(|t| t.0)),
+        EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => (label.map(|s| s.0), None),
+        EventKind::WaitBegin { object, .. } | EventKind::WaitEnd { object, .. } => {
+            (object.map(|s| s.0), None)
+        }
+        EventKind::Phase { name } => (Some(name.0), None),
+        _ => (None, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(p: u32) -> Header {
+        Header {
+            p,
+            params: vec![("impl".into(), "dp".into())],
+        }
+    }
+
+    #[test]
+    fn refuses_bad_input_and_writes_nothing_then() {
+        let mut sym = Symbols::default();
+        let bad = sym.intern("two words");
+        let mut w = BinaryWriter::new(Vec::new(), &header(2)).unwrap();
+        let len = w.out.len();
+        let ev = |t, thread, kind| Event { t, thread, kind };
+        let cases = [
+            (2, vec![ev(1, 2, EventKind::Start)]),
+            (0, vec![ev(1, 1, EventKind::Start)]),
+            (
+                0,
+                vec![ev(5, 0, EventKind::Start), ev(4, 0, EventKind::Stop)],
+            ),
+            (0, vec![ev(5, 0, EventKind::Phase { name: bad })]),
+            (
+                0,
+                vec![ev(
+                    5,
+                    0,
+                    EventKind::Phase {
+                        name: crate::event::Sym(9),
+                    },
+                )],
+            ),
+        ];
+        for (thread, events) in cases {
+            let e = w.write_block(thread, &events, &sym).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+        }
+        assert_eq!(w.out.len(), len);
+        w.write_block(0, &[ev(7, 0, EventKind::Start)], &sym)
+            .unwrap();
+        let e = w
+            .write_block(0, &[ev(6, 0, EventKind::Stop)], &sym)
+            .unwrap_err();
+        assert!(e.to_string().contains("before the thread's previous event"));
+        assert!(BinaryWriter::new(Vec::new(), &header(0)).is_err());
+    }
+
+    #[test]
+    fn large_blocks_are_split() {
+        let sym = Symbols::default();
+        let events: Vec<Event> = (0..400_000u64)
+            .map(|i| Event {
+                t: i * 1_000_003,
+                thread: 1,
+                kind: EventKind::CommBegin { bytes: i << 20 },
+            })
+            .collect();
+        let mut w = BinaryWriter::new(Vec::new(), &header(2)).unwrap();
+        w.write_block(1, &events, &sym).unwrap();
+        assert!(w.blocks >= 2);
+        assert_eq!(w.events_written(), 400_000);
+    }
+}

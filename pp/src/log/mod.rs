@@ -1,0 +1,142 @@
+//! The event log of a run (DESIGN §3): a normative text encoding and a compact binary encoding,
+//! a reader that detects which one it is given and returns the events in global time order,
+//! writers for both, and [`convert`] between them.
+//!
+//! # Text encoding
+//!
+//! UTF-8 lines; `#` starts a comment (a whole line, or after the last field); blank lines are
+//! ignored. The first other line is the header `pplog 1 p=<threads> [key=value ..]`, then one
+//! event per line, `<t_ns> <thread> <event> [args]` (see [`crate::event::EventKind`]). The
+//! [`TextWriter`] writes a canonical form: single spaces, no comments, events in the order given.
+//! The text reader reads the whole log into memory and returns its events stably sorted by time
+//! (then thread): text logs are small (tests, interchange, hand-written examples).
+//!
+//! # Binary encoding
+//!
+//! The default for speed, about 4-6 bytes per event. A header, then items in the order the
+//! writer flushed them: blocks of events of one thread, symbol definitions, and a final end
+//! marker; see [`binary`] for the byte-level layout. The reader indexes the blocks on open and
+//! merges the threads while decoding, so memory is bounded by the number of threads, the block
+//! size and a few bytes per block, not by the number of events.
+
+pub mod binary;
+mod binary_index;
+mod binary_reader;
+mod binary_writer;
+mod convert;
+mod error;
+mod merge;
+mod reader;
+mod text;
+mod text_writer;
+mod varint;
+
+pub use binary_writer::BinaryWriter;
+pub use convert::{ConvertStats, convert};
+pub use error::LogError;
+pub use reader::LogReader;
+pub use text_writer::TextWriter;
+
+use std::fmt;
+
+/// How a log is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// The normative line-oriented text encoding.
+    Text,
+    /// The compact binary encoding (see [`binary`]).
+    Binary,
+}
+
+impl Encoding {
+    /// The other encoding (what [`convert`] produces by default).
+    pub fn other(self) -> Encoding {
+        match self {
+            Encoding::Text => Encoding::Binary,
+            Encoding::Binary => Encoding::Text,
+        }
+    }
+
+    /// The encoding of a log that starts with these bytes: binary when they start with
+    /// [`binary::MAGIC`] or are a non-empty part of it (a binary log cut in its magic), text
+    /// otherwise.
+    pub fn detect(first_bytes: &[u8]) -> Encoding {
+        let n = first_bytes.len().min(binary::MAGIC.len());
+        if n > 0 && first_bytes[..n] == binary::MAGIC[..n] {
+            Encoding::Binary
+        } else {
+            Encoding::Text
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Encoding::Text => "text",
+            Encoding::Binary => "binary",
+        })
+    }
+}
+
+/// True when `s` can be a name of the log (region name, work label, wait object, phase name,
+/// header key or value): a non-empty single token without whitespace, control characters or
+/// `#`. Both writers refuse other names, so that every log converts losslessly to text.
+pub fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == '#')
+}
+
+/// Checks a header as both encodings require: `p >= 1`, keys and values are names, keys have no
+/// `=`, no key is `p` and no key repeats. The message names the offending field.
+pub(crate) fn check_header(header: &crate::event::Header) -> Result<(), String> {
+    if header.p == 0 {
+        return Err("header: p: expected a positive integer, found 0".to_string());
+    }
+    for (i, (key, value)) in header.params.iter().enumerate() {
+        if !is_name(key) || key.contains('=') {
+            return Err(format!(
+                "header: parameter key {key:?} is not a token (non-empty, no '=', whitespace or '#')"
+            ));
+        }
+        if key == "p" {
+            return Err("header: p given twice".to_string());
+        }
+        if !is_name(value) {
+            return Err(format!(
+                "header: {key}: value {value:?} is not a token (non-empty, no whitespace or '#')"
+            ));
+        }
+        if header.params[..i].iter().any(|(k, _)| k == key) {
+            return Err(format!("header: {key} given twice"));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_single_tokens() {
+        assert!(is_name("fft_rows"));
+        assert!(is_name("a=b"));
+        assert!(is_name("über"));
+        for bad in ["", "a b", "a#b", "tab\there", "nl\n", "nul\0"] {
+            assert!(!is_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn detection_looks_at_the_magic() {
+        assert_eq!(Encoding::detect(b"pplog 1 p=2\n"), Encoding::Text);
+        assert_eq!(Encoding::detect(binary::MAGIC), Encoding::Binary);
+        assert_eq!(Encoding::detect(b"PPLO"), Encoding::Binary);
+        assert_eq!(Encoding::detect(b"PPLX"), Encoding::Text);
+        assert_eq!(Encoding::detect(b""), Encoding::Text);
+        assert_eq!(Encoding::Text.other(), Encoding::Binary);
+    }
+}

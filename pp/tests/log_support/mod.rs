@@ -1,0 +1,252 @@
+//! Helpers of the log tests and the log benchmark: a realistic event generator, random valid
+//! logs, and comparing events across symbol tables.
+#![allow(dead_code)]
+
+use pp::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
+
+/// An event with its names resolved, comparable across symbol tables.
+pub fn describe(e: &Event, s: &Symbols) -> String {
+    let name = |x: Option<pp::event::Sym>| x.map(|x| format!(" {}", s.name(x))).unwrap_or_default();
+    let what = match e.kind {
+        EventKind::Start => "start".to_string(),
+        EventKind::Stop => "stop".to_string(),
+        EventKind::RegionBegin { id, name: n, team } => {
+            let team = team
+                .map(|t| format!(" team={:?}", s.team(t)))
+                .unwrap_or_default();
+            format!("region_begin {id} {}{team}", s.name(n))
+        }
+        EventKind::RegionEnd { id } => format!("region_end {id}"),
+        EventKind::WorkBegin { label } => format!("work_begin{}", name(label)),
+        EventKind::WorkEnd { label } => format!("work_end{}", name(label)),
+        EventKind::WaitBegin { kind, object } => format!("wait_begin {kind}{}", name(object)),
+        EventKind::WaitEnd { kind, object } => format!("wait_end {kind}{}", name(object)),
+        EventKind::CommBegin { bytes } => format!("comm_begin {bytes}"),
+        EventKind::CommEnd { bytes } => format!("comm_end {bytes}"),
+        EventKind::Cpu { thread_cpu_ns } => format!("cpu {thread_cpu_ns}"),
+        EventKind::Phase { name: n } => format!("phase {}", s.name(n)),
+    };
+    format!("{} {} {what}", e.t, e.thread)
+}
+
+/// A small deterministic random generator (xorshift64*).
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in `lo..hi`.
+    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.next() % (hi - lo).max(1)
+    }
+    /// True with probability `1 / one_in`.
+    pub fn chance(&mut self, one_in: u64) -> bool {
+        self.range(0, one_in) == 0
+    }
+}
+
+/// A realistic run of `p` threads: parallel regions (sometimes with a smaller team) whose
+/// threads take a CPU sample, work (sometimes moving data), take a CPU sample and wait at a
+/// barrier; serial phases between steps; nanosecond timestamps with microsecond-scale gaps.
+/// Events are handed to `flush` a block of `block` events of one thread at a time, as a
+/// recorder's flushing thread would, until at least `target` events were produced.
+pub fn realistic(
+    p: u32,
+    target: u64,
+    block: usize,
+    seed: u64,
+    symbols: &mut Symbols,
+    mut flush: impl FnMut(ThreadId, &[Event], &Symbols),
+) -> u64 {
+    let mut rng = Rng::new(seed);
+    let names: Vec<_> = ["fft_rows", "fft_cols", "transpose", "init", "reduce"]
+        .iter()
+        .map(|n| symbols.intern(n))
+        .collect();
+    let lock = symbols.intern("queue_lock");
+    let all: Vec<ThreadId> = (0..p).collect();
+    let half = symbols.intern_team(&all[..(p as usize).div_ceil(2)]);
+    let mut bufs: Vec<Vec<Event>> = vec![Vec::with_capacity(block); p as usize];
+    let mut cpu = vec![0u64; p as usize];
+    let mut produced = 0u64;
+    let mut now: u64 = 3_600_000_000_000 + rng.range(0, 1_000_000);
+    let mut push = |bufs: &mut Vec<Vec<Event>>, symbols: &Symbols, thread: u32, t: u64, kind| {
+        let b = &mut bufs[thread as usize];
+        b.push(Event { t, thread, kind });
+        if b.len() >= block {
+            flush(thread, b, symbols);
+            b.clear();
+        }
+    };
+    for th in 0..p {
+        push(
+            &mut bufs,
+            symbols,
+            th,
+            now + u64::from(th) * 150,
+            EventKind::Start,
+        );
+    }
+    produced += u64::from(p);
+    now += 20_000;
+    let mut region = 0u64;
+    let mut step = 0u64;
+    while produced < target {
+        // A serial phase on thread 0 every 16 steps.
+        if step & 15 == 0 {
+            let name = names[(step / 16 % names.len() as u64) as usize];
+            push(&mut bufs, symbols, 0, now, EventKind::Phase { name });
+            push(
+                &mut bufs,
+                symbols,
+                0,
+                now + 200,
+                EventKind::WorkBegin { label: None },
+            );
+            now += rng.range(10_000, 100_000);
+            push(
+                &mut bufs,
+                symbols,
+                0,
+                now,
+                EventKind::WorkEnd { label: None },
+            );
+            produced += 3;
+        }
+        step += 1;
+        region += 1;
+        let name = names[rng.range(0, names.len() as u64) as usize];
+        let team = rng.chance(8).then_some(half);
+        let members = team.map_or(p, |_| (p).div_ceil(2));
+        let mut ends = Vec::with_capacity(members as usize);
+        for th in 0..members {
+            let mut t = now + rng.range(100, 2_000);
+            let mut ev = |t: u64, kind| push(&mut bufs, symbols, th, t, kind);
+            ev(
+                t,
+                EventKind::RegionBegin {
+                    id: region,
+                    name,
+                    team,
+                },
+            );
+            t += rng.range(50, 300);
+            ev(
+                t,
+                EventKind::Cpu {
+                    thread_cpu_ns: cpu[th as usize],
+                },
+            );
+            t += rng.range(50, 300);
+            ev(t, EventKind::WorkBegin { label: None });
+            let work = rng.range(5_000, 200_000);
+            let start = t;
+            produced += 3;
+            if rng.chance(3) {
+                t += rng.range(1_000, 20_000);
+                let bytes = 4096 << rng.range(0, 8);
+                ev(t, EventKind::CommBegin { bytes });
+                t += rng.range(1_000, 20_000);
+                ev(t, EventKind::CommEnd { bytes });
+                produced += 2;
+            }
+            if rng.chance(10) {
+                t += rng.range(100, 1_000);
+                ev(
+                    t,
+                    EventKind::WaitBegin {
+                        kind: WaitKind::Lock,
+                        object: Some(lock),
+                    },
+                );
+                t += rng.range(100, 5_000);
+                ev(
+                    t,
+                    EventKind::WaitEnd {
+                        kind: WaitKind::Lock,
+                        object: Some(lock),
+                    },
+                );
+                produced += 2;
+            }
+            t = t.max(start + work);
+            ev(t, EventKind::WorkEnd { label: None });
+            cpu[th as usize] += (t - start) * 19 / 20;
+            t += rng.range(50, 300);
+            ev(
+                t,
+                EventKind::Cpu {
+                    thread_cpu_ns: cpu[th as usize],
+                },
+            );
+            t += rng.range(50, 300);
+            ev(
+                t,
+                EventKind::WaitBegin {
+                    kind: WaitKind::Barrier,
+                    object: None,
+                },
+            );
+            ends.push(t);
+            produced += 3;
+        }
+        let release = ends.iter().copied().max().unwrap_or(now) + rng.range(300, 3_000);
+        for th in 0..members {
+            let t = release + rng.range(0, 500);
+            push(
+                &mut bufs,
+                symbols,
+                th,
+                t,
+                EventKind::WaitEnd {
+                    kind: WaitKind::Barrier,
+                    object: None,
+                },
+            );
+            push(
+                &mut bufs,
+                symbols,
+                th,
+                t + rng.range(50, 500),
+                EventKind::RegionEnd { id: region },
+            );
+            produced += 2;
+        }
+        now = release + 2_000;
+    }
+    for th in 0..p {
+        push(
+            &mut bufs,
+            symbols,
+            th,
+            now + u64::from(th) * 100,
+            EventKind::Stop,
+        );
+    }
+    produced += u64::from(p);
+    for (th, b) in bufs.iter().enumerate() {
+        if !b.is_empty() {
+            flush(th as u32, b, symbols);
+        }
+    }
+    produced
+}
+
+/// A header with typical parameters.
+pub fn header(p: u32) -> Header {
+    Header {
+        p,
+        params: vec![
+            ("impl".to_string(), "dp".to_string()),
+            ("n".to_string(), "256".to_string()),
+        ],
+    }
+}
