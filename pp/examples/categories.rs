@@ -1,0 +1,193 @@
+//! The category example: a recorded run whose phases each produce one lost-cycles category on
+//! purpose, to check the recorder and the profiler end to end.
+//!
+//! ```text
+//! cargo run --release -p pp --example categories -- -p 4      # writes $PP_LOG or ./pp.log
+//! cargo run --release -p pp -- --by phase                     # categories per phase
+//! ```
+//!
+//! | phase            | what the threads do                                   | category |
+//! |------------------|-------------------------------------------------------|----------|
+//! | `serial`         | one thread works outside any region, the others idle  | `ip`     |
+//! | `imbalance`      | a parallel region where thread i does (i+1) units     | `li`     |
+//! | `locks`          | every thread takes one lock, working inside it        | `sl`     |
+//! | `copy`           | every thread copies a large buffer, recorded as comm  | `cl`     |
+//! | `oversubscribed` | every thread works while unrecorded threads also spin, 4x as many busy threads as cores | `rc` (`rc.cpu`) |
+//!
+//! All of it is real work (multiply-adds, memory copies). With `p` above the number of cores,
+//! every parallel phase also shows some `rc.cpu`: the team itself oversubscribes the machine.
+//! Takes about 2 s on 2 cores with `-p 4`; `--scale` multiplies every phase's length.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use pp::recorder::{self, Session, Team, sync::Mutex};
+
+/// About `iters` dependent multiply-adds: CPU work that does not touch memory.
+fn spin(iters: u64) -> u64 {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for i in 0..iters {
+        x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+    }
+    x
+}
+
+/// Iterations of [`spin`] per millisecond on an otherwise idle core (best of a few).
+fn iters_per_ms() -> u64 {
+    let n = 2_000_000;
+    let best = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            black_box(spin(n));
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or(Duration::from_millis(1));
+    (n as f64 / (best.as_secs_f64() * 1e3)).max(1.0) as u64
+}
+
+struct Options {
+    p: u32,
+    scale: f64,
+}
+
+fn parse_args() -> Result<Options, String> {
+    let mut opts = Options { p: 4, scale: 1.0 };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name}: expected a value"));
+        match a.as_str() {
+            "-p" => {
+                opts.p = value("-p")?
+                    .parse()
+                    .ok()
+                    .filter(|&p| p >= 1)
+                    .ok_or("-p: expected a positive integer")?;
+            }
+            "--scale" => {
+                opts.scale = value("--scale")?
+                    .parse()
+                    .ok()
+                    .filter(|&s: &f64| s > 0.0 && s.is_finite())
+                    .ok_or("--scale: expected a positive number")?;
+            }
+            "-h" | "--help" => {
+                return Err("usage: categories [-p THREADS] [--scale FACTOR]\n\
+                            writes the log to $PP_LOG or ./pp.log"
+                    .into());
+            }
+            other => return Err(format!("{other}: unknown argument (try --help)")),
+        }
+    }
+    Ok(opts)
+}
+
+fn main() -> ExitCode {
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(&opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(opts: &Options) -> std::io::Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let ms = |m: f64| (m * opts.scale * iters_per_ms() as f64) as u64;
+    let unit = ms(1.0);
+    let p = opts.p;
+    let session = Session::start(p, &[("prog", "categories"), ("cores", &cores.to_string())])?;
+    let team = Team::new(p as usize)?;
+    let wall = Instant::now();
+
+    // ip: serial work on one team thread, no region open.
+    team.phase("serial");
+    team.run(|| {
+        let _w = recorder::work("serial");
+        spin(300 * unit)
+    });
+
+    // li: thread i works (i+1) units; the early finishers idle inside the region.
+    team.phase("imbalance");
+    team.region("imbalance", |part| {
+        let _w = recorder::work("imbalance");
+        spin(40 * unit * (part.index() as u64 + 1))
+    });
+
+    // sl: all threads hammer one lock and work inside the critical section. The rounds are
+    // claimed under the lock, so all threads are busy until the last one (no li at the end).
+    team.phase("locks");
+    let rounds = Mutex::named("counter", 0u64);
+    team.region("locks", |_| {
+        loop {
+            let mut done = rounds.lock().unwrap_or_else(|e| e.into_inner());
+            if *done >= 240 {
+                break;
+            }
+            let _w = recorder::work("critical");
+            black_box(spin(unit));
+            *done += 1;
+        }
+    });
+
+    // cl: every thread copies its own large buffer, each copy recorded with its byte count;
+    // the copies are claimed one at a time, so the threads end together.
+    team.phase("copy");
+    let len = 16 << 20;
+    let copies = (40.0 * f64::from(p) * opts.scale).ceil() as usize;
+    let claimed = AtomicUsize::new(0);
+    team.region("copy", |part| {
+        let (src, mut dst) = {
+            // Allocating and touching the buffers is setup work, not communication.
+            let _w = recorder::work("setup");
+            (vec![part.index() as u8; len], vec![1u8; len])
+        };
+        while claimed.fetch_add(1, Ordering::Relaxed) < copies {
+            let _c = recorder::comm(len as u64);
+            dst.copy_from_slice(black_box(&src));
+        }
+        black_box(dst[len - 1])
+    });
+
+    // rc.cpu: 4x as many busy threads as cores; the extra ones are not recorded (other load on
+    // the machine), so the team's work is often descheduled. Work is handed out a unit at a
+    // time, so the threads end together.
+    team.phase("oversubscribed");
+    let hogs = (4 * cores).saturating_sub(p as usize);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        for _ in 0..hogs {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    black_box(spin(unit / 10 + 1));
+                }
+            });
+        }
+        team.parallel_for("oversubscribed", 0..100 * p as usize, 1, |_| {
+            black_box(spin(unit));
+        });
+        stop.store(true, Ordering::Relaxed);
+    });
+
+    drop(team);
+    let report = session.finish()?;
+    println!(
+        "categories: p={p} on {cores} cores, {:.2} s, {} events -> {}",
+        wall.elapsed().as_secs_f64(),
+        report.events,
+        report.path.display()
+    );
+    println!("phases: serial=ip imbalance=li locks=sl copy=cl oversubscribed=rc.cpu");
+    println!("see them with: pp --by phase {}", report.path.display());
+    Ok(())
+}

@@ -1,0 +1,271 @@
+//! The per-thread recording API: registration, regions, work, waits, communication, phases.
+//!
+//! Every function acts on the calling thread and does nothing when the thread is not
+//! registered with an active [`Session`](super::Session), so instrumented code runs unchanged
+//! (at the cost of a thread-local check) without a session. Intervals are guards that end on
+//! drop; on one thread they nest only as DESIGN §3 allows: `work` may contain `comm` and
+//! `wait`, nothing else overlaps (not checked at run time).
+
+use std::marker::PhantomData;
+
+use crate::event::{ThreadId, WaitKind};
+
+use super::buffer::{self, ALL_THREADS, RawKind, record, with_rec};
+use super::session;
+
+/// Makes a guard `!Send`: its end event must be recorded by the thread that began it.
+type NotSend = PhantomData<*const ()>;
+
+/// Registers the calling thread as thread `id` (`0..p`) of the active session and records
+/// `start` and a CPU sample. Returns `false` (and records nothing) when no session is active
+/// or `id` is not below `p`. A thread already registered is stopped first.
+pub fn thread_start(id: ThreadId) -> bool {
+    match session::current() {
+        Some(s) if id < s.p => {
+            buffer::start(id, s);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Ends the calling thread's part of the run: records a CPU sample and `stop`, writes the
+/// thread's buffer to the log and unregisters the thread. Does nothing for an unregistered
+/// thread. A registered thread that exits without calling it is stopped at exit.
+pub fn thread_stop() {
+    buffer::stop_if(|_| true);
+}
+
+/// Registers the calling thread as `id` until the guard drops ([`thread_start`] /
+/// [`thread_stop`]).
+///
+/// ```
+/// std::thread::scope(|s| {
+///     for i in 0..2 {
+///         s.spawn(move || {
+///             let _t = pp::recorder::thread(i);
+///             let _w = pp::recorder::work(None);
+///         });
+///     }
+/// });
+/// ```
+pub fn thread(id: ThreadId) -> ThreadGuard {
+    ThreadGuard {
+        started: thread_start(id),
+        _not_send: PhantomData,
+    }
+}
+
+/// The thread id of the calling thread, if it is recording.
+pub fn current_thread() -> Option<ThreadId> {
+    with_rec(|r| r.id)
+}
+
+/// Records a sample of the calling thread's CPU clock (`cpu` event). The recorder samples at
+/// thread start/stop and region boundaries; call this at the boundaries of a stretch of work
+/// that those do not bracket. Costs about 0.5 µs.
+pub fn cpu_sample() {
+    with_rec(|r| r.sample_cpu());
+}
+
+/// Writes the calling thread's buffered events to the log now (otherwise that happens when the
+/// buffer is full, when the thread stops and when the session finishes).
+pub fn flush() {
+    with_rec(|r| r.flush());
+}
+
+/// Labels the following time of the calling thread (`phase <name>`).
+pub fn phase(name: &'static str) {
+    record(RawKind::Phase(name));
+}
+
+/// Opens a parallel region whose team is all `p` threads: records `region_begin` and a CPU
+/// sample; the guard records a CPU sample and `region_end` on drop.
+///
+/// ```
+/// let _r = pp::recorder::region("solve");
+/// ```
+pub fn region(name: &'static str) -> RegionGuard {
+    RegionGuard::begin(name, None, true)
+}
+
+/// Opens a parallel region whose team is `team` (`region_begin <id> <name> team=...`).
+pub fn region_with_team(name: &'static str, team: &[ThreadId]) -> RegionGuard {
+    RegionGuard::begin(name, Some(team), true)
+}
+
+/// Marks useful work (`work_begin [label]` .. `work_end [label]`) until the guard drops.
+/// Inside a region it is parallel work, outside every region serial work.
+///
+/// ```
+/// use pp::recorder::work;
+/// let _w = work("fft");      // labelled
+/// let _v = work(None);       // unlabelled
+/// ```
+#[inline]
+pub fn work(label: impl Into<Option<&'static str>>) -> WorkGuard {
+    let label = label.into();
+    record(RawKind::WorkBegin(label));
+    WorkGuard {
+        label,
+        _not_send: PhantomData,
+    }
+}
+
+/// Marks explicit synchronization (`wait_begin <kind> [object]`) until the guard drops. The
+/// [`sync`](super::sync) wrappers record their blocking waits with it.
+///
+/// ```
+/// use pp::{event::WaitKind, recorder::wait};
+/// let _w = wait(WaitKind::Other, "disk");
+/// ```
+#[inline]
+pub fn wait(kind: WaitKind, object: impl Into<Option<&'static str>>) -> WaitGuard {
+    let object = object.into();
+    record(RawKind::WaitBegin(kind, object));
+    WaitGuard {
+        kind,
+        object,
+        _not_send: PhantomData,
+    }
+}
+
+/// Marks a data movement of `bytes` bytes (copy, transpose, message transfer) until the guard
+/// drops (`comm_begin <bytes>` .. `comm_end <bytes>`).
+///
+/// ```
+/// let src = vec![1u8; 4096];
+/// let mut dst = vec![0u8; 4096];
+/// {
+///     let _c = pp::recorder::comm(src.len() as u64);
+///     dst.copy_from_slice(&src);
+/// }
+/// ```
+#[inline]
+pub fn comm(bytes: u64) -> CommGuard {
+    record(RawKind::CommBegin(bytes));
+    CommGuard {
+        bytes,
+        _not_send: PhantomData,
+    }
+}
+
+/// Keeps the calling thread registered; see [`thread`].
+#[must_use = "the thread stops recording when the guard drops"]
+#[derive(Debug)]
+pub struct ThreadGuard {
+    started: bool,
+    _not_send: NotSend,
+}
+
+impl ThreadGuard {
+    /// Whether a session was active and the thread is recording.
+    pub fn is_recording(&self) -> bool {
+        self.started
+    }
+}
+
+impl Drop for ThreadGuard {
+    fn drop(&mut self) {
+        if self.started {
+            thread_stop();
+        }
+    }
+}
+
+/// An open region; see [`region`].
+#[must_use = "the region ends when the guard drops"]
+#[derive(Debug)]
+pub struct RegionGuard {
+    /// The region id, `None` when the thread is not recording.
+    id: Option<u64>,
+    sample: bool,
+    _not_send: NotSend,
+}
+
+impl RegionGuard {
+    /// Records `region_begin` (and a CPU sample when `sample`).
+    pub(crate) fn begin(name: &'static str, team: Option<&[ThreadId]>, sample: bool) -> Self {
+        let id = with_rec(|r| {
+            let id = r.session.next_region();
+            let team = match team {
+                Some(t) => r.session.team_index(t),
+                None => ALL_THREADS,
+            };
+            r.push(RawKind::RegionBegin { id, name, team });
+            if sample {
+                r.sample_cpu();
+            }
+            id
+        });
+        RegionGuard {
+            id,
+            sample,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The region instance id in the log, if the thread is recording.
+    pub fn id(&self) -> Option<u64> {
+        self.id
+    }
+}
+
+impl Drop for RegionGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            with_rec(|r| {
+                if self.sample {
+                    r.sample_cpu();
+                }
+                r.push(RawKind::RegionEnd { id });
+            });
+        }
+    }
+}
+
+/// Open work; see [`work`].
+#[must_use = "the work interval ends when the guard drops"]
+#[derive(Debug)]
+pub struct WorkGuard {
+    label: Option<&'static str>,
+    _not_send: NotSend,
+}
+
+impl Drop for WorkGuard {
+    #[inline]
+    fn drop(&mut self) {
+        record(RawKind::WorkEnd(self.label));
+    }
+}
+
+/// An open wait; see [`wait`].
+#[must_use = "the wait ends when the guard drops"]
+#[derive(Debug)]
+pub struct WaitGuard {
+    kind: WaitKind,
+    object: Option<&'static str>,
+    _not_send: NotSend,
+}
+
+impl Drop for WaitGuard {
+    #[inline]
+    fn drop(&mut self) {
+        record(RawKind::WaitEnd(self.kind, self.object));
+    }
+}
+
+/// An open data movement; see [`comm`].
+#[must_use = "the data movement ends when the guard drops"]
+#[derive(Debug)]
+pub struct CommGuard {
+    bytes: u64,
+    _not_send: NotSend,
+}
+
+impl Drop for CommGuard {
+    #[inline]
+    fn drop(&mut self) {
+        record(RawKind::CommEnd(self.bytes));
+    }
+}

@@ -1,0 +1,61 @@
+//! The recorder: what an instrumented program links to write its event log (DESIGN §3).
+//!
+//! A [`Session`] opens the log (`$PP_LOG` or `./pp.log`) with the number of processors `p`
+//! and the run parameters. Threads register as `0..p` ([`thread_start`], or a [`Team`], a
+//! rayon pool of exactly `p` threads on which serial code runs too) and mark what they do:
+//! [`region`]s, [`work`], [`wait`]s (recorded by the [`sync`] wrappers), [`comm`] with its byte
+//! count, [`phase`]s. The guards end their interval on drop.
+//!
+//! Cost: one timestamp per event, appended to a thread-local buffer without a lock (a median
+//! of about 10 ns per event with the TSC clock, 25 ns with `CLOCK_MONOTONIC`, see
+//! [`ClockSource`]; converting and writing a full buffer adds about 10 ns per event). Thread
+//! CPU time (about 0.5 µs a read) is sampled only at thread start/stop and at region
+//! boundaries as each thread sees them.
+//! A full buffer is written to `<path>.tmp` as one block, so a crash leaves a readable
+//! prefix; [`Session::finish`] (or dropping the session) writes the rest and renames the file
+//! to `<path>`.
+//!
+//! Environment: `PP_LOG` (log path, default `./pp.log`), `PP_CLOCK` (`tsc` or `monotonic`,
+//! default: the TSC where the kernel keeps time with it), `PP_BUFFER_EVENTS` (events per
+//! thread buffer, default [`DEFAULT_BUFFER_EVENTS`]).
+//!
+//! ```
+//! use pp::recorder::{self, Session, sync::Mutex};
+//! # let dir = std::env::temp_dir().join(format!("pp-doc-mod-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir).unwrap();
+//! let session = Session::builder(2).param("impl", "demo").path(dir.join("pp.log")).start()?;
+//! let team = session.team()?;
+//! let total = Mutex::named("total", 0u64);
+//! team.run(|| { let _w = recorder::work("setup"); });            // serial work
+//! team.region("sum", |part| {
+//!     let mine: u64 = { let _w = recorder::work(None); (0..1000).map(|i| i * part.index() as u64).sum() };
+//!     *total.lock().unwrap() += mine;                           // waits recorded if contended
+//! });
+//! drop(team);
+//! let report = session.finish()?;
+//! # assert!(report.events > 0);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+mod buffer;
+mod clock;
+mod interval;
+mod names;
+mod session;
+pub mod sync;
+#[cfg(feature = "rayon")]
+mod team;
+mod team_table;
+mod writer;
+
+pub use clock::{ClockSource, thread_cpu_ns};
+pub use interval::{
+    CommGuard, RegionGuard, ThreadGuard, WaitGuard, WorkGuard, comm, cpu_sample, current_thread,
+    flush, phase, region, region_with_team, thread, thread_start, thread_stop, wait, work,
+};
+pub use names::name;
+pub use session::{
+    DEFAULT_BUFFER_EVENTS, DEFAULT_STOP_TIMEOUT, FinishReport, Session, SessionBuilder,
+};
+#[cfg(feature = "rayon")]
+pub use team::{Part, Team, TeamScope};
