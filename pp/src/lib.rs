@@ -3,4 +3,6 @@
 //! lost-cycles category (DESIGN §4).
 
 pub mod event;
+pub mod log;
 pub mod profile;
+pub mod recorder;

@@ -225,7 +225,7 @@ proptest! {
             sweep.event(e, &symbols);
         }
         let expected = brute_force(p, &events, &symbols);
-        match (sweep.finish(), expected) {
+        match (sweep.finish(&symbols), expected) {
             (Err(_), None) => {}
             (Ok(a), Some(expected)) => {
                 let wall = a.window.1 - a.window.0;

@@ -6,5 +6,10 @@ pub mod sweep;
 pub mod totals;
 
 pub use rules::{CATEGORIES, Category, RULES, SUBCATEGORIES};
-pub use sweep::{Attribution, Sink, Sweep, SweepError};
+pub use sweep::{Attribution, Interval, Sink, Sweep, SweepError};
 pub use totals::Totals;
+pub mod chrome;
+pub mod report;
+
+pub use chrome::ChromeTrace;
+pub use report::{By, Profile};

@@ -13,18 +13,27 @@ use super::rules::{Category, Own, Situation, classify};
 use super::totals::Totals;
 use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
 
-/// Receives every attributed interval (for timelines).
+/// An attributed stretch of one thread's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interval {
+    /// The thread.
+    pub thread: ThreadId,
+    /// Start, ns.
+    pub start: u64,
+    /// End (exclusive), ns.
+    pub end: u64,
+    /// Its category (work shows as pc: rc.cpu is known only per pair of cpu samples).
+    pub category: Category,
+    /// The thread's innermost open region.
+    pub region: Option<Sym>,
+    /// The thread's phase.
+    pub phase: Option<Sym>,
+}
+
+/// Receives every attributed interval, in the order they close (for timelines).
 pub trait Sink {
-    /// Thread `thread` spent `[start, end)` (ns) in `category`, inside `region`, in `phase`.
-    fn interval(
-        &mut self,
-        thread: ThreadId,
-        start: u64,
-        end: u64,
-        category: Category,
-        region: Option<Sym>,
-        phase: Option<Sym>,
-    );
+    /// One interval; `symbols` names its region and phase.
+    fn interval(&mut self, interval: &Interval, symbols: &Symbols);
 }
 
 /// What a thread is attributed to at the moment, and since when.
@@ -81,6 +90,8 @@ pub struct Sweep<'s> {
     by_phase: Vec<Totals>,
     warnings: Vec<String>,
     sink: Option<&'s mut dyn Sink>,
+    /// Intervals closed during the current event, for the sink.
+    pending: Vec<Interval>,
 }
 
 /// Category totals of a finished sweep (names still as symbols).
@@ -149,6 +160,7 @@ impl<'s> Sweep<'s> {
             by_phase: Vec::new(),
             warnings: Vec::new(),
             sink,
+            pending: Vec::new(),
         }
     }
 
@@ -244,12 +256,21 @@ impl<'s> Sweep<'s> {
                 self.retag(i, t);
             }
         }
+        self.drain(symbols);
+    }
+
+    fn drain(&mut self, symbols: &Symbols) {
+        if let Some(sink) = self.sink.as_deref_mut() {
+            for interval in self.pending.drain(..) {
+                sink.interval(&interval, symbols);
+            }
+        }
     }
 
     /// Closes the window and returns the totals. The window ends at the last `stop`; when a
     /// thread that started never stopped (a cut log), or events follow the last `stop` (a
     /// malformed log), it ends at the last event instead, with a warning.
-    pub fn finish(mut self) -> Result<Attribution, SweepError> {
+    pub fn finish(mut self, symbols: &Symbols) -> Result<Attribution, SweepError> {
         let start = self.window_start.ok_or(SweepError::NoStart)?;
         let unstopped: Vec<usize> = (0..self.p)
             .filter(|&j| self.threads[j].started && !self.threads[j].stopped)
@@ -285,6 +306,7 @@ impl<'s> Sweep<'s> {
         for j in 0..self.p {
             self.close(j, end.max(self.threads[j].since));
         }
+        self.drain(symbols);
         let keyed = |v: Vec<Totals>| -> Vec<(Option<Sym>, Totals)> {
             v.into_iter()
                 .enumerate()
@@ -472,8 +494,15 @@ impl<'s> Sweep<'s> {
         self.by_thread[i].add(tag.category, ns);
         slot(&mut self.by_region, tag.region).add(tag.category, ns);
         slot(&mut self.by_phase, tag.phase).add(tag.category, ns);
-        if let Some(sink) = self.sink.as_deref_mut() {
-            sink.interval(i as ThreadId, since, t, tag.category, tag.region, tag.phase);
+        if self.sink.is_some() {
+            self.pending.push(Interval {
+                thread: i as ThreadId,
+                start: since,
+                end: t,
+                category: tag.category,
+                region: tag.region,
+                phase: tag.phase,
+            });
         }
     }
 }

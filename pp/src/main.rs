@@ -1,0 +1,200 @@
+//! `pp`: the predicate profiler's command line. Reads an event log (text or binary), attributes
+//! every thread-instant to a lost-cycles category and prints the result.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Parser, Subcommand};
+use pp::log::{Encoding, LogReader};
+use pp::profile::{By, ChromeTrace, Profile, Sink, Sweep};
+
+/// Predicate profiler: where did the processor time of a parallel run go?
+#[derive(Debug, Parser)]
+#[command(
+    name = "pp",
+    version,
+    args_conflicts_with_subcommands = true,
+    after_help = "The log is LOG, else $PP_LOG, else ./pp.log.\n\nExamples:\n  pp                      Figure-1 table of ./pp.log\n  pp -l >> datafile       append one datafile row\n  pp --by phase run.log   categories per phase\n  pp --chrome trace.json  timeline for Perfetto / chrome://tracing\n  pp convert run.log run.txt"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    profile: ProfileArgs,
+}
+
+#[derive(Debug, clap::Args)]
+struct ProfileArgs {
+    /// The event log (text or binary; detected).
+    log: Option<PathBuf>,
+    /// Print one datafile row (`key=value ...`) instead of the table.
+    #[arg(short = 'l', long = "line")]
+    line: bool,
+    /// Break the categories down by thread, region or phase.
+    #[arg(long, value_name = "thread|region|phase")]
+    by: Option<String>,
+    /// Output format: text or json.
+    #[arg(long, default_value = "text")]
+    format: String,
+    /// Also write the per-thread timeline as Chrome Trace Event JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    chrome: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Convert a log between the binary and the text encoding (losslessly).
+    Convert {
+        /// The log to read.
+        input: PathBuf,
+        /// The log to write (never the input).
+        output: PathBuf,
+        /// Output encoding: text or binary (default: the other one).
+        #[arg(long)]
+        to: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Convert { input, output, to }) => convert(&input, &output, to.as_deref()),
+        None => profile(&cli.profile),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn convert(input: &Path, output: &Path, to: Option<&str>) -> Result<()> {
+    let to = match to {
+        None => None,
+        Some("text") => Some(Encoding::Text),
+        Some("binary") => Some(Encoding::Binary),
+        Some(other) => bail!("--to '{other}': expected text or binary"),
+    };
+    pp::log::convert(input, output, to)?;
+    Ok(())
+}
+
+fn log_path(given: Option<&PathBuf>) -> PathBuf {
+    given
+        .cloned()
+        .or_else(|| std::env::var_os("PP_LOG").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("pp.log"))
+}
+
+fn profile(args: &ProfileArgs) -> Result<()> {
+    let by = args
+        .by
+        .as_deref()
+        .map(|b| b.parse::<By>().map_err(|e| anyhow!("--by: {e}")))
+        .transpose()?;
+    let json = match args.format.as_str() {
+        "text" => false,
+        "json" => true,
+        other => bail!("--format '{other}': expected text or json"),
+    };
+    let path = log_path(args.log.as_ref());
+    let mut reader = LogReader::open(&path)?;
+    let header = reader.header().clone();
+
+    let mut chrome = match &args.chrome {
+        Some(file) => Some(ChromeOutput::create(file, header.p)?),
+        None => None,
+    };
+    let mut damage = None;
+    let attribution = {
+        let sink = chrome.as_mut().map(|c| &mut c.trace as &mut dyn Sink);
+        let mut sweep = Sweep::new(&header, sink);
+        while let Some(event) = reader.next_event() {
+            match event {
+                Ok(e) => sweep.event(&e, reader.symbols()),
+                Err(e) => {
+                    damage = Some(e);
+                    break;
+                }
+            }
+        }
+        sweep.finish(reader.symbols())
+    };
+    if let Some(c) = chrome {
+        c.finish()?;
+    }
+    let attribution = match (attribution, &damage) {
+        (Ok(a), _) => a,
+        (Err(e), Some(d)) => bail!("{d}; nothing to attribute before it ({e})"),
+        (Err(e), None) => bail!("{}: {e}", path.display()),
+    };
+    let profile = Profile::new(header, attribution, reader.symbols());
+    if let Some(d) = &damage {
+        eprintln!("pp: warning: {d} (the profile covers the events before it)");
+    } else if !reader.finished() {
+        eprintln!(
+            "pp: warning: {}: the log has no end marker (the run did not finish); the profile covers what was written",
+            path.display()
+        );
+    }
+    for w in &profile.warnings {
+        eprintln!("pp: warning: {w}");
+    }
+    let text = match (json, args.line, by) {
+        (true, _, _) => profile.json(),
+        (false, true, _) => format!("{}\n", profile.datafile_row()),
+        (false, false, Some(by)) => profile.breakdown(by),
+        (false, false, None) => profile.figure1(),
+    };
+    write_stdout(&text)
+}
+
+/// The Chrome trace goes to a temporary file renamed over FILE when complete.
+struct ChromeOutput {
+    trace: ChromeTrace<BufWriter<File>>,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl ChromeOutput {
+    fn create(path: &Path, p: u32) -> Result<Self> {
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(format!(".{}.tmp", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        let file = File::create(&tmp).with_context(|| format!("--chrome {}", path.display()))?;
+        Ok(ChromeOutput {
+            trace: ChromeTrace::new(BufWriter::new(file), p)?,
+            tmp,
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn finish(self) -> Result<()> {
+        let written = self
+            .trace
+            .finish()
+            .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
+            .and_then(|f| f.sync_all())
+            .and_then(|()| std::fs::rename(&self.tmp, &self.path));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&self.tmp);
+            return Err(e).with_context(|| format!("--chrome {}", self.path.display()));
+        }
+        Ok(())
+    }
+}
+
+/// One write for the whole output (a datafile row stays one `write` when appended with
+/// `>>`); a closed pipe is not an error.
+fn write_stdout(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,121 @@
+//! The per-thread timeline coloured by category, in Chrome Trace Event JSON (opens in
+//! Perfetto and chrome://tracing). Written while the log streams through the profiler.
+
+use std::io::{self, Write};
+
+use super::rules::Category;
+use super::sweep::{Interval, Sink};
+use crate::event::Symbols;
+
+/// Writes complete ("X") events, one per attributed interval, timestamps in microseconds.
+pub struct ChromeTrace<W: Write> {
+    out: W,
+    first: bool,
+    error: Option<io::Error>,
+}
+
+/// chrome://tracing's reserved colour names for each category.
+fn colour(category: Category) -> &'static str {
+    match category {
+        Category::Pc => "good",
+        Category::Li => "thread_state_iowait",
+        Category::Ip => "grey",
+        Category::Sl => "terrible",
+        Category::Cl => "thread_state_runnable",
+        Category::Rc => "bad",
+    }
+}
+
+impl<W: Write> ChromeTrace<W> {
+    /// Starts the trace, naming `p` threads.
+    pub fn new(mut out: W, p: u32) -> io::Result<Self> {
+        out.write_all(b"{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n")?;
+        let mut trace = ChromeTrace {
+            out,
+            first: true,
+            error: None,
+        };
+        for t in 0..p {
+            trace.record(&format!(
+                "{{\"ph\":\"M\",\"pid\":0,\"tid\":{t},\"name\":\"thread_name\",\"args\":{{\"name\":\"thread {t}\"}}}}"
+            ));
+        }
+        Ok(trace)
+    }
+
+    fn record(&mut self, json: &str) {
+        if self.error.is_some() {
+            return;
+        }
+        let sep: &[u8] = if self.first { b"" } else { b",\n" };
+        self.first = false;
+        if let Err(e) = self
+            .out
+            .write_all(sep)
+            .and_then(|()| self.out.write_all(json.as_bytes()))
+        {
+            self.error = Some(e);
+        }
+    }
+
+    /// Ends the JSON document; reports the first write error, if any.
+    pub fn finish(mut self) -> io::Result<W> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.out.write_all(b"\n]}\n")?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+impl<W: Write> Sink for ChromeTrace<W> {
+    fn interval(&mut self, i: &Interval, symbols: &Symbols) {
+        let name = |s: Option<crate::event::Sym>| {
+            serde_json::to_string(s.map_or("", |s| symbols.name(s))).expect("strings serialize")
+        };
+        let json = format!(
+            "{{\"ph\":\"X\",\"pid\":0,\"tid\":{},\"name\":\"{}\",\"cat\":\"{}\",\"cname\":\"{}\",\"ts\":{:.3},\"dur\":{:.3},\"args\":{{\"region\":{},\"phase\":{}}}}}",
+            i.thread,
+            i.category.key(),
+            i.category.key(),
+            colour(i.category),
+            i.start as f64 / 1000.0,
+            (i.end - i.start) as f64 / 1000.0,
+            name(i.region),
+            name(i.phase),
+        );
+        self.record(&json);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_is_valid_json() {
+        let mut symbols = Symbols::default();
+        let fft = symbols.intern("fft \"quoted\"");
+        let mut trace = ChromeTrace::new(Vec::new(), 2).unwrap();
+        trace.interval(
+            &Interval {
+                thread: 1,
+                start: 1500,
+                end: 4000,
+                category: Category::Li,
+                region: Some(fft),
+                phase: None,
+            },
+            &symbols,
+        );
+        let bytes = trace.finish().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let events = doc["traceEvents"].as_array().unwrap();
+        assert_eq!(events.len(), 3);
+        assert_eq!(events[2]["name"], "li");
+        assert_eq!(events[2]["ts"], 1.5);
+        assert_eq!(events[2]["dur"], 2.5);
+        assert_eq!(events[2]["args"]["region"], "fft \"quoted\"");
+    }
+}

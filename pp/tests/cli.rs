@@ -1,0 +1,198 @@
+//! End-to-end tests of the `pp` command on hand-written logs.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+const LOG: &str = "# two threads: a serial section, then an imbalanced loop
+pplog 1 p=2 impl=dp n=256
+0 0 start
+0 1 start
+0 0 phase serial
+0 0 work_begin
+40 0 work_end
+40 0 phase loop
+40 1 phase loop
+40 0 region_begin 1 loop
+40 0 work_begin
+40 1 work_begin
+60 1 work_end
+100 0 work_end
+100 0 region_end 1
+100 0 stop
+100 1 stop
+";
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pp-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn pp() -> Command {
+    Command::cargo_bin("pp").unwrap()
+}
+
+fn stdout_of(args: &[&str], dir: &Path) -> String {
+    let out = pp().args(args).current_dir(dir).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn figure_1_table() {
+    let dir = scratch("fig1");
+    write(&dir, "pp.log", LOG);
+    let text = stdout_of(&[], &dir);
+    let expected = "\
+Processors:                                2
+Load Imbalance:                  0.000000040 s   20.0%
+Insufficient Parallelism:        0.000000040 s   20.0%
+Synchronization Loss:            0.000000000 s    0.0%
+Communication Loss:              0.000000000 s    0.0%
+Resource Contention:             0.000000000 s    0.0%
+Total Time:                      0.000000200 s          (2 x 0.000000100 s wall)
+Remaining Time:                  0.000000120 s   60.0%
+";
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn datafile_row_and_breakdowns() {
+    let dir = scratch("row");
+    let log = write(&dir, "run.log", LOG);
+    let log = log.to_str().unwrap();
+    let row = stdout_of(&["-l", log], &dir);
+    assert_eq!(
+        row,
+        "impl=dp n=256 p=2 wall=0.000000100 total=0.000000200 li=0.000000040 ip=0.000000040 \
+         sl=0.000000000 cl=0.000000000 rc=0.000000000 pc=0.000000120 rc.cpu=0.000000000\n"
+    );
+    let by_phase = stdout_of(&["--by", "phase", log], &dir);
+    assert!(
+        by_phase.lines().any(|l| l.starts_with("serial ")),
+        "{by_phase}"
+    );
+    assert!(
+        by_phase.lines().any(|l| l.starts_with("loop ")),
+        "{by_phase}"
+    );
+    let by_thread = stdout_of(&["--by", "thread", log], &dir);
+    assert_eq!(by_thread.lines().count(), 3, "{by_thread}");
+    let json: serde_json::Value =
+        serde_json::from_str(&stdout_of(&["--format", "json", log], &dir)).unwrap();
+    assert_eq!(json["p"], 2);
+    assert_eq!(json["params"]["impl"], "dp");
+    assert!((json["categories"]["li"].as_f64().unwrap() - 4e-8).abs() < 1e-15);
+}
+
+#[test]
+fn pp_log_environment_variable_names_the_log() {
+    let dir = scratch("env");
+    write(&dir, "elsewhere.log", LOG);
+    let out = pp()
+        .arg("-l")
+        .env("PP_LOG", dir.join("elsewhere.log"))
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .starts_with("impl=dp ")
+    );
+}
+
+#[test]
+fn chrome_trace_is_written() {
+    let dir = scratch("chrome");
+    let log = write(&dir, "run.log", LOG);
+    let trace = dir.join("trace.json");
+    pp().arg(&log)
+        .arg("--chrome")
+        .arg(&trace)
+        .assert()
+        .success();
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let events = doc["traceEvents"].as_array().unwrap();
+    let li: Vec<_> = events.iter().filter(|e| e["name"] == "li").collect();
+    assert_eq!(li.len(), 1);
+    assert_eq!(li[0]["tid"], 1);
+    assert_eq!(li[0]["dur"], 0.04);
+    assert_eq!(li[0]["args"]["region"], "loop");
+}
+
+#[test]
+fn convert_round_trips() {
+    let dir = scratch("convert");
+    let text = write(&dir, "run.txt", LOG);
+    let binary = dir.join("run.bin");
+    let back = dir.join("back.txt");
+    pp().arg("convert")
+        .arg(&text)
+        .arg(&binary)
+        .assert()
+        .success();
+    pp().arg("convert")
+        .arg(&binary)
+        .arg(&back)
+        .assert()
+        .success();
+    let rows: Vec<String> = [&text, &binary, &back]
+        .iter()
+        .map(|p| stdout_of(&["-l", p.to_str().unwrap()], &dir))
+        .collect();
+    assert_eq!(rows[0], rows[1]);
+    assert_eq!(rows[0], rows[2]);
+}
+
+#[test]
+fn truncated_log_prints_what_it_can_and_names_what_was_open() {
+    let dir = scratch("cut");
+    let cut: String = LOG.lines().take(13).map(|l| format!("{l}\n")).collect();
+    let log = write(&dir, "cut.log", &cut);
+    let out = pp().arg("-l").arg(&log).output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("never stopped"), "{stderr}");
+    assert!(stderr.contains("thread 0: [Work] still open"), "{stderr}");
+    assert!(stderr.contains("region 1 never ended"), "{stderr}");
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .contains(" wall=0.000000060 ")
+    );
+}
+
+#[test]
+fn nothing_meaningful_is_an_error() {
+    let dir = scratch("empty");
+    let log = write(
+        &dir,
+        "nostart.log",
+        "pplog 1 p=2\n5 0 work_begin\n9 0 work_end\n",
+    );
+    let out = pp().arg(&log).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("no thread has a start event"), "{stderr}");
+    let missing = dir.join("missing.log");
+    let out = pp().arg(&missing).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("missing.log")
+    );
+}

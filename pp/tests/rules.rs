@@ -1,0 +1,184 @@
+//! Hand-written text logs, one per rule of DESIGN §4, with the expected nanoseconds.
+
+use pp::log::LogReader;
+use pp::profile::{Category, Profile, Sweep};
+
+fn profile(text: &str) -> Profile {
+    let mut reader = LogReader::from_bytes("rule.log", text.as_bytes().to_vec()).unwrap();
+    let header = reader.header().clone();
+    let mut sweep = Sweep::new(&header, None);
+    while let Some(event) = reader.next_event() {
+        sweep.event(&event.unwrap(), reader.symbols());
+    }
+    let a = sweep.finish(reader.symbols()).unwrap();
+    Profile::new(header, a, reader.symbols())
+}
+
+/// (li, ip, sl, cl, rc, pc) of thread `i`.
+fn thread(p: &Profile, i: usize) -> [u64; 6] {
+    p.by_thread[i].ns
+}
+
+#[test]
+fn rule_1_comm_is_communication_loss() {
+    let p = profile(
+        "pplog 1 p=1
+0 0 start
+10 0 work_begin
+20 0 comm_begin 4096
+50 0 comm_end 4096
+60 0 work_end
+100 0 stop
+",
+    );
+    // idle outside regions 0-10 and 60-100: ip 50; work 20; comm 30.
+    assert_eq!(thread(&p, 0), [0, 50, 0, 30, 0, 20]);
+    assert_eq!(p.total_ns(), 100);
+}
+
+#[test]
+fn rule_2_wait_is_synchronization_loss() {
+    let p = profile(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 region_begin 1 locks
+0 0 work_begin
+0 1 work_begin
+10 1 wait_begin lock L
+40 1 wait_end lock L
+50 0 work_end
+50 1 work_end
+50 0 region_end 1
+50 0 stop
+50 1 stop
+",
+    );
+    assert_eq!(thread(&p, 0), [0, 0, 0, 0, 0, 50]);
+    assert_eq!(thread(&p, 1), [0, 0, 30, 0, 0, 20]);
+    assert_eq!(p.by_region, vec![("locks".to_string(), p.totals)]);
+}
+
+#[test]
+fn rule_3_work_not_backed_by_cpu_time_is_resource_contention() {
+    let p = profile(
+        "pplog 1 p=1
+0 0 start
+0 0 cpu 1000
+0 0 work_begin
+100 0 work_end
+100 0 cpu 1060
+100 0 stop
+",
+    );
+    // 100 ns of work, 60 ns of CPU time: 40 ns descheduled.
+    assert_eq!(thread(&p, 0), [0, 0, 0, 0, 40, 60]);
+    assert_eq!(p.totals.sub("rc.cpu"), Some(40));
+}
+
+#[test]
+fn rule_4_idle_in_a_region_is_load_imbalance_or_synchronization() {
+    let p = profile(
+        "pplog 1 p=2 impl=dp
+0 0 start
+0 1 start
+0 0 region_begin 7 loop
+0 0 work_begin
+0 1 work_begin
+30 1 work_end
+100 0 work_end
+120 0 region_end 7
+120 0 stop
+120 1 stop
+",
+    );
+    // Thread 1 idles 30-100 while thread 0 works (li 70), then both idle in the open region
+    // 100-120 (fork/join: sl 20 each).
+    assert_eq!(thread(&p, 0), [0, 0, 20, 0, 0, 100]);
+    assert_eq!(thread(&p, 1), [70, 0, 20, 0, 0, 30]);
+    assert_eq!(
+        p.datafile_row(),
+        "impl=dp p=2 wall=0.000000120 total=0.000000240 li=0.000000070 ip=0.000000000 \
+         sl=0.000000040 cl=0.000000000 rc=0.000000000 pc=0.000000130 rc.cpu=0.000000000"
+    );
+}
+
+#[test]
+fn rule_4_teammates_in_comm_count_as_busy_but_waiting_ones_do_not() {
+    let p = profile(
+        "pplog 1 p=3
+0 0 start
+0 1 start
+0 2 start
+0 0 region_begin 1 r
+0 0 comm_begin 8
+0 1 wait_begin barrier
+40 0 comm_end 8
+40 1 wait_end barrier
+60 0 region_end 1
+60 0 stop
+60 1 stop
+60 2 stop
+",
+    );
+    // Thread 2 is idle in the region: li while thread 0 communicates (0-40), then sl.
+    assert_eq!(thread(&p, 2), [40, 0, 20, 0, 0, 0]);
+    assert_eq!(thread(&p, 1), [0, 0, 60, 0, 0, 0]);
+    assert_eq!(thread(&p, 0), [0, 0, 20, 40, 0, 0]);
+}
+
+#[test]
+fn rule_5_idle_outside_regions_is_insufficient_parallelism() {
+    let p = profile(
+        "pplog 1 p=3
+0 0 start
+0 1 start
+0 2 start
+0 0 phase serial
+0 0 work_begin
+50 0 work_end
+50 0 region_begin 2 half team=0,1
+50 0 work_begin
+50 1 work_begin
+80 0 work_end
+80 1 work_end
+80 0 region_end 2
+80 0 stop
+80 1 stop
+80 2 stop
+",
+    );
+    // Serial section: threads 1, 2 idle outside regions (ip 50 each). The region's team is
+    // {0, 1}: thread 2 stays outside it (ip 30 more).
+    assert_eq!(thread(&p, 0), [0, 0, 0, 0, 0, 80]);
+    assert_eq!(thread(&p, 1), [0, 50, 0, 0, 0, 30]);
+    assert_eq!(thread(&p, 2), [0, 80, 0, 0, 0, 0]);
+    let serial = p.by_phase.iter().find(|(k, _)| k == "serial").unwrap().1;
+    assert_eq!(serial.get(Category::Pc), 80);
+}
+
+#[test]
+fn truncated_log_reports_what_was_open() {
+    let p = profile(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 region_begin 1 r
+0 0 work_begin
+0 1 work_begin
+25 1 work_end
+",
+    );
+    assert_eq!(p.window, (0, 25));
+    assert_eq!(p.total_ns(), 50);
+    let warnings = p.warnings.join("\n");
+    assert!(
+        warnings.contains("threads [0, 1] never stopped"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("thread 0: [Work] still open"),
+        "{warnings}"
+    );
+    assert!(warnings.contains("region 1 never ended"), "{warnings}");
+}
