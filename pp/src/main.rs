@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 use pp::log::{Encoding, LogReader};
-use pp::profile::{By, ChromeTrace, Profile, Sink, Sweep};
+use pp::profile::{By, Category, ChromeTrace, Profile, Sink, Sweep};
 
 /// Predicate profiler: where did the processor time of a parallel run go?
 #[derive(Debug, Parser)]
@@ -144,6 +144,11 @@ fn profile(args: &ProfileArgs) -> Result<()> {
     }
     for w in &profile.warnings {
         eprintln!("pp: warning: {w}");
+    }
+    if profile.totals.get(Category::Cl) > 0 {
+        eprintln!(
+            "pp: warning: no machine calibration: all communication time counts as cl (its excess over the ideal time would be rc)"
+        );
     }
     let text = match (json, args.line, by) {
         (true, _, _) => profile.json(),

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use super::rules::{Category, Own, Situation, classify};
+use super::rules::{CATEGORIES, Category, Own, Situation, classify};
 use super::totals::Totals;
 use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
 
@@ -48,8 +48,8 @@ struct Tag {
 struct ThreadState {
     /// Open work/wait/comm intervals, innermost last.
     stack: Vec<Own>,
-    /// Open regions whose team includes this thread, in opening order.
-    regions: Vec<u64>,
+    /// Slots of the open regions whose team includes this thread, in opening order.
+    regions: Vec<usize>,
     phase: Option<Sym>,
     tag: Tag,
     since: u64,
@@ -79,12 +79,16 @@ struct Region {
 pub struct Sweep<'s> {
     p: usize,
     threads: Vec<ThreadState>,
-    regions: HashMap<u64, Region>,
+    /// Open regions in slots (threads refer to slots); ids map to slots.
+    regions: Vec<Option<Region>>,
+    slots: HashMap<u64, usize>,
+    free_slots: Vec<usize>,
+    /// The rule table evaluated once for every situation: `[own][in_region][team_busy]`.
+    table: [[[Category; 2]; 2]; 4],
     window_start: Option<u64>,
     last_stop: Option<u64>,
     last_t: u64,
     events: u64,
-    totals: Totals,
     by_thread: Vec<Totals>,
     by_region: Vec<Totals>,
     by_phase: Vec<Totals>,
@@ -149,12 +153,14 @@ impl<'s> Sweep<'s> {
                 };
                 p
             ],
-            regions: HashMap::new(),
+            regions: Vec::new(),
+            slots: HashMap::new(),
+            free_slots: Vec::new(),
+            table: rule_table(),
             window_start: None,
             last_stop: None,
             last_t: 0,
             events: 0,
-            totals: Totals::default(),
             by_thread: vec![Totals::default(); p],
             by_region: Vec::new(),
             by_phase: Vec::new(),
@@ -212,7 +218,7 @@ impl<'s> Sweep<'s> {
                         .collect(),
                     None => (0..self.p as ThreadId).collect(),
                 };
-                if self.regions.contains_key(&id) {
+                if self.slots.contains_key(&id) {
                     self.warn(format!("region id {id} begun again at {t} ns while open"));
                     self.end_region(id, t);
                 }
@@ -220,23 +226,23 @@ impl<'s> Sweep<'s> {
                     .iter()
                     .filter(|&&m| self.threads[m as usize].own().is_busy())
                     .count() as u32;
+                let slot = self.free_slots.pop().unwrap_or_else(|| {
+                    self.regions.push(None);
+                    self.regions.len() - 1
+                });
                 for &m in &members {
-                    self.threads[m as usize].regions.push(id);
+                    self.threads[m as usize].regions.push(slot);
                 }
-                self.regions.insert(
-                    id,
-                    Region {
-                        name,
-                        members: members.clone(),
-                        busy,
-                    },
-                );
-                for m in members {
-                    self.retag(m as usize, t);
-                }
+                self.slots.insert(id, slot);
+                self.regions[slot] = Some(Region {
+                    name,
+                    members,
+                    busy,
+                });
+                self.retag_members(slot, t, None);
             }
             EventKind::RegionEnd { id } => {
-                if !self.regions.contains_key(&id) {
+                if !self.slots.contains_key(&id) {
                     self.warn(format!(
                         "thread {}: region_end {id} at {t} ns without region_begin",
                         e.thread
@@ -298,7 +304,7 @@ impl<'s> Sweep<'s> {
                 ));
             }
         }
-        let mut open: Vec<_> = self.regions.keys().copied().collect();
+        let mut open: Vec<_> = self.slots.keys().copied().collect();
         open.sort_unstable();
         for id in open {
             self.warn(format!("region {id} never ended"));
@@ -314,11 +320,15 @@ impl<'s> Sweep<'s> {
                 .map(|(k, t)| ((k > 0).then(|| Sym(k as u32 - 1)), t))
                 .collect()
         };
+        let mut totals = Totals::default();
+        for t in &self.by_thread {
+            totals.absorb(t);
+        }
         Ok(Attribution {
             p: self.p as u32,
             window: (start, end),
             events: self.events,
-            totals: self.totals,
+            totals,
             by_thread: self.by_thread,
             by_region: keyed(self.by_region),
             by_phase: keyed(self.by_phase),
@@ -368,9 +378,9 @@ impl<'s> Sweep<'s> {
         if was == now {
             return;
         }
-        let ids = self.threads[i].regions.clone();
-        for id in ids {
-            let Some(region) = self.regions.get_mut(&id) else {
+        for k in 0..self.threads[i].regions.len() {
+            let slot = self.threads[i].regions[k];
+            let Some(region) = self.regions[slot].as_mut() else {
                 continue;
             };
             let before = region.busy;
@@ -380,24 +390,37 @@ impl<'s> Sweep<'s> {
                 before.saturating_sub(1)
             };
             if (before == 0) != (region.busy == 0) {
-                let members = region.members.clone();
-                for m in members {
-                    let m = m as usize;
-                    if m != i && self.threads[m].own() == Own::Idle {
-                        self.retag(m, t);
-                    }
-                }
+                self.retag_members(slot, t, Some(i));
+            }
+        }
+    }
+
+    /// Re-evaluates the members of the region in `slot`: all of them, or (with `busy_change`
+    /// naming the thread that changed) the other, idle ones.
+    fn retag_members(&mut self, slot: usize, t: u64, busy_change: Option<usize>) {
+        let count = self.regions[slot].as_ref().map_or(0, |r| r.members.len());
+        for k in 0..count {
+            let Some(m) = self.regions[slot].as_ref().map(|r| r.members[k] as usize) else {
+                return;
+            };
+            match busy_change {
+                Some(i) if m == i || self.threads[m].own() != Own::Idle => {}
+                _ => self.retag(m, t),
             }
         }
     }
 
     fn end_region(&mut self, id: u64, t: u64) {
-        let Some(region) = self.regions.remove(&id) else {
+        let Some(slot) = self.slots.remove(&id) else {
             return;
         };
-        for m in region.members {
+        let Some(region) = self.regions[slot].take() else {
+            return;
+        };
+        self.free_slots.push(slot);
+        for &m in &region.members {
             let m = m as usize;
-            self.threads[m].regions.retain(|&r| r != id);
+            self.threads[m].regions.retain(|&r| r != slot);
             self.retag(m, t);
         }
     }
@@ -418,7 +441,6 @@ impl<'s> Sweep<'s> {
         }
         // Move the unbacked part of the work from pc to rc.cpu, shared over the regions and
         // phases the work was in (integer shares; the last takes the remainder).
-        self.totals.move_to_rc_cpu(unbacked);
         self.by_thread[i].move_to_rc_cpu(unbacked);
         let mut left = unbacked;
         for (n, &(region, phase, ns)) in work.iter().enumerate() {
@@ -433,27 +455,22 @@ impl<'s> Sweep<'s> {
         }
     }
 
-    fn situation(&self, i: usize) -> Situation {
-        let th = &self.threads[i];
-        let busy_self = th.own().is_busy() as u32;
-        Situation {
-            own: th.own(),
-            in_region: !th.regions.is_empty(),
-            team_busy: th
-                .regions
-                .iter()
-                .any(|id| self.regions.get(id).is_some_and(|r| r.busy > busy_self)),
-        }
-    }
-
     fn tag_of(&self, i: usize) -> Tag {
         let th = &self.threads[i];
+        let own = th.own();
+        let busy_self = own.is_busy() as u32;
+        let team_busy = th.regions.iter().any(|&slot| {
+            self.regions[slot]
+                .as_ref()
+                .is_some_and(|r| r.busy > busy_self)
+        });
+        let in_region = !th.regions.is_empty();
         Tag {
-            category: classify(&self.situation(i)),
+            category: self.table[own_index(own)][in_region as usize][team_busy as usize],
             region: th
                 .regions
                 .last()
-                .and_then(|id| self.regions.get(id))
+                .and_then(|&slot| self.regions[slot].as_ref())
                 .map(|r| r.name),
             phase: th.phase,
         }
@@ -490,7 +507,6 @@ impl<'s> Sweep<'s> {
                 None => th.work_since_cpu.push((tag.region, tag.phase, ns)),
             }
         }
-        self.totals.add(tag.category, ns);
         self.by_thread[i].add(tag.category, ns);
         slot(&mut self.by_region, tag.region).add(tag.category, ns);
         slot(&mut self.by_phase, tag.phase).add(tag.category, ns);
@@ -505,6 +521,30 @@ impl<'s> Sweep<'s> {
             });
         }
     }
+}
+
+/// Every state, in declaration order (so that `own as usize` indexes the table).
+const OWN: [Own; 4] = [Own::Comm, Own::Wait, Own::Work, Own::Idle];
+
+fn own_index(own: Own) -> usize {
+    own as usize
+}
+
+/// The rule table evaluated for every situation, so that the sweep looks categories up.
+fn rule_table() -> [[[Category; 2]; 2]; 4] {
+    let mut table = [[[CATEGORIES[0]; 2]; 2]; 4];
+    for (o, &own) in OWN.iter().enumerate() {
+        for in_region in [false, true] {
+            for team_busy in [false, true] {
+                table[o][in_region as usize][team_busy as usize] = classify(&Situation {
+                    own,
+                    in_region,
+                    team_busy,
+                });
+            }
+        }
+    }
+    table
 }
 
 /// Whether the innermost of these open intervals is busy.

@@ -35,6 +35,16 @@ impl Totals {
         self.sub[0] += ns;
     }
 
+    /// Adds another set of totals to this one.
+    pub fn absorb(&mut self, other: &Totals) {
+        for (a, b) in self.ns.iter_mut().zip(other.ns) {
+            *a += b;
+        }
+        for (a, b) in self.sub.iter_mut().zip(other.sub) {
+            *a += b;
+        }
+    }
+
     /// Sub-category time by key (`rc.cpu`).
     pub fn sub(&self, key: &str) -> Option<u64> {
         SUBCATEGORIES
