@@ -1,4 +1,4 @@
-//! Binary log throughput: writes a realistic binary log (8 threads) of `PP_LOG_BENCH_EVENTS`
+//! Binary log and `pp` throughput: writes a realistic binary log (8 threads) of `PP_LOG_BENCH_EVENTS`
 //! events (default 10⁸; `PP_LOG_BENCH_THREADS` changes the 8 threads) to a temporary file, then reads it back with `LogReader` and reports
 //! bytes per event, write and read rates, and the reader's peak memory.
 //!
@@ -22,6 +22,7 @@ use std::time::Instant;
 
 use pp::event::Symbols;
 use pp::log::{BinaryWriter, LogReader};
+use pp::profile::Sweep;
 
 fn status_kib(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -90,6 +91,25 @@ fn main() {
     }
     let hwm = status_kib("VmHWM:");
     assert_eq!(n, events);
+
+    // What `pp` does: read and attribute (the profiler's sweep), once, with its own peak.
+    let reset_again = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let start = Instant::now();
+    let mut reader = LogReader::open(&path).expect("open");
+    let header = reader.header().clone();
+    let mut sweep = Sweep::new(&header, None);
+    while let Some(e) = reader.next_event() {
+        sweep.event(&e.expect("a valid log"), reader.symbols());
+    }
+    let attribution = sweep.finish(reader.symbols()).expect("a window");
+    eprintln!(
+        "WARN {:?}",
+        attribution.warnings.iter().take(3).collect::<Vec<_>>()
+    );
+    let profile_s = start.elapsed().as_secs_f64();
+    let profile_hwm = status_kib("VmHWM:");
+    let (from, to) = attribution.window;
+    assert_eq!(attribution.totals.sum(), u64::from(threads) * (to - from));
     let first_s = times[0];
     let best_s = times.iter().copied().fold(f64::INFINITY, f64::min);
     let best_cpu_s = cpu_times.iter().copied().fold(f64::INFINITY, f64::min);
@@ -126,4 +146,14 @@ fn main() {
         ),
         _ => println!("  memory: /proc/self/status not available"),
     }
+    println!(
+        "  pp (read + attribute), one round: {profile_s:.3} s => {:.1} M events/s; VmHWM {} KiB{}",
+        n as f64 / profile_s / 1e6,
+        profile_hwm.map_or("?".into(), |k| k.to_string()),
+        if reset_again {
+            ""
+        } else {
+            " (peak not reset: includes earlier rounds)"
+        }
+    );
 }

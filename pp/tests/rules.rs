@@ -182,3 +182,29 @@ fn truncated_log_reports_what_was_open() {
     );
     assert!(warnings.contains("region 1 never ended"), "{warnings}");
 }
+
+#[test]
+fn a_region_recorded_by_every_member_is_open_from_the_first_begin_to_the_last_end() {
+    // OpenMP-style: each thread records its own region_begin/region_end of region 3.
+    let p = profile(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+10 0 region_begin 3 par
+10 0 work_begin
+20 1 region_begin 3 par
+20 1 work_begin
+30 1 work_end
+30 1 region_end 3
+60 0 work_end
+60 0 region_end 3
+80 0 stop
+80 1 stop
+",
+    );
+    // Thread 1 is in the team from 10 (the region is open) to 60: li while thread 0 works
+    // (10-20 and 30-60), ip before 10 and after 60.
+    assert_eq!(thread(&p, 1), [40, 30, 0, 0, 0, 10]);
+    assert_eq!(thread(&p, 0), [0, 30, 0, 0, 0, 50]);
+    assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+}

@@ -70,6 +70,9 @@ impl ThreadState {
 #[derive(Debug, Clone)]
 struct Region {
     name: Sym,
+    /// `region_begin`s not yet matched by a `region_end`: one thread may record the region,
+    /// or every member its own part (as OpenMP threads do); it closes at the last end.
+    opens: u32,
     members: Vec<ThreadId>,
     /// Members currently busy (innermost work or comm).
     busy: u32,
@@ -174,10 +177,8 @@ impl<'s> Sweep<'s> {
     pub fn event(&mut self, e: &Event, symbols: &Symbols) {
         let i = e.thread as usize;
         if i >= self.p {
-            self.warn(format!(
-                "event of thread {} ignored: p = {}",
-                e.thread, self.p
-            ));
+            let p = self.p;
+            self.warn(|| format!("event of thread {} ignored: p = {p}", e.thread));
             return;
         }
         let t = e.t.max(self.last_t);
@@ -198,10 +199,12 @@ impl<'s> Sweep<'s> {
             EventKind::Stop => {
                 let open = std::mem::take(&mut self.threads[i].stack);
                 if !open.is_empty() {
-                    self.warn(format!(
-                        "thread {}: stop at {t} ns with open {:?} intervals (closed there)",
-                        e.thread, open
-                    ));
+                    self.warn(|| {
+                        format!(
+                            "thread {}: stop at {t} ns with open {:?} intervals (closed there)",
+                            e.thread, open
+                        )
+                    });
                     self.busy_changed(i, t, busy_of(&open), false);
                 }
                 self.threads[i].stopped = true;
@@ -218,9 +221,12 @@ impl<'s> Sweep<'s> {
                         .collect(),
                     None => (0..self.p as ThreadId).collect(),
                 };
-                if self.slots.contains_key(&id) {
-                    self.warn(format!("region id {id} begun again at {t} ns while open"));
-                    self.end_region(id, t);
+                if let Some(&slot) = self.slots.get(&id) {
+                    if let Some(region) = self.regions[slot].as_mut() {
+                        region.opens += 1;
+                    }
+                    self.drain(symbols);
+                    return;
                 }
                 let busy = members
                     .iter()
@@ -236,20 +242,27 @@ impl<'s> Sweep<'s> {
                 self.slots.insert(id, slot);
                 self.regions[slot] = Some(Region {
                     name,
+                    opens: 1,
                     members,
                     busy,
                 });
                 self.retag_members(slot, t, None);
             }
-            EventKind::RegionEnd { id } => {
-                if !self.slots.contains_key(&id) {
-                    self.warn(format!(
+            EventKind::RegionEnd { id } => match self.slots.get(&id) {
+                None => self.warn(|| {
+                    format!(
                         "thread {}: region_end {id} at {t} ns without region_begin",
                         e.thread
-                    ));
+                    )
+                }),
+                Some(&slot) => {
+                    let region = self.regions[slot].as_mut().expect("slots map to regions");
+                    region.opens -= 1;
+                    if region.opens == 0 {
+                        self.end_region(id, t);
+                    }
                 }
-                self.end_region(id, t);
-            }
+            },
             EventKind::WorkBegin { .. } => self.push(i, t, Own::Work),
             EventKind::WaitBegin { .. } => self.push(i, t, Own::Wait),
             EventKind::CommBegin { .. } => self.push(i, t, Own::Comm),
@@ -283,31 +296,28 @@ impl<'s> Sweep<'s> {
             .collect();
         let end = self.last_t;
         if !unstopped.is_empty() {
-            self.warn(format!(
+            self.warn(|| format!(
                 "threads {unstopped:?} never stopped: the log is cut at {end} ns (the window ends there)"
             ));
-        } else if self.last_stop.is_some_and(|stop| stop < end) {
-            self.warn(format!(
-                "events after the last stop ({} ns): the window ends at the last event ({end} ns)",
-                self.last_stop.unwrap_or(0)
+        } else if let Some(stop) = self.last_stop.filter(|&stop| stop < end) {
+            self.warn(|| format!(
+                "events after the last stop ({stop} ns): the window ends at the last event ({end} ns)"
             ));
         }
         for j in 0..self.p {
             let (has_events, started) = (self.threads[j].has_events, self.threads[j].started);
             if has_events && !started {
-                self.warn(format!("thread {j} has events but no start"));
+                self.warn(|| format!("thread {j} has events but no start"));
             }
             let open = self.threads[j].stack.clone();
             if !open.is_empty() {
-                self.warn(format!(
-                    "thread {j}: {open:?} still open at the end ({end} ns)"
-                ));
+                self.warn(|| format!("thread {j}: {open:?} still open at the end ({end} ns)"));
             }
         }
         let mut open: Vec<_> = self.slots.keys().copied().collect();
         open.sort_unstable();
         for id in open {
-            self.warn(format!("region {id} never ended"));
+            self.warn(|| format!("region {id} never ended"));
         }
         for j in 0..self.p {
             self.close(j, end.max(self.threads[j].since));
@@ -336,10 +346,10 @@ impl<'s> Sweep<'s> {
         })
     }
 
-    fn warn(&mut self, message: String) {
-        // Keep the report readable: the first hundred oddities and a count.
+    /// Records an oddity; only the first hundred are kept (and formatted).
+    fn warn(&mut self, message: impl FnOnce() -> String) {
         if self.warnings.len() < 100 {
-            self.warnings.push(message);
+            self.warnings.push(message());
         } else if self.warnings.len() == 100 {
             self.warnings.push("... more warnings suppressed".into());
         }
@@ -359,13 +369,13 @@ impl<'s> Sweep<'s> {
             Some(pos) => {
                 if pos + 1 != stack.len() {
                     let inner = stack.split_off(pos + 1);
-                    self.warn(format!(
-                        "thread {i}: {what} at {t} ns closes {inner:?} opened inside it"
-                    ));
+                    self.warn(|| {
+                        format!("thread {i}: {what} at {t} ns closes {inner:?} opened inside it")
+                    });
                 }
                 self.threads[i].stack.pop();
             }
-            None => self.warn(format!("thread {i}: {what} at {t} ns without a begin")),
+            None => self.warn(|| format!("thread {i}: {what} at {t} ns without a begin")),
         }
         let now = self.threads[i].own().is_busy();
         self.busy_changed(i, t, was, now);
