@@ -203,6 +203,16 @@ impl Symbols {
         &self.teams[t.0 as usize]
     }
 
+    /// The name of a symbol, or `None` for a symbol of another table.
+    pub fn get_name(&self, s: Sym) -> Option<&str> {
+        self.names.get(s.0 as usize).map(String::as_str)
+    }
+
+    /// The threads of a team, or `None` for a team of another table.
+    pub fn get_team(&self, t: TeamRef) -> Option<&[ThreadId]> {
+        self.teams.get(t.0 as usize).map(Vec::as_slice)
+    }
+
     /// Number of interned names.
     pub fn len(&self) -> usize {
         self.names.len()

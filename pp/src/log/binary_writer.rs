@@ -69,11 +69,8 @@ impl<W: Write> BinaryWriter<W> {
     /// referenced) are defined first. Fails with [`io::ErrorKind::InvalidInput`], writing
     /// nothing, when `thread >= p`, an event belongs to another thread, times decrease (also
     /// with respect to this thread's previous block), a name is not a token (see
-    /// [`super::is_name`]) or a team is empty or names a thread `>= p`.
-    ///
-    /// # Panics
-    ///
-    /// When an event references a team that is not in `symbols` (as [`Symbols::team`] does).
+    /// [`super::is_name`]), a team is empty or names a thread `>= p`, or a name or team is not
+    /// in `symbols`.
     pub fn write_block(
         &mut self,
         thread: ThreadId,
@@ -177,7 +174,9 @@ impl<W: Write> BinaryWriter<W> {
             push_def(&mut chunks, &mut chunk, &def)?;
         }
         for id in self.teams_written..teams {
-            let team = symbols.team(TeamRef(id));
+            let team = symbols
+                .get_team(TeamRef(id))
+                .ok_or_else(|| invalid(format!("team {id} is not in the symbol table")))?;
             if team.is_empty() {
                 return Err(invalid(format!("team {id} is empty")));
             }

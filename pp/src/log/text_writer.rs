@@ -48,12 +48,8 @@ impl<W: Write> TextWriter<W> {
 
     /// Writes one event. Fails with [`io::ErrorKind::InvalidInput`], writing nothing, when the
     /// thread is not below `p`, the time is before the thread's previous event, a name is not
-    /// a token (see [`super::is_name`]) or a team is empty or names a thread `>= p`.
-    ///
-    /// # Panics
-    ///
-    /// When the event references a name or team that is not in `symbols` (as
-    /// [`Symbols::name`] and [`Symbols::team`] do).
+    /// a token (see [`super::is_name`]), a team is empty or names a thread `>= p`, or a name
+    /// or team is not in `symbols`.
     pub fn write_event(&mut self, event: &Event, symbols: &Symbols) -> io::Result<()> {
         let Event { t, thread, kind } = *event;
         if thread >= self.p {
@@ -73,7 +69,12 @@ impl<W: Write> TextWriter<W> {
         line.clear();
         let _ = write!(line, "{t} {thread} ");
         let name = |line: &mut String, s: Sym| -> io::Result<()> {
-            let n = symbols.name(s);
+            let n = symbols.get_name(s).ok_or_else(|| {
+                invalid(format!(
+                    "event at {t}: name {} is not in the symbol table",
+                    s.0
+                ))
+            })?;
             if !is_name(n) {
                 return Err(invalid(format!(
                     "event at {t}: name {n:?} is not a token (non-empty, no whitespace, control characters or '#')"
@@ -90,7 +91,12 @@ impl<W: Write> TextWriter<W> {
                 let _ = write!(line, "region_begin {id}");
                 name(line, n)?;
                 if let Some(team) = team {
-                    let team = symbols.team(team);
+                    let team = symbols.get_team(team).ok_or_else(|| {
+                        invalid(format!(
+                            "event at {t}: team {} is not in the symbol table",
+                            team.0
+                        ))
+                    })?;
                     if team.is_empty() {
                         return Err(invalid(format!("event at {t}: empty team")));
                     }
