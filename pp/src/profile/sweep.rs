@@ -8,6 +8,7 @@
 //! exactly (integer nanoseconds).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::rules::{CATEGORIES, Category, Own, Situation, classify};
 use super::totals::Totals;
@@ -84,7 +85,9 @@ pub struct Sweep<'s> {
     threads: Vec<ThreadState>,
     /// Open regions in slots (threads refer to slots); ids map to slots.
     regions: Vec<Option<Region>>,
-    slots: HashMap<u64, usize>,
+    slots: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
+    /// Member lists of closed regions, kept for reuse.
+    spare_members: Vec<Vec<ThreadId>>,
     free_slots: Vec<usize>,
     /// The rule table evaluated once for every situation: `[own][in_region][team_busy]`.
     table: [[[Category; 2]; 2]; 4],
@@ -157,7 +160,8 @@ impl<'s> Sweep<'s> {
                 p
             ],
             regions: Vec::new(),
-            slots: HashMap::new(),
+            slots: HashMap::default(),
+            spare_members: Vec::new(),
             free_slots: Vec::new(),
             table: rule_table(),
             window_start: None,
@@ -212,15 +216,18 @@ impl<'s> Sweep<'s> {
                 self.retag(i, t);
             }
             EventKind::RegionBegin { id, name, team } => {
-                let members: Vec<ThreadId> = match team {
-                    Some(team) => symbols
-                        .team(team)
-                        .iter()
-                        .copied()
-                        .filter(|&m| (m as usize) < self.p)
-                        .collect(),
-                    None => (0..self.p as ThreadId).collect(),
-                };
+                let mut members = self.spare_members.pop().unwrap_or_default();
+                members.clear();
+                match team {
+                    Some(team) => members.extend(
+                        symbols
+                            .team(team)
+                            .iter()
+                            .copied()
+                            .filter(|&m| (m as usize) < self.p),
+                    ),
+                    None => members.extend(0..self.p as ThreadId),
+                }
                 if let Some(&slot) = self.slots.get(&id) {
                     if let Some(region) = self.regions[slot].as_mut() {
                         region.opens += 1;
@@ -433,13 +440,28 @@ impl<'s> Sweep<'s> {
             self.threads[m].regions.retain(|&r| r != slot);
             self.retag(m, t);
         }
+        self.spare_members.push(region.members);
     }
 
     fn cpu_sample(&mut self, i: usize, t: u64, cpu: u64) {
         self.close(i, t);
         let th = &mut self.threads[i];
         let previous = th.last_cpu.replace(cpu);
-        let work = std::mem::take(&mut th.work_since_cpu);
+        // Taken for the loop below and given back cleared, so its capacity is reused.
+        let mut work = std::mem::take(&mut th.work_since_cpu);
+        self.rc_cpu(i, previous, cpu, &work);
+        work.clear();
+        self.threads[i].work_since_cpu = work;
+    }
+
+    /// Moves the work since the previous sample that the CPU clock does not back to rc.cpu.
+    fn rc_cpu(
+        &mut self,
+        i: usize,
+        previous: Option<u64>,
+        cpu: u64,
+        work: &[(Option<Sym>, Option<Sym>, u64)],
+    ) {
         let Some(previous) = previous else {
             return;
         };
@@ -555,6 +577,26 @@ fn rule_table() -> [[[Category; 2]; 2]; 4] {
         }
     }
     table
+}
+
+/// Hashes region ids (u64) with one multiplication. The map only ever holds the open
+/// regions (a handful), so collisions cost little; SipHash cost more than the rest of a
+/// region event.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (n ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 /// Whether the innermost of these open intervals is busy.
