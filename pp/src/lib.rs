@@ -4,5 +4,6 @@
 
 pub mod event;
 pub mod log;
+pub mod machine;
 pub mod profile;
 pub mod recorder;

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 use pp::log::{Encoding, LogReader};
+use pp::machine::Machine;
 use pp::profile::{By, Category, ChromeTrace, Profile, Sink, Sweep};
 
 /// Predicate profiler: where did the processor time of a parallel run go?
@@ -42,6 +43,10 @@ struct ProfileArgs {
     /// Also write the per-thread timeline as Chrome Trace Event JSON to FILE.
     #[arg(long, value_name = "FILE")]
     chrome: Option<PathBuf>,
+    /// Machine file from `pp calibrate`: communication beyond its ideal time becomes rc.comm.
+    /// Default: $PP_MACHINE, else ~/.config/pp/machine.toml when it exists.
+    #[arg(long, value_name = "FILE")]
+    machine: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -110,10 +115,15 @@ fn profile(args: &ProfileArgs) -> Result<()> {
         Some(file) => Some(ChromeOutput::create(file, header.p)?),
         None => None,
     };
+    let machine = machine(args.machine.as_ref())?;
+    let calibrated = machine.is_some();
     let mut damage = None;
     let attribution = {
         let sink = chrome.as_mut().map(|c| &mut c.trace as &mut dyn Sink);
         let mut sweep = Sweep::new(&header, sink);
+        if let Some(machine) = machine {
+            sweep = sweep.with_machine(machine);
+        }
         while let Some(event) = reader.next_event() {
             match event {
                 Ok(e) => sweep.event(&e, reader.symbols()),
@@ -145,9 +155,9 @@ fn profile(args: &ProfileArgs) -> Result<()> {
     for w in &profile.warnings {
         eprintln!("pp: warning: {w}");
     }
-    if profile.totals.get(Category::Cl) > 0 {
+    if !calibrated && profile.totals.get(Category::Cl) > 0 {
         eprintln!(
-            "pp: warning: no machine calibration: all communication time counts as cl (its excess over the ideal time would be rc)"
+            "pp: warning: no machine calibration (pp calibrate): all communication time counts as cl, none as rc.comm"
         );
     }
     let text = match (json, args.line, by) {
@@ -157,6 +167,17 @@ fn profile(args: &ProfileArgs) -> Result<()> {
         (false, false, None) => profile.figure1(),
     };
     write_stdout(&text)
+}
+
+/// The machine file: the one given (which must load), else the default one if it exists.
+fn machine(given: Option<&PathBuf>) -> Result<Option<Machine>> {
+    match given {
+        Some(path) => Ok(Some(Machine::load(path).context("--machine")?)),
+        None => match pp::machine::default_path().filter(|p| p.exists()) {
+            Some(path) => Ok(Some(Machine::load(&path)?)),
+            None => Ok(None),
+        },
+    }
 }
 
 /// The Chrome trace goes to a temporary file renamed over FILE when complete.

@@ -5,6 +5,7 @@
 //! exactly, and the categories must sum to `p × wall`.
 
 use pp::event::{Event, EventKind, Header, Symbols, WaitKind};
+use pp::machine::Machine;
 use pp::profile::{CATEGORIES, Category, Sweep};
 use proptest::prelude::*;
 
@@ -116,8 +117,26 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
     (events.into_iter().map(|(_, _, e)| e).collect(), symbols)
 }
 
+/// A fast machine: moving `b` bytes ideally takes `2 + b/512` ns, so that the generated
+/// comm intervals (up to ~20 ns, up to 4 KiB) are sometimes within, sometimes beyond it.
+fn machine() -> Machine {
+    Machine::parse(
+        "test",
+        "[about]\nhost = \"t\"\ncores = 2\nmeasured_at = 0\npp_version = \"0\"\n\
+         [copy]\npoints = []\n[[copy.segments]]\nfrom_bytes = 0\nto_bytes = 1099511627776\n\
+         alpha_ns = 2.0\nbeta_bytes_per_ns = 512.0\n\
+         [handoff]\nreps = 1\nmin_ns = 1.0\nmedian_ns = 1.0\ncv = 0.0\nflagged = false\n",
+    )
+    .unwrap()
+}
+
 /// DESIGN §4 by sampling every nanosecond: per thread, ns per category.
-fn brute_force(p: u32, events: &[Event], symbols: &Symbols) -> Option<Vec<[u64; 6]>> {
+fn brute_force(
+    p: u32,
+    events: &[Event],
+    symbols: &Symbols,
+    machine: Option<&Machine>,
+) -> Option<Vec<[u64; 6]>> {
     let p = p as usize;
     let start = events
         .iter()
@@ -131,6 +150,8 @@ fn brute_force(p: u32, events: &[Event], symbols: &Symbols) -> Option<Vec<[u64; 
     // come later in the list, so the innermost at an instant is the last one containing it.
     let mut intervals: Vec<Vec<(u64, u64, usize, u8)>> = vec![Vec::new(); p];
     let mut open: Vec<Vec<(u64, u8)>> = vec![Vec::new(); p];
+    // Per thread: (begin, ideal end) of each comm interval, with a machine file.
+    let mut deadlines: Vec<Vec<(u64, u64)>> = vec![Vec::new(); p];
     let mut regions: Vec<(u64, u64, Vec<usize>)> = Vec::new();
     let mut open_regions: Vec<(u64, u64, Vec<usize>)> = Vec::new();
     let mut cpu: Vec<Vec<(u64, u64)>> = vec![Vec::new(); p];
@@ -139,7 +160,12 @@ fn brute_force(p: u32, events: &[Event], symbols: &Symbols) -> Option<Vec<[u64; 
         match e.kind {
             EventKind::WorkBegin { .. } => open[i].push((e.t, 0)),
             EventKind::WaitBegin { .. } => open[i].push((e.t, 1)),
-            EventKind::CommBegin { .. } => open[i].push((e.t, 2)),
+            EventKind::CommBegin { bytes } => {
+                open[i].push((e.t, 2));
+                if let Some(m) = machine {
+                    deadlines[i].push((e.t, e.t + m.ideal_copy_ns(bytes)));
+                }
+            }
             EventKind::WorkEnd { .. } | EventKind::WaitEnd { .. } | EventKind::CommEnd { .. } => {
                 let (b, k) = open[i].pop().unwrap();
                 intervals[i].push((b, e.t, open[i].len(), k));
@@ -174,7 +200,14 @@ fn brute_force(p: u32, events: &[Event], symbols: &Symbols) -> Option<Vec<[u64; 
     for x in start..end {
         for i in 0..p {
             let category = match state(i, x) {
-                Some(2) => Category::Cl,
+                // Communication: cl up to its ideal time, rc beyond (with a machine file).
+                Some(2) => {
+                    let deadline = deadlines[i].iter().rev().find(|&&(b, _)| b <= x);
+                    match deadline {
+                        Some(&(_, end)) if x >= end => Category::Rc,
+                        _ => Category::Cl,
+                    }
+                }
                 Some(1) => Category::Sl,
                 Some(_) => {
                     work_at[i].push(x);
@@ -220,11 +253,15 @@ proptest! {
     fn sweep_equals_brute_force(seed in any::<u64>(), p in 1u32..6) {
         let (events, symbols) = schedule(seed, p);
         let header = Header { p, params: vec![] };
+        let machine = (seed % 2 == 0).then(machine);
         let mut sweep = Sweep::new(&header, None);
+        if let Some(m) = machine.clone() {
+            sweep = sweep.with_machine(m);
+        }
         for e in &events {
             sweep.event(e, &symbols);
         }
-        let expected = brute_force(p, &events, &symbols);
+        let expected = brute_force(p, &events, &symbols, machine.as_ref());
         match (sweep.finish(&symbols), expected) {
             (Err(_), None) => {}
             (Ok(a), Some(expected)) => {

@@ -42,6 +42,7 @@ fn misattributed_phases(run: usize) -> Vec<String> {
         String::from_utf8_lossy(&example.stderr)
     );
     let out = Command::new(env!("CARGO_BIN_EXE_pp"))
+        .env("PP_MACHINE", "/nonexistent/machine.toml")
         .args(["--format", "json"])
         .arg(&log)
         .output()

@@ -35,8 +35,11 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// `pp` with no machine file (whatever the user running the tests has calibrated).
 fn pp() -> Command {
-    Command::cargo_bin("pp").unwrap()
+    let mut pp = Command::cargo_bin("pp").unwrap();
+    pp.env("PP_MACHINE", "/nonexistent/machine.toml");
+    pp
 }
 
 fn stdout_of(args: &[&str], dir: &Path) -> String {
@@ -76,7 +79,8 @@ fn datafile_row_and_breakdowns() {
     assert_eq!(
         row,
         "impl=dp n=256 p=2 wall=0.000000100 total=0.000000200 li=0.000000040 ip=0.000000040 \
-         sl=0.000000000 cl=0.000000000 rc=0.000000000 pc=0.000000120 rc.cpu=0.000000000\n"
+         sl=0.000000000 cl=0.000000000 rc=0.000000000 pc=0.000000120 rc.cpu=0.000000000 \
+         rc.comm=0.000000000\n"
     );
     let by_phase = stdout_of(&["--by", "phase", log], &dir);
     assert!(

@@ -1,12 +1,20 @@
 //! Hand-written text logs, one per rule of DESIGN §4, with the expected nanoseconds.
 
 use pp::log::LogReader;
+use pp::machine::Machine;
 use pp::profile::{Category, Profile, Sweep};
 
 fn profile(text: &str) -> Profile {
+    profile_on(text, None)
+}
+
+fn profile_on(text: &str, machine: Option<Machine>) -> Profile {
     let mut reader = LogReader::from_bytes("rule.log", text.as_bytes().to_vec()).unwrap();
     let header = reader.header().clone();
     let mut sweep = Sweep::new(&header, None);
+    if let Some(machine) = machine {
+        sweep = sweep.with_machine(machine);
+    }
     while let Some(event) = reader.next_event() {
         sweep.event(&event.unwrap(), reader.symbols());
     }
@@ -99,7 +107,8 @@ fn rule_4_idle_in_a_region_is_load_imbalance_or_synchronization() {
     assert_eq!(
         p.datafile_row(),
         "impl=dp p=2 wall=0.000000120 total=0.000000240 li=0.000000070 ip=0.000000000 \
-         sl=0.000000040 cl=0.000000000 rc=0.000000000 pc=0.000000130 rc.cpu=0.000000000"
+         sl=0.000000040 cl=0.000000000 rc=0.000000000 pc=0.000000130 rc.cpu=0.000000000 \
+         rc.comm=0.000000000"
     );
 }
 
@@ -207,4 +216,61 @@ fn a_region_recorded_by_every_member_is_open_from_the_first_begin_to_the_last_en
     assert_eq!(thread(&p, 1), [40, 30, 0, 0, 0, 10]);
     assert_eq!(thread(&p, 0), [0, 30, 0, 0, 0, 50]);
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+}
+
+/// Copies 1 byte/ns plus 10 ns below 1 KiB, 4 bytes/ns above.
+const MACHINE: &str = "
+[about]
+host = \"test\"
+cores = 2
+measured_at = 0
+pp_version = \"0\"
+
+[copy]
+points = []
+
+[[copy.segments]]
+from_bytes = 0
+to_bytes = 1024
+alpha_ns = 10.0
+beta_bytes_per_ns = 1.0
+
+[[copy.segments]]
+from_bytes = 1024
+to_bytes = 1099511627776
+alpha_ns = 0.0
+beta_bytes_per_ns = 4.0
+
+[handoff]
+reps = 1
+min_ns = 500.0
+median_ns = 500.0
+cv = 0.0
+flagged = false
+";
+
+#[test]
+fn rule_1_with_a_machine_file_comm_beyond_its_ideal_time_is_resource_contention() {
+    let log = "pplog 1 p=1
+0 0 start
+0 0 work_begin
+10 0 comm_begin 40
+70 0 comm_end 40
+80 0 comm_begin 4000
+1000 0 comm_end 4000
+1200 0 comm_begin 400
+1300 0 comm_end 400
+1300 0 work_end
+1300 0 stop
+";
+    let machine = Machine::parse("machine.toml", MACHINE).unwrap();
+    let p = profile_on(log, Some(machine));
+    // 40 bytes: ideal 10 + 40 = 50 of 60 ns (10 rc); 4000 bytes: ideal 1000 of 920 ns (all
+    // cl); 400 bytes: ideal 410 of 100 (all cl). Work: 10 + 10 + 200 = 220.
+    assert_eq!(thread(&p, 0), [0, 0, 0, 50 + 920 + 100, 10, 220]);
+    assert_eq!(p.totals.sub("rc.comm"), Some(10));
+    assert_eq!(p.totals.sub("rc.cpu"), Some(0));
+    // Without it, all communication is cl.
+    let p = profile(log);
+    assert_eq!(thread(&p, 0), [0, 0, 0, 1080, 0, 220]);
 }

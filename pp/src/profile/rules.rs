@@ -68,8 +68,9 @@ impl fmt::Display for Category {
     }
 }
 
-/// Sub-categories: (key, parent). They sum to at most their parent.
-pub const SUBCATEGORIES: [(&str, Category); 1] = [("rc.cpu", Category::Rc)];
+/// Sub-categories: (key, parent). They sum to their parent.
+pub const SUBCATEGORIES: [(&str, Category); 2] =
+    [("rc.cpu", Category::Rc), ("rc.comm", Category::Rc)];
 
 /// The innermost interval a thread is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,6 +13,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use super::rules::{CATEGORIES, Category, Own, Situation, classify};
 use super::totals::Totals;
 use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
+use crate::machine::Machine;
 
 /// An attributed stretch of one thread's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +58,8 @@ struct ThreadState {
     started: bool,
     stopped: bool,
     has_events: bool,
+    /// With a machine file: when the open `comm` interval's ideal time runs out.
+    comm_deadline: Option<u64>,
     /// Last `cpu` sample, and the work time (by region and phase) since it.
     last_cpu: Option<u64>,
     work_since_cpu: Vec<(Option<Sym>, Option<Sym>, u64)>,
@@ -102,6 +105,8 @@ pub struct Sweep<'s> {
     sink: Option<&'s mut dyn Sink>,
     /// Intervals closed during the current event, for the sink.
     pending: Vec<Interval>,
+    /// The calibration that gives `comm` intervals their ideal time.
+    machine: Option<Machine>,
 }
 
 /// Category totals of a finished sweep (names still as symbols).
@@ -154,6 +159,7 @@ impl<'s> Sweep<'s> {
                     started: false,
                     stopped: false,
                     has_events: false,
+                    comm_deadline: None,
                     last_cpu: None,
                     work_since_cpu: Vec::new(),
                 };
@@ -174,7 +180,15 @@ impl<'s> Sweep<'s> {
             warnings: Vec::new(),
             sink,
             pending: Vec::new(),
+            machine: None,
         }
+    }
+
+    /// Splits communication into its ideal time (cl) and the excess (rc.comm) with a
+    /// calibrated machine; without one every `comm` instant is cl.
+    pub fn with_machine(mut self, machine: Machine) -> Self {
+        self.machine = Some(machine);
+        self
     }
 
     /// Applies one event (events must come in non-decreasing time; threads `< p`).
@@ -272,10 +286,17 @@ impl<'s> Sweep<'s> {
             },
             EventKind::WorkBegin { .. } => self.push(i, t, Own::Work),
             EventKind::WaitBegin { .. } => self.push(i, t, Own::Wait),
-            EventKind::CommBegin { .. } => self.push(i, t, Own::Comm),
+            EventKind::CommBegin { bytes } => {
+                let ideal = self.machine.as_ref().map(|m| m.ideal_copy_ns(bytes));
+                self.threads[i].comm_deadline = ideal.map(|ns| t.saturating_add(ns));
+                self.push(i, t, Own::Comm);
+            }
             EventKind::WorkEnd { .. } => self.pop(i, t, Own::Work, "work_end"),
             EventKind::WaitEnd { .. } => self.pop(i, t, Own::Wait, "wait_end"),
-            EventKind::CommEnd { .. } => self.pop(i, t, Own::Comm, "comm_end"),
+            EventKind::CommEnd { .. } => {
+                self.pop(i, t, Own::Comm, "comm_end");
+                self.threads[i].comm_deadline = None;
+            }
             EventKind::Cpu { thread_cpu_ns } => self.cpu_sample(i, t, thread_cpu_ns),
             EventKind::Phase { name } => {
                 self.threads[i].phase = Some(name);
@@ -517,7 +538,8 @@ impl<'s> Sweep<'s> {
         }
     }
 
-    /// Attributes `[since, t)` of thread `i` to its tag.
+    /// Attributes `[since, t)` of thread `i` to its tag. Communication past its ideal time
+    /// (the deadline set at `comm_begin` from the machine file) is rc.comm instead of cl.
     fn close(&mut self, i: usize, t: u64) {
         if self.window_start.is_none() {
             return;
@@ -525,10 +547,33 @@ impl<'s> Sweep<'s> {
         let th = &mut self.threads[i];
         let (since, tag) = (th.since, th.tag);
         th.since = t;
-        let ns = t.saturating_sub(since);
+        if t <= since {
+            return;
+        }
+        match th.comm_deadline.filter(|_| tag.category == Category::Cl) {
+            Some(deadline) if deadline < t => {
+                let split = deadline.max(since);
+                self.attribute(i, since, split, tag);
+                self.attribute(
+                    i,
+                    split,
+                    t,
+                    Tag {
+                        category: Category::Rc,
+                        ..tag
+                    },
+                );
+            }
+            _ => self.attribute(i, since, t, tag),
+        }
+    }
+
+    fn attribute(&mut self, i: usize, start: u64, end: u64, tag: Tag) {
+        let ns = end - start;
         if ns == 0 {
             return;
         }
+        let th = &mut self.threads[i];
         if tag.category == Category::Pc {
             match th
                 .work_since_cpu
@@ -539,14 +584,20 @@ impl<'s> Sweep<'s> {
                 None => th.work_since_cpu.push((tag.region, tag.phase, ns)),
             }
         }
-        self.by_thread[i].add(tag.category, ns);
-        slot(&mut self.by_region, tag.region).add(tag.category, ns);
-        slot(&mut self.by_phase, tag.phase).add(tag.category, ns);
+        let add = |totals: &mut Totals| match tag.category {
+            // Only communication past its ideal time is tagged rc here (rc.cpu is moved
+            // from pc at cpu samples).
+            Category::Rc => totals.add_rc_comm(ns),
+            c => totals.add(c, ns),
+        };
+        add(&mut self.by_thread[i]);
+        add(slot(&mut self.by_region, tag.region));
+        add(slot(&mut self.by_phase, tag.phase));
         if self.sink.is_some() {
             self.pending.push(Interval {
                 thread: i as ThreadId,
-                start: since,
-                end: t,
+                start,
+                end,
                 category: tag.category,
                 region: tag.region,
                 phase: tag.phase,

@@ -2,6 +2,9 @@
 
 use super::rules::{CATEGORIES, Category, SUBCATEGORIES};
 
+const RC_CPU: usize = 0;
+const RC_COMM: usize = 1;
+
 /// Nanoseconds per category and sub-category.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Totals {
@@ -32,7 +35,13 @@ impl Totals {
         let ns = ns.min(self.get(Category::Pc));
         self.ns[Category::Pc.index()] -= ns;
         self.ns[Category::Rc.index()] += ns;
-        self.sub[0] += ns;
+        self.sub[RC_CPU] += ns;
+    }
+
+    /// Adds data movement beyond its ideal time to rc (sub-category rc.comm).
+    pub fn add_rc_comm(&mut self, ns: u64) {
+        self.ns[Category::Rc.index()] += ns;
+        self.sub[RC_COMM] += ns;
     }
 
     /// Adds another set of totals to this one.
@@ -71,5 +80,9 @@ mod tests {
         t.move_to_rc_cpu(1000);
         assert_eq!(t.get(Category::Pc), 0);
         assert_eq!(t.sum(), 105);
+        t.add_rc_comm(7);
+        assert_eq!(t.sub("rc.comm"), Some(7));
+        assert_eq!(t.get(Category::Rc), 107);
+        assert_eq!(t.sub.iter().sum::<u64>(), t.get(Category::Rc));
     }
 }
