@@ -2,6 +2,7 @@
 //! instrumented programs link, and the attribution of every thread-instant to one
 //! lost-cycles category (DESIGN §4).
 
+pub mod calibrate;
 pub mod event;
 pub mod log;
 pub mod machine;

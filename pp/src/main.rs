@@ -2,7 +2,7 @@
 //! every thread-instant to a lost-cycles category and prints the result.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -18,7 +18,7 @@ use pp::profile::{By, Category, ChromeTrace, Profile, Sink, Sweep};
     name = "pp",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "The log is LOG, else $PP_LOG, else ./pp.log.\n\nExamples:\n  pp                      Figure-1 table of ./pp.log\n  pp -l >> datafile       append one datafile row\n  pp --by phase run.log   categories per phase\n  pp --chrome trace.json  timeline for Perfetto / chrome://tracing\n  pp convert run.log run.txt"
+    after_help = "The log is LOG, else $PP_LOG, else ./pp.log.\n\nExamples:\n  pp                      Figure-1 table of ./pp.log\n  pp -l >> datafile       append one datafile row\n  pp --by phase run.log   categories per phase\n  pp --chrome trace.json  timeline for Perfetto / chrome://tracing\n  pp convert run.log run.txt\n  pp calibrate            measure this machine (rc.comm needs it)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -61,12 +61,25 @@ enum Command {
         #[arg(long)]
         to: Option<String>,
     },
+    /// Measure this machine (copy time by size, thread hand-off latency) into a machine file.
+    Calibrate {
+        /// Where to write it (default: $PP_MACHINE, else ~/.config/pp/machine.toml).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// A few seconds instead of up to a minute (fewer sizes and repetitions).
+        #[arg(long)]
+        quick: bool,
+        /// Replace an existing machine file.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Convert { input, output, to }) => convert(&input, &output, to.as_deref()),
+        Some(Command::Calibrate { out, quick, force }) => calibrate(out, quick, force),
         None => profile(&cli.profile),
     };
     match result {
@@ -87,6 +100,40 @@ fn convert(input: &Path, output: &Path, to: Option<&str>) -> Result<()> {
     };
     pp::log::convert(input, output, to)?;
     Ok(())
+}
+
+fn calibrate(out: Option<PathBuf>, quick: bool, force: bool) -> Result<()> {
+    let path = out.or_else(pp::machine::default_path).ok_or_else(|| {
+        anyhow!("no place for the machine file: give --out FILE (HOME is not set)")
+    })?;
+    if path.exists() && !force {
+        bail!(
+            "{}: a machine file is already there; --force replaces it",
+            path.display()
+        );
+    }
+    let settings = if quick {
+        pp::calibrate::Settings::quick()
+    } else {
+        pp::calibrate::Settings::standard()
+    };
+    // One progress line, rewritten in place on a terminal.
+    let terminal = std::io::stderr().is_terminal();
+    let mut progress = |status: &str| {
+        if terminal {
+            eprint!("\r\x1b[2Kpp calibrate: {status}");
+        }
+    };
+    let machine = pp::calibrate::calibrate(&settings, &mut progress);
+    if terminal {
+        eprintln!();
+    }
+    machine.save(&path)?;
+    write_stdout(&format!(
+        "{}wrote {}\n",
+        pp::calibrate::table(&machine),
+        path.display()
+    ))
 }
 
 fn log_path(given: Option<&PathBuf>) -> PathBuf {

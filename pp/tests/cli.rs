@@ -200,3 +200,80 @@ fn nothing_meaningful_is_an_error() {
             .contains("missing.log")
     );
 }
+
+#[test]
+fn calibrate_writes_a_machine_file_that_pp_uses() {
+    let dir = scratch("calibrate");
+    let machine = dir.join("machine.toml");
+    let _ = std::fs::remove_file(&machine);
+    let out = pp()
+        .args(["calibrate", "--quick", "--out"])
+        .arg(&machine)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("wrote "), "{table}");
+    let m = pp::machine::Machine::load(&machine).unwrap();
+    assert!(m.ideal_copy_ns(1 << 20) > m.ideal_copy_ns(1 << 10));
+
+    // Calibrating again does not replace it without --force.
+    let again = pp()
+        .args(["calibrate", "--quick", "--out"])
+        .arg(&machine)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8(again.stderr).unwrap().contains("--force"));
+
+    // Moving 1 byte took 1 ms, far beyond its ideal time: with the machine file that is
+    // almost all rc.comm; without it, all cl.
+    let log = write(
+        &dir,
+        "comm.log",
+        "pplog 1 p=1
+0 0 start
+0 0 comm_begin 1
+1000000 0 comm_end 1
+1000000 0 stop
+",
+    );
+    let with = stdout_of(
+        &[
+            "-l",
+            "--machine",
+            machine.to_str().unwrap(),
+            log.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    let field = |row: &str, key: &str| -> f64 {
+        row.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(&format!("{key}=")))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert!(field(&with, "rc.comm") > 0.0009, "{with}");
+    assert!(field(&with, "cl") < 0.0001, "{with}");
+    let without = stdout_of(&["-l", log.to_str().unwrap()], &dir);
+    assert_eq!(field(&without, "cl"), 0.001);
+    assert_eq!(field(&without, "rc.comm"), 0.0);
+
+    let bad = write(&dir, "bad.toml", "[about]\nhost = 3\n");
+    let out = pp()
+        .args(["--machine", bad.to_str().unwrap(), log.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("Error: --machine: ") && stderr.contains("bad.toml"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+}
