@@ -136,6 +136,8 @@ fn run(opts: &Options) -> std::io::Result<()> {
         while claimed.fetch_add(1, Ordering::Relaxed) < copies {
             let _c = recorder::comm(len as u64);
             dst.copy_from_slice(black_box(&src));
+            // Without this the optimizer drops repeated copies as redundant.
+            black_box(&mut dst);
         }
         black_box(dst[len - 1])
     });

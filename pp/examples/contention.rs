@@ -57,6 +57,8 @@ fn copy_loop() -> u8 {
     for _ in 0..COPIES {
         let _c = recorder::comm(COPY_BYTES as u64);
         dst.copy_from_slice(black_box(&src));
+        // Without this the optimizer drops every other copy as redundant.
+        black_box(&mut dst);
     }
     black_box(dst[COPY_BYTES - 1])
 }
