@@ -63,6 +63,17 @@ fn copy_loop() -> u8 {
     black_box(dst[COPY_BYTES - 1])
 }
 
+/// Time this process's threads spent runnable but waiting for a CPU, ns (Linux: the second
+/// field of `/proc/self/task/*/schedstat`).
+fn run_queue_wait_ns() -> Option<u64> {
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let stat = std::fs::read_to_string(task.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    }
+    Some(total)
+}
+
 fn run(p: u32) -> std::io::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let session = Session::start(p, &[("prog", "contention"), ("cores", &cores.to_string())])?;
@@ -84,10 +95,18 @@ fn run(p: u32) -> std::io::Result<()> {
     // core part of the time, and its work is not backed by CPU time.
     team.phase("busy");
     let work = 600 * iters_per_ms() / u64::from(p);
+    let queued_before = run_queue_wait_ns();
     team.region("busy", |_| {
         let _w = recorder::work("busy");
         black_box(spin(work))
     });
+    // The kernel's own account, to compare with pp's rc.cpu of the phase.
+    if let (Some(before), Some(after)) = (queued_before, run_queue_wait_ns()) {
+        println!(
+            "busy: {:.6} s waiting on a run queue (sum over threads, /proc/self/task/*/schedstat)",
+            after.saturating_sub(before) as f64 * 1e-9
+        );
+    }
 
     drop(team);
     let report = session.finish()?;
