@@ -1,30 +1,13 @@
 //! The category example end to end: each of its phases is built to produce one lost-cycles
 //! category, and `pp` must find that category dominant among the overheads of that phase.
 
+mod examples_support;
+
 use std::path::PathBuf;
 use std::process::Command;
 
-/// `target/<profile>/examples/categories`. `cargo test` builds examples beside the tests;
-/// when only this test was asked for, build it the same way.
 fn example() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let path = dir
-        .join("examples")
-        .join(format!("categories{}", std::env::consts::EXE_SUFFIX));
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut build = Command::new(cargo);
-        build.args(["build", "-p", "pp", "--example", "categories"]);
-        if dir.file_name().is_some_and(|d| d == "release") {
-            build.arg("--release");
-        }
-        assert!(
-            build.status().unwrap().success(),
-            "building the categories example"
-        );
-    }
-    path
+    examples_support::example("categories")
 }
 
 /// The phases whose dominant overhead is not the intended one in one run (empty: all right).

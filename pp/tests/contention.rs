@@ -3,31 +3,15 @@
 //! (W/c)·(p − c) once p exceeds c. Profiling runs at several p and fitting the paper's
 //! `max(p-$theta,0)` to their rc must find the threshold at the number of cores.
 
+mod examples_support;
+
 use std::path::PathBuf;
 use std::process::Command;
 
 use fit::{Datafile, Model, fit_model};
 
-/// `target/<profile>/examples/contention`, built like the categories example.
 fn example() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let path = dir
-        .join("examples")
-        .join(format!("contention{}", std::env::consts::EXE_SUFFIX));
-    if !path.exists() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut build = Command::new(cargo);
-        build.args(["build", "-p", "pp", "--example", "contention"]);
-        if dir.file_name().is_some_and(|d| d == "release") {
-            build.arg("--release");
-        }
-        assert!(
-            build.status().unwrap().success(),
-            "building the contention example"
-        );
-    }
-    path
+    examples_support::example("contention")
 }
 
 /// One datafile row per p, as `pp -l >> datafile` writes them.
