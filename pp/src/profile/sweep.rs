@@ -226,28 +226,29 @@ impl<'s> Sweep<'s> {
                     self.busy_changed(i, t, busy_of(&open), false);
                 }
                 self.threads[i].stopped = true;
+                self.threads[i].comm_deadline = None;
                 self.last_stop = Some(t);
                 self.retag(i, t);
             }
             EventKind::RegionBegin { id, name, team } => {
-                let mut members = self.spare_members.pop().unwrap_or_default();
-                members.clear();
-                match team {
-                    Some(team) => members.extend(
-                        symbols
-                            .team(team)
-                            .iter()
-                            .copied()
-                            .filter(|&m| (m as usize) < self.p),
-                    ),
-                    None => members.extend(0..self.p as ThreadId),
-                }
                 if let Some(&slot) = self.slots.get(&id) {
+                    // Another member recording its part of an open region.
                     if let Some(region) = self.regions[slot].as_mut() {
                         region.opens += 1;
                     }
                     self.drain(symbols);
                     return;
+                }
+                let mut members = self.spare_members.pop().unwrap_or_default();
+                members.clear();
+                match team.map(|team| symbols.get_team(team)) {
+                    Some(Some(team)) => {
+                        members.extend(team.iter().copied().filter(|&m| (m as usize) < self.p))
+                    }
+                    Some(None) => self.warn(|| {
+                        format!("region {id} at {t} ns: its team is not in the symbol table")
+                    }),
+                    None => members.extend(0..self.p as ThreadId),
                 }
                 let busy = members
                     .iter()
