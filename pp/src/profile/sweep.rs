@@ -576,13 +576,17 @@ impl<'s> Sweep<'s> {
         }
         let th = &mut self.threads[i];
         if tag.category == Category::Pc {
-            match th
-                .work_since_cpu
-                .iter_mut()
-                .find(|w| w.0 == tag.region && w.1 == tag.phase)
-            {
-                Some(w) => w.2 += ns,
-                None => th.work_since_cpu.push((tag.region, tag.phase, ns)),
+            // Work usually continues in the region and phase of the previous work.
+            match th.work_since_cpu.last_mut() {
+                Some(w) if w.0 == tag.region && w.1 == tag.phase => w.2 += ns,
+                _ => match th
+                    .work_since_cpu
+                    .iter_mut()
+                    .find(|w| w.0 == tag.region && w.1 == tag.phase)
+                {
+                    Some(w) => w.2 += ns,
+                    None => th.work_since_cpu.push((tag.region, tag.phase, ns)),
+                },
             }
         }
         let add = |totals: &mut Totals| match tag.category {
