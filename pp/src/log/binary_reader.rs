@@ -13,7 +13,7 @@ use super::LogError;
 use super::binary::{BlockState, Damage, Defined, decode_record};
 use super::binary_index::{BlockRef, Index, Source, read_at};
 use super::merge::{EXHAUSTED, LoserTree};
-use crate::event::{Event, Header, Symbols, ThreadId};
+use crate::event::{Event, EventKind, Header, Symbols, ThreadId};
 
 /// How a thread's data ends, once its last event is decoded.
 #[derive(Debug)]
@@ -26,6 +26,13 @@ enum End {
 
 /// Events decoded ahead per thread.
 const BATCH: usize = 64;
+
+/// Fills the batches before decoding.
+const NO_EVENT: Event = Event {
+    t: 0,
+    thread: 0,
+    kind: EventKind::Start,
+};
 
 /// Decodes the blocks of one thread in order.
 #[derive(Debug)]
@@ -48,8 +55,10 @@ struct Cursor {
     /// The current block (for messages).
     block: BlockRef,
     st: BlockState,
-    /// Decoded events not returned yet: `batch[at..]`.
-    batch: Vec<Event>,
+    /// Decoded events: `batch[at..len]` are not returned yet. A fixed array rather than a `Vec`
+    /// so that the decoding loop stores each event without a capacity check.
+    batch: Box<[Event; BATCH]>,
+    len: usize,
     at: usize,
     /// Set when the thread has nothing more to decode.
     end_state: Option<End>,
@@ -111,7 +120,8 @@ impl BinaryLog {
                 truncated: false,
                 block: BlockRef::default(),
                 st: BlockState::new(0),
-                batch: Vec::with_capacity(BATCH),
+                batch: Box::new([NO_EVENT; BATCH]),
+                len: 0,
                 at: 0,
                 end_state: None,
             };
@@ -151,9 +161,9 @@ impl BinaryLog {
                 self.merge.replace_winner(EXHAUSTED);
                 continue;
             };
-            if let Some(&e) = cur.batch.get(cur.at) {
+            if let Some(&e) = cur.head() {
                 cur.at += 1;
-                if cur.at == cur.batch.len() {
+                if cur.at == cur.len {
                     cur.refill(&self.source, &self.defined, &self.file);
                 }
                 self.merge.replace_winner(cur.key(w));
@@ -191,7 +201,7 @@ impl Cursor {
     /// cursors are in thread order); damage sorts at the time of the thread's last event.
     #[inline(always)]
     fn key(&self, i: usize) -> u128 {
-        let t = match self.batch.get(self.at) {
+        let t = match self.head() {
             Some(e) => e.t,
             None => match self.end_state {
                 Some(End::Error(_)) => self.st.t,
@@ -201,15 +211,25 @@ impl Cursor {
         u128::from(t) << 32 | i as u128
     }
 
+    /// The next decoded event not returned yet.
+    #[inline(always)]
+    fn head(&self) -> Option<&Event> {
+        if self.at < self.len {
+            self.batch.get(self.at)
+        } else {
+            None
+        }
+    }
+
     /// Decodes the next events of this thread into the batch, loading blocks as needed, until
     /// the batch is full or the thread's data ends (then `end_state` says how).
     fn refill(&mut self, source: &Source, defined: &Defined, file: &str) {
-        self.batch.clear();
+        self.len = 0;
         self.at = 0;
         if self.end_state.is_some() {
             return;
         }
-        while self.batch.len() < BATCH {
+        while self.len < BATCH {
             if self.left == 0 {
                 match self.next_block(source, file) {
                     None => continue,
@@ -223,26 +243,33 @@ impl Cursor {
                 Source::Memory(bytes) => bytes.get(..self.end).unwrap_or(&[]),
                 Source::File(_) => self.buf.get(..self.end).unwrap_or(&[]),
             };
-            let n = (self.left as usize).min(BATCH - self.batch.len());
+            let n = (self.left as usize).min(BATCH - self.len);
             let mut pos = self.pos;
             let mut st = self.st;
             let mut damage = None;
-            let before = self.batch.len();
-            for _ in 0..n {
+            let mut decoded = 0;
+            let slots = self
+                .batch
+                .get_mut(self.len..self.len + n)
+                .unwrap_or(&mut []);
+            for slot in slots {
                 match decode_record(data, &mut pos, &mut st, defined) {
-                    Ok(kind) => self.batch.push(Event {
-                        t: st.t,
-                        thread: self.thread,
-                        kind,
-                    }),
+                    Ok(kind) => {
+                        *slot = Event {
+                            t: st.t,
+                            thread: self.thread,
+                            kind,
+                        };
+                        decoded += 1;
+                    }
                     Err(d) => {
                         damage = Some(d);
                         break;
                     }
                 }
             }
-            let decoded = (self.batch.len() - before) as u32;
-            self.left -= decoded.min(self.left);
+            self.len += decoded;
+            self.left -= (decoded as u32).min(self.left);
             self.pos = pos;
             self.st = st;
             if let Some(d) = damage {

@@ -52,14 +52,18 @@ pub(crate) fn get_wide(data: &[u8], pos: &mut usize) -> Result<u64, VarintError>
             return Ok(u64::from(x));
         }
     }
-    get_long(data, pos)
+    let (v, at) = get_long(data, *pos)?;
+    *pos = at;
+    Ok(v)
 }
 
+/// The byte-at-a-time path: the value and the position after it. Out of line, and `pos` is
+/// passed by value so that the callers' positions can stay in registers.
 #[inline(never)]
-fn get_long(data: &[u8], pos: &mut usize) -> Result<u64, VarintError> {
+fn get_long(data: &[u8], pos: usize) -> Result<(u64, usize), VarintError> {
     let mut result = 0u64;
     let mut shift = 0u32;
-    let mut at = *pos;
+    let mut at = pos;
     loop {
         let Some(&b) = data.get(at) else {
             return Err(VarintError::Eof);
@@ -70,8 +74,7 @@ fn get_long(data: &[u8], pos: &mut usize) -> Result<u64, VarintError> {
         }
         result |= u64::from(b & 0x7f) << shift;
         if b < 0x80 {
-            *pos = at;
-            return Ok(result);
+            return Ok((result, at));
         }
         shift += 7;
     }
@@ -134,11 +137,12 @@ mod tests {
                 put(&mut buf, v);
                 let n = buf.len();
                 buf.extend_from_slice(&[0xff; 12]);
-                for read in [get, get_wide, get_long] {
+                for read in [get, get_wide] {
                     let mut pos = 0;
                     assert_eq!(read(&buf, &mut pos), Ok(v));
                     assert_eq!(pos, n);
                 }
+                assert_eq!(get_long(&buf, 0), Ok((v, n)));
             }
         }
     }
