@@ -1,16 +1,43 @@
 //! `lca`: lost cycles analysis from the command line. Parses, validates, calls the
 //! libraries, prints. See `lca --help`.
 
+mod plan;
 mod rank;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
+
+/// Lost cycles analysis: which simple model explains the measured lost cycles?
+#[derive(Debug, Parser)]
+#[command(
+    name = "lca",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "Examples:\n  lca datasets/data/fig2.dat --var p --cat li --predict p=16 --plot li.png\n  lca design --factor p=2,26 --factor n=32..1024:log2 --edges 3 > plan.csv"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    rank: rank::Args,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Plan the runs of an experiment over factors (CSV or TOML).
+    Design(plan::Args),
+}
 
 fn main() -> ExitCode {
-    let args = rank::Args::parse();
-    match rank::run(&args).and_then(|text| write_stdout(&text)) {
+    let cli = Cli::parse();
+    let output = match &cli.command {
+        Some(Command::Design(args)) => plan::run(args),
+        None => rank::run(&cli.rank),
+    };
+    match output.and_then(|text| write_stdout(&text)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("Error: {e:#}");

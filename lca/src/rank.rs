@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use clap::Parser;
 use fit::{Condition, Datafile, Model, Observations, RankBy, Ranking, Weighting};
 use reports::ranking::{Format, RankingReport};
 
@@ -12,22 +11,17 @@ use reports::ranking::{Format, RankingReport};
 const SEARCH_KEEP: usize = 5;
 
 /// Rank models of one lost-cycles category against one factor.
-#[derive(Debug, Parser)]
-#[command(
-    name = "lca",
-    version,
-    about = "Lost cycles analysis: which simple model explains the measured lost cycles?",
-    after_help = "Example:\n  lca datasets/data/fig2.dat --var p --cat li --predict p=16 --plot li.png"
-)]
+#[derive(Debug, clap::Args)]
 pub struct Args {
     /// Datafile: `key=value` lines (as `pp -l` appends them) or CSV with a header row.
-    pub datafile: PathBuf,
+    #[arg(required = true)]
+    pub datafile: Option<PathBuf>,
     /// The factor that varies (e.g. `p`, `n`).
-    #[arg(long, value_name = "FACTOR")]
-    pub var: String,
+    #[arg(long, value_name = "FACTOR", required = true)]
+    pub var: Option<String>,
     /// The category (or any numeric column) to model: pc, li, ip, sl, cl, rc, ...
-    #[arg(long, value_name = "COLUMN")]
-    pub cat: String,
+    #[arg(long, value_name = "COLUMN", required = true)]
+    pub cat: Option<String>,
     /// A model of your own, e.g. `1 + p*log2(p)` or `max(p-$theta,0)`; repeatable.
     #[arg(long = "model", value_name = "EXPR")]
     pub models: Vec<String>,
@@ -61,6 +55,8 @@ pub struct Args {
 
 /// The options, validated.
 struct Config {
+    var: String,
+    cat: String,
     datafile: Datafile,
     at: Vec<(String, f64)>,
     filter: Vec<Condition>,
@@ -71,6 +67,16 @@ struct Config {
 }
 
 fn validate(args: &Args) -> Result<Config> {
+    // Required by clap; optional in the type only because `lca design` shares the parser.
+    let required = |value: &Option<String>, option: &str| {
+        value
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("{option} is required"))
+    };
+    let (var, cat) = (required(&args.var, "--var")?, required(&args.cat, "--cat")?);
+    let Some(datafile_path) = &args.datafile else {
+        bail!("a DATAFILE is required");
+    };
     let rank = args
         .rank
         .parse::<RankBy>()
@@ -99,8 +105,8 @@ fn validate(args: &Args) -> Result<Config> {
         .iter()
         .map(|c| {
             let (factor, value) = c.to_at().context("--predict")?;
-            if factor != args.var {
-                bail!("--predict {c}: predictions are along --var {}", args.var);
+            if factor != var {
+                bail!("--predict {c}: predictions are along --var {var}");
             }
             Ok(value)
         })
@@ -108,8 +114,8 @@ fn validate(args: &Args) -> Result<Config> {
     if let Some(plot) = &args.plot {
         reports::chart::ChartFormat::from_path(plot).context("--plot")?;
     }
-    let datafile = read_datafile(&args.datafile)?;
-    for (option, name) in [("--var", &args.var), ("--cat", &args.cat)] {
+    let datafile = read_datafile(datafile_path)?;
+    for (option, name) in [("--var", &var), ("--cat", &cat)] {
         if !datafile.columns().iter().any(|c| c == name) {
             bail!(
                 "{option} '{name}': {} has no such column (numeric columns: {})",
@@ -119,6 +125,8 @@ fn validate(args: &Args) -> Result<Config> {
         }
     }
     Ok(Config {
+        var,
+        cat,
         datafile,
         at,
         filter,
@@ -142,7 +150,7 @@ pub fn run(args: &Args) -> Result<String> {
         Weighting::Absolute
     };
     let data = config.datafile.filter(&config.filter)?;
-    let obs = data.observations(&[args.var.as_str()], &args.cat, &config.at)?;
+    let obs = data.observations(&[config.var.as_str()], &config.cat, &config.at)?;
 
     // The user's models must fit: their failures are errors, not skipped candidates.
     let mut ranking = Ranking::default();
@@ -151,7 +159,7 @@ pub fn run(args: &Args) -> Result<String> {
             .fits
             .push(fit::fit_weighted(model, &obs, weighting).context("--model")?);
     }
-    let defaults: Vec<Model> = fit::default_candidates(&args.cat, &args.var)
+    let defaults: Vec<Model> = fit::default_candidates(&config.cat, &config.var)
         .iter()
         .map(|m| Model::parse(m).expect("default candidates parse"))
         .filter(|m| config.user_models.iter().all(|u| u.text() != m.text()))

@@ -274,3 +274,55 @@ fn closed_pipe_is_not_an_error() {
     );
     assert!(out.stderr.is_empty());
 }
+
+#[test]
+fn design_plans_the_papers_edges() {
+    let out = lca()
+        .args([
+            "design",
+            "--factor",
+            "p=2,26",
+            "--factor",
+            "n=32..1024:log2",
+            "--edges",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next().unwrap(), "run,replicate,p,n");
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 16);
+    assert!(rows.contains(&"7,1,14,32"), "{csv}");
+
+    let out = lca()
+        .args([
+            "design",
+            "--factor",
+            "p=2,4",
+            "--factor",
+            "x=0.5,1.5",
+            "--2k",
+        ])
+        .args(["--replicates", "2", "--seed", "3", "--format", "toml"])
+        .output()
+        .unwrap();
+    let toml = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(toml.matches("[[run]]").count(), 8, "{toml}");
+
+    let err = error_of(&["design", "--factor", "n=32..1024:cube"]);
+    assert!(
+        err.contains("--factor 'n=32..1024:cube': column 12: unknown scale 'cube'"),
+        "{err}"
+    );
+    let err = error_of(&["design", "--factor", "p=2,4", "--factor", "p=8,16"]);
+    assert!(err.contains("--factor p is given twice"), "{err}");
+    let err = error_of(&["design", "--factor", "p=2,4", "--edges", "0"]);
+    assert!(err.contains("--edges"), "{err}");
+}

@@ -1,0 +1,57 @@
+//! `lca design --factor p=2,26 --factor n=32..1024:log2 --edges 3`: the run plan of an
+//! experiment, as CSV (default) or TOML.
+
+use anyhow::{Result, bail};
+use design::{Design, Factor};
+
+/// Plan the runs of an experiment over factors.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Factors: p=2,4,8,26 (levels), n=32..1024:log2 (powers of two in the range),\n\
+p=2..26:lin:5 (five evenly spaced levels), n=32..1024:log2:4 (four log-spaced levels).\n\n\
+Example:\n  lca design --factor p=2,26 --factor n=32..1024:log2 --edges 3 > plan.csv"
+)]
+pub struct Args {
+    /// A factor and its levels (repeatable).
+    #[arg(long = "factor", value_name = "NAME=LEVELS", required = true)]
+    factors: Vec<String>,
+    /// Every combination of every level.
+    #[arg(long, conflicts_with_all = ["two_k", "edges"])]
+    full: bool,
+    /// The 2^k corners (every combination of the factors' extremes).
+    #[arg(long = "2k", conflicts_with = "edges")]
+    two_k: bool,
+    /// The paper's design: the corners plus K points along each edge [default: 3].
+    #[arg(long, value_name = "K")]
+    edges: Option<usize>,
+    /// Runs per point.
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    replicates: usize,
+    /// Randomize the run order with this seed (the same seed gives the same order).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Output format: csv or toml.
+    #[arg(long, default_value = "csv")]
+    format: String,
+}
+
+/// Runs the command and returns the plan to print.
+pub fn run(args: &Args) -> Result<String> {
+    let factors = args
+        .factors
+        .iter()
+        .map(|f| Factor::parse(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let design = match (args.full, args.two_k, args.edges) {
+        (true, _, _) => Design::Full,
+        (_, true, _) => Design::TwoK,
+        (_, _, Some(0)) => bail!("--edges: K must be at least 1 (points along each edge)"),
+        (_, _, k) => Design::Edges(k.unwrap_or(3)),
+    };
+    let plan = design::plan(&factors, design, args.replicates, args.seed)?;
+    match args.format.as_str() {
+        "csv" => Ok(plan.to_csv()),
+        "toml" => Ok(plan.to_toml()),
+        other => bail!("--format '{other}': expected csv or toml"),
+    }
+}
