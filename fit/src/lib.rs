@@ -16,6 +16,7 @@ mod profile;
 pub mod ranking;
 pub mod search;
 pub mod stats;
+pub mod variation;
 
 pub use crate::candidates::default_candidates;
 pub use crate::fit::{

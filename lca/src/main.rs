@@ -3,6 +3,7 @@
 
 mod plan;
 mod rank;
+mod variation;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,12 +30,15 @@ struct Cli {
 enum Command {
     /// Plan the runs of an experiment over factors (CSV or TOML).
     Design(plan::Args),
+    /// Allocation of variation: how much each factor and interaction explains.
+    Variation(variation::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let output = match &cli.command {
         Some(Command::Design(args)) => plan::run(args),
+        Some(Command::Variation(args)) => variation::run(args),
         None => rank::run(&cli.rank),
     };
     match output.and_then(|text| write_stdout(&text)) {

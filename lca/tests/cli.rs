@@ -326,3 +326,55 @@ fn design_plans_the_papers_edges() {
     let err = error_of(&["design", "--factor", "p=2,4", "--edges", "0"]);
     assert!(err.contains("--edges"), "{err}");
 }
+
+#[test]
+fn variation_allocates_jains_workstation_example() {
+    // Jain's 2^2 example (memory size x cache size): 15, 45, 25, 75 -> effects 40, 20, 10,
+    // 5 explaining 76%, 19% and 5% of the variation.
+    let dir = scratch("variation");
+    let data = write(
+        &dir,
+        "ws.dat",
+        "mem=4 cache=1 y=15\nmem=16 cache=1 y=45\nmem=4 cache=2 y=25\nmem=16 cache=2 y=75\n",
+    );
+    let out = lca()
+        .arg("variation")
+        .arg(&data)
+        .args(["--factors", "mem,cache", "--response", "y"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = |effect: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().next() == Some(effect))
+            .unwrap_or_else(|| panic!("{effect} in {text}"))
+            .to_string()
+    };
+    assert!(row("I").contains("40"), "{text}");
+    assert!(row("mem").contains("76.19%"), "{text}");
+    assert!(row("cache").contains("19.05%"), "{text}");
+    assert!(row("mem*cache").contains("4.76%"), "{text}");
+
+    let three = write(
+        &dir,
+        "three.dat",
+        "a=1 b=1 c=1 y=1\na=2 b=2 c=2 y=2\na=3 b=1 c=1 y=3\n",
+    );
+    let err = error_of(&[
+        "variation",
+        three.to_str().unwrap(),
+        "--factors",
+        "a,b,c",
+        "--response",
+        "y",
+    ]);
+    assert!(
+        err.contains("only two factors") || err.contains("not balanced"),
+        "{err}"
+    );
+}

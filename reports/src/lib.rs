@@ -4,3 +4,4 @@
 pub mod chart;
 pub mod number;
 pub mod ranking;
+pub mod variation;
