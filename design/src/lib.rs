@@ -1,11 +1,10 @@
 //! Experiment design for lost cycles analysis: factors and their levels, and the run plans of
-//! full factorial, 2^k and the paper's edges designs.
-//!
-//! Not yet here (issue #5): fractional 2^(k-q) designs with generators, alias structure and
-//! resolution.
+//! full factorial, 2^k, fractional 2^(k−q) and the paper's edges designs.
 
 pub mod factor;
+pub mod fractional;
 pub mod plan;
 
 pub use factor::{Factor, FactorError, Scale};
-pub use plan::{Design, Plan, PlanError, Run, plan};
+pub use fractional::{Generator, GeneratorError};
+pub use plan::{Design, Plan, PlanError, Run, fractional_plan, plan};

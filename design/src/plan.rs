@@ -60,17 +60,7 @@ pub fn plan(
     replicates: usize,
     seed: Option<u64>,
 ) -> Result<Plan, PlanError> {
-    if factors.is_empty() {
-        return Err(PlanError::NoFactors);
-    }
-    for (i, f) in factors.iter().enumerate() {
-        if factors[..i].iter().any(|g| g.name == f.name) {
-            return Err(PlanError::Duplicate(f.name.clone()));
-        }
-    }
-    if replicates == 0 {
-        return Err(PlanError::NoReplicates);
-    }
+    check(factors)?;
     let extremes: Vec<Vec<f64>> = factors
         .iter()
         .map(|f| {
@@ -78,7 +68,7 @@ pub fn plan(
             vec![lo, hi]
         })
         .collect();
-    let mut points = match design {
+    let points = match design {
         Design::Full => cross(&factors.iter().map(|f| f.levels.clone()).collect::<Vec<_>>()),
         Design::TwoK => cross(&extremes),
         Design::Edges(k) => {
@@ -91,6 +81,56 @@ pub fn plan(
             points
         }
     };
+    replicate(factors, points, replicates, seed)
+}
+
+/// A 2^(k−q) fractional design: each run's signs (see [`crate::fractional::signs`]) mapped to
+/// the factors' extremes (−1 low, +1 high).
+pub fn fractional_plan(
+    factors: &[Factor],
+    generators: &[crate::fractional::Generator],
+    replicates: usize,
+    seed: Option<u64>,
+) -> Result<Plan, PlanError> {
+    check(factors)?;
+    let points = crate::fractional::signs(factors.len(), generators)
+        .into_iter()
+        .map(|signs| {
+            signs
+                .iter()
+                .zip(factors)
+                .map(|(&s, f)| {
+                    let (lo, hi) = f.extremes();
+                    if s > 0.0 { hi } else { lo }
+                })
+                .collect()
+        })
+        .collect();
+    replicate(factors, points, replicates, seed)
+}
+
+fn check(factors: &[Factor]) -> Result<(), PlanError> {
+    if factors.is_empty() {
+        return Err(PlanError::NoFactors);
+    }
+    for (i, f) in factors.iter().enumerate() {
+        if factors[..i].iter().any(|g| g.name == f.name) {
+            return Err(PlanError::Duplicate(f.name.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Distinct points, each `replicates` times, in order or shuffled by `seed`.
+fn replicate(
+    factors: &[Factor],
+    mut points: Vec<Vec<f64>>,
+    replicates: usize,
+    seed: Option<u64>,
+) -> Result<Plan, PlanError> {
+    if replicates == 0 {
+        return Err(PlanError::NoReplicates);
+    }
     // Distinct points only (an edge point can coincide with a level of another list).
     let mut seen = Vec::new();
     points.retain(|p| {

@@ -2,7 +2,7 @@
 //! experiment, as CSV (default) or TOML.
 
 use anyhow::{Result, bail};
-use design::{Design, Factor};
+use design::{Design, Factor, Generator};
 
 /// Plan the runs of an experiment over factors.
 #[derive(Debug, clap::Args)]
@@ -16,11 +16,21 @@ pub struct Args {
     #[arg(long = "factor", value_name = "NAME=LEVELS", required = true)]
     factors: Vec<String>,
     /// Every combination of every level.
-    #[arg(long, conflicts_with_all = ["two_k", "edges"])]
+    #[arg(long, conflicts_with_all = ["two_k", "edges", "fractional"])]
     full: bool,
     /// The 2^k corners (every combination of the factors' extremes).
-    #[arg(long = "2k", conflicts_with = "edges")]
+    #[arg(long = "2k", conflicts_with_all = ["edges", "fractional"])]
     two_k: bool,
+    /// A 2^(k-q) fraction of the corners: one generator per generated factor, e.g.
+    /// `--fractional D=A*B*C` (repeatable or comma separated). The alias structure and the
+    /// resolution are printed on stderr.
+    #[arg(
+        long,
+        value_name = "F=A*B*..",
+        value_delimiter = ',',
+        conflicts_with = "edges"
+    )]
+    fractional: Vec<String>,
     /// The paper's design: the corners plus K points along each edge [default: 3].
     #[arg(long, value_name = "K")]
     edges: Option<usize>,
@@ -42,13 +52,37 @@ pub fn run(args: &Args) -> Result<String> {
         .iter()
         .map(|f| Factor::parse(f))
         .collect::<Result<Vec<_>, _>>()?;
-    let design = match (args.full, args.two_k, args.edges) {
-        (true, _, _) => Design::Full,
-        (_, true, _) => Design::TwoK,
-        (_, _, Some(0)) => bail!("--edges: K must be at least 1 (points along each edge)"),
-        (_, _, k) => Design::Edges(k.unwrap_or(3)),
+    let plan = if args.fractional.is_empty() {
+        let design = match (args.full, args.two_k, args.edges) {
+            (true, _, _) => Design::Full,
+            (_, true, _) => Design::TwoK,
+            (_, _, Some(0)) => bail!("--edges: K must be at least 1 (points along each edge)"),
+            (_, _, k) => Design::Edges(k.unwrap_or(3)),
+        };
+        design::plan(&factors, design, args.replicates, args.seed)?
+    } else {
+        let names: Vec<&str> = factors.iter().map(|f| f.name.as_str()).collect();
+        let generators = args
+            .fractional
+            .iter()
+            .map(|g| Generator::parse(g, &names))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (i, g) in generators.iter().enumerate() {
+            if generators[..i].iter().any(|h| h.target == g.target) {
+                bail!("--fractional: {} is generated twice", names[g.target]);
+            }
+            if let Some(h) = generators.iter().find(|h| g.word >> h.target & 1 == 1) {
+                bail!(
+                    "--fractional: {} is generated, so it cannot appear in the product for {}",
+                    names[h.target],
+                    names[g.target]
+                );
+            }
+        }
+        // The design's aliasing is part of the answer: on stderr, so the plan stays a file.
+        eprint!("{}", design::fractional::describe(&generators, &names));
+        design::fractional_plan(&factors, &generators, args.replicates, args.seed)?
     };
-    let plan = design::plan(&factors, design, args.replicates, args.seed)?;
     match args.format.as_str() {
         "csv" => Ok(plan.to_csv()),
         "toml" => Ok(plan.to_toml()),

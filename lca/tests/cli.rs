@@ -378,3 +378,44 @@ fn variation_allocates_jains_workstation_example() {
         "{err}"
     );
 }
+
+#[test]
+fn design_fractional_prints_aliases_and_resolution() {
+    let out = lca()
+        .args([
+            "design",
+            "--factor",
+            "p=2,8",
+            "--factor",
+            "n=64,256",
+            "--factor",
+            "iters=1,4",
+        ])
+        .args(["--fractional", "iters=p*n"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    assert!(csv.contains("\n1,1,2,64,4\n"), "{csv}"); // p-, n- -> iters = (+) -> high
+    let aliases = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        aliases.contains("2^(3-1): 4 runs, resolution III"),
+        "{aliases}"
+    );
+    assert!(aliases.contains("  p = n*iters\n"), "{aliases}");
+    let err = error_of(&[
+        "design",
+        "--factor",
+        "p=2,8",
+        "--factor",
+        "n=1,2",
+        "--fractional",
+        "p=n*q",
+    ]);
+    assert!(err.contains("'q' is not a factor"), "{err}");
+}
