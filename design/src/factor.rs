@@ -92,53 +92,46 @@ impl Factor {
             }
             let scale_column = hi_column + hi_text.len() + 1;
             let integer = lo.fract() == 0.0 && hi.fract() == 0.0;
-            let (scale, levels) = match (parts.next(), parts.next(), parts.next()) {
-                (None, _, _) | (Some("lin"), None, _) => {
-                    (Scale::Linear, linear(lo, hi, 2, integer))
-                }
-                (Some("log2"), None, _) => {
-                    if lo <= 0.0 {
-                        return Err(error(start, "a log2 range needs positive ends".into()));
-                    }
-                    (Scale::Log2, powers_of_two(lo, hi))
-                }
-                (Some("lin"), Some(k), None) => {
-                    let count = k
-                        .trim()
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|&k| k >= 2)
-                        .ok_or_else(|| {
-                            error(
-                                scale_column + 4,
-                                format!("'{k}' is not a level count of at least 2"),
-                            )
-                        })?;
-                    (Scale::Linear, linear(lo, hi, count, integer))
-                }
-                (Some("log2"), Some(k), None) => {
-                    if lo <= 0.0 {
-                        return Err(error(start, "a log2 range needs positive ends".into()));
-                    }
-                    let count = k
-                        .trim()
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|&k| k >= 2)
-                        .ok_or_else(|| {
-                            error(
-                                scale_column + 5,
-                                format!("'{k}' is not a level count of at least 2"),
-                            )
-                        })?;
-                    (Scale::Log2, log_spaced(lo, hi, count, integer))
-                }
-                (Some(other), _, _) => {
+            let (scale_text, count_text) = (parts.next(), parts.next());
+            if let Some(extra) = parts.next() {
+                return Err(error(
+                    scale_column,
+                    format!("unexpected ':{extra}' (expected lin, lin:K, log2 or log2:K)"),
+                ));
+            }
+            let scale = match scale_text {
+                None | Some("lin") => Scale::Linear,
+                Some("log2") => Scale::Log2,
+                Some(other) => {
                     return Err(error(
                         scale_column,
                         format!("unknown scale '{other}' (expected lin, lin:K, log2 or log2:K)"),
                     ));
                 }
+            };
+            if scale == Scale::Log2 && lo <= 0.0 {
+                return Err(error(start, "a log2 range needs positive ends".into()));
+            }
+            let count_column = scale_column + scale_text.map_or(0, |t| t.len() + 1);
+            let count = count_text
+                .map(|k| {
+                    k.trim()
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|&k| k >= 2)
+                        .ok_or_else(|| {
+                            error(
+                                count_column,
+                                format!("'{k}' is not a level count of at least 2"),
+                            )
+                        })
+                })
+                .transpose()?;
+            let levels = match (scale, count) {
+                (Scale::Linear, None) => linear(lo, hi, 2, integer),
+                (Scale::Log2, None) => powers_of_two(lo, hi),
+                (Scale::Linear, Some(k)) => linear(lo, hi, k, integer),
+                (Scale::Log2, Some(k)) => log_spaced(lo, hi, k, integer),
             };
             if levels.len() < 2 {
                 return Err(error(
@@ -310,7 +303,8 @@ mod tests {
             "--factor 'p=8..2': column 6: the range must increase (8..2)"
         );
         assert!(e("n=1..8:cubic").contains("column 8: unknown scale 'cubic'"));
-        assert!(e("p=2..26:lin:1").contains("not a level count of at least 2"));
+        assert!(e("p=2..26:lin:1").contains("column 13: '1' is not a level count of at least 2"));
+        assert!(e("p=2..26:lin:4:9").contains("unexpected ':9'"));
         assert!(e("p=3").contains("at least 2 distinct levels"));
         assert!(e("n=0..8:log2").contains("positive ends"));
         assert!(e("2p=1,2").contains("is not a factor name"));
