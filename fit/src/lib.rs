@@ -5,12 +5,14 @@
 //! exits or reads the command line.
 
 pub mod candidates;
+pub mod combination;
 pub mod expr;
 pub mod fit;
 pub mod linear;
 pub mod model;
 mod nonlinear;
 pub mod observations;
+pub mod performance;
 mod problem;
 mod profile;
 pub mod ranking;

@@ -1,0 +1,675 @@
+//! The multi-factor model of one category (DESIGN §7): a shape per factor, `g(n)`, `h(p)`,
+//! combined additively, `a + b*g(n) + c*h(p)`, or multiplicatively, `a + d*g(n)*h(p)`.
+//!
+//! * **Shapes** come from the user, or are ranked among the paper's defaults for the
+//!   (category, factor) pair on the *edges* of the design: groups of runs in which only that
+//!   factor varies (≥ 3 levels). On every edge each candidate is fitted as `1 + shape` (the
+//!   other factors' contribution is a constant there, under either combination) and scored by
+//!   its leave-one-out error relative to the edge's size; the lowest mean score wins.
+//! * **The combination** is chosen by allocation of variation on the 2^k corners of the
+//!   design (Jain ch. 17–18). An additive model has no interaction at the corners; the
+//!   multiplicative one has an interaction share that its shapes fix, whatever its
+//!   coefficients: with `g ∈ {1, 10}` and `h ∈ {1, 10}`, 25%. So "interaction explains the
+//!   majority" would call that pure product additive; instead the measured interaction share
+//!   is compared with both forms' implied shares (0 and the multiplicative model's own), and
+//!   the nearer form is chosen.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::candidates::default_candidates;
+use crate::fit::{Fit, FitError, Weighting, fit_weighted};
+use crate::model::Model;
+use crate::observations::Observations;
+use crate::variation::sign_table;
+
+/// How the per-factor shapes of a category combine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Combination {
+    /// `a + b*g(n) + c*h(p)`: each factor adds its own lost cycles.
+    Additive,
+    /// `a + d*g(n)*h(p)`: the factors scale each other.
+    Multiplicative,
+}
+
+impl FromStr for Combination {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "additive" | "add" => Ok(Combination::Additive),
+            "multiplicative" | "mult" => Ok(Combination::Multiplicative),
+            _ => Err(format!(
+                "unknown combination '{s}' (expected additive or multiplicative)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Combination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Combination::Additive => "additive",
+            Combination::Multiplicative => "multiplicative",
+        })
+    }
+}
+
+/// Where a factor's shape came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShapeSource {
+    /// Given by the user.
+    User,
+    /// The only default candidate (after dropping constants, which all mean "no effect").
+    Only,
+    /// Best ranked among the defaults on the design's edges.
+    Ranked,
+    /// No edge has three levels of the factor to rank on: the first default is taken.
+    Unranked,
+}
+
+/// The shape of a category along one factor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shape {
+    /// The factor.
+    pub factor: String,
+    /// The shape's expression; `1` when the category does not depend on the factor.
+    pub expr: String,
+    /// Where it came from.
+    pub source: ShapeSource,
+    /// Edges it was ranked on.
+    pub edges: usize,
+    /// Its score: root mean square over the edges of the leave-one-out error relative to the
+    /// edge's root mean square value (ranked shapes only).
+    pub score: Option<f64>,
+    /// The second best candidate and its score.
+    pub runner_up: Option<(String, f64)>,
+}
+
+impl Shape {
+    /// Whether the category does not depend on the factor.
+    pub fn is_constant(&self) -> bool {
+        self.expr == "1"
+    }
+}
+
+/// The allocation of variation of a category on the corners of the design.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CornerVariation {
+    /// Corners (2^k cells; replicates are averaged).
+    pub cells: usize,
+    /// Share of the variation explained by main effects, 0..1.
+    pub main: f64,
+    /// Share explained by interactions, 0..1.
+    pub interaction: f64,
+    /// The interaction share the fitted multiplicative model has at the same corners (the
+    /// additive one has none).
+    pub implied_multiplicative: f64,
+}
+
+/// What decided the combination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChosenBy {
+    /// Allocation of variation on the corners.
+    Variation,
+    /// The user.
+    User,
+    /// At most one factor has a shape, so both forms are the same model.
+    Equivalent,
+}
+
+/// A category's fitted multi-factor model.
+#[derive(Debug, Clone)]
+pub struct CategoryModel {
+    /// The category (response column).
+    pub category: String,
+    /// One shape per factor, in the factors' order.
+    pub shapes: Vec<Shape>,
+    /// The combination (None for a model written by hand).
+    pub combination: Option<Combination>,
+    /// What chose it (None for a model written by hand).
+    pub chosen_by: Option<ChosenBy>,
+    /// The corner allocation of variation, when the design has every corner.
+    pub variation: Option<CornerVariation>,
+    /// The combined model fitted to every observation.
+    pub fit: Fit,
+}
+
+/// Why a category could not be modelled. One line, naming the category.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CombineError {
+    /// The model could not be fitted.
+    #[error("category '{category}': {error}")]
+    Fit {
+        /// The category.
+        category: String,
+        /// Why.
+        error: FitError,
+    },
+    /// A user shape or combination that cannot be used.
+    #[error("category '{category}': {message}")]
+    Invalid {
+        /// The category.
+        category: String,
+        /// Why.
+        message: String,
+    },
+    /// A corner of the design was not measured, and the user did not choose the combination.
+    #[error(
+        "category '{category}': no run at the corner {corner}, so allocation of variation cannot \
+         choose between additive and multiplicative; measure every corner (an --edges design has \
+         them) or choose with --combine {category}=additive|multiplicative"
+    )]
+    MissingCorner {
+        /// The category.
+        category: String,
+        /// The missing corner, `n=1024, p=26`.
+        corner: String,
+    },
+}
+
+/// What the user fixed for a category.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Choices {
+    /// Shapes by factor.
+    pub shapes: BTreeMap<String, String>,
+    /// The combination.
+    pub combination: Option<Combination>,
+}
+
+/// The combined model's formula from the shapes: `1` plus the sum or the product of the
+/// non-constant shapes.
+///
+/// ```
+/// use fit::combination::{Combination, combined_formula};
+/// let shapes = ["n*log2(n)", "p*sqrt(p)"];
+/// assert_eq!(combined_formula(&shapes, Combination::Additive), "1 + n*log2(n) + p*sqrt(p)");
+/// assert_eq!(combined_formula(&shapes, Combination::Multiplicative), "1 + n*log2(n)*p*sqrt(p)");
+/// assert_eq!(combined_formula(&["1", "p"], Combination::Multiplicative), "1 + p");
+/// ```
+pub fn combined_formula(shapes: &[&str], combination: Combination) -> String {
+    let varying: Vec<&str> = shapes.iter().copied().filter(|s| *s != "1").collect();
+    if varying.is_empty() {
+        return "1".into();
+    }
+    let body = match combination {
+        Combination::Additive => varying.join(" + "),
+        Combination::Multiplicative if varying.len() == 1 => varying[0].to_string(),
+        Combination::Multiplicative => varying
+            .iter()
+            .map(|s| {
+                if has_top_level_sum(s) {
+                    format!("({s})")
+                } else {
+                    s.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("*"),
+    };
+    format!("1 + {body}")
+}
+
+/// Whether `+` or `-` occurs outside parentheses (so the text needs them in a product).
+fn has_top_level_sum(s: &str) -> bool {
+    let mut depth = 0i32;
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '+' | '-' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Fits the multi-factor model of `obs.response` against every factor of `obs`.
+pub fn combine(obs: &Observations, choices: &Choices) -> Result<CategoryModel, CombineError> {
+    let category = obs.response.clone();
+    let invalid = |message: String| CombineError::Invalid {
+        category: category.clone(),
+        message,
+    };
+    if let Some(factor) = choices.shapes.keys().find(|f| !obs.factors.contains(f)) {
+        return Err(invalid(format!(
+            "a shape is given for '{factor}', which is not a factor (factors: {})",
+            obs.factors.join(", ")
+        )));
+    }
+    let shapes = (0..obs.factors.len())
+        .map(|f| shape(obs, f, choices.shapes.get(&obs.factors[f])))
+        .collect::<Result<Vec<_>, _>>()?;
+    let texts: Vec<&str> = shapes.iter().map(|s| s.expr.as_str()).collect();
+    let weighting = weighting_for(&obs.y);
+    let fit_form = |combination| {
+        let formula = combined_formula(&texts, combination);
+        let model = Model::parse(&formula).map_err(|e| invalid(e.to_string()))?;
+        fit_weighted(&model, obs, weighting).map_err(|error| CombineError::Fit {
+            category: category.clone(),
+            error,
+        })
+    };
+
+    let varying = shapes.iter().filter(|s| !s.is_constant()).count();
+    let corners = corner_means(obs);
+    let (combination, chosen_by, variation, fit) = if varying <= 1 {
+        let variation = match (&corners, choices.combination) {
+            (Ok(c), _) => Some(corner_shares(obs, c, None)),
+            _ => None,
+        };
+        let combination = choices.combination.unwrap_or(Combination::Additive);
+        let fit = fit_form(combination)?;
+        (combination, ChosenBy::Equivalent, variation, fit)
+    } else {
+        let multiplicative = fit_form(Combination::Multiplicative);
+        let variation = match (&corners, &multiplicative) {
+            (Ok(c), Ok(m)) => Ok(corner_shares(obs, c, Some(m))),
+            (Ok(_), Err(e)) => Err(e.clone()),
+            (Err(corner), _) => Err(CombineError::MissingCorner {
+                category: category.clone(),
+                corner: corner.clone(),
+            }),
+        };
+        match (choices.combination, variation) {
+            (Some(c), variation) => {
+                let fit = match c {
+                    Combination::Multiplicative => multiplicative?,
+                    Combination::Additive => fit_form(c)?,
+                };
+                (c, ChosenBy::User, variation.ok(), fit)
+            }
+            (None, Ok(v)) if v.interaction > v.implied_multiplicative / 2.0 => (
+                Combination::Multiplicative,
+                ChosenBy::Variation,
+                Some(v),
+                multiplicative?,
+            ),
+            (None, Ok(v)) => {
+                let fit = fit_form(Combination::Additive)?;
+                (Combination::Additive, ChosenBy::Variation, Some(v), fit)
+            }
+            (None, Err(e)) => return Err(e),
+        }
+    };
+    Ok(CategoryModel {
+        category,
+        shapes,
+        combination: Some(combination),
+        chosen_by: Some(chosen_by),
+        variation,
+        fit,
+    })
+}
+
+/// Relative error where every value is non-zero (timings' noise grows with the value),
+/// absolute error otherwise.
+pub fn weighting_for(y: &[f64]) -> Weighting {
+    if y.iter().all(|v| *v != 0.0) {
+        Weighting::Relative
+    } else {
+        Weighting::Absolute
+    }
+}
+
+/// The shape of the category along factor `f`.
+fn shape(obs: &Observations, f: usize, user: Option<&String>) -> Result<Shape, CombineError> {
+    let factor = &obs.factors[f];
+    let shape = |expr: String, source, edges, score, runner_up| Shape {
+        factor: factor.clone(),
+        expr,
+        source,
+        edges,
+        score,
+        runner_up,
+    };
+    if let Some(expr) = user {
+        let model = Model::parse(expr).map_err(|e| CombineError::Invalid {
+            category: obs.response.clone(),
+            message: e.to_string(),
+        })?;
+        if let Some(other) = model.variables().into_iter().find(|v| v != factor) {
+            return Err(CombineError::Invalid {
+                category: obs.response.clone(),
+                message: format!("the shape `{expr}` for '{factor}' uses '{other}'"),
+            });
+        }
+        return Ok(shape(normalise(expr), ShapeSource::User, 0, None, None));
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    for c in default_candidates(&obs.response, factor) {
+        let c = normalise(&c);
+        if !candidates.contains(&c) {
+            candidates.push(c);
+        }
+    }
+    if candidates.len() == 1 {
+        let only = candidates.remove(0);
+        return Ok(shape(only, ShapeSource::Only, 0, None, None));
+    }
+    let edges = edges(obs, f);
+    if edges.is_empty() {
+        let first = candidates.remove(0);
+        return Ok(shape(first, ShapeSource::Unranked, 0, None, None));
+    }
+    let mut scored: Vec<(String, f64, usize)> = candidates
+        .into_iter()
+        .map(|c| {
+            let score = edge_score(&c, &edges);
+            let fitted = Model::parse(&edge_formula(&c)).map_or(usize::MAX, |m| m.fitted_count());
+            (c, score, fitted)
+        })
+        .collect();
+    // Lowest score first; equal scores (within rounding) prefer fewer fitted quantities.
+    scored.sort_by(|a, b| {
+        let tolerance = 1e-9 * a.1.abs().max(b.1.abs());
+        if (a.1 - b.1).abs() <= tolerance || (a.1.is_nan() && b.1.is_nan()) {
+            a.2.cmp(&b.2)
+        } else {
+            a.1.total_cmp(&b.1)
+        }
+    });
+    let runner_up = scored.get(1).map(|(c, s, _)| (c.clone(), *s));
+    let (best, score, _) = scored.swap_remove(0);
+    if !score.is_finite() {
+        // Nothing could be fitted on the edges (too few points for every candidate).
+        let first = default_candidates(&obs.response, factor);
+        let first = normalise(&first[0]);
+        return Ok(shape(first, ShapeSource::Unranked, edges.len(), None, None));
+    }
+    Ok(shape(
+        best,
+        ShapeSource::Ranked,
+        edges.len(),
+        Some(score),
+        runner_up,
+    ))
+}
+
+/// A shape as text: constants (`0`, `1`, `2.5`) all mean "does not depend on the factor".
+fn normalise(expr: &str) -> String {
+    match Model::parse(expr) {
+        Ok(m) if m.variables().is_empty() && m.parameters().is_empty() => "1".into(),
+        _ => expr.trim().to_string(),
+    }
+}
+
+fn edge_formula(shape: &str) -> String {
+    combined_formula(&[shape], Combination::Additive)
+}
+
+/// Runs in which only factor `f` varies (all other factors equal), with at least three
+/// levels of it: one single-factor set of observations per edge.
+fn edges(obs: &Observations, f: usize) -> Vec<Observations> {
+    let mut groups: BTreeMap<Vec<u64>, Vec<usize>> = BTreeMap::new();
+    for row in 0..obs.len() {
+        let key = (0..obs.factors.len())
+            .filter(|&g| g != f)
+            .map(|g| obs.columns[g][row].to_bits())
+            .collect();
+        groups.entry(key).or_default().push(row);
+    }
+    groups
+        .into_values()
+        .filter_map(|rows| {
+            let edge = Observations {
+                source: obs.source.clone(),
+                factors: vec![obs.factors[f].clone()],
+                response: obs.response.clone(),
+                columns: vec![rows.iter().map(|&r| obs.columns[f][r]).collect()],
+                y: rows.iter().map(|&r| obs.y[r]).collect(),
+                lines: rows.iter().map(|&r| obs.lines[r]).collect(),
+            };
+            (edge.levels(0).len() >= 3).then_some(edge)
+        })
+        .collect()
+}
+
+/// Root mean square over the edges of the leave-one-out error of `1 + shape`, relative to
+/// each edge's root mean square value. Edges that are all zero are skipped; a candidate that
+/// cannot be fitted on some edge scores infinity.
+fn edge_score(shape: &str, edges: &[Observations]) -> f64 {
+    let Ok(model) = Model::parse(&edge_formula(shape)) else {
+        return f64::INFINITY;
+    };
+    let mut sum = 0.0;
+    let mut counted = 0usize;
+    for edge in edges {
+        let scale = (edge.y.iter().map(|y| y * y).sum::<f64>() / edge.len() as f64).sqrt();
+        if scale == 0.0 {
+            continue;
+        }
+        match fit_weighted(&model, edge, weighting_for(&edge.y)) {
+            Ok(fit) if fit.cv.is_finite() => sum += (fit.cv / scale).powi(2),
+            _ => return f64::INFINITY,
+        }
+        counted += 1;
+    }
+    if counted == 0 {
+        0.0
+    } else {
+        (sum / counted as f64).sqrt()
+    }
+}
+
+/// The 2^k corners of the observations' factor ranges and the mean response at each (rows at
+/// a corner are replicates), or the first corner without a run, described.
+type Corners = (Vec<Vec<f64>>, Vec<f64>);
+
+fn corner_means(obs: &Observations) -> Result<Corners, String> {
+    let k = obs.factors.len();
+    let extremes: Vec<(f64, f64)> = (0..k)
+        .map(|f| {
+            let levels = obs.levels(f);
+            (levels[0], levels[levels.len() - 1])
+        })
+        .collect();
+    let cells = 1usize << k;
+    let mut sums = vec![(0.0, 0usize); cells];
+    'rows: for row in 0..obs.len() {
+        let mut index = 0;
+        for (f, &(lo, hi)) in extremes.iter().enumerate() {
+            let v = obs.columns[f][row];
+            let bit = if v == lo {
+                0
+            } else if v == hi {
+                1
+            } else {
+                continue 'rows;
+            };
+            index = index << 1 | bit;
+        }
+        sums[index].0 += obs.y[row];
+        sums[index].1 += 1;
+    }
+    let corner = |cell: usize| -> Vec<f64> {
+        (0..k)
+            .map(|f| {
+                let (lo, hi) = extremes[f];
+                if cell >> (k - 1 - f) & 1 == 1 { hi } else { lo }
+            })
+            .collect()
+    };
+    if let Some(missing) = sums.iter().position(|s| s.1 == 0) {
+        let point = corner(missing);
+        return Err(obs
+            .factors
+            .iter()
+            .zip(point)
+            .map(|(f, v)| format!("{f}={v}"))
+            .collect::<Vec<_>>()
+            .join(", "));
+    }
+    let points = (0..cells).map(corner).collect();
+    let means = sums.iter().map(|(s, c)| s / *c as f64).collect();
+    Ok((points, means))
+}
+
+/// Main and interaction shares at the corners, of the measured means and of the fitted
+/// multiplicative model's values there.
+fn corner_shares(
+    obs: &Observations,
+    corners: &Corners,
+    multiplicative: Option<&Fit>,
+) -> CornerVariation {
+    let (points, means) = corners;
+    let shares = |y: Vec<f64>| -> (f64, f64) {
+        let columns = (0..obs.factors.len())
+            .map(|f| points.iter().map(|p| p[f]).collect())
+            .collect();
+        let cells = Observations {
+            source: obs.source.clone(),
+            factors: obs.factors.clone(),
+            response: obs.response.clone(),
+            columns,
+            lines: (1..=y.len()).collect(),
+            y,
+        };
+        match sign_table(&cells) {
+            Ok(table) => table.effects.iter().skip(1).fold((0.0, 0.0), |(m, i), e| {
+                if e.name.contains('*') {
+                    (m, i + e.fraction)
+                } else {
+                    (m + e.fraction, i)
+                }
+            }),
+            Err(_) => (f64::NAN, f64::NAN),
+        }
+    };
+    let (main, interaction) = shares(means.clone());
+    let implied_multiplicative = match multiplicative {
+        Some(fit) => shares(points.iter().map(|p| fit.evaluate(p)).collect()).1,
+        None => 0.0,
+    };
+    CornerVariation {
+        cells: points.len(),
+        main,
+        interaction,
+        implied_multiplicative,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Observations of `y(n, p)` on the corners of {1, 10}² and along the edges.
+    fn grid(y: impl Fn(f64, f64) -> f64, category: &str) -> Observations {
+        let (mut n, mut p, mut v) = (Vec::new(), Vec::new(), Vec::new());
+        for &a in &[1.0, 2.0, 4.0, 7.0, 10.0] {
+            for &b in &[1.0, 10.0] {
+                for (x, z) in [(a, b), (b, a)] {
+                    n.push(x);
+                    p.push(z);
+                    v.push(y(x, z));
+                }
+            }
+        }
+        Observations::new(
+            "grid",
+            vec!["n".into(), "p".into()],
+            category,
+            vec![n, p],
+            v,
+        )
+        .unwrap()
+    }
+
+    fn user(shapes: &[(&str, &str)]) -> Choices {
+        Choices {
+            shapes: shapes
+                .iter()
+                .map(|(f, e)| (f.to_string(), e.to_string()))
+                .collect(),
+            combination: None,
+        }
+    }
+
+    #[test]
+    fn pure_product_is_multiplicative_although_interaction_is_a_minority() {
+        let obs = grid(|n, p| n * p, "y");
+        let m = combine(&obs, &user(&[("n", "n"), ("p", "p")])).unwrap();
+        let v = m.variation.unwrap();
+        assert!((v.interaction - 0.25078).abs() < 1e-4, "{v:?}");
+        assert!((v.implied_multiplicative - v.interaction).abs() < 1e-9);
+        assert_eq!(m.combination, Some(Combination::Multiplicative));
+        assert_eq!(m.chosen_by, Some(ChosenBy::Variation));
+        assert_eq!(m.fit.model.text(), "1 + n*p");
+    }
+
+    #[test]
+    fn sum_is_additive() {
+        let obs = grid(|n, p| 3.0 + n + 2.0 * p, "y");
+        let m = combine(&obs, &user(&[("n", "n"), ("p", "p")])).unwrap();
+        assert!(m.variation.unwrap().interaction < 1e-12);
+        assert_eq!(m.combination, Some(Combination::Additive));
+        assert_eq!(m.fit.model.text(), "1 + n + p");
+        assert!((m.fit.coefficients[2].value - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_user_overrides_the_combination() {
+        let obs = grid(|n, p| n * p, "y");
+        let mut choices = user(&[("n", "n"), ("p", "p")]);
+        choices.combination = Some(Combination::Additive);
+        let m = combine(&obs, &choices).unwrap();
+        assert_eq!(m.combination, Some(Combination::Additive));
+        assert_eq!(m.chosen_by, Some(ChosenBy::User));
+    }
+
+    #[test]
+    fn default_shapes_are_ranked_on_the_edges() {
+        // li against p: p*sqrt(p), p or 1; against n: n*log2(n) only.
+        let obs = grid(|n, p| 0.5 + 0.01 * n * n.log2() * p * p.sqrt(), "li");
+        let m = combine(&obs, &Choices::default()).unwrap();
+        assert_eq!(m.shapes[0].expr, "n*log2(n)");
+        assert_eq!(m.shapes[0].source, ShapeSource::Only);
+        assert_eq!(m.shapes[1].expr, "p*sqrt(p)");
+        assert_eq!(m.shapes[1].source, ShapeSource::Ranked);
+        assert_eq!(m.shapes[1].edges, 2);
+    }
+
+    #[test]
+    fn constant_shapes_leave_one_form() {
+        // ip against n has the single default `1`: the forms coincide.
+        let obs = grid(|_, p| 0.5 + 0.1 * p, "ip");
+        let m = combine(&obs, &Choices::default()).unwrap();
+        assert_eq!(m.shapes[0].expr, "1");
+        assert_eq!(m.chosen_by, Some(ChosenBy::Equivalent));
+        assert_eq!(m.fit.model.text(), "1 + p");
+    }
+
+    #[test]
+    fn a_missing_corner_is_named() {
+        let full = grid(|n, p| n * p, "y");
+        let keep: Vec<usize> = (0..full.len())
+            .filter(|&r| !(full.columns[0][r] == 10.0 && full.columns[1][r] == 10.0))
+            .collect();
+        let obs = Observations::new(
+            "grid",
+            full.factors.clone(),
+            "y",
+            full.columns
+                .iter()
+                .map(|c| keep.iter().map(|&r| c[r]).collect())
+                .collect(),
+            keep.iter().map(|&r| full.y[r]).collect(),
+        )
+        .unwrap();
+        let err = combine(&obs, &user(&[("n", "n"), ("p", "p")])).unwrap_err();
+        assert!(
+            err.to_string().contains("no run at the corner n=10, p=10"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn products_of_sums_are_parenthesised() {
+        let f = combined_formula(&["n + n^2", "max(p-$theta,0)"], Combination::Multiplicative);
+        assert_eq!(f, "1 + (n + n^2)*max(p-$theta,0)");
+    }
+}

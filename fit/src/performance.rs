@@ -1,0 +1,343 @@
+//! The performance model of one implementation: a multi-factor model per category and the run
+//! time they add up to, `T_p = (pc + li + ip + sl + cl + rc) / p` (DESIGN §1, §7), with the
+//! paper's baseline beside it: the least-squares plane `a + b*n + c*p` through the corners.
+
+use std::collections::BTreeMap;
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::combination::{CategoryModel, Choices, CombineError, combine};
+use crate::fit::{Fit, Prediction, Weighting, fit_weighted};
+use crate::model::Model;
+use crate::observations::{Cell, Condition, DataError, Datafile, Observations};
+use crate::stats::CONFIDENCE;
+
+/// The categories whose sum is `p * T_p`, in the paper's order.
+pub const CATEGORIES: [&str; 6] = ["pc", "li", "ip", "sl", "cl", "rc"];
+
+/// Where a model's data came from.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Provenance {
+    /// The datafile, as named on the command line.
+    pub datafile: String,
+    /// The `--where` conditions that selected the rows.
+    pub conditions: Vec<String>,
+    /// Datafile lines of the rows used.
+    pub lines: Vec<usize>,
+    /// The program that built the model, `lca 0.1.0`.
+    pub created_by: String,
+}
+
+/// A performance model over some factors.
+#[derive(Debug, Clone)]
+pub struct PerformanceModel {
+    /// The implementation's name (`dp`), for reports.
+    pub name: String,
+    /// The factors, in the order predictions take their values.
+    pub factors: Vec<String>,
+    /// The range of each factor in the data: outside it a prediction extrapolates.
+    pub ranges: Vec<(f64, f64)>,
+    /// Columns that held one value in every row (`p=26` when `p` is not a factor, `iters=10`).
+    pub held: BTreeMap<String, f64>,
+    /// One model per category.
+    pub categories: Vec<CategoryModel>,
+    /// The corner plane of `T_p`, when every corner was measured.
+    pub baseline: Option<Fit>,
+    /// Where the data came from.
+    pub provenance: Provenance,
+}
+
+/// What the user chose when building a model.
+#[derive(Debug, Clone, Default)]
+pub struct BuildOptions {
+    /// The implementation's name.
+    pub name: String,
+    /// Categories to model; empty means the six of [`CATEGORIES`].
+    pub categories: Vec<String>,
+    /// Shapes and combinations fixed by the user, by category.
+    pub choices: BTreeMap<String, Choices>,
+    /// The `--where` conditions applied to the datafile (for provenance).
+    pub conditions: Vec<Condition>,
+    /// The program building the model, for provenance.
+    pub created_by: String,
+}
+
+/// Why a performance model cannot be built. One line.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The data cannot be read or selected.
+    #[error(transparent)]
+    Data(#[from] DataError),
+    /// A category cannot be modelled.
+    #[error("{0}")]
+    Category(#[from] CombineError),
+    /// The data do not describe a parameter space.
+    #[error("{file}: {message}")]
+    Design {
+        /// The datafile.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A prediction of `T_p` and of every category at one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimePrediction {
+    /// The point, one value per factor.
+    pub point: Vec<f64>,
+    /// `T_p` with its 90% prediction interval (half-width NaN when a category has none).
+    pub time: Prediction,
+    /// Each category's prediction (processor-seconds), in the model's order.
+    pub categories: Vec<Prediction>,
+    /// Factors outside the fitted range at this point.
+    pub extrapolated: Vec<String>,
+}
+
+/// The factors of a datafile: every numeric column, other than the responses, that takes more
+/// than one value. A text column with more than one value must be fixed with `--where`.
+pub fn factors_of(data: &Datafile) -> Result<(Vec<String>, BTreeMap<String, f64>), BuildError> {
+    let mut factors = Vec::new();
+    let mut held = BTreeMap::new();
+    for column in data.columns() {
+        if crate::observations::is_response_column(column) {
+            continue;
+        }
+        let mut numbers: Vec<f64> = Vec::new();
+        let mut texts: Vec<&str> = Vec::new();
+        for row in 0..data.rows().len() {
+            match data.cell(row, column) {
+                Some(Cell::Number(x)) => numbers.push(*x),
+                Some(Cell::Text(t)) => texts.push(t),
+                None => {}
+            }
+        }
+        numbers.sort_by(f64::total_cmp);
+        numbers.dedup();
+        texts.sort_unstable();
+        texts.dedup();
+        let design = |message: String| BuildError::Design {
+            file: data.source().to_string(),
+            message,
+        };
+        match (numbers.len(), texts.len()) {
+            (_, 0) if numbers.len() > 1 => factors.push(column.clone()),
+            (1, 0) => {
+                held.insert(column.clone(), numbers[0]);
+            }
+            (0, 1) | (0, 0) => {}
+            _ => {
+                let values: Vec<String> = numbers
+                    .iter()
+                    .map(f64::to_string)
+                    .chain(texts.iter().map(|t| t.to_string()))
+                    .collect();
+                return Err(design(format!(
+                    "column '{column}' takes several values ({}); model one of them with \
+                     --where {column}=VALUE",
+                    values.join(", ")
+                )));
+            }
+        }
+    }
+    if factors.is_empty() {
+        return Err(BuildError::Design {
+            file: data.source().to_string(),
+            message: "no column varies between the rows: there is no factor to model".into(),
+        });
+    }
+    Ok((factors, held))
+}
+
+impl PerformanceModel {
+    /// Builds the model of every category from the (already filtered) datafile.
+    pub fn build(data: &Datafile, options: &BuildOptions) -> Result<Self, BuildError> {
+        let (factors, held) = factors_of(data)?;
+        let names: Vec<&str> = factors.iter().map(String::as_str).collect();
+        let design = |message: String| BuildError::Design {
+            file: data.source().to_string(),
+            message,
+        };
+        if !factors.iter().any(|f| f == "p") && !held.contains_key("p") {
+            return Err(design(
+                "T_p = (sum of the categories) / p needs a column 'p' (processors)".into(),
+            ));
+        }
+        let categories: Vec<String> = if options.categories.is_empty() {
+            CATEGORIES.iter().map(|c| c.to_string()).collect()
+        } else {
+            options.categories.clone()
+        };
+        if let Some(c) = options.choices.keys().find(|c| !categories.contains(c)) {
+            return Err(design(format!(
+                "a shape or combination is given for '{c}', which is not modelled ({})",
+                categories.join(", ")
+            )));
+        }
+        let mut models = Vec::with_capacity(categories.len());
+        let mut observations: Vec<Observations> = Vec::with_capacity(categories.len());
+        for category in &categories {
+            let obs = data.observations(&names, category, &[])?;
+            let choices = options.choices.get(category).cloned().unwrap_or_default();
+            models.push(combine(&obs, &choices)?);
+            observations.push(obs);
+        }
+        let first = &observations[0];
+        let ranges = (0..factors.len())
+            .map(|f| {
+                let levels = first.levels(f);
+                (levels[0], levels[levels.len() - 1])
+            })
+            .collect();
+        let mut model = PerformanceModel {
+            name: options.name.clone(),
+            factors,
+            ranges,
+            held,
+            categories: models,
+            baseline: None,
+            provenance: Provenance {
+                datafile: data.source().to_string(),
+                conditions: options.conditions.iter().map(|c| c.to_string()).collect(),
+                lines: first.lines.clone(),
+                created_by: options.created_by.clone(),
+            },
+        };
+        model.baseline = model.corner_plane(&observations);
+        Ok(model)
+    }
+
+    /// The number of processors at a point: the factor `p`, or the held value.
+    pub fn processors(&self, point: &[f64]) -> f64 {
+        match self.factors.iter().position(|f| f == "p") {
+            Some(i) => point[i],
+            None => self.held.get("p").copied().unwrap_or(f64::NAN),
+        }
+    }
+
+    /// Measured `T_p` of each observation: the sum of the categories over `p`.
+    fn measured_times(&self, observations: &[Observations]) -> Vec<f64> {
+        let first = &observations[0];
+        let mut point = vec![0.0; self.factors.len()];
+        (0..first.len())
+            .map(|row| {
+                first.point(row, &mut point);
+                observations.iter().map(|o| o.y[row]).sum::<f64>() / self.processors(&point)
+            })
+            .collect()
+    }
+
+    /// The paper's baseline: `1 + n + p` (every factor linearly) fitted by least squares to
+    /// `T_p` at the corners of the design. None without every corner.
+    fn corner_plane(&self, observations: &[Observations]) -> Option<Fit> {
+        let first = &observations[0];
+        let times = self.measured_times(observations);
+        let at_corner = |row: usize| {
+            self.ranges
+                .iter()
+                .enumerate()
+                .all(|(f, &(lo, hi))| first.columns[f][row] == lo || first.columns[f][row] == hi)
+        };
+        let rows: Vec<usize> = (0..first.len()).filter(|&r| at_corner(r)).collect();
+        let corners = Observations {
+            source: first.source.clone(),
+            factors: self.factors.clone(),
+            response: "T_p".into(),
+            columns: first
+                .columns
+                .iter()
+                .map(|c| rows.iter().map(|&r| c[r]).collect())
+                .collect(),
+            y: rows.iter().map(|&r| times[r]).collect(),
+            lines: rows.iter().map(|&r| first.lines[r]).collect(),
+        };
+        let distinct: std::collections::BTreeSet<Vec<u64>> = (0..corners.len())
+            .map(|r| corners.columns.iter().map(|c| c[r].to_bits()).collect())
+            .collect();
+        if distinct.len() < 1 << self.factors.len() {
+            return None;
+        }
+        let plane = Model::parse(&format!("1 + {}", self.factors.join(" + "))).ok()?;
+        fit_weighted(&plane, &corners, Weighting::Absolute).ok()
+    }
+
+    /// Evaluates a factor-value point given by name (every factor, nothing else).
+    pub fn point(&self, values: &[(String, f64)]) -> Result<Vec<f64>, String> {
+        if let Some((name, _)) = values.iter().find(|(n, _)| !self.factors.contains(n)) {
+            return Err(format!(
+                "unknown factor '{name}' (the model's factors: {})",
+                self.factors.join(", ")
+            ));
+        }
+        self.factors
+            .iter()
+            .map(|f| {
+                values
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == f)
+                    .map(|(_, v)| *v)
+                    .ok_or_else(|| format!("no value for factor '{f}'"))
+            })
+            .collect()
+    }
+
+    /// Predicts `T_p` and every category at a point (one value per factor).
+    ///
+    /// Each category's interval propagates its coefficient covariance to first order (the
+    /// delta method, [`Fit::predict`]) and adds its residual variance. The categories are fitted
+    /// to separate responses, so their errors are taken as independent: the variances add, and
+    /// the Student t quantile uses the Welch–Satterthwaite degrees of freedom of the sum.
+    pub fn predict(&self, point: &[f64]) -> TimePrediction {
+        let p = self.processors(point);
+        let categories: Vec<Prediction> = self
+            .categories
+            .iter()
+            .map(|c| c.fit.predict(point))
+            .collect();
+        let value = categories.iter().map(|c| c.value).sum::<f64>() / p;
+        let half_width = |width: fn(&Prediction) -> f64| {
+            let (mut variance, mut denominator) = (0.0, 0.0);
+            for (c, pred) in self.categories.iter().zip(&categories) {
+                let dof = c.fit.dof as f64;
+                let s2 = (width(pred) / t_quantile(dof)).powi(2);
+                variance += s2;
+                if s2 > 0.0 {
+                    denominator += s2 * s2 / dof;
+                }
+            }
+            if variance == 0.0 {
+                return 0.0;
+            }
+            t_quantile(variance * variance / denominator) * variance.sqrt() / p
+        };
+        let extrapolated = self
+            .factors
+            .iter()
+            .zip(&self.ranges)
+            .zip(point)
+            .filter(|((_, (lo, hi)), v)| **v < *lo || **v > *hi)
+            .map(|((f, _), _)| f.clone())
+            .collect();
+        TimePrediction {
+            point: point.to_vec(),
+            time: Prediction {
+                value,
+                half_width: half_width(|p| p.half_width),
+                mean_half_width: half_width(|p| p.mean_half_width),
+            },
+            categories,
+            extrapolated,
+        }
+    }
+}
+
+/// The two-sided 90% Student t quantile for real-valued degrees of freedom (NaN for none).
+fn t_quantile(dof: f64) -> f64 {
+    if dof.is_nan() || dof <= 0.0 {
+        return f64::NAN;
+    }
+    StudentsT::new(0.0, 1.0, dof)
+        .map(|t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0))
+        .unwrap_or(f64::NAN)
+}
