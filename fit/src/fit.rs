@@ -78,7 +78,7 @@ pub enum FitError {
 }
 
 /// What the fit minimises.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Weighting {
     /// The sum of squared residuals (ordinary least squares; the paper's).
@@ -90,7 +90,7 @@ pub enum Weighting {
 }
 
 /// How a model was fitted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Method {
     /// Linear least squares (no nonlinear parameters).
@@ -178,8 +178,8 @@ pub struct Fit {
     /// Residual standard deviation `sqrt(SSE/dof)` of the weighted residuals: in the
     /// response's units for an absolute fit, a fraction of the value for a relative one.
     pub residual_sd: f64,
-    terms: Vec<Bound>,
-    covariance: DMatrix<f64>,
+    pub(crate) terms: Vec<Bound>,
+    pub(crate) covariance: DMatrix<f64>,
 }
 
 /// Fits `model` to `obs`, choosing the method from the model's parameters.
@@ -340,6 +340,11 @@ impl Fit {
             .iter()
             .filter(|e| e.indistinguishable_from_zero())
             .collect()
+    }
+
+    /// The covariance of the fitted quantities: coefficients, then parameters.
+    pub fn covariance(&self) -> &DMatrix<f64> {
+        &self.covariance
     }
 
     fn parameter_values(&self) -> Vec<f64> {

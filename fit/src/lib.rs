@@ -10,6 +10,7 @@ pub mod expr;
 pub mod fit;
 pub mod linear;
 pub mod model;
+pub mod model_file;
 mod nonlinear;
 pub mod observations;
 pub mod performance;

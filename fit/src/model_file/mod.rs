@@ -1,0 +1,554 @@
+//! Model files (DESIGN §7): a [`PerformanceModel`] as TOML — per category the formula,
+//! coefficients with intervals and covariance, fit statistics, shapes, the combination and
+//! the allocation of variation that chose it; the corner-plane baseline; provenance.
+//!
+//! What [`write`] produces, [`parse`] reads back, and writing that again gives the same bytes:
+//! floats are written in the shortest form that reads back to the same number.
+//!
+//! A model can also be written by hand (a published model, say): `format`, `factors` and per
+//! category `name` and `formula` are required. A formula without `coefficient` entries is
+//! taken as written (every term's coefficient is 1), and predicts without intervals.
+//!
+//! ```toml
+//! format = 1
+//! name = "dp"
+//! factors = ["n", "p"]
+//!
+//! [[category]]
+//! name = "pc"
+//! formula = "2.1e-8*n^2*log2(n)"
+//! ```
+
+mod emit;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use nalgebra::DMatrix;
+use serde::{Deserialize, Serialize};
+
+use crate::combination::{
+    CategoryModel, ChosenBy, Combination, CornerVariation, Shape, ShapeSource,
+};
+use crate::fit::{Estimate, Fit, Method, Weighting};
+use crate::model::Model;
+use crate::performance::{PerformanceModel, Provenance};
+
+/// The model file format this version reads and writes.
+pub const FORMAT: u32 = 1;
+
+/// A model file that cannot be read. One line: `file:line: message` or `file: message`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct ModelFileError {
+    /// The file.
+    pub file: String,
+    /// The line, when known.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileRecord {
+    format: u32,
+    #[serde(default)]
+    name: String,
+    factors: Vec<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    range: BTreeMap<String, [f64; 2]>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    held: BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    provenance: Option<ProvenanceRecord>,
+    #[serde(default)]
+    category: Vec<CategoryRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    baseline: Option<FitRecord>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProvenanceRecord {
+    datafile: String,
+    #[serde(rename = "where", default)]
+    conditions: Vec<String>,
+    #[serde(default)]
+    lines: Vec<usize>,
+    #[serde(default)]
+    created_by: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CategoryRecord {
+    name: String,
+    formula: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    combination: Option<Combination>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    chosen_by: Option<ChosenBy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    variation: Option<VariationRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    shape: Vec<ShapeRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    statistics: Option<StatisticsRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    coefficient: Vec<EstimateRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    parameter: Vec<EstimateRecord>,
+}
+
+/// A fitted (or hand-written) model: the formula, its coefficients, and the statistics.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FitRecord {
+    formula: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    statistics: Option<StatisticsRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    coefficient: Vec<EstimateRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    parameter: Vec<EstimateRecord>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StatisticsRecord {
+    method: Method,
+    weighting: Weighting,
+    observations: usize,
+    dof: usize,
+    sse: f64,
+    sst: f64,
+    r2: f64,
+    adj_r2: f64,
+    cv: f64,
+    residual_sd: f64,
+    /// Row-major, coefficients then parameters.
+    covariance: Vec<Vec<f64>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EstimateRecord {
+    name: String,
+    value: f64,
+    #[serde(default = "nan")]
+    std_error: f64,
+    #[serde(default = "nan")]
+    half_width: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VariationRecord {
+    corners: usize,
+    main: f64,
+    interaction: f64,
+    implied_multiplicative: f64,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShapeRecord {
+    factor: String,
+    expr: String,
+    source: ShapeSource,
+    #[serde(default)]
+    edges: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    runner_up: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    runner_up_score: Option<f64>,
+}
+
+fn nan() -> f64 {
+    f64::NAN
+}
+
+/// The model as TOML.
+pub fn write(model: &PerformanceModel) -> String {
+    let record = FileRecord {
+        format: FORMAT,
+        name: model.name.clone(),
+        factors: model.factors.clone(),
+        range: model
+            .factors
+            .iter()
+            .zip(&model.ranges)
+            .filter(|(_, (lo, hi))| lo.is_finite() || hi.is_finite())
+            .map(|(f, &(lo, hi))| (f.clone(), [lo, hi]))
+            .collect(),
+        held: model.held.clone(),
+        provenance: (model.provenance != Provenance::default()).then(|| ProvenanceRecord {
+            datafile: model.provenance.datafile.clone(),
+            conditions: model.provenance.conditions.clone(),
+            lines: model.provenance.lines.clone(),
+            created_by: model.provenance.created_by.clone(),
+        }),
+        category: model.categories.iter().map(category_record).collect(),
+        baseline: model.baseline.as_ref().map(fit_record),
+    };
+    let value = toml::Value::try_from(&record).expect("model records are TOML tables");
+    let header = "# lca performance model: T_p = (pc + li + ip + sl + cl + rc) / p.\n\
+                  # Read by `lca predict` and `lca validate`; coefficients carry 90% intervals.\n";
+    format!("{header}{}", emit::document(&value))
+}
+
+/// Writes the model to `path`; an existing file is replaced only when `force` is set.
+pub fn save(model: &PerformanceModel, path: &Path, force: bool) -> Result<(), ModelFileError> {
+    let error = |message: String| ModelFileError {
+        file: path.display().to_string(),
+        line: None,
+        message,
+    };
+    if path.exists() && !force {
+        return Err(error(
+            "exists; not replaced (choose another path, or --force)".into(),
+        ));
+    }
+    let tmp = path.with_extension("toml.tmp");
+    std::fs::write(&tmp, write(model))
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| error(format!("cannot write: {e}")))
+}
+
+/// Reads a model file.
+pub fn read(path: &Path) -> Result<PerformanceModel, ModelFileError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ModelFileError {
+        file: file.clone(),
+        line: None,
+        message: format!("cannot read the model file: {e}"),
+    })?;
+    parse(&file, &text)
+}
+
+/// Parses a model file's text (`file` names it in errors).
+pub fn parse(file: &str, text: &str) -> Result<PerformanceModel, ModelFileError> {
+    let record: FileRecord = toml::from_str(text).map_err(|e| ModelFileError {
+        file: file.into(),
+        line: e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
+        message: e.message().trim().replace('\n', " "),
+    })?;
+    restore(record).map_err(|message| ModelFileError {
+        file: file.into(),
+        line: None,
+        message,
+    })
+}
+
+fn estimate_record(e: &Estimate) -> EstimateRecord {
+    EstimateRecord {
+        name: e.name.clone(),
+        value: e.value,
+        std_error: e.std_error,
+        half_width: e.half_width,
+    }
+}
+
+fn fit_record(fit: &Fit) -> FitRecord {
+    let c = fit.covariance();
+    FitRecord {
+        formula: fit.model.text().to_string(),
+        statistics: Some(StatisticsRecord {
+            method: fit.method,
+            weighting: fit.weighting,
+            observations: fit.n,
+            dof: fit.dof,
+            sse: fit.sse,
+            sst: fit.sst,
+            r2: fit.r2,
+            adj_r2: fit.adj_r2,
+            cv: fit.cv,
+            residual_sd: fit.residual_sd,
+            covariance: (0..c.nrows())
+                .map(|i| (0..c.ncols()).map(|j| c[(i, j)]).collect())
+                .collect(),
+        }),
+        coefficient: fit.coefficients.iter().map(estimate_record).collect(),
+        parameter: fit.parameters.iter().map(estimate_record).collect(),
+    }
+}
+
+fn category_record(c: &CategoryModel) -> CategoryRecord {
+    let fit = fit_record(&c.fit);
+    CategoryRecord {
+        name: c.category.clone(),
+        formula: fit.formula,
+        combination: c.combination,
+        chosen_by: c.chosen_by,
+        variation: c.variation.map(|v| VariationRecord {
+            corners: v.cells,
+            main: v.main,
+            interaction: v.interaction,
+            implied_multiplicative: v.implied_multiplicative,
+        }),
+        shape: c
+            .shapes
+            .iter()
+            .map(|s| ShapeRecord {
+                factor: s.factor.clone(),
+                expr: s.expr.clone(),
+                source: s.source,
+                edges: s.edges,
+                score: s.score,
+                runner_up: s.runner_up.as_ref().map(|r| r.0.clone()),
+                runner_up_score: s.runner_up.as_ref().map(|r| r.1),
+            })
+            .collect(),
+        statistics: fit.statistics,
+        coefficient: fit.coefficient,
+        parameter: fit.parameter,
+    }
+}
+
+fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
+    if record.format != FORMAT {
+        return Err(format!(
+            "format {} is not supported (this lca reads format {FORMAT})",
+            record.format
+        ));
+    }
+    let factors = record.factors;
+    if factors.is_empty() {
+        return Err("'factors' is empty: a model needs at least one factor".into());
+    }
+    if let Some(f) = record.range.keys().find(|f| !factors.contains(f)) {
+        return Err(format!(
+            "range: '{f}' is not among the factors ({})",
+            factors.join(", ")
+        ));
+    }
+    let mut ranges = Vec::with_capacity(factors.len());
+    for f in &factors {
+        let range = match record.range.get(f) {
+            Some(&[lo, hi]) if lo <= hi => (lo, hi),
+            Some(&[lo, hi]) => return Err(format!("range: {f} = [{lo}, {hi}] is not increasing")),
+            None => (f64::NEG_INFINITY, f64::INFINITY),
+        };
+        ranges.push(range);
+    }
+    if !factors.iter().any(|f| f == "p") && !record.held.contains_key("p") {
+        return Err("T_p needs p: add \"p\" to factors or hold it, e.g. [held] p = 26".into());
+    }
+    if record.category.is_empty() {
+        return Err("no [[category]]: nothing to predict".into());
+    }
+    let mut categories = Vec::with_capacity(record.category.len());
+    for c in record.category {
+        let name = c.name.clone();
+        if categories
+            .iter()
+            .any(|m: &CategoryModel| m.category == name)
+        {
+            return Err(format!("category '{name}' is given twice"));
+        }
+        let fit = FitRecord {
+            formula: c.formula,
+            statistics: c.statistics,
+            coefficient: c.coefficient,
+            parameter: c.parameter,
+        };
+        let fit = restore_fit(fit, &factors).map_err(|e| format!("category '{name}': {e}"))?;
+        let shapes = c
+            .shape
+            .into_iter()
+            .map(|s| Shape {
+                factor: s.factor,
+                expr: s.expr,
+                source: s.source,
+                edges: s.edges,
+                score: s.score,
+                runner_up: s.runner_up.zip(s.runner_up_score),
+            })
+            .collect();
+        categories.push(CategoryModel {
+            category: name,
+            shapes,
+            combination: c.combination,
+            chosen_by: c.chosen_by,
+            variation: c.variation.map(|v| CornerVariation {
+                cells: v.corners,
+                main: v.main,
+                interaction: v.interaction,
+                implied_multiplicative: v.implied_multiplicative,
+            }),
+            fit,
+        });
+    }
+    let baseline = match record.baseline {
+        Some(b) => Some(restore_fit(b, &factors).map_err(|e| format!("baseline: {e}"))?),
+        None => None,
+    };
+    let provenance = record
+        .provenance
+        .map(|p| Provenance {
+            datafile: p.datafile,
+            conditions: p.conditions,
+            lines: p.lines,
+            created_by: p.created_by,
+        })
+        .unwrap_or_default();
+    Ok(PerformanceModel {
+        name: record.name,
+        factors,
+        ranges,
+        held: record.held,
+        categories,
+        baseline,
+        provenance,
+    })
+}
+
+fn restore_fit(record: FitRecord, factors: &[String]) -> Result<Fit, String> {
+    let model = Model::parse(&record.formula).map_err(|e| e.to_string())?;
+    let names: Vec<&str> = factors.iter().map(String::as_str).collect();
+    let parameters: Vec<&str> = model.parameters().iter().map(String::as_str).collect();
+    let terms = model
+        .terms()
+        .iter()
+        .map(|t| t.expr.bind(&names, &parameters))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| {
+            format!(
+                "formula `{}` uses '{}', which is not among the factors ({})",
+                model.text(),
+                e.name,
+                factors.join(", ")
+            )
+        })?;
+    let (k, q) = (model.terms().len(), model.parameters().len());
+    let coefficients = if record.coefficient.is_empty() && q == 0 {
+        // Written by hand: the formula is the function, every coefficient 1.
+        model
+            .terms()
+            .iter()
+            .map(|t| Estimate {
+                name: t.text.clone(),
+                value: 1.0,
+                std_error: f64::NAN,
+                half_width: f64::NAN,
+            })
+            .collect()
+    } else {
+        estimates(
+            record.coefficient,
+            "coefficient",
+            model.terms().iter().map(|t| t.text.clone()),
+        )?
+    };
+    let parameter_values = estimates(
+        record.parameter,
+        "parameter",
+        model.parameters().iter().map(|p| format!("${p}")),
+    )?;
+    let fitted = k + q;
+    let (method, weighting, n, dof, sse, sst, r2, adj_r2, cv, residual_sd, covariance) =
+        match record.statistics {
+            Some(s) => {
+                if s.covariance.len() != fitted || s.covariance.iter().any(|r| r.len() != fitted) {
+                    return Err(format!(
+                        "covariance must be {fitted} x {fitted} (one row and column per \
+                         coefficient and parameter)"
+                    ));
+                }
+                let covariance = DMatrix::from_fn(fitted, fitted, |i, j| s.covariance[i][j]);
+                (
+                    s.method,
+                    s.weighting,
+                    s.observations,
+                    s.dof,
+                    s.sse,
+                    s.sst,
+                    s.r2,
+                    s.adj_r2,
+                    s.cv,
+                    s.residual_sd,
+                    covariance,
+                )
+            }
+            None => {
+                let nan = f64::NAN;
+                let method = if q == 0 {
+                    Method::Linear
+                } else {
+                    Method::LevenbergMarquardt
+                };
+                let covariance = DMatrix::from_element(fitted, fitted, nan);
+                (
+                    method,
+                    Weighting::Absolute,
+                    0,
+                    0,
+                    nan,
+                    nan,
+                    nan,
+                    nan,
+                    nan,
+                    nan,
+                    covariance,
+                )
+            }
+        };
+    Ok(Fit {
+        model,
+        factors: factors.to_vec(),
+        method,
+        weighting,
+        coefficients,
+        parameters: parameter_values,
+        n,
+        dof,
+        sse,
+        sst,
+        r2,
+        adj_r2,
+        cv,
+        residual_sd,
+        terms,
+        covariance,
+    })
+}
+
+/// Estimates in the order of `expected` names, checked one for one.
+fn estimates(
+    records: Vec<EstimateRecord>,
+    what: &str,
+    expected: impl Iterator<Item = String>,
+) -> Result<Vec<Estimate>, String> {
+    let expected: Vec<String> = expected.collect();
+    if records.len() != expected.len() {
+        return Err(format!(
+            "{} {what} entries for the formula's {} ({})",
+            records.len(),
+            expected.len(),
+            expected.join(", ")
+        ));
+    }
+    records
+        .into_iter()
+        .zip(expected)
+        .map(|(r, name)| {
+            if r.name != name {
+                return Err(format!(
+                    "{what} '{}' where the formula has `{name}`",
+                    r.name
+                ));
+            }
+            Ok(Estimate {
+                name: r.name,
+                value: r.value,
+                std_error: r.std_error,
+                half_width: r.half_width,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,136 @@
+//! Model files: what `write` produces reads back to the same model and writes to the same
+//! bytes; hand-written files predict; bad files get one-line errors naming file, line, field.
+
+use fit::Datafile;
+use fit::model_file::{parse, write};
+use fit::performance::{BuildOptions, PerformanceModel};
+
+fn built() -> PerformanceModel {
+    let mut text = String::new();
+    for (n, p) in [
+        (32, 2),
+        (32, 16),
+        (1024, 2),
+        (1024, 16),
+        (64, 2),
+        (256, 2),
+        (512, 2),
+        (64, 16),
+        (256, 16),
+        (512, 16),
+        (32, 4),
+        (32, 8),
+        (32, 12),
+        (1024, 4),
+        (1024, 8),
+        (1024, 12),
+    ] {
+        let (nf, pf) = (n as f64, p as f64);
+        let wobble = 1.0 + 0.01 * ((n * 7 + p * 13) % 5) as f64 / 4.0;
+        let pc = 3e-8 * nf * nf * nf.log2() * wobble;
+        let li = 2e-9 * nf * nf.log2() * pf * pf.sqrt() * wobble;
+        let rc = (1e-4 + 1e-9 * nf * nf * (pf - 6.0).max(0.0)) * wobble;
+        text += &format!(
+            "n={n} p={p} iters=10 pc={pc} li={li} ip={} sl={} cl={} rc={rc}\n",
+            0.004 * wobble,
+            0.0005 * pf * wobble,
+            (4e-9 * nf * nf + 0.002 * pf) * wobble
+        );
+    }
+    let data = Datafile::parse("built.dat", &text).unwrap();
+    let options = BuildOptions {
+        name: "syn".into(),
+        created_by: "lca test".into(),
+        ..BuildOptions::default()
+    };
+    PerformanceModel::build(&data, &options).unwrap()
+}
+
+#[test]
+fn written_files_round_trip_byte_for_byte() {
+    let model = built();
+    let first = write(&model);
+    let back = parse("m.toml", &first).unwrap();
+    assert_eq!(write(&back), first);
+    for point in [[32.0, 2.0], [100.0, 7.0], [2048.0, 40.0]] {
+        let (a, b) = (model.predict(&point), back.predict(&point));
+        assert_eq!(a.time.value.to_bits(), b.time.value.to_bits());
+        assert_eq!(a.time.half_width.to_bits(), b.time.half_width.to_bits());
+        assert_eq!(a.extrapolated, b.extrapolated);
+    }
+    assert!(first.contains("[[category]]\nname = \"pc\""), "{first}");
+    assert!(first.contains("\n[held]\niters = 10.0\n"), "{first}");
+}
+
+#[test]
+fn hand_written_models_predict_without_intervals() {
+    let text = r#"
+format = 1
+name = "table1"
+factors = ["n"]
+held = { p = 26 }
+
+[[category]]
+name = "pc"
+formula = "2e-8*n^2*log2(n)"
+
+[[category]]
+name = "li"
+formula = "0.01 + 1e-9*n*log2(n)"
+"#;
+    let model = parse("table1.toml", text).unwrap();
+    let t = model.predict(&[256.0]);
+    let expected = (2e-8 * 65536.0 * 8.0 + 0.01 + 1e-9 * 256.0 * 8.0) / 26.0;
+    assert!((t.time.value - expected).abs() < 1e-15, "{t:?}");
+    assert!(t.time.half_width.is_nan());
+    assert!(t.extrapolated.is_empty());
+    // And the file it writes reads back to the same bytes.
+    let again = write(&model);
+    assert_eq!(write(&parse("again.toml", &again).unwrap()), again);
+}
+
+fn error(text: &str) -> String {
+    parse("m.toml", text).unwrap_err().to_string()
+}
+
+#[test]
+fn bad_files_get_one_line_errors() {
+    let head = "format = 1\nfactors = [\"n\", \"p\"]\n";
+    let e = error(&format!("{head}\n[[category]]\nname = \"pc\"\n"));
+    assert_eq!(e, "m.toml:4: missing field `formula`");
+    let e = error(&format!(
+        "{head}[[category]]\nname = \"pc\"\nformula = \"n^2\"\ncolour = 3\n"
+    ));
+    assert!(e.starts_with("m.toml:6: unknown field `colour`"), "{e}");
+    let e = error(&format!(
+        "{head}[[category]]\nname = \"pc\"\nformula = \"m^2\"\n"
+    ));
+    assert_eq!(
+        e,
+        "m.toml: category 'pc': formula `m^2` uses 'm', which is not among the factors (n, p)"
+    );
+    let e = error("format = 2\nfactors = [\"p\"]\n");
+    assert_eq!(
+        e,
+        "m.toml: format 2 is not supported (this lca reads format 1)"
+    );
+    let e = error("format = 1\nfactors = [\"n\"]\n[[category]]\nname = \"pc\"\nformula = \"n\"\n");
+    assert!(e.contains("T_p needs p"), "{e}");
+    let e = error(&format!(
+        "{head}[[category]]\nname = \"pc\"\nformula = \"1 + n\"\n\
+         [[category.coefficient]]\nname = \"1\"\nvalue = 2.0\n"
+    ));
+    assert!(
+        e.contains("category 'pc': 1 coefficient entries for the formula's 2 (1, n)"),
+        "{e}"
+    );
+    let e = error("format = 1\nfactors = [\"p\"\n");
+    assert!(e.starts_with("m.toml:3: invalid array"), "{e}");
+    assert!(!e.contains('\n'));
+}
+
+#[test]
+#[ignore = "prints a model file to look at"]
+fn show() {
+    println!("{}", write(&built()));
+}
