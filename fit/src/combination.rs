@@ -143,7 +143,7 @@ pub struct CategoryModel {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CombineError {
     /// The model could not be fitted.
-    #[error("category '{category}': {error}")]
+    #[error("category '{category}': these runs cannot estimate it: {error}")]
     Fit {
         /// The category.
         category: String,

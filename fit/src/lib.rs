@@ -19,6 +19,7 @@ mod profile;
 pub mod ranking;
 pub mod search;
 pub mod stats;
+pub mod validation;
 pub mod variation;
 
 pub use crate::candidates::default_candidates;

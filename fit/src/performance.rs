@@ -69,7 +69,7 @@ pub enum BuildError {
     #[error(transparent)]
     Data(#[from] DataError),
     /// A category cannot be modelled.
-    #[error("{0}")]
+    #[error(transparent)]
     Category(#[from] CombineError),
     /// The data do not describe a parameter space.
     #[error("{file}: {message}")]

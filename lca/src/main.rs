@@ -1,8 +1,11 @@
 //! `lca`: lost cycles analysis from the command line. Parses, validates, calls the
 //! libraries, prints. See `lca --help`.
 
+mod model;
 mod plan;
+mod predict;
 mod rank;
+mod validate;
 mod variation;
 
 use std::io::Write;
@@ -32,6 +35,12 @@ enum Command {
     Design(plan::Args),
     /// Allocation of variation: how much each factor and interaction explains.
     Variation(variation::Args),
+    /// Build a performance model of every category over every factor (a TOML model file).
+    Model(model::Args),
+    /// Predict T_p and every category, with 90% prediction intervals, from a model file.
+    Predict(predict::Args),
+    /// Compare a model's predicted T_p with measured runs, beside the corner-plane baseline.
+    Validate(validate::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +48,9 @@ fn main() -> ExitCode {
     let output = match &cli.command {
         Some(Command::Design(args)) => plan::run(args),
         Some(Command::Variation(args)) => variation::run(args),
+        Some(Command::Model(args)) => model::run(args),
+        Some(Command::Predict(args)) => predict::run(args),
+        Some(Command::Validate(args)) => validate::run(args),
         None => rank::run(&cli.rank),
     };
     match output.and_then(|text| write_stdout(&text)) {

@@ -1,40 +1,13 @@
 //! End-to-end tests of `lca DATAFILE --var p --cat li`, run as a user runs it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use assert_cmd::Command;
+mod support;
 
-fn lca() -> Command {
-    Command::cargo_bin("lca").unwrap()
-}
+use support::{error_of, lca, scratch, write};
 
 fn fig2() -> PathBuf {
     datasets::path("fig2.dat")
-}
-
-/// A scratch directory for this test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lca-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-/// Runs `lca` expecting failure; returns stderr after checking it is one line, not a panic.
-fn error_of(args: &[&str]) -> String {
-    let out = lca().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(1), "{args:?} should fail");
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.starts_with("Error: "), "{stderr}");
-    assert!(out.stdout.is_empty());
-    stderr
 }
 
 #[test]

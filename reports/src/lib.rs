@@ -2,6 +2,9 @@
 //!
 //! Reports format what `fit` computed; they never compute statistics themselves.
 pub mod chart;
+pub mod model;
 pub mod number;
+pub mod prediction;
 pub mod ranking;
+pub mod validation;
 pub mod variation;

@@ -195,8 +195,16 @@ pub fn write(model: &PerformanceModel) -> String {
         baseline: model.baseline.as_ref().map(fit_record),
     };
     let value = toml::Value::try_from(&record).expect("model records are TOML tables");
-    let header = "# lca performance model: T_p = (pc + li + ip + sl + cl + rc) / p.\n\
-                  # Read by `lca predict` and `lca validate`; coefficients carry 90% intervals.\n";
+    let names: Vec<&str> = model
+        .categories
+        .iter()
+        .map(|c| c.category.as_str())
+        .collect();
+    let header = format!(
+        "# lca performance model: T_p = ({}) / p.\n\
+         # Read by `lca predict` and `lca validate`; coefficients carry 90% intervals.\n",
+        names.join(" + ")
+    );
     format!("{header}{}", emit::document(&value))
 }
 

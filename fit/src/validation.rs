@@ -1,0 +1,151 @@
+//! Validation of a performance model against measured runs: per point measured and predicted
+//! `T_p`, the relative error, whether the measurement falls in the 90% prediction interval,
+//! and the same for the paper's baseline (the corner plane) on the same points.
+
+use crate::observations::{Cell, DataError, Datafile, Observations};
+use crate::performance::{PerformanceModel, TimePrediction};
+
+/// One measured run against the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationPoint {
+    /// The datafile line.
+    pub line: usize,
+    /// Measured `T_p` (the `wall` column, else the sum of the categories over `p`).
+    pub measured: f64,
+    /// The model's prediction at the run's point.
+    pub predicted: TimePrediction,
+    /// The corner plane's value there, when the model has one.
+    pub baseline: Option<f64>,
+}
+
+impl ValidationPoint {
+    /// `|predicted - measured| / measured`.
+    pub fn relative_error(&self) -> f64 {
+        ((self.predicted.time.value - self.measured) / self.measured).abs()
+    }
+
+    /// The baseline's relative error.
+    pub fn baseline_error(&self) -> Option<f64> {
+        self.baseline
+            .map(|b| ((b - self.measured) / self.measured).abs())
+    }
+
+    /// Whether the measurement lies in the 90% prediction interval (None without one).
+    pub fn within_interval(&self) -> Option<bool> {
+        let t = &self.predicted.time;
+        t.half_width
+            .is_finite()
+            .then(|| (self.measured - t.value).abs() <= t.half_width)
+    }
+}
+
+/// A model checked against a datafile.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validation {
+    /// Every run, in datafile order.
+    pub points: Vec<ValidationPoint>,
+}
+
+/// Mean and maximum of some relative errors.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ErrorSummary {
+    /// Mean relative error.
+    pub mean: f64,
+    /// Largest relative error.
+    pub max: f64,
+}
+
+impl ErrorSummary {
+    fn of(errors: impl Iterator<Item = f64>) -> Option<ErrorSummary> {
+        let errors: Vec<f64> = errors.collect();
+        (!errors.is_empty()).then(|| ErrorSummary {
+            mean: errors.iter().sum::<f64>() / errors.len() as f64,
+            max: errors.iter().copied().fold(0.0, f64::max),
+        })
+    }
+}
+
+impl Validation {
+    /// The model's errors.
+    pub fn model_errors(&self) -> ErrorSummary {
+        ErrorSummary::of(self.points.iter().map(ValidationPoint::relative_error))
+            .expect("a validation has at least one point")
+    }
+
+    /// The baseline's errors, when the model has a baseline.
+    pub fn baseline_errors(&self) -> Option<ErrorSummary> {
+        ErrorSummary::of(
+            self.points
+                .iter()
+                .filter_map(ValidationPoint::baseline_error),
+        )
+    }
+
+    /// Share of the points inside their 90% prediction interval (None without intervals).
+    pub fn coverage(&self) -> Option<f64> {
+        let inside: Vec<bool> = self
+            .points
+            .iter()
+            .filter_map(ValidationPoint::within_interval)
+            .collect();
+        (!inside.is_empty())
+            .then(|| inside.iter().filter(|&&i| i).count() as f64 / inside.len() as f64)
+    }
+}
+
+/// Checks `model` against every row of `data` (already filtered to the implementation).
+pub fn validate(model: &PerformanceModel, data: &Datafile) -> Result<Validation, DataError> {
+    let names: Vec<&str> = model.factors.iter().map(String::as_str).collect();
+    let file_error = |message: String| DataError::File {
+        file: data.source().to_string(),
+        message,
+    };
+    // A value the model held (p = 26, iters = 10) must be the same in the runs.
+    for (key, &value) in &model.held {
+        if !data.columns().iter().any(|c| c == key) {
+            continue;
+        }
+        for (row, r) in data.rows().iter().enumerate() {
+            if let Some(Cell::Number(x)) = data.cell(row, key)
+                && *x != value
+            {
+                return Err(DataError::Line {
+                    file: data.source().to_string(),
+                    line: r.line,
+                    message: format!("{key}={x}, but the model was built with {key}={value} held"),
+                });
+            }
+        }
+    }
+    let measured: Observations = if data.columns().iter().any(|c| c == "wall") {
+        data.observations(&names, "wall", &[])?
+    } else {
+        let categories: Vec<Observations> = model
+            .categories
+            .iter()
+            .map(|c| data.observations(&names, &c.category, &[]))
+            .collect::<Result<_, _>>()
+            .map_err(|e| file_error(format!("no 'wall' column, and {e}")))?;
+        let mut sum = categories[0].clone();
+        let mut point = vec![0.0; names.len()];
+        for row in 0..sum.len() {
+            sum.point(row, &mut point);
+            let total: f64 = categories.iter().map(|c| c.y[row]).sum();
+            sum.y[row] = total / model.processors(&point);
+        }
+        sum
+    };
+    let mut point = vec![0.0; names.len()];
+    let points = (0..measured.len())
+        .map(|row| {
+            measured.point(row, &mut point);
+            ValidationPoint {
+                line: measured.lines[row],
+                measured: measured.y[row],
+                predicted: model.predict(&point),
+                baseline: model.baseline.as_ref().map(|b| b.evaluate(&point)),
+            }
+        })
+        .collect();
+    Ok(Validation { points })
+}

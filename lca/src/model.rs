@@ -1,0 +1,137 @@
+//! `lca model DATAFILE [--where impl=dp]`: the performance model of one implementation — every
+//! category over every factor, shapes combined additively or multiplicatively — as a TOML
+//! model file (DESIGN §7).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow, bail};
+use fit::combination::{Choices, Combination};
+use fit::performance::{BuildOptions, CATEGORIES, PerformanceModel};
+use fit::{Condition, Datafile};
+
+/// Build a performance model (every category over every factor) from a datafile.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Datafile: `key=value` lines (as `pp -l` appends them) or CSV with a header row.
+    datafile: PathBuf,
+    /// Keep only rows where a column has a value, e.g. `--where impl=dp` (repeatable).
+    #[arg(long = "where", value_name = "KEY=VALUE", value_delimiter = ',')]
+    filter: Vec<String>,
+    /// Categories to model, comma separated [default: pc,li,ip,sl,cl,rc].
+    #[arg(long = "cat", value_name = "CATEGORIES", value_delimiter = ',')]
+    categories: Vec<String>,
+    /// A category's shape along a factor, instead of the best of the defaults, e.g.
+    /// `--shape 'li:p=p*sqrt(p)'` (repeatable).
+    #[arg(long, value_name = "CAT:FACTOR=EXPR")]
+    shape: Vec<String>,
+    /// Override the combination chosen by allocation of variation: `li=multiplicative`,
+    /// or `additive` for every category (repeatable).
+    #[arg(long, value_name = "[CAT=]additive|multiplicative")]
+    combine: Vec<String>,
+    /// The implementation's name [default: the value of `--where impl=...`, else the
+    /// datafile's name].
+    #[arg(long)]
+    name: Option<String>,
+    /// Write the model file here and print the summary; without it the model goes to
+    /// standard output and the summary to standard error.
+    #[arg(long, short, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Replace an existing --out file.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Runs the command and returns what to print.
+pub fn run(args: &Args) -> Result<String> {
+    let conditions = args
+        .filter
+        .iter()
+        .map(|c| c.parse::<Condition>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let data = Datafile::read(&args.datafile)?.filter(&conditions)?;
+    let categories: Vec<String> = if args.categories.is_empty() {
+        CATEGORIES.iter().map(|c| c.to_string()).collect()
+    } else {
+        args.categories.clone()
+    };
+    let name = args.name.clone().unwrap_or_else(|| {
+        conditions
+            .iter()
+            .find(|c| c.key == "impl")
+            .map(|c| c.value.clone())
+            .unwrap_or_else(|| {
+                args.datafile
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+    });
+    let options = BuildOptions {
+        name,
+        choices: choices(&args.shape, &args.combine, &categories)?,
+        categories,
+        conditions,
+        created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
+    };
+    let model = PerformanceModel::build(&data, &options)?;
+    let summary = reports::model::summary(&model);
+    match &args.out {
+        Some(path) => {
+            fit::model_file::save(&model, path, args.force)?;
+            Ok(format!("{summary}model written to {}\n", path.display()))
+        }
+        None => {
+            eprint!("{summary}");
+            Ok(fit::model_file::write(&model))
+        }
+    }
+}
+
+/// The user's shapes and combinations, by category.
+fn choices(
+    shapes: &[String],
+    combines: &[String],
+    categories: &[String],
+) -> Result<BTreeMap<String, Choices>> {
+    let mut choices: BTreeMap<String, Choices> = BTreeMap::new();
+    let known = |category: &str, option: &str| -> Result<()> {
+        if categories.iter().any(|c| c == category) {
+            Ok(())
+        } else {
+            bail!(
+                "{option}: '{category}' is not a modelled category ({})",
+                categories.join(", ")
+            )
+        }
+    };
+    for spec in shapes {
+        let error = || anyhow!("--shape '{spec}': expected CAT:FACTOR=EXPR, like li:p=p*sqrt(p)");
+        let (category, rest) = spec.split_once(':').ok_or_else(error)?;
+        let (factor, expr) = rest.split_once('=').ok_or_else(error)?;
+        let (category, factor, expr) = (category.trim(), factor.trim(), expr.trim());
+        if category.is_empty() || factor.is_empty() || expr.is_empty() {
+            return Err(error());
+        }
+        known(category, "--shape")?;
+        let entry = choices.entry(category.to_string()).or_default();
+        entry.shapes.insert(factor.to_string(), expr.to_string());
+    }
+    for spec in combines {
+        let (targets, how) = match spec.split_once('=') {
+            Some((category, how)) => {
+                known(category.trim(), "--combine")?;
+                (vec![category.trim().to_string()], how)
+            }
+            None => (categories.to_vec(), spec.as_str()),
+        };
+        let combination: Combination = how
+            .trim()
+            .parse()
+            .map_err(|e| anyhow!("--combine '{spec}': {e}"))?;
+        for category in targets {
+            choices.entry(category).or_default().combination = Some(combination);
+        }
+    }
+    Ok(choices)
+}

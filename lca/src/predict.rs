@@ -1,0 +1,102 @@
+//! `lca predict MODEL --at n=512,p=12` or `--grid n=32..1024:log2,p=2..26:lin:5`: `T_p` and
+//! every category with 90% prediction intervals.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow, bail};
+use design::{Design, Factor, plan};
+use fit::performance::PerformanceModel;
+use reports::ranking::Format;
+
+/// Predict run time and lost cycles from a model file.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The model file (from `lca model`, or written by hand).
+    model: PathBuf,
+    /// A point: every factor's value, e.g. `--at n=512,p=12` (repeatable).
+    #[arg(long, value_name = "FACTOR=VALUE,...")]
+    at: Vec<String>,
+    /// Every point of a grid: each factor as `lca design` takes it, e.g.
+    /// `--grid n=32..1024:log2,p=2..26:lin:5` or `--grid p=2,4,8 --grid n=256`.
+    #[arg(long, value_name = "FACTOR=LEVELS,...")]
+    grid: Vec<String>,
+    /// Output format: text, csv or json.
+    #[arg(long, default_value = "text", value_name = "FORMAT")]
+    format: String,
+}
+
+/// Runs the command and returns what to print.
+pub fn run(args: &Args) -> Result<String> {
+    let format: Format = args.format.parse().map_err(|e| anyhow!("--format: {e}"))?;
+    let model = fit::model_file::read(&args.model)?;
+    if args.at.is_empty() && args.grid.is_empty() {
+        bail!("give a point (--at n=512,p=12) or a grid (--grid n=32..1024:log2,p=2..26:lin:5)");
+    }
+    let mut points = Vec::new();
+    for spec in &args.at {
+        let values = spec
+            .split(',')
+            .map(|pair| {
+                let (name, value) = pair.split_once('=').ok_or_else(|| {
+                    anyhow!("--at '{spec}': expected FACTOR=VALUE, found '{pair}'")
+                })?;
+                let value: f64 = value
+                    .trim()
+                    .parse()
+                    .ok()
+                    .filter(|v: &f64| v.is_finite())
+                    .ok_or_else(|| anyhow!("--at '{spec}': '{}' is not a number", value.trim()))?;
+                Ok((name.trim().to_string(), value))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        points.push(
+            model
+                .point(&values)
+                .map_err(|e| anyhow!("--at '{spec}': {e}"))?,
+        );
+    }
+    if !args.grid.is_empty() {
+        points.extend(grid(&model, &args.grid)?);
+    }
+    let predictions: Vec<_> = points.iter().map(|p| model.predict(p)).collect();
+    Ok(reports::prediction::predictions(
+        &model,
+        &predictions,
+        format,
+    ))
+}
+
+/// The points of the full factorial over the grid's factors, in the model's factor order.
+fn grid(model: &PerformanceModel, specs: &[String]) -> Result<Vec<Vec<f64>>> {
+    // `n=32..1024:log2,p=2,4,8`: a piece without '=' continues the previous factor's list.
+    let mut factor_specs: Vec<String> = Vec::new();
+    for piece in specs.iter().flat_map(|s| s.split(',')) {
+        match factor_specs.last_mut() {
+            Some(last) if !piece.contains('=') => {
+                last.push(',');
+                last.push_str(piece);
+            }
+            _ => factor_specs.push(piece.trim().to_string()),
+        }
+    }
+    let factors = factor_specs
+        .iter()
+        .map(|s| {
+            Factor::parse(s).map_err(|e| anyhow!("{}", e.to_string().replace("--factor", "--grid")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let plan = plan(&factors, Design::Full, 1, None)
+        .map_err(|e| anyhow!("{}", e.to_string().replace("--factor", "--grid")))?;
+    plan.runs
+        .iter()
+        .map(|run| {
+            let values: Vec<(String, f64)> = plan
+                .factors
+                .iter()
+                .cloned()
+                .zip(run.values.iter().copied())
+                .collect();
+            model.point(&values).map_err(|e| anyhow!("--grid: {e}"))
+        })
+        .collect()
+}

@@ -1,0 +1,52 @@
+//! `lca validate MODEL DATAFILE`: measured against predicted `T_p` on every run, with the
+//! paper's corner-plane baseline on the same runs.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow};
+use fit::{Condition, Datafile};
+use reports::ranking::Format;
+
+/// Check a model's predictions against measured runs.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The model file.
+    model: PathBuf,
+    /// Datafile of measured runs (e.g. points the model was not built from).
+    datafile: PathBuf,
+    /// Keep only rows where a column has a value [default: the model's own selection, e.g.
+    /// impl=dp].
+    #[arg(long = "where", value_name = "KEY=VALUE", value_delimiter = ',')]
+    filter: Vec<String>,
+    /// Output format: text, csv or json.
+    #[arg(long, default_value = "text", value_name = "FORMAT")]
+    format: String,
+}
+
+/// Runs the command and returns what to print.
+pub fn run(args: &Args) -> Result<String> {
+    let format: Format = args.format.parse().map_err(|e| anyhow!("--format: {e}"))?;
+    let model = fit::model_file::read(&args.model)?;
+    let filter = if args.filter.is_empty() {
+        &model.provenance.conditions
+    } else {
+        &args.filter
+    };
+    let conditions = filter
+        .iter()
+        .map(|c| c.parse::<Condition>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let data = Datafile::read(&args.datafile)?.filter(&conditions)?;
+    let validation = fit::validation::validate(&model, &data)?;
+    let mut source = args.datafile.display().to_string();
+    if !conditions.is_empty() {
+        let c: Vec<String> = conditions.iter().map(|c| c.to_string()).collect();
+        source += &format!(" where {}", c.join(", "));
+    }
+    Ok(reports::validation::validation(
+        &model,
+        &validation,
+        &source,
+        format,
+    ))
+}

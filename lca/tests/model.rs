@@ -1,0 +1,235 @@
+//! End-to-end tests of `lca model`, `lca predict` and `lca validate`, run as a user runs them.
+
+mod support;
+
+use std::path::PathBuf;
+
+use support::{error_of, lca, scratch, write};
+
+/// Category values of a known model of (n, p): li and rc multiplicative (rc with a
+/// threshold at p = 6), cl additive; `wobble` is a deterministic ±1% disturbance.
+fn row(implementation: &str, n: f64, p: f64, wobble: f64) -> String {
+    let nlogn = n * n.log2();
+    let cats = [
+        ("pc", 3e-8 * n * nlogn + 0.002),
+        ("li", 2e-9 * nlogn * p * p.sqrt()),
+        ("ip", 0.004 + 0.003 * p),
+        ("sl", 0.0005 * p),
+        ("cl", 4e-9 * n * n + 0.002 * p),
+        ("rc", 1e-4 + 1e-9 * n * n * (p - 6.0).max(0.0)),
+    ];
+    let cats: Vec<(&str, f64)> = cats.iter().map(|(c, v)| (*c, v * wobble)).collect();
+    let wall = cats.iter().map(|(_, v)| v).sum::<f64>() / p;
+    let mut line = format!("impl={implementation} n={n} p={p} wall={wall}");
+    for (c, v) in cats {
+        line += &format!(" {c}={v}");
+    }
+    line + "\n"
+}
+
+/// The edges design of `lca design --factor n=32..1024:log2 --factor p=2..16:lin:8 --edges 3`
+/// for two implementations, and validation runs away from the edges.
+fn datafiles(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let plan = lca()
+        .args([
+            "design",
+            "--factor",
+            "n=32..1024:log2",
+            "--factor",
+            "p=2..16:lin:8",
+        ])
+        .args(["--edges", "3"])
+        .output()
+        .unwrap();
+    let plan = String::from_utf8(plan.stdout).unwrap();
+    let mut text = String::new();
+    for (i, line) in plan.lines().skip(1).enumerate() {
+        let v: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+        let wobble = 1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0) / 2.0;
+        text += &row("dp", v[2], v[3], wobble);
+        text += &row("tp", v[2], v[3], 1.0 / wobble);
+    }
+    let mut validation = String::new();
+    for n in [48.0, 100.0, 300.0, 700.0] {
+        for p in [3.0, 7.0, 11.0, 15.0] {
+            validation += &row("dp", n, p, 1.0);
+        }
+    }
+    (
+        write(dir, "runs.dat", &text),
+        write(dir, "validation.dat", &validation),
+    )
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = lca().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn model_predict_validate() {
+    let dir = scratch("model");
+    let (runs, validation) = datafiles(&dir);
+    let model = dir.join("dp.toml");
+    let _ = std::fs::remove_file(&model);
+    let (runs, model_s) = (runs.to_str().unwrap(), model.to_str().unwrap());
+
+    let summary = stdout(&["model", runs, "--where", "impl=dp", "--out", model_s]);
+    assert!(
+        summary.contains("performance model 'dp': 16 runs"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("li  = 1 + n*log2(n)*p*sqrt(p)"),
+        "{summary}"
+    );
+    assert!(summary.contains("cl  = 1 + n^2 + p"), "{summary}");
+    assert!(
+        summary.contains("rc  = 1 + n^2*max(p-$theta,0)"),
+        "{summary}"
+    );
+    assert!(summary.contains("multiplicative: interaction"), "{summary}");
+    // Without --out the model goes to standard output: the same bytes as the file.
+    let printed = stdout(&["model", runs, "--where", "impl=dp"]);
+    assert_eq!(printed, std::fs::read_to_string(&model).unwrap());
+    // An existing file is not replaced.
+    let e = error_of(&["model", runs, "--where", "impl=dp", "--out", model_s]);
+    assert!(e.contains("exists; not replaced"), "{e}");
+
+    let at = stdout(&[
+        "predict",
+        model_s,
+        "--at",
+        "n=512,p=12",
+        "--at",
+        "n=4096,p=12",
+    ]);
+    assert!(at.contains("at n=512 p=12\n  T_p "), "{at}");
+    assert!(
+        at.contains("at n=4096 p=12  (extrapolation: n outside the fitted range)"),
+        "{at}"
+    );
+    let grid = stdout(&[
+        "predict",
+        model_s,
+        "--grid",
+        "n=32..1024:log2,p=2,4,8",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(grid.lines().count(), 1 + 6 * 3, "{grid}");
+    assert!(
+        grid.starts_with("n,p,T_p,T_p_low,T_p_high,pc,pc_half_width"),
+        "{grid}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&stdout(&[
+        "predict", model_s, "--at", "p=4,n=64", "--format", "json",
+    ]))
+    .unwrap();
+    let t = json["predictions"][0]["T_p"]["value"].as_f64().unwrap();
+    let expected = row("dp", 64.0, 4.0, 1.0);
+    let wall: f64 = expected
+        .split(' ')
+        .find_map(|kv| kv.strip_prefix("wall="))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((t - wall).abs() / wall < 0.01, "{t} vs {wall}");
+
+    // The model's own selection (impl=dp) applies to the validation runs.
+    let v = stdout(&[
+        "validate",
+        model_s,
+        validation.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&v).unwrap();
+    assert_eq!(v["points"].as_array().unwrap().len(), 16);
+    let (mean, baseline) = (
+        v["mean_error"].as_f64().unwrap(),
+        v["baseline_mean_error"].as_f64().unwrap(),
+    );
+    assert!(mean < 0.02, "{mean}");
+    assert!(baseline > 0.5, "{baseline}");
+    let text = stdout(&["validate", model_s, validation.to_str().unwrap()]);
+    assert!(text.contains("baseline: mean relative error"), "{text}");
+}
+
+#[test]
+fn bad_input_gets_one_line_errors() {
+    let dir = scratch("model-errors");
+    let (runs, _) = datafiles(&dir);
+    let runs = runs.to_str().unwrap();
+    let model = dir.join("m.toml");
+    let _ = std::fs::remove_file(&model);
+    let model_s = model.to_str().unwrap();
+    stdout(&["model", runs, "--where", "impl=dp", "--out", model_s]);
+
+    let e = error_of(&["model", runs]);
+    assert!(
+        e.contains(
+            "column 'impl' takes several values (dp, tp); model one of them with --where impl=VALUE"
+        ),
+        "{e}"
+    );
+    let e = error_of(&["predict", model_s, "--at", "n=512,q=3"]);
+    assert!(
+        e.contains("--at 'n=512,q=3': unknown factor 'q' (the model's factors: n, p)"),
+        "{e}"
+    );
+    let e = error_of(&["predict", model_s, "--at", "n=512"]);
+    assert!(e.contains("no value for factor 'p'"), "{e}");
+    let e = error_of(&["predict", model_s]);
+    assert!(e.contains("give a point"), "{e}");
+    let e = error_of(&["model", runs, "--where", "impl=dp", "--shape", "li:q=q^2"]);
+    assert!(
+        e.contains("category 'li': a shape is given for 'q', which is not a factor"),
+        "{e}"
+    );
+    let e = error_of(&[
+        "model",
+        runs,
+        "--where",
+        "impl=dp",
+        "--combine",
+        "li=sideways",
+    ]);
+    assert!(e.contains("unknown combination 'sideways'"), "{e}");
+    let e = error_of(&["model", runs, "--where", "impl=dp", "--shape", "li"]);
+    assert!(e.contains("expected CAT:FACTOR=EXPR"), "{e}");
+
+    // A design that cannot estimate the model: the corners alone for a threshold.
+    let corners: String = std::fs::read_to_string(runs)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("impl=dp"))
+        .take(4)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let corners = write(&dir, "corners.dat", &corners);
+    let e = error_of(&["model", corners.to_str().unwrap()]);
+    assert!(
+        e.contains(
+            "category 'rc': these runs cannot estimate it: model `1 + n^2*max(p-$theta,0)`: terms"
+        ),
+        "{e}"
+    );
+
+    let broken = write(
+        &dir,
+        "broken.toml",
+        "format = 1\nfactors = [\"n\", \"p\"]\n\n[[category]]\nname = \"pc\"\n",
+    );
+    let e = error_of(&["predict", broken.to_str().unwrap(), "--at", "n=1,p=1"]);
+    assert!(e.contains("broken.toml:4: missing field `formula`"), "{e}");
+    let e = error_of(&[
+        "predict",
+        dir.join("absent.toml").to_str().unwrap(),
+        "--at",
+        "n=1,p=1",
+    ]);
+    assert!(e.contains("absent.toml: cannot read the model file"), "{e}");
+}

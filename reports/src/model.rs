@@ -1,0 +1,131 @@
+//! A performance model in a few lines: per category the formula with its coefficients, how
+//! its shapes were chosen, the combination and the allocation of variation that chose it.
+
+use std::fmt::Write as _;
+
+use fit::combination::{CategoryModel, ChosenBy, ShapeSource};
+use fit::performance::PerformanceModel;
+
+use crate::number::{estimate, significant};
+
+/// The summary `lca model` prints.
+pub fn summary(model: &PerformanceModel) -> String {
+    let mut out = String::new();
+    let name = if model.name.is_empty() {
+        "(unnamed)"
+    } else {
+        &model.name
+    };
+    let p = &model.provenance;
+    let selection = if p.conditions.is_empty() {
+        String::new()
+    } else {
+        format!(" where {}", p.conditions.join(", "))
+    };
+    let _ = writeln!(
+        out,
+        "performance model '{name}': {} runs of {}{selection}",
+        p.lines.len(),
+        if p.datafile.is_empty() {
+            "(no datafile)"
+        } else {
+            &p.datafile
+        }
+    );
+    let ranges: Vec<String> = model
+        .factors
+        .iter()
+        .zip(&model.ranges)
+        .map(|(f, (lo, hi))| format!("{f} in [{lo}, {hi}]"))
+        .collect();
+    let held: Vec<String> = model.held.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let _ = write!(out, "factors: {}", ranges.join(", "));
+    if !held.is_empty() {
+        let _ = write!(out, "; held: {}", held.join(", "));
+    }
+    let names: Vec<&str> = model
+        .categories
+        .iter()
+        .map(|c| c.category.as_str())
+        .collect();
+    let _ = writeln!(out, "\nT_p = ({}) / p\n", names.join(" + "));
+    for c in &model.categories {
+        category(&mut out, c);
+    }
+    if let Some(b) = &model.baseline {
+        let coefficients: Vec<String> = b
+            .coefficients
+            .iter()
+            .map(|e| format!("{} {}", e.name, significant(e.value, 4)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "baseline (the paper's): plane `{}` through the {} corner runs' T_p: {}",
+            b.model.text(),
+            b.n,
+            coefficients.join(", ")
+        );
+    }
+    out
+}
+
+fn category(out: &mut String, c: &CategoryModel) {
+    let f = &c.fit;
+    let _ = writeln!(out, "{}  = {}", c.category, f.model.text());
+    for e in f.coefficients.iter().chain(&f.parameters) {
+        let _ = writeln!(
+            out,
+            "    {:<28} {}",
+            e.name,
+            estimate(e.value, e.half_width)
+        );
+    }
+    if f.n > 0 {
+        let _ = writeln!(
+            out,
+            "    R² {}  LOO error {}  ({} runs, {} fit)",
+            significant(f.r2, 4),
+            significant(f.cv, 3),
+            f.n,
+            match f.weighting {
+                fit::Weighting::Absolute => "absolute",
+                fit::Weighting::Relative => "relative",
+            }
+        );
+    }
+    for s in &c.shapes {
+        let how = match s.source {
+            ShapeSource::User => "given".to_string(),
+            ShapeSource::Only => "the only default".to_string(),
+            ShapeSource::Unranked => "first default; no edge with 3 levels to rank on".into(),
+            ShapeSource::Ranked => {
+                let mut how = format!(
+                    "best of the defaults on {} edge(s), error {}%",
+                    s.edges,
+                    significant(100.0 * s.score.unwrap_or(f64::NAN), 2)
+                );
+                if let Some((runner, score)) = &s.runner_up {
+                    let _ = write!(how, "; next `{runner}` {}%", significant(100.0 * score, 2));
+                }
+                how
+            }
+        };
+        let _ = writeln!(out, "    shape in {}: {}  ({how})", s.factor, s.expr);
+    }
+    if let (Some(combination), Some(by)) = (c.combination, c.chosen_by) {
+        let why = match (by, c.variation) {
+            (ChosenBy::Equivalent, _) => "one factor has a shape: both forms are the same".into(),
+            (ChosenBy::User, _) => "chosen by the user".to_string(),
+            (ChosenBy::Variation, Some(v)) => format!(
+                "interaction {:.1}% of the variation at the {} corners; additive implies 0%, \
+                 multiplicative {:.1}%",
+                100.0 * v.interaction,
+                v.cells,
+                100.0 * v.implied_multiplicative
+            ),
+            (ChosenBy::Variation, None) => "allocation of variation".into(),
+        };
+        let _ = writeln!(out, "    {combination}: {why}");
+    }
+    out.push('\n');
+}
