@@ -4,13 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use statrs::distribution::{ContinuousCDF, StudentsT};
-
 use crate::combination::{CategoryModel, Choices, CombineError, combine};
 use crate::fit::{Fit, Prediction, Weighting, fit_weighted};
 use crate::model::Model;
 use crate::observations::{Cell, Condition, DataError, Datafile, Observations};
-use crate::stats::CONFIDENCE;
+use crate::stats::t_quantile_real as t_quantile;
 
 /// The categories whose sum is `p * T_p`, in the paper's order.
 pub const CATEGORIES: [&str; 6] = ["pc", "li", "ip", "sl", "cl", "rc"];
@@ -330,14 +328,4 @@ impl PerformanceModel {
             extrapolated,
         }
     }
-}
-
-/// The two-sided 90% Student t quantile for real-valued degrees of freedom (NaN for none).
-fn t_quantile(dof: f64) -> f64 {
-    if dof.is_nan() || dof <= 0.0 {
-        return f64::NAN;
-    }
-    StudentsT::new(0.0, 1.0, dof)
-        .map(|t| t.inverse_cdf(0.5 + CONFIDENCE / 2.0))
-        .unwrap_or(f64::NAN)
 }
