@@ -53,3 +53,59 @@ impl Checker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(n: usize, k: usize) -> crate::matrix::Matrix {
+        crate::matrix::Matrix {
+            n,
+            layout: Layout::RowMajor,
+            data: reference::fft2d(n, k),
+        }
+    }
+
+    #[test]
+    fn the_reference_itself_passes() {
+        let mut checker = Checker::default();
+        for k in 0..3 {
+            checker.observe(k, reference(6, k).as_ref());
+        }
+        assert_eq!(checker.verdict(3), Ok(()));
+        assert_eq!(checker.worst, 0.0);
+    }
+
+    #[test]
+    fn a_wrong_element_fails() {
+        let mut checker = Checker::default();
+        checker.observe(0, reference(8, 0).as_ref());
+        let mut y = reference(8, 1);
+        y.data[10].re += 1e-6 * y.data[10].norm().max(1.0);
+        checker.observe(1, y.as_ref());
+        let e = checker.verdict(2).unwrap_err();
+        assert!(e.starts_with("iteration 1 differs"), "{e}");
+    }
+
+    #[test]
+    fn the_wrong_iteration_or_layout_fails() {
+        let mut checker = Checker::default();
+        checker.observe(0, reference(8, 1).as_ref());
+        assert!(checker.verdict(1).is_err());
+        let mut checker = Checker::default();
+        let mut y = reference(8, 0);
+        y.layout = Layout::ColumnMajor;
+        checker.observe(0, y.as_ref());
+        assert!(checker.verdict(1).is_err());
+    }
+
+    #[test]
+    fn missing_iterations_fail() {
+        let mut checker = Checker::default();
+        checker.observe(0, reference(4, 0).as_ref());
+        assert_eq!(
+            checker.verdict(2),
+            Err("1 of 2 iterations produced a result".into())
+        );
+    }
+}
