@@ -49,6 +49,29 @@ pub fn default_candidates(category: &str, factor: &str) -> Vec<String> {
     }
 }
 
+/// Shapes a category may take along a factor, for multi-factor models: the paper's defaults
+/// first, then the generic set and a threshold `max({x}-$theta,0)` (contention that starts
+/// at some number of processors, say), without repeats. Ranking on the design's edges picks
+/// among them; the defaults win ties.
+///
+/// ```
+/// let shapes = fit::candidates::shape_candidates("li", "n");
+/// assert_eq!(shapes[0], "n*log2(n)");
+/// assert!(shapes.contains(&"n^2*log2(n)".to_string()));
+/// assert!(shapes.contains(&"max(n-$theta,0)".to_string()));
+/// ```
+pub fn shape_candidates(category: &str, factor: &str) -> Vec<String> {
+    let mut shapes = default_candidates(category, factor);
+    let threshold = format!("max({factor}-$theta,0)");
+    let generic = GENERIC.iter().map(|m| m.replace("{x}", factor));
+    for shape in generic.chain([threshold]) {
+        if !shapes.contains(&shape) {
+            shapes.push(shape);
+        }
+    }
+    shapes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

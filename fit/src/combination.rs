@@ -18,10 +18,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::candidates::default_candidates;
+use crate::candidates::{default_candidates, shape_candidates};
 use crate::fit::{Fit, FitError, Weighting, fit_weighted};
 use crate::model::Model;
 use crate::observations::Observations;
+use statrs::distribution::{ContinuousCDF, FisherSnedecor};
+
 use crate::variation::sign_table;
 
 /// How the per-factor shapes of a category combine.
@@ -32,6 +34,10 @@ pub enum Combination {
     Additive,
     /// `a + d*g(n)*h(p)`: the factors scale each other.
     Multiplicative,
+    /// `a + b*g(n) + c*h(p) + d*g(n)*h(p)`: main effects and their product (Jain's model with
+    /// interaction), which holds a product of shifted shapes such as `g(n)*(p - 2)`. Chosen
+    /// over the multiplicative form only when its extra terms are significant (F test, 1%).
+    Full,
 }
 
 impl FromStr for Combination {
@@ -41,8 +47,9 @@ impl FromStr for Combination {
         match s {
             "additive" | "add" => Ok(Combination::Additive),
             "multiplicative" | "mult" => Ok(Combination::Multiplicative),
+            "full" => Ok(Combination::Full),
             _ => Err(format!(
-                "unknown combination '{s}' (expected additive or multiplicative)"
+                "unknown combination '{s}' (expected additive, multiplicative or full)"
             )),
         }
     }
@@ -53,6 +60,7 @@ impl fmt::Display for Combination {
         f.write_str(match self {
             Combination::Additive => "additive",
             Combination::Multiplicative => "multiplicative",
+            Combination::Full => "full",
         })
     }
 }
@@ -63,10 +71,13 @@ impl fmt::Display for Combination {
 pub enum ShapeSource {
     /// Given by the user.
     User,
-    /// The only default candidate (after dropping constants, which all mean "no effect").
+    /// The only default candidate (after dropping constants, which all mean "no effect"),
+    /// unless the edges clearly reject it.
     Only,
     /// Best ranked among the defaults on the design's edges.
     Ranked,
+    /// Outside the defaults: its error on the edges is less than half the best default's.
+    BeyondDefaults,
     /// No edge has three levels of the factor to rank on: the first default is taken.
     Unranked,
 }
@@ -108,6 +119,12 @@ pub struct CornerVariation {
     /// The interaction share the fitted multiplicative model has at the same corners (the
     /// additive one has none).
     pub implied_multiplicative: f64,
+    /// Leave-one-out error of the multiplicative form, when an interaction was found (else NaN).
+    pub multiplicative_cv: f64,
+    /// Leave-one-out error of the full form, when it was fitted (else NaN).
+    pub full_cv: f64,
+    /// p-value of the partial F test of the full form's extra terms (else NaN).
+    pub full_p_value: f64,
 }
 
 /// What decided the combination.
@@ -190,16 +207,19 @@ pub struct Choices {
 /// assert_eq!(combined_formula(&shapes, Combination::Additive), "1 + n*log2(n) + p*sqrt(p)");
 /// assert_eq!(combined_formula(&shapes, Combination::Multiplicative), "1 + n*log2(n)*p*sqrt(p)");
 /// assert_eq!(combined_formula(&["1", "p"], Combination::Multiplicative), "1 + p");
+/// assert_eq!(combined_formula(&shapes, Combination::Full),
+///     "1 + n*log2(n) + p*sqrt(p) + n*log2(n)*p*sqrt(p)");
 /// ```
 pub fn combined_formula(shapes: &[&str], combination: Combination) -> String {
     let varying: Vec<&str> = shapes.iter().copied().filter(|s| *s != "1").collect();
     if varying.is_empty() {
         return "1".into();
     }
-    let body = match combination {
-        Combination::Additive => varying.join(" + "),
-        Combination::Multiplicative if varying.len() == 1 => varying[0].to_string(),
-        Combination::Multiplicative => varying
+    let product = |shapes: &[&str]| -> String {
+        if shapes.len() == 1 {
+            return shapes[0].to_string();
+        }
+        shapes
             .iter()
             .map(|s| {
                 if has_top_level_sum(s) {
@@ -209,7 +229,28 @@ pub fn combined_formula(shapes: &[&str], combination: Combination) -> String {
                 }
             })
             .collect::<Vec<_>>()
-            .join("*"),
+            .join("*")
+    };
+    let body = match combination {
+        Combination::Additive => varying.join(" + "),
+        Combination::Multiplicative => product(&varying),
+        Combination::Full => {
+            // Every product of a non-empty subset of the shapes, smaller subsets first.
+            let k = varying.len();
+            let mut subsets: Vec<usize> = (1..1usize << k).collect();
+            subsets.sort_by_key(|s| (s.count_ones(), *s));
+            subsets
+                .iter()
+                .map(|&subset| {
+                    let members: Vec<&str> = (0..k)
+                        .filter(|i| subset >> i & 1 == 1)
+                        .map(|i| varying[i])
+                        .collect();
+                    product(&members)
+                })
+                .collect::<Vec<_>>()
+                .join(" + ")
+        }
     };
     format!("1 + {body}")
 }
@@ -279,16 +320,28 @@ pub fn combine(obs: &Observations, choices: &Choices) -> Result<CategoryModel, C
             (Some(c), variation) => {
                 let fit = match c {
                     Combination::Multiplicative => multiplicative?,
-                    Combination::Additive => fit_form(c)?,
+                    other => fit_form(other)?,
                 };
                 (c, ChosenBy::User, variation.ok(), fit)
             }
-            (None, Ok(v)) if v.interaction > v.implied_multiplicative / 2.0 => (
-                Combination::Multiplicative,
-                ChosenBy::Variation,
-                Some(v),
-                multiplicative?,
-            ),
+            (None, Ok(mut v)) if v.interaction > v.implied_multiplicative / 2.0 => {
+                let multiplicative = multiplicative?;
+                v.multiplicative_cv = multiplicative.cv;
+                let full = fit_form(Combination::Full);
+                if let Ok(full) = &full {
+                    v.full_cv = full.cv;
+                    v.full_p_value = extra_terms_p_value(&multiplicative, full);
+                }
+                match full {
+                    Ok(full) if v.full_p_value < FULL_SIGNIFICANCE => {
+                        (Combination::Full, ChosenBy::Variation, Some(v), full)
+                    }
+                    _ => {
+                        let m = Combination::Multiplicative;
+                        (m, ChosenBy::Variation, Some(v), multiplicative)
+                    }
+                }
+            }
             (None, Ok(v)) => {
                 let fit = fit_form(Combination::Additive)?;
                 (Combination::Additive, ChosenBy::Variation, Some(v), fit)
@@ -304,6 +357,26 @@ pub fn combine(obs: &Observations, choices: &Choices) -> Result<CategoryModel, C
         variation,
         fit,
     })
+}
+
+/// The full form replaces the multiplicative one only when its extra terms are significant at
+/// this level (partial F test): they must earn their place.
+const FULL_SIGNIFICANCE: f64 = 0.01;
+
+/// The p-value of the partial F test of the full form's extra terms over the nested
+/// multiplicative form, on the (weighted) residual sums of squares. NaN when undefined.
+fn extra_terms_p_value(multiplicative: &Fit, full: &Fit) -> f64 {
+    let sse = |f: &Fit| f.residual_sd.powi(2) * f.dof as f64;
+    let q = multiplicative.dof.saturating_sub(full.dof);
+    // An exact multiplicative fit leaves only rounding for the extra terms to explain.
+    if q == 0 || full.dof == 0 || multiplicative.r2 >= 1.0 - 1e-12 {
+        return f64::NAN;
+    }
+    let f = ((sse(multiplicative) - sse(full)) / q as f64) / (sse(full) / full.dof as f64);
+    match FisherSnedecor::new(q as f64, full.dof as f64) {
+        Ok(dist) if f.is_finite() => dist.sf(f.max(0.0)),
+        _ => f64::NAN,
+    }
 }
 
 /// Relative error where every value is non-zero (timings' noise grows with the value),
@@ -340,31 +413,86 @@ fn shape(obs: &Observations, f: usize, user: Option<&String>) -> Result<Shape, C
         }
         return Ok(shape(normalise(expr), ShapeSource::User, 0, None, None));
     }
-    let mut candidates: Vec<String> = Vec::new();
-    for c in default_candidates(&obs.response, factor) {
-        let c = normalise(&c);
-        if !candidates.contains(&c) {
-            candidates.push(c);
+    let distinct = |list: Vec<String>, skip: &[String]| -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for c in list.iter().map(|c| normalise(c)) {
+            if !out.contains(&c) && !skip.contains(&c) {
+                out.push(c);
+            }
+        }
+        out
+    };
+    let defaults = distinct(default_candidates(&obs.response, factor), &[]);
+    let wider = distinct(shape_candidates(&obs.response, factor), &defaults);
+    let edges = edges(obs, f);
+    let first_default = defaults[0].clone();
+    let first = || first_default.clone();
+    if edges.is_empty() {
+        let source = if defaults.len() == 1 {
+            ShapeSource::Only
+        } else {
+            ShapeSource::Unranked
+        };
+        return Ok(shape(first(), source, 0, None, None));
+    }
+    let defaults = ranked(defaults, &edges);
+    let wider = ranked(wider, &edges);
+    let (best, score) = (&defaults[0].0, defaults[0].1);
+    match wider.first() {
+        // Beyond the paper's defaults only when the data clearly reject them.
+        Some((other, other_score)) if *other_score * WIDER_MARGIN < score || !score.is_finite() => {
+            if !other_score.is_finite() {
+                return Ok(shape(
+                    first(),
+                    ShapeSource::Unranked,
+                    edges.len(),
+                    None,
+                    None,
+                ));
+            }
+            let runner_up = score.is_finite().then(|| (best.clone(), score));
+            let source = ShapeSource::BeyondDefaults;
+            Ok(shape(
+                other.clone(),
+                source,
+                edges.len(),
+                Some(*other_score),
+                runner_up,
+            ))
+        }
+        next => {
+            let runner_up = defaults.get(1).or(next).map(|(c, s)| (c.clone(), *s));
+            let source = if defaults.len() == 1 {
+                ShapeSource::Only
+            } else {
+                ShapeSource::Ranked
+            };
+            Ok(shape(
+                best.clone(),
+                source,
+                edges.len(),
+                Some(score),
+                runner_up,
+            ))
         }
     }
-    if candidates.len() == 1 {
-        let only = candidates.remove(0);
-        return Ok(shape(only, ShapeSource::Only, 0, None, None));
-    }
-    let edges = edges(obs, f);
-    if edges.is_empty() {
-        let first = candidates.remove(0);
-        return Ok(shape(first, ShapeSource::Unranked, 0, None, None));
-    }
+}
+
+/// How much better (lower edge error) a shape outside the paper's defaults must be than the
+/// best default to be chosen instead.
+const WIDER_MARGIN: f64 = 2.0;
+
+/// The candidates with their edge scores, best first; equal scores (within rounding) prefer
+/// fewer fitted quantities, then the given order.
+fn ranked(candidates: Vec<String>, edges: &[Observations]) -> Vec<(String, f64)> {
     let mut scored: Vec<(String, f64, usize)> = candidates
         .into_iter()
         .map(|c| {
-            let score = edge_score(&c, &edges);
+            let score = edge_score(&c, edges);
             let fitted = Model::parse(&edge_formula(&c)).map_or(usize::MAX, |m| m.fitted_count());
             (c, score, fitted)
         })
         .collect();
-    // Lowest score first; equal scores (within rounding) prefer fewer fitted quantities.
     scored.sort_by(|a, b| {
         let tolerance = 1e-9 * a.1.abs().max(b.1.abs());
         if (a.1 - b.1).abs() <= tolerance || (a.1.is_nan() && b.1.is_nan()) {
@@ -373,21 +501,7 @@ fn shape(obs: &Observations, f: usize, user: Option<&String>) -> Result<Shape, C
             a.1.total_cmp(&b.1)
         }
     });
-    let runner_up = scored.get(1).map(|(c, s, _)| (c.clone(), *s));
-    let (best, score, _) = scored.swap_remove(0);
-    if !score.is_finite() {
-        // Nothing could be fitted on the edges (too few points for every candidate).
-        let first = default_candidates(&obs.response, factor);
-        let first = normalise(&first[0]);
-        return Ok(shape(first, ShapeSource::Unranked, edges.len(), None, None));
-    }
-    Ok(shape(
-        best,
-        ShapeSource::Ranked,
-        edges.len(),
-        Some(score),
-        runner_up,
-    ))
+    scored.into_iter().map(|(c, s, _)| (c, s)).collect()
 }
 
 /// A shape as text: constants (`0`, `1`, `2.5`) all mean "does not depend on the factor".
@@ -550,6 +664,9 @@ fn corner_shares(
         main,
         interaction,
         implied_multiplicative,
+        multiplicative_cv: f64::NAN,
+        full_cv: f64::NAN,
+        full_p_value: f64::NAN,
     }
 }
 
@@ -599,6 +716,18 @@ mod tests {
         assert_eq!(m.combination, Some(Combination::Multiplicative));
         assert_eq!(m.chosen_by, Some(ChosenBy::Variation));
         assert_eq!(m.fit.model.text(), "1 + n*p");
+    }
+
+    #[test]
+    fn shifted_product_takes_the_full_form() {
+        // n * (p - 0.5): a product, but of a shifted shape, which `a + d*n*p` cannot hold.
+        let obs = grid(|n, p| n * (p - 0.5), "y");
+        let m = combine(&obs, &user(&[("n", "n"), ("p", "p")])).unwrap();
+        assert_eq!(m.combination, Some(Combination::Full));
+        assert_eq!(m.fit.model.text(), "1 + n + p + n*p");
+        let v = m.variation.unwrap();
+        assert!(v.full_p_value < 1e-6 && v.full_cv < 1e-9, "{v:?}");
+        assert!((m.fit.coefficients[1].value + 0.5).abs() < 1e-9);
     }
 
     #[test]

@@ -97,6 +97,13 @@ fn category(out: &mut String, c: &CategoryModel) {
         let how = match s.source {
             ShapeSource::User => "given".to_string(),
             ShapeSource::Only => "the only default".to_string(),
+            ShapeSource::BeyondDefaults => format!(
+                "error {}% on {} edge(s); the defaults fit at least twice as badly, best `{}` {}%",
+                significant(100.0 * s.score.unwrap_or(f64::NAN), 2),
+                s.edges,
+                s.runner_up.as_ref().map_or("-", |r| r.0.as_str()),
+                significant(100.0 * s.runner_up.as_ref().map_or(f64::NAN, |r| r.1), 2)
+            ),
             ShapeSource::Unranked => "first default; no edge with 3 levels to rank on".into(),
             ShapeSource::Ranked => {
                 let mut how = format!(
@@ -116,13 +123,26 @@ fn category(out: &mut String, c: &CategoryModel) {
         let why = match (by, c.variation) {
             (ChosenBy::Equivalent, _) => "one factor has a shape: both forms are the same".into(),
             (ChosenBy::User, _) => "chosen by the user".to_string(),
-            (ChosenBy::Variation, Some(v)) => format!(
-                "interaction {:.1}% of the variation at the {} corners; additive implies 0%, \
-                 multiplicative {:.1}%",
-                100.0 * v.interaction,
-                v.cells,
-                100.0 * v.implied_multiplicative
-            ),
+            (ChosenBy::Variation, Some(v)) => {
+                let mut why = format!(
+                    "interaction {:.1}% of the variation at the {} corners; additive implies \
+                     0%, multiplicative {:.1}%",
+                    100.0 * v.interaction,
+                    v.cells,
+                    100.0 * v.implied_multiplicative
+                );
+                if v.multiplicative_cv.is_finite() {
+                    let _ = write!(
+                        why,
+                        "; LOO error multiplicative {}, full {} (F test of the full form's \
+                         extra terms: p = {})",
+                        significant(v.multiplicative_cv, 3),
+                        significant(v.full_cv, 3),
+                        significant(v.full_p_value, 2)
+                    );
+                }
+                why
+            }
             (ChosenBy::Variation, None) => "allocation of variation".into(),
         };
         let _ = writeln!(out, "    {combination}: {why}");

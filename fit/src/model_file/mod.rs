@@ -149,6 +149,12 @@ struct VariationRecord {
     main: f64,
     interaction: f64,
     implied_multiplicative: f64,
+    #[serde(default = "nan")]
+    multiplicative_cv: f64,
+    #[serde(default = "nan")]
+    full_cv: f64,
+    #[serde(default = "nan")]
+    full_p_value: f64,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -298,6 +304,9 @@ fn category_record(c: &CategoryModel) -> CategoryRecord {
             main: v.main,
             interaction: v.interaction,
             implied_multiplicative: v.implied_multiplicative,
+            multiplicative_cv: v.multiplicative_cv,
+            full_cv: v.full_cv,
+            full_p_value: v.full_p_value,
         }),
         shape: c
             .shapes
@@ -388,6 +397,9 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
                 main: v.main,
                 interaction: v.interaction,
                 implied_multiplicative: v.implied_multiplicative,
+                multiplicative_cv: v.multiplicative_cv,
+                full_cv: v.full_cv,
+                full_p_value: v.full_p_value,
             }),
             fit,
         });
