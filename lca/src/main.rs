@@ -5,6 +5,7 @@ mod model;
 mod plan;
 mod predict;
 mod rank;
+mod report;
 mod validate;
 mod variation;
 
@@ -41,6 +42,8 @@ enum Command {
     Predict(predict::Args),
     /// Compare a model's predicted T_p with measured runs, beside the corner-plane baseline.
     Validate(validate::Args),
+    /// Write an HTML report with charts of models and measured runs.
+    Report(report::Args),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Some(Command::Model(args)) => model::run(args),
         Some(Command::Predict(args)) => predict::run(args),
         Some(Command::Validate(args)) => validate::run(args),
+        Some(Command::Report(args)) => report::run(args),
         None => rank::run(&cli.rank),
     };
     match output.and_then(|text| write_stdout(&text)) {

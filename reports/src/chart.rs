@@ -374,15 +374,17 @@ fn draw<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Resu
             });
         labels.push(label);
     }
-    let dots = chart
-        .points
-        .iter()
-        .filter(|p| finite(p) && (y.0..=y.1).contains(&p.1));
-    ctx.draw_series(dots.map(|&p| Circle::new(p, 4, BLACK.filled())))
-        .map_err(text)?
-        .label("measured")
-        .legend(|(lx, ly)| Circle::new((lx + 10, ly), 4, BLACK.filled()));
-    labels.push("measured".into());
+    if !chart.points.is_empty() {
+        let dots = chart
+            .points
+            .iter()
+            .filter(|p| finite(p) && (y.0..=y.1).contains(&p.1));
+        ctx.draw_series(dots.map(|&p| Circle::new(p, 4, BLACK.filled())))
+            .map_err(text)?
+            .label("measured")
+            .legend(|(lx, ly)| Circle::new((lx + 10, ly), 4, BLACK.filled()));
+        labels.push("measured".into());
+    }
 
     ctx.configure_series_labels()
         .position(legend_corner(chart, &labels, x, y))

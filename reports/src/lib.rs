@@ -2,6 +2,8 @@
 //!
 //! Reports format what `fit` computed; they never compute statistics themselves.
 pub mod chart;
+pub mod figures;
+pub mod html;
 pub mod model;
 pub mod number;
 pub mod prediction;

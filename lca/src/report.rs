@@ -1,0 +1,138 @@
+//! `lca report MODEL... [--data DATAFILE] --out DIR`: one self-contained HTML page (charts
+//! inline as SVG) with every chart also written as SVG and PNG beside it.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use fit::observations::Cell;
+use fit::performance::PerformanceModel;
+use fit::validation::{Validation, ValidationPoint};
+use fit::{Condition, Datafile};
+use reports::figures::Runs;
+use reports::html::{Section, report};
+
+/// Write an HTML report with charts of one or more models (and measured runs).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Model files (one per implementation).
+    #[arg(required = true)]
+    models: Vec<PathBuf>,
+    /// Measured runs to draw against the models: each model gets the rows of its own
+    /// implementation (its `--where impl=...`), every row when it has none.
+    #[arg(long, value_name = "DATAFILE")]
+    data: Option<PathBuf>,
+    /// The directory to write `index.html` and `charts/` into.
+    #[arg(long, short, value_name = "DIR")]
+    out: PathBuf,
+    /// The page's title.
+    #[arg(long, default_value = "Lost cycles analysis")]
+    title: String,
+    /// Replace an existing report in DIR.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Runs the command and returns what to print.
+pub fn run(args: &Args) -> Result<String> {
+    let models = args
+        .models
+        .iter()
+        .map(|m| fit::model_file::read(m))
+        .collect::<Result<Vec<_>, _>>()?;
+    let data = args.data.as_deref().map(Datafile::read).transpose()?;
+    let index = args.out.join("index.html");
+    if index.exists() && !args.force {
+        bail!(
+            "{}: exists; not replaced (choose another --out, or --force)",
+            index.display()
+        );
+    }
+    let sections = models
+        .iter()
+        .map(|model| {
+            let runs = match &data {
+                Some(d) => runs(model, d)?,
+                None => Runs::default(),
+            };
+            let validation = validation(model, &runs);
+            Ok(Section {
+                model,
+                runs,
+                validation,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let page = report(&args.title, &sections, "")?;
+    let charts = args.out.join("charts");
+    std::fs::create_dir_all(&charts)
+        .with_context(|| format!("{}: cannot create", charts.display()))?;
+    for (name, chart) in &page.charts {
+        for ext in ["svg", "png"] {
+            reports::chart::write(chart, &charts.join(format!("{name}.{ext}")))?;
+        }
+    }
+    write_atomically(&index, &page.html)?;
+    Ok(format!(
+        "report: {} ({} charts, also as SVG and PNG in {})\n",
+        index.display(),
+        page.charts.len(),
+        charts.display()
+    ))
+}
+
+fn write_atomically(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("html.tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// The rows of the model's implementation that hold a number for every factor and category.
+fn runs(model: &PerformanceModel, data: &Datafile) -> Result<Runs> {
+    let implementation: Vec<Condition> = model
+        .provenance
+        .conditions
+        .iter()
+        .filter_map(|c| c.parse::<Condition>().ok())
+        .filter(|c| c.key == "impl")
+        .collect();
+    let data = data.filter(&implementation)?;
+    let number = |row: usize, column: &str| match data.cell(row, column) {
+        Some(Cell::Number(x)) => Some(*x),
+        _ => None,
+    };
+    let mut runs = Runs::default();
+    for row in 0..data.rows().len() {
+        let point: Option<Vec<f64>> = model.factors.iter().map(|f| number(row, f)).collect();
+        let values: Option<Vec<f64>> = model
+            .categories
+            .iter()
+            .map(|c| number(row, &c.category))
+            .collect();
+        let (Some(point), Some(values)) = (point, values) else {
+            continue;
+        };
+        let time = number(row, "wall")
+            .unwrap_or_else(|| values.iter().sum::<f64>() / model.processors(&point));
+        runs.points.push(point);
+        runs.categories.push(values);
+        runs.time.push(time);
+    }
+    Ok(runs)
+}
+
+fn validation(model: &PerformanceModel, runs: &Runs) -> Option<Validation> {
+    let points: Vec<ValidationPoint> = runs
+        .points
+        .iter()
+        .zip(&runs.time)
+        .enumerate()
+        .map(|(i, (point, &measured))| ValidationPoint {
+            line: i + 1,
+            measured,
+            predicted: model.predict(point),
+            baseline: model.baseline.as_ref().map(|b| b.evaluate(point)),
+        })
+        .collect();
+    (!points.is_empty()).then_some(Validation { points })
+}

@@ -1,0 +1,187 @@
+//! The HTML report: one self-contained file (charts inline as SVG, no script, no external
+//! resource) that opens offline. Every user-supplied string is escaped.
+
+use std::fmt::Write as _;
+
+use fit::performance::PerformanceModel;
+use fit::validation::Validation;
+
+use crate::chart::{Chart, ChartError, render_svg};
+use crate::figures::{Runs, category_charts, speedup_charts, stacked_charts, validation_chart};
+use crate::number::significant;
+
+/// One implementation in a report.
+pub struct Section<'a> {
+    /// Its model.
+    pub model: &'a PerformanceModel,
+    /// Its measured runs (may be empty).
+    pub runs: Runs,
+    /// Its validation, when measured runs were given.
+    pub validation: Option<Validation>,
+}
+
+/// A report: the HTML page and its charts (named), to be written beside it as files too.
+pub struct Report {
+    /// The page.
+    pub html: String,
+    /// Every chart of the page with a file stem, in page order.
+    pub charts: Vec<(String, Chart)>,
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A file stem made of the safe characters of `s`.
+fn stem(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;\
+color:#222}h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;\
+text-align:left;vertical-align:top}code{font-size:.95em;overflow-wrap:anywhere}\
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(640px,1fr));gap:1em}\
+figure{margin:0}svg{width:100%;height:auto;display:block}p.note{color:#555}";
+
+/// Builds the report of the sections, with `extra` HTML (already escaped) appended.
+pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, ChartError> {
+    let mut html = String::new();
+    let mut charts: Vec<(String, Chart)> = Vec::new();
+    let _ = write!(
+        html,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <title>{0}</title><style>{STYLE}</style></head><body>\n<h1>{0}</h1>\n\
+         <p class=\"note\">Lost cycles analysis: T<sub>p</sub> = (pc + li + ip + sl + cl + rc) / p. \
+         Intervals are 90%.</p>\n",
+        escape(title)
+    );
+    for section in sections {
+        let model = section.model;
+        let name = escape(&model.name);
+        let _ = write!(
+            html,
+            "<h2>{name}</h2>\n<table><tr><th>category</th><th>model</th>\
+                              <th>combination</th><th>R²</th><th>LOO error</th></tr>\n"
+        );
+        for c in &model.categories {
+            let combination = c
+                .combination
+                .map_or("written by hand".into(), |c| c.to_string());
+            let _ = writeln!(
+                html,
+                "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&c.category),
+                escape(c.fit.model.text()),
+                escape(&combination),
+                significant(c.fit.r2, 4),
+                significant(c.fit.cv, 3)
+            );
+        }
+        html.push_str("</table>\n");
+        let p = &model.provenance;
+        if !p.datafile.is_empty() {
+            let _ = writeln!(
+                html,
+                "<p class=\"note\">Built from {} runs of <code>{}</code>{}.</p>",
+                p.lines.len(),
+                escape(&p.datafile),
+                if p.conditions.is_empty() {
+                    String::new()
+                } else {
+                    format!(" where <code>{}</code>", escape(&p.conditions.join(", ")))
+                }
+            );
+        }
+        if let Some(v) = &section.validation {
+            let e = v.model_errors();
+            let _ = write!(
+                html,
+                "<p>Against the {} measured runs of this implementation (those the model was \
+                 built from included): mean relative error of T<sub>p</sub> {:.1}%, max {:.1}%",
+                v.points.len(),
+                100.0 * e.mean,
+                100.0 * e.max
+            );
+            if let Some(b) = v.baseline_errors() {
+                let _ = write!(
+                    html,
+                    "; the paper's baseline (plane through the corners) {:.1}%, max {:.1}%",
+                    100.0 * b.mean,
+                    100.0 * b.max
+                );
+            }
+            html.push_str(".</p>\n");
+        }
+        let mut figures: Vec<Chart> = stacked_charts(model);
+        figures.extend(speedup_charts(model));
+        figures.extend(validation_chart(model, &section.runs));
+        figures.extend(category_charts(model, &section.runs));
+        html.push_str("<div class=\"charts\">\n");
+        for (i, chart) in figures.into_iter().enumerate() {
+            let svg = render_svg(&chart)?;
+            let _ = writeln!(
+                html,
+                "<figure>{}</figure>",
+                scalable(svg.trim_start_matches(|c| c != '<'))
+            );
+            charts.push((format!("{}-{:02}", stem(&model.name), i + 1), chart));
+        }
+        html.push_str("</div>\n");
+    }
+    html.push_str(extra);
+    html.push_str("</body></html>\n");
+    Ok(Report { html, charts })
+}
+
+/// Gives an SVG a viewBox so that CSS can scale it to its container.
+fn scalable(svg: &str) -> String {
+    let svg = svg
+        .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>")
+        .trim_start();
+    if svg.contains("viewBox") {
+        return svg.to_string();
+    }
+    let (w, h) = crate::chart::SIZE;
+    svg.replacen("<svg ", &format!("<svg viewBox=\"0 0 {w} {h}\" "), 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            escape("<b a=\"x\">&'"),
+            "&lt;b a=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        assert_eq!(stem("dp/x y"), "dp_x_y");
+    }
+
+    #[test]
+    fn svgs_get_a_view_box() {
+        let s = scalable("<svg width=\"1024\" height=\"640\">");
+        assert!(s.starts_with("<svg viewBox=\"0 0 1024 640\" "), "{s}");
+    }
+}
