@@ -1,6 +1,7 @@
 //! `lca`: lost cycles analysis from the command line. Parses, validates, calls the
 //! libraries, prints. See `lca --help`.
 
+mod crossover;
 mod model;
 mod plan;
 mod predict;
@@ -41,6 +42,8 @@ enum Command {
     Predict(predict::Args),
     /// Compare a model's predicted T_p with measured runs, beside the corner-plane baseline.
     Validate(validate::Args),
+    /// Where two implementations' predicted run times cross, who wins where and by how much.
+    Crossover(crossover::Args),
 }
 
 fn main() -> ExitCode {
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Some(Command::Model(args)) => model::run(args),
         Some(Command::Predict(args)) => predict::run(args),
         Some(Command::Validate(args)) => validate::run(args),
+        Some(Command::Crossover(args)) => crossover::run(args),
         None => rank::run(&cli.rank),
     };
     match output.and_then(|text| write_stdout(&text)) {
