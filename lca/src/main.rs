@@ -1,6 +1,7 @@
 //! `lca`: lost cycles analysis from the command line. Parses, validates, calls the
 //! libraries, prints. See `lca --help`.
 
+mod crossover;
 mod model;
 mod plan;
 mod predict;
@@ -44,6 +45,8 @@ enum Command {
     Validate(validate::Args),
     /// Write an HTML report with charts of models and measured runs.
     Report(report::Args),
+    /// Where two implementations' predicted run times cross, who wins where and by how much.
+    Crossover(crossover::Args),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         Some(Command::Predict(args)) => predict::run(args),
         Some(Command::Validate(args)) => validate::run(args),
         Some(Command::Report(args)) => report::run(args),
+        Some(Command::Crossover(args)) => crossover::run(args),
         None => rank::run(&cli.rank),
     };
     match output.and_then(|text| write_stdout(&text)) {

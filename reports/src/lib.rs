@@ -2,6 +2,7 @@
 //!
 //! Reports format what `fit` computed; they never compute statistics themselves.
 pub mod chart;
+pub mod crossover;
 pub mod figures;
 pub mod html;
 pub mod model;

@@ -1,0 +1,464 @@
+//! End-to-end tests of `lca crossover`: known answers from hand-written models, snapshots of
+//! the text and JSON reports, bands from fitted models, and bad input.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use support::{error_of, lca, scratch, write};
+
+/// A hand-written model of `n` with `p` held at 1 (so `T_p = pc`), fitted on n in [32, 1024].
+fn model(dir: &Path, name: &str, pc: &str) -> String {
+    let text = format!(
+        "format = 1\nname = \"{name}\"\nfactors = [\"n\"]\nheld = {{ p = 1 }}\n\
+         range = {{ n = [32.0, 1024.0] }}\n\n[[category]]\nname = \"pc\"\nformula = \"{pc}\"\n"
+    );
+    path(write(dir, &format!("{name}.toml"), &text))
+}
+
+/// A hand-written model of `n` and `p`: `T_p = pc / p`.
+fn model2(dir: &Path, name: &str, pc: &str) -> String {
+    let text = format!(
+        "format = 1\nname = \"{name}\"\nfactors = [\"n\", \"p\"]\n\
+         range = {{ n = [1.0, 100.0], p = [1.0, 64.0] }}\n\n\
+         [[category]]\nname = \"pc\"\nformula = \"{pc}\"\n"
+    );
+    path(write(dir, &format!("{name}.toml"), &text))
+}
+
+fn path(p: PathBuf) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = lca().args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?}: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut args = args.to_vec();
+    args.extend(["--format", "json"]);
+    serde_json::from_str(&stdout(&args)).unwrap()
+}
+
+fn roots(doc: &serde_json::Value) -> Vec<(f64, String)> {
+    doc["meetings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["at"].as_f64().unwrap(),
+                m["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn winners(doc: &serde_json::Value) -> Vec<String> {
+    doc["sides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["winner"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn known_crossovers_in_both_directions() {
+    let dir = scratch("crossover-known");
+    let sq = model(&dir, "sq", "n^2");
+    let lin = model(&dir, "lin", "100*n");
+    let cube = model(&dir, "cube", "n^3");
+    let quad = model(&dir, "quad", "6*n^2 - 11*n + 6");
+    let line = model(&dir, "line", "2*n - 1");
+    let twice = model(&dir, "twice", "2*n^2");
+
+    // One crossing at n = 100, A wins below it.
+    let doc = json(&["crossover", &sq, &lin, "--var", "n", "--at", "p=1"]);
+    let r = roots(&doc);
+    assert_eq!(r.len(), 1);
+    assert!(
+        (r[0].0 - 100.0).abs() < 1e-9 && r[0].1 == "crossing",
+        "{r:?}"
+    );
+    assert_eq!(winners(&doc), ["A", "B"]);
+    let doc = json(&["crossover", &lin, &sq, "--var", "n"]);
+    assert_eq!(winners(&doc), ["B", "A"]);
+
+    // Three crossings at 1, 2, 3 (outside the data: extrapolation, flagged).
+    for (a, b, expected) in [
+        (&cube, &quad, ["A", "B", "A", "B"]),
+        (&quad, &cube, ["B", "A", "B", "A"]),
+    ] {
+        let doc = json(&["crossover", a, b, "--var", "n", "--range", "n=0..4"]);
+        let r: Vec<f64> = roots(&doc).iter().map(|r| r.0).collect();
+        assert_eq!(r.len(), 3, "{r:?}");
+        for (got, want) in r.iter().zip([1.0, 2.0, 3.0]) {
+            assert!((got - want).abs() < 1e-9, "{r:?}");
+        }
+        assert_eq!(winners(&doc), expected);
+        assert_eq!(doc["extrapolation"].as_array().unwrap().len(), 2);
+    }
+
+    // None: one winner over the whole range, by a factor of 2.
+    let doc = json(&["crossover", &sq, &twice, "--var", "n"]);
+    assert!(roots(&doc).is_empty());
+    assert_eq!(winners(&doc), ["A"]);
+    assert_eq!(doc["sides"][0]["ratio"].as_f64(), Some(2.0));
+
+    // A tangential touch at n = 1; the winner does not change.
+    for (a, b, w) in [(&sq, &line, "B"), (&line, &sq, "A")] {
+        let doc = json(&["crossover", a, b, "--var", "n", "--range", "n=0..3"]);
+        let r = roots(&doc);
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!((r[0].0 - 1.0).abs() < 1e-6 && r[0].1 == "touch", "{r:?}");
+        assert_eq!(winners(&doc), [w]);
+    }
+}
+
+#[test]
+fn text_report() {
+    let dir = scratch("crossover-text");
+    let sq = model(&dir, "sq", "n^2");
+    let lin = model(&dir, "lin", "100*n");
+    let text = stdout(&[
+        "crossover",
+        &sq,
+        &lin,
+        "--var",
+        "n",
+        "--range",
+        "n=16..2048:log2",
+    ]);
+    insta::assert_snapshot!(text, @r#"
+    A: sq  B: lin  along n from 16 to 2048 (log scale), 512 samples  at p=1
+    crossing   at n = 100        T_A = T_B = 10000; no interval
+    n from 16 to 100               A (sq) wins, T_B/T_A up to 6.250 at n = 16
+    n from 100 to 2048             B (lin) wins, T_A/T_B up to 20.48 at n = 2048
+    extrapolation: sq is fitted on n from 32 to 1024; n from 16 to 32 is outside it
+    extrapolation: sq is fitted on n from 32 to 1024; n from 1024 to 2048 is outside it
+    extrapolation: lin is fitted on n from 32 to 1024; n from 16 to 32 is outside it
+    extrapolation: lin is fitted on n from 32 to 1024; n from 1024 to 2048 is outside it
+    "#);
+}
+
+#[test]
+fn json_report() {
+    let dir = scratch("crossover-json");
+    let sq = model(&dir, "sq", "n^2");
+    let line = model(&dir, "line", "2*n - 1");
+    let text = stdout(&[
+        "crossover",
+        &sq,
+        &line,
+        "--var",
+        "n",
+        "--range",
+        "n=0..3",
+        "--format",
+        "json",
+    ]);
+    insta::assert_snapshot!(text, @r#"
+    {
+      "A": "sq",
+      "B": "line",
+      "at": {
+        "p": 1.0
+      },
+      "axis": {
+        "factor": "n",
+        "range": [
+          0.0,
+          3.0
+        ],
+        "scale": "linear"
+      },
+      "confidence": 0.9,
+      "extrapolation": [
+        {
+          "factor": "n",
+          "fitted": [
+            32.0,
+            1024.0
+          ],
+          "model": "sq",
+          "outside": [
+            0.0,
+            3.0
+          ]
+        },
+        {
+          "factor": "n",
+          "fitted": [
+            32.0,
+            1024.0
+          ],
+          "model": "line",
+          "outside": [
+            0.0,
+            3.0
+          ]
+        }
+      ],
+      "intervals": false,
+      "meetings": [
+        {
+          "T_A": 1.0000000000000604,
+          "T_B": 1.0000000000000604,
+          "at": 1.0000000000000302,
+          "band": null,
+          "kind": "touch"
+        }
+      ],
+      "samples": 512,
+      "sides": [
+        {
+          "T_A": 0.2549163031697948,
+          "T_B": 0.009784735812133016,
+          "at": 0.5048923679060665,
+          "from": 0.0,
+          "ratio": 26.05244618395318,
+          "to": 3.0,
+          "winner": "B"
+        }
+      ]
+    }
+    "#);
+}
+
+#[test]
+fn csv_report() {
+    let dir = scratch("crossover-csv");
+    let sq = model(&dir, "sq", "n^2");
+    let lin = model(&dir, "lin", "100*n");
+    let csv = stdout(&["crossover", &sq, &lin, "--format", "csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "record,n,kind,band_low,band_high,from,to,winner,ratio,T_A,T_B"
+    );
+    assert_eq!(lines.len(), 4, "{csv}");
+    assert!(lines[1].starts_with("meeting,100"), "{csv}");
+    assert!(
+        lines[2].starts_with("side,32,") && lines[2].contains(",A,3.125"),
+        "{csv}"
+    );
+    assert!(
+        lines[3].starts_with("side,1024,") && lines[3].contains(",B,10.24"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn winner_map_of_a_known_pair() {
+    // T_A = n, T_B = 50/p + n/10: equal where n = 500/(9p).
+    let dir = scratch("crossover-map");
+    let a = model2(&dir, "a", "n*p");
+    let b = model2(&dir, "b", "50 + 0.1*n*p");
+    let doc = json(&["crossover", &a, &b]);
+    let us: Vec<f64> = doc["across_values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let vs: Vec<f64> = doc["up_values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!((us.len(), vs.len()), (41, 41));
+    for (j, row) in doc["rows"].as_array().unwrap().iter().enumerate() {
+        let row = row.as_str().unwrap();
+        for (i, cell) in row.chars().enumerate() {
+            let expected = if us[i] * vs[j] < 500.0 / 9.0 {
+                'A'
+            } else {
+                'B'
+            };
+            assert_eq!(cell, expected, "n={} p={}", us[i], vs[j]);
+        }
+    }
+    let boundary = doc["boundary"].as_array().unwrap();
+    assert_eq!(
+        boundary.len(),
+        39,
+        "two levels of p put the boundary below n = 1"
+    );
+    for point in boundary {
+        let (n, p) = (point["n"].as_f64().unwrap(), point["p"].as_f64().unwrap());
+        assert!((n - 500.0 / (9.0 * p)).abs() < 1e-9 * n, "{point}");
+    }
+    let text = stdout(&["crossover", &a, &b, "--cells", "9"]);
+    insta::assert_snapshot!(text, @r#"
+    A: a  B: b  winner map over n from 1 to 100 (log scale) across and p from 1 to 64 (log scale) up
+    A = a faster, B = b faster, = equal (no intervals)
+          p
+         64 |BBBBBBBBB
+            |ABBBBBBBB
+            |AABBBBBBB
+            |AAABBBBBB
+          8 |AAAABBBBB
+            |AAAAABBBB
+            |AAAAAABBB
+            |AAAAAAABB
+          1 |AAAAAAABB
+            +---------
+             1  n  100
+    boundary: crossovers along n at each level of p
+      p=1: n=55.5556
+      p=1.68179: n=33.0335
+      p=2.82843: n=19.6419
+      p=4.75683: n=11.6791
+      p=8: n=6.94444
+      p=13.4543: n=4.12919
+      p=22.6274: n=2.45523
+      p=38.0546: n=1.45989
+      p=64: none
+    "#);
+}
+
+/// Runs of `pc = f(n)` at p = 1 with a deterministic +/-2% disturbance, for `lca model`.
+fn runs(name: &str, f: impl Fn(f64) -> f64) -> String {
+    let mut text = String::new();
+    for (i, n) in [32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0]
+        .iter()
+        .enumerate()
+    {
+        let wobble = 1.0 + 0.02 * (((i * 5) % 7) as f64 - 3.0) / 3.0;
+        text += &format!("impl={name} p=1 n={n} pc={}\n", f(*n) * wobble);
+    }
+    text
+}
+
+#[test]
+fn fitted_models_give_bands() {
+    let dir = scratch("crossover-fitted");
+    let data = write(
+        &dir,
+        "runs.dat",
+        &(runs("sq", |n| n * n) + &runs("lin", |n| 100.0 * n)),
+    );
+    let data = path(data);
+    let mut models = Vec::new();
+    for (name, shape) in [("sq", "pc:n=n^2"), ("lin", "pc:n=n")] {
+        let out = path(dir.join(format!("{name}.toml")));
+        let _ = std::fs::remove_file(&out);
+        let where_ = format!("impl={name}");
+        stdout(&[
+            "model", &data, "--where", &where_, "--cat", "pc", "--shape", shape, "--out", &out,
+        ]);
+        models.push(out);
+    }
+    let doc = json(&["crossover", &models[0], &models[1], "--var", "n"]);
+    assert_eq!(doc["intervals"], true);
+    let m = &doc["meetings"][0];
+    let x = m["at"].as_f64().unwrap();
+    assert!((x - 100.0).abs() < 5.0, "{m}");
+    let (lo, hi) = (
+        m["band"]["low"].as_f64().unwrap(),
+        m["band"]["high"].as_f64().unwrap(),
+    );
+    assert!(lo < x && x < hi && lo > 32.0 && hi < 256.0, "{m}");
+    let text = stdout(&["crossover", &models[0], &models[1], "--var", "n"]);
+    assert!(
+        text.contains("cannot be told apart at 90% for n from"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_gets_one_line_errors() {
+    let dir = scratch("crossover-bad");
+    let sq = model(&dir, "sq", "n^2");
+    let a2 = model2(&dir, "a", "n*p");
+    let b2 = model2(&dir, "b", "50 + 0.1*n*p");
+    let missing = path(dir.join("missing.toml"));
+    let broken = path(write(&dir, "broken.toml", "format = 1\nfactors = [\"n\"\n"));
+
+    let e = error_of(&["crossover", &sq, &a2, "--var", "n"]);
+    assert_eq!(
+        e.trim_end(),
+        "Error: the models are over different factors: sq has (n), a has (n, p)"
+    );
+    let e = error_of(&["crossover", &missing, &sq, "--var", "n"]);
+    assert!(
+        e.contains("missing.toml: cannot read the model file"),
+        "{e}"
+    );
+    let e = error_of(&["crossover", &sq, &broken, "--var", "n"]);
+    assert!(e.contains("broken.toml:"), "{e}");
+    let e = error_of(&["crossover", &a2, &b2, "--var", "n"]);
+    assert_eq!(
+        e.trim_end(),
+        "Error: factor 'p' is neither varied nor fixed: give its value, e.g. --at p=VALUE"
+    );
+    let e = error_of(&["crossover", &a2, &b2, "--var", "m", "--at", "p=2"]);
+    assert_eq!(
+        e.trim_end(),
+        "Error: --var m: 'm' is not a factor of the models (n, p)"
+    );
+    let e = error_of(&["crossover", &a2, &b2, "--var", "n", "--at", "q=2"]);
+    assert_eq!(
+        e.trim_end(),
+        "Error: --at q=2: 'q' is not a factor of the models (n, p)"
+    );
+    let e = error_of(&["crossover", &sq, &sq, "--var", "n", "--at", "p=4"]);
+    assert!(e.contains("holds p at 1 (it is not a factor)"), "{e}");
+    let e = error_of(&[
+        "crossover",
+        &a2,
+        &b2,
+        "--var",
+        "n",
+        "--at",
+        "p=2",
+        "--range",
+        "n=5..1",
+    ]);
+    assert!(e.starts_with("Error: --range 'n=5..1': column"), "{e}");
+    let e = error_of(&[
+        "crossover",
+        &a2,
+        &b2,
+        "--var",
+        "n",
+        "--at",
+        "p=2",
+        "--range",
+        "p=1..4",
+    ]);
+    assert!(e.contains("'p' is fixed with --at"), "{e}");
+    let e = error_of(&["crossover", &a2, &b2, "--at", "n=3,p=2"]);
+    assert!(e.contains("(free: none)"), "{e}");
+    let e = error_of(&["crossover", &sq, &sq, "--format", "xml"]);
+    assert!(e.contains("--format: unknown format 'xml'"), "{e}");
+}
+
+#[test]
+fn a_range_outside_the_data_is_flagged_not_refused() {
+    let dir = scratch("crossover-extrapolation");
+    let sq = model(&dir, "sq", "n^2");
+    let lin = model(&dir, "lin", "100*n");
+    let text = stdout(&[
+        "crossover",
+        &sq,
+        &lin,
+        "--var",
+        "n",
+        "--range",
+        "n=2000..4000",
+    ]);
+    assert!(
+        text.contains(
+            "extrapolation: sq is fitted on n from 32 to 1024; n from 2000 to 4000 is outside it"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("extrapolation: lin is fitted on n"), "{text}");
+    assert!(text.contains("no crossover in the range"), "{text}");
+}

@@ -1,0 +1,421 @@
+//! Crossovers of two implementations along one factor, and winner maps over two factors, as
+//! text, CSV or JSON.
+
+use std::fmt::Write as _;
+
+use fit::crossover::{Axis, Band, Crossover, Extrapolation, Kind, Scale, Winner, WinnerMap};
+
+use crate::number::significant;
+use crate::ranking::Format;
+
+/// The crossovers along one factor: text (meetings, then sides), CSV (one row per meeting and
+/// per side) or JSON.
+pub fn crossover(c: &Crossover, format: Format) -> String {
+    match format {
+        Format::Text => text(c),
+        Format::Csv => csv(c),
+        Format::Json => json(c),
+    }
+}
+
+/// The winner map over two factors: text (a character map and the boundary), CSV (one row per
+/// cell and per boundary point) or JSON.
+pub fn winner_map(m: &WinnerMap, format: Format) -> String {
+    match format {
+        Format::Text => map_text(m),
+        Format::Csv => map_csv(m),
+        Format::Json => map_json(m),
+    }
+}
+
+/// A factor's value to 6 significant digits without trailing zeros: `32`, `55.5556`.
+fn x(v: f64) -> String {
+    let s = significant(v, 6);
+    match s.split_once('e') {
+        None if s.contains('.') => s.trim_end_matches('0').trim_end_matches('.').to_string(),
+        Some((m, e)) if m.contains('.') => {
+            format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
+        }
+        _ => s,
+    }
+}
+
+fn t(v: f64) -> String {
+    significant(v, 4)
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Crossing => "crossing",
+        Kind::Touch => "touch",
+        Kind::NearTouch => "near_touch",
+    }
+}
+
+fn winner_code(w: Winner) -> &'static str {
+    match w {
+        Winner::A => "A",
+        Winner::B => "B",
+        Winner::Tie => "=",
+    }
+}
+
+fn scale_name(s: Scale) -> &'static str {
+    match s {
+        Scale::Linear => "linear",
+        Scale::Log => "log",
+    }
+}
+
+fn fixed_text(fixed: &[(String, f64)]) -> String {
+    fixed
+        .iter()
+        .map(|(f, v)| format!("{f}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn axis_text(a: &Axis) -> String {
+    format!(
+        "{} from {} to {} ({} scale)",
+        a.factor,
+        x(a.lo),
+        x(a.hi),
+        scale_name(a.scale)
+    )
+}
+
+fn header(out: &mut String, a: &str, b: &str, what: String, fixed: &[(String, f64)]) {
+    let _ = write!(out, "A: {a}  B: {b}  {what}");
+    if !fixed.is_empty() {
+        let _ = write!(out, "  at {}", fixed_text(fixed));
+    }
+    out.push('\n');
+}
+
+fn extrapolation_text(out: &mut String, list: &[Extrapolation]) {
+    for e in list {
+        let part = if e.outside.0 == e.outside.1 {
+            format!("{}={}", e.factor, x(e.outside.0))
+        } else {
+            format!("{} from {} to {}", e.factor, x(e.outside.0), x(e.outside.1))
+        };
+        let _ = writeln!(
+            out,
+            "extrapolation: {} is fitted on {} from {} to {}; {part} is outside it",
+            e.model,
+            e.factor,
+            x(e.fitted.0),
+            x(e.fitted.1)
+        );
+    }
+}
+
+fn band_text(factor: &str, band: Option<&Band>) -> String {
+    match band {
+        None => "no interval".into(),
+        Some(b) => {
+            let lo = if b.lo_open {
+                format!("{} (range end)", x(b.lo))
+            } else {
+                x(b.lo)
+            };
+            let hi = if b.hi_open {
+                format!("{} (range end)", x(b.hi))
+            } else {
+                x(b.hi)
+            };
+            format!("cannot be told apart at 90% for {factor} from {lo} to {hi}")
+        }
+    }
+}
+
+fn text(c: &Crossover) -> String {
+    let mut out = String::new();
+    let f = &c.axis.factor;
+    header(
+        &mut out,
+        &c.a,
+        &c.b,
+        format!("along {}, {} samples", axis_text(&c.axis), c.samples),
+        &c.fixed,
+    );
+    if c.meetings.is_empty() {
+        out.push_str("no crossover in the range\n");
+    }
+    for m in &c.meetings {
+        let times = if m.kind == Kind::NearTouch {
+            format!("T_A = {}, T_B = {}", t(m.t_a), t(m.t_b))
+        } else {
+            format!("T_A = T_B = {}", t(m.t_a))
+        };
+        let _ = writeln!(
+            out,
+            "{:<10} at {f} = {:<10} {times}; {}",
+            kind_name(m.kind).replace('_', " "),
+            x(m.x),
+            band_text(f, m.band.as_ref())
+        );
+    }
+    for s in &c.sides {
+        let range = format!("{f} from {} to {}", x(s.from), x(s.to));
+        let verdict = match s.winner {
+            Winner::Tie => "neither wins: T_A = T_B".to_string(),
+            w => {
+                let (name, ratio) = if w == Winner::A {
+                    (format!("A ({})", c.a), "T_B/T_A")
+                } else {
+                    (format!("B ({})", c.b), "T_A/T_B")
+                };
+                let by = if s.ratio.is_finite() {
+                    format!(
+                        "{ratio} up to {} at {f} = {}",
+                        significant(s.ratio, 4),
+                        x(s.at)
+                    )
+                } else {
+                    format!(
+                        "by {} at {f} = {} (times not positive: no ratio)",
+                        t((s.t_a - s.t_b).abs()),
+                        x(s.at)
+                    )
+                };
+                format!("{name} wins, {by}")
+            }
+        };
+        let _ = writeln!(out, "{range:<30} {verdict}");
+    }
+    extrapolation_text(&mut out, &c.extrapolation);
+    out
+}
+
+fn csv(c: &Crossover) -> String {
+    let mut out = format!(
+        "record,{},kind,band_low,band_high,from,to,winner,ratio,T_A,T_B\n",
+        c.axis.factor
+    );
+    for m in &c.meetings {
+        let (lo, hi) = m.band.map_or((f64::NAN, f64::NAN), |b| (b.lo, b.hi));
+        let _ = writeln!(
+            out,
+            "meeting,{},{},{},{},,,,,{},{}",
+            m.x,
+            kind_name(m.kind),
+            significant(lo, 6),
+            significant(hi, 6),
+            significant(m.t_a, 6),
+            significant(m.t_b, 6)
+        );
+    }
+    for s in &c.sides {
+        let _ = writeln!(
+            out,
+            "side,{},,,,{},{},{},{},{},{}",
+            s.at,
+            s.from,
+            s.to,
+            winner_code(s.winner),
+            significant(s.ratio, 6),
+            significant(s.t_a, 6),
+            significant(s.t_b, 6)
+        );
+    }
+    out
+}
+
+fn number(v: f64) -> serde_json::Value {
+    if v.is_finite() {
+        serde_json::json!(v)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+fn winner_json(w: Winner) -> &'static str {
+    match w {
+        Winner::A => "A",
+        Winner::B => "B",
+        Winner::Tie => "tie",
+    }
+}
+
+fn axis_json(a: &Axis) -> serde_json::Value {
+    serde_json::json!({
+        "factor": a.factor, "range": [number(a.lo), number(a.hi)], "scale": scale_name(a.scale)
+    })
+}
+
+fn fixed_json(fixed: &[(String, f64)]) -> serde_json::Value {
+    serde_json::Value::Object(fixed.iter().map(|(f, v)| (f.clone(), number(*v))).collect())
+}
+
+fn extrapolation_json(list: &[Extrapolation]) -> serde_json::Value {
+    list.iter()
+        .map(|e| {
+            serde_json::json!({
+                "model": e.model,
+                "factor": e.factor,
+                "fitted": [number(e.fitted.0), number(e.fitted.1)],
+                "outside": [number(e.outside.0), number(e.outside.1)],
+            })
+        })
+        .collect()
+}
+
+fn json(c: &Crossover) -> String {
+    let meetings: Vec<serde_json::Value> = c
+        .meetings
+        .iter()
+        .map(|m| {
+            let band = m.band.map_or(serde_json::Value::Null, |b| {
+                serde_json::json!({
+                    "low": number(b.lo), "high": number(b.hi),
+                    "low_is_range_end": b.lo_open, "high_is_range_end": b.hi_open,
+                })
+            });
+            serde_json::json!({
+                "at": number(m.x), "kind": kind_name(m.kind),
+                "T_A": number(m.t_a), "T_B": number(m.t_b), "band": band,
+            })
+        })
+        .collect();
+    let sides: Vec<serde_json::Value> = c
+        .sides
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "from": number(s.from), "to": number(s.to), "winner": winner_json(s.winner),
+                "ratio": number(s.ratio), "at": number(s.at),
+                "T_A": number(s.t_a), "T_B": number(s.t_b),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "A": c.a,
+        "B": c.b,
+        "axis": axis_json(&c.axis),
+        "at": fixed_json(&c.fixed),
+        "samples": c.samples,
+        "confidence": 0.9,
+        "intervals": c.intervals,
+        "meetings": meetings,
+        "sides": sides,
+        "extrapolation": extrapolation_json(&c.extrapolation),
+    });
+    serde_json::to_string_pretty(&doc).expect("JSON values serialize") + "\n"
+}
+
+fn map_text(m: &WinnerMap) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        &m.a,
+        &m.b,
+        format!(
+            "winner map over {} across and {} up",
+            axis_text(&m.u),
+            axis_text(&m.v)
+        ),
+        &m.fixed,
+    );
+    let tie = if m.intervals {
+        "cannot be told apart at 90%"
+    } else {
+        "equal (no intervals)"
+    };
+    let _ = writeln!(out, "A = {} faster, B = {} faster, = {tie}", m.a, m.b);
+    let labels: Vec<String> = m.vs.iter().map(|&v| x(v)).collect();
+    let width = labels
+        .iter()
+        .map(String::len)
+        .max()
+        .unwrap_or(0)
+        .max(m.v.factor.len());
+    let _ = writeln!(out, "{:>width$}", m.v.factor);
+    let last = m.vs.len() - 1;
+    for j in (0..m.vs.len()).rev() {
+        let label = if j == last || j == 0 || j == last / 2 {
+            labels[j].as_str()
+        } else {
+            ""
+        };
+        let row: String = m.cells[j].iter().map(|&w| winner_code(w)).collect();
+        let _ = writeln!(out, "{label:>width$} |{row}");
+    }
+    let _ = writeln!(out, "{:>width$} +{}", "", "-".repeat(m.us.len()));
+    let (lo, hi) = (x(m.u.lo), x(m.u.hi));
+    let inner = m.us.len().saturating_sub(lo.len() + hi.len()).max(1);
+    let name = format!("{:^inner$}", m.u.factor);
+    let _ = writeln!(out, "{:>width$}  {lo}{name}{hi}", "");
+    let _ = writeln!(
+        out,
+        "boundary: crossovers along {} at each level of {}",
+        m.u.factor, m.v.factor
+    );
+    for &v in &m.vs {
+        let points: Vec<String> = m
+            .boundary
+            .iter()
+            .filter(|b| b.v == v)
+            .map(|b| match b.kind {
+                Kind::Crossing => format!("{}={}", m.u.factor, x(b.u)),
+                k => format!("{}={} ({})", m.u.factor, x(b.u), kind_name(k)),
+            })
+            .collect();
+        let points = if points.is_empty() {
+            "none".to_string()
+        } else {
+            points.join(", ")
+        };
+        let _ = writeln!(out, "  {}={}: {points}", m.v.factor, x(v));
+    }
+    extrapolation_text(&mut out, &m.extrapolation);
+    out
+}
+
+fn map_csv(m: &WinnerMap) -> String {
+    let mut out = format!("record,{},{},winner\n", m.u.factor, m.v.factor);
+    for (j, &v) in m.vs.iter().enumerate() {
+        for (i, &u) in m.us.iter().enumerate() {
+            let _ = writeln!(out, "cell,{u},{v},{}", winner_code(m.cells[j][i]));
+        }
+    }
+    for b in &m.boundary {
+        let _ = writeln!(out, "boundary,{},{},{}", b.u, b.v, kind_name(b.kind));
+    }
+    out
+}
+
+fn map_json(m: &WinnerMap) -> String {
+    let rows: Vec<String> = m
+        .cells
+        .iter()
+        .map(|row| row.iter().map(|&w| winner_code(w)).collect())
+        .collect();
+    let boundary: Vec<serde_json::Value> = m
+        .boundary
+        .iter()
+        .map(|b| {
+            serde_json::json!({
+                m.u.factor.clone(): number(b.u), m.v.factor.clone(): number(b.v),
+                "kind": kind_name(b.kind),
+            })
+        })
+        .collect();
+    let doc = serde_json::json!({
+        "A": m.a,
+        "B": m.b,
+        "across": axis_json(&m.u),
+        "up": axis_json(&m.v),
+        "at": fixed_json(&m.fixed),
+        "confidence": 0.9,
+        "intervals": m.intervals,
+        "across_values": m.us.iter().map(|&v| number(v)).collect::<Vec<_>>(),
+        "up_values": m.vs.iter().map(|&v| number(v)).collect::<Vec<_>>(),
+        "rows": rows,
+        "cells_legend": "rows[j][i] is the winner at (across_values[i], up_values[j]): A, B, or = (cannot be told apart)",
+        "boundary": boundary,
+        "extrapolation": extrapolation_json(&m.extrapolation),
+    });
+    serde_json::to_string_pretty(&doc).expect("JSON values serialize") + "\n"
+}
