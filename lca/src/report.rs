@@ -62,7 +62,11 @@ pub fn run(args: &Args) -> Result<String> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let page = report(&args.title, &sections, "")?;
+    let extra = match &models[..] {
+        [a, b] => map_section(a, b),
+        _ => String::new(),
+    };
+    let page = report(&args.title, &sections, &extra)?;
     let charts = args.out.join("charts");
     std::fs::create_dir_all(&charts)
         .with_context(|| format!("{}: cannot create", charts.display()))?;
@@ -78,6 +82,27 @@ pub fn run(args: &Args) -> Result<String> {
         page.charts.len(),
         charts.display()
     ))
+}
+
+/// The winner map of two models over their two factors, or why there is none.
+fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
+    let map = fit::crossover::Pair::new(a, b).and_then(|pair| {
+        let free = pair.free(&[])?;
+        let [u, v] = &free[..] else {
+            return Err(fit::crossover::CrossoverError(format!(
+                "a winner map needs two factors; the models vary {}",
+                free.join(", ")
+            )));
+        };
+        pair.winner_map(&pair.default_axis(u)?, &pair.default_axis(v)?, &[], 41)
+    });
+    match map {
+        Ok(map) => reports::html::winner_map(&map),
+        Err(e) => format!(
+            "<p class=\"note\">No winner map: {}</p>\n",
+            reports::html::escape(&e.to_string())
+        ),
+    }
 }
 
 fn write_atomically(path: &Path, text: &str) -> Result<()> {

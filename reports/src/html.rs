@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use fit::crossover::{Winner, WinnerMap};
 use fit::performance::PerformanceModel;
 use fit::validation::Validation;
 
@@ -62,7 +63,8 @@ color:#222}h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;\
 text-align:left;vertical-align:top}code{font-size:.95em;overflow-wrap:anywhere}\
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(640px,1fr));gap:1em}\
-figure{margin:0}svg{width:100%;height:auto;display:block}p.note{color:#555}";
+figure{margin:0}table.map td{width:14px;height:10px;padding:0;border:none}\
+table.map th{font-weight:normal;padding:0 .4em;border:none}svg{width:100%;height:auto;display:block}p.note{color:#555}";
 
 /// Builds the report of the sections, with `extra` HTML (already escaped) appended.
 pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, ChartError> {
@@ -152,6 +154,87 @@ pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, 
     html.push_str(extra);
     html.push_str("</body></html>\n");
     Ok(Report { html, charts })
+}
+
+/// The winner map of two implementations as a coloured grid (the second factor upwards),
+/// with the crossover boundary listed under it.
+pub fn winner_map(map: &WinnerMap) -> String {
+    let mut html = format!(
+        "<h2>Which is faster: {} (A) or {} (B)</h2>\n<p>{} across, {} up{}. \
+         <span style=\"background:#4a90d9;color:#fff\">&nbsp;A&nbsp;</span> {} faster, \
+         <span style=\"background:#f5a623\">&nbsp;B&nbsp;</span> {} faster, \
+         <span style=\"background:#ddd\">&nbsp;=&nbsp;</span> {}.</p>\n",
+        escape(&map.a),
+        escape(&map.b),
+        escape(&map.u.factor),
+        escape(&map.v.factor),
+        if map.fixed.is_empty() {
+            String::new()
+        } else {
+            let fixed: Vec<String> = map.fixed.iter().map(|(f, v)| format!("{f}={v}")).collect();
+            format!(" at {}", escape(&fixed.join(", ")))
+        },
+        escape(&map.a),
+        escape(&map.b),
+        if map.intervals {
+            "cannot be told apart at 90%"
+        } else {
+            "equal"
+        }
+    );
+    html.push_str("<table class=\"map\">\n");
+    for (j, row) in map.cells.iter().enumerate().rev() {
+        let label = if j == 0 || j + 1 == map.cells.len() {
+            significant(map.vs[j], 4)
+        } else {
+            String::new()
+        };
+        let _ = write!(html, "<tr><th>{label}</th>");
+        for cell in row {
+            let (colour, text) = match cell {
+                Winner::A => ("#4a90d9", "A"),
+                Winner::B => ("#f5a623", "B"),
+                Winner::Tie => ("#ddd", "="),
+            };
+            let _ = write!(
+                html,
+                "<td style=\"background:{colour}\" title=\"{text}\"></td>"
+            );
+        }
+        html.push_str("</tr>\n");
+    }
+    let (first, last) = (map.us[0], map.us[map.us.len() - 1]);
+    let _ = writeln!(
+        html,
+        "<tr><th></th><td colspan=\"{}\">{} = {} … {}</td></tr></table>",
+        map.us.len(),
+        escape(&map.u.factor),
+        significant(first, 4),
+        significant(last, 4)
+    );
+    if map.boundary.is_empty() {
+        html.push_str("<p>No crossover inside the map.</p>\n");
+    } else {
+        let points: Vec<String> = map
+            .boundary
+            .iter()
+            .map(|b| {
+                format!(
+                    "{}={} at {}={}",
+                    escape(&map.u.factor),
+                    significant(b.u, 4),
+                    escape(&map.v.factor),
+                    significant(b.v, 4)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            html,
+            "<p>Boundary (T<sub>A</sub> = T<sub>B</sub>): {}.</p>",
+            points.join("; ")
+        );
+    }
+    html
 }
 
 /// Gives an SVG a viewBox so that CSS can scale it to its container.
