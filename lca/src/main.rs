@@ -5,6 +5,7 @@ mod model;
 mod plan;
 mod predict;
 mod rank;
+mod study;
 mod validate;
 mod variation;
 
@@ -41,9 +42,14 @@ enum Command {
     Predict(predict::Args),
     /// Compare a model's predicted T_p with measured runs, beside the corner-plane baseline.
     Validate(validate::Args),
+    /// Run a study end to end: measure (resuming), model, validate [default: the bundled one].
+    Study(study::Args),
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = study::workload() {
+        return code;
+    }
     let cli = Cli::parse();
     let output = match &cli.command {
         Some(Command::Design(args)) => plan::run(args),
@@ -51,6 +57,7 @@ fn main() -> ExitCode {
         Some(Command::Model(args)) => model::run(args),
         Some(Command::Predict(args)) => predict::run(args),
         Some(Command::Validate(args)) => validate::run(args),
+        Some(Command::Study(args)) => study::run(args),
         None => rank::run(&cli.rank),
     };
     match output.and_then(|text| write_stdout(&text)) {
