@@ -260,7 +260,8 @@ fn the_bundled_study_is_valid_and_runs_the_workload_from_this_binary() {
         .replace("2..8:lin:7", "2,3,4")
         .replace("design = \"edges:3\"", "design = \"full\"")
         .replace("n = \"64,128,256\", p = \"4,6\"", "n = \"16\", p = \"3\"")
-        .replace("\"--iters\", \"100\"", "\"--iters\", \"3\"");
+        .replace("replicates = 2", "replicates = 1")
+        .replace("\"--iters\", \"500\"", "\"--iters\", \"3\"");
     write(&dir, "tiny.toml", &text);
     let out = lca()
         .current_dir(&dir)
