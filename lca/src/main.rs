@@ -7,6 +7,7 @@ mod plan;
 mod predict;
 mod rank;
 mod report;
+mod study;
 mod validate;
 mod variation;
 
@@ -47,9 +48,14 @@ enum Command {
     Report(report::Args),
     /// Where two implementations' predicted run times cross, who wins where and by how much.
     Crossover(crossover::Args),
+    /// Run a study end to end: measure (resuming), model, validate [default: the bundled one].
+    Study(study::Args),
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = study::workload() {
+        return code;
+    }
     let cli = Cli::parse();
     let output = match &cli.command {
         Some(Command::Design(args)) => plan::run(args),
@@ -59,6 +65,7 @@ fn main() -> ExitCode {
         Some(Command::Validate(args)) => validate::run(args),
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Crossover(args)) => crossover::run(args),
+        Some(Command::Study(args)) => study::run(args),
         None => rank::run(&cli.rank),
     };
     match output.and_then(|text| write_stdout(&text)) {

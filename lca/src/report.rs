@@ -40,8 +40,19 @@ pub fn run(args: &Args) -> Result<String> {
         .map(|m| fit::model_file::read(m))
         .collect::<Result<Vec<_>, _>>()?;
     let data = args.data.as_deref().map(Datafile::read).transpose()?;
-    let index = args.out.join("index.html");
-    if index.exists() && !args.force {
+    write(&models, data.as_ref(), &args.title, &args.out, args.force)
+}
+
+/// Writes the report of `models` (and their measured runs) into `out`; returns what to print.
+pub fn write(
+    models: &[PerformanceModel],
+    data: Option<&Datafile>,
+    title: &str,
+    out: &Path,
+    force: bool,
+) -> Result<String> {
+    let index = out.join("index.html");
+    if index.exists() && !force {
         bail!(
             "{}: exists; not replaced (choose another --out, or --force)",
             index.display()
@@ -50,7 +61,7 @@ pub fn run(args: &Args) -> Result<String> {
     let sections = models
         .iter()
         .map(|model| {
-            let runs = match &data {
+            let runs = match data {
                 Some(d) => runs(model, d)?,
                 None => Runs::default(),
             };
@@ -62,12 +73,12 @@ pub fn run(args: &Args) -> Result<String> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let extra = match &models[..] {
+    let extra = match models {
         [a, b] => map_section(a, b),
         _ => String::new(),
     };
-    let page = report(&args.title, &sections, &extra)?;
-    let charts = args.out.join("charts");
+    let page = report(title, &sections, &extra)?;
+    let charts = out.join("charts");
     std::fs::create_dir_all(&charts)
         .with_context(|| format!("{}: cannot create", charts.display()))?;
     for (name, chart) in &page.charts {
@@ -85,7 +96,7 @@ pub fn run(args: &Args) -> Result<String> {
 }
 
 /// The winner map of two models over their two factors, or why there is none.
-fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
+pub fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
     let map = fit::crossover::Pair::new(a, b).and_then(|pair| {
         let free = pair.free(&[])?;
         let [u, v] = &free[..] else {
@@ -114,14 +125,24 @@ fn write_atomically(path: &Path, text: &str) -> Result<()> {
 
 /// The rows of the model's implementation that hold a number for every factor and category.
 fn runs(model: &PerformanceModel, data: &Datafile) -> Result<Runs> {
-    let implementation: Vec<Condition> = model
+    // The model's implementation: its `--where impl=...`, else its name when the data have
+    // an `impl` column.
+    let mut implementation: Vec<Condition> = model
         .provenance
         .conditions
         .iter()
         .filter_map(|c| c.parse::<Condition>().ok())
         .filter(|c| c.key == "impl")
         .collect();
-    let data = data.filter(&implementation)?;
+    if implementation.is_empty() && data.columns().iter().any(|c| c == "impl") {
+        implementation.push(Condition {
+            key: "impl".into(),
+            value: model.name.clone(),
+        });
+    }
+    let Ok(data) = data.filter(&implementation) else {
+        return Ok(Runs::default());
+    };
     let number = |row: usize, column: &str| match data.cell(row, column) {
         Some(Cell::Number(x)) => Some(*x),
         _ => None,

@@ -15,6 +15,7 @@
 //! Input: element `(i, j)` of iteration `k` is a hash of `(i, j, k)` ([`matrix::input`]).
 
 pub mod check;
+pub mod cli;
 pub mod dp;
 pub mod matrix;
 pub mod reference;

@@ -1,0 +1,603 @@
+//! The study file (TOML): the factors, the design the models are built from, the extra points
+//! measured only to validate them, and each implementation's command. Every mistake is one line,
+//! `FILE:LINE: what is wrong`.
+//!
+//! ```toml
+//! name = "fft2d"
+//! design = "edges:3"          # edges:K (the paper's), full or 2k
+//! replicates = 1
+//! timeout_s = 60
+//!
+//! [factors]                   # `lca design --factor` levels, in this order
+//! n = "32..512:log2"
+//! p = "2..8:lin:7"
+//!
+//! [validate]                  # measured only to check the models
+//! grid = { n = "64,128,256", p = "3,5,7" }
+//! points = [{ n = 96, p = 6 }]
+//!
+//! [[implementation]]
+//! name = "dp"
+//! command = ["{lca}", "workload", "fft2d", "-p", "{p}", "-n", "{n}", "--impl", "dp"]
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+use design::{Design, Factor};
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use toml::Spanned;
+
+/// Placeholders every command may use besides the factors.
+pub const BUILTINS: [&str; 3] = ["lca", "impl", "replicate"];
+
+/// Columns the study writes itself, or that hold a run's results: not factor names.
+const RESERVED: [&str; 3] = ["impl", "role", "replicate"];
+
+/// A study file that cannot be used: `FILE:LINE: message`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyError {
+    /// The file as named to the user.
+    pub file: String,
+    /// 1-based line (0 when the problem has no place in the file).
+    pub line: usize,
+    /// What is wrong and what was expected.
+    pub message: String,
+}
+
+impl fmt::Display for StudyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}:{}: {}", self.file, self.line, self.message)
+        }
+    }
+}
+
+impl std::error::Error for StudyError {}
+
+/// A checked study.
+#[derive(Debug, Clone)]
+pub struct Study {
+    /// Its name (letters, digits, `-`, `_`, `.`): names the output folder and the datafile.
+    pub name: String,
+    /// Output folder (default `study-<name>`).
+    pub out: PathBuf,
+    /// The datafile rows are appended to (default `<out>/<name>.dat`).
+    pub datafile: PathBuf,
+    /// A machine file for `pp` (default: `pp`'s default one, when it exists).
+    pub machine: Option<PathBuf>,
+    /// The factors, in the file's order.
+    pub factors: Vec<Factor>,
+    /// The design the models are built from.
+    pub design: Design,
+    /// Runs per point.
+    pub replicates: usize,
+    /// The validation points (values in factor order), distinct, in the file's order.
+    pub validate: Vec<Vec<f64>>,
+    /// The implementations.
+    pub implementations: Vec<Implementation>,
+}
+
+/// One implementation: its name (the datafile's `impl`) and its command.
+#[derive(Debug, Clone)]
+pub struct Implementation {
+    /// The datafile's `impl` value.
+    pub name: String,
+    /// The argument vector, each argument a template.
+    pub command: Vec<Template>,
+    /// Seconds a run may take.
+    pub timeout_s: f64,
+}
+
+/// An argument with `{name}` placeholders (`{{` and `}}` are literal braces).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Template(Vec<Piece>);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Piece {
+    Text(String),
+    Placeholder(String),
+}
+
+impl Template {
+    /// Placeholders are `{name}` with `name` an identifier; other braces (a shell's `{ ..; }`)
+    /// are kept as written, and `{{` / `}}` are literal braces.
+    fn parse(text: &str) -> Template {
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
+            if let Some(after) = rest.strip_prefix("{{") {
+                literal.push('{');
+                rest = after;
+                continue;
+            }
+            if let Some(after) = rest.strip_prefix("}}") {
+                literal.push('}');
+                rest = after;
+                continue;
+            }
+            if c == '{'
+                && let Some(end) = rest.find('}')
+                && is_identifier(&rest[1..end])
+            {
+                if !literal.is_empty() {
+                    pieces.push(Piece::Text(std::mem::take(&mut literal)));
+                }
+                pieces.push(Piece::Placeholder(rest[1..end].to_string()));
+                rest = &rest[end + 1..];
+                continue;
+            }
+            literal.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Text(literal));
+        }
+        Template(pieces)
+    }
+
+    /// The placeholders used.
+    pub fn placeholders(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().filter_map(|p| match p {
+            Piece::Placeholder(name) => Some(name.as_str()),
+            Piece::Text(_) => None,
+        })
+    }
+
+    /// The argument with every placeholder replaced (all were checked at load time).
+    pub fn expand(&self, values: &BTreeMap<&str, String>) -> String {
+        self.0
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.as_str(),
+                Piece::Placeholder(name) => values.get(name.as_str()).map_or("", |v| v.as_str()),
+            })
+            .collect()
+    }
+}
+
+/// A factor value as a command and a datafile write it: integers without a decimal point.
+pub fn format_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file as written.
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: Spanned<String>,
+    out: Option<String>,
+    datafile: Option<String>,
+    machine: Option<String>,
+    factors: Spanned<Ordered<Spanned<String>>>,
+    design: Option<Spanned<String>>,
+    replicates: Option<Spanned<i64>>,
+    timeout_s: Option<Spanned<f64>>,
+    validate: Option<RawValidate>,
+    #[serde(default)]
+    implementation: Vec<Spanned<RawImplementation>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawValidate {
+    grid: Option<Spanned<Ordered<Spanned<String>>>>,
+    #[serde(default)]
+    points: Vec<Spanned<BTreeMap<String, f64>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawImplementation {
+    name: Spanned<String>,
+    command: Spanned<Vec<Spanned<String>>>,
+    timeout_s: Option<Spanned<f64>>,
+}
+
+/// A table whose keys keep the file's order.
+#[derive(Debug)]
+struct Ordered<V>(Vec<(String, V)>);
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OrderedVisitor<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for OrderedVisitor<V> {
+            type Value = Ordered<V>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ordered<V>, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, V>()? {
+                    entries.push((k, v));
+                }
+                Ok(Ordered(entries))
+            }
+        }
+        deserializer.deserialize_map(OrderedVisitor(std::marker::PhantomData))
+    }
+}
+
+/// Parses and checks a study file; `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
+    let line_of = |offset: usize| 1 + text[..offset.min(text.len())].matches('\n').count();
+    let error = |offset: usize, message: String| StudyError {
+        file: file.to_string(),
+        line: line_of(offset),
+        message,
+    };
+    let raw: Raw = toml::from_str(text).map_err(|e| {
+        let line = e.span().map_or(0, |s| line_of(s.start));
+        StudyError {
+            file: file.to_string(),
+            line,
+            message: e.message().trim().replace('\n', " "),
+        }
+    })?;
+
+    let name = raw.name.get_ref().trim().to_string();
+    if !is_name(&name) {
+        return Err(error(
+            raw.name.span().start,
+            format!("name '{name}': expected letters, digits, '-', '_' or '.' (it names files)"),
+        ));
+    }
+
+    // Factors, in the file's order.
+    let mut factors: Vec<Factor> = Vec::new();
+    for (key, spec) in &raw.factors.get_ref().0 {
+        let at = spec.span().start;
+        check_factor_name(key).map_err(|m| error(at, m))?;
+        factors.push(parse_factor(key, spec.get_ref()).map_err(|m| error(at, m))?);
+    }
+    if factors.is_empty() {
+        return Err(error(
+            raw.factors.span().start,
+            "[factors] is empty: name at least one, like p = \"2..8:lin:7\"".into(),
+        ));
+    }
+    let names: Vec<&str> = factors.iter().map(|f| f.name.as_str()).collect();
+
+    let design = match &raw.design {
+        None => Design::Edges(3),
+        Some(d) => parse_design(d.get_ref()).map_err(|m| error(d.span().start, m))?,
+    };
+    let replicates = match &raw.replicates {
+        None => 1,
+        Some(r) if *r.get_ref() >= 1 => *r.get_ref() as usize,
+        Some(r) => {
+            return Err(error(
+                r.span().start,
+                format!("replicates = {}: expected 1 or more", r.get_ref()),
+            ));
+        }
+    };
+    let timeout = |t: &Spanned<f64>| -> Result<f64, StudyError> {
+        let v = *t.get_ref();
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(error(
+                t.span().start,
+                format!("timeout_s = {v}: expected a positive number of seconds"),
+            ))
+        }
+    };
+    let timeout_s = raw
+        .timeout_s
+        .as_ref()
+        .map(timeout)
+        .transpose()?
+        .unwrap_or(60.0);
+
+    // Validation points: the full grid, then the explicit points.
+    let mut validate: Vec<Vec<f64>> = Vec::new();
+    if let Some(v) = &raw.validate {
+        if let Some(grid) = &v.grid {
+            let mut axes: Vec<Option<Vec<f64>>> = vec![None; factors.len()];
+            for (key, spec) in &grid.get_ref().0 {
+                let at = spec.span().start;
+                let Some(i) = names.iter().position(|n| n == key) else {
+                    return Err(error(
+                        at,
+                        format!(
+                            "validate.grid: '{key}' is not a factor ({})",
+                            names.join(", ")
+                        ),
+                    ));
+                };
+                axes[i] = Some(grid_levels(key, spec.get_ref()).map_err(|m| error(at, m))?);
+            }
+            if let Some(i) = axes.iter().position(Option::is_none) {
+                return Err(error(
+                    grid.span().start,
+                    format!("validate.grid: no levels for factor '{}'", names[i]),
+                ));
+            }
+            let mut grid_points: Vec<Vec<f64>> = vec![Vec::new()];
+            for axis in axes.into_iter().flatten() {
+                grid_points = grid_points
+                    .into_iter()
+                    .flat_map(|point| {
+                        axis.iter().map(move |&v| {
+                            let mut point = point.clone();
+                            point.push(v);
+                            point
+                        })
+                    })
+                    .collect();
+            }
+            validate.extend(grid_points);
+        }
+        for point in &v.points {
+            let at = point.span().start;
+            let map = point.get_ref();
+            if let Some(key) = map.keys().find(|k| !names.contains(&k.as_str())) {
+                return Err(error(
+                    at,
+                    format!(
+                        "validate.points: '{key}' is not a factor ({})",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            let values = names
+                .iter()
+                .map(|n| {
+                    map.get(*n).copied().ok_or_else(|| {
+                        error(at, format!("validate.points: no value for factor '{n}'"))
+                    })
+                })
+                .collect::<Result<Vec<f64>, _>>()?;
+            validate.push(values);
+        }
+    }
+    let mut seen = Vec::new();
+    validate.retain(|v| {
+        let new = !seen.contains(v);
+        seen.push(v.clone());
+        new
+    });
+
+    // Implementations.
+    if raw.implementation.is_empty() {
+        return Err(error(
+            text.len(),
+            "no [[implementation]]: give at least one, with a name and a command".into(),
+        ));
+    }
+    let mut implementations: Vec<Implementation> = Vec::new();
+    for imp in &raw.implementation {
+        let imp = imp.get_ref();
+        let iname = imp.name.get_ref().trim().to_string();
+        if !is_name(&iname) {
+            return Err(error(
+                imp.name.span().start,
+                format!("implementation name '{iname}': expected letters, digits, '-', '_' or '.'"),
+            ));
+        }
+        if implementations.iter().any(|i| i.name == iname) {
+            return Err(error(
+                imp.name.span().start,
+                format!("implementation '{iname}' is given twice"),
+            ));
+        }
+        if imp.command.get_ref().is_empty() {
+            return Err(error(
+                imp.command.span().start,
+                format!("implementation '{iname}': the command is empty"),
+            ));
+        }
+        let mut command = Vec::new();
+        let mut used: Vec<String> = Vec::new();
+        for arg in imp.command.get_ref() {
+            let at = arg.span().start;
+            let template = Template::parse(arg.get_ref());
+            for p in template.placeholders() {
+                if !names.contains(&p) && !BUILTINS.contains(&p) {
+                    let mut known: Vec<String> = names.iter().map(|n| format!("{{{n}}}")).collect();
+                    known.extend(BUILTINS.iter().map(|b| format!("{{{b}}}")));
+                    return Err(error(
+                        at,
+                        format!(
+                            "unknown placeholder {{{p}}} in the command of '{iname}' (known: {})",
+                            known.join(", ")
+                        ),
+                    ));
+                }
+                used.push(p.to_string());
+            }
+            command.push(template);
+        }
+        if let Some(missing) = names.iter().find(|n| !used.iter().any(|u| u == *n)) {
+            return Err(error(
+                imp.command.span().start,
+                format!(
+                    "the command of '{iname}' does not use {{{missing}}}: every factor must reach the program"
+                ),
+            ));
+        }
+        let timeout_s = imp
+            .timeout_s
+            .as_ref()
+            .map(timeout)
+            .transpose()?
+            .unwrap_or(timeout_s);
+        implementations.push(Implementation {
+            name: iname,
+            command,
+            timeout_s,
+        });
+    }
+
+    let out = PathBuf::from(raw.out.unwrap_or_else(|| format!("study-{name}")));
+    let datafile = raw
+        .datafile
+        .map(PathBuf::from)
+        .unwrap_or_else(|| out.join(format!("{name}.dat")));
+    Ok(Study {
+        name,
+        out,
+        datafile,
+        machine: raw.machine.map(PathBuf::from),
+        factors,
+        design,
+        replicates,
+        validate,
+        implementations,
+    })
+}
+
+fn is_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn check_factor_name(key: &str) -> Result<(), String> {
+    let ok = key
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok {
+        return Err(format!(
+            "factor '{key}': expected a name of letters, digits and '_' (a datafile column)"
+        ));
+    }
+    if RESERVED.contains(&key)
+        || BUILTINS.contains(&key)
+        || fit::observations::is_response_column(key)
+    {
+        return Err(format!(
+            "factor '{key}': the name is taken (impl, role, replicate, lca and the measured columns)"
+        ));
+    }
+    Ok(())
+}
+
+fn parse_factor(name: &str, spec: &str) -> Result<Factor, String> {
+    Factor::parse(&format!("{name}={spec}"))
+        .map_err(|e| format!("factor {name} = \"{spec}\": {}", e.message))
+}
+
+/// A validation grid's levels: a factor specification, or a list that may have one level.
+fn grid_levels(name: &str, spec: &str) -> Result<Vec<f64>, String> {
+    if spec.contains("..") {
+        return Ok(parse_factor(name, spec)?.levels);
+    }
+    spec.split(',')
+        .map(|v| {
+            v.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| {
+                    format!(
+                        "validate.grid: {name} = \"{spec}\": '{}' is not a number",
+                        v.trim()
+                    )
+                })
+        })
+        .collect()
+}
+
+fn parse_design(text: &str) -> Result<Design, String> {
+    let t = text.trim();
+    match t {
+        "full" => return Ok(Design::Full),
+        "2k" => return Ok(Design::TwoK),
+        "edges" => return Ok(Design::Edges(3)),
+        _ => {}
+    }
+    if let Some(k) = t.strip_prefix("edges:")
+        && let Ok(k) = k.trim().parse::<usize>()
+        && k >= 1
+    {
+        return Ok(Design::Edges(k));
+    }
+    Err(format!(
+        "design = \"{text}\": expected edges:K (the corners and K points along each edge, K >= 1), full or 2k"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"name = "t"
+[factors]
+n = "32..512:log2"
+p = "2..8:lin:7"
+[validate]
+grid = { p = "3,5", n = "64" }
+points = [{ n = 96, p = 6 }, { n = 64, p = 3 }]
+[[implementation]]
+name = "a"
+command = ["prog", "-n{n}", "{p}", "{{x}}", "{ a; }{x", "}{ p}"]
+"#;
+
+    #[test]
+    fn a_good_file() {
+        let s = parse("s.toml", GOOD).unwrap();
+        assert_eq!(s.factors[0].name, "n");
+        assert_eq!(s.design, Design::Edges(3));
+        assert_eq!(s.validate, [[64.0, 3.0], [64.0, 5.0], [96.0, 6.0]]);
+        assert_eq!(s.datafile, PathBuf::from("study-t/t.dat"));
+        let values = BTreeMap::from([("n", "64".to_string()), ("p", "3".to_string())]);
+        let argv: Vec<String> = s.implementations[0]
+            .command
+            .iter()
+            .map(|t| t.expand(&values))
+            .collect();
+        assert_eq!(argv, ["prog", "-n64", "3", "{x}", "{ a; }{x", "}{ p}"]);
+    }
+
+    fn err(text: &str) -> String {
+        parse("s.toml", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let e = err(&GOOD.replace("\"{p}\"", "\"{q}\""));
+        assert!(e.starts_with("s.toml:10: unknown placeholder {q}"), "{e}");
+        let e = err(&GOOD.replace("[factors]", "colour = 3\n[factors]"));
+        assert!(e.starts_with("s.toml:2: unknown field `colour`"), "{e}");
+        let e = err(&GOOD.replace("2..8:lin:7", "2..x"));
+        assert!(e.starts_with("s.toml:4: factor p = \"2..x\""), "{e}");
+        let e = err(&GOOD.replace("\"-n{n}\", ", ""));
+        assert!(
+            e.starts_with("s.toml:10: the command of 'a' does not use {n}"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("name = \"t\"", "name = \"t\"\ndesign = \"edges:0\""));
+        assert!(e.starts_with("s.toml:2: design"), "{e}");
+        let e = err(&GOOD.replace("n = 96, ", ""));
+        assert!(e.contains("no value for factor 'n'"), "{e}");
+        let e = err("name = \n");
+        assert!(e.starts_with("s.toml:1: ") && !e.contains('\n'), "{e}");
+        let e = err("name = \"t\"\n[factors]\nn = \"1,2\"\n");
+        assert!(
+            e.starts_with("s.toml:") && e.contains("[[implementation]]"),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,404 @@
+//! `lca study [STUDY.toml]`: a whole lost cycles analysis end to end. Runs every point of the
+//! study (the design's, then the validation points) for every implementation, each with a fresh
+//! log profiled into one datafile row, resuming where an earlier start stopped; then builds
+//! each implementation's model and checks it on the validation points. Without a file it runs
+//! the bundled fft2d study ([`DEFAULT`]).
+
+pub mod file;
+pub mod runner;
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow, bail};
+use fit::performance::{BuildOptions, PerformanceModel};
+use fit::{Condition, Datafile};
+use indicatif::{ProgressBar, ProgressStyle};
+use reports::ranking::Format;
+
+use file::Study;
+use runner::{Key, Point, Role, Runner};
+
+/// The bundled study: fft2d, dp against tp, run by this very binary (`lca workload fft2d`).
+pub const DEFAULT: &str = include_str!("default.toml");
+
+/// What the bundled study is called in messages.
+const DEFAULT_NAME: &str = "the bundled study (lca study --print-default)";
+
+/// Run a study: measure every point (resuming), build and validate each implementation's model.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "A study file names the factors, the design, the validation points and each \
+implementation's command;\n`lca study --print-default` prints the bundled one as an example. \
+Stopping a study (Ctrl-C) loses\nno finished run: the same command resumes it.\n\n\
+Examples:\n  lca study                  # the bundled fft2d study (dp against tp)\n  \
+lca study --print-default > my.toml\n  lca study my.toml"
+)]
+pub struct Args {
+    /// The study file (TOML) [default: the bundled fft2d study].
+    study: Option<PathBuf>,
+    /// Print the bundled study file and exit.
+    #[arg(long, conflicts_with = "study")]
+    print_default: bool,
+}
+
+/// Runs the hidden `lca workload NAME ARGS..` (the workloads the bundled study runs), when the
+/// command line asks for it.
+pub fn workload() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()? != "workload" {
+        return None;
+    }
+    let name = args.next().unwrap_or_default();
+    let rest: Vec<OsString> = args.collect();
+    Some(match name.to_str() {
+        Some("fft2d") => fft2d::cli::main(std::iter::once(OsString::from("fft2d")).chain(rest)),
+        _ => {
+            eprintln!(
+                "Error: lca workload '{}': expected fft2d",
+                name.to_string_lossy()
+            );
+            ExitCode::FAILURE
+        }
+    })
+}
+
+/// One implementation's line of the summary.
+struct Outcome {
+    name: String,
+    model_runs: usize,
+    validation_runs: usize,
+    model_file: Option<PathBuf>,
+    errors: Option<(f64, f64)>,
+    baseline: Option<(f64, f64)>,
+    problem: Option<String>,
+}
+
+/// Runs the command; prints progress on standard error and returns the summary to print.
+pub fn run(args: &Args) -> Result<String> {
+    if args.print_default {
+        return Ok(DEFAULT.to_string());
+    }
+    let study = match &args.study {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("{}: cannot read", path.display()))?;
+            file::parse(&path.display().to_string(), &text)?
+        }
+        None => file::parse(DEFAULT_NAME, DEFAULT)?,
+    };
+    let started = Instant::now();
+    let points = runner::points(&study)?;
+    std::fs::create_dir_all(&study.out)
+        .with_context(|| format!("{}: cannot create the output folder", study.out.display()))?;
+    let measured = runner::measured(&study)
+        .with_context(|| format!("{}: cannot read", study.datafile.display()))?;
+    let todo: Vec<&Point> = points
+        .iter()
+        .filter(|p| !measured.contains(&p.key(&study)))
+        .collect();
+    let machine = match &study.machine {
+        Some(path) => Some(pp::machine::Machine::load(path)?),
+        None => match pp::machine::default_path().filter(|p| p.exists()) {
+            Some(path) => Some(pp::machine::Machine::load(&path)?),
+            None => None,
+        },
+    };
+    let calibrated = machine.is_some();
+    let lca = std::env::current_exe()
+        .map_err(|e| anyhow!("cannot find this program ({{lca}}): {e}"))?
+        .display()
+        .to_string();
+    let runner = Runner::new(&study, lca, machine)
+        .with_context(|| format!("{}: cannot create the logs folder", study.out.display()))?;
+
+    let bar = ProgressBar::new(todo.len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} ETA {eta} {msg}",
+        )
+        .expect("a valid template"),
+    );
+    if !todo.is_empty() {
+        let resumed = points.len() - todo.len();
+        let note = if resumed > 0 {
+            format!(
+                ", resuming: {resumed} already in {}",
+                study.datafile.display()
+            )
+        } else {
+            String::new()
+        };
+        bar.suspend(|| {
+            eprintln!(
+                "lca study {}: {} runs to make{note}",
+                study.name,
+                todo.len()
+            )
+        });
+    }
+    let hidden = bar.is_hidden();
+    if !hidden {
+        bar.enable_steady_tick(Duration::from_millis(200));
+    }
+    let mut failures = 0;
+    let mut communicated = false;
+    for (i, point) in todo.iter().enumerate() {
+        let label = point.label(&study);
+        bar.set_message(label.clone());
+        let begun = Instant::now();
+        match runner.run(point) {
+            Ok(m) => {
+                runner::append(&study.datafile, &m.row)
+                    .with_context(|| format!("{}: cannot append", study.datafile.display()))?;
+                communicated |= m.communicated;
+                bar.suspend(|| {
+                    if hidden {
+                        eprintln!(
+                            "[{}/{}] {label}: {:.2} s",
+                            i + 1,
+                            todo.len(),
+                            begun.elapsed().as_secs_f64()
+                        );
+                    }
+                    for w in &m.warnings {
+                        eprintln!("lca study: warning: {label}: {w}");
+                    }
+                });
+            }
+            Err(failure) => {
+                failures += 1;
+                bar.suspend(|| eprintln!("lca study: {label}: {failure}"));
+            }
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+
+    let outcomes = models(&study, &points)?;
+    let mut text = summary(&study, &points, todo.len(), failures, started.elapsed());
+    if !calibrated && communicated {
+        text += "note: no machine calibration (pp calibrate): all communication time counts as cl, none as rc.comm\n";
+    }
+    text += &table(&outcomes);
+    text += &compare(&study, &outcomes)?;
+    if failures > 0 {
+        crate::write_stdout(&text)?;
+        bail!(
+            "{failures} of {} runs failed (reported above, with their standard error); run the \
+             study again to retry them",
+            todo.len()
+        );
+    }
+    Ok(text)
+}
+
+/// The crossover of the first two implementations' models (both factors: a winner map) and
+/// the HTML report of every model with the study's runs, in the study's folder.
+fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
+    let models = outcomes
+        .iter()
+        .filter_map(|o| o.model_file.as_deref())
+        .map(fit::model_file::read)
+        .collect::<Result<Vec<_>, _>>()?;
+    if models.is_empty() {
+        return Ok(String::new());
+    }
+    let mut text = String::new();
+    if let [a, b, ..] = &models[..] {
+        let map = fit::crossover::Pair::new(a, b).and_then(|pair| {
+            let free = pair.free(&[])?;
+            let [u, v] = &free[..] else {
+                return Err(fit::crossover::CrossoverError(format!(
+                    "a winner map needs two factors; the models vary {}",
+                    free.join(", ")
+                )));
+            };
+            pair.winner_map(&pair.default_axis(u)?, &pair.default_axis(v)?, &[], 41)
+        });
+        match map {
+            Ok(map) => {
+                let path = study.out.join("crossover.txt");
+                let map = reports::crossover::winner_map(&map, reports::ranking::Format::Text);
+                std::fs::write(&path, &map)
+                    .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
+                text += &format!("\ncrossover: {}\n", path.display());
+            }
+            Err(e) => text += &format!("\ncrossover: none ({e})\n"),
+        }
+    }
+    let data = fit::Datafile::read(&study.datafile)?;
+    let title = format!("Lost cycles analysis: study {}", study.name);
+    text += &crate::report::write(
+        &models,
+        Some(&data),
+        &title,
+        &study.out.join("report"),
+        true,
+    )?;
+    Ok(text)
+}
+
+/// Builds, saves and validates each implementation's model.
+fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
+    let text = match std::fs::read_to_string(&study.datafile) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(anyhow!("{}: cannot read: {e}", study.datafile.display())),
+    };
+    let source = study.datafile.display().to_string();
+    let mut outcomes = Vec::new();
+    for (i, implementation) in study.implementations.iter().enumerate() {
+        let keys = |role: Role| -> HashSet<Key> {
+            points
+                .iter()
+                .filter(|p| p.implementation == i && p.role == role)
+                .map(|p| p.key(study))
+                .collect()
+        };
+        let (model_text, model_runs) = runner::select(&text, study, &keys(Role::Model));
+        let (validate_text, validation_runs) = runner::select(&text, study, &keys(Role::Validate));
+        let mut outcome = Outcome {
+            name: implementation.name.clone(),
+            model_runs,
+            validation_runs,
+            model_file: None,
+            errors: None,
+            baseline: None,
+            problem: None,
+        };
+        let result = (|| -> Result<()> {
+            if model_runs == 0 {
+                bail!("no runs of the design were measured");
+            }
+            let data = Datafile::parse(&source, &model_text)?;
+            let conditions: Vec<Condition> = [
+                format!("impl={}", implementation.name),
+                "role=model".to_string(),
+            ]
+            .iter()
+            .map(|c| c.parse())
+            .collect::<Result<_, _>>()?;
+            let options = BuildOptions {
+                name: implementation.name.clone(),
+                categories: Vec::new(),
+                choices: Default::default(),
+                conditions,
+                created_by: format!("lca {} study {}", env!("CARGO_PKG_VERSION"), study.name),
+            };
+            let model = PerformanceModel::build(&data, &options)?;
+            let path = study.out.join(format!("{}.toml", implementation.name));
+            // The study owns its output folder: its model files are replaced on every run.
+            fit::model_file::save(&model, &path, true)?;
+            write(
+                &study.out.join(format!("{}-model.txt", implementation.name)),
+                &reports::model::summary(&model),
+            )?;
+            outcome.model_file = Some(path);
+            if validation_runs > 0 {
+                let data = Datafile::parse(&source, &validate_text)?;
+                let validation = fit::validation::validate(&model, &data)?;
+                let e = validation.model_errors();
+                outcome.errors = Some((e.mean, e.max));
+                outcome.baseline = validation.baseline_errors().map(|b| (b.mean, b.max));
+                let where_ = format!("{source} where impl={}, role=validate", implementation.name);
+                write(
+                    &study
+                        .out
+                        .join(format!("{}-validation.txt", implementation.name)),
+                    &reports::validation::validation(&model, &validation, &where_, Format::Text),
+                )?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            outcome.problem = Some(format!("{e:#}"));
+        }
+        outcomes.push(outcome);
+    }
+    Ok(outcomes)
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// Where the study stands and where its files are.
+fn summary(
+    study: &Study,
+    points: &[Point],
+    made: usize,
+    failures: usize,
+    elapsed: Duration,
+) -> String {
+    let mut text = format!(
+        "study {}: {} runs, {} made now in {:.1} s",
+        study.name,
+        points.len(),
+        made - failures,
+        elapsed.as_secs_f64()
+    );
+    if failures > 0 {
+        text += &format!(", {failures} failed");
+    }
+    let earlier = points.len() - made;
+    if earlier > 0 {
+        text += &format!(", {earlier} measured earlier");
+    }
+    text += "\n";
+    let _ = writeln!(text, "datafile: {}", study.datafile.display());
+    let _ = writeln!(
+        text,
+        "logs:     {} (each run's log, standard output and error)",
+        study.out.join("logs").display()
+    );
+    text
+}
+
+/// Per implementation: the runs, the model file and the validation errors of `T_p`.
+fn table(outcomes: &[Outcome]) -> String {
+    let percent = |e: Option<(f64, f64)>| match e {
+        Some((mean, max)) => format!("{:>6.1}% {:>6.1}%", 100.0 * mean, 100.0 * max),
+        None => format!("{:>7} {:>7}", "-", "-"),
+    };
+    let width = outcomes
+        .iter()
+        .map(|o| o.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let mut text = format!(
+        "\n{:<width$}  {:>5}  {:>8}  {:^15}  {:^15}  model\n",
+        "impl", "model", "validate", "T_p error", "baseline error"
+    );
+    let _ = writeln!(
+        text,
+        "{:<width$}  {:>5}  {:>8}  {:>7} {:>7}  {:>7} {:>7}",
+        "", "runs", "runs", "mean", "max", "mean", "max"
+    );
+    for o in outcomes {
+        let model = match (&o.model_file, &o.problem) {
+            (_, Some(problem)) => format!("not built: {problem}"),
+            (Some(path), None) => path.display().to_string(),
+            (None, None) => "-".to_string(),
+        };
+        let _ = writeln!(
+            text,
+            "{:<width$}  {:>5}  {:>8}  {}  {}  {model}",
+            o.name,
+            o.model_runs,
+            o.validation_runs,
+            percent(o.errors),
+            percent(o.baseline)
+        );
+    }
+    text += "\nT_p error: |predicted - measured| / measured on the validation runs; baseline: the \
+             paper's corner plane\n(1 + every factor, fitted to the corners) on the same runs. \
+             Beside each model file: <impl>-model.txt\n(its summary) and \
+             <impl>-validation.txt (every validation run).\n";
+    text
+}

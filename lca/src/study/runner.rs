@@ -1,0 +1,484 @@
+//! Running a study's points: the plan, one run with a fresh log and a timeout, its profile as a
+//! datafile row, appending it, and resuming from what the datafile already holds.
+//!
+//! A row is appended with one `write` on a file opened for appending, only after its run
+//! finished and its log was profiled: a study stopped at any instant (Ctrl-C, a crash, a kill)
+//! leaves only whole rows of finished runs, and the next start runs exactly the points that
+//! have no row yet.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use pp::log::LogReader;
+use pp::machine::Machine;
+use pp::profile::{Category, Profile, Sweep};
+
+use super::file::{Study, format_value};
+
+/// Why a point is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// A point of the design the models are built from.
+    Model,
+    /// An extra point, measured only to check the models.
+    Validate,
+}
+
+impl Role {
+    /// The datafile's `role` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Model => "model",
+            Role::Validate => "validate",
+        }
+    }
+}
+
+/// One run to make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Index into the study's implementations.
+    pub implementation: usize,
+    /// Model or validation point.
+    pub role: Role,
+    /// One value per factor, in the study's factor order.
+    pub values: Vec<f64>,
+    /// 1-based replicate.
+    pub replicate: usize,
+}
+
+/// What identifies a run in the datafile: `impl`, `role`, the factor values and `replicate`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    implementation: String,
+    role: Role,
+    values: Vec<String>,
+    replicate: usize,
+}
+
+impl Point {
+    /// The point's key.
+    pub fn key(&self, study: &Study) -> Key {
+        Key {
+            implementation: study.implementations[self.implementation].name.clone(),
+            role: self.role,
+            values: self.values.iter().map(|&v| format_value(v)).collect(),
+            replicate: self.replicate,
+        }
+    }
+
+    /// `dp n=256 p=4` (with `validate` and the replicate when they matter).
+    pub fn label(&self, study: &Study) -> String {
+        let mut label = study.implementations[self.implementation].name.clone();
+        for (f, v) in study.factors.iter().zip(&self.values) {
+            label += &format!(" {}={}", f.name, format_value(*v));
+        }
+        if self.role == Role::Validate {
+            label += " (validate)";
+        }
+        if study.replicates > 1 {
+            label += &format!(" #{}", self.replicate);
+        }
+        label
+    }
+
+    /// The file name stem of the run's log and output: `dp-model-n256-p4-r1`.
+    fn stem(&self, study: &Study) -> String {
+        let mut stem = format!(
+            "{}-{}",
+            study.implementations[self.implementation].name,
+            self.role.as_str()
+        );
+        for (f, v) in study.factors.iter().zip(&self.values) {
+            stem += &format!("-{}{}", f.name, format_value(*v));
+        }
+        stem + &format!("-r{}", self.replicate)
+    }
+}
+
+/// Every run of the study: the design's points, then the validation points, each for every
+/// implementation in turn (so a partial study has comparable runs of each), each replicated.
+pub fn points(study: &Study) -> Result<Vec<Point>, design::PlanError> {
+    let plan = design::plan(&study.factors, study.design, study.replicates, None)?;
+    let mut points = Vec::new();
+    for run in &plan.runs {
+        for implementation in 0..study.implementations.len() {
+            points.push(Point {
+                implementation,
+                role: Role::Model,
+                values: run.values.clone(),
+                replicate: run.replicate,
+            });
+        }
+    }
+    for values in &study.validate {
+        for replicate in 1..=study.replicates {
+            for implementation in 0..study.implementations.len() {
+                points.push(Point {
+                    implementation,
+                    role: Role::Validate,
+                    values: values.clone(),
+                    replicate,
+                });
+            }
+        }
+    }
+    Ok(points)
+}
+
+/// The key of a datafile line written by a study over `factors`, if it is one.
+fn key_of_line(line: &str, factors: &[&str]) -> Option<Key> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return None;
+    }
+    let fields: BTreeMap<&str, &str> = line
+        .split_whitespace()
+        .filter_map(|t| t.split_once('='))
+        .collect();
+    let role = match *fields.get("role")? {
+        "model" => Role::Model,
+        "validate" => Role::Validate,
+        _ => return None,
+    };
+    let values = factors
+        .iter()
+        .map(|f| fields.get(f)?.parse::<f64>().ok().map(format_value))
+        .collect::<Option<Vec<String>>>()?;
+    Some(Key {
+        implementation: fields.get("impl")?.to_string(),
+        role,
+        values,
+        replicate: fields.get("replicate")?.parse().ok()?,
+    })
+}
+
+/// The keys of the runs the datafile already holds (none when it does not exist yet).
+pub fn measured(study: &Study) -> std::io::Result<HashSet<Key>> {
+    let text = match std::fs::read_to_string(&study.datafile) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
+        Err(e) => return Err(e),
+    };
+    let names: Vec<&str> = study.factors.iter().map(|f| f.name.as_str()).collect();
+    Ok(text
+        .lines()
+        .filter_map(|l| key_of_line(l, &names))
+        .collect())
+}
+
+/// The datafile's text with only the rows of `keys` kept (the others blanked, so line numbers
+/// stay those of the file), without their `role` and `replicate` fields: what the models are
+/// built from and checked against. Also the number of rows kept.
+pub fn select(text: &str, study: &Study, keys: &HashSet<Key>) -> (String, usize) {
+    let names: Vec<&str> = study.factors.iter().map(|f| f.name.as_str()).collect();
+    let mut kept = 0;
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if key_of_line(line, &names).is_some_and(|k| keys.contains(&k)) {
+            kept += 1;
+            let fields: Vec<&str> = line
+                .split_whitespace()
+                .filter(|t| !t.starts_with("role=") && !t.starts_with("replicate="))
+                .collect();
+            out += &fields.join(" ");
+        }
+        out.push('\n');
+    }
+    (out, kept)
+}
+
+/// Why a run gave no row.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// One line: the exit status, the timeout, or what is wrong with the log.
+    pub reason: String,
+    /// The last lines of the command's standard error.
+    pub stderr: String,
+    /// Where its whole standard error is.
+    pub stderr_path: PathBuf,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)?;
+        if self.stderr.trim().is_empty() {
+            write!(f, " (no standard error)")
+        } else {
+            write!(f, "; standard error ({}) ends:", self.stderr_path.display())?;
+            for line in self.stderr.lines() {
+                write!(f, "\n    {line}")?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A finished run.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// The datafile row (without its newline).
+    pub row: String,
+    /// What the profiler had to say about the log.
+    pub warnings: Vec<String>,
+    /// Whether the run moved data (so a machine calibration would have mattered).
+    pub communicated: bool,
+}
+
+/// Runs points: the study, the program behind `{lca}`, the machine calibration.
+#[derive(Debug)]
+pub struct Runner<'a> {
+    study: &'a Study,
+    lca: String,
+    machine: Option<Machine>,
+    logs: PathBuf,
+}
+
+impl<'a> Runner<'a> {
+    /// A runner writing logs and outputs under `<out>/logs`.
+    pub fn new(study: &'a Study, lca: String, machine: Option<Machine>) -> std::io::Result<Self> {
+        let logs = study.out.join("logs");
+        std::fs::create_dir_all(&logs)?;
+        Ok(Runner {
+            study,
+            lca,
+            machine,
+            logs,
+        })
+    }
+
+    /// The argument vector of a point.
+    pub fn argv(&self, point: &Point) -> Vec<String> {
+        let study = self.study;
+        let implementation = &study.implementations[point.implementation];
+        let mut values: BTreeMap<&str, String> = BTreeMap::new();
+        values.insert("lca", self.lca.clone());
+        values.insert("impl", implementation.name.clone());
+        values.insert("replicate", point.replicate.to_string());
+        for (f, v) in study.factors.iter().zip(&point.values) {
+            values.insert(f.name.as_str(), format_value(*v));
+        }
+        implementation
+            .command
+            .iter()
+            .map(|t| t.expand(&values))
+            .collect()
+    }
+
+    /// Runs a point with a fresh log and returns its datafile row.
+    pub fn run(&self, point: &Point) -> Result<Measured, Failure> {
+        let study = self.study;
+        let implementation = &study.implementations[point.implementation];
+        let stem = point.stem(study);
+        let log = self.logs.join(format!("{stem}.log"));
+        let stdout_path = self.logs.join(format!("{stem}.out"));
+        let stderr_path = self.logs.join(format!("{stem}.err"));
+        let fail = |reason: String| Failure {
+            stderr: tail(&stderr_path, 10),
+            reason,
+            stderr_path: stderr_path.clone(),
+        };
+        let _ = std::fs::remove_file(&log);
+        let argv = self.argv(point);
+        let files = File::create(&stdout_path).and_then(|o| Ok((o, File::create(&stderr_path)?)));
+        let (stdout, stderr) = files.map_err(|e| {
+            fail(format!(
+                "cannot create {}: {e}",
+                stdout_path.parent().unwrap_or(Path::new(".")).display()
+            ))
+        })?;
+        let child = Command::new(&argv[0])
+            .args(&argv[1..])
+            .env("PP_LOG", &log)
+            .stdin(Stdio::null())
+            .stdout(stdout)
+            .stderr(stderr)
+            .spawn();
+        let mut child = child.map_err(|e| fail(format!("cannot start '{}': {e}", argv[0])))?;
+        let status = match wait(
+            &mut child,
+            Duration::from_secs_f64(implementation.timeout_s),
+        ) {
+            Ok(Some(status)) => status,
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!(
+                    "timed out after {} s and was killed",
+                    implementation.timeout_s
+                )));
+            }
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail(format!("waiting for the command: {e}")));
+            }
+        };
+        if !status.success() {
+            return Err(fail(exit_reason(status)));
+        }
+        if !log.exists() {
+            return Err(fail(format!(
+                "the command wrote no log to $PP_LOG ({})",
+                log.display()
+            )));
+        }
+        let (profile, mut warnings) = self.profile(&log).map_err(fail)?;
+        let communicated = profile.totals.get(Category::Cl) > 0;
+        let row = self.row(point, &profile).map_err(fail)?;
+        warnings.extend(profile.warnings.iter().cloned());
+        Ok(Measured {
+            row,
+            warnings,
+            communicated,
+        })
+    }
+
+    /// What `pp -l` does with the log.
+    fn profile(&self, log: &Path) -> Result<(Profile, Vec<String>), String> {
+        let mut reader = LogReader::open(log).map_err(|e| e.to_string())?;
+        let header = reader.header().clone();
+        let mut sweep = Sweep::new(&header, None);
+        if let Some(m) = &self.machine {
+            sweep = sweep.with_machine(m.clone());
+        }
+        while let Some(event) = reader.next_event() {
+            match event {
+                Ok(e) => sweep.event(&e, reader.symbols()),
+                Err(e) => return Err(format!("the log is damaged: {e}")),
+            }
+        }
+        if !reader.finished() {
+            return Err(format!(
+                "{}: the log has no end marker (the run did not finish)",
+                log.display()
+            ));
+        }
+        let attribution = sweep
+            .finish(reader.symbols())
+            .map_err(|e| format!("{}: {e}", log.display()))?;
+        Ok((
+            Profile::new(header, attribution, reader.symbols()),
+            Vec::new(),
+        ))
+    }
+
+    /// The profile's datafile row with the study's fields: `impl` (the study's name wins),
+    /// the factors (a log that says otherwise is an error), `role` and `replicate`.
+    fn row(&self, point: &Point, profile: &Profile) -> Result<String, String> {
+        let study = self.study;
+        let implementation = &study.implementations[point.implementation];
+        let row = profile.datafile_row();
+        let mut fields = vec![format!("impl={}", implementation.name)];
+        let mut present: HashSet<String> = HashSet::new();
+        for token in row.split_whitespace() {
+            let (key, value) = token.split_once('=').unwrap_or((token, ""));
+            if matches!(key, "impl" | "role" | "replicate") {
+                continue;
+            }
+            if let Some(i) = study.factors.iter().position(|f| f.name == key) {
+                let wanted = point.values[i];
+                let same = value
+                    .parse::<f64>()
+                    .is_ok_and(|v| (v - wanted).abs() <= 1e-9 * wanted.abs().max(1.0));
+                if !same {
+                    return Err(format!(
+                        "the log says {key}={value} but the run was for {key}={}",
+                        format_value(wanted)
+                    ));
+                }
+            }
+            present.insert(key.to_string());
+            fields.push(token.to_string());
+        }
+        for (f, v) in study.factors.iter().zip(&point.values) {
+            if !present.contains(&f.name) {
+                fields.push(format!("{}={}", f.name, format_value(*v)));
+            }
+        }
+        fields.push(format!("role={}", point.role.as_str()));
+        fields.push(format!("replicate={}", point.replicate));
+        Ok(fields.join(" "))
+    }
+}
+
+/// Waits for the child at most `timeout`; `None` when it is still running.
+fn wait(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<Option<ExitStatus>> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        std::thread::sleep(pause.min(left));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+fn exit_reason(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("killed by signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => format!("failed ({status})"),
+    }
+}
+
+/// The last `lines` lines of a file (at most 4 KiB of it).
+fn tail(path: &Path, lines: usize) -> String {
+    let Ok(mut file) = File::open(path) else {
+        return String::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(len.saturating_sub(4096)));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let all: Vec<&str> = text.trim_end().lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Appends a row to the datafile with one `write` on a file opened for appending (after a
+/// newline when the file does not end with one), so a stopped study never leaves half a row.
+pub fn append(datafile: &Path, row: &str) -> std::io::Result<()> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(datafile)?;
+    let len = file.metadata()?.len();
+    let mut line = String::with_capacity(row.len() + 2);
+    if len > 0 {
+        let mut last = [0u8];
+        file.seek(SeekFrom::Start(len - 1))?;
+        file.read_exact(&mut last)?;
+        if last[0] != b'\n' {
+            line.push('\n');
+        }
+    }
+    line += row;
+    line.push('\n');
+    let written = file.write(line.as_bytes())?;
+    if written != line.len() {
+        return Err(std::io::Error::other(format!(
+            "{}: only {written} of {} bytes of a row were written (disk full?)",
+            datafile.display(),
+            line.len()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,294 @@
+//! End-to-end tests of `lca study`: a fake, fast workload (a `sh` script given as an argument
+//! vector) writes text logs whose times depend only on p and n, so rows are comparable.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{error_of, lca, scratch, write};
+
+/// Writes a valid text log to $PP_LOG for p = $1, n = $2 (thread 0 works n*p + 10 n ns, the
+/// others n ns; the run window is n*(p + 10) + 7 ns), after sleeping $3 seconds. Exits 3 with a
+/// message on standard error when $4 names this point (`n,p`).
+const FAKE: &str = r#"p=$1; n=$2; sleep $3
+if [ "$n,$p" = "$4" ]; then echo "fake: cannot do n=$n p=$p" >&2; exit 3; fi
+w=$(( n * p + 10 * n )); end=$(( w + 7 ))
+{ printf 'pplog 1 p=%s n=%s\n0 0 start\n0 0 work_begin\n%s 0 work_end\n%s 0 stop\n' $p $n $w $end
+  i=1; while [ $i -lt $p ]; do printf '0 %s start\n0 %s work_begin\n%s %s work_end\n%s %s stop\n' $i $i $n $i $end $i; i=$((i+1)); done
+} > "$PP_LOG""#;
+
+/// A study of the fake workload over n and p (edges design: 8 model points), with four
+/// validation points, for two implementations: 24 runs.
+fn study(dir: &Path, sleep: &str, fail_at: &str, timeout: &str) -> std::path::PathBuf {
+    let command = |name: &str| {
+        format!(
+            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{FAKE}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{sleep}\", \"{fail_at}\"]\n"
+        )
+    };
+    let text = format!(
+        "name = \"fake\"\ntimeout_s = {timeout}\ndesign = \"edges:1\"\n\n[factors]\nn = \"32..512:log2\"\np = \"2..8:lin:7\"\n\n[validate]\ngrid = {{ n = \"64,256\", p = \"3,6\" }}\n\n{}\n{}",
+        command("a"),
+        command("b")
+    );
+    write(dir, "fake.toml", &text)
+}
+
+/// The datafile's rows, as a set (order free).
+fn rows(dir: &Path) -> BTreeSet<String> {
+    let text = std::fs::read_to_string(dir.join("study-fake/fake.dat")).unwrap();
+    assert!(text.ends_with('\n'), "{text}");
+    text.lines().map(str::to_string).collect()
+}
+
+fn run_study(dir: &Path) -> std::process::Output {
+    lca()
+        .current_dir(dir)
+        .args(["study", "fake.toml"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_interrupted_study_resumes_to_the_same_rows() {
+    // Uninterrupted.
+    let whole = scratch("study-whole");
+    let _ = std::fs::remove_dir_all(whole.join("study-fake"));
+    study(&whole, "0", "-", "10");
+    let out = run_study(&whole);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("study fake: 24 runs, 24 made now"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("study-fake/a.toml"), "{stdout}");
+    assert!(stdout.contains("study-fake/b.toml"), "{stdout}");
+    let expected = rows(&whole);
+    assert_eq!(expected.len(), 24);
+    for row in &expected {
+        assert!(row.starts_with("impl="), "{row}");
+        assert!(row.contains(" role="), "{row}");
+        assert!(row.contains(" replicate=1"), "{row}");
+    }
+    assert_eq!(
+        expected
+            .iter()
+            .filter(|r| r.contains("role=validate"))
+            .count(),
+        8
+    );
+    for file in ["a.toml", "a-model.txt", "a-validation.txt", "b.toml"] {
+        assert!(whole.join("study-fake").join(file).exists(), "{file}");
+    }
+
+    // Killed (SIGKILL: no chance to clean up) while running, then started again.
+    let broken = scratch("study-broken");
+    let _ = std::fs::remove_dir_all(broken.join("study-fake"));
+    study(&broken, "0.05", "-", "10");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lca"))
+        .current_dir(&broken)
+        .args(["study", "fake.toml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let datafile = broken.join("study-fake/fake.dat");
+    let begun = Instant::now();
+    loop {
+        let lines = std::fs::read_to_string(&datafile)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if lines >= 5 {
+            break;
+        }
+        assert!(begun.elapsed() < Duration::from_secs(60), "no rows appear");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The killed study's last command may still be finishing its (now orphan) log.
+    std::thread::sleep(Duration::from_millis(300));
+    let partial = rows(&broken);
+    assert!(
+        partial.len() < 24,
+        "killed too late: {} rows",
+        partial.len()
+    );
+    assert!(partial.is_subset(&expected), "{partial:?}");
+
+    let out = run_study(&broken);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let earlier = format!("{} measured earlier", partial.len());
+    assert!(stdout.contains(&earlier), "{stdout}");
+    assert_eq!(rows(&broken), expected);
+
+    // A third start has nothing left to run and changes nothing.
+    let out = run_study(&broken);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("0 made now"), "{stdout}");
+    assert_eq!(rows(&broken), expected);
+    let text = std::fs::read_to_string(&datafile).unwrap();
+    assert_eq!(text.lines().count(), 24);
+}
+
+#[test]
+fn failing_and_hanging_commands_are_reported_and_the_study_goes_on() {
+    let dir = scratch("study-failing");
+    let _ = std::fs::remove_dir_all(dir.join("study-fake"));
+    study(&dir, "0", "512,8", "10");
+    let out = run_study(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Both implementations fail at n=512 p=8 and the rest is measured.
+    assert!(
+        stderr.contains("a n=512 p=8: exited with status 3")
+            && stderr.contains("b n=512 p=8: exited with status 3"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("fake: cannot do n=512 p=8"), "{stderr}");
+    assert!(
+        stderr.trim_end().ends_with(
+            "Error: 2 of 24 runs failed (reported above, with their standard error); run the study again to retry them"
+        ),
+        "{stderr}"
+    );
+    assert!(stdout.contains("22 made now"), "{stdout}");
+    assert_eq!(rows(&dir).len(), 22);
+    assert!(!rows(&dir).iter().any(|r| r.contains("n=512 p=8")));
+
+    // Started again, only the failed points run (and fail again).
+    let out = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("0 made now in"), "{stdout}");
+    assert!(stdout.contains("2 failed, 22 measured earlier"), "{stdout}");
+
+    // A command that outlives its timeout is killed and reported; nothing is appended.
+    let slow = scratch("study-slow");
+    let _ = std::fs::remove_dir_all(slow.join("study-fake"));
+    study(&slow, "30", "-", "0.2");
+    let begun = Instant::now();
+    let out = run_study(&slow);
+    assert!(begun.elapsed() < Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr
+            .matches("timed out after 0.2 s and was killed")
+            .count(),
+        24,
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("not built: no runs of the design"),
+        "{stdout}"
+    );
+    assert!(!slow.join("study-fake/fake.dat").exists());
+}
+
+#[test]
+fn bad_study_files_give_file_and_line() {
+    let dir = scratch("study-bad");
+    let path = study(&dir, "0", "-", "10");
+    let good = std::fs::read_to_string(&path).unwrap();
+    // (the file, a text on the line the error must name, the start of the message)
+    let cases = [
+        (
+            good.replace("\"{p}\"", "\"{q}\""),
+            "\"{q}\"",
+            "unknown placeholder {q}",
+        ),
+        (
+            good.replace("timeout_s", "colour = 1\ntimeout_s"),
+            "colour",
+            "unknown field `colour`",
+        ),
+        (
+            good.replace("2..8:lin:7", "8..2"),
+            "8..2",
+            "factor p = \"8..2\"",
+        ),
+        (
+            good.replace("design = \"edges:1\"", "design = \"corners\""),
+            "corners",
+            "design = \"corners\"",
+        ),
+        (
+            good.replace("timeout_s = 10", "timeout_s = \"long\""),
+            "long",
+            "invalid type",
+        ),
+        (
+            good.replace(", \"{n}\"", ""),
+            "command = [\"sh\"",
+            "the command of 'a' does not use {n}",
+        ),
+    ];
+    for (text, marker, message) in cases {
+        let file = write(&dir, "fake.toml", &text);
+        let line = 1 + text[..text.find(marker).unwrap()].matches('\n').count();
+        let e = error_of(&["study", file.to_str().unwrap()]);
+        let expected = format!("Error: {}:{line}: {message}", file.display());
+        assert!(e.starts_with(&expected), "{e}\nexpected: {expected}");
+    }
+    let e = error_of(&["study", dir.join("missing.toml").to_str().unwrap()]);
+    assert!(e.contains("missing.toml: cannot read"), "{e}");
+}
+
+#[test]
+fn the_bundled_study_is_valid_and_runs_the_workload_from_this_binary() {
+    let out = lca().args(["study", "--print-default"]).output().unwrap();
+    assert!(out.status.success());
+    let default = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        default.contains("\"{lca}\", \"workload\", \"fft2d\""),
+        "{default}"
+    );
+
+    // The bundled study's commands, on a tiny space: {lca} is this binary.
+    let dir = scratch("study-fft2d");
+    let _ = std::fs::remove_dir_all(dir.join("study-tiny"));
+    let text = default
+        .replace("name = \"fft2d\"", "name = \"tiny\"")
+        .replace("32..512:log2", "16,24,32")
+        .replace("2..8:lin:7", "2,3,4")
+        .replace("design = \"edges:3\"", "design = \"full\"")
+        .replace("n = \"64,128,256\", p = \"4,6\"", "n = \"16\", p = \"3\"")
+        .replace("replicates = 2", "replicates = 1")
+        .replace("\"--iters\", \"500\"", "\"--iters\", \"3\"");
+    write(&dir, "tiny.toml", &text);
+    let out = lca()
+        .current_dir(&dir)
+        .args(["study", "tiny.toml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("study tiny: 20 runs, 20 made now"),
+        "{stdout}"
+    );
+    let data = std::fs::read_to_string(dir.join("study-tiny/tiny.dat")).unwrap();
+    assert_eq!(data.lines().count(), 20);
+    assert!(stdout.contains("study-tiny/dp.toml"), "{stdout}");
+    assert!(stdout.contains("study-tiny/tp.toml"), "{stdout}");
+    for line in data.lines() {
+        assert!(line.contains(" iters=3 "), "{line}");
+        assert!(line.contains(" cl="), "{line}");
+    }
+
+    // The workload itself is hidden from the help.
+    let help = lca().arg("--help").output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.contains("study"), "{help}");
+    assert!(!help.contains("workload"), "{help}");
+    let e = error_of(&["workload", "nbody"]);
+    assert!(e.contains("expected fft2d"), "{e}");
+}
