@@ -4,6 +4,7 @@
 //! |---|---|
 //! | `data/fig2.dat` | datafile shaped like the paper's Figure 2 (li at p = 2..8); generated, see its header |
 //! | `data/fft2d.dat` | measured 2D FFT runs (dp and tp) on this VM: an edges design (`role=model`) and interior points (`role=validate`); see its header |
+//! | `data/fft2d-study.dat` | the larger fft2d study (`studies/fft2d-full.toml`), 306 runs with 3 replicates; see its header |
 //! | `data/nist/norris.csv` | NIST StRD Norris linear regression data (certified values in `fit/tests/nist.rs`) |
 //! | `data/nist/longley.csv` | NIST StRD Longley linear regression data |
 

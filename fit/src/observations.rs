@@ -16,6 +16,10 @@ mod parse;
 /// are responses and never count as factors that must be held fixed.
 pub const RESPONSE_KEYS: [&str; 8] = ["wall", "total", "li", "ip", "sl", "cl", "rc", "pc"];
 
+/// Columns that number runs rather than describe them (`lca design` writes `run` and
+/// `replicate`, `lca study` writes `replicate`): never factors, free to vary between rows.
+pub const RUN_COLUMNS: [&str; 2] = ["run", "replicate"];
+
 /// Whether `name` is a response column: a key of [`RESPONSE_KEYS`] or a sub-category of one.
 pub fn is_response_column(name: &str) -> bool {
     let sub = |rest: &str| rest.is_empty() || rest.starts_with('.');
@@ -309,7 +313,7 @@ impl Datafile {
 
         for (col, name) in self.columns.iter().enumerate() {
             let used = factor_cols.contains(&col) || col == response_col || fixed.contains(&col);
-            if used || is_response_column(name) {
+            if used || is_response_column(name) || RUN_COLUMNS.contains(&name.as_str()) {
                 continue;
             }
             let (count, numeric, values) = values(&rows, col);

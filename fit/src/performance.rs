@@ -92,13 +92,16 @@ pub struct TimePrediction {
     pub extrapolated: Vec<String>,
 }
 
-/// The factors of a datafile: every numeric column, other than the responses, that takes more
-/// than one value. A text column with more than one value must be fixed with `--where`.
+/// The factors of a datafile: every numeric column, other than the responses and
+/// [`RUN_COLUMNS`](crate::observations::RUN_COLUMNS), that takes more than one value. A text column with more than one value
+/// must be fixed with `--where`.
 pub fn factors_of(data: &Datafile) -> Result<(Vec<String>, BTreeMap<String, f64>), BuildError> {
     let mut factors = Vec::new();
     let mut held = BTreeMap::new();
     for column in data.columns() {
-        if crate::observations::is_response_column(column) {
+        if crate::observations::is_response_column(column)
+            || crate::observations::RUN_COLUMNS.contains(&column.as_str())
+        {
             continue;
         }
         let mut numbers: Vec<f64> = Vec::new();

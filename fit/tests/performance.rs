@@ -41,6 +41,11 @@ fn time(n: f64, p: f64) -> f64 {
 /// A datafile of the edges design (3 interior points per edge), each category with 1%
 /// Gaussian multiplicative noise.
 fn measured(seed: u64) -> Datafile {
+    Datafile::parse("synthetic.dat", &measured_text(seed)).unwrap()
+}
+
+/// The text of [`measured`].
+fn measured_text(seed: u64) -> String {
     let factors = [
         Factor::parse("n=32..1024:log2").unwrap(),
         Factor::parse("p=2..16:lin:8").unwrap(),
@@ -57,7 +62,7 @@ fn measured(seed: u64) -> Datafile {
         }
         text += "\n";
     }
-    Datafile::parse("synthetic.dat", &text).unwrap()
+    text
 }
 
 fn mean_relative_error(f: impl Fn(f64, f64) -> f64) -> (f64, f64) {
@@ -120,4 +125,16 @@ fn known_models_are_recovered_from_an_edges_design() {
         );
         assert!(baseline_mean > 5.0 * mean);
     }
+}
+
+#[test]
+fn run_and_replicate_columns_are_not_factors() {
+    let text: String = measured_text(1)
+        .lines()
+        .enumerate()
+        .map(|(i, line)| format!("run={i} replicate={} {line}\n", i % 3 + 1))
+        .collect();
+    let data = Datafile::parse("replicated.dat", &text).unwrap();
+    let model = PerformanceModel::build(&data, &BuildOptions::default()).unwrap();
+    assert_eq!(model.factors, ["n", "p"]);
 }
