@@ -299,10 +299,7 @@ pub fn combine(obs: &Observations, choices: &Choices) -> Result<CategoryModel, C
     let varying = shapes.iter().filter(|s| !s.is_constant()).count();
     let corners = corner_means(obs);
     let (combination, chosen_by, variation, fit) = if varying <= 1 {
-        let variation = match (&corners, choices.combination) {
-            (Ok(c), _) => Some(corner_shares(obs, c, None)),
-            _ => None,
-        };
+        let variation = corners.as_ref().ok().map(|c| corner_shares(obs, c, None));
         let combination = choices.combination.unwrap_or(Combination::Additive);
         let fit = fit_form(combination)?;
         (combination, ChosenBy::Equivalent, variation, fit)

@@ -95,19 +95,25 @@ pub fn write(
     ))
 }
 
-/// The winner map of two models over their two factors, or why there is none.
-pub fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
-    let map = fit::crossover::Pair::new(a, b).and_then(|pair| {
-        let free = pair.free(&[])?;
-        let [u, v] = &free[..] else {
-            return Err(fit::crossover::CrossoverError(format!(
-                "a winner map needs two factors; the models vary {}",
-                free.join(", ")
-            )));
-        };
-        pair.winner_map(&pair.default_axis(u)?, &pair.default_axis(v)?, &[], 41)
-    });
-    match map {
+/// The winner map of two models over their two factors (41 x 41 cells).
+pub fn winner_map(
+    a: &PerformanceModel,
+    b: &PerformanceModel,
+) -> Result<fit::crossover::WinnerMap, fit::crossover::CrossoverError> {
+    let pair = fit::crossover::Pair::new(a, b)?;
+    let free = pair.free(&[])?;
+    let [u, v] = &free[..] else {
+        return Err(fit::crossover::CrossoverError(format!(
+            "a winner map needs two factors; the models vary {}",
+            free.join(", ")
+        )));
+    };
+    pair.winner_map(&pair.default_axis(u)?, &pair.default_axis(v)?, &[], 41)
+}
+
+/// The winner map of two models as HTML, or why there is none.
+fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
+    match winner_map(a, b) {
         Ok(map) => reports::html::winner_map(&map),
         Err(e) => format!(
             "<p class=\"note\">No winner map: {}</p>\n",

@@ -210,16 +210,7 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
     }
     let mut text = String::new();
     if let [a, b, ..] = &models[..] {
-        let map = fit::crossover::Pair::new(a, b).and_then(|pair| {
-            let free = pair.free(&[])?;
-            let [u, v] = &free[..] else {
-                return Err(fit::crossover::CrossoverError(format!(
-                    "a winner map needs two factors; the models vary {}",
-                    free.join(", ")
-                )));
-            };
-            pair.winner_map(&pair.default_axis(u)?, &pair.default_axis(v)?, &[], 41)
-        });
+        let map = crate::report::winner_map(a, b);
         match map {
             Ok(map) => {
                 let path = study.out.join("crossover.txt");
