@@ -3,7 +3,9 @@
 //! median of repeated runs; run with `cargo bench -p fit --bench model`.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+
+mod support;
+use support::time;
 
 use fit::Datafile;
 use fit::performance::{BuildOptions, PerformanceModel};
@@ -45,18 +47,6 @@ fn datafile(rows: usize) -> String {
         text.push('\n');
     }
     text
-}
-
-fn time(runs: usize, mut f: impl FnMut()) -> (Duration, Duration) {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    (times[0], times[runs / 2])
 }
 
 fn main() {

@@ -3,7 +3,10 @@
 //! `cargo bench -p fit --bench ranking`.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+mod support;
+use support::time;
 
 use fit::{Datafile, Model, RankBy, Weighting, default_candidates, rank, search};
 use rand::rngs::StdRng;
@@ -33,19 +36,6 @@ fn datafile(rows: usize) -> String {
         text.push('\n');
     }
     text
-}
-
-/// Minimum and median of `runs` timings of `f`.
-fn time(runs: usize, mut f: impl FnMut()) -> (Duration, Duration) {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    (times[0], times[runs / 2])
 }
 
 fn report(what: &str, (min, median): (Duration, Duration)) {

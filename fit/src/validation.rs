@@ -19,6 +19,16 @@ pub struct ValidationPoint {
 }
 
 impl ValidationPoint {
+    /// The model's prediction (and its baseline's) for a run at `point` that measured `time`.
+    pub fn new(model: &PerformanceModel, line: usize, point: &[f64], time: f64) -> Self {
+        ValidationPoint {
+            line,
+            measured: time,
+            predicted: model.predict(point),
+            baseline: model.baseline.as_ref().map(|b| b.evaluate(point)),
+        }
+    }
+
     /// `|predicted - measured| / measured`.
     pub fn relative_error(&self) -> f64 {
         ((self.predicted.time.value - self.measured) / self.measured).abs()
@@ -139,12 +149,7 @@ pub fn validate(model: &PerformanceModel, data: &Datafile) -> Result<Validation,
     let points = (0..measured.len())
         .map(|row| {
             measured.point(row, &mut point);
-            ValidationPoint {
-                line: measured.lines[row],
-                measured: measured.y[row],
-                predicted: model.predict(&point),
-                baseline: model.baseline.as_ref().map(|b| b.evaluate(&point)),
-            }
+            ValidationPoint::new(model, measured.lines[row], &point, measured.y[row])
         })
         .collect();
     Ok(Validation { points })

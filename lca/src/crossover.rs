@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
-use design::Factor;
 use fit::crossover::{Axis, Pair, SAMPLES};
 use fit::performance::PerformanceModel;
 use reports::ranking::Format;
@@ -118,40 +117,16 @@ fn name_models(a: &mut PerformanceModel, pa: &Path, b: &mut PerformanceModel, pb
 fn fixed_values(specs: &[String]) -> Result<Vec<(String, f64)>> {
     let mut values = Vec::new();
     for spec in specs {
-        for pair in spec.split(',') {
-            let (name, value) = pair
-                .split_once('=')
-                .ok_or_else(|| anyhow!("--at '{spec}': expected FACTOR=VALUE, found '{pair}'"))?;
-            let value: f64 = value
-                .trim()
-                .parse()
-                .ok()
-                .filter(|v: &f64| v.is_finite())
-                .ok_or_else(|| anyhow!("--at '{spec}': '{}' is not a number", value.trim()))?;
-            values.push((name.trim().to_string(), value));
-        }
+        values.extend(crate::specs::values(spec)?);
     }
     Ok(values)
 }
 
 /// `--range n=32..1024` (any `lca design` factor; its extremes) by factor.
 fn ranges(specs: &[String]) -> Result<Vec<(String, (f64, f64))>> {
-    let mut factor_specs: Vec<String> = Vec::new();
-    for piece in specs.iter().flat_map(|s| s.split(',')) {
-        match factor_specs.last_mut() {
-            Some(last) if !piece.contains('=') => {
-                last.push(',');
-                last.push_str(piece);
-            }
-            _ => factor_specs.push(piece.trim().to_string()),
-        }
-    }
-    factor_specs
+    let factors = crate::specs::factors(specs, "--range")?;
+    Ok(factors
         .iter()
-        .map(|s| {
-            let f = Factor::parse(s)
-                .map_err(|e| anyhow!("{}", e.to_string().replace("--factor", "--range")))?;
-            Ok((f.name.clone(), f.extremes()))
-        })
-        .collect()
+        .map(|f| (f.name.clone(), f.extremes()))
+        .collect())
 }

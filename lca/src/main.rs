@@ -7,6 +7,7 @@ mod plan;
 mod predict;
 mod rank;
 mod report;
+mod specs;
 mod study;
 mod validate;
 mod variation;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, anyhow, bail};
-use design::{Design, Factor, plan};
+use design::{Design, plan};
 use fit::performance::PerformanceModel;
 use reports::ranking::Format;
 
@@ -34,21 +34,7 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let mut points = Vec::new();
     for spec in &args.at {
-        let values = spec
-            .split(',')
-            .map(|pair| {
-                let (name, value) = pair.split_once('=').ok_or_else(|| {
-                    anyhow!("--at '{spec}': expected FACTOR=VALUE, found '{pair}'")
-                })?;
-                let value: f64 = value
-                    .trim()
-                    .parse()
-                    .ok()
-                    .filter(|v: &f64| v.is_finite())
-                    .ok_or_else(|| anyhow!("--at '{spec}': '{}' is not a number", value.trim()))?;
-                Ok((name.trim().to_string(), value))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let values = crate::specs::values(spec)?;
         points.push(
             model
                 .point(&values)
@@ -68,23 +54,7 @@ pub fn run(args: &Args) -> Result<String> {
 
 /// The points of the full factorial over the grid's factors, in the model's factor order.
 fn grid(model: &PerformanceModel, specs: &[String]) -> Result<Vec<Vec<f64>>> {
-    // `n=32..1024:log2,p=2,4,8`: a piece without '=' continues the previous factor's list.
-    let mut factor_specs: Vec<String> = Vec::new();
-    for piece in specs.iter().flat_map(|s| s.split(',')) {
-        match factor_specs.last_mut() {
-            Some(last) if !piece.contains('=') => {
-                last.push(',');
-                last.push_str(piece);
-            }
-            _ => factor_specs.push(piece.trim().to_string()),
-        }
-    }
-    let factors = factor_specs
-        .iter()
-        .map(|s| {
-            Factor::parse(s).map_err(|e| anyhow!("{}", e.to_string().replace("--factor", "--grid")))
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let factors = crate::specs::factors(specs, "--grid")?;
     let plan = plan(&factors, Design::Full, 1, None)
         .map_err(|e| anyhow!("{}", e.to_string().replace("--factor", "--grid")))?;
     plan.runs

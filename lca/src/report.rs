@@ -179,12 +179,7 @@ fn validation(model: &PerformanceModel, runs: &Runs) -> Option<Validation> {
         .iter()
         .zip(&runs.time)
         .enumerate()
-        .map(|(i, (point, &measured))| ValidationPoint {
-            line: i + 1,
-            measured,
-            predicted: model.predict(point),
-            baseline: model.baseline.as_ref().map(|b| b.evaluate(point)),
-        })
+        .map(|(i, (point, &measured))| ValidationPoint::new(model, i + 1, point, measured))
         .collect();
     (!points.is_empty()).then_some(Validation { points })
 }
