@@ -173,8 +173,8 @@ pub fn measured(study: &Study) -> std::io::Result<HashSet<Key>> {
 }
 
 /// The datafile's text with only the rows of `keys` kept (the others blanked, so line numbers
-/// stay those of the file), without their `role` and `replicate` fields: what the models are
-/// built from and checked against. Also the number of rows kept.
+/// stay those of the file): what the models are built from and checked against. Also the
+/// number of rows kept. (`role` is then one value and `replicate` never a factor.)
 pub fn select(text: &str, study: &Study, keys: &HashSet<Key>) -> (String, usize) {
     let names: Vec<&str> = study.factors.iter().map(|f| f.name.as_str()).collect();
     let mut kept = 0;
@@ -182,11 +182,7 @@ pub fn select(text: &str, study: &Study, keys: &HashSet<Key>) -> (String, usize)
     for line in text.lines() {
         if key_of_line(line, &names).is_some_and(|k| keys.contains(&k)) {
             kept += 1;
-            let fields: Vec<&str> = line
-                .split_whitespace()
-                .filter(|t| !t.starts_with("role=") && !t.starts_with("replicate="))
-                .collect();
-            out += &fields.join(" ");
+            out += line;
         }
         out.push('\n');
     }
