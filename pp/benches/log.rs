@@ -98,9 +98,10 @@ fn main() {
     let mut reader = LogReader::open(&path).expect("open");
     let header = reader.header().clone();
     let mut sweep = Sweep::new(&header, None);
-    while let Some(e) = reader.next_event() {
-        sweep.event(&e.expect("a valid log"), reader.symbols());
-    }
+    let symbols = reader.symbols().clone();
+    reader
+        .for_each_event(|e| sweep.event(e, &symbols))
+        .expect("a valid log");
     let attribution = sweep.finish(reader.symbols()).expect("a window");
     eprintln!(
         "WARN {:?}",

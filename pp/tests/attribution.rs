@@ -2,11 +2,14 @@
 //! work with waits and comm inside, top-level waits and comm, idle gaps, phases, cpu samples)
 //! are attributed by the streaming sweep and by sampling every nanosecond of the window with
 //! DESIGN §4 written out as plain conditions. Every category of every thread must agree
-//! exactly, and the categories must sum to `p × wall`.
+//! exactly, and the categories must sum to `p × wall`; so must the breakdowns by innermost
+//! region and by phase (before rc.cpu, which is shared over them in integer parts).
 
-use pp::event::{Event, EventKind, Header, Symbols, WaitKind};
+use std::collections::BTreeMap;
+
+use pp::event::{Event, EventKind, Header, Sym, Symbols, WaitKind};
 use pp::machine::Machine;
-use pp::profile::{CATEGORIES, Category, Sweep};
+use pp::profile::{CATEGORIES, Category, Sweep, Totals};
 use proptest::prelude::*;
 
 /// A small deterministic generator (xorshift), driven by proptest's seed.
@@ -130,13 +133,23 @@ fn machine() -> Machine {
     .unwrap()
 }
 
-/// DESIGN §4 by sampling every nanosecond: per thread, ns per category.
+/// What the brute force finds: ns per category per thread, and per innermost region and per
+/// phase (keyed by name, `None` outside regions / before a phase) with rc.cpu not yet moved
+/// out of pc (the sweep shares it over regions and phases in integer parts).
+#[derive(Debug)]
+struct Expected {
+    by_thread: Vec<[u64; 6]>,
+    by_region: BTreeMap<Option<Sym>, [u64; 6]>,
+    by_phase: BTreeMap<Option<Sym>, [u64; 6]>,
+}
+
+/// DESIGN §4 by sampling every nanosecond.
 fn brute_force(
     p: u32,
     events: &[Event],
     symbols: &Symbols,
     machine: Option<&Machine>,
-) -> Option<Vec<[u64; 6]>> {
+) -> Option<Expected> {
     let p = p as usize;
     let start = events
         .iter()
@@ -152,8 +165,12 @@ fn brute_force(
     let mut open: Vec<Vec<(u64, u8)>> = vec![Vec::new(); p];
     // Per thread: (begin, ideal end) of each comm interval, with a machine file.
     let mut deadlines: Vec<Vec<(u64, u64)>> = vec![Vec::new(); p];
-    let mut regions: Vec<(u64, u64, Vec<usize>)> = Vec::new();
-    let mut open_regions: Vec<(u64, u64, Vec<usize>)> = Vec::new();
+    // (begin, end, members, name, opening order)
+    let mut regions: Vec<(u64, u64, Vec<usize>, Sym, usize)> = Vec::new();
+    let mut open_regions: Vec<(u64, u64, Vec<usize>, Sym, usize)> = Vec::new();
+    let mut opened = 0;
+    // Per thread: (time, name) of each phase event.
+    let mut phases: Vec<Vec<(u64, Sym)>> = vec![Vec::new(); p];
     let mut cpu: Vec<Vec<(u64, u64)>> = vec![Vec::new(); p];
     for e in events {
         let i = e.thread as usize;
@@ -170,18 +187,20 @@ fn brute_force(
                 let (b, k) = open[i].pop().unwrap();
                 intervals[i].push((b, e.t, open[i].len(), k));
             }
-            EventKind::RegionBegin { id, team, .. } => {
+            EventKind::RegionBegin { id, team, name } => {
                 let members = match team {
                     Some(t) => symbols.team(t).iter().map(|&m| m as usize).collect(),
                     None => (0..p).collect(),
                 };
-                open_regions.push((id, e.t, members));
+                open_regions.push((id, e.t, members, name, opened));
+                opened += 1;
             }
             EventKind::RegionEnd { id } => {
                 let pos = open_regions.iter().position(|r| r.0 == id).unwrap();
-                let (_, b, members) = open_regions.remove(pos);
-                regions.push((b, e.t, members));
+                let (_, b, members, name, order) = open_regions.remove(pos);
+                regions.push((b, e.t, members, name, order));
             }
+            EventKind::Phase { name } => phases[i].push((e.t, name)),
             EventKind::Cpu { thread_cpu_ns } => cpu[i].push((e.t, thread_cpu_ns)),
             _ => {}
         }
@@ -196,9 +215,17 @@ fn brute_force(
     };
     let busy = |i: usize, x: u64| matches!(state(i, x), Some(0) | Some(2));
     let mut totals = vec![[0u64; 6]; p];
+    let mut by_region = BTreeMap::new();
+    let mut by_phase = BTreeMap::new();
     let mut work_at = vec![Vec::new(); p];
     for x in start..end {
         for i in 0..p {
+            let innermost = regions
+                .iter()
+                .filter(|(b, e, members, _, _)| *b <= x && x < *e && members.contains(&i))
+                .max_by_key(|r| r.4)
+                .map(|r| r.3);
+            let phase = phases[i].iter().rev().find(|&&(t, _)| t <= x).map(|p| p.1);
             let category = match state(i, x) {
                 // Communication: cl up to its ideal time, rc beyond (with a machine file).
                 Some(2) => {
@@ -214,15 +241,15 @@ fn brute_force(
                     Category::Pc
                 }
                 None => {
-                    let mine: Vec<&(u64, u64, Vec<usize>)> = regions
+                    let mine: Vec<_> = regions
                         .iter()
-                        .filter(|(b, e, members)| *b <= x && x < *e && members.contains(&i))
+                        .filter(|(b, e, members, _, _)| *b <= x && x < *e && members.contains(&i))
                         .collect();
                     if mine.is_empty() {
                         Category::Ip
                     } else if mine
                         .iter()
-                        .any(|(_, _, members)| members.iter().any(|&m| m != i && busy(m, x)))
+                        .any(|(_, _, members, _, _)| members.iter().any(|&m| m != i && busy(m, x)))
                     {
                         Category::Li
                     } else {
@@ -231,6 +258,8 @@ fn brute_force(
                 }
             };
             totals[i][category.index()] += 1;
+            by_region.entry(innermost).or_insert([0; 6])[category.index()] += 1;
+            by_phase.entry(phase).or_insert([0; 6])[category.index()] += 1;
         }
     }
     // rc.cpu: between consecutive samples, work time beyond the CPU time used.
@@ -243,7 +272,25 @@ fn brute_force(
             totals[i][Category::Rc.index()] += unbacked;
         }
     }
-    Some(totals)
+    Some(Expected {
+        by_thread: totals,
+        by_region,
+        by_phase,
+    })
+}
+
+/// A breakdown with rc.cpu moved back into pc (it is shared over regions and phases in
+/// integer parts), as the brute force computes it.
+fn before_rc_cpu(rows: &[(Option<Sym>, Totals)]) -> BTreeMap<Option<Sym>, [u64; 6]> {
+    rows.iter()
+        .map(|(k, t)| {
+            let mut ns = t.ns;
+            let rc_cpu = t.sub("rc.cpu").unwrap();
+            ns[Category::Rc.index()] -= rc_cpu;
+            ns[Category::Pc.index()] += rc_cpu;
+            (*k, ns)
+        })
+        .collect()
 }
 
 proptest! {
@@ -267,9 +314,19 @@ proptest! {
             (Ok(a), Some(expected)) => {
                 let wall = a.window.1 - a.window.0;
                 prop_assert_eq!(a.totals.sum(), p as u64 * wall);
-                for (i, want) in expected.iter().enumerate() {
+                for (i, want) in expected.by_thread.iter().enumerate() {
                     let got = a.by_thread[i].ns;
                     prop_assert_eq!(&got, want, "thread {} ({:?})", i, CATEGORIES);
+                }
+                let nonzero = |m: BTreeMap<Option<Sym>, [u64; 6]>| -> BTreeMap<_, _> {
+                    m.into_iter().filter(|(_, v)| v.iter().sum::<u64>() > 0).collect()
+                };
+                prop_assert_eq!(before_rc_cpu(&a.by_region), nonzero(expected.by_region), "by region");
+                prop_assert_eq!(before_rc_cpu(&a.by_phase), nonzero(expected.by_phase), "by phase");
+                for rows in [&a.by_region, &a.by_phase] {
+                    let mut sum = Totals::default();
+                    rows.iter().for_each(|(_, t)| sum.absorb(t));
+                    prop_assert_eq!(sum, a.totals);
                 }
                 for w in &a.warnings {
                     // The generator records region events from any thread, started or not.

@@ -175,6 +175,31 @@ impl BinaryLog {
         }
     }
 
+    /// Calls `f` with every remaining event in global time order; then the damage that ends
+    /// the log, if any (see [`super::LogReader::for_each_event`]).
+    #[inline]
+    pub(crate) fn for_each_event(&mut self, mut f: impl FnMut(&Event)) -> Option<LogError> {
+        loop {
+            let Some(w) = self.merge.winner() else {
+                return self.tail.take();
+            };
+            let Some(cur) = self.cursors.get_mut(w) else {
+                self.merge.replace_winner(EXHAUSTED);
+                continue;
+            };
+            if let Some(e) = cur.head() {
+                f(e);
+                cur.at += 1;
+                if cur.at == cur.len {
+                    cur.refill(&self.source, &self.defined, &self.file);
+                }
+                self.merge.replace_winner(cur.key(w));
+            } else if let Some(e) = self.thread_ended(w) {
+                return Some(e);
+            }
+        }
+    }
+
     /// Thread `w` has no more events: its damage (which ends the log), or `None` after taking
     /// it out of the merge.
     #[cold]

@@ -132,6 +132,23 @@ impl LogReader {
         }
     }
 
+    /// Calls `f` with every remaining event in global time order (the order of
+    /// [`LogReader::next_event`], without returning each one through a `Result`); `Err` is the
+    /// damage that ends the log, after every valid event before it.
+    pub fn for_each_event(&mut self, mut f: impl FnMut(&Event)) -> Result<(), LogError> {
+        let damage = match &mut self.inner {
+            Inner::Binary(log) => log.for_each_event(f),
+            Inner::Text { log, next } => {
+                for e in log.events.get(*next..).unwrap_or(&[]) {
+                    f(e);
+                }
+                *next = log.events.len();
+                log.error.take()
+            }
+        };
+        damage.map_or(Ok(()), Err)
+    }
+
     /// True when the log ended with its end marker (binary); always true for text, which has
     /// no end marker (a malformed line is still reported by [`LogReader::next_event`]).
     pub fn finished(&self) -> bool {

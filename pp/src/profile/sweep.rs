@@ -12,7 +12,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use super::rules::{CATEGORIES, Category, Own, Situation, classify};
 use super::totals::Totals;
-use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
+use crate::event::{Event, EventKind, Header, Sym, Symbols, TeamRef, ThreadId};
 use crate::machine::Machine;
 
 /// An attributed stretch of one thread's time.
@@ -38,37 +38,41 @@ pub trait Sink {
     fn interval(&mut self, interval: &Interval, symbols: &Symbols);
 }
 
-/// What a thread is attributed to at the moment, and since when.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Tag {
-    category: Category,
-    region: Option<Sym>,
-    phase: Option<Sym>,
-}
+/// No context cached for a region key (see [`ThreadState::ctx_cache`]).
+const NO_CTX: u32 = u32::MAX;
+
+/// No open `comm` deadline.
+const NO_DEADLINE: u64 = u64::MAX;
 
 #[derive(Debug, Clone)]
 struct ThreadState {
+    /// The innermost open interval (`Idle` when none): the top of `stack`, kept apart because
+    /// every event reads it.
+    own: Own,
+    /// The category of the open stretch `[since, now)`.
+    category: Category,
+    /// The context (thread, innermost region, phase) of the open stretch.
+    ctx: u32,
+    /// Start of the open stretch; `u64::MAX` before the run window opens.
+    since: u64,
+    /// With a machine file: when the open `comm` interval's ideal time runs out.
+    comm_deadline: u64,
     /// Open work/wait/comm intervals, innermost last.
     stack: Vec<Own>,
     /// Slots of the open regions whose team includes this thread, in opening order.
-    regions: Vec<usize>,
+    regions: Vec<u32>,
+    /// Name of the innermost of them.
+    region_name: Option<Sym>,
     phase: Option<Sym>,
-    tag: Tag,
-    since: u64,
+    /// The context of each innermost region (`0` none, `s + 1` the name `Sym(s)`) in the
+    /// current phase; emptied when the phase changes.
+    ctx_cache: Vec<u32>,
     started: bool,
     stopped: bool,
     has_events: bool,
-    /// With a machine file: when the open `comm` interval's ideal time runs out.
-    comm_deadline: Option<u64>,
-    /// Last `cpu` sample, and the work time (by region and phase) since it.
+    /// Last `cpu` sample, and the work time (by context) since it.
     last_cpu: Option<u64>,
-    work_since_cpu: Vec<(Option<Sym>, Option<Sym>, u64)>,
-}
-
-impl ThreadState {
-    fn own(&self) -> Own {
-        self.stack.last().copied().unwrap_or(Own::Idle)
-    }
+    work_since_cpu: Vec<(u32, u64)>,
 }
 
 #[derive(Debug, Clone)]
@@ -82,25 +86,64 @@ struct Region {
     busy: u32,
 }
 
+/// Where time is added up: one [`Totals`] per context, a (thread, innermost region, phase)
+/// that occurred. The breakdowns by thread, region and phase are sums of contexts, so each
+/// attributed stretch is one addition.
+#[derive(Debug, Default)]
+struct Contexts {
+    keys: Vec<(ThreadId, Option<Sym>, Option<Sym>)>,
+    totals: Vec<Totals>,
+    index: HashMap<(ThreadId, Option<Sym>, Option<Sym>), u32>,
+}
+
+impl Contexts {
+    fn get(&mut self, key: (ThreadId, Option<Sym>, Option<Sym>)) -> u32 {
+        *self.index.entry(key).or_insert_with(|| {
+            self.keys.push(key);
+            self.totals.push(Totals::default());
+            (self.keys.len() - 1) as u32
+        })
+    }
+
+    /// The totals grouped by one part of the key, `None` first, empty groups left out.
+    fn group(
+        &self,
+        part: impl Fn(&(ThreadId, Option<Sym>, Option<Sym>)) -> Option<Sym>,
+    ) -> Vec<(Option<Sym>, Totals)> {
+        let mut groups: Vec<(Option<Sym>, Totals)> = Vec::new();
+        for (key, totals) in self.keys.iter().zip(&self.totals) {
+            let k = part(key);
+            match groups.iter_mut().find(|(g, _)| *g == k) {
+                Some((_, t)) => t.absorb(totals),
+                None => groups.push((k, *totals)),
+            }
+        }
+        groups.retain(|(_, t)| t.sum() > 0);
+        groups.sort_by_key(|(k, _)| *k);
+        groups
+    }
+}
+
 /// The attribution state machine.
 pub struct Sweep<'s> {
     p: usize,
     threads: Vec<ThreadState>,
-    /// Open regions in slots (threads refer to slots); ids map to slots.
-    regions: Vec<Option<Region>>,
-    slots: HashMap<u64, usize, BuildHasherDefault<IdHasher>>,
-    /// Member lists of closed regions, kept for reuse.
-    spare_members: Vec<Vec<ThreadId>>,
-    free_slots: Vec<usize>,
+    /// Regions in slots (threads refer to slots; closed slots are reused); open ids map to
+    /// slots.
+    regions: Vec<Region>,
+    slots: HashMap<u64, u32, BuildHasherDefault<IdHasher>>,
+    free_slots: Vec<u32>,
     /// The rule table evaluated once for every situation: `[own][in_region][team_busy]`.
     table: [[[Category; 2]; 2]; 4],
+    /// Whether the rule for `[own][in_region]` depends on the team at all.
+    needs_team: [[bool; 2]; 4],
+    /// Whether a busy (`[1]`) or non-busy (`[0]`) member's rule in a region does.
+    team_matters: [bool; 2],
+    contexts: Contexts,
     window_start: Option<u64>,
     last_stop: Option<u64>,
     last_t: u64,
     events: u64,
-    by_thread: Vec<Totals>,
-    by_region: Vec<Totals>,
-    by_phase: Vec<Totals>,
     warnings: Vec<String>,
     sink: Option<&'s mut dyn Sink>,
     /// Intervals closed during the current event, for the sink.
@@ -137,51 +180,62 @@ pub enum SweepError {
     NoStart,
 }
 
-const IDLE_TAG: Tag = Tag {
-    category: Category::Ip,
-    region: None,
-    phase: None,
-};
-
 impl<'s> Sweep<'s> {
     /// A sweep over a run of `header.p` threads; `sink` receives every interval.
     pub fn new(header: &Header, sink: Option<&'s mut dyn Sink>) -> Self {
         let p = header.p as usize;
-        Sweep {
+        let table = rule_table();
+        let mut needs_team = [[false; 2]; 4];
+        for (o, row) in table.iter().enumerate() {
+            for r in 0..2 {
+                needs_team[o][r] = row[r][0] != row[r][1];
+            }
+        }
+        let in_region = |own: Own| needs_team[own_index(own)][1];
+        let team_matters = [
+            in_region(Own::Idle) || in_region(Own::Wait),
+            in_region(Own::Work) || in_region(Own::Comm),
+        ];
+        let mut sweep = Sweep {
             p,
-            threads: vec![
-                ThreadState {
-                    stack: Vec::new(),
-                    regions: Vec::new(),
-                    phase: None,
-                    tag: IDLE_TAG,
-                    since: 0,
-                    started: false,
-                    stopped: false,
-                    has_events: false,
-                    comm_deadline: None,
-                    last_cpu: None,
-                    work_since_cpu: Vec::new(),
-                };
-                p
-            ],
+            threads: Vec::with_capacity(p),
             regions: Vec::new(),
             slots: HashMap::default(),
-            spare_members: Vec::new(),
             free_slots: Vec::new(),
-            table: rule_table(),
+            table,
+            needs_team,
+            team_matters,
+            contexts: Contexts::default(),
             window_start: None,
             last_stop: None,
             last_t: 0,
             events: 0,
-            by_thread: vec![Totals::default(); p],
-            by_region: Vec::new(),
-            by_phase: Vec::new(),
             warnings: Vec::new(),
             sink,
             pending: Vec::new(),
             machine: None,
+        };
+        for i in 0..p {
+            let ctx = sweep.contexts.get((i as ThreadId, None, None));
+            sweep.threads.push(ThreadState {
+                own: Own::Idle,
+                category: table[own_index(Own::Idle)][0][0],
+                ctx,
+                since: u64::MAX,
+                comm_deadline: NO_DEADLINE,
+                stack: Vec::new(),
+                regions: Vec::new(),
+                region_name: None,
+                phase: None,
+                ctx_cache: vec![ctx],
+                started: false,
+                stopped: false,
+                has_events: false,
+                last_cpu: None,
+                work_since_cpu: Vec::new(),
+            });
         }
+        sweep
     }
 
     /// Splits communication into its ideal time (cl) and the excess (rc.comm) with a
@@ -192,6 +246,7 @@ impl<'s> Sweep<'s> {
     }
 
     /// Applies one event (events must come in non-decreasing time; threads `< p`).
+    #[inline]
     pub fn event(&mut self, e: &Event, symbols: &Symbols) {
         let i = e.thread as usize;
         if i >= self.p {
@@ -204,12 +259,56 @@ impl<'s> Sweep<'s> {
         self.events += 1;
         self.threads[i].has_events = true;
         match e.kind {
+            EventKind::WorkBegin { .. } => self.push(i, t, Own::Work),
+            EventKind::WorkEnd { .. } => self.pop(i, t, Own::Work, "work_end"),
+            EventKind::WaitBegin { .. } => self.push(i, t, Own::Wait),
+            EventKind::WaitEnd { .. } => self.pop(i, t, Own::Wait, "wait_end"),
+            EventKind::Cpu { thread_cpu_ns } => self.cpu_sample(i, t, thread_cpu_ns),
+            EventKind::CommBegin { bytes } => {
+                self.threads[i].comm_deadline = match &self.machine {
+                    Some(m) => t.saturating_add(m.ideal_copy_ns(bytes)),
+                    None => NO_DEADLINE,
+                };
+                self.push(i, t, Own::Comm);
+            }
+            EventKind::CommEnd { .. } => {
+                self.pop(i, t, Own::Comm, "comm_end");
+                self.threads[i].comm_deadline = NO_DEADLINE;
+            }
+            EventKind::RegionBegin { id, name, team } => match self.slots.get(&id) {
+                // Another member recording its part of an open region.
+                Some(&slot) => self.regions[slot as usize].opens += 1,
+                None => self.begin_region(t, id, name, team, symbols),
+            },
+            EventKind::RegionEnd { id } => match self.slots.get(&id) {
+                None => self.warn(|| {
+                    format!(
+                        "thread {}: region_end {id} at {t} ns without region_begin",
+                        e.thread
+                    )
+                }),
+                Some(&slot) => {
+                    let region = &mut self.regions[slot as usize];
+                    region.opens -= 1;
+                    if region.opens == 0 {
+                        self.end_region(id, slot, t);
+                    }
+                }
+            },
+            EventKind::Phase { name } => {
+                let th = &mut self.threads[i];
+                if th.phase != Some(name) {
+                    th.phase = Some(name);
+                    th.ctx_cache.clear();
+                    self.refresh_ctx(i, t);
+                }
+            }
             EventKind::Start => {
                 if self.window_start.is_none() {
                     self.window_start = Some(t);
                     for j in 0..self.p {
                         self.threads[j].since = t;
-                        self.threads[j].tag = self.tag_of(j);
+                        self.threads[j].category = self.category_of(j);
                     }
                 }
                 self.threads[i].started = true;
@@ -223,90 +322,27 @@ impl<'s> Sweep<'s> {
                             e.thread, open
                         )
                     });
-                    self.busy_changed(i, t, busy_of(&open), false);
+                    self.close(i, t);
+                    let was_busy = self.threads[i].own.is_busy();
+                    self.threads[i].own = Own::Idle;
+                    if was_busy {
+                        self.busy_changed(i, t, false);
+                    }
                 }
-                self.threads[i].stopped = true;
-                self.threads[i].comm_deadline = None;
+                let th = &mut self.threads[i];
+                th.stopped = true;
+                th.comm_deadline = NO_DEADLINE;
                 self.last_stop = Some(t);
                 self.retag(i, t);
             }
-            EventKind::RegionBegin { id, name, team } => {
-                if let Some(&slot) = self.slots.get(&id) {
-                    // Another member recording its part of an open region.
-                    if let Some(region) = self.regions[slot].as_mut() {
-                        region.opens += 1;
-                    }
-                    self.drain(symbols);
-                    return;
-                }
-                let mut members = self.spare_members.pop().unwrap_or_default();
-                members.clear();
-                match team.map(|team| symbols.get_team(team)) {
-                    Some(Some(team)) => {
-                        members.extend(team.iter().copied().filter(|&m| (m as usize) < self.p))
-                    }
-                    Some(None) => self.warn(|| {
-                        format!("region {id} at {t} ns: its team is not in the symbol table")
-                    }),
-                    None => members.extend(0..self.p as ThreadId),
-                }
-                let busy = members
-                    .iter()
-                    .filter(|&&m| self.threads[m as usize].own().is_busy())
-                    .count() as u32;
-                let slot = self.free_slots.pop().unwrap_or_else(|| {
-                    self.regions.push(None);
-                    self.regions.len() - 1
-                });
-                for &m in &members {
-                    self.threads[m as usize].regions.push(slot);
-                }
-                self.slots.insert(id, slot);
-                self.regions[slot] = Some(Region {
-                    name,
-                    opens: 1,
-                    members,
-                    busy,
-                });
-                self.retag_members(slot, t, None);
-            }
-            EventKind::RegionEnd { id } => match self.slots.get(&id) {
-                None => self.warn(|| {
-                    format!(
-                        "thread {}: region_end {id} at {t} ns without region_begin",
-                        e.thread
-                    )
-                }),
-                Some(&slot) => {
-                    let region = self.regions[slot].as_mut().expect("slots map to regions");
-                    region.opens -= 1;
-                    if region.opens == 0 {
-                        self.end_region(id, t);
-                    }
-                }
-            },
-            EventKind::WorkBegin { .. } => self.push(i, t, Own::Work),
-            EventKind::WaitBegin { .. } => self.push(i, t, Own::Wait),
-            EventKind::CommBegin { bytes } => {
-                let ideal = self.machine.as_ref().map(|m| m.ideal_copy_ns(bytes));
-                self.threads[i].comm_deadline = ideal.map(|ns| t.saturating_add(ns));
-                self.push(i, t, Own::Comm);
-            }
-            EventKind::WorkEnd { .. } => self.pop(i, t, Own::Work, "work_end"),
-            EventKind::WaitEnd { .. } => self.pop(i, t, Own::Wait, "wait_end"),
-            EventKind::CommEnd { .. } => {
-                self.pop(i, t, Own::Comm, "comm_end");
-                self.threads[i].comm_deadline = None;
-            }
-            EventKind::Cpu { thread_cpu_ns } => self.cpu_sample(i, t, thread_cpu_ns),
-            EventKind::Phase { name } => {
-                self.threads[i].phase = Some(name);
-                self.retag(i, t);
-            }
         }
-        self.drain(symbols);
+        if !self.pending.is_empty() {
+            self.drain(symbols);
+        }
     }
 
+    #[cold]
+    #[inline(never)]
     fn drain(&mut self, symbols: &Symbols) {
         if let Some(sink) = self.sink.as_deref_mut() {
             for interval in self.pending.drain(..) {
@@ -352,15 +388,12 @@ impl<'s> Sweep<'s> {
             self.close(j, end.max(self.threads[j].since));
         }
         self.drain(symbols);
-        let keyed = |v: Vec<Totals>| -> Vec<(Option<Sym>, Totals)> {
-            v.into_iter()
-                .enumerate()
-                .filter(|(_, t)| t.sum() > 0)
-                .map(|(k, t)| ((k > 0).then(|| Sym(k as u32 - 1)), t))
-                .collect()
-        };
+        let mut by_thread = vec![Totals::default(); self.p];
+        for (key, t) in self.contexts.keys.iter().zip(&self.contexts.totals) {
+            by_thread[key.0 as usize].absorb(t);
+        }
         let mut totals = Totals::default();
-        for t in &self.by_thread {
+        for t in &by_thread {
             totals.absorb(t);
         }
         Ok(Attribution {
@@ -368,14 +401,16 @@ impl<'s> Sweep<'s> {
             window: (start, end),
             events: self.events,
             totals,
-            by_thread: self.by_thread,
-            by_region: keyed(self.by_region),
-            by_phase: keyed(self.by_phase),
+            by_thread,
+            by_region: self.contexts.group(|k| k.1),
+            by_phase: self.contexts.group(|k| k.2),
             warnings: self.warnings,
         })
     }
 
     /// Records an oddity; only the first hundred are kept (and formatted).
+    #[cold]
+    #[inline(never)]
     fn warn(&mut self, message: impl FnOnce() -> String) {
         if self.warnings.len() < 100 {
             self.warnings.push(message());
@@ -384,230 +419,319 @@ impl<'s> Sweep<'s> {
         }
     }
 
+    #[inline]
     fn push(&mut self, i: usize, t: u64, own: Own) {
-        let was = self.threads[i].own().is_busy();
-        self.threads[i].stack.push(own);
-        self.busy_changed(i, t, was, own.is_busy());
+        let th = &mut self.threads[i];
+        let was_busy = th.own.is_busy();
+        th.stack.push(own);
+        th.own = own;
+        if was_busy != own.is_busy() {
+            self.busy_changed(i, t, own.is_busy());
+        }
         self.retag(i, t);
     }
 
-    fn pop(&mut self, i: usize, t: u64, own: Own, what: &str) {
-        let was = self.threads[i].own().is_busy();
+    #[inline]
+    fn pop(&mut self, i: usize, t: u64, own: Own, what: &'static str) {
+        let th = &mut self.threads[i];
+        let was_busy = th.own.is_busy();
+        if th.own == own {
+            th.stack.pop();
+        } else {
+            self.unmatched_end(i, t, own, what);
+        }
+        let th = &mut self.threads[i];
+        th.own = th.stack.last().copied().unwrap_or(Own::Idle);
+        let now_busy = th.own.is_busy();
+        if was_busy != now_busy {
+            self.busy_changed(i, t, now_busy);
+        }
+        self.retag(i, t);
+    }
+
+    /// An end that does not close the innermost interval: it closes the innermost interval of
+    /// its kind and those opened inside it, or nothing when there is none.
+    #[cold]
+    #[inline(never)]
+    fn unmatched_end(&mut self, i: usize, t: u64, own: Own, what: &'static str) {
         let stack = &mut self.threads[i].stack;
         match stack.iter().rposition(|&o| o == own) {
             Some(pos) => {
-                if pos + 1 != stack.len() {
-                    let inner = stack.split_off(pos + 1);
-                    self.warn(|| {
-                        format!("thread {i}: {what} at {t} ns closes {inner:?} opened inside it")
-                    });
-                }
-                self.threads[i].stack.pop();
+                let inner = stack.split_off(pos + 1);
+                stack.pop();
+                self.warn(|| {
+                    format!("thread {i}: {what} at {t} ns closes {inner:?} opened inside it")
+                });
             }
             None => self.warn(|| format!("thread {i}: {what} at {t} ns without a begin")),
         }
-        let now = self.threads[i].own().is_busy();
-        self.busy_changed(i, t, was, now);
-        self.retag(i, t);
     }
 
-    /// Updates the busy counts of thread `i`'s regions; idle teammates whose team turns busy
-    /// or quiet change between li and sl.
-    fn busy_changed(&mut self, i: usize, t: u64, was: bool, now: bool) {
-        if was == now {
-            return;
-        }
+    /// Thread `i` turned busy (`now`) or not: updates the busy counts of its regions and
+    /// re-evaluates the teammates whose category depends on whether the team is busy.
+    fn busy_changed(&mut self, i: usize, t: u64, now: bool) {
         for k in 0..self.threads[i].regions.len() {
-            let slot = self.threads[i].regions[k];
-            let Some(region) = self.regions[slot].as_mut() else {
-                continue;
-            };
+            let slot = self.threads[i].regions[k] as usize;
+            let region = &mut self.regions[slot];
             let before = region.busy;
-            region.busy = if now {
+            let after = if now {
                 before + 1
             } else {
                 before.saturating_sub(1)
             };
-            if (before == 0) != (region.busy == 0) {
-                self.retag_members(slot, t, Some(i));
+            region.busy = after;
+            // A member sees the team busy when the count exceeds its own share (1 if busy).
+            let flips_idle = self.team_matters[0] && (before > 0) != (after > 0);
+            let flips_busy = self.team_matters[1] && (before > 1) != (after > 1);
+            if !flips_idle && !flips_busy {
+                continue;
+            }
+            for n in 0..self.regions[slot].members.len() {
+                let m = self.regions[slot].members[n] as usize;
+                let own = self.threads[m].own;
+                let flips = if own.is_busy() {
+                    flips_busy
+                } else {
+                    flips_idle
+                };
+                if m != i && flips && self.needs_team[own_index(own)][1] {
+                    self.retag(m, t);
+                }
             }
         }
     }
 
-    /// Re-evaluates the members of the region in `slot`: all of them, or (with `busy_change`
-    /// naming the thread that changed) the other, idle ones.
-    fn retag_members(&mut self, slot: usize, t: u64, busy_change: Option<usize>) {
-        let count = self.regions[slot].as_ref().map_or(0, |r| r.members.len());
-        for k in 0..count {
-            let Some(m) = self.regions[slot].as_ref().map(|r| r.members[k] as usize) else {
-                return;
-            };
-            match busy_change {
-                Some(i) if m == i || self.threads[m].own() != Own::Idle => {}
-                _ => self.retag(m, t),
+    #[cold]
+    #[inline(never)]
+    fn begin_region(
+        &mut self,
+        t: u64,
+        id: u64,
+        name: Sym,
+        team: Option<TeamRef>,
+        symbols: &Symbols,
+    ) {
+        let slot = match self.free_slots.pop() {
+            Some(slot) => slot,
+            None => {
+                self.regions.push(Region {
+                    name: Sym(0),
+                    opens: 0,
+                    members: Vec::new(),
+                    busy: 0,
+                });
+                (self.regions.len() - 1) as u32
             }
+        };
+        let mut members = std::mem::take(&mut self.regions[slot as usize].members);
+        members.clear();
+        match team.map(|team| symbols.get_team(team)) {
+            Some(Some(team)) => {
+                members.extend(team.iter().copied().filter(|&m| (m as usize) < self.p))
+            }
+            Some(None) => {
+                self.warn(|| format!("region {id} at {t} ns: its team is not in the symbol table"))
+            }
+            None => members.extend(0..self.p as ThreadId),
         }
-    }
-
-    fn end_region(&mut self, id: u64, t: u64) {
-        let Some(slot) = self.slots.remove(&id) else {
-            return;
+        let busy = members
+            .iter()
+            .filter(|&&m| self.threads[m as usize].own.is_busy())
+            .count() as u32;
+        self.slots.insert(id, slot);
+        self.regions[slot as usize] = Region {
+            name,
+            opens: 1,
+            members,
+            busy,
         };
-        let Some(region) = self.regions[slot].take() else {
-            return;
-        };
-        self.free_slots.push(slot);
-        for &m in &region.members {
-            let m = m as usize;
-            self.threads[m].regions.retain(|&r| r != slot);
+        for k in 0..self.regions[slot as usize].members.len() {
+            let m = self.regions[slot as usize].members[k] as usize;
+            let th = &mut self.threads[m];
+            th.regions.push(slot);
+            th.region_name = Some(name);
+            self.refresh_ctx(m, t);
             self.retag(m, t);
         }
-        self.spare_members.push(region.members);
     }
 
+    #[cold]
+    #[inline(never)]
+    fn end_region(&mut self, id: u64, slot: u32, t: u64) {
+        self.slots.remove(&id);
+        self.free_slots.push(slot);
+        let members = std::mem::take(&mut self.regions[slot as usize].members);
+        for &m in &members {
+            let m = m as usize;
+            let th = &mut self.threads[m];
+            th.regions.retain(|&r| r != slot);
+            let innermost = th.regions.last().map(|&r| r as usize);
+            self.threads[m].region_name = innermost.map(|r| self.regions[r].name);
+            self.refresh_ctx(m, t);
+            self.retag(m, t);
+        }
+        self.regions[slot as usize].members = members;
+    }
+
+    /// Moves thread `i` to the context of its current region and phase (closing its open
+    /// stretch at `t` when that changes it).
+    #[inline]
+    fn refresh_ctx(&mut self, i: usize, t: u64) {
+        let th = &self.threads[i];
+        let k = th.region_name.map_or(0, |s| s.0 as usize + 1);
+        let cached = th.ctx_cache.get(k).copied().unwrap_or(NO_CTX);
+        let ctx = if cached != NO_CTX {
+            cached
+        } else {
+            let ctx = self.contexts.get((i as ThreadId, th.region_name, th.phase));
+            let cache = &mut self.threads[i].ctx_cache;
+            if cache.len() <= k {
+                cache.resize(k + 1, NO_CTX);
+            }
+            cache[k] = ctx;
+            ctx
+        };
+        if ctx != self.threads[i].ctx {
+            self.close(i, t);
+            self.threads[i].ctx = ctx;
+        }
+    }
+
+    #[inline]
     fn cpu_sample(&mut self, i: usize, t: u64, cpu: u64) {
         self.close(i, t);
         let th = &mut self.threads[i];
         let previous = th.last_cpu.replace(cpu);
+        match th.work_since_cpu[..] {
+            [] => return,
+            [(ctx, worked)] => {
+                // The usual case: all the work since the last sample was in one context.
+                th.work_since_cpu.clear();
+                if let Some(previous) = previous {
+                    let unbacked = worked.saturating_sub(cpu.saturating_sub(previous));
+                    self.contexts.totals[ctx as usize].move_to_rc_cpu(unbacked);
+                }
+                return;
+            }
+            _ => {}
+        }
         // Taken for the loop below and given back cleared, so its capacity is reused.
         let mut work = std::mem::take(&mut th.work_since_cpu);
-        self.rc_cpu(i, previous, cpu, &work);
+        if let Some(previous) = previous {
+            self.rc_cpu(previous, cpu, &work);
+        }
         work.clear();
         self.threads[i].work_since_cpu = work;
     }
 
-    /// Moves the work since the previous sample that the CPU clock does not back to rc.cpu.
-    fn rc_cpu(
-        &mut self,
-        i: usize,
-        previous: Option<u64>,
-        cpu: u64,
-        work: &[(Option<Sym>, Option<Sym>, u64)],
-    ) {
-        let Some(previous) = previous else {
-            return;
-        };
-        let worked: u64 = work.iter().map(|w| w.2).sum();
+    /// Moves the work since the previous sample that the CPU clock does not back to rc.cpu,
+    /// shared over the contexts the work was in: each takes the difference of the rounded-down
+    /// cumulative shares, so no context gives more than it worked and the parts sum exactly.
+    fn rc_cpu(&mut self, previous: u64, cpu: u64, work: &[(u32, u64)]) {
+        let worked: u64 = work.iter().map(|w| w.1).sum();
         let backed = cpu.saturating_sub(previous);
-        let unbacked = worked.saturating_sub(backed);
+        let unbacked = u128::from(worked.saturating_sub(backed));
         if unbacked == 0 {
             return;
         }
-        // Move the unbacked part of the work from pc to rc.cpu, shared over the regions and
-        // phases the work was in (integer shares; the last takes the remainder).
-        self.by_thread[i].move_to_rc_cpu(unbacked);
-        let mut left = unbacked;
-        for (n, &(region, phase, ns)) in work.iter().enumerate() {
-            let share = if n + 1 == work.len() {
-                left
-            } else {
-                ((unbacked as u128 * ns as u128) / worked as u128) as u64
-            };
-            left -= share;
-            slot(&mut self.by_region, region).move_to_rc_cpu(share);
-            slot(&mut self.by_phase, phase).move_to_rc_cpu(share);
+        let (mut cumulative, mut moved) = (0u128, 0u128);
+        for &(ctx, ns) in work {
+            cumulative += u128::from(ns);
+            let upto = unbacked * cumulative / u128::from(worked);
+            self.contexts.totals[ctx as usize].move_to_rc_cpu((upto - moved) as u64);
+            moved = upto;
         }
     }
 
-    fn tag_of(&self, i: usize) -> Tag {
+    /// The category of thread `i` now: the rule table at its situation.
+    #[inline]
+    fn category_of(&self, i: usize) -> Category {
         let th = &self.threads[i];
-        let own = th.own();
-        let busy_self = own.is_busy() as u32;
-        let team_busy = th.regions.iter().any(|&slot| {
-            self.regions[slot]
-                .as_ref()
-                .is_some_and(|r| r.busy > busy_self)
-        });
-        let in_region = !th.regions.is_empty();
-        Tag {
-            category: self.table[own_index(own)][in_region as usize][team_busy as usize],
-            region: th
-                .regions
-                .last()
-                .and_then(|&slot| self.regions[slot].as_ref())
-                .map(|r| r.name),
-            phase: th.phase,
-        }
+        let own = own_index(th.own);
+        let in_region = !th.regions.is_empty() as usize;
+        let team_busy = self.needs_team[own][in_region] && {
+            let mine = th.own.is_busy() as u32;
+            th.regions
+                .iter()
+                .any(|&slot| self.regions[slot as usize].busy > mine)
+        };
+        self.table[own][in_region][team_busy as usize]
     }
 
-    /// Re-evaluates thread `i` at `t`; a changed tag closes its interval.
+    /// Re-evaluates thread `i` at `t`; a changed category closes its stretch.
+    #[inline]
     fn retag(&mut self, i: usize, t: u64) {
-        let tag = self.tag_of(i);
-        if tag != self.threads[i].tag {
+        let category = self.category_of(i);
+        if category != self.threads[i].category {
             self.close(i, t);
-            self.threads[i].tag = tag;
+            self.threads[i].category = category;
         }
     }
 
-    /// Attributes `[since, t)` of thread `i` to its tag. Communication past its ideal time
-    /// (the deadline set at `comm_begin` from the machine file) is rc.comm instead of cl.
+    /// Attributes `[since, t)` of thread `i` to its category and context. Communication past
+    /// its ideal time (the deadline set at `comm_begin` from the machine file) is rc.comm
+    /// instead of cl.
+    #[inline(always)]
     fn close(&mut self, i: usize, t: u64) {
-        if self.window_start.is_none() {
-            return;
-        }
         let th = &mut self.threads[i];
-        let (since, tag) = (th.since, th.tag);
-        th.since = t;
+        let since = th.since;
         if t <= since {
             return;
         }
-        match th.comm_deadline.filter(|_| tag.category == Category::Cl) {
-            Some(deadline) if deadline < t => {
-                let split = deadline.max(since);
-                self.attribute(i, since, split, tag);
-                self.attribute(
-                    i,
-                    split,
-                    t,
-                    Tag {
-                        category: Category::Rc,
-                        ..tag
-                    },
-                );
-            }
-            _ => self.attribute(i, since, t, tag),
+        th.since = t;
+        let (category, ctx) = (th.category, th.ctx);
+        if category == Category::Cl && th.comm_deadline < t {
+            let split = th.comm_deadline.max(since);
+            self.attribute(i, since, split, Category::Cl, ctx);
+            self.attribute(i, split, t, Category::Rc, ctx);
+        } else {
+            self.attribute(i, since, t, category, ctx);
         }
     }
 
-    fn attribute(&mut self, i: usize, start: u64, end: u64, tag: Tag) {
+    #[inline(always)]
+    fn attribute(&mut self, i: usize, start: u64, end: u64, category: Category, ctx: u32) {
         let ns = end - start;
         if ns == 0 {
             return;
         }
-        let th = &mut self.threads[i];
-        if tag.category == Category::Pc {
-            // Work usually continues in the region and phase of the previous work.
-            match th.work_since_cpu.last_mut() {
-                Some(w) if w.0 == tag.region && w.1 == tag.phase => w.2 += ns,
-                _ => match th
-                    .work_since_cpu
-                    .iter_mut()
-                    .find(|w| w.0 == tag.region && w.1 == tag.phase)
-                {
-                    Some(w) => w.2 += ns,
-                    None => th.work_since_cpu.push((tag.region, tag.phase, ns)),
-                },
+        let totals = &mut self.contexts.totals[ctx as usize];
+        match category {
+            Category::Pc => {
+                totals.add(Category::Pc, ns);
+                // Work usually continues in the context of the previous work.
+                let work = &mut self.threads[i].work_since_cpu;
+                match work.last_mut() {
+                    Some(w) if w.0 == ctx => w.1 += ns,
+                    _ => add_work(work, ctx, ns),
+                }
             }
-        }
-        let add = |totals: &mut Totals| match tag.category {
             // Only communication past its ideal time is tagged rc here (rc.cpu is moved
             // from pc at cpu samples).
             Category::Rc => totals.add_rc_comm(ns),
             c => totals.add(c, ns),
-        };
-        add(&mut self.by_thread[i]);
-        add(slot(&mut self.by_region, tag.region));
-        add(slot(&mut self.by_phase, tag.phase));
+        }
         if self.sink.is_some() {
+            let (_, region, phase) = self.contexts.keys[ctx as usize];
             self.pending.push(Interval {
                 thread: i as ThreadId,
                 start,
                 end,
-                category: tag.category,
-                region: tag.region,
-                phase: tag.phase,
+                category,
+                region,
+                phase,
             });
         }
+    }
+}
+
+/// Adds work time to a context that is not the last one worked in.
+#[cold]
+#[inline(never)]
+fn add_work(work: &mut Vec<(u32, u64)>, ctx: u32, ns: u64) {
+    match work.iter_mut().find(|w| w.0 == ctx) {
+        Some(w) => w.1 += ns,
+        None => work.push((ctx, ns)),
     }
 }
 
@@ -653,18 +777,4 @@ impl Hasher for IdHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = (n ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
-}
-
-/// Whether the innermost of these open intervals is busy.
-fn busy_of(stack: &[Own]) -> bool {
-    stack.last().is_some_and(|o| o.is_busy())
-}
-
-/// The totals of a symbol-keyed breakdown (`None` is slot 0), growing the table.
-fn slot(table: &mut Vec<Totals>, key: Option<Sym>) -> &mut Totals {
-    let k = key.map_or(0, |s| s.0 as usize + 1);
-    if table.len() <= k {
-        table.resize(k + 1, Totals::default());
-    }
-    &mut table[k]
 }
