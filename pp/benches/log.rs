@@ -11,6 +11,9 @@
 //! The read is repeated `PP_LOG_BENCH_ROUNDS` times (default 3; the machine may be shared) and
 //! the best round gives the rate.
 //!
+//! Last, the `pp` command itself runs on the log (`pp -l LOG`, one process, its wall and CPU
+//! time and peak resident set from `getrusage`): what a user waits for.
+//!
 //! `cargo bench -p pp --bench log` (full size), `PP_LOG_BENCH_EVENTS=10000000 cargo bench -p pp
 //! --bench log` (quick).
 
@@ -35,6 +38,16 @@ fn status_kib(key: &str) -> Option<u64> {
 fn cpu_ns() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
     s.split_whitespace().next()?.parse().ok()
+}
+
+/// User + system CPU seconds of the waited-for children, and the largest peak resident set
+/// of one of them (KiB).
+fn children_usage() -> (f64, i64) {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (s(usage.ru_utime) + s(usage.ru_stime), usage.ru_maxrss)
 }
 
 fn main() {
@@ -76,13 +89,14 @@ fn main() {
         open_s = start.elapsed().as_secs_f64();
         let mut last = 0u64;
         (n, sum) = (0, 0);
-        while let Some(e) = reader.next_event() {
-            let e = e.expect("a valid log");
-            assert!(e.t >= last);
-            last = e.t;
-            sum = sum.wrapping_add(e.t ^ u64::from(e.thread));
-            n += 1;
-        }
+        reader
+            .for_each_event(|e, _| {
+                assert!(e.t >= last);
+                last = e.t;
+                sum = sum.wrapping_add(e.t ^ u64::from(e.thread));
+                n += 1;
+            })
+            .expect("a valid log");
         times.push(start.elapsed().as_secs_f64());
         if let (Some(a), Some(b)) = (cpu_start, cpu_ns()) {
             cpu_times.push((b - a) as f64 / 1e9);
@@ -98,19 +112,38 @@ fn main() {
     let mut reader = LogReader::open(&path).expect("open");
     let header = reader.header().clone();
     let mut sweep = Sweep::new(&header, None);
-    let symbols = reader.symbols().clone();
-    reader
-        .for_each_event(|e| sweep.event(e, &symbols))
-        .expect("a valid log");
+    sweep.read(&mut reader).expect("a valid log");
     let attribution = sweep.finish(reader.symbols()).expect("a window");
-    eprintln!(
-        "WARN {:?}",
-        attribution.warnings.iter().take(3).collect::<Vec<_>>()
+    assert!(
+        attribution.warnings.is_empty(),
+        "{:?}",
+        attribution.warnings
     );
     let profile_s = start.elapsed().as_secs_f64();
     let profile_hwm = status_kib("VmHWM:");
     let (from, to) = attribution.window;
     assert_eq!(attribution.totals.sum(), u64::from(threads) * (to - from));
+    // The `pp` command itself on the same log: `pp -l LOG` (no machine file), wall time and
+    // the child's CPU time.
+    let pp_run = {
+        let start = Instant::now();
+        let (cpu_before, _) = children_usage();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pp"))
+            .arg("-l")
+            .arg(&path)
+            .env("HOME", std::env::temp_dir())
+            .env_remove("PP_MACHINE")
+            .output()
+            .expect("run pp");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let wall = start.elapsed().as_secs_f64();
+        let (cpu_after, max_rss) = children_usage();
+        (wall, cpu_after - cpu_before, max_rss)
+    };
     let first_s = times[0];
     let best_s = times.iter().copied().fold(f64::INFINITY, f64::min);
     let best_cpu_s = cpu_times.iter().copied().fold(f64::INFINITY, f64::min);
@@ -124,7 +157,7 @@ fn main() {
         events as f64 / write_s / 1e6
     );
     println!(
-        "  read (LogReader::open + next_event), {rounds} rounds: first {first_s:.3} s, best {best_s:.3} s \
+        "  read (LogReader::open + for_each_event), {rounds} rounds: first {first_s:.3} s, best {best_s:.3} s \
          => {:.1} M events/s ({:.1} MB/s; open/index {open_s:.3} s)  [checksum {sum:x}]",
         n as f64 / best_s / 1e6,
         bytes as f64 / best_s / 1e6,
@@ -147,6 +180,13 @@ fn main() {
         ),
         _ => println!("  memory: /proc/self/status not available"),
     }
+    println!(
+        "  the pp command (pp -l LOG): {:.3} s wall, {:.3} s CPU => {:.1} M events/s (wall); peak RSS {} KiB",
+        pp_run.0,
+        pp_run.1,
+        n as f64 / pp_run.0 / 1e6,
+        pp_run.2
+    );
     println!(
         "  pp (read + attribute), one round: {profile_s:.3} s => {:.1} M events/s; VmHWM {} KiB{}",
         n as f64 / profile_s / 1e6,

@@ -164,23 +164,14 @@ fn profile(args: &ProfileArgs) -> Result<()> {
     };
     let machine = machine(args.machine.as_ref())?;
     let calibrated = machine.is_some();
-    let mut damage = None;
-    let attribution = {
+    let (attribution, damage) = {
         let sink = chrome.as_mut().map(|c| &mut c.trace as &mut dyn Sink);
         let mut sweep = Sweep::new(&header, sink);
         if let Some(machine) = machine {
             sweep = sweep.with_machine(machine);
         }
-        while let Some(event) = reader.next_event() {
-            match event {
-                Ok(e) => sweep.event(&e, reader.symbols()),
-                Err(e) => {
-                    damage = Some(e);
-                    break;
-                }
-            }
-        }
-        sweep.finish(reader.symbols())
+        let damage = sweep.read(&mut reader).err();
+        (sweep.finish(reader.symbols()), damage)
     };
     if let Some(c) = chrome {
         c.finish()?;

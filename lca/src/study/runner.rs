@@ -343,12 +343,9 @@ impl<'a> Runner<'a> {
         if let Some(m) = &self.machine {
             sweep = sweep.with_machine(m.clone());
         }
-        while let Some(event) = reader.next_event() {
-            match event {
-                Ok(e) => sweep.event(&e, reader.symbols()),
-                Err(e) => return Err(format!("the log is damaged: {e}")),
-            }
-        }
+        sweep
+            .read(&mut reader)
+            .map_err(|e| format!("the log is damaged: {e}"))?;
         if !reader.finished() {
             return Err(format!(
                 "{}: the log has no end marker (the run did not finish)",

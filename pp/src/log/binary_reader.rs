@@ -178,7 +178,10 @@ impl BinaryLog {
     /// Calls `f` with every remaining event in global time order; then the damage that ends
     /// the log, if any (see [`super::LogReader::for_each_event`]).
     #[inline]
-    pub(crate) fn for_each_event(&mut self, mut f: impl FnMut(&Event)) -> Option<LogError> {
+    pub(crate) fn for_each_event(
+        &mut self,
+        mut f: impl FnMut(&Event, &Symbols),
+    ) -> Option<LogError> {
         loop {
             let Some(w) = self.merge.winner() else {
                 return self.tail.take();
@@ -188,7 +191,7 @@ impl BinaryLog {
                 continue;
             };
             if let Some(e) = cur.head() {
-                f(e);
+                f(e, &self.symbols);
                 cur.at += 1;
                 if cur.at == cur.len {
                     cur.refill(&self.source, &self.defined, &self.file);

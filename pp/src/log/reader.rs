@@ -133,14 +133,14 @@ impl LogReader {
     }
 
     /// Calls `f` with every remaining event in global time order (the order of
-    /// [`LogReader::next_event`], without returning each one through a `Result`); `Err` is the
-    /// damage that ends the log, after every valid event before it.
-    pub fn for_each_event(&mut self, mut f: impl FnMut(&Event)) -> Result<(), LogError> {
+    /// [`LogReader::next_event`], without returning each one through a `Result`) and the
+    /// log's symbols; `Err` is the damage that ends the log, after every valid event before it.
+    pub fn for_each_event(&mut self, mut f: impl FnMut(&Event, &Symbols)) -> Result<(), LogError> {
         let damage = match &mut self.inner {
             Inner::Binary(log) => log.for_each_event(f),
             Inner::Text { log, next } => {
                 for e in log.events.get(*next..).unwrap_or(&[]) {
-                    f(e);
+                    f(e, &log.symbols);
                 }
                 *next = log.events.len();
                 log.error.take()

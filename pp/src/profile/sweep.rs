@@ -13,6 +13,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use super::rules::{CATEGORIES, Category, Own, Situation, classify};
 use super::totals::Totals;
 use crate::event::{Event, EventKind, Header, Sym, Symbols, TeamRef, ThreadId};
+use crate::log::{LogError, LogReader};
 use crate::machine::Machine;
 
 /// An attributed stretch of one thread's time.
@@ -339,6 +340,13 @@ impl<'s> Sweep<'s> {
         if !self.pending.is_empty() {
             self.drain(symbols);
         }
+    }
+
+    /// Applies every remaining event of `log`, in time order. `Err` is the damage that ended
+    /// the log early (every event before it was applied); [`Sweep::finish`] then attributes
+    /// what was read.
+    pub fn read(&mut self, log: &mut LogReader) -> Result<(), LogError> {
+        log.for_each_event(|e, symbols| self.event(e, symbols))
     }
 
     #[cold]

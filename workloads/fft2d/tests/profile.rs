@@ -27,9 +27,7 @@ fn profile(path: &Path) -> Profile {
     let mut reader = LogReader::open(path).unwrap();
     let header = reader.header().clone();
     let mut sweep = Sweep::new(&header, None);
-    while let Some(event) = reader.next_event() {
-        sweep.event(&event.unwrap(), reader.symbols());
-    }
+    sweep.read(&mut reader).unwrap();
     assert!(reader.finished(), "the log has no end marker");
     let a = sweep.finish(reader.symbols()).unwrap();
     let profile = Profile::new(header, a, reader.symbols());
