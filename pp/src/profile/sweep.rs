@@ -652,7 +652,7 @@ impl<'s> Sweep<'s> {
     }
 
     /// The category of thread `i` now: the rule table at its situation.
-    #[inline]
+    #[inline(always)]
     fn category_of(&self, i: usize) -> Category {
         let th = &self.threads[i];
         let own = own_index(th.own);
@@ -667,7 +667,7 @@ impl<'s> Sweep<'s> {
     }
 
     /// Re-evaluates thread `i` at `t`; a changed category closes its stretch.
-    #[inline]
+    #[inline(always)]
     fn retag(&mut self, i: usize, t: u64) {
         let category = self.category_of(i);
         if category != self.threads[i].category {
