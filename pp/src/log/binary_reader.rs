@@ -190,13 +190,15 @@ impl BinaryLog {
                 self.merge.replace_winner(EXHAUSTED);
                 continue;
             };
-            if let Some(e) = cur.head() {
-                f(e, &self.symbols);
+            if let Some(&e) = cur.head() {
+                // The merge moves on before `f` runs, so that finding the next event does not
+                // wait for what `f` does with this one.
                 cur.at += 1;
                 if cur.at == cur.len {
                     cur.refill(&self.source, &self.defined, &self.file);
                 }
                 self.merge.replace_winner(cur.key(w));
+                f(&e, &self.symbols);
             } else if let Some(e) = self.thread_ended(w) {
                 return Some(e);
             }
