@@ -126,10 +126,15 @@ pub enum EventKind {
         /// Bytes moved.
         bytes: u64,
     },
-    /// A sample of the thread's CPU clock (`CLOCK_THREAD_CPUTIME_ID`), in nanoseconds.
+    /// A sample of the thread's scheduler accounting: its CPU clock
+    /// (`CLOCK_THREAD_CPUTIME_ID`) and, where the kernel reports it, its run-queue delay (the
+    /// time it has been runnable but waiting for a CPU: `/proc/thread-self/schedstat`), both
+    /// cumulative nanoseconds.
     Cpu {
         /// Thread CPU time.
         thread_cpu_ns: u64,
+        /// Run-queue delay, if known.
+        run_delay_ns: Option<u64>,
     },
     /// Labels the following time of this thread.
     Phase {
@@ -250,6 +255,6 @@ mod tests {
 
     #[test]
     fn events_are_small() {
-        assert!(std::mem::size_of::<Event>() <= 40);
+        assert!(std::mem::size_of::<Event>() <= 48);
     }
 }

@@ -47,7 +47,7 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
             continue; // a thread that never starts
         }
         let mut t = rng.below(30);
-        let mut cpu = 0;
+        let (mut cpu, mut delay) = (0, 0);
         push(t, thread, EventKind::Start);
         while t < HORIZON {
             let step = 1 + rng.below(20);
@@ -93,9 +93,19 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
                     t += rng.below(3);
                 }
                 _ => {
-                    // CPU clock advances by at most the elapsed time, sometimes much less.
+                    // CPU clock advances by at most the elapsed time, sometimes much less;
+                    // most samples carry a run-queue delay, which grows by a few ns.
                     cpu += rng.below(t + 1 - cpu.min(t));
-                    push(t, thread, EventKind::Cpu { thread_cpu_ns: cpu });
+                    delay += rng.below(15);
+                    let run_delay_ns = rng.chance(70).then_some(delay);
+                    push(
+                        t,
+                        thread,
+                        EventKind::Cpu {
+                            thread_cpu_ns: cpu,
+                            run_delay_ns,
+                        },
+                    );
                     t += rng.below(3);
                 }
             }
@@ -171,7 +181,7 @@ fn brute_force(
     let mut opened = 0;
     // Per thread: (time, name) of each phase event.
     let mut phases: Vec<Vec<(u64, Sym)>> = vec![Vec::new(); p];
-    let mut cpu: Vec<Vec<(u64, u64)>> = vec![Vec::new(); p];
+    let mut cpu: Vec<Vec<(u64, u64, Option<u64>)>> = vec![Vec::new(); p];
     for e in events {
         let i = e.thread as usize;
         match e.kind {
@@ -201,7 +211,10 @@ fn brute_force(
                 regions.push((b, e.t, members, name, order));
             }
             EventKind::Phase { name } => phases[i].push((e.t, name)),
-            EventKind::Cpu { thread_cpu_ns } => cpu[i].push((e.t, thread_cpu_ns)),
+            EventKind::Cpu {
+                thread_cpu_ns,
+                run_delay_ns,
+            } => cpu[i].push((e.t, thread_cpu_ns, run_delay_ns)),
             _ => {}
         }
     }
@@ -218,6 +231,8 @@ fn brute_force(
     let mut by_region = BTreeMap::new();
     let mut by_phase = BTreeMap::new();
     let mut work_at = vec![Vec::new(); p];
+    // The category of each instant of each thread, before rc.cpu moves.
+    let mut at: Vec<Vec<(u64, Category)>> = vec![Vec::new(); p];
     for x in start..end {
         for i in 0..p {
             let innermost = regions
@@ -258,18 +273,55 @@ fn brute_force(
                 }
             };
             totals[i][category.index()] += 1;
+            at[i].push((x, category));
             by_region.entry(innermost).or_insert([0; 6])[category.index()] += 1;
             by_phase.entry(phase).or_insert([0; 6])[category.index()] += 1;
         }
     }
-    // rc.cpu: between consecutive samples, work time beyond the CPU time used.
+    // rc.cpu: between consecutive samples, work time beyond the CPU time used; between
+    // consecutive samples with a run-queue delay, the delay beyond that unbacked work, taken
+    // from the time in li, ip and sl (in that order of rounded-down cumulative shares).
     for i in 0..p {
-        for pair in cpu[i].windows(2) {
-            let ((t0, c0), (t1, c1)) = (pair[0], pair[1]);
-            let worked = work_at[i].iter().filter(|&&x| t0 <= x && x < t1).count() as u64;
-            let unbacked = worked.saturating_sub(c1.saturating_sub(c0));
-            totals[i][Category::Pc.index()] -= unbacked;
-            totals[i][Category::Rc.index()] += unbacked;
+        let mut unbacked_since = 0;
+        let mut last_delay: Option<(u64, u64)> = None;
+        for k in 0..cpu[i].len() {
+            let (t1, c1, d1) = cpu[i][k];
+            if k > 0 {
+                let (t0, c0, _) = cpu[i][k - 1];
+                let worked = work_at[i].iter().filter(|&&x| t0 <= x && x < t1).count() as u64;
+                let unbacked = worked.saturating_sub(c1.saturating_sub(c0));
+                totals[i][Category::Pc.index()] -= unbacked;
+                totals[i][Category::Rc.index()] += unbacked;
+                unbacked_since += unbacked;
+            }
+            let Some(d1) = d1 else { continue };
+            if let Some((t0, d0)) = last_delay {
+                let runnable = d1.saturating_sub(d0).saturating_sub(unbacked_since);
+                let waiting: Vec<u64> = [Category::Li, Category::Ip, Category::Sl]
+                    .iter()
+                    .map(|&c| {
+                        let n = at[i]
+                            .iter()
+                            .filter(|&&(x, cat)| t0 <= x && x < t1 && cat == c);
+                        n.count() as u64
+                    })
+                    .collect();
+                let whole: u64 = waiting.iter().sum();
+                let moved = runnable.min(whole);
+                let (mut cumulative, mut given) = (0, 0);
+                for (c, w) in [Category::Li, Category::Ip, Category::Sl]
+                    .into_iter()
+                    .zip(waiting)
+                {
+                    cumulative += w;
+                    let upto = (moved * cumulative).checked_div(whole).unwrap_or(0);
+                    totals[i][c.index()] -= upto - given;
+                    totals[i][Category::Rc.index()] += upto - given;
+                    given = upto;
+                }
+            }
+            last_delay = Some((t1, d1));
+            unbacked_since = 0;
         }
     }
     Some(Expected {
@@ -279,18 +331,36 @@ fn brute_force(
     })
 }
 
-/// A breakdown with rc.cpu moved back into pc (it is shared over regions and phases in
-/// integer parts), as the brute force computes it.
-fn before_rc_cpu(rows: &[(Option<Sym>, Totals)]) -> BTreeMap<Option<Sym>, [u64; 6]> {
-    rows.iter()
-        .map(|(k, t)| {
-            let mut ns = t.ns;
-            let rc_cpu = t.sub("rc.cpu").unwrap();
-            ns[Category::Rc.index()] -= rc_cpu;
-            ns[Category::Pc.index()] += rc_cpu;
-            (*k, ns)
-        })
-        .collect()
+/// Checks a breakdown against the brute force's, which has no rc.cpu yet (the sweep shares it
+/// over regions and phases in integer parts): per key, cl and rc.comm are exact, and rc.cpu
+/// came out of li, ip, sl and pc without taking more than any of them had.
+fn check_breakdown(
+    rows: &[(Option<Sym>, Totals)],
+    want: BTreeMap<Option<Sym>, [u64; 6]>,
+) -> Result<(), String> {
+    let want: BTreeMap<_, _> = want
+        .into_iter()
+        .filter(|(_, v)| v.iter().sum::<u64>() > 0)
+        .collect();
+    let keys: Vec<_> = rows.iter().map(|r| r.0).collect();
+    if keys != want.keys().copied().collect::<Vec<_>>() {
+        return Err(format!("keys {keys:?} vs {:?}", want.keys()));
+    }
+    for (key, got) in rows {
+        let w = want[key];
+        let [li, ip, sl, cl, rc, pc] = CATEGORIES.map(Category::index);
+        let rc_cpu = got.sub("rc.cpu").unwrap();
+        let fits = [li, ip, sl, pc].iter().all(|&c| got.ns[c] <= w[c]);
+        let sum = |v: &[u64; 6]| v[li] + v[ip] + v[sl] + v[pc];
+        if got.ns[cl] != w[cl]
+            || got.sub("rc.comm").unwrap() != w[rc]
+            || !fits
+            || sum(&got.ns) + rc_cpu != sum(&w)
+        {
+            return Err(format!("{key:?}: {got:?} vs {w:?} before rc.cpu"));
+        }
+    }
+    Ok(())
 }
 
 proptest! {
@@ -318,11 +388,12 @@ proptest! {
                     let got = a.by_thread[i].ns;
                     prop_assert_eq!(&got, want, "thread {} ({:?})", i, CATEGORIES);
                 }
-                let nonzero = |m: BTreeMap<Option<Sym>, [u64; 6]>| -> BTreeMap<_, _> {
-                    m.into_iter().filter(|(_, v)| v.iter().sum::<u64>() > 0).collect()
-                };
-                prop_assert_eq!(before_rc_cpu(&a.by_region), nonzero(expected.by_region), "by region");
-                prop_assert_eq!(before_rc_cpu(&a.by_phase), nonzero(expected.by_phase), "by phase");
+                if let Err(e) = check_breakdown(&a.by_region, expected.by_region) {
+                    prop_assert!(false, "by region: {}", e);
+                }
+                if let Err(e) = check_breakdown(&a.by_phase, expected.by_phase) {
+                    prop_assert!(false, "by phase: {}", e);
+                }
                 for rows in [&a.by_region, &a.by_phase] {
                     let mut sum = Totals::default();
                     rows.iter().for_each(|(_, t)| sum.absorb(t));

@@ -453,7 +453,7 @@ enum GenKind {
     WaitEnd(usize, Option<usize>),
     CommBegin(u64),
     CommEnd(u64),
-    Cpu(u64),
+    Cpu(u64, Option<u64>),
     Phase(usize),
 }
 
@@ -482,7 +482,7 @@ fn gen_kind() -> impl Strategy<Value = GenKind> {
         (0..6usize, opt).prop_map(|(k, o)| GenKind::WaitEnd(k, o)),
         big().prop_map(GenKind::CommBegin),
         big().prop_map(GenKind::CommEnd),
-        big().prop_map(GenKind::Cpu),
+        (big(), proptest::option::of(big())).prop_map(|(c, d)| GenKind::Cpu(c, d)),
         name.prop_map(GenKind::Phase),
     ]
 }
@@ -552,7 +552,10 @@ fn gen_log() -> impl Strategy<Value = GenLog> {
                         },
                         GenKind::CommBegin(b) => EventKind::CommBegin { bytes: b },
                         GenKind::CommEnd(b) => EventKind::CommEnd { bytes: b },
-                        GenKind::Cpu(c) => EventKind::Cpu { thread_cpu_ns: c },
+                        GenKind::Cpu(c, d) => EventKind::Cpu {
+                            thread_cpu_ns: c,
+                            run_delay_ns: d,
+                        },
                         GenKind::Phase(n) => EventKind::Phase { name: name(n) },
                     };
                     out.push(Event {
@@ -1003,7 +1006,7 @@ fn corrupt_binary_logs_get_precise_messages() {
     assert_eq!(
         m,
         format!(
-            "c.log: byte {rec}: thread 0: unknown record tag 0x7f (expected an event record 0x01-0x0d, 0x10-0x15, 0x18-0x1d, 0x20-0x25 or 0x28-0x2d)"
+            "c.log: byte {rec}: thread 0: unknown record tag 0x7f (expected an event record 0x01-0x0e, 0x10-0x15, 0x18-0x1d, 0x20-0x25 or 0x28-0x2d)"
         )
     );
 
@@ -1152,6 +1155,7 @@ fn blocks_larger_than_the_limit_are_split_and_read_back() {
         } else {
             EventKind::Cpu {
                 thread_cpu_ns: i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                run_delay_ns: (!i.is_multiple_of(3)).then_some(i * 977),
             }
         },
     };

@@ -495,6 +495,16 @@ mod recorder {
                     .filter(|e| matches!(e.kind, EventKind::Cpu { .. }))
                     .map(|e| e.t)
                     .collect();
+                // Where the kernel reports run-queue delay, every sample carries it.
+                if std::path::Path::new("/proc/thread-self/schedstat").exists() {
+                    assert!(inside.iter().all(|e| !matches!(
+                        e.kind,
+                        EventKind::Cpu {
+                            run_delay_ns: None,
+                            ..
+                        }
+                    )));
+                }
                 assert!(
                     cpus.iter().any(|&c| c <= first),
                     "thread {t}: no cpu sample before its work in [{b}, {end}]"

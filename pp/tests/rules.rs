@@ -85,6 +85,54 @@ fn rule_3_work_not_backed_by_cpu_time_is_resource_contention() {
 }
 
 #[test]
+fn rule_3_run_queue_delay_while_idle_is_resource_contention() {
+    // Thread 1 is woken at the fork (0) but gets a core only at 60: the kernel counts 40 ns of
+    // that as run-queue delay, which moves from its load imbalance to rc.cpu.
+    let p = profile(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 region_begin 1 fork
+0 0 cpu 0 0
+0 0 work_begin
+0 1 cpu 0 500
+60 1 cpu 0 540
+60 1 work_begin
+100 0 work_end
+100 0 cpu 100 0
+100 1 work_end
+100 1 cpu 40 540
+100 0 region_end 1
+100 0 stop
+100 1 stop
+",
+    );
+    assert_eq!(thread(&p, 0), [0, 0, 0, 0, 0, 100]);
+    assert_eq!(thread(&p, 1), [20, 0, 0, 0, 40, 40]);
+    assert_eq!(p.totals.sub("rc.cpu"), Some(40));
+}
+
+#[test]
+fn rule_3_run_queue_delay_beyond_unbacked_work_comes_from_waiting_at_most_all_of_it() {
+    // Work 50-100 has 20 ns of CPU time: 30 ns unbacked (rc.cpu from pc). The run-queue delay
+    // of 100 ns explains those 30 and 70 more, of which only the 50 ns at the barrier exist.
+    let p = profile(
+        "pplog 1 p=1
+0 0 start
+0 0 cpu 0 0
+0 0 wait_begin barrier
+50 0 wait_end barrier
+50 0 work_begin
+100 0 work_end
+100 0 cpu 20 100
+100 0 stop
+",
+    );
+    assert_eq!(thread(&p, 0), [0, 0, 0, 0, 80, 20]);
+    assert_eq!(p.totals.sub("rc.cpu"), Some(80));
+}
+
+#[test]
 fn rule_4_idle_in_a_region_is_load_imbalance_or_synchronization() {
     let p = profile(
         "pplog 1 p=2 impl=dp

@@ -32,7 +32,7 @@
 //! thread appear in time order. Each block is self-contained: decoding starts with the state
 //! `t = first_t`, `region = 0`, `cpu = 0`. A record's time is `t += dt` (so `dt` of the first
 //! record is 0 when `first_t` is its time); times never decrease within a thread, also across
-//! its blocks. The record tags and their arguments:
+//! its blocks. (`delay` also starts at 0 in each block.) The record tags and their arguments:
 //!
 //! | tag | event | args |
 //! |---|---|---|
@@ -46,6 +46,7 @@
 //! | `0x0A` | `comm_begin` | `bytes:varint` |
 //! | `0x0B` | `comm_end` | `bytes:varint` |
 //! | `0x0C` | `cpu` | `zigzag(thread_cpu_ns - cpu)` — then `cpu = thread_cpu_ns` |
+//! | `0x0E` | `cpu` with run delay | as `0x0C`, then `zigzag(run_delay_ns - delay)` — then `delay = run_delay_ns` |
 //! | `0x0D` | `phase` | `name:varint` |
 //! | `0x10 + k` / `0x18 + k` | `wait_begin` kind `k` / with object | — / `object:varint` |
 //! | `0x20 + k` / `0x28 + k` | `wait_end` kind `k` / with object | — / `object:varint` |
@@ -90,6 +91,7 @@ const T_COMM_BEGIN: u8 = 0x0A;
 const T_COMM_END: u8 = 0x0B;
 const T_CPU: u8 = 0x0C;
 const T_PHASE: u8 = 0x0D;
+const T_CPU_DELAY: u8 = 0x0E;
 const T_WAIT_BEGIN: u8 = 0x10;
 const T_WAIT_BEGIN_OBJECT: u8 = 0x18;
 const T_WAIT_END: u8 = 0x20;
@@ -104,6 +106,8 @@ pub(crate) struct BlockState {
     pub region: u64,
     /// Thread CPU time of the previous `cpu` record.
     pub cpu: u64,
+    /// Run-queue delay of the previous `cpu` record that had one.
+    pub delay: u64,
 }
 
 impl BlockState {
@@ -113,6 +117,7 @@ impl BlockState {
             t: first_t,
             region: 0,
             cpu: 0,
+            delay: 0,
         }
     }
 }
@@ -172,7 +177,13 @@ pub(crate) fn encode_record(buf: &mut Vec<u8>, st: &mut BlockState, t: u64, kind
         }
         EventKind::CommBegin { .. } => (T_COMM_BEGIN, None),
         EventKind::CommEnd { .. } => (T_COMM_END, None),
-        EventKind::Cpu { .. } => (T_CPU, None),
+        EventKind::Cpu {
+            run_delay_ns: None, ..
+        } => (T_CPU, None),
+        EventKind::Cpu {
+            run_delay_ns: Some(_),
+            ..
+        } => (T_CPU_DELAY, None),
         EventKind::Phase { name } => (T_PHASE, Some(name.0)),
     };
     buf.push(tag);
@@ -191,12 +202,19 @@ pub(crate) fn encode_record(buf: &mut Vec<u8>, st: &mut BlockState, t: u64, kind
             st.region = id;
         }
         EventKind::CommBegin { bytes } | EventKind::CommEnd { bytes } => varint::put(buf, bytes),
-        EventKind::Cpu { thread_cpu_ns } => {
+        EventKind::Cpu {
+            thread_cpu_ns,
+            run_delay_ns,
+        } => {
             varint::put(
                 buf,
                 varint::zigzag(thread_cpu_ns.wrapping_sub(st.cpu) as i64),
             );
             st.cpu = thread_cpu_ns;
+            if let Some(delay) = run_delay_ns {
+                varint::put(buf, varint::zigzag(delay.wrapping_sub(st.delay) as i64));
+                st.delay = delay;
+            }
         }
         _ => {
             if let Some(s) = sym {
@@ -217,7 +235,7 @@ fn tag_name(tag: u8) -> &'static str {
         T_WORK_END | T_WORK_END_LABEL => "work_end",
         T_COMM_BEGIN => "comm_begin",
         T_COMM_END => "comm_end",
-        T_CPU => "cpu",
+        T_CPU | T_CPU_DELAY => "cpu",
         T_PHASE => "phase",
         0x10..=0x15 | 0x18..=0x1D => "wait_begin",
         0x20..=0x25 | 0x28..=0x2D => "wait_end",
@@ -281,6 +299,7 @@ pub(crate) fn decode_record(
     };
     let mut region = st.region;
     let mut cpu = st.cpu;
+    let mut delay = st.delay;
     let kind = match tag {
         T_START => EventKind::Start,
         T_STOP => EventKind::Stop,
@@ -318,10 +337,20 @@ pub(crate) fn decode_record(
         T_COMM_END => EventKind::CommEnd {
             bytes: field(data, &mut at, tag, "bytes")?,
         },
-        T_CPU => {
+        T_CPU | T_CPU_DELAY => {
             let diff = varint::unzigzag(field(data, &mut at, tag, "thread_cpu_ns")?);
             cpu = cpu.wrapping_add(diff as u64);
-            EventKind::Cpu { thread_cpu_ns: cpu }
+            let run_delay_ns = if tag == T_CPU_DELAY {
+                let diff = varint::unzigzag(field(data, &mut at, tag, "run_delay_ns")?);
+                delay = delay.wrapping_add(diff as u64);
+                Some(delay)
+            } else {
+                None
+            };
+            EventKind::Cpu {
+                thread_cpu_ns: cpu,
+                run_delay_ns,
+            }
         }
         T_PHASE => EventKind::Phase {
             name: sym(data, &mut at, tag, "name", d)?,
@@ -345,7 +374,12 @@ pub(crate) fn decode_record(
         _ => return Err(unknown_tag(tag)),
     };
     *pos = at;
-    *st = BlockState { t, region, cpu };
+    *st = BlockState {
+        t,
+        region,
+        cpu,
+        delay,
+    };
     Ok(kind)
 }
 
@@ -362,7 +396,7 @@ fn time_overflow(tag: u8, t: u64, dt: u64) -> Damage {
 #[inline(never)]
 fn unknown_tag(tag: u8) -> Damage {
     Damage::Bad(format!(
-        "unknown record tag 0x{tag:02x} (expected an event record 0x01-0x0d, 0x10-0x15, 0x18-0x1d, 0x20-0x25 or 0x28-0x2d)"
+        "unknown record tag 0x{tag:02x} (expected an event record 0x01-0x0e, 0x10-0x15, 0x18-0x1d, 0x20-0x25 or 0x28-0x2d)"
     ))
 }
 
@@ -395,11 +429,22 @@ mod tests {
             },
             EventKind::CommBegin { bytes: 65536 },
             EventKind::CommEnd { bytes: u64::MAX },
-            EventKind::Cpu { thread_cpu_ns: 5 },
+            EventKind::Cpu {
+                thread_cpu_ns: 5,
+                run_delay_ns: None,
+            },
             EventKind::Cpu {
                 thread_cpu_ns: u64::MAX,
+                run_delay_ns: Some(7),
             },
-            EventKind::Cpu { thread_cpu_ns: 3 },
+            EventKind::Cpu {
+                thread_cpu_ns: 3,
+                run_delay_ns: Some(u64::MAX),
+            },
+            EventKind::Cpu {
+                thread_cpu_ns: 4,
+                run_delay_ns: Some(2),
+            },
             EventKind::Phase { name: Sym(0) },
             EventKind::Stop,
         ];
@@ -456,7 +501,7 @@ mod tests {
             err,
             Damage::Bad("phase: name: name 4 is not defined (4 defined)".into())
         );
-        for tag in [0x00, 0x0E, 0x16, 0x2E, 0xFF] {
+        for tag in [0x00, 0x0F, 0x16, 0x2E, 0xFF] {
             let mut pos = 0;
             let r = decode_record(&[tag, 0], &mut pos, &mut BlockState::new(0), &d);
             assert!(matches!(r, Err(Damage::Bad(_))), "{tag:#x}");

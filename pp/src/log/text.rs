@@ -178,7 +178,7 @@ fn arity(event: &str) -> Option<(usize, usize, &'static str)> {
         "work_begin" | "work_end" => (0, 1, " [label]"),
         "wait_begin" | "wait_end" => (1, 1, " <kind> [object]"),
         "comm_begin" | "comm_end" => (1, 0, " <bytes>"),
-        "cpu" => (1, 0, " <thread_cpu_ns>"),
+        "cpu" => (1, 1, " <thread_cpu_ns> [run_delay_ns]"),
         "phase" => (1, 0, " <name>"),
         _ => return None,
     })
@@ -287,6 +287,7 @@ fn parse_event(tokens: &[&str], p: u32, symbols: &mut Symbols) -> Result<Event, 
         },
         "cpu" => EventKind::Cpu {
             thread_cpu_ns: num("<thread_cpu_ns>", args[0])?,
+            run_delay_ns: args.get(1).map(|a| num("[run_delay_ns]", a)).transpose()?,
         },
         _ => EventKind::Phase {
             name: name("<name>", args[0])?,

@@ -145,8 +145,14 @@ impl<W: Write> TextWriter<W> {
             EventKind::CommEnd { bytes } => {
                 let _ = write!(line, "comm_end {bytes}");
             }
-            EventKind::Cpu { thread_cpu_ns } => {
+            EventKind::Cpu {
+                thread_cpu_ns,
+                run_delay_ns,
+            } => {
                 let _ = write!(line, "cpu {thread_cpu_ns}");
+                if let Some(delay) = run_delay_ns {
+                    let _ = write!(line, " {delay}");
+                }
             }
             EventKind::Phase { name: n } => {
                 line.push_str("phase");

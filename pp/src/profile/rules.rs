@@ -130,7 +130,8 @@ pub const RULES: [Rule; 6] = [
     Rule {
         category: Category::Pc,
         when: |s| s.own == Own::Work,
-        doc: "work -> pc (the part not backed by CPU time -> rc.cpu)",
+        doc: "work -> pc (the part not backed by CPU time -> rc.cpu; run-queue delay beyond it \
+              -> rc.cpu from li, ip, sl)",
     },
     Rule {
         category: Category::Li,
@@ -148,6 +149,14 @@ pub const RULES: [Rule; 6] = [
         doc: "idle outside every region of the thread -> ip",
     },
 ];
+
+/// Where run-queue delay outside work comes from: when a `cpu` sample's run-queue delay says
+/// the thread was runnable but waiting for a CPU longer than its work lost (rc.cpu from pc),
+/// the rest is taken from its time in these categories since the previous sample, in this
+/// order of sharing, and counted as rc.cpu. (The kernel gives the amount, not the moments: a
+/// thread woken at a fork or a barrier waits for a core before it records anything, so the
+/// time shows as idle or waiting.)
+pub const RUNNABLE_FROM: [Category; 3] = [Category::Li, Category::Ip, Category::Sl];
 
 /// The category of a situation: the first rule of [`RULES`] that applies.
 pub fn classify(s: &Situation) -> Category {

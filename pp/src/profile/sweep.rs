@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use super::rules::{CATEGORIES, Category, Own, Situation, classify};
+use super::rules::{CATEGORIES, Category, Own, RUNNABLE_FROM, Situation, classify};
 use super::totals::Totals;
 use crate::event::{Event, EventKind, Header, Sym, Symbols, TeamRef, ThreadId};
 use crate::log::{LogError, LogReader};
@@ -74,6 +74,12 @@ struct ThreadState {
     /// Last `cpu` sample, and the work time (by context) since it.
     last_cpu: Option<u64>,
     work_since_cpu: Vec<(u32, u64)>,
+    /// Last run-queue delay sample; since it, the work time not backed by the CPU clock, and
+    /// the contexts the thread was in with their time in [`RUNNABLE_FROM`] at the sample (or
+    /// when first entered): the waiting time since is the difference.
+    last_delay: Option<u64>,
+    unbacked_since_delay: u64,
+    entered_since_delay: Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
 }
 
 #[derive(Debug, Clone)]
@@ -149,6 +155,9 @@ pub struct Sweep<'s> {
     sink: Option<&'s mut dyn Sink>,
     /// Intervals closed during the current event, for the sink.
     pending: Vec<Interval>,
+    /// Reused for sharing run-queue delay over contexts.
+    scratch: Vec<(u32, u64)>,
+    waits: Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
     /// The calibration that gives `comm` intervals their ideal time.
     machine: Option<Machine>,
 }
@@ -214,6 +223,8 @@ impl<'s> Sweep<'s> {
             warnings: Vec::new(),
             sink,
             pending: Vec::new(),
+            scratch: Vec::new(),
+            waits: Vec::new(),
             machine: None,
         };
         for i in 0..p {
@@ -234,6 +245,9 @@ impl<'s> Sweep<'s> {
                 has_events: false,
                 last_cpu: None,
                 work_since_cpu: Vec::new(),
+                last_delay: None,
+                unbacked_since_delay: 0,
+                entered_since_delay: Vec::new(),
             });
         }
         sweep
@@ -264,7 +278,10 @@ impl<'s> Sweep<'s> {
             EventKind::WorkEnd { .. } => self.pop(i, t, Own::Work, "work_end"),
             EventKind::WaitBegin { .. } => self.push(i, t, Own::Wait),
             EventKind::WaitEnd { .. } => self.pop(i, t, Own::Wait, "wait_end"),
-            EventKind::Cpu { thread_cpu_ns } => self.cpu_sample(i, t, thread_cpu_ns),
+            EventKind::Cpu {
+                thread_cpu_ns,
+                run_delay_ns,
+            } => self.cpu_sample(i, t, thread_cpu_ns, run_delay_ns),
             EventKind::CommBegin { bytes } => {
                 self.threads[i].comm_deadline = match &self.machine {
                     Some(m) => t.saturating_add(m.ideal_copy_ns(bytes)),
@@ -602,53 +619,112 @@ impl<'s> Sweep<'s> {
         if ctx != self.threads[i].ctx {
             self.close(i, t);
             self.threads[i].ctx = ctx;
+            if self.threads[i].last_delay.is_some() {
+                self.enter(i, ctx);
+            }
         }
     }
 
+    /// Notes that thread `i` entered a context since its last run-queue delay sample.
+    #[cold]
+    #[inline(never)]
+    fn enter(&mut self, i: usize, ctx: u32) {
+        if !self.threads[i]
+            .entered_since_delay
+            .iter()
+            .any(|e| e.0 == ctx)
+        {
+            let waited = self.waited(ctx);
+            self.threads[i].entered_since_delay.push((ctx, waited));
+        }
+    }
+
+    /// A `cpu` sample: the work since the previous sample that the CPU clock does not back
+    /// moves from pc to rc.cpu; with run-queue delays, the delay since the previous delay that
+    /// this does not explain moves to rc.cpu from the thread's waiting time (li, ip, sl).
     #[inline]
-    fn cpu_sample(&mut self, i: usize, t: u64, cpu: u64) {
+    fn cpu_sample(&mut self, i: usize, t: u64, cpu: u64, delay: Option<u64>) {
         self.close(i, t);
         let th = &mut self.threads[i];
         let previous = th.last_cpu.replace(cpu);
-        match th.work_since_cpu[..] {
-            [] => return,
-            [(ctx, worked)] => {
+        let unbacked = match (previous, &th.work_since_cpu[..]) {
+            (_, []) => 0,
+            (None, _) => {
+                th.work_since_cpu.clear();
+                0
+            }
+            (Some(previous), &[(ctx, worked)]) => {
                 // The usual case: all the work since the last sample was in one context.
                 th.work_since_cpu.clear();
-                if let Some(previous) = previous {
-                    let unbacked = worked.saturating_sub(cpu.saturating_sub(previous));
-                    self.contexts.totals[ctx as usize].move_to_rc_cpu(unbacked);
-                }
-                return;
+                let unbacked = worked.saturating_sub(cpu.saturating_sub(previous));
+                self.contexts.totals[ctx as usize].move_to_rc_cpu(Category::Pc, unbacked);
+                unbacked
             }
-            _ => {}
+            (Some(previous), _) => {
+                // Taken for the loop and given back cleared, so its capacity is reused.
+                let mut work = std::mem::take(&mut th.work_since_cpu);
+                let worked: u64 = work.iter().map(|w| w.1).sum();
+                let unbacked = worked.saturating_sub(cpu.saturating_sub(previous));
+                let totals = &mut self.contexts.totals;
+                share(unbacked, &work, |ctx, ns| {
+                    totals[ctx as usize].move_to_rc_cpu(Category::Pc, ns)
+                });
+                work.clear();
+                self.threads[i].work_since_cpu = work;
+                unbacked
+            }
+        };
+        let th = &mut self.threads[i];
+        th.unbacked_since_delay += unbacked;
+        if let Some(delay) = delay {
+            let previous = th.last_delay.replace(delay);
+            if let Some(previous) = previous {
+                let runnable = delay.saturating_sub(previous);
+                let outside_work = runnable.saturating_sub(th.unbacked_since_delay);
+                if outside_work > 0 {
+                    self.runnable_while_waiting(i, outside_work);
+                }
+            }
+            let th = &mut self.threads[i];
+            th.unbacked_since_delay = 0;
+            let ctx = th.ctx;
+            let mut entered = std::mem::take(&mut th.entered_since_delay);
+            entered.clear();
+            entered.push((ctx, self.waited(ctx)));
+            self.threads[i].entered_since_delay = entered;
         }
-        // Taken for the loop below and given back cleared, so its capacity is reused.
-        let mut work = std::mem::take(&mut th.work_since_cpu);
-        if let Some(previous) = previous {
-            self.rc_cpu(previous, cpu, &work);
-        }
-        work.clear();
-        self.threads[i].work_since_cpu = work;
     }
 
-    /// Moves the work since the previous sample that the CPU clock does not back to rc.cpu,
-    /// shared over the contexts the work was in: each takes the difference of the rounded-down
-    /// cumulative shares, so no context gives more than it worked and the parts sum exactly.
-    fn rc_cpu(&mut self, previous: u64, cpu: u64, work: &[(u32, u64)]) {
-        let worked: u64 = work.iter().map(|w| w.1).sum();
-        let backed = cpu.saturating_sub(previous);
-        let unbacked = u128::from(worked.saturating_sub(backed));
-        if unbacked == 0 {
-            return;
+    /// The time of a context in the categories of [`RUNNABLE_FROM`].
+    #[inline]
+    fn waited(&self, ctx: u32) -> [u64; RUNNABLE_FROM.len()] {
+        let totals = &self.contexts.totals[ctx as usize];
+        RUNNABLE_FROM.map(|c| totals.get(c))
+    }
+
+    /// Moves `ns` (at most all of it) of thread `i`'s waiting time since its previous delay
+    /// sample to rc.cpu: shared over the categories of [`RUNNABLE_FROM`] in that order, then
+    /// within each over its contexts, by rounded-down cumulative shares.
+    fn runnable_while_waiting(&mut self, i: usize, ns: u64) {
+        // The waiting time since the sample, per context entered and category.
+        let mut waits = std::mem::take(&mut self.waits);
+        waits.clear();
+        for &(ctx, at) in &self.threads[i].entered_since_delay {
+            let now = self.waited(ctx);
+            waits.push((ctx, std::array::from_fn(|k| now[k] - at[k])));
         }
-        let (mut cumulative, mut moved) = (0u128, 0u128);
-        for &(ctx, ns) in work {
-            cumulative += u128::from(ns);
-            let upto = unbacked * cumulative / u128::from(worked);
-            self.contexts.totals[ctx as usize].move_to_rc_cpu((upto - moved) as u64);
-            moved = upto;
-        }
+        let per_category: [(usize, u64); RUNNABLE_FROM.len()] =
+            std::array::from_fn(|k| (k, waits.iter().map(|w| w.1[k]).sum()));
+        let totals = &mut self.contexts.totals;
+        let parts = &mut self.scratch;
+        share(ns, &per_category, |k, moved| {
+            parts.clear();
+            parts.extend(waits.iter().map(|w| (w.0, w.1[k])));
+            share(moved, parts, |ctx, part| {
+                totals[ctx as usize].move_to_rc_cpu(RUNNABLE_FROM[k], part)
+            });
+        });
+        self.waits = waits;
     }
 
     /// The category of thread `i` now: the rule table at its situation.
@@ -715,7 +791,7 @@ impl<'s> Sweep<'s> {
                 }
             }
             // Only communication past its ideal time is tagged rc here (rc.cpu is moved
-            // from pc at cpu samples).
+            // at cpu samples).
             Category::Rc => totals.add_rc_comm(ns),
             c => totals.add(c, ns),
         }
@@ -730,6 +806,30 @@ impl<'s> Sweep<'s> {
                 phase,
             });
         }
+    }
+}
+
+/// Shares `total` (at most the sum of the parts) over `parts` in order: each takes the
+/// difference of the rounded-down cumulative shares, so no part gives more than it has and
+/// the shares sum to `total` exactly.
+fn share<K: Copy>(total: u64, parts: &[(K, u64)], mut f: impl FnMut(K, u64)) {
+    let whole: u64 = parts.iter().map(|p| p.1).sum();
+    if total == 0 || whole == 0 {
+        return;
+    }
+    let total = total.min(whole);
+    let (mut cumulative, mut given) = (0u64, 0u64);
+    for &(key, ns) in parts {
+        cumulative += ns;
+        // In 64 bits unless the product overflows (stretches of seconds).
+        let upto = match total.checked_mul(cumulative) {
+            Some(product) => product / whole,
+            None => (u128::from(total) * u128::from(cumulative) / u128::from(whole)) as u64,
+        };
+        if upto > given {
+            f(key, upto - given);
+        }
+        given = upto;
     }
 }
 

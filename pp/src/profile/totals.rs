@@ -30,10 +30,12 @@ impl Totals {
         self.ns.iter().sum()
     }
 
-    /// Moves work time not backed by CPU time from pc to rc (sub-category rc.cpu).
-    pub fn move_to_rc_cpu(&mut self, ns: u64) {
-        let ns = ns.min(self.get(Category::Pc));
-        self.ns[Category::Pc.index()] -= ns;
+    /// Moves time a thread lost waiting for a CPU from `from` to rc (sub-category rc.cpu):
+    /// work not backed by CPU time (from pc), or run-queue delay while it waited (from li,
+    /// ip or sl). At most what `from` holds.
+    pub fn move_to_rc_cpu(&mut self, from: Category, ns: u64) {
+        let ns = ns.min(self.get(from));
+        self.ns[from.index()] -= ns;
         self.ns[Category::Rc.index()] += ns;
         self.sub[RC_CPU] += ns;
     }
@@ -72,12 +74,12 @@ mod tests {
         let mut t = Totals::default();
         t.add(Category::Pc, 100);
         t.add(Category::Li, 5);
-        t.move_to_rc_cpu(30);
+        t.move_to_rc_cpu(Category::Pc, 30);
         assert_eq!(t.get(Category::Pc), 70);
         assert_eq!(t.get(Category::Rc), 30);
         assert_eq!(t.sub("rc.cpu"), Some(30));
         assert_eq!(t.sum(), 105);
-        t.move_to_rc_cpu(1000);
+        t.move_to_rc_cpu(Category::Pc, 1000);
         assert_eq!(t.get(Category::Pc), 0);
         assert_eq!(t.sum(), 105);
         t.add_rc_comm(7);

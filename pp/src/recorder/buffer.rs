@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::event::{ThreadId, WaitKind};
 
-use super::clock::{Clock, thread_cpu_ns};
+use super::clock::{Clock, RunDelay, thread_cpu_ns};
 use super::session::Shared;
 
 /// Region team index meaning "all `p` threads".
@@ -34,7 +34,8 @@ pub(crate) enum RawKind {
     WaitEnd(WaitKind, Option<&'static str>),
     CommBegin(u64),
     CommEnd(u64),
-    Cpu(u64),
+    /// Thread CPU time and run-queue delay.
+    Cpu(u64, Option<u64>),
     Phase(&'static str),
 }
 
@@ -49,6 +50,7 @@ pub(crate) struct Raw {
 pub(crate) struct ThreadRec {
     pub(crate) id: ThreadId,
     clock: Clock,
+    run_delay: RunDelay,
     cap: usize,
     buf: Vec<Raw>,
     pub(crate) session: Arc<Shared>,
@@ -60,6 +62,7 @@ impl ThreadRec {
         ThreadRec {
             id,
             clock: session.clock,
+            run_delay: RunDelay::open(),
             cap,
             buf: Vec::with_capacity(cap),
             session,
@@ -76,18 +79,20 @@ impl ThreadRec {
         self.buf.push(Raw { ticks, kind });
     }
 
-    /// Appends a `cpu` sample, stamped at the middle of the (slow) CPU clock read.
+    /// Appends a `cpu` sample (CPU clock and run-queue delay), stamped at the middle of the
+    /// (slow) reads.
     pub(crate) fn sample_cpu(&mut self) {
         if self.buf.len() >= self.cap {
             self.flush();
         }
         let a = self.clock.ticks();
         let Some(cpu) = thread_cpu_ns() else { return };
+        let delay = self.run_delay.read();
         let b = self.clock.ticks();
         let ticks = a + b.saturating_sub(a) / 2;
         self.buf.push(Raw {
             ticks,
-            kind: RawKind::Cpu(cpu),
+            kind: RawKind::Cpu(cpu, delay),
         });
     }
 

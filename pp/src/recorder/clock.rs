@@ -140,6 +140,46 @@ pub fn thread_cpu_ns() -> Option<u64> {
     }
 }
 
+/// Reads the calling thread's run-queue delay: how long it has been runnable but waiting for
+/// a CPU, in nanoseconds (the second field of `/proc/thread-self/schedstat`). Opened by the
+/// thread it reads (the file names the thread that opens it) and kept open: a read costs
+/// about 0.4 µs here.
+#[derive(Debug)]
+pub struct RunDelay {
+    file: Option<std::fs::File>,
+}
+
+impl RunDelay {
+    /// The calling thread's reader; it reads nothing (`None`) where the kernel does not report
+    /// the delay (not Linux, or no scheduler statistics) or with `PP_RUN_DELAY=0`.
+    pub fn open() -> RunDelay {
+        static ENABLED: OnceLock<bool> = OnceLock::new();
+        let enabled = *ENABLED.get_or_init(|| std::env::var("PP_RUN_DELAY").as_deref() != Ok("0"));
+        let file = if enabled && cfg!(target_os = "linux") {
+            std::fs::File::open("/proc/thread-self/schedstat").ok()
+        } else {
+            None
+        };
+        RunDelay { file }
+    }
+
+    /// The delay now, if known. Call it on the thread that opened the reader.
+    pub fn read(&self) -> Option<u64> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileExt;
+            let mut buf = [0u8; 96];
+            let n = self.file.as_ref()?.read_at(&mut buf, 0).ok()?;
+            let text = std::str::from_utf8(buf.get(..n)?).ok()?;
+            text.split_ascii_whitespace().nth(1)?.parse().ok()
+        }
+        #[cfg(not(unix))]
+        {
+            None
+        }
+    }
+}
+
 #[cfg(unix)]
 #[inline(always)]
 fn clock_ns(id: libc::clockid_t) -> Option<u64> {
@@ -227,6 +267,17 @@ mod tests {
             let d = b - a;
             assert!(d.abs_diff(dm) < dm / 20, "{source:?}: {d} ns vs {dm} ns");
         }
+    }
+
+    #[test]
+    fn run_delay_is_read_and_never_decreases() {
+        let reader = RunDelay::open();
+        let Some(a) = reader.read() else {
+            assert!(!std::path::Path::new("/proc/thread-self/schedstat").exists());
+            return;
+        };
+        std::thread::yield_now();
+        assert!(reader.read().unwrap() >= a);
     }
 
     #[test]

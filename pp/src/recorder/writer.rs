@@ -214,7 +214,10 @@ impl LogFile {
             },
             RawKind::CommBegin(bytes) => EventKind::CommBegin { bytes },
             RawKind::CommEnd(bytes) => EventKind::CommEnd { bytes },
-            RawKind::Cpu(thread_cpu_ns) => EventKind::Cpu { thread_cpu_ns },
+            RawKind::Cpu(thread_cpu_ns, run_delay_ns) => EventKind::Cpu {
+                thread_cpu_ns,
+                run_delay_ns,
+            },
             RawKind::Phase(name) => EventKind::Phase {
                 name: self.name(name),
             },

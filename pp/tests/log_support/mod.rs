@@ -23,7 +23,14 @@ pub fn describe(e: &Event, s: &Symbols) -> String {
         EventKind::WaitEnd { kind, object } => format!("wait_end {kind}{}", name(object)),
         EventKind::CommBegin { bytes } => format!("comm_begin {bytes}"),
         EventKind::CommEnd { bytes } => format!("comm_end {bytes}"),
-        EventKind::Cpu { thread_cpu_ns } => format!("cpu {thread_cpu_ns}"),
+        EventKind::Cpu {
+            thread_cpu_ns,
+            run_delay_ns: None,
+        } => format!("cpu {thread_cpu_ns}"),
+        EventKind::Cpu {
+            thread_cpu_ns,
+            run_delay_ns: Some(delay),
+        } => format!("cpu {thread_cpu_ns} {delay}"),
         EventKind::Phase { name: n } => format!("phase {}", s.name(n)),
     };
     format!("{} {} {what}", e.t, e.thread)
@@ -54,7 +61,7 @@ impl Rng {
 }
 
 /// A realistic run of `p` threads: parallel regions (sometimes with a smaller team) whose
-/// threads take a CPU sample, work (sometimes moving data), take a CPU sample and wait at a
+/// threads take a CPU sample (CPU clock and run-queue delay, as the recorder does on Linux), work (sometimes moving data), take a CPU sample and wait at a
 /// barrier; serial phases between steps; nanosecond timestamps with microsecond-scale gaps.
 /// Events are handed to `flush` a block of `block` events of one thread at a time, as a
 /// recorder's flushing thread would, until at least `target` events were produced.
@@ -76,6 +83,7 @@ pub fn realistic(
     let half = symbols.intern_team(&all[..(p as usize).div_ceil(2)]);
     let mut bufs: Vec<Vec<Event>> = vec![Vec::with_capacity(block); p as usize];
     let mut cpu = vec![0u64; p as usize];
+    let mut delay = vec![0u64; p as usize];
     let mut produced = 0u64;
     let mut now: u64 = 3_600_000_000_000 + rng.range(0, 1_000_000);
     let mut push = |bufs: &mut Vec<Vec<Event>>, symbols: &Symbols, thread: u32, t: u64, kind| {
@@ -143,6 +151,7 @@ pub fn realistic(
                 t,
                 EventKind::Cpu {
                     thread_cpu_ns: cpu[th as usize],
+                    run_delay_ns: Some(delay[th as usize]),
                 },
             );
             t += rng.range(50, 300);
@@ -180,11 +189,13 @@ pub fn realistic(
             t = t.max(start + work);
             ev(t, EventKind::WorkEnd { label: None });
             cpu[th as usize] += (t - start) * 19 / 20;
+            delay[th as usize] += rng.range(0, 4_000);
             t += rng.range(50, 300);
             ev(
                 t,
                 EventKind::Cpu {
                     thread_cpu_ns: cpu[th as usize],
+                    run_delay_ns: Some(delay[th as usize]),
                 },
             );
             t += rng.range(50, 300);
