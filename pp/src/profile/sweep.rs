@@ -2,10 +2,13 @@
 //! window comes out with exactly one category (the first rule of [`RULES`](super::rules)
 //! that applies). Memory is bounded by threads, open regions and names, not by log length.
 //!
-//! Each thread carries a *tag* (category, innermost region, phase) and the time it took it;
-//! an event re-evaluates only the threads it can affect, and a thread whose tag changes closes
-//! its interval. Intervals of a thread tile the window, so the categories sum to `p × wall`
-//! exactly (integer nanoseconds).
+//! Each thread carries a category and a *context* (itself, its innermost region, its phase)
+//! and the time it took them; an event re-evaluates only the threads it can affect, and a
+//! thread whose category or context changes closes its stretch, which is one addition to
+//! the totals of its context (the breakdowns by thread, region and phase are sums of
+//! contexts). Stretches of a thread tile the window, so the categories sum to `p × wall`
+//! exactly (integer nanoseconds). At `cpu` samples time moves to rc.cpu (see
+//! [`Sweep::event`]'s rules in [`super::rules`]).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
