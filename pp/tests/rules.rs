@@ -133,6 +133,32 @@ fn rule_3_run_queue_delay_beyond_unbacked_work_comes_from_waiting_at_most_all_of
 }
 
 #[test]
+fn rc_cpu_shared_over_phases_sums_to_the_thread_total() {
+    // 3 ns of work, one in each phase, 1 ns of CPU time: 2 ns of rc.cpu. Sharing it by
+    // rounded-down parts with the remainder to the last phase gave c 2 ns, more than it
+    // worked, so the phases showed 1 ns of rc.cpu against the thread's 2.
+    let p = profile(
+        "pplog 1 p=1
+0 0 start
+0 0 cpu 0
+0 0 phase a
+0 0 work_begin
+1 0 phase b
+2 0 phase c
+3 0 work_end
+3 0 cpu 1
+3 0 stop
+",
+    );
+    assert_eq!(p.totals.sub("rc.cpu"), Some(2));
+    let rc = |phase: &str| {
+        let row = p.by_phase.iter().find(|(k, _)| k == phase).unwrap();
+        row.1.sub("rc.cpu").unwrap()
+    };
+    assert_eq!((rc("a"), rc("b"), rc("c")), (0, 1, 1));
+}
+
+#[test]
 fn rule_4_idle_in_a_region_is_load_imbalance_or_synchronization() {
     let p = profile(
         "pplog 1 p=2 impl=dp
