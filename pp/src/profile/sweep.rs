@@ -28,7 +28,8 @@ pub struct Interval {
     pub start: u64,
     /// End (exclusive), ns.
     pub end: u64,
-    /// Its category (work shows as pc: rc.cpu is known only per pair of cpu samples).
+    /// Its category (rc.cpu is known only per pair of cpu samples, so the stretches it comes
+    /// from show as pc, li, ip or sl).
     pub category: Category,
     /// The thread's innermost open region.
     pub region: Option<Sym>,
