@@ -211,6 +211,10 @@ fn header_errors_name_the_line_and_the_field() {
             "pp.log:1: header: p: expected a non-negative integer, found 'x'",
         ),
         (
+            "pplog 1 p=4000000000\n",
+            "pp.log:1: header: p: 4000000000 threads is more than pp profiles (at most 1048576)",
+        ),
+        (
             "pplog 1 p=99999999999\n",
             "pp.log:1: header: p: '99999999999' does not fit in 32 bits",
         ),

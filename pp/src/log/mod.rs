@@ -89,11 +89,22 @@ pub fn is_name(s: &str) -> bool {
             .any(|c| c.is_whitespace() || c.is_control() || c == '#')
 }
 
-/// Checks a header as both encodings require: `p >= 1`, keys and values are names, keys have no
-/// `=`, no key is `p` and no key repeats. The message names the offending field.
+/// The most threads a log may have: the profiler keeps state for every thread of the team,
+/// so a corrupt or absurd `p` gets an error instead of exhausting memory.
+pub const MAX_THREADS: u32 = 1 << 20;
+
+/// Checks a header as both encodings require: `1 <= p <= MAX_THREADS`, keys and values are
+/// names, keys have no `=`, no key is `p` and no key repeats. The message names the offending
+/// field.
 pub(crate) fn check_header(header: &crate::event::Header) -> Result<(), String> {
     if header.p == 0 {
         return Err("header: p: expected a positive integer, found 0".to_string());
+    }
+    if header.p > MAX_THREADS {
+        return Err(format!(
+            "header: p: {} threads is more than pp profiles (at most {MAX_THREADS})",
+            header.p
+        ));
     }
     for (i, (key, value)) in header.params.iter().enumerate() {
         if !is_name(key) || key.contains('=') {
