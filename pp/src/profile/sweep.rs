@@ -651,34 +651,19 @@ impl<'s> Sweep<'s> {
         self.close(i, t);
         let th = &mut self.threads[i];
         let previous = th.last_cpu.replace(cpu);
-        let unbacked = match (previous, &th.work_since_cpu[..]) {
-            (_, []) => 0,
-            (None, _) => {
-                th.work_since_cpu.clear();
-                0
-            }
-            (Some(previous), &[(ctx, worked)]) => {
-                // The usual case: all the work since the last sample was in one context.
-                th.work_since_cpu.clear();
-                let unbacked = worked.saturating_sub(cpu.saturating_sub(previous));
-                self.contexts.totals[ctx as usize].move_to_rc_cpu(Category::Pc, unbacked);
-                unbacked
-            }
-            (Some(previous), _) => {
-                // Taken for the loop and given back cleared, so its capacity is reused.
-                let mut work = std::mem::take(&mut th.work_since_cpu);
-                let worked: u64 = work.iter().map(|w| w.1).sum();
+        let unbacked = match previous {
+            Some(previous) if !th.work_since_cpu.is_empty() => {
+                let worked: u64 = th.work_since_cpu.iter().map(|w| w.1).sum();
                 let unbacked = worked.saturating_sub(cpu.saturating_sub(previous));
                 let totals = &mut self.contexts.totals;
-                share(unbacked, &work, |ctx, ns| {
+                share(unbacked, &th.work_since_cpu, |ctx, ns| {
                     totals[ctx as usize].move_to_rc_cpu(Category::Pc, ns)
                 });
-                work.clear();
-                self.threads[i].work_since_cpu = work;
                 unbacked
             }
+            _ => 0,
         };
-        let th = &mut self.threads[i];
+        th.work_since_cpu.clear();
         th.unbacked_since_delay += unbacked;
         if let Some(delay) = delay {
             let previous = th.last_delay.replace(delay);
@@ -689,13 +674,12 @@ impl<'s> Sweep<'s> {
                     self.runnable_while_waiting(i, outside_work);
                 }
             }
+            let ctx = self.threads[i].ctx;
+            let waited = self.waited(ctx);
             let th = &mut self.threads[i];
             th.unbacked_since_delay = 0;
-            let ctx = th.ctx;
-            let mut entered = std::mem::take(&mut th.entered_since_delay);
-            entered.clear();
-            entered.push((ctx, self.waited(ctx)));
-            self.threads[i].entered_since_delay = entered;
+            th.entered_since_delay.clear();
+            th.entered_since_delay.push((ctx, waited));
         }
     }
 
