@@ -15,9 +15,7 @@ fn profile_on(text: &str, machine: Option<Machine>) -> Profile {
     if let Some(machine) = machine {
         sweep = sweep.with_machine(machine);
     }
-    while let Some(event) = reader.next_event() {
-        sweep.event(&event.unwrap(), reader.symbols());
-    }
+    sweep.read(&mut reader).unwrap();
     let a = sweep.finish(reader.symbols()).unwrap();
     Profile::new(header, a, reader.symbols())
 }
