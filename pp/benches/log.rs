@@ -14,6 +14,8 @@
 //! Last, the `pp` command itself runs on the log (`pp -l LOG`, one process, its wall and CPU
 //! time and peak resident set from `getrusage`): what a user waits for.
 //!
+//! `PP_LOG_BENCH_KEEP=1` keeps the log (to profile `pp` on it).
+//!
 //! `cargo bench -p pp --bench log` (full size), `PP_LOG_BENCH_EVENTS=10000000 cargo bench -p pp
 //! --bench log` (quick).
 
@@ -147,7 +149,11 @@ fn main() {
     let first_s = times[0];
     let best_s = times.iter().copied().fold(f64::INFINITY, f64::min);
     let best_cpu_s = cpu_times.iter().copied().fold(f64::INFINITY, f64::min);
-    let _ = std::fs::remove_file(&path);
+    if std::env::var_os("PP_LOG_BENCH_KEEP").is_some() {
+        println!("  log kept: {}", path.display());
+    } else {
+        let _ = std::fs::remove_file(&path);
+    }
 
     println!("binary log: {threads} threads, {events} events, {bytes} bytes");
     println!("  bytes/event        {:.3}", bytes as f64 / events as f64);

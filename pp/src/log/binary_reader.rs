@@ -388,9 +388,13 @@ impl Cursor {
                 self.base = block.offset;
                 self.pos = 0;
                 self.end = block.avail as usize;
-                self.buf.clear();
-                self.buf.resize(self.end, 0);
-                if let Err(e) = read_at(f, block.offset, &mut self.buf) {
+                // Grown, never cleared: zeroing each block cost 2% of `pp`; `data` ends at
+                // `end`, so older bytes past it are never decoded.
+                if self.buf.len() < self.end {
+                    self.buf.resize(self.end, 0);
+                }
+                let buf = self.buf.get_mut(..self.end).unwrap_or(&mut []);
+                if let Err(e) = read_at(f, block.offset, buf) {
                     self.left = 0;
                     self.next_block = self.blocks.len();
                     return Some(End::Error(Box::new(LogError::io(file, "read", e))));

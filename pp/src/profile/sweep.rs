@@ -143,6 +143,9 @@ pub struct Sweep<'s> {
     /// slots.
     regions: Vec<Region>,
     slots: HashMap<u64, u32, BuildHasherDefault<IdHasher>>,
+    /// The last region found in or put into `slots` (every member records its part of a
+    /// region, so the next region event is usually about it): `(id, slot)`.
+    recent: Option<(u64, u32)>,
     free_slots: Vec<u32>,
     /// The rule table evaluated once for every situation: `[own][in_region][team_busy]`.
     table: [[[Category; 2]; 2]; 4],
@@ -215,6 +218,7 @@ impl<'s> Sweep<'s> {
             threads: Vec::with_capacity(p),
             regions: Vec::new(),
             slots: HashMap::default(),
+            recent: None,
             free_slots: Vec::new(),
             table,
             needs_team,
@@ -297,19 +301,19 @@ impl<'s> Sweep<'s> {
                 self.pop(i, t, Own::Comm, "comm_end");
                 self.threads[i].comm_deadline = NO_DEADLINE;
             }
-            EventKind::RegionBegin { id, name, team } => match self.slots.get(&id) {
+            EventKind::RegionBegin { id, name, team } => match self.slot(id) {
                 // Another member recording its part of an open region.
-                Some(&slot) => self.regions[slot as usize].opens += 1,
+                Some(slot) => self.regions[slot as usize].opens += 1,
                 None => self.begin_region(t, id, name, team, symbols),
             },
-            EventKind::RegionEnd { id } => match self.slots.get(&id) {
+            EventKind::RegionEnd { id } => match self.slot(id) {
                 None => self.warn(|| {
                     format!(
                         "thread {}: region_end {id} at {t} ns without region_begin",
                         e.thread
                     )
                 }),
-                Some(&slot) => {
+                Some(slot) => {
                     let region = &mut self.regions[slot as usize];
                     region.opens -= 1;
                     if region.opens == 0 {
@@ -568,6 +572,7 @@ impl<'s> Sweep<'s> {
             .filter(|&&m| self.threads[m as usize].own.is_busy())
             .count() as u32;
         self.slots.insert(id, slot);
+        self.recent = Some((id, slot));
         self.regions[slot as usize] = Region {
             name,
             opens: 1,
@@ -588,6 +593,7 @@ impl<'s> Sweep<'s> {
     #[inline(never)]
     fn end_region(&mut self, id: u64, slot: u32, t: u64) {
         self.slots.remove(&id);
+        self.recent = None;
         self.free_slots.push(slot);
         let members = std::mem::take(&mut self.regions[slot as usize].members);
         for &m in &members {
@@ -600,6 +606,19 @@ impl<'s> Sweep<'s> {
             self.retag(m, t);
         }
         self.regions[slot as usize].members = members;
+    }
+
+    /// The slot of the open region `id`.
+    #[inline]
+    fn slot(&mut self, id: u64) -> Option<u32> {
+        match self.recent {
+            Some((recent, slot)) if recent == id => Some(slot),
+            _ => {
+                let slot = *self.slots.get(&id)?;
+                self.recent = Some((id, slot));
+                Some(slot)
+            }
+        }
     }
 
     /// Moves thread `i` to the context of its current region and phase (closing its open
@@ -808,11 +827,19 @@ fn share<K: Copy>(total: u64, parts: &[(K, u64)], mut f: impl FnMut(K, u64)) {
     let total = total.min(whole);
     let (mut cumulative, mut given) = (0u64, 0u64);
     for &(key, ns) in parts {
+        if ns == 0 {
+            continue;
+        }
         cumulative += ns;
-        // In 64 bits unless the product overflows (stretches of seconds).
-        let upto = match total.checked_mul(cumulative) {
-            Some(product) => product / whole,
-            None => (u128::from(total) * u128::from(cumulative) / u128::from(whole)) as u64,
+        // In 64 bits unless the product overflows (stretches of seconds); no division for the
+        // last part (often the only one).
+        let upto = if cumulative == whole {
+            total
+        } else {
+            match total.checked_mul(cumulative) {
+                Some(product) => product / whole,
+                None => (u128::from(total) * u128::from(cumulative) / u128::from(whole)) as u64,
+            }
         };
         if upto > given {
             f(key, upto - given);
