@@ -86,6 +86,7 @@ impl Index {
             len,
             buf: Vec::new(),
             buf_off: 0,
+            valid: 0,
         };
         let pos = index.read_header(file, &mut scan)?;
         let mut blocks = BlockIndex::default();
@@ -361,10 +362,14 @@ struct Scanner<'a> {
     source: &'a Source,
     len: u64,
     buf: Vec<u8>,
+    /// Log offset of `buf[0]`; `buf[..valid]` holds the log's bytes from there.
     buf_off: u64,
+    valid: usize,
 }
 
-const SCAN_WINDOW: usize = 64 * 1024;
+/// The scan needs the headers of items and the payloads of definitions, not the payloads of
+/// blocks (tens of KiB as the recorder writes them): a small window reads little else.
+const SCAN_WINDOW: usize = 4 * 1024;
 
 impl Scanner<'_> {
     /// Up to `want` bytes at `off` (fewer only at the end of the log).
@@ -378,13 +383,17 @@ impl Scanner<'_> {
             }
             Source::File(file) => {
                 let have =
-                    off >= self.buf_off && off + n as u64 <= self.buf_off + self.buf.len() as u64;
+                    off >= self.buf_off && off + n as u64 <= self.buf_off + self.valid as u64;
                 if !have {
                     let fill = (n.max(SCAN_WINDOW) as u64).min(self.len - off) as usize;
-                    self.buf.clear();
-                    self.buf.resize(fill, 0);
-                    read_at(file, off, &mut self.buf)?;
+                    // Grown, never zeroed again: only `buf[..valid]` is read.
+                    if self.buf.len() < fill {
+                        self.buf.resize(fill, 0);
+                    }
+                    self.valid = 0;
+                    read_at(file, off, self.buf.get_mut(..fill).unwrap_or(&mut []))?;
                     self.buf_off = off;
+                    self.valid = fill;
                 }
                 let start = (off - self.buf_off) as usize;
                 Ok(self.buf.get(start..start + n).unwrap_or(&[]))
