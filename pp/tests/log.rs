@@ -801,6 +801,76 @@ fn every_cut_of_a_binary_log_file_yields_a_prefix_and_an_error() {
 }
 
 /// Valid logs whose mutations the fuzz tests read.
+/// A log far larger than the index scan's windows (the header's 1 MiB, then 4 KiB) with
+/// definitions items larger than a window: the file reader returns what the in-memory reader
+/// does, whole and cut.
+#[test]
+fn a_log_larger_than_the_scan_window_reads_the_same_from_a_file() {
+    let mut symbols = Symbols::default();
+    // 6,000 names of 200 bytes, all used by the first block: 1.2 MB of definitions.
+    let long: Vec<_> = (0..6000)
+        .map(|k| symbols.intern(&format!("{k:04}{}", "x".repeat(196))))
+        .collect();
+    let mut w = BinaryWriter::new(Vec::new(), &header(4)).unwrap();
+    let phases: Vec<Event> = long
+        .iter()
+        .enumerate()
+        .map(|(k, &name)| Event {
+            t: k as u64,
+            thread: 0,
+            kind: EventKind::Phase { name },
+        })
+        .collect();
+    w.write_block(0, &phases, &symbols).unwrap();
+    // Where the blocks after the definitions start (about: the same log without them).
+    let events_at = {
+        let mut alone = BinaryWriter::new(Vec::new(), &header(4)).unwrap();
+        alone.write_block(0, &phases, &symbols).unwrap();
+        alone.finish().unwrap().len()
+    };
+    realistic(4, 20_000, 97, 5, &mut symbols, |th, evs, s| {
+        w.write_block(th, evs, s).unwrap();
+    });
+    let bytes = w.finish().unwrap();
+    assert!(bytes.len() > events_at + 20 * 4096, "{}", bytes.len());
+    let dir = temp_dir("window");
+    let path = dir.join("big.log");
+    let name = path.display().to_string();
+    let step = (bytes.len() - events_at) / 12;
+    let cuts = (0..12).map(|k| events_at + k * step + k % 7).chain([
+        4096,
+        1 << 20,
+        (1 << 20) + 4097,
+        bytes.len(),
+    ]);
+    for cut in cuts {
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        let file = LogReader::open(&path);
+        let mem = LogReader::from_bytes(&name, bytes[..cut].to_vec());
+        match (file, mem) {
+            (Ok(mut f), Ok(mut m)) => {
+                let (fe, ferr) = drain(&mut f);
+                let (me, merr) = drain(&mut m);
+                assert_eq!(fe.len(), me.len(), "cut {cut}");
+                assert!(fe == me, "cut {cut}: the events differ");
+                assert_eq!(
+                    ferr.map(|e| e.to_string()),
+                    merr.map(|e| e.to_string()),
+                    "cut {cut}"
+                );
+                assert_eq!(f.finished(), m.finished(), "cut {cut}");
+                if cut == bytes.len() {
+                    assert!(f.finished());
+                    assert!(fe.len() > 26_000);
+                }
+            }
+            (Err(f), Err(m)) => assert_eq!(f.to_string(), m.to_string(), "cut {cut}"),
+            (f, m) => panic!("cut {cut}: file {:?} vs memory {:?}", f.is_ok(), m.is_ok()),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn corpus() -> &'static Vec<Vec<u8>> {
     static CORPUS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
     CORPUS.get_or_init(|| {
