@@ -388,8 +388,8 @@ impl Cursor {
                 self.base = block.offset;
                 self.pos = 0;
                 self.end = block.avail as usize;
-                // Grown, never cleared (zeroing each block was 1.8% of `pp`'s instructions); `data` ends at
-                // `end`, so older bytes past it are never decoded.
+                // Grown, never cleared (zeroing each block was 1.8% of `pp`'s instructions):
+                // `data` ends at `end`, so older bytes past it are never decoded.
                 if self.buf.len() < self.end {
                     self.buf.resize(self.end, 0);
                 }
