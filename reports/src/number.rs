@@ -9,9 +9,15 @@
 /// at zero (lost cycles cannot be negative), `value (0 .. upper)`.
 pub fn prediction(p: &fit::Prediction) -> String {
     if p.is_cut() {
+        // A value held at zero by a bound comes out of the solver as rounding noise.
+        let value = if p.value.abs() <= 1e-9 * p.upper.abs() {
+            0.0
+        } else {
+            p.value
+        };
         format!(
             "{} ({} .. {})",
-            significant(p.value, 3),
+            significant(value, 3),
             significant(p.lower, 3),
             significant(p.upper, 3)
         )
