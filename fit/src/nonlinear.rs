@@ -136,20 +136,7 @@ fn starting_points(problem: &Problem) -> Vec<Vec<f64>> {
     if combinations > MAX_START_COMBINATIONS {
         return vec![per_param.iter().map(|v| v[0]).collect()];
     }
-    let mut points = vec![Vec::new()];
-    for values in &per_param {
-        points = points
-            .into_iter()
-            .flat_map(|p| {
-                values.iter().map(move |&v| {
-                    let mut q = p.clone();
-                    q.push(v);
-                    q
-                })
-            })
-            .collect();
-    }
-    points
+    crate::problem::crossed(&per_param)
 }
 
 /// Slope of `log|y|` against `log x` for the first factor, over points where both are

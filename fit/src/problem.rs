@@ -276,8 +276,13 @@ pub(crate) fn bound_points(obs: &Observations) -> Vec<f64> {
             values
         })
         .collect();
+    crossed(&per_factor).concat()
+}
+
+/// Every combination of one value from each list, the last list varying fastest.
+pub(crate) fn crossed(lists: &[Vec<f64>]) -> Vec<Vec<f64>> {
     let mut points = vec![Vec::new()];
-    for values in &per_factor {
+    for values in lists {
         points = points
             .into_iter()
             .flat_map(|p: Vec<f64>| {
@@ -289,7 +294,7 @@ pub(crate) fn bound_points(obs: &Observations) -> Vec<f64> {
             })
             .collect();
     }
-    points.concat()
+    points
 }
 
 /// Points between a factor's extremes added to its measured levels for the bounds.

@@ -75,20 +75,7 @@ pub(crate) fn fit(problem: &Problem, start: Option<&Solution>) -> Result<Solutio
             g.dedup();
         }
     }
-    // Every combination of the grids.
-    let mut combinations: Vec<Vec<f64>> = vec![Vec::new()];
-    for g in &grids {
-        combinations = combinations
-            .into_iter()
-            .flat_map(|c| {
-                g.iter().map(move |&v| {
-                    let mut c = c.clone();
-                    c.push(v);
-                    c
-                })
-            })
-            .collect();
-    }
+    let combinations = crate::problem::crossed(&grids);
     let (mut at, mut cost) = combinations
         .into_iter()
         .map(|c| {
