@@ -120,14 +120,16 @@ pub(crate) fn least_squares_nonnegative(
 /// Aᵀ)⁺ A C`, with `A` the active constraints' rows (in the coordinates of `C`). Along the
 /// directions the constraints pin, the estimate has no freedom and so no variance.
 pub(crate) fn project_covariance(c: &DMatrix<f64>, a: &DMatrix<f64>) -> DMatrix<f64> {
-    if a.nrows() == 0 {
+    // Without finite numbers (a fit with no residual degrees of freedom has no variance)
+    // there is nothing to project; nalgebra's SVD would iterate forever on them.
+    if a.nrows() == 0 || c.iter().chain(a.iter()).any(|v| !v.is_finite()) {
         return c.clone();
     }
     let aca = a * c * a.transpose();
-    let Ok(pinv) = aca
-        .clone()
-        .pseudo_inverse(1e-12 * aca.norm().max(f64::MIN_POSITIVE))
-    else {
+    let Some(svd) = aca.clone().try_svd(true, true, f64::EPSILON, 1000) else {
+        return c.clone();
+    };
+    let Ok(pinv) = svd.pseudo_inverse(1e-12 * aca.norm().max(f64::MIN_POSITIVE)) else {
         return c.clone();
     };
     let ca = c * a.transpose();
@@ -169,6 +171,14 @@ mod tests {
         assert!((b[1] - slope).abs() < 1e-6, "{b}");
         assert!((b[0] + slope).abs() < 1e-6, "{b}");
         assert_eq!(active_rows(&g, &b), [0]);
+    }
+
+    #[test]
+    fn projection_of_an_undefined_covariance_returns_it() {
+        // dof = 0: the covariance is NaN. (nalgebra's SVD looped forever on it.)
+        let c = DMatrix::from_element(2, 2, f64::NAN);
+        let a = DMatrix::from_row_slice(1, 2, &[1.0, 0.0]);
+        assert!(project_covariance(&c, &a).iter().all(|v| v.is_nan()));
     }
 
     #[test]
