@@ -10,7 +10,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 use pp::log::{Encoding, LogReader};
 use pp::machine::Machine;
-use pp::profile::{By, Category, ChromeTrace, Profile, Sink, Sweep};
+use pp::profile::{By, Category, ChromeTrace, Profile, RowError, Sink, Sweep};
 
 /// Predicate profiler: where did the processor time of a parallel run go?
 #[derive(Debug, Parser)]
@@ -157,6 +157,7 @@ fn profile(args: &ProfileArgs) -> Result<()> {
     let path = log_path(args.log.as_ref());
     let mut reader = LogReader::open(&path)?;
     let header = reader.header().clone();
+    let header_line = reader.header_line();
 
     let mut chrome = match &args.chrome {
         Some(file) => Some(ChromeOutput::create(file, header.p)?),
@@ -200,7 +201,13 @@ fn profile(args: &ProfileArgs) -> Result<()> {
     }
     let text = match (json, args.line, by) {
         (true, _, _) => profile.json(),
-        (false, true, _) => format!("{}\n", profile.datafile_row()),
+        (false, true, _) => match profile.checked_datafile_row() {
+            Ok(row) => format!("{row}\n"),
+            Err(e) => match (&e, header_line) {
+                (RowError::ComputedKey(_), Some(line)) => bail!("{}:{line}: {e}", path.display()),
+                _ => bail!("{}: {e}", path.display()),
+            },
+        },
         (false, false, Some(by)) => profile.breakdown(by),
         (false, false, None) => profile.figure1(),
     };

@@ -169,7 +169,8 @@ fn brute_force(
     // The window ends at the last stop, or at a later event (region events in this generator
     // may fall outside the recording thread's lifetime; the sweep warns and extends).
     let end = events.iter().map(|e| e.t).max()?;
-    // Intervals per thread: (begin, end, kind) with kind 0 work, 1 wait, 2 comm; nested ones
+    // Intervals per thread: (begin, end, kind) with kind 0 work, 1 wait, 2 comm, 3 barrier
+    // wait; nested ones
     // come later in the list, so the innermost at an instant is the last one containing it.
     let mut intervals: Vec<Vec<(u64, u64, usize, u8)>> = vec![Vec::new(); p];
     let mut open: Vec<Vec<(u64, u8)>> = vec![Vec::new(); p];
@@ -186,7 +187,9 @@ fn brute_force(
         let i = e.thread as usize;
         match e.kind {
             EventKind::WorkBegin { .. } => open[i].push((e.t, 0)),
-            EventKind::WaitBegin { .. } => open[i].push((e.t, 1)),
+            EventKind::WaitBegin { kind, .. } => {
+                open[i].push((e.t, if kind == WaitKind::Barrier { 3 } else { 1 }))
+            }
             EventKind::CommBegin { bytes } => {
                 open[i].push((e.t, 2));
                 if let Some(m) = machine {
@@ -251,17 +254,23 @@ fn brute_force(
                     }
                 }
                 Some(1) => Category::Sl,
-                Some(_) => {
+                Some(0) => {
                     work_at[i].push(x);
                     Category::Pc
                 }
-                None => {
+                // Idle (None) or at a barrier (3): li while a member of one of its teams is
+                // busy, else sl; idle outside every team is ip, a barrier there sl.
+                own => {
                     let mine: Vec<_> = regions
                         .iter()
                         .filter(|(b, e, members, _, _)| *b <= x && x < *e && members.contains(&i))
                         .collect();
                     if mine.is_empty() {
-                        Category::Ip
+                        if own == Some(3) {
+                            Category::Sl
+                        } else {
+                            Category::Ip
+                        }
                     } else if mine
                         .iter()
                         .any(|(_, _, members, _, _)| members.iter().any(|&m| m != i && busy(m, x)))

@@ -1,6 +1,5 @@
-//! `pp calibrate` on this machine, with the quick settings.
-
-use std::time::Instant;
+//! `pp calibrate` on this machine, with the quick settings. What it measures depends on the
+//! machine and its load, so only what holds for any measurement is checked.
 
 use pp::calibrate::{Settings, calibrate, table};
 use pp::machine::Machine;
@@ -9,9 +8,7 @@ use pp::machine::Machine;
 fn quick_calibration_gives_a_usable_machine() {
     let settings = Settings::quick();
     let mut lines = Vec::new();
-    let start = Instant::now();
     let machine = calibrate(&settings, &mut |line: &str| lines.push(line.to_string()));
-    let took = start.elapsed();
 
     assert!(!lines.is_empty());
     assert!(lines.iter().all(|l| !l.contains('\n')), "{lines:?}");
@@ -20,17 +17,25 @@ fn quick_calibration_gives_a_usable_machine() {
     assert!(machine.handoff.min_ns > 0.0, "{:?}", machine.handoff);
     assert!(machine.about.cores >= 1);
 
-    // Positive, and increasing in size (by a factor 16 apart, well above timing noise).
-    for &bytes in &settings.sizes {
-        assert!(machine.ideal_copy_ns(bytes) > 0, "{bytes} B: {machine:#?}");
-    }
-    for w in settings.sizes.windows(3).step_by(2) {
-        let (small, large) = (w[0], w[2]);
+    // Every segment a fixed cost >= 0 and a finite positive bandwidth, tiling the sizes from
+    // 0: so no ideal time is negative, and within a segment it grows with size. (That the
+    // fitted times grow across segments too is a property of the data, checked on known data
+    // in the fit's unit tests, not of a fresh measurement.)
+    let segments = &machine.copy.segments;
+    assert_eq!(segments[0].from_bytes, 0);
+    for (k, s) in segments.iter().enumerate() {
         assert!(
-            machine.ideal_copy_ns(large) > machine.ideal_copy_ns(small),
-            "{small} B vs {large} B:\n{}",
+            s.alpha_ns >= 0.0 && s.alpha_ns.is_finite(),
+            "{}",
             table(&machine)
         );
+        assert!(
+            s.beta_bytes_per_ns > 0.0 && s.beta_bytes_per_ns.is_finite(),
+            "{}",
+            table(&machine)
+        );
+        assert!(s.from_bytes < s.to_bytes);
+        assert!(k == 0 || s.from_bytes == segments[k - 1].to_bytes);
     }
 
     let text = machine.to_toml();
@@ -43,6 +48,4 @@ fn quick_calibration_gives_a_usable_machine() {
             "{bytes}: {shown}"
         );
     }
-    // Loose: the quick settings aim at about a second.
-    assert!(took.as_secs_f64() < 10.0, "took {took:?}");
 }

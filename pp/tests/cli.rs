@@ -201,6 +201,98 @@ fn nothing_meaningful_is_an_error() {
     );
 }
 
+/// `pp -l` on `text`: (exit code, stdout, stderr).
+fn row_of(dir: &Path, name: &str, text: &str) -> (Option<i32>, String, String) {
+    let log = write(dir, name, text);
+    let out = pp().arg("-l").arg(&log).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn an_empty_run_window_writes_no_row() {
+    let dir = scratch("wall0");
+    for (name, text) in [
+        // Started and stopped at the same instant.
+        (
+            "instant.log",
+            "pplog 1 p=2 n=8\n5 0 start\n5 1 start\n5 0 stop\n5 1 stop\n",
+        ),
+        // Work of no length, and a start with nothing after it.
+        (
+            "nothing.log",
+            "pplog 1 p=1\n7 0 start\n7 0 work_begin\n7 0 work_end\n",
+        ),
+        ("start.log", "pplog 1 p=3\n# only a start\n0 2 start\n"),
+    ] {
+        let (code, stdout, stderr) = row_of(&dir, name, text);
+        assert_eq!(code, Some(1), "{name}: {stdout}{stderr}");
+        assert_eq!(stdout, "", "{name}: no row");
+        let error: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Error")).collect();
+        assert_eq!(error.len(), 1, "{stderr}");
+        assert!(
+            error[0].contains(name) && error[0].contains("wall = 0"),
+            "{stderr}"
+        );
+    }
+    // One nanosecond is a row.
+    let (code, stdout, _) = row_of(&dir, "one.log", "pplog 1 p=1\n5 0 start\n6 0 stop\n");
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains(" wall=0.000000001 total=0.000000001 "),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_header_key_that_pp_computes_is_refused() {
+    let dir = scratch("clash");
+    for key in ["wall", "total", "li", "pc", "rc.cpu", "rc.comm"] {
+        let text = format!("# a run\n\npplog 1 p=1 impl=dp {key}=3\n0 0 start\n9 0 stop\n");
+        let (code, stdout, stderr) = row_of(&dir, "clash.log", &text);
+        assert_eq!(code, Some(1), "{key}: {stdout}");
+        assert_eq!(stdout, "");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("Error: ")
+                && stderr.contains("clash.log:3: ")
+                && stderr.contains(&format!("header key '{key}'")),
+            "{stderr}"
+        );
+    }
+    // Other keys, even close ones, are run parameters.
+    let (code, stdout, stderr) = row_of(
+        &dir,
+        "fine.log",
+        "pplog 1 p=1 walltime=3 rc.io=1 li2=0\n0 0 start\n9 0 stop\n",
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.starts_with("walltime=3 rc.io=1 li2=0 p=1 wall="),
+        "{stdout}"
+    );
+    // A binary log names the file (it has no lines).
+    let text = dir.join("clash.txt");
+    std::fs::write(&text, "pplog 1 p=1 total=3\n0 0 start\n9 0 stop\n").unwrap();
+    let binary = dir.join("clash.bin");
+    let _ = std::fs::remove_file(&binary);
+    pp().arg("convert")
+        .arg(&text)
+        .arg(&binary)
+        .assert()
+        .success();
+    let out = pp().arg("-l").arg(&binary).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("clash.bin: header key 'total'") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+}
+
 #[test]
 fn calibrate_writes_a_machine_file_that_pp_uses() {
     let dir = scratch("calibrate");
@@ -218,8 +310,24 @@ fn calibrate_writes_a_machine_file_that_pp_uses() {
     );
     let table = String::from_utf8(out.stdout).unwrap();
     assert!(table.contains("wrote "), "{table}");
+    // What holds whatever the machine measured: the segments tile the sizes from 0, with no
+    // negative latency and a positive, finite bandwidth.
     let m = pp::machine::Machine::load(&machine).unwrap();
-    assert!(m.ideal_copy_ns(1 << 20) > m.ideal_copy_ns(1 << 10));
+    let segments = &m.copy.segments;
+    assert!(!segments.is_empty());
+    assert_eq!(segments[0].from_bytes, 0);
+    for (k, s) in segments.iter().enumerate() {
+        assert!(s.from_bytes < s.to_bytes, "{segments:?}");
+        assert!(
+            k == 0 || s.from_bytes == segments[k - 1].to_bytes,
+            "{segments:?}"
+        );
+        assert!(s.alpha_ns >= 0.0 && s.alpha_ns.is_finite(), "{segments:?}");
+        assert!(
+            s.beta_bytes_per_ns > 0.0 && s.beta_bytes_per_ns.is_finite(),
+            "{segments:?}"
+        );
+    }
 
     // Calibrating again does not replace it without --force.
     let again = pp()
@@ -230,8 +338,8 @@ fn calibrate_writes_a_machine_file_that_pp_uses() {
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8(again.stderr).unwrap().contains("--force"));
 
-    // Moving 1 byte took 1 ms, far beyond its ideal time: with the machine file that is
-    // almost all rc.comm; without it, all cl.
+    // Moving 1 byte took 1 ms: with the machine file, its ideal time is cl and the rest
+    // rc.comm; without it, all cl.
     let log = write(
         &dir,
         "comm.log",
@@ -258,8 +366,10 @@ fn calibrate_writes_a_machine_file_that_pp_uses() {
             .parse()
             .unwrap()
     };
-    assert!(field(&with, "rc.comm") > 0.0009, "{with}");
-    assert!(field(&with, "cl") < 0.0001, "{with}");
+    let ideal = m.ideal_copy_ns(1).min(1_000_000);
+    let ns = |row: &str, key: &str| (field(row, key) * 1e9).round() as u64;
+    assert_eq!(ns(&with, "cl"), ideal, "{with}");
+    assert_eq!(ns(&with, "rc.comm"), 1_000_000 - ideal, "{with}");
     let without = stdout_of(&["-l", log.to_str().unwrap()], &dir);
     assert_eq!(field(&without, "cl"), 0.001);
     assert_eq!(field(&without, "rc.comm"), 0.0);

@@ -5,9 +5,8 @@
 
 mod recorder {
     use std::path::{Path, PathBuf};
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
     use std::sync::{Mutex, MutexGuard, PoisonError};
-    use std::time::Duration;
 
     use pp::event::{Event, EventKind, Header, Symbols, ThreadId};
     use pp::log::LogReader;
@@ -17,6 +16,34 @@ mod recorder {
 
     fn serial() -> MutexGuard<'static, ()> {
         SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The calling thread's kernel id, for [`until_blocked`].
+    fn tid() -> i32 {
+        // SAFETY: gettid has no preconditions.
+        unsafe { libc::gettid() }
+    }
+
+    /// Returns once the thread whose id is (or will be) published in `slot` is asleep in the
+    /// kernel (state S): blocked on the lock, channel or condition variable it went on to
+    /// take. The tests order threads by observing this, however long it takes, rather than
+    /// by sleeping and hoping the other thread got there first (which a loaded machine can
+    /// defeat).
+    fn until_blocked(slot: &AtomicI32) {
+        loop {
+            let tid = slot.load(Ordering::Acquire);
+            if tid != 0 {
+                let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+                // `tid (comm) state ...`: the comm may hold spaces and parentheses.
+                let state = stat
+                    .rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().next());
+                if state == Some("S") {
+                    return;
+                }
+            }
+            std::thread::yield_now();
+        }
     }
 
     /// A fresh, empty directory for one test.
@@ -144,9 +171,10 @@ mod recorder {
         let counter = sync::Mutex::named("counter", 0u64);
         let barrier = sync::Barrier::named("sync", 3);
         let held = std::sync::Barrier::new(3); // not recorded
+        let waiters = [AtomicI32::new(0), AtomicI32::new(0)];
         std::thread::scope(|s| {
             for i in 0..3 {
-                let (counter, barrier, held) = (&counter, &barrier, &held);
+                let (counter, barrier, held, waiters) = (&counter, &barrier, &held, &waiters);
                 s.spawn(move || {
                     let t = recorder::thread(i);
                     assert!(t.is_recording());
@@ -163,14 +191,16 @@ mod recorder {
                     }
                     barrier.wait();
                     recorder::phase("locks");
-                    // Certain contention: thread 0 holds the lock while the others try to take it.
+                    // Certain contention: thread 0 holds the lock until the others are blocked
+                    // on it.
                     if i == 0 {
                         let g = counter.lock().unwrap();
                         held.wait();
-                        std::thread::sleep(Duration::from_millis(50));
+                        waiters.iter().for_each(until_blocked);
                         drop(g);
                     } else {
                         held.wait();
+                        waiters[i as usize - 1].store(tid(), Ordering::Release);
                         drop(counter.lock().unwrap());
                     }
                     for _ in 0..100 {
@@ -401,19 +431,24 @@ mod recorder {
         let session = Session::builder(2).path(&path).start().unwrap();
         let (tx, rx) = sync::channel::<u32>("results");
         let (stx, srx) = sync::sync_channel::<u32>("handoff", 0);
+        static RECEIVER: AtomicI32 = AtomicI32::new(0);
+        static SENDER: AtomicI32 = AtomicI32::new(0);
         let receiver = std::thread::spawn(move || {
             let _t = recorder::thread(0);
-            assert_eq!(rx.recv(), Ok(1)); // blocks: the sender sleeps first
-            std::thread::sleep(Duration::from_millis(100));
+            RECEIVER.store(tid(), Ordering::Release);
+            assert_eq!(rx.recv(), Ok(1)); // blocks: the sender sends once it is blocked
+            until_blocked(&SENDER);
             assert_eq!(srx.recv(), Ok(2));
             assert_eq!(rx.recv(), Ok(3)); // ready: no wait
         });
         let sender = std::thread::spawn(move || {
             let _t = recorder::thread(1);
-            std::thread::sleep(Duration::from_millis(100));
+            until_blocked(&RECEIVER);
             tx.send(1).unwrap();
             tx.send(3).unwrap();
-            stx.send(2).unwrap(); // rendezvous: blocks until received
+            SENDER.store(tid(), Ordering::Release);
+            // Rendezvous: the receiver takes it only once this thread is blocked here.
+            stx.send(2).unwrap();
         });
         receiver.join().unwrap();
         sender.join().unwrap();
@@ -435,16 +470,19 @@ mod recorder {
         let session = Session::builder(2).path(&path).start().unwrap();
         let ready = sync::Mutex::new(false);
         let cv = sync::Condvar::named("ready");
+        let waiter = AtomicI32::new(0);
         std::thread::scope(|s| {
             s.spawn(|| {
                 let _t = recorder::thread(0);
                 let g = ready.lock().unwrap();
+                waiter.store(tid(), Ordering::Release);
                 let g = cv.wait_while(g, |r| !*r).unwrap();
                 assert!(*g);
             });
             s.spawn(|| {
                 let _t = recorder::thread(1);
-                std::thread::sleep(Duration::from_millis(100));
+                // Once thread 0 sleeps in the wait (it holds the lock until then).
+                until_blocked(&waiter);
                 *ready.lock().unwrap() = true;
                 cv.notify_all();
             });

@@ -66,6 +66,84 @@ fn rule_2_wait_is_synchronization_loss() {
 }
 
 #[test]
+fn rule_2_a_barrier_wait_is_load_imbalance_while_a_teammate_works_then_synchronization() {
+    // A loop with an explicit barrier: thread i works 10, 30, 60 ns, then waits at the
+    // barrier, which opens at 70 (the hand-off after the last arrival).
+    let p = profile(
+        "pplog 1 p=3
+0 0 start
+0 1 start
+0 2 start
+0 0 region_begin 1 loop
+0 0 work_begin
+0 1 work_begin
+0 2 work_begin
+10 0 work_end
+10 0 wait_begin barrier B
+30 1 work_end
+30 1 wait_begin barrier B
+60 2 work_end
+60 2 wait_begin barrier B
+70 0 wait_end barrier B
+70 1 wait_end barrier B
+70 2 wait_end barrier B
+70 0 region_end 1
+80 0 stop
+80 1 stop
+80 2 stop
+",
+    );
+    // Thread 0 waits 10-60 while thread 2 still works (li 50), then 60-70 with every member
+    // at the barrier (sl 10); after the region, ip 10.
+    assert_eq!(thread(&p, 0), [50, 10, 10, 0, 0, 10]);
+    assert_eq!(thread(&p, 1), [30, 10, 10, 0, 0, 30]);
+    // The last to arrive finds nobody working: its whole wait is synchronization.
+    assert_eq!(thread(&p, 2), [0, 10, 10, 0, 0, 60]);
+    assert_eq!(p.total_ns(), 3 * 80);
+}
+
+#[test]
+fn rule_2_only_barrier_waits_in_a_team_become_load_imbalance() {
+    // Thread 1 works 0-100. Thread 0 waits for a lock, a condition, a receive, a send and
+    // "other" while it works (all sl), then at a barrier (li). Thread 2 is outside the
+    // region's team {0, 1}: its barrier wait has no busy teammate (sl). Outside every
+    // region a barrier wait is sl too (thread 0, 110-120).
+    let p = profile(
+        "pplog 1 p=3
+0 0 start
+0 1 start
+0 2 start
+0 0 region_begin 1 r team=0,1
+0 1 work_begin
+0 2 wait_begin barrier
+0 0 wait_begin lock L
+10 0 wait_end lock L
+10 0 wait_begin cond C
+20 0 wait_end cond C
+20 0 wait_begin recv
+30 0 wait_end recv
+30 0 wait_begin send
+40 0 wait_end send
+40 0 wait_begin other
+50 0 wait_end other
+50 0 wait_begin barrier
+100 1 work_end
+100 0 wait_end barrier
+100 2 wait_end barrier
+100 0 region_end 1
+110 0 wait_begin barrier
+120 0 wait_end barrier
+120 0 stop
+120 1 stop
+120 2 stop
+",
+    );
+    assert_eq!(thread(&p, 0), [50, 10, 60, 0, 0, 0]);
+    assert_eq!(thread(&p, 1), [0, 20, 0, 0, 0, 100]);
+    assert_eq!(thread(&p, 2), [0, 20, 100, 0, 0, 0]);
+}
+
+#[test]
 fn rule_3_work_not_backed_by_cpu_time_is_resource_contention() {
     let p = profile(
         "pplog 1 p=1
@@ -202,9 +280,10 @@ fn rule_4_teammates_in_comm_count_as_busy_but_waiting_ones_do_not() {
 60 2 stop
 ",
     );
-    // Thread 2 is idle in the region: li while thread 0 communicates (0-40), then sl.
+    // Thread 2 is idle in the region: li while thread 0 communicates (0-40), then sl. So is
+    // thread 1 at its barrier (rule 2); waiting, it does not keep thread 2 in li.
     assert_eq!(thread(&p, 2), [40, 0, 20, 0, 0, 0]);
-    assert_eq!(thread(&p, 1), [0, 0, 60, 0, 0, 0]);
+    assert_eq!(thread(&p, 1), [40, 0, 20, 0, 0, 0]);
     assert_eq!(thread(&p, 0), [0, 0, 20, 40, 0, 0]);
 }
 

@@ -124,9 +124,14 @@ pub fn sample(op: &mut dyn FnMut(u64), method: Method) -> f64 {
 /// Chooses how to sample `op`: grows `n` from `min_ops` until `n` operations take `sample_ns`
 /// (running the operation untimed meanwhile is its warm-up).
 pub fn choose(op: &mut dyn FnMut(u64), sample_ns: f64, min_ops: u64) -> Method {
+    choose_by(&mut |n| best_of(op, n), sample_ns, min_ops)
+}
+
+/// [`choose`] with `time(n)` giving the time of `n` operations, ns.
+fn choose_by(time: &mut dyn FnMut(u64) -> f64, sample_ns: f64, min_ops: u64) -> Method {
     let mut n = min_ops.max(1);
     loop {
-        let t = best_of(op, n);
+        let t = time(n);
         if t >= sample_ns {
             return if n == 1 {
                 Method::Direct
@@ -231,15 +236,18 @@ mod tests {
 
     #[test]
     fn short_operations_are_timed_differentially() {
-        let mut op = |n: u64| {
-            for i in 0..n {
-                black_box(i);
-            }
+        // Known answer on a given time (a measured no-op's depends on the machine's load):
+        // 100 ns an operation, 20 us a sample. n = 1 takes 100 ns: aim 1.2 * 200 = 240, at
+        // most 64x; 64 take 6.4 us: aim 240 (at least 2x: 128); 240 take 24 us >= 20 us.
+        let mut asked = Vec::new();
+        let mut time = |n: u64| {
+            asked.push(n);
+            100.0 * n as f64
         };
-        match choose(&mut op, 20_000.0, 1) {
-            Method::Differential(n) => assert!(n > 1),
-            Method::Direct => panic!("a no-op needs many per timing"),
-        }
+        assert_eq!(choose_by(&mut time, 20_000.0, 1), Method::Differential(240));
+        assert_eq!(asked, [1, 64, 240]);
+        assert_eq!(choose_by(&mut |_| 30_000.0, 20_000.0, 1), Method::Direct);
+        // A sleep lasts at least its length whatever the load: one is a sample.
         let long = |_: u64| std::thread::sleep(Duration::from_micros(100));
         assert_eq!(choose(&mut { long }, 20_000.0, 1), Method::Direct);
         assert_eq!(choose(&mut { long }, 20_000.0, 2), Method::Differential(2));

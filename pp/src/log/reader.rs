@@ -90,6 +90,14 @@ impl LogReader {
         })
     }
 
+    /// The line of a text log's header (counted from 1); `None` for a binary log.
+    pub fn header_line(&self) -> Option<usize> {
+        match &self.inner {
+            Inner::Text { log, .. } => Some(log.header_line),
+            Inner::Binary(_) => None,
+        }
+    }
+
     /// The encoding of the log.
     pub fn encoding(&self) -> Encoding {
         match self.inner {

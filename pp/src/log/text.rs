@@ -11,6 +11,8 @@ use crate::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
 pub(crate) struct TextLog {
     /// The header.
     pub header: Header,
+    /// The header's line, counted from 1.
+    pub header_line: usize,
     /// Names and teams, in order of first appearance.
     pub symbols: Symbols,
     /// Events of the lines before the first malformed one, stably sorted by (time, thread).
@@ -30,7 +32,7 @@ pub(crate) fn parse(file: &str, bytes: &[u8]) -> Result<TextLog, LogError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes); // a UTF-8 byte order mark
     let mut lines = bytes.split(|&b| b == b'\n').enumerate();
     let mut tokens: Vec<&str> = Vec::new();
-    let header = loop {
+    let (header, header_line) = loop {
         let Some((i, raw)) = lines.next() else {
             let what = if bytes.is_empty() {
                 "empty log"
@@ -46,7 +48,10 @@ pub(crate) fn parse(file: &str, bytes: &[u8]) -> Result<TextLog, LogError> {
         let line = i + 1;
         split(raw, &mut tokens).map_err(|m| LogError::text(file, line, m))?;
         if !tokens.is_empty() {
-            break parse_header(&tokens).map_err(|m| LogError::text(file, line, m))?;
+            break (
+                parse_header(&tokens).map_err(|m| LogError::text(file, line, m))?,
+                line,
+            );
         }
     };
     let mut symbols = Symbols::default();
@@ -84,6 +89,7 @@ pub(crate) fn parse(file: &str, bytes: &[u8]) -> Result<TextLog, LogError> {
     events.sort_by_key(|e| (e.t, e.thread));
     Ok(TextLog {
         header,
+        header_line,
         symbols,
         events,
         error,

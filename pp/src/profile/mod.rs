@@ -12,4 +12,4 @@ pub mod chrome;
 pub mod report;
 
 pub use chrome::ChromeTrace;
-pub use report::{By, Profile};
+pub use report::{By, Profile, RowError};

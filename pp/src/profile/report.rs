@@ -29,6 +29,20 @@ pub struct Profile {
     pub warnings: Vec<String>,
 }
 
+/// Why a profile gives no datafile row ([`Profile::checked_datafile_row`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RowError {
+    /// The run window has no length: nothing was measured.
+    #[error("the run window is empty (it starts and ends at {0} ns, wall = 0): no row to write")]
+    EmptyWindow(u64),
+    /// A run parameter has the name of a computed field.
+    #[error(
+        "header key '{0}' is a field pp computes (p, wall, total, li, ip, sl, cl, rc, pc, \
+         rc.cpu, rc.comm): rename the run parameter"
+    )]
+    ComputedKey(String),
+}
+
 /// A breakdown dimension (`--by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum By {
@@ -138,8 +152,36 @@ impl Profile {
         out
     }
 
+    /// The keys of a datafile row that `pp` computes (and `p`, which the header sets): a run
+    /// parameter of the same name would make the row say two things.
+    pub fn computed_keys() -> impl Iterator<Item = &'static str> {
+        ["p", "wall", "total"]
+            .into_iter()
+            .chain(CATEGORIES.iter().map(|c| c.key()))
+            .chain(SUBCATEGORIES.iter().map(|(k, _)| *k))
+    }
+
+    /// One datafile row, or why there is none worth writing: the run window is empty
+    /// (`wall = 0`: every field would be zero), or a run parameter has the name of a field
+    /// `pp` computes (`wall`, `total`, a category or sub-category).
+    pub fn checked_datafile_row(&self) -> Result<String, RowError> {
+        if let Some((key, _)) = self
+            .header
+            .params
+            .iter()
+            .find(|(k, _)| Profile::computed_keys().any(|c| c == k))
+        {
+            return Err(RowError::ComputedKey(key.clone()));
+        }
+        if self.wall_ns() == 0 {
+            return Err(RowError::EmptyWindow(self.window.0));
+        }
+        Ok(self.datafile_row())
+    }
+
     /// One datafile row (DESIGN §5): every run parameter, `p`, `wall`, `total`, each
-    /// category and sub-category, in seconds.
+    /// category and sub-category, in seconds. Unchecked: see
+    /// [`Profile::checked_datafile_row`].
     pub fn datafile_row(&self) -> String {
         let mut fields: Vec<String> = self
             .header

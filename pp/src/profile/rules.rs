@@ -3,14 +3,17 @@
 
 use std::fmt;
 
+use crate::event::WaitKind;
+
 /// A lost-cycles category (the order is the paper's Figure 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Category {
-    /// Load imbalance: idle while a team member still works.
+    /// Load imbalance: idle, or waiting at a barrier, while a team member still works.
     Li,
     /// Insufficient parallelism: idle outside every parallel region.
     Ip,
-    /// Synchronization loss: waiting, or idle in a region where nobody works.
+    /// Synchronization loss: waiting (at a barrier: once nobody on the team works), or idle
+    /// in a region where nobody works.
     Sl,
     /// Communication loss: moving data.
     Cl,
@@ -77,8 +80,11 @@ pub const SUBCATEGORIES: [(&str, Category); 2] =
 pub enum Own {
     /// Moving data (`comm_begin`..`comm_end`).
     Comm,
-    /// Explicit synchronization (`wait_begin`..`wait_end`).
+    /// Explicit synchronization other than a barrier (`wait_begin lock|cond|recv|send|other`
+    /// .. `wait_end`).
     Wait,
+    /// Waiting at a barrier (`wait_begin barrier`..`wait_end`): for the rest of the team.
+    Barrier,
     /// Useful work (`work_begin`..`work_end`).
     Work,
     /// No interval.
@@ -86,10 +92,31 @@ pub enum Own {
 }
 
 impl Own {
-    /// Whether a teammate in this state keeps parallel work unfinished (rule 4: "another team
-    /// member is in work or comm").
+    /// Every state, in declaration order (`own as usize` indexes this).
+    pub const ALL: [Own; 5] = [Own::Comm, Own::Wait, Own::Barrier, Own::Work, Own::Idle];
+
+    /// The state of a thread inside `wait_begin <kind>`.
+    #[inline]
+    pub fn waiting_for(kind: WaitKind) -> Own {
+        if kind == WaitKind::Barrier {
+            Own::Barrier
+        } else {
+            Own::Wait
+        }
+    }
+
+    /// Whether a teammate in this state keeps parallel work unfinished (rules 2 and 4:
+    /// "another team member is in work or comm").
+    #[inline]
     pub fn is_busy(self) -> bool {
         matches!(self, Own::Work | Own::Comm)
+    }
+
+    /// Whether this is a wait of any kind (a `wait_end` closes the innermost one, whatever
+    /// kind it names).
+    #[inline]
+    pub fn is_wait(self) -> bool {
+        matches!(self, Own::Wait | Own::Barrier)
     }
 }
 
@@ -100,7 +127,7 @@ pub struct Situation {
     pub own: Own,
     /// The thread is in the team of at least one open region.
     pub in_region: bool,
-    /// Another member of such a team is busy (work or comm).
+    /// Another member of such a team is busy (its innermost interval is work or comm).
     pub team_busy: bool,
 }
 
@@ -116,16 +143,23 @@ pub struct Rule {
 }
 
 /// The attribution table; the first rule that applies wins. Rules 1-5 of DESIGN §4.
-pub const RULES: [Rule; 6] = [
+pub const RULES: [Rule; 7] = [
     Rule {
         category: Category::Cl,
         when: |s| s.own == Own::Comm,
         doc: "comm -> cl (up to the ideal time; the excess is rc with a machine file)",
     },
     Rule {
+        category: Category::Li,
+        when: |s| s.own == Own::Barrier && s.in_region && s.team_busy,
+        doc: "barrier wait while a team member works or communicates -> li (idling while \
+              unfinished parallel work exists)",
+    },
+    Rule {
         category: Category::Sl,
-        when: |s| s.own == Own::Wait,
-        doc: "wait -> sl",
+        when: |s| s.own.is_wait(),
+        doc: "any other wait -> sl (lock, cond, recv, send, other; a barrier once nobody on \
+              the team works, or outside every region)",
     },
     Rule {
         category: Category::Pc,
@@ -173,7 +207,8 @@ mod tests {
 
     #[test]
     fn every_situation_has_exactly_one_first_rule() {
-        for own in [Own::Comm, Own::Wait, Own::Work, Own::Idle] {
+        for (k, own) in Own::ALL.into_iter().enumerate() {
+            assert_eq!(own as usize, k);
             for in_region in [false, true] {
                 for team_busy in [false, true] {
                     let s = Situation {
@@ -185,13 +220,24 @@ mod tests {
                 }
             }
         }
-        let idle = |in_region, team_busy| Situation {
-            own: Own::Idle,
-            in_region,
-            team_busy,
+        let at = |own, in_region, team_busy| {
+            classify(&Situation {
+                own,
+                in_region,
+                team_busy,
+            })
         };
-        assert_eq!(classify(&idle(true, true)), Category::Li);
-        assert_eq!(classify(&idle(true, false)), Category::Sl);
-        assert_eq!(classify(&idle(false, true)), Category::Ip);
+        assert_eq!(at(Own::Idle, true, true), Category::Li);
+        assert_eq!(at(Own::Idle, true, false), Category::Sl);
+        assert_eq!(at(Own::Idle, false, true), Category::Ip);
+        assert_eq!(at(Own::Barrier, true, true), Category::Li);
+        assert_eq!(at(Own::Barrier, true, false), Category::Sl);
+        assert_eq!(at(Own::Barrier, false, false), Category::Sl);
+        assert_eq!(at(Own::Wait, true, true), Category::Sl);
+        for kind in WaitKind::ALL {
+            let own = Own::waiting_for(kind);
+            assert!(own.is_wait() && !own.is_busy());
+            assert_eq!(own == Own::Barrier, kind == WaitKind::Barrier);
+        }
     }
 }

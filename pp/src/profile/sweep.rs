@@ -148,9 +148,9 @@ pub struct Sweep<'s> {
     recent: Option<(u64, u32)>,
     free_slots: Vec<u32>,
     /// The rule table evaluated once for every situation: `[own][in_region][team_busy]`.
-    table: [[[Category; 2]; 2]; 4],
+    table: [[[Category; 2]; 2]; OWNS],
     /// Whether the rule for `[own][in_region]` depends on the team at all.
-    needs_team: [[bool; 2]; 4],
+    needs_team: [[bool; 2]; OWNS],
     /// Whether a busy (`[1]`) or non-busy (`[0]`) member's rule in a region does.
     team_matters: [bool; 2],
     contexts: Contexts,
@@ -202,17 +202,14 @@ impl<'s> Sweep<'s> {
     pub fn new(header: &Header, sink: Option<&'s mut dyn Sink>) -> Self {
         let p = header.p as usize;
         let table = rule_table();
-        let mut needs_team = [[false; 2]; 4];
+        let mut needs_team = [[false; 2]; OWNS];
+        let mut team_matters = [false; 2];
         for (o, row) in table.iter().enumerate() {
             for r in 0..2 {
                 needs_team[o][r] = row[r][0] != row[r][1];
             }
+            team_matters[Own::ALL[o].is_busy() as usize] |= needs_team[o][1];
         }
-        let in_region = |own: Own| needs_team[own_index(own)][1];
-        let team_matters = [
-            in_region(Own::Idle) || in_region(Own::Wait),
-            in_region(Own::Work) || in_region(Own::Comm),
-        ];
         let mut sweep = Sweep {
             p,
             threads: Vec::with_capacity(p),
@@ -284,8 +281,8 @@ impl<'s> Sweep<'s> {
         match e.kind {
             EventKind::WorkBegin { .. } => self.push(i, t, Own::Work),
             EventKind::WorkEnd { .. } => self.pop(i, t, Own::Work, "work_end"),
-            EventKind::WaitBegin { .. } => self.push(i, t, Own::Wait),
-            EventKind::WaitEnd { .. } => self.pop(i, t, Own::Wait, "wait_end"),
+            EventKind::WaitBegin { kind, .. } => self.push(i, t, Own::waiting_for(kind)),
+            EventKind::WaitEnd { kind, .. } => self.pop(i, t, Own::waiting_for(kind), "wait_end"),
             EventKind::Cpu {
                 thread_cpu_ns,
                 run_delay_ns,
@@ -468,7 +465,7 @@ impl<'s> Sweep<'s> {
     fn pop(&mut self, i: usize, t: u64, own: Own, what: &'static str) {
         let th = &mut self.threads[i];
         let was_busy = th.own.is_busy();
-        if th.own == own {
+        if closes(own, th.own) {
             th.stack.pop();
         } else {
             self.unmatched_end(i, t, own, what);
@@ -488,7 +485,7 @@ impl<'s> Sweep<'s> {
     #[inline(never)]
     fn unmatched_end(&mut self, i: usize, t: u64, own: Own, what: &'static str) {
         let stack = &mut self.threads[i].stack;
-        match stack.iter().rposition(|&o| o == own) {
+        match stack.iter().rposition(|&o| closes(own, o)) {
             Some(pos) => {
                 let inner = stack.split_off(pos + 1);
                 stack.pop();
@@ -858,17 +855,24 @@ fn add_work(work: &mut Vec<(u32, u64)>, ctx: u32, ns: u64) {
     }
 }
 
-/// Every state, in declaration order (so that `own as usize` indexes the table).
-const OWN: [Own; 4] = [Own::Comm, Own::Wait, Own::Work, Own::Idle];
+/// How many states a thread can be in ([`Own::ALL`]).
+const OWNS: usize = Own::ALL.len();
 
 fn own_index(own: Own) -> usize {
     own as usize
 }
 
+/// Whether an end of `ending` closes an open `open` interval: the same kind, or two waits
+/// (a `wait_end` closes the innermost wait whatever kind it names, as it always has).
+#[inline(always)]
+fn closes(ending: Own, open: Own) -> bool {
+    ending == open || (ending.is_wait() && open.is_wait())
+}
+
 /// The rule table evaluated for every situation, so that the sweep looks categories up.
-fn rule_table() -> [[[Category; 2]; 2]; 4] {
-    let mut table = [[[CATEGORIES[0]; 2]; 2]; 4];
-    for (o, &own) in OWN.iter().enumerate() {
+fn rule_table() -> [[[Category; 2]; 2]; OWNS] {
+    let mut table = [[[CATEGORIES[0]; 2]; 2]; OWNS];
+    for (o, &own) in Own::ALL.iter().enumerate() {
         for in_region in [false, true] {
             for team_busy in [false, true] {
                 table[o][in_region as usize][team_busy as usize] = classify(&Situation {
