@@ -12,8 +12,17 @@ use support::{error_of, lca, scratch, write};
 
 /// Writes a valid text log to $PP_LOG for p = $1, n = $2 (thread 0 works n*p + 10 n ns, the
 /// others n ns; the run window is n*(p + 10) + 7 ns), after sleeping $3 seconds. Exits 3 with a
-/// message on standard error when $4 names this point (`n,p`).
+/// message on standard error when $4 names this point (`n,p`). While the file `$5/limit`
+/// exists, only its first 5 runs go through: the 6th waits until `$5/release` appears, then
+/// writes `$5/released` and exits 9 (a study that is killed at a known point, whatever the
+/// machine's load).
 const FAKE: &str = r#"p=$1; n=$2; sleep $3
+if [ -e "$5/limit" ]; then
+  echo run >> "$5/count"
+  if [ "$(wc -l < "$5/count")" -gt 5 ]; then
+    while [ ! -e "$5/release" ]; do sleep 0.02; done; touch "$5/released"; exit 9
+  fi
+fi
 if [ "$n,$p" = "$4" ]; then echo "fake: cannot do n=$n p=$p" >&2; exit 3; fi
 w=$(( n * p + 10 * n )); end=$(( w + 7 ))
 { printf 'pplog 1 p=%s n=%s\n0 0 start\n0 0 work_begin\n%s 0 work_end\n%s 0 stop\n' $p $n $w $end
@@ -25,7 +34,8 @@ w=$(( n * p + 10 * n )); end=$(( w + 7 ))
 fn study(dir: &Path, sleep: &str, fail_at: &str, timeout: &str) -> std::path::PathBuf {
     let command = |name: &str| {
         format!(
-            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{FAKE}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{sleep}\", \"{fail_at}\"]\n"
+            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{FAKE}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{sleep}\", \"{fail_at}\", \"{}\"]\n",
+            dir.display()
         )
     };
     let text = format!(
@@ -34,6 +44,18 @@ fn study(dir: &Path, sleep: &str, fail_at: &str, timeout: &str) -> std::path::Pa
         command("b")
     );
     write(dir, "fake.toml", &text)
+}
+
+/// Waits until `done()` holds; a safety cap of 5 minutes turns a hang into a failure.
+fn wait_for(what: &str, done: impl Fn() -> bool) {
+    let begun = Instant::now();
+    while !done() {
+        assert!(
+            begun.elapsed() < Duration::from_secs(300),
+            "{what} never came"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// The datafile's rows, as a set (order free).
@@ -88,7 +110,11 @@ fn an_interrupted_study_resumes_to_the_same_rows() {
     // Killed (SIGKILL: no chance to clean up) while running, then started again.
     let broken = scratch("study-broken");
     let _ = std::fs::remove_dir_all(broken.join("study-fake"));
-    study(&broken, "0.05", "-", "10");
+    for file in ["count", "release", "released"] {
+        let _ = std::fs::remove_file(broken.join(file));
+    }
+    std::fs::write(broken.join("limit"), "").unwrap();
+    study(&broken, "0", "-", "1000");
     let mut child = Command::new(env!("CARGO_BIN_EXE_lca"))
         .current_dir(&broken)
         .args(["study", "fake.toml"])
@@ -97,27 +123,18 @@ fn an_interrupted_study_resumes_to_the_same_rows() {
         .spawn()
         .unwrap();
     let datafile = broken.join("study-fake/fake.dat");
-    let begun = Instant::now();
-    loop {
-        let lines = std::fs::read_to_string(&datafile)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
-        if lines >= 5 {
-            break;
-        }
-        assert!(begun.elapsed() < Duration::from_secs(60), "no rows appear");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    // The 6th run waits for the release: the study stands still with 5 rows written.
+    wait_for("the study's 6th run", || {
+        std::fs::read_to_string(broken.join("count")).is_ok_and(|c| c.lines().count() > 5)
+    });
     child.kill().unwrap();
     child.wait().unwrap();
-    // The killed study's last command may still be finishing its (now orphan) log.
-    std::thread::sleep(Duration::from_millis(300));
+    // Let the killed study's orphaned run go, and wait until it is gone.
+    std::fs::remove_file(broken.join("limit")).unwrap();
+    std::fs::write(broken.join("release"), "").unwrap();
+    wait_for("the orphaned run", || broken.join("released").exists());
     let partial = rows(&broken);
-    assert!(
-        partial.len() < 24,
-        "killed too late: {} rows",
-        partial.len()
-    );
+    assert_eq!(partial.len(), 5, "{partial:?}");
     assert!(partial.is_subset(&expected), "{partial:?}");
 
     let out = run_study(&broken);
@@ -174,7 +191,9 @@ fn failing_and_hanging_commands_are_reported_and_the_study_goes_on() {
     study(&slow, "30", "-", "0.2");
     let begun = Instant::now();
     let out = run_study(&slow);
-    assert!(begun.elapsed() < Duration::from_secs(20));
+    // 24 runs of 30 s would take 12 minutes; killed after 0.2 s they take seconds. Half of it
+    // proves the kills, with room for any load.
+    assert!(begun.elapsed() < Duration::from_secs(6 * 60));
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
