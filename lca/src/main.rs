@@ -37,7 +37,8 @@ struct Cli {
 enum Command {
     /// Plan the runs of an experiment over factors (CSV or TOML).
     Design(plan::Args),
-    /// Allocation of variation: how much each factor and interaction explains.
+    /// Allocation of variation: how much each factor and interaction explains (a design that
+    /// is not a full factorial, such as the edges, at its 2^k corners).
     Variation(variation::Args),
     /// Build a performance model of every category over every factor (a TOML model file).
     Model(model::Args),
