@@ -7,6 +7,7 @@
 pub mod candidates;
 pub mod combination;
 pub mod crossover;
+pub mod domain;
 pub mod expr;
 pub mod fit;
 pub mod linear;
