@@ -1,8 +1,9 @@
-//! The domain of a performance model: a prediction or a validation at a point
+//! The domain of a performance model: a prediction, a crossover or a validation at a point
 //! where a model cannot predict (a log of 0, a square root of a negative value, a division by
 //! zero, p <= 0) is a one-line error naming the factor values, never NaN or infinity.
 
 use fit::Datafile;
+use fit::crossover::{Axis, Pair};
 use fit::model_file::parse;
 use fit::performance::{BuildOptions, PerformanceModel};
 
@@ -107,6 +108,61 @@ fn hand_written_formulas_fail_where_their_functions_do() {
         parse("h.toml", text).unwrap_err().to_string(),
         "h.toml: held: p = -2: T_p = (sum of the categories) / p needs p > 0"
     );
+}
+
+#[test]
+fn crossovers_that_touch_a_bad_point_are_errors() {
+    let (dp, tp) = (fft2d("dp"), fft2d("tp"));
+    let pair = Pair::new(&dp, &tp).unwrap();
+    let along_p = pair.default_axis("p").unwrap();
+    // `--at n=0`: every point of the line is outside; the first sample is named.
+    let e = pair
+        .crossover(&along_p, &[("n".into(), 0.0)], 512)
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "dp: cannot predict at n=0, p=2: category pc: log2(n) is -inf (a logarithm of a value \
+         <= 0) at n=0 (term `n^2*log2(n)`)"
+    );
+    // A range that reaches p = 0.
+    let e = pair
+        .crossover(
+            &Axis::new("p", 0.0, 8.0).unwrap(),
+            &[("n".into(), 256.0)],
+            512,
+        )
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("dp: cannot predict at n=256, p=0: T_p = (sum of the categories) / p"),
+        "{e}"
+    );
+    // A winner map whose range of n reaches 0.
+    let e = pair
+        .winner_map(&Axis::new("n", 0.0, 512.0).unwrap(), &along_p, &[], 5)
+        .unwrap_err();
+    assert!(e.to_string().contains("at n=0, p=2"), "{e}");
+    // A point, by name.
+    let e = pair
+        .compare_at(&[("n".into(), 0.0), ("p".into(), 4.0)])
+        .unwrap_err();
+    assert!(
+        e.to_string().starts_with("dp: cannot predict at n=0, p=4"),
+        "{e}"
+    );
+    // A hole strictly between two samples (at n = 100) is found while refining.
+    let a = hand("n");
+    let b = hand("1/(n - 100) + n");
+    let e = Pair::new(&a, &b)
+        .unwrap()
+        .crossover(
+            &Axis::new("n", 1.0, 201.0).unwrap(),
+            &[("p".into(), 1.0)],
+            512,
+        )
+        .map(|c| format!("{:?}", c.meetings))
+        .unwrap_err();
+    assert!(e.to_string().contains("a division by zero"), "{e}");
 }
 
 #[test]

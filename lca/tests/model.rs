@@ -279,6 +279,29 @@ fn points_outside_a_models_domain_are_one_line_errors() {
         "{e}"
     );
     stdout(&["predict", dp, "--grid", "n=256,512", "--grid", "p=2,4"]);
+    // Crossovers: a fixed value, and a range that reaches a bad point.
+    let e = error_of(&["crossover", dp, &models[1], "--var", "p", "--at", "n=0"]);
+    assert!(
+        e.starts_with("Error: dp: cannot predict at n=0, p=2: "),
+        "{e}"
+    );
+    let e = error_of(&[
+        "crossover",
+        dp,
+        &models[1],
+        "--var",
+        "p",
+        "--at",
+        "n=256",
+        "--range",
+        "p=0..8",
+    ]);
+    assert!(
+        e.starts_with("Error: dp: cannot predict at n=256, p=0: "),
+        "{e}"
+    );
+    let e = error_of(&["crossover", dp, &models[1], "--range", "n=0..512"]);
+    assert!(e.contains("cannot predict at n=0, p=2"), "{e}");
     // Validation runs outside the domain name their line.
     let runs = write(&dir, "runs.dat", "impl=dp n=0 p=4 iters=100 wall=0.01\n");
     let e = error_of(&["validate", dp, runs.to_str().unwrap(), "--where", "impl=dp"]);
