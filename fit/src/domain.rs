@@ -111,9 +111,8 @@ fn term_failure(fit: &Fit, point: &[f64]) -> Option<String> {
         point,
         params: &params,
     };
-    let values: Vec<f64> = params.iter().map(|(_, v)| *v).collect();
-    for (term, bound) in fit.model.terms().iter().zip(&fit.terms) {
-        let value = bound.eval(point, &values);
+    for term in fit.model.terms() {
+        let value = env.value(&term.expr);
         if value.is_finite() {
             // A failing subexpression whose failure does not reach the term (`max(log2(n),
             // 0)` at n=0) is no failure.
@@ -161,11 +160,19 @@ struct Env<'a> {
 }
 
 impl Env<'_> {
-    /// The value of `e`, or the innermost subexpression whose operands are finite and whose
-    /// value is not, with that value (`Err`): where the domain fails.
-    fn eval<'e>(&self, e: &'e Expr) -> Result<f64, (&'e Expr, f64)> {
-        let v = match e {
+    /// The value of `e` (IEEE semantics, as a prediction evaluates it).
+    fn value(&self, e: &Expr) -> f64 {
+        match e {
             Expr::Num(c) => *c,
+            Expr::Var(_) | Expr::Param(_) => self.leaf(e),
+            Expr::Unary(op, x) => op.apply(self.value(x)),
+            Expr::Binary(op, l, r) => op.apply(self.value(l), self.value(r)),
+        }
+    }
+
+    /// A factor's or parameter's value (NaN if unknown).
+    fn leaf(&self, e: &Expr) -> f64 {
+        match e {
             Expr::Var(n) => self
                 .factors
                 .iter()
@@ -176,6 +183,16 @@ impl Env<'_> {
                 .iter()
                 .find(|(p, _)| p == n)
                 .map_or(f64::NAN, |(_, v)| *v),
+            _ => f64::NAN,
+        }
+    }
+
+    /// The value of `e`, or the innermost subexpression whose operands are finite and whose
+    /// value is not, with that value (`Err`): where the domain fails.
+    fn eval<'e>(&self, e: &'e Expr) -> Result<f64, (&'e Expr, f64)> {
+        let v = match e {
+            Expr::Num(c) => *c,
+            Expr::Var(_) | Expr::Param(_) => self.leaf(e),
             Expr::Unary(op, x) => op.apply(self.eval(x)?),
             Expr::Binary(op, l, r) => op.apply(self.eval(l)?, self.eval(r)?),
         };
