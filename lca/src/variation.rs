@@ -37,15 +37,16 @@ pub fn run(args: &Args) -> Result<String> {
     let levels: Vec<usize> = (0..factors.len()).map(|f| obs.levels(f).len()).collect();
     let cells: usize = levels.iter().product();
     let measured = measured_cells(&obs);
-    if levels.iter().all(|&l| l == 2) {
-        let table = fit::variation::sign_table(&obs)?;
-        Ok(reports::variation::sign_table(&args.response, &table))
-    } else if measured < cells {
-        // Not a full factorial (the paper's edges design): its corners still are a 2^k r one.
+    if measured < cells {
+        // Not a full factorial (the paper's edges design): its corners still are a 2^k r one
+        // when they were all measured; else the error names a missing corner.
         let corners = fit::variation::corners(&obs)?;
         let table = fit::variation::sign_table(&corners.observations)?;
         Ok(reports::variation::corners_note(&corners, cells, measured)
             + &reports::variation::sign_table(&args.response, &table))
+    } else if levels.iter().all(|&l| l == 2) {
+        let table = fit::variation::sign_table(&obs)?;
+        Ok(reports::variation::sign_table(&args.response, &table))
     } else if factors.len() == 2 {
         let rows = fit::variation::two_factor_anova(&obs)?;
         Ok(reports::variation::anova(&args.response, &rows))

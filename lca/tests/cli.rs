@@ -350,6 +350,25 @@ fn variation_allocates_jains_workstation_example() {
         err.contains("not a full factorial") && err.contains("corner a=1 b=1 c=2"),
         "{err}"
     );
+    // Two levels each, one corner missing.
+    let three = write(
+        &dir,
+        "three-corners.dat",
+        "mem=4 cache=1 y=15\nmem=16 cache=1 y=45\nmem=4 cache=2 y=25\n",
+    );
+    let err = error_of(&[
+        "variation",
+        three.to_str().unwrap(),
+        "--factors",
+        "mem,cache",
+        "--response",
+        "y",
+    ]);
+    assert_eq!(
+        err.trim_end(),
+        "Error: the design is not a full factorial and its 2^2 corners are not all measured: \
+         corner mem=16 cache=2 has no observations"
+    );
 }
 
 #[test]
