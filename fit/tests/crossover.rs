@@ -452,3 +452,31 @@ fn bad_pairs_get_one_line_errors() {
     assert!(pair.crossover(&axis, &[("p".into(), 1.0)], 512).is_ok());
     assert!(Axis::new("n", 3.0, 3.0).is_err());
 }
+
+#[test]
+fn a_near_touch_is_a_stretch_where_the_two_cannot_be_told_apart() {
+    // T_A - T_B = n^2 + 2550 - 100n = (n - 50)^2 + 50: the means never meet, but near n = 50
+    // the difference is within the 90% half-width; the winner (B) does not change.
+    let a = fitted("sq", |n| n * n + 2550.0, "n^2");
+    let b = fitted("lin", |n| 100.0 * n, "n");
+    let pair = Pair::new(&a, &b).unwrap();
+    let c = pair
+        .crossover(&Axis::new("n", 32.0, 256.0).unwrap(), &[], 512)
+        .unwrap();
+    let kinds: Vec<Kind> = c.meetings.iter().map(|m| m.kind).collect();
+    assert_eq!(kinds, [Kind::NearTouch], "{:#?}", c.meetings);
+    let m = &c.meetings[0];
+    assert_eq!(m.significant, Some(false));
+    let band = m.band.unwrap();
+    let verdicts: Vec<Winner> = c.sides.iter().map(|s| s.winner).collect();
+    let tie = c.sides.iter().find(|s| s.winner == Winner::Tie).unwrap();
+    assert!(tie.from <= band.lo && band.hi <= tie.to, "{:#?}", c.sides);
+    assert!(tie.from <= m.x && m.x <= tie.to);
+    // B wins on both sides of the stretch (about n = 43 to 57 here).
+    assert_eq!(verdicts, [Winner::B, Winner::Tie, Winner::B]);
+    assert!(tie.from > 32.0 && tie.to < 256.0, "{tie:?}");
+    for s in &c.sides {
+        let at = pair.compare_at(&[("n".into(), s.at)]).unwrap();
+        assert_eq!(at.winner, s.winner, "{s:?}");
+    }
+}
