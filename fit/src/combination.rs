@@ -282,9 +282,12 @@ pub fn combine(obs: &Observations, choices: &Choices) -> Result<CategoryModel, C
             obs.factors.join(", ")
         )));
     }
-    let shapes = (0..obs.factors.len())
+    let mut shapes = (0..obs.factors.len())
         .map(|f| shape(obs, f, choices.shapes.get(&obs.factors[f])))
         .collect::<Result<Vec<_>, _>>()?;
+    for s in &mut shapes {
+        s.expr = own_parameters(&s.expr, &s.factor);
+    }
     let texts: Vec<&str> = shapes.iter().map(|s| s.expr.as_str()).collect();
     let weighting = weighting_for(&obs.y);
     let fit_form = |combination| {
@@ -473,6 +476,45 @@ fn shape(obs: &Observations, f: usize, user: Option<&String>) -> Result<Shape, C
             ))
         }
     }
+}
+
+/// The shape's nonlinear parameters renamed to belong to its factor: `$theta` in the shape of
+/// `n` becomes `$theta_n`, so a threshold in `n` and one in `p` are two parameters of the
+/// combined model, each with its own value and interval. A name that already ends in
+/// `_<factor>` is kept.
+///
+/// ```
+/// use fit::combination::own_parameters;
+/// assert_eq!(own_parameters("max(n-$theta,0)", "n"), "max(n-$theta_n,0)");
+/// assert_eq!(own_parameters("p^$a*max(p-$theta_p,0)", "p"), "p^$a_p*max(p-$theta_p,0)");
+/// assert_eq!(own_parameters("n*log2(n)", "n"), "n*log2(n)");
+/// ```
+pub fn own_parameters(expr: &str, factor: &str) -> String {
+    let suffix = format!("_{factor}");
+    let is_name = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
+    let mut out = String::with_capacity(expr.len() + 8);
+    let mut chars = expr.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        out.push(c);
+        if c != '$' {
+            continue;
+        }
+        let start = i + 1;
+        let mut end = start;
+        while let Some(&(j, d)) = chars.peek() {
+            if !is_name(d) {
+                break;
+            }
+            end = j + d.len_utf8();
+            chars.next();
+        }
+        let name = &expr[start..end];
+        out.push_str(name);
+        if !name.is_empty() && !name.ends_with(&suffix) {
+            out.push_str(&suffix);
+        }
+    }
+    out
 }
 
 /// How much better (lower edge error) a shape outside the paper's defaults must be than the

@@ -10,7 +10,7 @@ use crate::model::Model;
 use crate::observations::Observations;
 use crate::problem::Problem;
 use crate::stats::{adjusted_r_squared, r_squared, t_quantile, total_sum_of_squares};
-use crate::{nonlinear, profile};
+use crate::{constrained, nonlinear, profile};
 
 /// Up to this many observations, a nonlinear model's leave-one-out error comes from real
 /// refits; beyond it, from the linearised hat matrix (exact for linear models).
@@ -95,7 +95,8 @@ pub enum Weighting {
 pub enum Method {
     /// Linear least squares (no nonlinear parameters).
     Linear,
-    /// One threshold parameter: closed-form coefficients for each value, Brent over it.
+    /// One or two threshold parameters: closed-form coefficients for each value, a grid and
+    /// Brent over each.
     Profile,
     /// Levenberg–Marquardt over coefficients and parameters together.
     LevenbergMarquardt,
@@ -136,6 +137,31 @@ pub struct Prediction {
     pub half_width: f64,
     /// Half-width of the 90% confidence interval of the mean response.
     pub mean_half_width: f64,
+    /// Lower end of the 90% prediction interval: `value - half_width`, but never below zero
+    /// for a quantity that cannot be negative (lost cycles).
+    pub lower: f64,
+    /// Upper end of the 90% prediction interval, `value + half_width`.
+    pub upper: f64,
+}
+
+impl Prediction {
+    /// A prediction with a symmetric interval, its lower end held at `floor`
+    /// (`f64::NEG_INFINITY` for none) and the value too.
+    pub fn bounded(value: f64, half_width: f64, mean_half_width: f64, floor: f64) -> Prediction {
+        let value = value.max(floor);
+        Prediction {
+            value,
+            half_width,
+            mean_half_width,
+            lower: (value - half_width).max(floor),
+            upper: value + half_width,
+        }
+    }
+
+    /// Whether the interval was cut at a floor (the symmetric one would reach below it).
+    pub fn is_cut(&self) -> bool {
+        self.lower > self.value - self.half_width
+    }
 }
 
 /// The solution of a least-squares problem: coefficients per term, nonlinear parameters.
@@ -178,6 +204,9 @@ pub struct Fit {
     /// Residual standard deviation `sqrt(SSE/dof)` of the weighted residuals: in the
     /// response's units for an absolute fit, a fraction of the value for a relative one.
     pub residual_sd: f64,
+    /// The response cannot be negative (lost cycles): the fit was held at or above zero over
+    /// the data's range, and predictions and their intervals are cut at zero.
+    pub nonnegative: bool,
     pub(crate) terms: Vec<Bound>,
     pub(crate) covariance: DMatrix<f64>,
 }
@@ -228,9 +257,22 @@ pub fn fit_weighted(
     // linear model). Its inverse Gram matrix scales to the covariance, its leverages give
     // the closed-form leave-one-out error; the zero model has an empty Jacobian.
     let (jac, prediction) = problem.jacobian(&solution.coefs, &solution.params)?;
-    let linearised = least_squares(&jac, &(&problem.y - prediction))
+    let mut linearised = least_squares(&jac, &(&problem.y - &prediction))
         .map_err(|e| collinear(model, &e.columns))?;
-    let covariance = &linearised.unscaled_covariance * s2;
+    let mut covariance = &linearised.unscaled_covariance * s2;
+    // Constraints that hold the model at zero somewhere in the range: the estimate has no
+    // freedom along them, and the residuals are those of the constrained solution.
+    let active = if problem.bounds.is_empty() {
+        Vec::new()
+    } else {
+        let coefs = DVector::from_column_slice(&solution.coefs);
+        constrained::active_rows(&problem.bound_design(&solution.params), &coefs)
+    };
+    if !active.is_empty() {
+        let a = problem.bound_gradients(&solution.coefs, &solution.params, &active);
+        covariance = constrained::project_covariance(&covariance, &a);
+        linearised.residuals = &problem.y - &prediction;
+    }
     let estimate = |name: String, value: f64, index: usize| {
         let std_error = covariance[(index, index)].sqrt();
         Estimate {
@@ -262,6 +304,8 @@ pub fn fit_weighted(
     let sse = unweight(&linearised.residuals).norm_squared();
     let sst = total_sum_of_squares(problem.y_raw.as_slice());
     let cv = match (method, linearised.loo_residuals()) {
+        // The closed form assumes no constraint binds: refit instead.
+        _ if !active.is_empty() && n <= EXACT_LOO_LIMIT => refit_loo(&problem, method, &solution),
         (Method::Linear, Some(loo)) => rms(&unweight(&loo)),
         (Method::Linear, None) => f64::INFINITY,
         _ if n <= EXACT_LOO_LIMIT => refit_loo(&problem, method, &solution),
@@ -283,20 +327,33 @@ pub fn fit_weighted(
         adj_r2: adjusted_r_squared(sse, sst, n, k),
         cv,
         residual_sd: s2.sqrt(),
+        nonnegative: !problem.bounds.is_empty(),
         terms: problem.terms,
         covariance,
     })
 }
 
 impl Fit {
-    /// The fitted model's value at a point (factor values in the order of [`Fit::factors`]).
+    /// The fitted model's value at a point (factor values in the order of [`Fit::factors`]),
+    /// never below zero for a non-negative response.
     pub fn evaluate(&self, point: &[f64]) -> f64 {
         let params = self.parameter_values();
-        self.terms
+        let value: f64 = self
+            .terms
             .iter()
             .zip(&self.coefficients)
             .map(|(t, c)| c.value * t.eval(point, &params))
-            .sum()
+            .sum();
+        value.max(self.floor())
+    }
+
+    /// The least value the response can take: 0 for lost cycles, else none.
+    pub fn floor(&self) -> f64 {
+        if self.nonnegative {
+            0.0
+        } else {
+            f64::NEG_INFINITY
+        }
     }
 
     /// The prediction at a point with 90% intervals, propagating the covariance of all fitted
@@ -319,7 +376,11 @@ impl Fit {
         let var_mean = if g.is_empty() {
             0.0
         } else {
-            (g.transpose() * &self.covariance * &g)[(0, 0)]
+            // A covariance projected on active constraints is positive semidefinite only up to
+            // rounding: where a constraint holds the model at zero, gᵀCg can come out a hair
+            // below zero (NaN interval). NaN (no covariance: a model written by hand) stays.
+            let v = (g.transpose() * &self.covariance * &g)[(0, 0)];
+            if v < 0.0 { 0.0 } else { v }
         };
         let t = t_quantile(self.dof);
         // A new observation's own noise: sd of the weighted residuals, unweighted at `value`.
@@ -327,11 +388,12 @@ impl Fit {
             Weighting::Absolute => self.residual_sd,
             Weighting::Relative => self.residual_sd * value.abs(),
         };
-        Prediction {
+        Prediction::bounded(
             value,
-            half_width: t * (var_mean + noise_sd.powi(2)).sqrt(),
-            mean_half_width: t * var_mean.sqrt(),
-        }
+            t * (var_mean + noise_sd.powi(2)).sqrt(),
+            t * var_mean.sqrt(),
+            self.floor(),
+        )
     }
 
     /// Terms (and parameters) whose 90% interval contains zero.
@@ -355,7 +417,14 @@ impl Fit {
 fn method_for(model: &Model) -> Method {
     match model.parameters() {
         [] => Method::Linear,
-        [one] if model.parameter_role(one) == Some(ParamRole::Threshold) => Method::Profile,
+        thresholds
+            if thresholds.len() <= profile::MAX_THRESHOLDS
+                && thresholds
+                    .iter()
+                    .all(|p| model.parameter_role(p) == Some(ParamRole::Threshold)) =>
+        {
+            Method::Profile
+        }
         _ => Method::LevenbergMarquardt,
     }
 }
@@ -375,15 +444,35 @@ pub(crate) fn solve(
                 sse: ls.sse,
             })
         }
-        Method::Profile => profile::fit(problem),
+        Method::Profile => profile::fit(problem, start),
         Method::LevenbergMarquardt => nonlinear::fit(problem, start),
     }
 }
 
-/// Linear least squares for the coefficients at fixed nonlinear parameters.
+/// Linear least squares for the coefficients at fixed nonlinear parameters; for a response
+/// that cannot be negative, under the constraint that the model is not negative at the
+/// problem's bound points (then only `beta`, `residuals` and `sse` describe the constrained
+/// solution).
 pub(crate) fn linear_at(problem: &Problem, params: &[f64]) -> Result<LeastSquares, FitError> {
     let x = problem.design(params)?;
-    least_squares(&x, &problem.y).map_err(|e| collinear(problem.model, &e.columns))
+    let mut ls = least_squares(&x, &problem.y).map_err(|e| collinear(problem.model, &e.columns))?;
+    if problem.bounds.is_empty() {
+        return Ok(ls);
+    }
+    let g = problem.bound_design(params);
+    if constrained::satisfied(&g, &ls.beta) {
+        return Ok(ls);
+    }
+    let beta = constrained::least_squares_nonnegative(&x, &problem.y, &g).ok_or_else(|| {
+        FitError::NoConvergence {
+            model: problem.model.text().to_string(),
+            reason: "the fit held at or above zero over the data's range did not solve".into(),
+        }
+    })?;
+    ls.residuals = &problem.y - &x * &beta;
+    ls.sse = ls.residuals.norm_squared();
+    ls.beta = beta;
+    Ok(ls)
 }
 
 fn collinear(model: &Model, columns: &[usize]) -> FitError {

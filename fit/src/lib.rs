@@ -6,6 +6,7 @@
 
 pub mod candidates;
 pub mod combination;
+mod constrained;
 pub mod crossover;
 pub mod domain;
 pub mod expr;

@@ -90,6 +90,15 @@ impl Model {
         self.terms.iter().flat_map(|t| t.expr.variables()).collect()
     }
 
+    /// The factors threshold `name` is compared with, over every term (see
+    /// [`Expr::threshold_variables`](crate::expr::Expr::threshold_variables)).
+    pub fn threshold_variables(&self, name: &str) -> BTreeSet<String> {
+        self.terms
+            .iter()
+            .flat_map(|t| t.expr.threshold_variables(name))
+            .collect()
+    }
+
     /// How the parameter is used (threshold, exponent, other), from the first term that has it.
     pub fn parameter_role(&self, name: &str) -> Option<ParamRole> {
         self.terms.iter().find_map(|t| t.expr.parameter_role(name))

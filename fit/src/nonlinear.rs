@@ -3,7 +3,8 @@
 //!
 //! Starting values: an exponent starts from the slope of a log–log fit of the response
 //! against the model's first factor, and also from 0.5, 1 and 2; other parameters from 1 and
-//! from the middle of the factor range. For each start the coefficients are the closed-form
+//! from the middle of the factor range (for a threshold, the range of the factor it is
+//! compared with). For each start the coefficients are the closed-form
 //! linear fit. The best converged solution wins; it is then polished by one more linear fit
 //! of the coefficients at the final parameters.
 
@@ -112,17 +113,23 @@ pub(crate) fn fit(problem: &Problem, start: Option<&Solution>) -> Result<Solutio
 /// Candidate starting values for the nonlinear parameters.
 fn starting_points(problem: &Problem) -> Vec<Vec<f64>> {
     let model = problem.model;
-    let (lo, hi) = range(&problem.points);
     let per_param: Vec<Vec<f64>> = model
         .parameters()
         .iter()
-        .map(|name| match model.parameter_role(name) {
-            Some(ParamRole::Exponent) => std::iter::once(log_log_slope(problem))
-                .flatten()
-                .chain(EXPONENT_STARTS)
-                .collect(),
-            Some(ParamRole::Threshold) => vec![(lo + hi) / 2.0, lo, hi],
-            _ => vec![1.0, (lo + hi) / 2.0],
+        .enumerate()
+        .map(|(q, name)| {
+            // Thresholds on the scale of the factor they are compared with; other
+            // parameters on the scale of every factor.
+            let levels = problem.threshold_levels(q);
+            let (lo, hi) = (levels[0], levels[levels.len() - 1]);
+            match model.parameter_role(name) {
+                Some(ParamRole::Exponent) => std::iter::once(log_log_slope(problem))
+                    .flatten()
+                    .chain(EXPONENT_STARTS)
+                    .collect(),
+                Some(ParamRole::Threshold) => vec![(lo + hi) / 2.0, lo, hi],
+                _ => vec![1.0, (lo + hi) / 2.0],
+            }
         })
         .collect();
     let combinations: usize = per_param.iter().map(Vec::len).product();
@@ -156,12 +163,4 @@ fn log_log_slope(problem: &Problem) -> Option<f64> {
     let x = DMatrix::from_fn(pairs.len(), 2, |i, j| if j == 0 { 1.0 } else { pairs[i].0 });
     let y = DVector::from_iterator(pairs.len(), pairs.iter().map(|p| p.1));
     least_squares(&x, &y).ok().map(|ls| ls.beta[1])
-}
-
-fn range(values: &[f64]) -> (f64, f64) {
-    values
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        })
 }

@@ -297,6 +297,12 @@ impl PerformanceModel {
             .map(|c| c.fit.predict(point))
             .collect();
         let value = categories.iter().map(|c| c.value).sum::<f64>() / p;
+        // A sum of quantities that cannot be negative cannot be either.
+        let floor = if self.categories.iter().all(|c| c.fit.nonnegative) {
+            0.0
+        } else {
+            f64::NEG_INFINITY
+        };
         let half_width = |width: fn(&Prediction) -> f64| {
             let (mut variance, mut denominator) = (0.0, 0.0);
             for (c, pred) in self.categories.iter().zip(&categories) {
@@ -322,11 +328,12 @@ impl PerformanceModel {
             .collect();
         TimePrediction {
             point: point.to_vec(),
-            time: Prediction {
+            time: Prediction::bounded(
                 value,
-                half_width: half_width(|p| p.half_width),
-                mean_half_width: half_width(|p| p.mean_half_width),
-            },
+                half_width(|p| p.half_width),
+                half_width(|p| p.mean_half_width),
+                floor,
+            ),
             categories,
             extrapolated,
         }

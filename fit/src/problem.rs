@@ -24,6 +24,12 @@ pub(crate) struct Problem<'a> {
     /// Datafile line of each row (for messages).
     pub lines: Vec<usize>,
     pub source: &'a str,
+    /// Points of the fitted range where the model must not be negative, row-major like
+    /// `points`; empty when the response may take any sign. See [`bound_points`].
+    pub bounds: Vec<f64>,
+    /// Per nonlinear parameter, the sorted distinct values of the factors it is a threshold
+    /// of (every factor's values when it is no threshold): the scale it is searched on.
+    pub parameter_levels: Vec<Vec<f64>>,
 }
 
 impl<'a> Problem<'a> {
@@ -65,6 +71,28 @@ impl<'a> Problem<'a> {
             });
         }
         let y_raw = DVector::from_column_slice(&obs.y);
+        let bounds = if crate::observations::is_response_column(&obs.response) {
+            bound_points(obs)
+        } else {
+            Vec::new()
+        };
+        let parameter_levels = model
+            .parameters()
+            .iter()
+            .map(|name| {
+                let compared = model.threshold_variables(name);
+                let columns: Vec<usize> = (0..factors.len())
+                    .filter(|&f| compared.is_empty() || compared.contains(factors[f]))
+                    .collect();
+                let mut values: Vec<f64> = columns
+                    .iter()
+                    .flat_map(|&f| obs.columns[f].iter().copied())
+                    .collect();
+                values.sort_by(f64::total_cmp);
+                values.dedup();
+                values
+            })
+            .collect();
         Ok(Problem {
             model,
             terms,
@@ -75,6 +103,8 @@ impl<'a> Problem<'a> {
             weights,
             lines: obs.lines.clone(),
             source: &obs.source,
+            bounds,
+            parameter_levels,
         })
     }
 
@@ -84,6 +114,14 @@ impl<'a> Problem<'a> {
 
     pub fn point(&self, row: usize) -> &[f64] {
         &self.points[row * self.factors..(row + 1) * self.factors]
+    }
+
+    /// The observed levels parameter `index` is searched among (never empty).
+    pub fn threshold_levels(&self, index: usize) -> Vec<f64> {
+        match self.parameter_levels.get(index) {
+            Some(levels) if !levels.is_empty() => levels.clone(),
+            _ => vec![0.0],
+        }
     }
 
     /// The same problem without one row (for leave-one-out).
@@ -112,6 +150,8 @@ impl<'a> Problem<'a> {
                 .map(|i| self.lines[i])
                 .collect(),
             source: self.source,
+            bounds: self.bounds.clone(),
+            parameter_levels: self.parameter_levels.clone(),
         }
     }
 
@@ -128,6 +168,41 @@ impl<'a> Problem<'a> {
             }
         }
         Ok(x)
+    }
+
+    /// The bound points where every term is finite at `params` (the others are outside the
+    /// model's domain and bind nothing).
+    fn finite_bounds(&self, params: &[f64]) -> Vec<&[f64]> {
+        self.bounds
+            .chunks(self.factors.max(1))
+            .filter(|point| self.terms.iter().all(|t| t.eval(point, params).is_finite()))
+            .collect()
+    }
+
+    /// The terms' values (unweighted) at the bound points: `G` of the constraint `G b ≥ 0`.
+    pub fn bound_design(&self, params: &[f64]) -> DMatrix<f64> {
+        let points = self.finite_bounds(params);
+        DMatrix::from_fn(points.len(), self.terms.len(), |i, j| {
+            self.terms[j].eval(points[i], params)
+        })
+    }
+
+    /// The gradient with respect to (coefficients, parameters) of the constraints in `rows`
+    /// (rows of [`Problem::bound_design`]) at the given solution.
+    pub fn bound_gradients(&self, coefs: &[f64], params: &[f64], rows: &[usize]) -> DMatrix<f64> {
+        let points = self.finite_bounds(params);
+        let k = self.terms.len();
+        let mut a = DMatrix::zeros(rows.len(), k + params.len());
+        let mut grad = vec![0.0; params.len()];
+        for (r, &i) in rows.iter().enumerate() {
+            for (j, term) in self.terms.iter().enumerate() {
+                a[(r, j)] = term.eval_grad(points[i], params, &mut grad);
+                for (q, g) in grad.iter().enumerate() {
+                    a[(r, k + q)] += coefs[j] * g;
+                }
+            }
+        }
+        a
     }
 
     /// Jacobian of the model's weighted prediction with respect to (coefficients,
@@ -170,3 +245,54 @@ impl<'a> Problem<'a> {
         }
     }
 }
+
+/// Points spanning the observations' range where a non-negative response's model is held at
+/// or above zero: per factor its measured levels and [`BOUND_STEPS`] points between its
+/// extremes (geometric when the range spans more than 10x, else even), crossed. With many
+/// factors the in-between points thin out so that the grid stays near [`MAX_BOUND_POINTS`].
+pub(crate) fn bound_points(obs: &Observations) -> Vec<f64> {
+    let k = obs.factors.len();
+    if k == 0 || obs.is_empty() {
+        return Vec::new();
+    }
+    let per_factor: Vec<Vec<f64>> = (0..k)
+        .map(|f| {
+            let levels = obs.levels(f);
+            let budget = (MAX_BOUND_POINTS as f64).powf(1.0 / k as f64) as usize;
+            let steps = budget.saturating_sub(levels.len()).min(BOUND_STEPS);
+            let (lo, hi) = (levels[0], levels[levels.len() - 1]);
+            let geometric = lo > 0.0 && hi / lo > 10.0;
+            let mut values = levels.clone();
+            for i in 1..steps.max(1) {
+                let t = i as f64 / steps as f64;
+                values.push(if geometric {
+                    lo * (hi / lo).powf(t)
+                } else {
+                    lo + (hi - lo) * t
+                });
+            }
+            values.sort_by(f64::total_cmp);
+            values.dedup();
+            values
+        })
+        .collect();
+    let mut points = vec![Vec::new()];
+    for values in &per_factor {
+        points = points
+            .into_iter()
+            .flat_map(|p: Vec<f64>| {
+                values.iter().map(move |&v| {
+                    let mut q = p.clone();
+                    q.push(v);
+                    q
+                })
+            })
+            .collect();
+    }
+    points.concat()
+}
+
+/// Points between a factor's extremes added to its measured levels for the bounds.
+const BOUND_STEPS: usize = 16;
+/// About this many bound points at most (the in-between points thin out with many factors).
+const MAX_BOUND_POINTS: usize = 1024;

@@ -132,8 +132,9 @@ fn identical_models_tie_everywhere() {
 
 #[test]
 fn tangential_touch_in_both_directions() {
-    // T_A - T_B = n^2 - 2n + 1 = (n-1)^2: touches zero at n = 1, B wins on both sides.
-    let (a, b) = (model("sq", "n^2"), model("line", "2*n - 1"));
+    // T_A - T_B = n^2 + 1 - 2n = (n-1)^2: touches zero at n = 1, B wins on both sides. (Lost
+    // cycles are never negative: where 2n < 0, T_B is 0 and B still wins.)
+    let (a, b) = (model("sq", "n^2 + 1"), model("line", "2*n"));
     for (first, second, winner) in [(&a, &b, Winner::B), (&b, &a, Winner::A)] {
         let pair = Pair::new(first, second).unwrap();
         for (lo, hi) in [(0.0, 3.0), (-1.0, 3.0), (0.5, 10.0)] {
@@ -151,15 +152,15 @@ fn tangential_touch_in_both_directions() {
 #[test]
 fn a_touch_on_a_sample_is_found() {
     // Samples 0, 1/511*4, ... never hit 1; 0..511 in steps of 1 does.
-    let (a, b) = (model("sq", "n^2"), model("line", "2*n - 1"));
+    let (a, b) = (model("sq", "n^2 + 1"), model("line", "2*n"));
     let pair = Pair::new(&a, &b).unwrap();
     let axis = Axis::new("n", 0.0, 511.0).unwrap();
     assert_eq!(axis.scale, Scale::Linear);
     let c = pair.crossover(&axis, &[], 512).unwrap();
     assert_eq!(c.meetings.len(), 1, "{:?}", c.meetings);
     assert_eq!((c.meetings[0].x, c.meetings[0].kind), (1.0, Kind::Touch));
-    // And a crossing on a sample: n^2 against 2n (roots 0 and 2; 0 is the range's end).
-    let b = model("twice", "2*n");
+    // And a crossing on a sample: n^2 + 1 against 2n + 1 (roots 0 and 2; 0 is the range's end).
+    let b = model("twice", "2*n + 1");
     let pair = Pair::new(&a, &b).unwrap();
     let c = pair.crossover(&axis, &[], 512).unwrap();
     let found: Vec<(f64, Kind)> = c.meetings.iter().map(|m| (m.x, m.kind)).collect();
@@ -174,7 +175,7 @@ fn a_touch_on_a_sample_is_found() {
 #[test]
 fn two_crossings_between_samples_are_found() {
     // (n-1)^2 - 1e-8: roots 1 +/- 1e-4, far closer than the samples (about 2 apart).
-    let (a, b) = (model("sq", "n^2"), model("line", "2*n - 0.99999999"));
+    let (a, b) = (model("sq", "n^2 + 1"), model("line", "2*n + 0.00000001"));
     let pair = Pair::new(&a, &b).unwrap();
     let axis = Axis::new("n", 0.0, 1000.0).unwrap();
     let c = pair.crossover(&axis, &[], 512).unwrap();

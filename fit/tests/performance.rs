@@ -101,7 +101,7 @@ fn known_models_are_recovered_from_an_edges_design() {
             .iter()
             .find(|c| c.category == "rc")
             .unwrap();
-        assert_eq!(rc.shapes[1].expr, "max(p-$theta,0)", "seed {seed}");
+        assert_eq!(rc.shapes[1].expr, "max(p-$theta_p,0)", "seed {seed}");
         assert_eq!(rc.shapes[0].expr, "n^2", "seed {seed}");
         let theta = &rc.fit.parameters[0];
         assert!(

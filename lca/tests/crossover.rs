@@ -73,7 +73,9 @@ fn known_crossovers_in_both_directions() {
     let lin = model(&dir, "lin", "100*n");
     let cube = model(&dir, "cube", "n^3");
     let quad = model(&dir, "quad", "6*n^2 - 11*n + 6");
-    let line = model(&dir, "line", "2*n - 1");
+    // n^2 + 1 - 2n = (n-1)^2; lost cycles are never negative, so no model here dips below 0.
+    let sq1 = model(&dir, "sq1", "n^2 + 1");
+    let line = model(&dir, "line", "2*n");
     let twice = model(&dir, "twice", "2*n^2");
 
     // One crossing at n = 100, A wins below it.
@@ -110,7 +112,7 @@ fn known_crossovers_in_both_directions() {
     assert_eq!(doc["sides"][0]["ratio"].as_f64(), Some(2.0));
 
     // A tangential touch at n = 1; the winner does not change.
-    for (a, b, w) in [(&sq, &line, "B"), (&line, &sq, "A")] {
+    for (a, b, w) in [(&sq1, &line, "B"), (&line, &sq1, "A")] {
         let doc = json(&["crossover", a, b, "--var", "n", "--range", "n=0..3"]);
         let r = roots(&doc);
         assert_eq!(r.len(), 1, "{r:?}");
@@ -149,8 +151,8 @@ fn text_report() {
 #[test]
 fn json_report() {
     let dir = scratch("crossover-json");
-    let sq = model(&dir, "sq", "n^2");
-    let line = model(&dir, "line", "2*n - 1");
+    let sq = model(&dir, "sq", "n^2 + 1");
+    let line = model(&dir, "line", "2*n");
     let text = stdout(&[
         "crossover",
         &sq,
@@ -207,9 +209,9 @@ fn json_report() {
       "intervals": false,
       "meetings": [
         {
-          "T_A": 1.0000000000000604,
-          "T_B": 1.0000000000000604,
-          "at": 1.0000000000000302,
+          "T_A": 2.0000000000002247,
+          "T_B": 2.0000000000002247,
+          "at": 1.0000000000001124,
           "band": null,
           "kind": "touch",
           "significant": null
@@ -219,11 +221,11 @@ fn json_report() {
       "samples": 512,
       "sides": [
         {
-          "T_A": 0.2549163031697948,
-          "T_B": 0.009784735812133016,
-          "at": 0.5048923679060665,
+          "T_A": 1.0000344667797687,
+          "T_B": 0.011741682974559686,
+          "at": 0.005870841487279843,
           "from": 0.0,
-          "ratio": 26.05244618395318,
+          "ratio": 85.16960208741031,
           "significant": null,
           "to": 3.0,
           "winner": "B"

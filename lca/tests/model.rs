@@ -87,7 +87,7 @@ fn model_predict_validate() {
     );
     assert!(summary.contains("cl  = 1 + n^2 + p"), "{summary}");
     assert!(
-        summary.contains("rc  = 1 + n^2*max(p-$theta,0)"),
+        summary.contains("rc  = 1 + n^2*max(p-$theta_p,0)"),
         "{summary}"
     );
     assert!(summary.contains("multiplicative: interaction"), "{summary}");
@@ -213,7 +213,7 @@ fn bad_input_gets_one_line_errors() {
     let e = error_of(&["model", corners.to_str().unwrap()]);
     assert!(
         e.contains(
-            "category 'rc': these runs cannot estimate it: model `1 + n^2*max(p-$theta,0)`: terms"
+            "category 'rc': these runs cannot estimate it: model `1 + n^2*max(p-$theta_p,0)`: terms"
         ),
         "{e}"
     );

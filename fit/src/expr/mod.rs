@@ -207,6 +207,31 @@ impl Expr {
         }
     }
 
+    /// The factors a threshold parameter is compared with: the variables of every `min`/`max`
+    /// call whose arguments hold `$name` (`n` for `max(n-$theta,0)`). Empty when `name` is no
+    /// threshold here.
+    pub fn threshold_variables(&self, name: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        self.collect_threshold_variables(name, &mut out);
+        out
+    }
+
+    fn collect_threshold_variables(&self, name: &str, out: &mut BTreeSet<String>) {
+        match self {
+            Expr::Binary(BinOp::Min | BinOp::Max, l, r)
+                if l.parameters().contains(name) || r.parameters().contains(name) =>
+            {
+                out.extend(self.variables());
+            }
+            Expr::Unary(_, x) => x.collect_threshold_variables(name, out),
+            Expr::Binary(_, l, r) => {
+                l.collect_threshold_variables(name, out);
+                r.collect_threshold_variables(name, out);
+            }
+            _ => {}
+        }
+    }
+
     /// The value if the expression has no variables and no parameters (e.g. `1`, `0`, `2*3`).
     pub fn constant_value(&self) -> Option<f64> {
         match self {

@@ -391,7 +391,8 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
             coefficient: c.coefficient,
             parameter: c.parameter,
         };
-        let fit = restore_fit(fit, &factors).map_err(|e| format!("category '{name}': {e}"))?;
+        let fit =
+            restore_fit(fit, &name, &factors).map_err(|e| format!("category '{name}': {e}"))?;
         let shapes = c
             .shape
             .into_iter()
@@ -422,7 +423,7 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
         });
     }
     let baseline = match record.baseline {
-        Some(b) => Some(restore_fit(b, &factors).map_err(|e| format!("baseline: {e}"))?),
+        Some(b) => Some(restore_fit(b, "T_p", &factors).map_err(|e| format!("baseline: {e}"))?),
         None => None,
     };
     let provenance = record
@@ -445,7 +446,8 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
     })
 }
 
-fn restore_fit(record: FitRecord, factors: &[String]) -> Result<Fit, String> {
+/// The fit of `response` (a category, or `T_p` for the baseline) from its record.
+fn restore_fit(record: FitRecord, response: &str, factors: &[String]) -> Result<Fit, String> {
     let model = Model::parse(&record.formula).map_err(|e| e.to_string())?;
     let names: Vec<&str> = factors.iter().map(String::as_str).collect();
     let parameters: Vec<&str> = model.parameters().iter().map(String::as_str).collect();
@@ -551,6 +553,7 @@ fn restore_fit(record: FitRecord, factors: &[String]) -> Result<Fit, String> {
         adj_r2,
         cv,
         residual_sd,
+        nonnegative: crate::observations::is_response_column(response),
         terms,
         covariance,
     })
