@@ -98,12 +98,22 @@ pub struct Shape {
     pub score: Option<f64>,
     /// The second best candidate and its score.
     pub runner_up: Option<(String, f64)>,
+    /// The score of a constant (`1`, "does not depend on the factor") on the same edges, for
+    /// ranked shapes: a shape that scores no better explains less than a constant there.
+    pub constant_score: Option<f64>,
 }
 
 impl Shape {
     /// Whether the category does not depend on the factor.
     pub fn is_constant(&self) -> bool {
         self.expr == "1"
+    }
+
+    /// Whether the shape was chosen although a constant predicts the edges' left-out runs at
+    /// least as well: the factor's effect is not shown by these runs.
+    pub fn no_better_than_constant(&self) -> bool {
+        !self.is_constant()
+            && matches!((self.score, self.constant_score), (Some(s), Some(c)) if s >= c)
     }
 }
 
@@ -399,6 +409,7 @@ fn shape(obs: &Observations, f: usize, user: Option<&String>) -> Result<Shape, C
         edges,
         score,
         runner_up,
+        constant_score: None,
     };
     if let Some(expr) = user {
         let model = Model::parse(expr).map_err(|e| CombineError::Invalid {
@@ -435,6 +446,11 @@ fn shape(obs: &Observations, f: usize, user: Option<&String>) -> Result<Shape, C
         };
         return Ok(shape(first(), source, 0, None, None));
     }
+    let constant_score = Some(edge_score("1", &edges)).filter(|s| s.is_finite());
+    let shape = |expr, source, edges, score, runner_up| Shape {
+        constant_score,
+        ..shape(expr, source, edges, score, runner_up)
+    };
     let defaults = ranked(defaults, &edges);
     let wider = ranked(wider, &edges);
     let (best, score) = (&defaults[0].0, defaults[0].1);

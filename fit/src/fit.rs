@@ -12,6 +12,10 @@ use crate::problem::Problem;
 use crate::stats::{adjusted_r_squared, r_squared, t_quantile, total_sum_of_squares};
 use crate::{constrained, nonlinear, profile};
 
+/// Terms cancel when each contributes more than this many times the largest measured value
+/// (see [`Fit::cancelling_terms`]).
+pub const CANCELLING_FACTOR: f64 = 10.0;
+
 /// Up to this many observations, a nonlinear model's leave-one-out error comes from real
 /// refits; beyond it, from the linearised hat matrix (exact for linear models).
 pub const EXACT_LOO_LIMIT: usize = 100;
@@ -396,6 +400,62 @@ impl Fit {
         )
     }
 
+    /// Why this fit should not be trusted, if it should not: it explains less than the data's
+    /// mean (R² < 0), or it predicts a left-out run worse than the mean of the other runs does
+    /// (leave-one-out error above the mean's, `n/(n−1) · sqrt(SST/n)`).
+    pub fn poor_fit(&self) -> Option<String> {
+        if self.r2 < 0.0 {
+            return Some(format!(
+                "R² {:.2}: the model explains less than the data's mean",
+                self.r2
+            ));
+        }
+        let n = self.n as f64;
+        let mean_loo = n / (n - 1.0) * (self.sst / n).sqrt();
+        if self.n > 1 && self.cv.is_finite() && self.cv > mean_loo * (1.0 + 1e-9) {
+            return Some(format!(
+                "leave-one-out error {} is above the mean's {}: it predicts a left-out run \
+                 worse than the mean of the other runs",
+                short(self.cv),
+                short(mean_loo)
+            ));
+        }
+        None
+    }
+
+    /// Two terms whose coefficients have opposite signs and whose contributions are each more
+    /// than [`CANCELLING_FACTOR`] times the largest measured value: they cancel each other on
+    /// the data, and far from it one wins, so the model extrapolates wildly. `obs` must be the
+    /// observations it was fitted to.
+    pub fn cancelling_terms(&self, obs: &Observations) -> Option<(String, String)> {
+        let params = self.parameter_values();
+        let largest = obs.y.iter().fold(0.0f64, |m, y| m.max(y.abs()));
+        let mut point = vec![0.0; self.factors.len()];
+        let contribution: Vec<f64> = self
+            .terms
+            .iter()
+            .zip(&self.coefficients)
+            .map(|(t, c)| {
+                (0..obs.len())
+                    .map(|row| {
+                        obs.point(row, &mut point);
+                        (c.value * t.eval(&point, &params)).abs()
+                    })
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        let big = |j: usize| contribution[j] > CANCELLING_FACTOR * largest;
+        for a in 0..self.coefficients.len() {
+            for b in a + 1..self.coefficients.len() {
+                let (ca, cb) = (&self.coefficients[a], &self.coefficients[b]);
+                if ca.value * cb.value < 0.0 && big(a) && big(b) {
+                    return Some((ca.name.clone(), cb.name.clone()));
+                }
+            }
+        }
+        None
+    }
+
     /// Terms (and parameters) whose 90% interval contains zero.
     pub fn weak_terms(&self) -> Vec<&Estimate> {
         self.coefficients
@@ -488,6 +548,13 @@ fn collinear(model: &Model, columns: &[usize]) -> FitError {
             .collect::<Vec<_>>()
             .join(", "),
     }
+}
+
+/// Three significant digits, for messages.
+fn short(v: f64) -> String {
+    format!("{v:.3e}")
+        .parse::<f64>()
+        .map_or_else(|_| v.to_string(), |r| r.to_string())
 }
 
 fn rms(v: &DVector<f64>) -> f64 {

@@ -3,9 +3,10 @@
 use std::cmp::Ordering;
 use std::str::FromStr;
 
-use crate::fit::{Fit, FitError, Weighting, fit_weighted};
+use crate::fit::{Fit, FitError, Prediction, Weighting, fit_weighted};
 use crate::model::Model;
 use crate::observations::Observations;
+use crate::stats::t_quantile;
 
 /// The statistic that orders candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
@@ -66,6 +67,79 @@ pub fn sort(fits: &mut [Fit], by: RankBy) {
         };
         order.then(a.model.fitted_count().cmp(&b.model.fitted_count()))
     });
+}
+
+/// How much each fit deserves to be believed, given the others fitted to the same
+/// observations: pseudo-Bayesian model averaging weights from leave-one-out prediction (Yao,
+/// Vehtari, Simpson and Gelman, "Using stacking to average Bayesian predictive distributions",
+/// 2018, eq. 8), with each model's leave-one-out predictive density taken as Gaussian with the
+/// variance of its leave-one-out errors: `w_m ∝ exp(elpd_m)` with
+/// `elpd_m = −n/2 · ln(2π e CV_m²)`, so `w_m ∝ CV_m^(−n)`. Models the data cannot tell apart
+/// share the weight; one whose leave-one-out error is clearly larger gets almost none. A fit
+/// without a finite error gets none; exact fits (CV = 0) share all of it.
+pub fn selection_weights(fits: &[Fit]) -> Vec<f64> {
+    let usable = |f: &Fit| f.cv.is_finite() && f.cv >= 0.0;
+    if fits.iter().any(|f| usable(f) && f.cv == 0.0) {
+        let exact = fits.iter().filter(|f| f.cv == 0.0).count() as f64;
+        return fits
+            .iter()
+            .map(|f| if f.cv == 0.0 { 1.0 / exact } else { 0.0 })
+            .collect();
+    }
+    let log_w: Vec<f64> = fits
+        .iter()
+        .map(|f| {
+            if usable(f) {
+                -(f.n as f64) * f.cv.ln()
+            } else {
+                f64::NEG_INFINITY
+            }
+        })
+        .collect();
+    let max = log_w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !max.is_finite() {
+        return vec![0.0; fits.len()];
+    }
+    let w: Vec<f64> = log_w.iter().map(|l| (l - max).exp()).collect();
+    let total: f64 = w.iter().sum();
+    w.iter().map(|v| v / total).collect()
+}
+
+/// Each fit's prediction at `point` with model-selection uncertainty in its intervals: the
+/// variance of the fit's own prediction plus the weighted spread of the other fits'
+/// predictions about it, `Σ_j w_j (μ_j − μ_m)²` with the weights of [`selection_weights`]
+/// (Burnham and Anderson's unconditional variance, *Model Selection and Multimodel
+/// Inference*, 2002, §4.3, about the model's own prediction instead of the average). Where
+/// the data cannot tell apart models that disagree far from the data, every interval there
+/// is as wide as their disagreement.
+pub fn predict_with_selection(fits: &[Fit], point: &[f64]) -> Vec<Prediction> {
+    let own: Vec<Prediction> = fits.iter().map(|f| f.predict(point)).collect();
+    let weights = selection_weights(fits);
+    fits.iter()
+        .zip(&own)
+        .map(|(fit, p)| {
+            let spread: f64 = own
+                .iter()
+                .zip(&weights)
+                .filter(|(q, w)| **w > 0.0 && q.value.is_finite())
+                .map(|(q, w)| w * (q.value - p.value).powi(2))
+                .sum();
+            let t = t_quantile(fit.dof);
+            let widen = |half_width: f64| {
+                if t.is_finite() && half_width.is_finite() {
+                    t * ((half_width / t).powi(2) + spread).sqrt()
+                } else {
+                    half_width
+                }
+            };
+            Prediction::bounded(
+                p.value,
+                widen(p.half_width),
+                widen(p.mean_half_width),
+                fit.floor(),
+            )
+        })
+        .collect()
 }
 
 /// Higher first; NaN last.

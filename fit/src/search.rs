@@ -1,6 +1,12 @@
 //! Automatic model search: a constant plus up to two terms `x^i * log2(x)^j`, with `i` from
-//! the exponent set below and `j` in {0, 1, 2}, ranked by leave-one-out error. Models with a
-//! term whose 90% interval contains zero are rejected: that term contributes nothing.
+//! the exponent set below and `j` in {0, 1, 2}, ranked by leave-one-out error. A model is not
+//! offered when
+//! * a term's 90% interval contains zero: that term contributes nothing;
+//! * it has `k` coefficients and the factor no more than `k + 1` distinct levels: replicates
+//!   do not pin a shape between levels, and with four levels a constant plus two terms fits
+//!   any noise exactly enough to rank first and extrapolate to nonsense;
+//! * two of its terms cancel: opposite signs, each contributing more than
+//!   [`CANCELLING_FACTOR`] times the largest measured value.
 //!
 //! The search fits and ranks by *relative* error (weighted least squares, weights `1/y²`)
 //! whenever no response is zero: measured times carry noise proportional to their size, and
@@ -13,7 +19,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::fit::{Fit, Weighting, fit_weighted};
+use crate::fit::{CANCELLING_FACTOR, Fit, Weighting, fit_weighted};
 use crate::linear::least_squares;
 use crate::model::Model;
 use crate::observations::Observations;
@@ -104,10 +110,16 @@ pub fn search(obs: &Observations, factor: usize, keep: usize) -> Vec<Fit> {
         })
         .collect();
 
+    let mut levels = x.clone();
+    levels.sort_by(f64::total_cmp);
+    levels.dedup();
+    let largest = obs.y.iter().fold(0.0f64, |m, y| m.max(y.abs()));
     let mut scored: Vec<(f64, Vec<usize>)> = Vec::new();
     let mut consider = |terms: Vec<usize>| {
         let k = terms.len() + 1;
-        if n <= k {
+        // Replicates do not pin a shape between levels: k coefficients need more than k + 1
+        // distinct levels, so that at least two levels are left to judge the shape by.
+        if n <= k || levels.len() <= k + 1 {
             return;
         }
         let design = DMatrix::from_fn(n, k, |i, c| {
@@ -128,6 +140,21 @@ pub fn search(obs: &Observations, factor: usize, keep: usize) -> Vec<Fit> {
             ls.beta[c].abs() > half
         });
         if !contributes {
+            return;
+        }
+        // Cancelling terms: opposite signs, each far larger than the data (see
+        // `Fit::cancelling_terms`).
+        let contribution = |c: usize| {
+            (0..n)
+                .map(|i| (ls.beta[c] * design[(i, c)] / weights[i]).abs())
+                .fold(0.0, f64::max)
+        };
+        let big: Vec<bool> = (0..k)
+            .map(|c| contribution(c) > CANCELLING_FACTOR * largest)
+            .collect();
+        let cancelling =
+            (0..k).any(|a| (a + 1..k).any(|b| big[a] && big[b] && ls.beta[a] * ls.beta[b] < 0.0));
+        if cancelling {
             return;
         }
         let loo = ls.loo_rmse();

@@ -31,9 +31,10 @@ pub struct Args {
     /// Keep only rows where a column has a value, e.g. `--where impl=dp` (repeatable).
     #[arg(long = "where", value_name = "KEY=VALUE", value_delimiter = ',')]
     pub filter: Vec<String>,
-    /// Order of the ranking: r2 (the paper's), adj-r2, or cv (leave-one-out error).
-    #[arg(long, default_value = "r2", value_name = "STAT")]
-    pub rank: String,
+    /// Order of the ranking: r2 (the paper's), adj-r2, or cv (leave-one-out error); by
+    /// default r2, and cv with --search (R² always favours more terms).
+    #[arg(long, value_name = "STAT")]
+    pub rank: Option<String>,
     /// Also search sums of up to two terms x^i*log2(x)^j plus a constant (fitted to relative
     /// error unless a value is zero).
     #[arg(long)]
@@ -42,7 +43,9 @@ pub struct Args {
     /// whose noise grows with the value.
     #[arg(long)]
     pub relative: bool,
-    /// Predict at a point with a 90% prediction interval, e.g. `--predict p=1024`.
+    /// Predict at a point with a 90% prediction interval, e.g. `--predict p=1024`. Each
+    /// interval also holds the spread of the other ranked models' predictions there, weighted
+    /// by how well each predicts left-out runs (model-selection uncertainty).
     #[arg(long, value_name = "FACTOR=VALUE")]
     pub predict: Vec<String>,
     /// Output format: text, json or csv.
@@ -77,10 +80,13 @@ fn validate(args: &Args) -> Result<Config> {
     let Some(datafile_path) = &args.datafile else {
         bail!("a DATAFILE is required");
     };
-    let rank = args
-        .rank
-        .parse::<RankBy>()
-        .map_err(|e| anyhow::anyhow!("--rank: {e}"))?;
+    let rank = match &args.rank {
+        Some(r) => r
+            .parse::<RankBy>()
+            .map_err(|e| anyhow::anyhow!("--rank: {e}"))?,
+        None if args.search => RankBy::Cv,
+        None => RankBy::R2,
+    };
     let format = args
         .format
         .parse::<Format>()

@@ -39,6 +39,19 @@ pub fn factors(specs: &[String], option: &str) -> Result<Vec<Factor>> {
     factor_specs
         .iter()
         .map(|s| {
+            // A grid may hold a factor at one value (`--grid n=256`); a design may not.
+            if option == "--grid"
+                && let Some((name, value)) = s.split_once('=')
+                && let Ok(value) = value.trim().parse::<f64>()
+                && value.is_finite()
+            {
+                return Ok(Factor {
+                    name: name.trim().to_string(),
+                    levels: vec![value],
+                    scale: design::Scale::Linear,
+                    integer: value.fract() == 0.0,
+                });
+            }
             Factor::parse(s).map_err(|e| anyhow!("{}", e.to_string().replace("--factor", option)))
         })
         .collect()

@@ -48,7 +48,10 @@ fn user_models_predictions_and_ranking_by_cv() {
     assert!(text.contains("*p^$a"), "{text}");
     assert!(text.contains("    $a = 1.490 +/- 0.085"), "{text}");
     assert_eq!(text.matches("at p=16: ").count(), 4, "{text}");
-    assert!(text.contains("(90% prediction interval)"), "{text}");
+    assert!(
+        text.contains("(90% prediction interval, with the other models' spread)"),
+        "{text}"
+    );
 }
 
 #[test]

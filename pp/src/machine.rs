@@ -148,7 +148,7 @@ impl Machine {
     /// The TOML text of the machine file.
     pub fn to_toml(&self) -> String {
         let mut text = String::from(
-            "# pp machine calibration (DESIGN §6): written by `pp calibrate`, read by `pp --machine`.\n\
+            "# pp machine calibration (docs/machine-file.md): written by `pp calibrate`, read by `pp --machine`.\n\
              # copy.segments: single-thread copy time t = alpha_ns + bytes / beta_bytes_per_ns.\n\
              # Every figure is the minimum of `reps` runs; `flagged` marks a coefficient of\n\
              # variation above 5% (the figure is not trustworthy).\n",

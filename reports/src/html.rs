@@ -64,7 +64,7 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 text-align:left;vertical-align:top}code{font-size:.95em;overflow-wrap:anywhere}\
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(640px,1fr));gap:1em}\
 figure{margin:0}table.map td{width:14px;height:10px;padding:0;border:none}\
-table.map th{font-weight:normal;padding:0 .4em;border:none}svg{width:100%;height:auto;display:block}p.note{color:#555}";
+table.map th{font-weight:normal;padding:0 .4em;border:none}svg{width:100%;height:auto;display:block}p.note{color:#555}.warn{color:#a40000}";
 
 /// Builds the report of the sections, with `extra` HTML (already escaped) appended.
 pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, ChartError> {
@@ -84,15 +84,26 @@ pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, 
         let _ = write!(
             html,
             "<h2>{name}</h2>\n<table><tr><th>category</th><th>model</th>\
-                              <th>combination</th><th>R²</th><th>LOO error</th></tr>\n"
+                              <th>combination</th><th>R²</th><th>LOO error</th>\
+                              <th>trust</th></tr>\n"
         );
         for c in &model.categories {
             let combination = c
                 .combination
                 .map_or("written by hand".into(), |c| c.to_string());
+            let warnings = crate::model::warnings(c);
+            let trust = if warnings.is_empty() {
+                "ok".to_string()
+            } else {
+                format!(
+                    "<span class=\"warn\">{}</span>",
+                    escape(&warnings.join("; "))
+                )
+            };
             let _ = writeln!(
                 html,
-                "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>\
+                 <td>{trust}</td></tr>",
                 escape(&c.category),
                 escape(c.fit.model.text()),
                 escape(&combination),

@@ -69,6 +69,29 @@ pub fn summary(model: &PerformanceModel) -> String {
     out
 }
 
+/// What the user should not trust in a category's model, one line each: a poor fit
+/// ([`fit::Fit::poor_fit`]) and shapes that predict their edges no better than a constant.
+pub fn warnings(c: &CategoryModel) -> Vec<String> {
+    let mut out: Vec<String> = c
+        .fit
+        .poor_fit()
+        .map(|why| format!("poor fit: {why}"))
+        .into_iter()
+        .collect();
+    for s in c.shapes.iter().filter(|s| s.no_better_than_constant()) {
+        out.push(format!(
+            "weak shape: on its edges `{}` predicts left-out runs no better than a constant \
+             ({}% against {}%): these runs do not show how {} depends on {}",
+            s.expr,
+            significant(100.0 * s.score.unwrap_or(f64::NAN), 2),
+            significant(100.0 * s.constant_score.unwrap_or(f64::NAN), 2),
+            c.category,
+            s.factor
+        ));
+    }
+    out
+}
+
 fn category(out: &mut String, c: &CategoryModel) {
     let f = &c.fit;
     let _ = writeln!(out, "{}  = {}", c.category, f.model.text());
@@ -118,6 +141,9 @@ fn category(out: &mut String, c: &CategoryModel) {
             }
         };
         let _ = writeln!(out, "    shape in {}: {}  ({how})", s.factor, s.expr);
+    }
+    for warning in warnings(c) {
+        let _ = writeln!(out, "    {warning}");
     }
     if let (Some(combination), Some(by)) = (c.combination, c.chosen_by) {
         let why = match (by, c.variation) {

@@ -5,6 +5,27 @@
 /// numbers share one exponent: `(2.98 +/- 0.17)e-4` prints as `2.98 +/- 0.17 e-4`.
 ///
 /// A missing half-width (no degrees of freedom left) prints as `n/a`.
+/// A prediction with its 90% interval: `value +/- half_width`, or where the interval was cut
+/// at zero (lost cycles cannot be negative), `value (0 .. upper)`.
+pub fn prediction(p: &fit::Prediction) -> String {
+    if p.is_cut() {
+        // A value held at zero by a bound comes out of the solver as rounding noise.
+        let value = if p.value.abs() <= 1e-9 * p.upper.abs() {
+            0.0
+        } else {
+            p.value
+        };
+        format!(
+            "{} ({} .. {})",
+            significant(value, 3),
+            significant(p.lower, 3),
+            significant(p.upper, 3)
+        )
+    } else {
+        estimate(p.value, p.half_width)
+    }
+}
+
 pub fn estimate(value: f64, half_width: f64) -> String {
     if !value.is_finite() {
         return format!("{value} +/- n/a");

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use fit::performance::{PerformanceModel, TimePrediction};
 
-use crate::number::{estimate, significant};
+use crate::number::{prediction, significant};
 use crate::ranking::Format;
 
 /// The predictions as text (one block per point), CSV (one row per point) or JSON.
@@ -42,23 +42,14 @@ fn text(model: &PerformanceModel, predictions: &[TimePrediction]) -> String {
             );
         }
         let _ = writeln!(out);
-        let _ = writeln!(
-            out,
-            "  {:<6} {:>30}",
-            "T_p",
-            estimate(t.time.value, t.time.half_width)
-        );
+        let _ = writeln!(out, "  {:<6} {:>30}", "T_p", prediction(&t.time));
         for (c, p) in model.categories.iter().zip(&t.categories) {
-            let _ = writeln!(
-                out,
-                "  {:<6} {:>30}",
-                c.category,
-                estimate(p.value, p.half_width)
-            );
+            let _ = writeln!(out, "  {:<6} {:>30}", c.category, prediction(p));
         }
     }
     out.push_str(
-        "(seconds; categories in processor-seconds; +/- is the 90% prediction interval)\n",
+        "(seconds; categories in processor-seconds; +/- is the 90% prediction interval, \
+         (0 .. x) one cut at zero)\n",
     );
     out
 }
@@ -69,16 +60,17 @@ fn csv(model: &PerformanceModel, predictions: &[TimePrediction]) -> String {
     for c in &model.categories {
         header.push(c.category.clone());
         header.push(format!("{}_half_width", c.category));
+        header.push(format!("{}_low", c.category));
     }
     header.push("extrapolated".into());
     let mut out = header.join(",") + "\n";
     for t in predictions {
         let mut row: Vec<String> = t.point.iter().map(|v| v.to_string()).collect();
-        let (v, h) = (t.time.value, t.time.half_width);
-        row.extend([v, v - h, v + h].map(|x| significant(x, 6)));
+        row.extend([t.time.value, t.time.lower, t.time.upper].map(|x| significant(x, 6)));
         for p in &t.categories {
             row.push(significant(p.value, 6));
             row.push(significant(p.half_width, 3));
+            row.push(significant(p.lower, 6));
         }
         row.push(t.extrapolated.join(" "));
         let _ = writeln!(out, "{}", row.join(","));
@@ -109,14 +101,18 @@ fn json(model: &PerformanceModel, predictions: &[TimePrediction]) -> String {
                 .zip(&t.categories)
                 .map(|(c, p)| {
                     let value = serde_json::json!({
-                        "value": number(p.value), "half_width": number(p.half_width)
+                        "value": number(p.value), "half_width": number(p.half_width),
+                        "low": number(p.lower), "high": number(p.upper)
                     });
                     (c.category.clone(), value)
                 })
                 .collect();
             serde_json::json!({
                 "at": at,
-                "T_p": { "value": number(t.time.value), "half_width": number(t.time.half_width) },
+                "T_p": {
+                    "value": number(t.time.value), "half_width": number(t.time.half_width),
+                    "low": number(t.time.lower), "high": number(t.time.upper)
+                },
                 "categories": categories,
                 "extrapolated": t.extrapolated,
             })

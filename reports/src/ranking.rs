@@ -67,8 +67,18 @@ impl RankingReport<'_> {
             .join(",")
     }
 
+    /// Per point, every fit's prediction with model-selection uncertainty in its interval
+    /// ([`fit::ranking::predict_with_selection`]), indexed `[point][fit]`.
+    fn predictions(&self) -> Vec<Vec<Prediction>> {
+        self.predict_at
+            .iter()
+            .map(|point| fit::ranking::predict_with_selection(&self.ranking.fits, point))
+            .collect()
+    }
+
     fn text(&self) -> String {
         let obs = self.observations;
+        let predictions = self.predictions();
         let mut out = format!(
             "{} against {}: {} observations from {}, ranked by {}\n",
             obs.response,
@@ -83,7 +93,7 @@ impl RankingReport<'_> {
             .map(|f| f.chars().count())
             .max()
             .unwrap_or(0);
-        for (fit, formula) in self.ranking.fits.iter().zip(&formulas) {
+        for (i, (fit, formula)) in self.ranking.fits.iter().zip(&formulas).enumerate() {
             let pad = width - formula.chars().count();
             let _ = writeln!(
                 out,
@@ -99,13 +109,23 @@ impl RankingReport<'_> {
             for p in &fit.parameters {
                 let _ = writeln!(out, "    {} = {}", p.name, bare_estimate(p));
             }
-            for point in self.predict_at {
-                let p = fit.predict(point);
+            for (point, p) in self.predict_at.iter().zip(&predictions) {
                 let _ = writeln!(
                     out,
-                    "    at {}: {} (90% prediction interval)",
+                    "    at {}: {} (90% prediction interval, with the other models' spread)",
                     self.at_label(point),
-                    prediction_text(&p),
+                    prediction_text(&p[i]),
+                );
+            }
+            if let Some(why) = fit.poor_fit() {
+                let _ = writeln!(out, "    poor fit: {why}");
+            }
+            if let Some((a, b)) = fit.cancelling_terms(obs) {
+                let _ = writeln!(
+                    out,
+                    "    warning: terms `{a}` and `{b}` cancel (opposite signs, each over {}x the \
+                     largest value): do not extrapolate this model",
+                    fit::fit::CANCELLING_FACTOR
                 );
             }
             for weak in fit.weak_terms() {
@@ -153,6 +173,8 @@ impl RankingReport<'_> {
             cv: f64,
             residual_sd: f64,
             weak_terms: Vec<&'a str>,
+            poor_fit: Option<String>,
+            cancelling_terms: Option<(String, String)>,
             predictions: Vec<PredictionDoc>,
         }
         #[derive(Serialize)]
@@ -161,6 +183,7 @@ impl RankingReport<'_> {
             #[serde(flatten)]
             prediction: Prediction,
         }
+        let predictions = self.predictions();
         let doc = Doc {
             source: &self.observations.source,
             response: &self.observations.response,
@@ -171,7 +194,8 @@ impl RankingReport<'_> {
                 .ranking
                 .fits
                 .iter()
-                .map(|fit| ModelDoc {
+                .enumerate()
+                .map(|(i, fit)| ModelDoc {
                     model: fit.model.text(),
                     method: fit.method,
                     weighting: fit.weighting,
@@ -184,12 +208,15 @@ impl RankingReport<'_> {
                     cv: fit.cv,
                     residual_sd: fit.residual_sd,
                     weak_terms: fit.weak_terms().iter().map(|e| e.name.as_str()).collect(),
+                    poor_fit: fit.poor_fit(),
+                    cancelling_terms: fit.cancelling_terms(self.observations),
                     predictions: self
                         .predict_at
                         .iter()
-                        .map(|point| PredictionDoc {
+                        .zip(&predictions)
+                        .map(|(point, p)| PredictionDoc {
                             at: self.at_label(point),
-                            prediction: fit.predict(point),
+                            prediction: p[i],
                         })
                         .collect(),
                 })
@@ -221,7 +248,10 @@ impl RankingReport<'_> {
             let at = self.at_label(point);
             header.push(format!("predict[{at}]"));
             header.push(format!("predict[{at}]_half_width"));
+            header.push(format!("predict[{at}]_low"));
+            header.push(format!("predict[{at}]_high"));
         }
+        let predictions = self.predictions();
         writer.write_record(&header).expect("writing to memory");
         for (i, fit) in self.ranking.fits.iter().enumerate() {
             let mut record = vec![
@@ -235,10 +265,12 @@ impl RankingReport<'_> {
                 fit.n.to_string(),
                 fit.dof.to_string(),
             ];
-            for point in self.predict_at {
-                let p = fit.predict(point);
+            for p in &predictions {
+                let p = &p[i];
                 record.push(p.value.to_string());
                 record.push(p.half_width.to_string());
+                record.push(p.lower.to_string());
+                record.push(p.upper.to_string());
             }
             writer.write_record(&record).expect("writing to memory");
         }
@@ -320,7 +352,7 @@ fn bare_estimate(e: &Estimate) -> String {
 }
 
 fn prediction_text(p: &Prediction) -> String {
-    format_estimate(p.value, p.half_width)
+    crate::number::prediction(p)
 }
 
 /// Three decimals; a value that rounds to zero prints without a sign.

@@ -177,6 +177,8 @@ struct ShapeRecord {
     runner_up: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     runner_up_score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    constant_score: Option<f64>,
 }
 
 fn nan() -> f64 {
@@ -325,6 +327,7 @@ fn category_record(c: &CategoryModel) -> CategoryRecord {
                 score: s.score,
                 runner_up: s.runner_up.as_ref().map(|r| r.0.clone()),
                 runner_up_score: s.runner_up.as_ref().map(|r| r.1),
+                constant_score: s.constant_score,
             })
             .collect(),
         statistics: fit.statistics,
@@ -403,6 +406,7 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
                 edges: s.edges,
                 score: s.score,
                 runner_up: s.runner_up.zip(s.runner_up_score),
+                constant_score: s.constant_score,
             })
             .collect();
         categories.push(CategoryModel {

@@ -76,6 +76,8 @@ struct Outcome {
     errors: Option<(f64, f64)>,
     baseline: Option<(f64, f64)>,
     problem: Option<String>,
+    /// What not to trust in the model: `category: warning` lines.
+    warnings: Vec<String>,
 }
 
 /// Runs the command; prints progress on standard error and returns the summary to print.
@@ -261,6 +263,7 @@ fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
             errors: None,
             baseline: None,
             problem: None,
+            warnings: Vec::new(),
         };
         let result = (|| -> Result<()> {
             if model_runs == 0 {
@@ -290,6 +293,15 @@ fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
                 &reports::model::summary(&model),
             )?;
             outcome.model_file = Some(path);
+            outcome.warnings = model
+                .categories
+                .iter()
+                .flat_map(|c| {
+                    reports::model::warnings(c)
+                        .into_iter()
+                        .map(move |w| format!("{}: {w}", c.category))
+                })
+                .collect();
             if validation_runs > 0 {
                 let data = Datafile::parse(&source, &validate_text)?;
                 let validation = fit::validation::validate(&model, &data)?;
@@ -386,6 +398,11 @@ fn table(outcomes: &[Outcome]) -> String {
             percent(o.errors),
             percent(o.baseline)
         );
+    }
+    for o in outcomes {
+        for w in &o.warnings {
+            let _ = writeln!(text, "{}: {w}", o.name);
+        }
     }
     text += "\nT_p error: |predicted - measured| / measured on the validation runs; baseline: the \
              paper's corner plane\n(1 + every factor, fitted to the corners) on the same runs. \

@@ -1,0 +1,212 @@
+//! Every `lca` example a user can copy runs: the README's `$ lca ...` lines, in order, in a
+//! scratch folder that holds the bundled `datasets/` (the model files one line writes, the
+//! next reads), and the `Examples:` of every `--help`, and the `--grid` examples of
+//! `lca predict --help` (the issue that asked for this test found one that failed).
+//!
+//! Each line runs through `sh -c` with this build's `lca` first on `PATH`, so redirections
+//! and quotes work as they do for the user. Only success is checked here: the numbers have
+//! their own tests.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::scratch;
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A scratch folder with `datasets/` linked in and a `bin/` holding this build's `lca`.
+fn workspace(name: &str) -> PathBuf {
+    let dir = scratch(name);
+    let link = dir.join("datasets");
+    if !link.exists() {
+        std::os::unix::fs::symlink(repository().join("datasets"), &link).unwrap();
+    }
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let lca = bin.join("lca");
+    if !lca.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_lca"), &lca).unwrap();
+    }
+    dir
+}
+
+/// Runs one shell line in `dir`; panics with its output unless it succeeds.
+fn run(dir: &Path, line: &str, origin: &str) -> String {
+    let path = format!(
+        "{}:{}",
+        dir.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{origin}: `{line}` failed ({}):\n{stderr}",
+        out.status
+    );
+    assert!(!stderr.contains("panicked"), "{origin}: `{line}`: {stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The README's `$ lca ...` lines inside code blocks, without trailing `# comments`.
+fn readme_lines() -> Vec<(usize, String)> {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let mut in_code = false;
+    let mut lines = Vec::new();
+    for (i, line) in readme.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        let Some(command) = line.strip_prefix("$ lca ") else {
+            continue;
+        };
+        if !in_code {
+            continue;
+        }
+        // A `#` after whitespace starts a comment (none of the examples quote one).
+        let command = match command.find(" #") {
+            Some(at) => &command[..at],
+            None => command,
+        };
+        lines.push((i + 1, format!("lca {}", command.trim())));
+    }
+    lines
+}
+
+/// Inputs the README's lines read that other tools make: `contention.dat` comes from `pp`
+/// runs of the contention example (a recorded one is bundled with pp's tests).
+fn provide_inputs(dir: &Path) -> Vec<String> {
+    let mut missing = Vec::new();
+    let recorded = repository().join("pp/tests/data/contention.dat");
+    if recorded.exists() {
+        std::fs::copy(&recorded, dir.join("contention.dat")).unwrap();
+    } else {
+        missing.push("contention.dat".to_string());
+    }
+    missing
+}
+
+#[test]
+fn every_readme_lca_line_runs() {
+    let dir = workspace("readme");
+    let missing = provide_inputs(&dir);
+    let lines = readme_lines();
+    assert!(lines.len() >= 10, "found only {lines:?}");
+    let mut ran = 0;
+    for (number, line) in &lines {
+        if let Some(input) = missing.iter().find(|m| line.contains(m.as_str())) {
+            println!("skipped README.md:{number}: `{line}` needs {input}, which is not bundled");
+            continue;
+        }
+        run(&dir, line, &format!("README.md:{number}"));
+        ran += 1;
+    }
+    println!("ran {ran} of {} README lines", lines.len());
+}
+
+/// The `Examples:` lines of a help text: indented lines starting with `lca ` after it.
+fn help_examples(help: &str) -> Vec<String> {
+    let mut examples = Vec::new();
+    let mut in_examples = false;
+    for line in help.lines() {
+        if line.starts_with("Example") {
+            in_examples = true;
+            continue;
+        }
+        if in_examples {
+            match line.trim_start().strip_prefix("lca ") {
+                Some(rest) if line.starts_with(' ') => examples.push(format!("lca {rest}")),
+                _ => in_examples = false,
+            }
+        }
+    }
+    examples
+}
+
+#[test]
+fn every_help_example_runs() {
+    let dir = workspace("help");
+    let mut examples = Vec::new();
+    for command in [
+        "",
+        "design",
+        "variation",
+        "model",
+        "predict",
+        "validate",
+        "report",
+        "crossover",
+        "study",
+    ] {
+        let help = run(&dir, &format!("lca {command} --help"), "help");
+        examples.extend(help_examples(&help));
+    }
+    assert!(examples.len() >= 2, "{examples:?}");
+    for example in &examples {
+        let words: Vec<&str> = example
+            .split('#')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        match words[..] {
+            // The bundled study measures for a minute: it is the README's first command, and
+            // lca/tests/study.rs runs its commands on a small space. Its file is run small.
+            ["lca", "study"] => {
+                println!("skipped `{example}`: the bundled study, run small below");
+                continue;
+            }
+            ["lca", "study", file] => {
+                let small = std::fs::read_to_string(dir.join(file))
+                    .unwrap()
+                    .replace("32..512:log2", "16,32")
+                    .replace("2..8:lin:7", "2,3")
+                    .replace("design = \"edges:3\"", "design = \"full\"")
+                    .replace("n = \"64,128,256\", p = \"4,6\"", "n = \"24\", p = \"3\"")
+                    .replace("replicates = 2", "replicates = 1")
+                    .replace("\"--iters\", \"500\"", "\"--iters\", \"3\"");
+                std::fs::write(dir.join(file), small).unwrap();
+            }
+            _ => {}
+        }
+        run(&dir, example, "--help example");
+    }
+
+    // `lca predict --help`: "--grid n=32..1024:log2,p=2..26:lin:5 or --grid p=2,4,8 --grid
+    // n=256". Take them from the help text itself.
+    run(
+        &dir,
+        "lca model datasets/data/fft2d.dat --where impl=dp,role=model --out dp.toml --force",
+        "setup",
+    );
+    let help = run(&dir, "lca predict --help", "help");
+    let grids: Vec<&str> = help
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|s| s.starts_with("--grid"))
+        .collect();
+    assert_eq!(grids.len(), 2, "{help}");
+    for grid in grids {
+        let out = run(
+            &dir,
+            &format!("lca predict dp.toml {grid}"),
+            "lca predict --help",
+        );
+        assert!(out.contains("T_p"), "{out}");
+    }
+}
