@@ -2,6 +2,18 @@
 //! factor `T_A - T_B` changes sign, which implementation wins on each side and by how much, and
 //! how uncertain each crossing is; over two factors, a winner map and its boundary.
 //!
+//! **Who wins** is one rule, [`compare`], used by the 1-D crossover, the winner map, its
+//! boundary and every output format: A (or B) wins at a point when the 90% confidence interval
+//! of `E[T_A] - E[T_B]` excludes zero — the difference of the two models' predicted *mean* run
+//! times, whose variance is the sum of both models' (every category's coefficient covariance
+//! propagated by the delta method; the models are fitted to different runs, so their errors are
+//! independent), with a Student t at the Welch–Satterthwaite degrees of freedom of that sum.
+//! Elsewhere the two *cannot be told apart at 90%* and no winner is named. The mean, not a
+//! single run: "which implementation is faster here" is a question about expected run times;
+//! the noise of one run (what a prediction interval adds) says how far one run may stray, does
+//! not shrink with more runs, and would call two implementations alike however well measured.
+//! Models written by hand carry no intervals: the lower mean wins, flagged as untested.
+//!
 //! The difference `d(x) = T_A(x) - T_B(x)` is sampled (at least [`SAMPLES`] points, on a log
 //! scale when the range is positive and spans more than 10x, else linearly). Every sign change
 //! between neighbouring samples is refined with Brent's method (argmin's `BrentRoot`). Where
@@ -11,23 +23,31 @@
 //! *touch*; one where `|d|` is within the 90% half-width of the difference is a *near touch*
 //! (the two cannot be told apart there, but the means do not meet).
 //!
-//! The 90% half-width of the difference is `sqrt(hw_A^2 + hw_B^2)` (the models are fitted to
-//! different runs, so their errors are independent). The *band* of a crossing is the interval
-//! around it where `|d| <= sqrt(hw_A^2 + hw_B^2)`: there the two implementations cannot be told
-//! apart at 90%. Its edges are the roots of `|d| - hw`, found by walking the samples outward and
-//! refining with `BrentRoot`. Models written by hand have no intervals, hence no band.
+//! The *band* of a meeting is the interval around it where `|d| <= hw`, `hw` the 90%
+//! half-width of [`compare`]: there the two cannot be told apart. Its edges are the roots of
+//! `|d| - hw`, found by walking the samples outward and refining with `BrentRoot`. The *sides*
+//! are the stretches of the range with one verdict: A wins, B wins, or (with intervals) the two
+//! cannot be told apart — the samples where they cannot, and the band of every meeting. A
+//! crossing is *significant* when the winner really changes there: A wins on one side of its
+//! band and B on the other.
 //!
-//! "By how much" an implementation wins on a side (between consecutive crossings, or a crossing
-//! and the range's end) is its largest advantage there: the largest `T_loser / T_winner` among
-//! the side's samples and its midpoint (the range's ends are samples), with where it occurs.
-//! Where no time on the side is positive the ratio is NaN and only the difference is
-//! meaningful. The winner of a side is the faster one where `|T_A - T_B|` is largest (a touch
-//! inside a side does not change it).
+//! "By how much" an implementation wins on a side is its largest advantage there: the largest
+//! `T_loser / T_winner` among the side's samples and its midpoint (the range's ends are
+//! samples), with where it occurs. Where no time on the side is positive the ratio is NaN and
+//! only the difference is meaningful.
+//!
+//! Every point sampled or refined must be inside both models' domains
+//! ([`PerformanceModel::try_predict`]): a range that touches a point where a model cannot
+//! predict (a log of 0, p <= 0) is an error naming it.
+
+use std::cell::RefCell;
 
 use argmin::core::{CostFunction, Error, Executor};
 use argmin::solver::brent::{BrentOpt, BrentRoot};
 
-use crate::performance::PerformanceModel;
+use crate::domain::DomainError;
+use crate::performance::{PerformanceModel, TimePrediction};
+use crate::stats::t_quantile_real;
 
 /// The fewest samples along a factor.
 pub const SAMPLES: usize = 512;
@@ -42,6 +62,100 @@ pub struct CrossoverError(pub String);
 
 fn fail<T>(message: String) -> Result<T, CrossoverError> {
     Err(CrossoverError(message))
+}
+
+impl From<DomainError> for CrossoverError {
+    fn from(e: DomainError) -> Self {
+        CrossoverError(e.to_string())
+    }
+}
+
+/// Two predictions at one point compared by the one rule of who wins (see the module).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Comparison {
+    /// `T_A`.
+    pub t_a: f64,
+    /// `T_B`.
+    pub t_b: f64,
+    /// Half-width of the 90% confidence interval of `E[T_A] - E[T_B]`; NaN without intervals.
+    pub half_width: f64,
+    /// A or B where the interval excludes zero (or, without intervals, where the means
+    /// differ by more than [`TOUCH`]); else `Tie`.
+    pub winner: Winner,
+    /// Whether the winner is significant at 90%: false where the two cannot be told apart;
+    /// None without intervals.
+    pub significant: Option<bool>,
+}
+
+impl Comparison {
+    /// `T_A - T_B`.
+    pub fn difference(&self) -> f64 {
+        self.t_a - self.t_b
+    }
+}
+
+/// The variance of a predicted mean `T_p` (the categories' standard errors over `p`, taken as
+/// independent) and its Welch–Satterthwaite term `sum s^4 / dof`; None without intervals.
+fn mean_variance(m: &PerformanceModel, t: &TimePrediction) -> Option<(f64, f64)> {
+    let p = m.processors(&t.point);
+    let (mut variance, mut denominator) = (0.0, 0.0);
+    for (c, pred) in m.categories.iter().zip(&t.categories) {
+        let dof = c.fit.dof as f64;
+        let s2 = (pred.mean_half_width / t_quantile_real(dof) / p).powi(2);
+        if !s2.is_finite() {
+            return None;
+        }
+        variance += s2;
+        if s2 > 0.0 {
+            denominator += s2 * s2 / dof;
+        }
+    }
+    Some((variance, denominator))
+}
+
+/// Who wins at one point: `pa` is model `a`'s prediction there, `pb` model `b`'s. The one rule
+/// of the crossover, the winner map and their reports: A (or B) wins where the 90% confidence
+/// interval of `E[T_A] - E[T_B]` excludes zero; the variances of the two means add and the t
+/// quantile takes the Welch–Satterthwaite degrees of freedom of the sum. Without intervals the
+/// lower mean wins (not significant, not tested: `significant` is None); equal means (within
+/// [`TOUCH`]) are a tie.
+pub fn compare(
+    a: &PerformanceModel,
+    pa: &TimePrediction,
+    b: &PerformanceModel,
+    pb: &TimePrediction,
+) -> Comparison {
+    let (t_a, t_b) = (pa.time.value, pb.time.value);
+    let d = t_a - t_b;
+    let half_width = match (mean_variance(a, pa), mean_variance(b, pb)) {
+        (Some((va, da)), Some((vb, db))) => {
+            let variance = va + vb;
+            if variance > 0.0 {
+                t_quantile_real(variance * variance / (da + db)) * variance.sqrt()
+            } else {
+                0.0
+            }
+        }
+        _ => f64::NAN,
+    };
+    let equal = d.abs() <= TOUCH * (t_a.abs() + t_b.abs());
+    let significant = half_width
+        .is_finite()
+        .then(|| !equal && d.abs() > half_width);
+    let winner = if equal || significant == Some(false) {
+        Winner::Tie
+    } else if d < 0.0 {
+        Winner::A
+    } else {
+        Winner::B
+    };
+    Comparison {
+        t_a,
+        t_b,
+        half_width,
+        winner,
+        significant,
+    }
 }
 
 /// How samples are spaced along an axis.
@@ -117,14 +231,14 @@ impl Axis {
     }
 }
 
-/// Which implementation is faster.
+/// Which implementation is faster, by [`compare`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Winner {
-    /// The first model predicts the lower time.
+    /// The first model predicts the lower time (significantly, with intervals).
     A,
-    /// The second model predicts the lower time.
+    /// The second model predicts the lower time (significantly, with intervals).
     B,
-    /// The two predict the same time (or cannot be told apart at 90%, in a winner map).
+    /// The two cannot be told apart at 90% (without intervals: they predict the same time).
     Tie,
 }
 
@@ -166,25 +280,31 @@ pub struct Meeting {
     pub t_b: f64,
     /// Where the two cannot be told apart at 90%; None without intervals.
     pub band: Option<Band>,
+    /// Whether the winner changes here at 90%: A wins on one side of the band and B on the
+    /// other (always false for a touch or near touch); None without intervals.
+    pub significant: Option<bool>,
 }
 
-/// A stretch of the range between crossings, with one winner.
+/// A stretch of the range with one verdict of [`compare`]: A wins, B wins, or (with
+/// intervals) the two cannot be told apart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Side {
-    /// Lower end (the range's end or a crossing).
+    /// Lower end (the range's end, a crossing, or where the verdict changes).
     pub from: f64,
     /// Upper end.
     pub to: f64,
-    /// The faster implementation.
+    /// The faster implementation; `Tie` where the two cannot be told apart at 90%.
     pub winner: Winner,
+    /// Whether the verdict is significant at 90% (false for `Tie`); None without intervals.
+    pub significant: Option<bool>,
     /// Where the advantage is largest.
     pub at: f64,
     /// `T_A` there.
     pub t_a: f64,
     /// `T_B` there.
     pub t_b: f64,
-    /// The largest `T_loser / T_winner` on the side (NaN where no time there is positive; 1
-    /// for a tie).
+    /// The largest `T_loser / T_winner` on the side (NaN where no time there is positive, and
+    /// where the two cannot be told apart; 1 for equal models without intervals).
     pub ratio: f64,
 }
 
@@ -216,8 +336,10 @@ pub struct Crossover {
     pub samples: usize,
     /// Where the models meet, in increasing order.
     pub meetings: Vec<Meeting>,
-    /// The stretches between crossings, in increasing order.
+    /// The stretches of one verdict, in increasing order.
     pub sides: Vec<Side>,
+    /// Every sample and its comparison, in increasing order.
+    pub points: Vec<(f64, Comparison)>,
     /// Both models carry prediction intervals.
     pub intervals: bool,
     /// Where the range leaves a model's data.
@@ -233,6 +355,8 @@ pub struct BoundaryPoint {
     pub v: f64,
     /// Crossing or touch.
     pub kind: Kind,
+    /// Whether the winner changes there at 90% (see [`Meeting::significant`]).
+    pub significant: Option<bool>,
 }
 
 /// Which implementation wins over a grid of two factors.
@@ -252,11 +376,16 @@ pub struct WinnerMap {
     pub us: Vec<f64>,
     /// The second factor's grid values.
     pub vs: Vec<f64>,
-    /// `cells[j][i]`: the winner at `(us[i], vs[j])`; `Tie` where the two cannot be told apart
-    /// at 90% (or, without intervals, where they meet within [`TOUCH`]).
+    /// `cells[j][i]`: the winner at `(us[i], vs[j])` by [`compare`]; `Tie` where the two
+    /// cannot be told apart at 90% (or, without intervals, where they meet within [`TOUCH`]).
     pub cells: Vec<Vec<Winner>>,
+    /// `comparisons[j][i]`: the comparison behind `cells[j][i]`.
+    pub comparisons: Vec<Vec<Comparison>>,
     /// For each level of the second factor, the crossovers along the first.
     pub boundary: Vec<BoundaryPoint>,
+    /// `levels[j]`: the sides along the first factor at `vs[j]`, as [`Pair::crossover`] finds
+    /// them (who wins on which side of the boundary).
+    pub levels: Vec<Vec<Side>>,
     /// Both models carry prediction intervals.
     pub intervals: bool,
     /// Where the grid leaves a model's data.
@@ -368,6 +497,22 @@ impl<'m> Pair<'m> {
         Axis::new(factor, lo, hi)
     }
 
+    /// Who wins at a point given by name (every factor, or held value at its value), by
+    /// [`compare`]; an error where a model cannot predict.
+    pub fn compare_at(&self, point: &[(String, f64)]) -> Result<Comparison, CrossoverError> {
+        let free = self.free(point)?;
+        if let Some(missing) = free.first() {
+            return fail(format!(
+                "factor '{missing}' has no value: give one, e.g. {missing}=VALUE"
+            ));
+        }
+        Evaluator {
+            a: self.a,
+            b: self.b,
+        }
+        .at(point)
+    }
+
     /// The crossovers along `axis` with every other factor fixed, from `samples` samples (at
     /// least [`SAMPLES`]).
     pub fn crossover(
@@ -378,22 +523,8 @@ impl<'m> Pair<'m> {
     ) -> Result<Crossover, CrossoverError> {
         let eval = self.evaluator(&[&axis.factor], fixed)?;
         let samples = samples.max(SAMPLES);
-        let line = Line::sample(&eval, axis, fixed_point(fixed, &axis.factor), samples);
-        let meetings: Vec<Meeting> = line
-            .meetings()
-            .into_iter()
-            .map(|(x, kind)| {
-                let (t_a, t_b, _) = line.eval.at(&line.point(x));
-                Meeting {
-                    x,
-                    kind,
-                    t_a,
-                    t_b,
-                    band: line.band(x),
-                }
-            })
-            .collect();
-        let sides = line.sides(&meetings);
+        let line = Line::sample(&eval, axis, fixed_point(fixed, &axis.factor), samples)?;
+        let (meetings, sides) = line.solve()?;
         Ok(Crossover {
             a: self.a.name.clone(),
             b: self.b.name.clone(),
@@ -402,13 +533,19 @@ impl<'m> Pair<'m> {
             samples,
             meetings,
             sides,
-            intervals: eval.intervals(&line.point(axis.lo)),
+            points: line
+                .xs
+                .iter()
+                .copied()
+                .zip(line.cs.iter().copied())
+                .collect(),
+            intervals: line.intervals(),
             extrapolation: self.extrapolation(&[axis], fixed),
         })
     }
 
     /// Which model wins over a `cells x cells` grid of two factors (`u` across, `v` down) with
-    /// every other factor fixed, and the crossovers along `u` at each level of `v`.
+    /// every other factor fixed, and the crossovers and sides along `u` at each level of `v`.
     pub fn winner_map(
         &self,
         u: &Axis,
@@ -419,8 +556,10 @@ impl<'m> Pair<'m> {
         let eval = self.evaluator(&[&u.factor, &v.factor], fixed)?;
         let cells = cells.max(2);
         let (us, vs) = (u.samples(cells), v.samples(cells));
-        let mut grid = Vec::with_capacity(vs.len());
+        let mut comparisons = Vec::with_capacity(vs.len());
         let mut boundary = Vec::new();
+        let mut levels = Vec::with_capacity(vs.len());
+        let mut intervals = true;
         for &y in &vs {
             let mut values = fixed_point(fixed, &u.factor);
             values.push((v.factor.clone(), y));
@@ -429,32 +568,26 @@ impl<'m> Pair<'m> {
                 .map(|&x| {
                     let mut point = values.clone();
                     point.push((u.factor.clone(), x));
-                    let (ta, tb, hw) = eval.at(&point);
-                    let d = ta - tb;
-                    if d.abs() <= TOUCH * (ta.abs() + tb.abs()) || d.abs() <= hw {
-                        Winner::Tie
-                    } else if d < 0.0 {
-                        Winner::A
-                    } else {
-                        Winner::B
-                    }
+                    eval.at(&point)
                 })
-                .collect();
-            grid.push(row);
-            let line = Line::sample(&eval, u, values, SAMPLES);
+                .collect::<Result<Vec<_>, _>>()?;
+            comparisons.push(row);
+            let line = Line::sample(&eval, u, values, SAMPLES)?;
+            intervals &= line.intervals();
+            let (meetings, sides) = line.solve()?;
             boundary.extend(
-                line.meetings()
+                meetings
                     .into_iter()
-                    .filter(|(_, kind)| *kind != Kind::NearTouch)
-                    .map(|(x, kind)| BoundaryPoint { u: x, v: y, kind }),
+                    .filter(|m| m.kind != Kind::NearTouch)
+                    .map(|m| BoundaryPoint {
+                        u: m.x,
+                        v: y,
+                        kind: m.kind,
+                        significant: m.significant,
+                    }),
             );
+            levels.push(sides);
         }
-        let first = {
-            let mut point = fixed_point(fixed, &u.factor);
-            point.push((v.factor.clone(), v.lo));
-            point.push((u.factor.clone(), u.lo));
-            point
-        };
         Ok(WinnerMap {
             a: self.a.name.clone(),
             b: self.b.name.clone(),
@@ -463,9 +596,14 @@ impl<'m> Pair<'m> {
             fixed: eval.fixed_report(fixed),
             us,
             vs,
-            cells: grid,
+            cells: comparisons
+                .iter()
+                .map(|row| row.iter().map(|c| c.winner).collect())
+                .collect(),
+            comparisons,
             boundary,
-            intervals: eval.intervals(&first),
+            levels,
+            intervals,
             extrapolation: self.extrapolation(&[u, v], fixed),
         })
     }
@@ -554,15 +692,11 @@ impl Evaluator<'_> {
             .collect()
     }
 
-    /// `T_A`, `T_B` and the 90% half-width of their difference.
-    fn at(&self, point: &[(String, f64)]) -> (f64, f64, f64) {
-        let ta = self.a.predict(&Self::vector(self.a, point)).time;
-        let tb = self.b.predict(&Self::vector(self.b, point)).time;
-        (ta.value, tb.value, ta.half_width.hypot(tb.half_width))
-    }
-
-    fn intervals(&self, point: &[(String, f64)]) -> bool {
-        self.at(point).2.is_finite()
+    /// Both predictions at a point, compared; an error where a model cannot predict.
+    fn at(&self, point: &[(String, f64)]) -> Result<Comparison, CrossoverError> {
+        let pa = self.a.try_predict(&Self::vector(self.a, point))?;
+        let pb = self.b.try_predict(&Self::vector(self.b, point))?;
+        Ok(compare(self.a, &pa, self.b, &pb))
     }
 
     /// The fixed values that are factors, plus `p` where it is held.
@@ -582,7 +716,7 @@ impl Evaluator<'_> {
     }
 }
 
-/// `T_A - T_B` (or `|T_A - T_B| - hw`) along one factor, for argmin.
+/// `T_A - T_B` (or `|T_A - T_B|`, or `|T_A - T_B| - hw`) along one factor, for argmin.
 struct Difference<'l, 'm> {
     line: &'l Line<'l, 'm>,
     what: Target,
@@ -600,12 +734,12 @@ impl CostFunction for Difference<'_, '_> {
     type Output = f64;
 
     fn cost(&self, x: &f64) -> Result<f64, Error> {
-        let (ta, tb, hw) = self.line.eval.at(&self.line.point(*x));
-        let d = ta - tb;
+        let c = self.line.compare(*x);
+        let d = c.difference();
         Ok(match self.what {
             Target::Signed => d,
             Target::Absolute => d.abs(),
-            Target::BandEdge => d.abs() - hw,
+            Target::BandEdge => d.abs() - c.half_width,
         })
     }
 }
@@ -616,9 +750,9 @@ struct Line<'e, 'm> {
     axis: &'e Axis,
     rest: Vec<(String, f64)>,
     xs: Vec<f64>,
-    ta: Vec<f64>,
-    tb: Vec<f64>,
-    hw: Vec<f64>,
+    cs: Vec<Comparison>,
+    /// The first point refined between samples where a model cannot predict.
+    failure: RefCell<Option<CrossoverError>>,
 }
 
 impl<'e, 'm> Line<'e, 'm> {
@@ -627,25 +761,54 @@ impl<'e, 'm> Line<'e, 'm> {
         axis: &'e Axis,
         rest: Vec<(String, f64)>,
         samples: usize,
-    ) -> Self {
+    ) -> Result<Self, CrossoverError> {
         let xs = axis.samples(samples);
         let mut line = Line {
             eval,
             axis,
             rest,
-            ta: Vec::with_capacity(xs.len()),
-            tb: Vec::with_capacity(xs.len()),
-            hw: Vec::with_capacity(xs.len()),
+            cs: Vec::with_capacity(xs.len()),
             xs: Vec::new(),
+            failure: RefCell::new(None),
         };
         for &x in &xs {
-            let (ta, tb, hw) = eval.at(&line.point(x));
-            line.ta.push(ta);
-            line.tb.push(tb);
-            line.hw.push(hw);
+            let c = eval.at(&line.point(x))?;
+            line.cs.push(c);
         }
         line.xs = xs;
-        line
+        Ok(line)
+    }
+
+    /// Both models carry intervals (on this line).
+    fn intervals(&self) -> bool {
+        self.cs.iter().all(|c| c.half_width.is_finite())
+    }
+
+    /// The meetings and the sides, or the first refined point where a model cannot predict.
+    fn solve(&self) -> Result<(Vec<Meeting>, Vec<Side>), CrossoverError> {
+        let mut meetings: Vec<Meeting> = self
+            .meetings()
+            .into_iter()
+            .map(|(x, kind)| {
+                let c = self.compare(x);
+                Meeting {
+                    x,
+                    kind,
+                    t_a: c.t_a,
+                    t_b: c.t_b,
+                    band: self.band(x),
+                    significant: None,
+                }
+            })
+            .collect();
+        let sides = self.sides(&meetings);
+        for m in &mut meetings {
+            m.significant = self.significant(m, &sides);
+        }
+        match self.failure.borrow_mut().take() {
+            Some(e) => Err(e),
+            None => Ok((meetings, sides)),
+        }
     }
 
     fn point(&self, x: f64) -> Vec<(String, f64)> {
@@ -654,13 +817,22 @@ impl<'e, 'm> Line<'e, 'm> {
         point
     }
 
-    fn d(&self, i: usize) -> f64 {
-        self.ta[i] - self.tb[i]
+    /// The comparison at `x`; where a model cannot predict, NaN (and the failure is kept).
+    fn compare(&self, x: f64) -> Comparison {
+        self.eval.at(&self.point(x)).unwrap_or_else(|e| {
+            self.failure.borrow_mut().get_or_insert(e);
+            Comparison {
+                t_a: f64::NAN,
+                t_b: f64::NAN,
+                half_width: f64::NAN,
+                winner: Winner::Tie,
+                significant: None,
+            }
+        })
     }
 
-    fn diff(&self, x: f64) -> (f64, f64, f64) {
-        let (ta, tb, hw) = self.eval.at(&self.point(x));
-        (ta - tb, ta.abs() + tb.abs(), hw)
+    fn d(&self, i: usize) -> f64 {
+        self.cs[i].difference()
     }
 
     fn tolerance(&self, a: f64, b: f64) -> f64 {
@@ -677,6 +849,27 @@ impl<'e, 'm> Line<'e, 'm> {
             .and_then(|r| r.state().best_param)
             .filter(|x| x.is_finite())
             .unwrap_or(0.5 * (a + b))
+    }
+
+    /// Where `d` changes sign between `a` and `b`: a crossing, unless the models do not meet
+    /// there — `d` jumps across zero (a division by zero between two samples, say), which is
+    /// kept as the line's failure, naming the interval.
+    fn crossing(&self, a: f64, b: f64) -> f64 {
+        let x = self.root(a, b, Target::Signed);
+        let c = self.compare(x);
+        let met = c.difference().abs() <= 1e-6 * (c.t_a.abs() + c.t_b.abs());
+        if !met && c.t_a.is_finite() && c.t_b.is_finite() {
+            let f = &self.axis.factor;
+            self.failure
+                .borrow_mut()
+                .get_or_insert(CrossoverError(format!(
+                    "T_A - T_B changes sign between {f}={a} and {f}={b} without the models \
+                     meeting (at {f}={x}: T_A = {}, T_B = {}): a division by zero or a jump \
+                     there",
+                    c.t_a, c.t_b
+                )));
+        }
+        x
     }
 
     /// The minimum of `|d|` between `a` and `b`.
@@ -724,10 +917,7 @@ impl<'e, 'm> Line<'e, 'm> {
         }
         for i in 0..n - 1 {
             if d[i] * d[i + 1] < 0.0 {
-                out.push((
-                    self.root(self.xs[i], self.xs[i + 1], Target::Signed),
-                    Kind::Crossing,
-                ));
+                out.push((self.crossing(self.xs[i], self.xs[i + 1]), Kind::Crossing));
             }
         }
         for i in 1..n - 1 {
@@ -737,14 +927,15 @@ impl<'e, 'm> Line<'e, 'm> {
             }
             let (a, b) = (self.xs[i - 1], self.xs[i + 1]);
             let x = self.minimum(a, b);
-            let (dx, size, hw) = self.diff(x);
+            let c = self.compare(x);
+            let dx = c.difference();
             if dx * d[i] < 0.0 {
                 // Two crossings between samples.
-                out.push((self.root(a, x, Target::Signed), Kind::Crossing));
-                out.push((self.root(x, b, Target::Signed), Kind::Crossing));
-            } else if dx.abs() <= TOUCH * size {
+                out.push((self.crossing(a, x), Kind::Crossing));
+                out.push((self.crossing(x, b), Kind::Crossing));
+            } else if dx.abs() <= TOUCH * (c.t_a.abs() + c.t_b.abs()) {
                 out.push((x, Kind::Touch));
-            } else if dx.abs() <= hw {
+            } else if dx.abs() <= c.half_width {
                 out.push((x, Kind::NearTouch));
             }
         }
@@ -754,14 +945,10 @@ impl<'e, 'm> Line<'e, 'm> {
 
     /// The interval around `x` where `|d| <= hw`; None without intervals.
     fn band(&self, x: f64) -> Option<Band> {
-        let (_, _, hw) = self.diff(x);
-        if !hw.is_finite() {
+        if !self.compare(x).half_width.is_finite() {
             return None;
         }
-        let outside = |i: usize| {
-            let d = self.d(i);
-            d.abs() > self.hw[i]
-        };
+        let outside = |i: usize| self.d(i).abs() > self.cs[i].half_width;
         let split = self.xs.partition_point(|&s| s < x);
         let mut lo = (self.axis.lo, true);
         let mut inside = x;
@@ -792,32 +979,125 @@ impl<'e, 'm> Line<'e, 'm> {
         })
     }
 
-    /// The stretches between crossings and who wins on each.
+    /// The stretches of one verdict. Without intervals: between crossings, each won by the
+    /// faster one. With intervals: where the two cannot be told apart (the runs of samples
+    /// where they cannot, and the band of every meeting, edges refined), and between those
+    /// stretches, where one wins.
     fn sides(&self, meetings: &[Meeting]) -> Vec<Side> {
-        let mut cuts = vec![self.axis.lo];
-        cuts.extend(
-            meetings
-                .iter()
-                .filter(|m| m.kind == Kind::Crossing)
-                .map(|m| m.x),
-        );
-        cuts.push(self.axis.hi);
-        cuts.windows(2)
-            .filter(|w| w[1] > w[0])
-            .map(|w| self.side(w[0], w[1]))
-            .collect()
+        if !self.intervals() {
+            let mut cuts = vec![self.axis.lo];
+            cuts.extend(
+                meetings
+                    .iter()
+                    .filter(|m| m.kind == Kind::Crossing)
+                    .map(|m| m.x),
+            );
+            cuts.push(self.axis.hi);
+            return cuts
+                .windows(2)
+                .filter(|w| w[1] > w[0])
+                .map(|w| self.side(w[0], w[1], None))
+                .collect();
+        }
+        let n = self.xs.len();
+        let mut ties: Vec<(f64, f64)> = meetings
+            .iter()
+            .filter_map(|m| m.band.map(|b| (b.lo, b.hi)))
+            .collect();
+        let mut i = 0;
+        while i < n {
+            if self.cs[i].winner != Winner::Tie {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < n && self.cs[i].winner == Winner::Tie {
+                i += 1;
+            }
+            let lo = match start {
+                0 => self.axis.lo,
+                s => self.root(self.xs[s - 1], self.xs[s], Target::BandEdge),
+            };
+            let hi = match i {
+                _ if i == n => self.axis.hi,
+                e => self.root(self.xs[e - 1], self.xs[e], Target::BandEdge),
+            };
+            ties.push((lo, hi));
+        }
+        ties.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut merged: Vec<(f64, f64)> = Vec::new();
+        for (lo, hi) in ties {
+            match merged.last_mut() {
+                Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
+                _ => merged.push((lo, hi)),
+            }
+        }
+        let mut sides = Vec::new();
+        let mut cursor = self.axis.lo;
+        for (lo, hi) in merged {
+            if lo > cursor {
+                sides.push(self.side(cursor, lo, Some(true)));
+            }
+            if hi > lo {
+                sides.push(self.tie(lo.max(cursor), hi));
+            }
+            cursor = cursor.max(hi);
+        }
+        if cursor < self.axis.hi {
+            sides.push(self.side(cursor, self.axis.hi, Some(true)));
+        }
+        sides
     }
 
-    /// One side: the winner from the sample (or the midpoint) where `|d|` is largest, the
-    /// advantage where `T_loser / T_winner` is largest.
-    fn side(&self, from: f64, to: f64) -> Side {
+    /// A stretch where the two cannot be told apart at 90%.
+    fn tie(&self, from: f64, to: f64) -> Side {
+        let at = self.axis.midpoint(from, to);
+        let c = self.compare(at);
+        Side {
+            from,
+            to,
+            winner: Winner::Tie,
+            significant: Some(false),
+            at,
+            t_a: c.t_a,
+            t_b: c.t_b,
+            ratio: f64::NAN,
+        }
+    }
+
+    /// Whether the winner changes at a meeting at 90%: the sides around its band are won by
+    /// different implementations.
+    fn significant(&self, m: &Meeting, sides: &[Side]) -> Option<bool> {
+        if !self.intervals() {
+            return None;
+        }
+        if m.kind != Kind::Crossing {
+            return Some(false);
+        }
+        let Some(k) = sides
+            .iter()
+            .position(|s| s.winner == Winner::Tie && s.from <= m.x && m.x <= s.to)
+        else {
+            return Some(true);
+        };
+        let before = k.checked_sub(1).map(|j| sides[j].winner);
+        let after = sides.get(k + 1).map(|s| s.winner);
+        Some(matches!(
+            (before, after),
+            (Some(Winner::A), Some(Winner::B)) | (Some(Winner::B), Some(Winner::A))
+        ))
+    }
+
+    /// One side won by one implementation: the winner from the sample (or the midpoint) where
+    /// `|d|` is largest, the advantage where `T_loser / T_winner` is largest.
+    fn side(&self, from: f64, to: f64, significant: Option<bool>) -> Side {
         let mid = self.axis.midpoint(from, to);
-        let (ma, mb, _) = self.eval.at(&self.point(mid));
-        let mut points: Vec<(f64, f64, f64)> = vec![(mid, ma, mb)];
+        let c = self.compare(mid);
+        let mut points: Vec<(f64, f64, f64)> = vec![(mid, c.t_a, c.t_b)];
         points.extend(
             (0..self.xs.len())
                 .filter(|&i| self.xs[i] >= from && self.xs[i] <= to)
-                .map(|i| (self.xs[i], self.ta[i], self.tb[i])),
+                .map(|i| (self.xs[i], self.cs[i].t_a, self.cs[i].t_b)),
         );
         let widest = points
             .iter()
@@ -851,6 +1131,11 @@ impl<'e, 'm> Line<'e, 'm> {
             from,
             to,
             winner,
+            significant: if winner == Winner::Tie {
+                significant.map(|_| false)
+            } else {
+                significant
+            },
             at: best.0,
             t_a: best.1,
             t_b: best.2,

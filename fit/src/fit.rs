@@ -380,7 +380,11 @@ impl Fit {
         let var_mean = if g.is_empty() {
             0.0
         } else {
-            (g.transpose() * &self.covariance * &g)[(0, 0)]
+            // A covariance projected on active constraints is positive semidefinite only up to
+            // rounding: where a constraint holds the model at zero, gᵀCg can come out a hair
+            // below zero (NaN interval). NaN (no covariance: a model written by hand) stays.
+            let v = (g.transpose() * &self.covariance * &g)[(0, 0)];
+            if v < 0.0 { 0.0 } else { v }
         };
         let t = t_quantile(self.dof);
         // A new observation's own noise: sd of the weighted residuals, unweighted at `value`.

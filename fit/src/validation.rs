@@ -149,8 +149,15 @@ pub fn validate(model: &PerformanceModel, data: &Datafile) -> Result<Validation,
     let points = (0..measured.len())
         .map(|row| {
             measured.point(row, &mut point);
-            ValidationPoint::new(model, measured.lines[row], &point, measured.y[row])
+            let line = measured.lines[row];
+            // A run outside the model's domain (n=0 under a log) is an error, not a NaN.
+            model.try_predict(&point).map_err(|e| DataError::Line {
+                file: data.source().to_string(),
+                line,
+                message: e.to_string(),
+            })?;
+            Ok(ValidationPoint::new(model, line, &point, measured.y[row]))
         })
-        .collect();
+        .collect::<Result<_, DataError>>()?;
     Ok(Validation { points })
 }

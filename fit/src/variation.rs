@@ -7,6 +7,11 @@
 //!   from the replicates.
 //! * [`two_factor_anova`]: a general two-factor full factorial with r ≥ 1 replicates
 //!   (a × b cells): sums of squares of A, B, AB and error, mean squares, F tests.
+//!
+//! A design that is neither — the paper's edges design, say, whose interior levels are
+//! measured along the edges only — still has a 2^k r design inside it when every corner (each
+//! factor at its lowest or highest level) was measured: [`corners`] keeps those rows, and the
+//! sign table allocates the variation between the extremes.
 
 use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
@@ -71,6 +76,115 @@ pub enum VariationError {
     /// Cells with different numbers of replicates, or empty cells.
     #[error("the design is not balanced: {0}")]
     Unbalanced(String),
+    /// Not a full factorial, and a corner was not measured either.
+    #[error(
+        "the design is not a full factorial and its 2^{factors} corners are not all measured: \
+         corner {corner} has no observations"
+    )]
+    MissingCorner {
+        /// How many factors.
+        factors: usize,
+        /// The missing corner, `n=32 p=8`.
+        corner: String,
+    },
+}
+
+/// The rows of a design at its 2^k corners, every factor at its lowest or highest level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Corners {
+    /// The observations at the corners (with their datafile lines).
+    pub observations: Observations,
+    /// Per factor, the levels between its extremes that were left out (empty for a factor
+    /// with two levels).
+    pub left_out: Vec<(String, Vec<f64>)>,
+    /// How many observations were left out.
+    pub rows_left_out: usize,
+}
+
+/// Keeps the observations at the corners of the design: the rows where every factor is at its
+/// lowest or highest level. Fails, naming one, when a corner has no observation (a factor with
+/// one level has no corners either).
+///
+/// ```
+/// use fit::Observations;
+/// // An edges design over two factors: the four corners and a midpoint of one edge.
+/// let obs = Observations::new("edges", vec!["p".into(), "n".into()], "y",
+///     vec![vec![2.0, 8.0, 2.0, 8.0, 5.0], vec![32.0, 32.0, 512.0, 512.0, 32.0]],
+///     vec![1.0, 2.0, 3.0, 4.0, 9.0]).unwrap();
+/// let c = fit::variation::corners(&obs).unwrap();
+/// assert_eq!(c.observations.y, [1.0, 2.0, 3.0, 4.0]);
+/// assert_eq!(c.left_out[0], ("p".to_string(), vec![5.0]));
+/// assert_eq!(c.rows_left_out, 1);
+/// ```
+pub fn corners(obs: &Observations) -> Result<Corners, VariationError> {
+    let k = obs.factors.len();
+    if !(1..=16).contains(&k) {
+        return Err(VariationError::Factors {
+            method: "the 2^k r sign table",
+            expected: "1 to 16",
+            got: k,
+        });
+    }
+    let levels: Vec<Vec<f64>> = (0..k).map(|f| obs.levels(f)).collect();
+    for (f, l) in levels.iter().enumerate() {
+        if l.len() < 2 {
+            return Err(VariationError::Levels {
+                factor: obs.factors[f].clone(),
+                levels: l.len(),
+                values: levels_text(l),
+                expected: "an analysis of variation needs at least 2".into(),
+            });
+        }
+    }
+    let extremes: Vec<(f64, f64)> = levels.iter().map(|l| (l[0], l[l.len() - 1])).collect();
+    let mut seen = vec![false; 1 << k];
+    let mut rows = Vec::new();
+    let mut point = vec![0.0; k];
+    for row in 0..obs.len() {
+        obs.point(row, &mut point);
+        let mut corner = 0;
+        let at_corner = point.iter().zip(&extremes).all(|(&v, &(lo, hi))| {
+            corner = corner << 1 | usize::from(v == hi);
+            v == lo || v == hi
+        });
+        if at_corner {
+            seen[corner] = true;
+            rows.push(row);
+        }
+    }
+    if let Some(missing) = seen.iter().position(|s| !s) {
+        let corner = (0..k)
+            .map(|f| {
+                let (lo, hi) = extremes[f];
+                let high = missing >> (k - 1 - f) & 1 == 1;
+                format!("{}={}", obs.factors[f], if high { hi } else { lo })
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        return Err(VariationError::MissingCorner { factors: k, corner });
+    }
+    let observations = Observations {
+        source: obs.source.clone(),
+        factors: obs.factors.clone(),
+        response: obs.response.clone(),
+        columns: obs
+            .columns
+            .iter()
+            .map(|c| rows.iter().map(|&r| c[r]).collect())
+            .collect(),
+        y: rows.iter().map(|&r| obs.y[r]).collect(),
+        lines: rows.iter().map(|&r| obs.lines[r]).collect(),
+    };
+    Ok(Corners {
+        left_out: obs
+            .factors
+            .iter()
+            .zip(&levels)
+            .map(|(f, l)| (f.clone(), l[1..l.len() - 1].to_vec()))
+            .collect(),
+        rows_left_out: obs.len() - rows.len(),
+        observations,
+    })
 }
 
 fn levels_text(levels: &[f64]) -> String {
@@ -381,6 +495,63 @@ mod tests {
         let half = 1.859_548_038 * (102.0f64 / 8.0).sqrt() / 12f64.sqrt();
         assert_relative_eq!(t.effects[1].half_width, half, epsilon = 1e-8);
         assert_eq!(t.effects[3].name, "A*B");
+    }
+
+    /// Jain's replicated 2² at the corners of A in {-1, 0, 1} x B in {-1, 0.5, 1}, with edge
+    /// and interior points (replicated too) that the corners leave out.
+    fn edges_around_replicated() -> Observations {
+        let base = replicated();
+        let (mut a, mut b, mut y) = (base.columns[0].clone(), base.columns[1].clone(), base.y);
+        for (xa, xb, v) in [
+            (0.0, -1.0, 1000.0),
+            (0.0, -1.0, 1001.0),
+            (0.0, 1.0, -5.0),
+            (-1.0, 0.5, 7.0),
+            (1.0, 0.5, 3.0),
+            (0.0, 0.5, 0.0),
+        ] {
+            a.push(xa);
+            b.push(xb);
+            y.push(v);
+        }
+        Observations::new("edges", vec!["A".into(), "B".into()], "y", vec![a, b], y).unwrap()
+    }
+
+    #[test]
+    fn the_corners_of_an_edges_design_are_its_two_squared_r_design() {
+        let c = corners(&edges_around_replicated()).unwrap();
+        assert_eq!(c.rows_left_out, 6);
+        assert_eq!(
+            c.left_out,
+            [("A".to_string(), vec![0.0]), ("B".to_string(), vec![0.5])]
+        );
+        assert_eq!(c.observations.lines, (1..=12).collect::<Vec<_>>());
+        // The same answer as Jain's replicated 2² alone (see replicated_two_squared_by_hand).
+        let t = sign_table(&c.observations).unwrap();
+        assert_eq!(t.replicates, 3);
+        let q: Vec<f64> = t.effects.iter().map(|e| e.value).collect();
+        assert_eq!(q, [41.0, 21.5, 9.5, 5.0]);
+        assert_relative_eq!(t.sse, 102.0, epsilon = 1e-9);
+        assert_relative_eq!(t.effects[1].fraction, 0.7888, epsilon = 1e-4);
+    }
+
+    #[test]
+    fn a_missing_corner_is_named() {
+        let mut obs = edges_around_replicated();
+        // Drop the three (A+, B+) runs.
+        let keep: Vec<usize> = (0..obs.len()).filter(|&r| !(9..12).contains(&r)).collect();
+        obs.columns = obs
+            .columns
+            .iter()
+            .map(|c| keep.iter().map(|&r| c[r]).collect())
+            .collect();
+        obs.y = keep.iter().map(|&r| obs.y[r]).collect();
+        obs.lines = keep.iter().map(|&r| obs.lines[r]).collect();
+        assert_eq!(
+            corners(&obs).unwrap_err().to_string(),
+            "the design is not a full factorial and its 2^2 corners are not all measured: \
+             corner A=1 B=1 has no observations"
+        );
     }
 
     #[test]

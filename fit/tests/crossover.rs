@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 
 use fit::Datafile;
 use fit::combination::Choices;
-use fit::crossover::{Axis, Kind, Pair, Scale, Winner};
+use fit::crossover::{Axis, Kind, Pair, Scale, Winner, compare};
 use fit::model_file::parse;
 use fit::performance::{BuildOptions, PerformanceModel};
+use fit::stats::{t_quantile, t_quantile_real};
 
 /// A hand-written model of `n` alone with `p` held at 1: `T_p = pc`.
 fn model(name: &str, pc: &str) -> PerformanceModel {
@@ -228,22 +229,150 @@ fn bands_hold_where_the_two_cannot_be_told_apart() {
     let band = m.band.expect("fitted models have intervals");
     assert!(band.lo < m.x && m.x < band.hi, "{band:?}");
     assert!(!band.lo_open && !band.hi_open, "{band:?}");
-    // At the edges |T_A - T_B| equals the 90% half-width of the difference.
+    // A wins below the band, B above it, and in between the two cannot be told apart: the
+    // winner changes at 90%.
+    assert_eq!(m.significant, Some(true));
+    let verdicts: Vec<(Winner, Option<bool>)> =
+        c.sides.iter().map(|s| (s.winner, s.significant)).collect();
+    assert_eq!(
+        verdicts,
+        [
+            (Winner::A, Some(true)),
+            (Winner::Tie, Some(false)),
+            (Winner::B, Some(true))
+        ]
+    );
+    assert_eq!((c.sides[1].from, c.sides[1].to), (band.lo, band.hi));
+    // At the edges |T_A - T_B| equals the 90% half-width of the difference of the means.
+    let at = |x: f64| pair.compare_at(&[("n".to_string(), x)]).unwrap();
     for edge in [band.lo, band.hi] {
-        let (ta, tb) = (a.predict(&[edge]).time, b.predict(&[edge]).time);
-        let hw = ta.half_width.hypot(tb.half_width);
+        let cmp = at(edge);
+        let hw = cmp.half_width;
         assert!(
-            ((ta.value - tb.value).abs() - hw).abs() < 1e-6 * hw,
-            "edge {edge}: {ta:?} {tb:?}"
+            (cmp.difference().abs() - hw).abs() < 1e-6 * hw,
+            "edge {edge}: {cmp:?}"
         );
     }
     // Inside, they cannot be told apart; just outside, they can.
     let gap = |x: f64| {
-        let (ta, tb) = (a.predict(&[x]).time, b.predict(&[x]).time);
-        (ta.value - tb.value).abs() - ta.half_width.hypot(tb.half_width)
+        let cmp = at(x);
+        cmp.difference().abs() - cmp.half_width
     };
     assert!(gap(0.5 * (band.lo + m.x)) < 0.0 && gap(0.5 * (band.hi + m.x)) < 0.0);
     assert!(gap(band.lo * 0.98) > 0.0 && gap(band.hi * 1.02) > 0.0);
+    assert_eq!(at(band.lo * 0.98).winner, Winner::A);
+    assert_eq!(at(band.hi * 1.02).winner, Winner::B);
+    assert_eq!(at(m.x).winner, Winner::Tie);
+}
+
+#[test]
+fn the_half_width_of_the_difference_is_the_welch_interval_of_the_two_means() {
+    // One category each, p = 1: T = pc. The standard error of each mean is its 90%
+    // confidence half-width over t(dof); the difference's variance is their sum, its t has
+    // the Welch–Satterthwaite degrees of freedom.
+    let a = fitted("sq", |n| n * n, "n^2");
+    let b = fitted("lin", |n| 100.0 * n, "n");
+    let pair = Pair::new(&a, &b).unwrap();
+    for x in [40.0, 100.0, 200.0] {
+        let (pa, pb) = (a.predict(&[x]), b.predict(&[x]));
+        let sa = pa.time.mean_half_width / t_quantile(a.categories[0].fit.dof);
+        let sb = pb.time.mean_half_width / t_quantile(b.categories[0].fit.dof);
+        let variance = sa * sa + sb * sb;
+        let dof = variance * variance
+            / (sa.powi(4) / a.categories[0].fit.dof as f64
+                + sb.powi(4) / b.categories[0].fit.dof as f64);
+        let expected = t_quantile_real(dof) * variance.sqrt();
+        let c = compare(&a, &pa, &b, &pb);
+        assert!(
+            (c.half_width - expected).abs() < 1e-12 * expected,
+            "{c:?} {expected}"
+        );
+        assert_eq!(pair.compare_at(&[("n".into(), x)]).unwrap(), c);
+        assert_eq!(
+            c.significant,
+            Some((pa.time.value - pb.time.value).abs() > expected)
+        );
+    }
+    // Without intervals: the lower mean wins, untested.
+    let (h, k) = (model("sq", "n^2"), model("lin", "100*n"));
+    let c = Pair::new(&h, &k)
+        .unwrap()
+        .compare_at(&[("n".into(), 50.0)])
+        .unwrap();
+    assert_eq!((c.winner, c.significant), (Winner::A, None));
+    assert!(c.half_width.is_nan());
+}
+
+/// The bundled edges runs of the 2D FFT, one implementation's model (as `lca model
+/// datasets/data/fft2d.dat --where impl=..,role=model` builds it).
+fn fft2d(implementation: &str) -> PerformanceModel {
+    let conditions: Vec<fit::Condition> = [format!("impl={implementation}"), "role=model".into()]
+        .iter()
+        .map(|c| c.parse().unwrap())
+        .collect();
+    let data = Datafile::read(&datasets::path("fft2d.dat"))
+        .unwrap()
+        .filter(&conditions)
+        .unwrap();
+    let options = BuildOptions {
+        name: implementation.into(),
+        conditions,
+        ..Default::default()
+    };
+    PerformanceModel::build(&data, &options).unwrap()
+}
+
+#[test]
+fn the_crossover_along_p_and_the_winner_map_agree_at_n_256() {
+    let (dp, tp) = (fft2d("dp"), fft2d("tp"));
+    let pair = Pair::new(&dp, &tp).unwrap();
+    let (u, v) = (
+        pair.default_axis("n").unwrap(),
+        pair.default_axis("p").unwrap(),
+    );
+    let map = pair.winner_map(&u, &v, &[], 41).unwrap();
+    assert!(map.intervals);
+    let i = map
+        .us
+        .iter()
+        .position(|&n| (n - 256.0).abs() < 1e-9)
+        .expect("n = 256 is a column of the map");
+    // At n = 256 (and, to see both verdicts, at every other column of the map too).
+    let mut seen = std::collections::BTreeSet::new();
+    for i in std::iter::once(i).chain(0..map.us.len()) {
+        let n = map.us[i];
+        let c = pair.crossover(&v, &[("n".to_string(), n)], 512).unwrap();
+        let verdict_1d = |p: f64| {
+            let side = c
+                .sides
+                .iter()
+                .find(|s| s.from <= p && p <= s.to)
+                .expect("the sides cover the range");
+            (side.winner, side.significant)
+        };
+        for (j, &p) in map.vs.iter().enumerate() {
+            let cell = &map.comparisons[j][i];
+            assert_eq!(map.cells[j][i], cell.winner);
+            assert_eq!(
+                verdict_1d(p),
+                (cell.winner, cell.significant),
+                "n={n} p={p}: {c:#?}"
+            );
+            seen.insert(format!("{:?}", cell.winner));
+        }
+        // The 1-D samples agree with the sides they lie on, too.
+        for (p, cmp) in &c.points {
+            assert_eq!(verdict_1d(*p), (cmp.winner, cmp.significant), "n={n} p={p}");
+        }
+    }
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), ["A", "Tie"]);
+    // And the map's own sides along n at each level agree with its cells.
+    for (j, sides) in map.levels.iter().enumerate() {
+        for (k, &n) in map.us.iter().enumerate() {
+            let side = sides.iter().find(|s| s.from <= n && n <= s.to).unwrap();
+            assert_eq!(side.winner, map.cells[j][k], "n={n} p={}", map.vs[j]);
+        }
+    }
 }
 
 #[test]
@@ -323,4 +452,32 @@ fn bad_pairs_get_one_line_errors() {
     // Its held value is accepted.
     assert!(pair.crossover(&axis, &[("p".into(), 1.0)], 512).is_ok());
     assert!(Axis::new("n", 3.0, 3.0).is_err());
+}
+
+#[test]
+fn a_near_touch_is_a_stretch_where_the_two_cannot_be_told_apart() {
+    // T_A - T_B = n^2 + 2550 - 100n = (n - 50)^2 + 50: the means never meet, but near n = 50
+    // the difference is within the 90% half-width; the winner (B) does not change.
+    let a = fitted("sq", |n| n * n + 2550.0, "n^2");
+    let b = fitted("lin", |n| 100.0 * n, "n");
+    let pair = Pair::new(&a, &b).unwrap();
+    let c = pair
+        .crossover(&Axis::new("n", 32.0, 256.0).unwrap(), &[], 512)
+        .unwrap();
+    let kinds: Vec<Kind> = c.meetings.iter().map(|m| m.kind).collect();
+    assert_eq!(kinds, [Kind::NearTouch], "{:#?}", c.meetings);
+    let m = &c.meetings[0];
+    assert_eq!(m.significant, Some(false));
+    let band = m.band.unwrap();
+    let verdicts: Vec<Winner> = c.sides.iter().map(|s| s.winner).collect();
+    let tie = c.sides.iter().find(|s| s.winner == Winner::Tie).unwrap();
+    assert!(tie.from <= band.lo && band.hi <= tie.to, "{:#?}", c.sides);
+    assert!(tie.from <= m.x && m.x <= tie.to);
+    // B wins on both sides of the stretch (about n = 43 to 57 here).
+    assert_eq!(verdicts, [Winner::B, Winner::Tie, Winner::B]);
+    assert!(tie.from > 32.0 && tie.to < 256.0, "{tie:?}");
+    for s in &c.sides {
+        let at = pair.compare_at(&[("n".into(), s.at)]).unwrap();
+        assert_eq!(at.winner, s.winner, "{s:?}");
+    }
 }

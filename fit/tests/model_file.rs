@@ -134,3 +134,76 @@ fn bad_files_get_one_line_errors() {
 fn show() {
     println!("{}", write(&built()));
 }
+
+#[test]
+fn numbers_a_prediction_cannot_use_are_refused_naming_the_field() {
+    let written = write(&built());
+    // Replaces the first line that starts with `key` after the first `[[category]]`.
+    let with = |key: &str, value: &str| {
+        let start = written.find("[[category]]").unwrap();
+        let at = start + written[start..].find(&format!("\n{key} = ")).unwrap() + 1;
+        let end = at + written[at..].find('\n').unwrap();
+        error(&format!(
+            "{}{key} = {value}{}",
+            &written[..at],
+            &written[end..]
+        ))
+    };
+    assert_eq!(
+        with("value", "nan"),
+        "m.toml: category 'pc': coefficient '1': value = NaN is not a finite number"
+    );
+    assert_eq!(
+        with("value", "inf"),
+        "m.toml: category 'pc': coefficient '1': value = inf is not a finite number"
+    );
+    assert_eq!(
+        with("std_error", "-0.5"),
+        "m.toml: category 'pc': coefficient '1': std_error = -0.5 must be a finite number >= 0 \
+         (or nan: no interval)"
+    );
+    assert_eq!(
+        with("half_width", "inf"),
+        "m.toml: category 'pc': coefficient '1': half_width = inf must be a finite number >= 0 \
+         (or nan: no interval)"
+    );
+    assert_eq!(
+        with("residual_sd", "-0.01"),
+        "m.toml: category 'pc': statistics: residual_sd = -0.01 must be a finite number >= 0"
+    );
+    assert_eq!(
+        with("sse", "nan"),
+        "m.toml: category 'pc': statistics: sse = NaN must be a finite number >= 0"
+    );
+    assert_eq!(
+        with("covariance", "[[-1.0, 0.0], [0.0, 1.0]]"),
+        "m.toml: category 'pc': statistics: covariance[0][0] = -1 is a negative variance"
+    );
+    assert_eq!(
+        with("covariance", "[[1.0, inf], [0.0, 1.0]]"),
+        "m.toml: category 'pc': statistics: covariance[0][1] = inf is not a finite number"
+    );
+    let head = "format = 1\nfactors = [\"n\", \"p\"]\n";
+    let category = "[[category]]\nname = \"pc\"\nformula = \"n\"\n";
+    assert_eq!(
+        error(&format!("{head}range = {{ n = [nan, 512.0] }}\n{category}")),
+        "m.toml: range: n = [NaN, 512] is not finite"
+    );
+    let head = "format = 1\nfactors = [\"n\"]\n";
+    assert_eq!(
+        error(&format!("{head}held = {{ p = 0.0 }}\n{category}")),
+        "m.toml: held: p = 0: T_p = (sum of the categories) / p needs p > 0"
+    );
+    assert_eq!(
+        error(&format!(
+            "{head}held = {{ p = 4.0, iters = inf }}\n{category}"
+        )),
+        "m.toml: held: iters = inf is not a finite number"
+    );
+    // Hand-written models have no intervals: nan standard errors stay allowed.
+    let hand = format!(
+        "{head}held = {{ p = 4.0 }}\n{category}[[category.coefficient]]\nname = \"n\"\n\
+         value = 2.0\nstd_error = nan\n"
+    );
+    assert!(parse("m.toml", &hand).is_ok());
+}

@@ -1,6 +1,8 @@
 //! `lca crossover A.toml B.toml --var n --at p=26 [--range n=32..1024]`: where two
 //! implementations' predicted run times cross along a factor, who wins on each side and by how
-//! much, with 90% bands; without `--var`, a winner map over the two factors left free.
+//! much, with 90% bands; without `--var`, a winner map over the two factors left free. Both
+//! name a winner by one rule, `fit::crossover::compare` (the 90% confidence interval of
+//! `E[T_A] - E[T_B]` excludes zero).
 
 use std::path::{Path, PathBuf};
 
@@ -9,7 +11,10 @@ use fit::crossover::{Axis, Pair, SAMPLES};
 use fit::performance::PerformanceModel;
 use reports::ranking::Format;
 
-/// Where two implementations' predicted run times cross.
+/// Where two implementations' predicted run times cross. A model wins where the 90%
+/// confidence interval of E[T_A] - E[T_B] excludes zero (both models' mean intervals,
+/// Welch-Satterthwaite); elsewhere the two cannot be told apart. A range that reaches a point
+/// outside a model's domain (log2(0), p <= 0) is an error naming it.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The first implementation's model file (A).

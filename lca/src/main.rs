@@ -37,17 +37,20 @@ struct Cli {
 enum Command {
     /// Plan the runs of an experiment over factors (CSV or TOML).
     Design(plan::Args),
-    /// Allocation of variation: how much each factor and interaction explains.
+    /// Allocation of variation: how much each factor and interaction explains (a design that
+    /// is not a full factorial, such as the edges, at its 2^k corners).
     Variation(variation::Args),
     /// Build a performance model of every category over every factor (a TOML model file).
     Model(model::Args),
-    /// Predict T_p and every category, with 90% prediction intervals, from a model file.
+    /// Predict T_p and every category, with 90% prediction intervals, from a model file (a
+    /// point outside the model's domain, such as log2(0) or p <= 0, is an error naming it).
     Predict(predict::Args),
     /// Compare a model's predicted T_p with measured runs, beside the corner-plane baseline.
     Validate(validate::Args),
     /// Write an HTML report with charts of models and measured runs.
     Report(report::Args),
-    /// Where two implementations' predicted run times cross, who wins where and by how much.
+    /// Where two implementations' predicted run times cross, who wins where and by how much
+    /// (a winner only where the 90% confidence interval of E[T_A] - E[T_B] excludes zero).
     Crossover(crossover::Args),
     /// Run a study end to end: measure (resuming), model, validate [default: the bundled one].
     Study(study::Args),

@@ -17,7 +17,8 @@ pub struct Args {
     #[arg(long, value_name = "FACTOR=VALUE,...")]
     at: Vec<String>,
     /// Every point of a grid: each factor as `lca design` takes it, e.g.
-    /// `--grid n=32..1024:log2,p=2..26:lin:5` or `--grid p=2,4,8 --grid n=256`.
+    /// `--grid n=32..1024:log2,p=2..26:lin:5` or `--grid p=2,4,8 --grid n=256`. A point
+    /// outside the model's domain (a log of 0, p <= 0, ...) refuses the whole grid, naming it.
     #[arg(long, value_name = "FACTOR=LEVELS,...")]
     grid: Vec<String>,
     /// Output format: text, csv or json.
@@ -44,7 +45,25 @@ pub fn run(args: &Args) -> Result<String> {
     if !args.grid.is_empty() {
         points.extend(grid(&model, &args.grid)?);
     }
-    let predictions: Vec<_> = points.iter().map(|p| model.predict(p)).collect();
+    // A point outside the model's domain refuses the whole output, naming the first such
+    // point: a table with holes is easily misread.
+    let mut predictions = Vec::with_capacity(points.len());
+    let mut outside = Vec::new();
+    for point in &points {
+        match model.try_predict(point) {
+            Ok(p) => predictions.push(p),
+            Err(e) => outside.push(e),
+        }
+    }
+    match outside.first() {
+        None => {}
+        Some(e) if points.len() == 1 => bail!("{e}"),
+        Some(e) => bail!(
+            "{} of the {} points are outside the model's domain, the first: {e}",
+            outside.len(),
+            points.len()
+        ),
+    }
     Ok(reports::prediction::predictions(
         &model,
         &predictions,

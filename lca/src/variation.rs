@@ -1,5 +1,7 @@
 //! `lca variation DATAFILE --factors A,B --response y`: allocation of variation — the 2^k r
-//! sign table when every factor has two levels, else a two-factor full factorial ANOVA.
+//! sign table when every factor has two levels, else a two-factor full factorial ANOVA, else
+//! (a design that is not a full factorial, such as the paper's edges) the sign table of its
+//! 2^k corners, saying which rows it used and which levels it left out.
 
 use std::path::PathBuf;
 
@@ -32,8 +34,17 @@ pub fn run(args: &Args) -> Result<String> {
     let data = Datafile::read(&args.datafile)?.filter(&conditions)?;
     let factors: Vec<&str> = args.factors.iter().map(String::as_str).collect();
     let obs = data.observations(&factors, &args.response, &[])?;
-    let two_levels = (0..factors.len()).all(|f| obs.levels(f).len() == 2);
-    if two_levels {
+    let levels: Vec<usize> = (0..factors.len()).map(|f| obs.levels(f).len()).collect();
+    let cells: usize = levels.iter().product();
+    let measured = measured_cells(&obs);
+    if measured < cells {
+        // Not a full factorial (the paper's edges design): its corners still are a 2^k r one
+        // when they were all measured; else the error names a missing corner.
+        let corners = fit::variation::corners(&obs)?;
+        let table = fit::variation::sign_table(&corners.observations)?;
+        Ok(reports::variation::corners_note(&corners, cells, measured)
+            + &reports::variation::sign_table(&args.response, &table))
+    } else if levels.iter().all(|&l| l == 2) {
         let table = fit::variation::sign_table(&obs)?;
         Ok(reports::variation::sign_table(&args.response, &table))
     } else if factors.len() == 2 {
@@ -41,8 +52,21 @@ pub fn run(args: &Args) -> Result<String> {
         Ok(reports::variation::anova(&args.response, &rows))
     } else {
         bail!(
-            "--factors: with more than two levels only two factors can be analysed (got {})",
+            "--factors: a full factorial with more than two levels is analysed over two factors \
+             only (got {}); choose two, or measure only the extremes",
             factors.len()
         )
     }
+}
+
+/// How many distinct points (cells of the full factorial) have observations.
+fn measured_cells(obs: &fit::Observations) -> usize {
+    let mut point = vec![0.0; obs.factors.len()];
+    let cells: std::collections::BTreeSet<Vec<u64>> = (0..obs.len())
+        .map(|row| {
+            obs.point(row, &mut point);
+            point.iter().map(|v| v.to_bits()).collect()
+        })
+        .collect();
+    cells.len()
 }

@@ -350,9 +350,72 @@ fn variation_allocates_jains_workstation_example() {
         "y",
     ]);
     assert!(
-        err.contains("only two factors") || err.contains("not balanced"),
+        err.contains("not a full factorial") && err.contains("corner a=1 b=1 c=2"),
         "{err}"
     );
+    // Two levels each, one corner missing.
+    let three = write(
+        &dir,
+        "three-corners.dat",
+        "mem=4 cache=1 y=15\nmem=16 cache=1 y=45\nmem=4 cache=2 y=25\n",
+    );
+    let err = error_of(&[
+        "variation",
+        three.to_str().unwrap(),
+        "--factors",
+        "mem,cache",
+        "--response",
+        "y",
+    ]);
+    assert_eq!(
+        err.trim_end(),
+        "Error: the design is not a full factorial and its 2^2 corners are not all measured: \
+         corner mem=16 cache=2 has no observations"
+    );
+}
+
+#[test]
+fn variation_of_an_edges_design_uses_its_corners() {
+    // The README's command on its own edges data: 16 runs, 4 of them at the corners.
+    let out = lca()
+        .arg("variation")
+        .arg(datasets::path("fft2d.dat"))
+        .args(["--factors", "p,n", "--response", "li"])
+        .args(["--where", "impl=dp,role=model"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("not a full factorial (5 x 5 levels, 16 of 25 cells measured)"),
+        "{text}"
+    );
+    assert!(text.contains("rows used: 4 at lines "), "{text}");
+    assert!(
+        text.contains(
+            "left out: 12 row(s) at the levels between the extremes (p = 3, 5, 7; n = 64, 128, 256)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("2^2 design, 1 replicate(s) per cell"),
+        "{text}"
+    );
+    let share = |effect: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(effect))
+            .unwrap_or_else(|| panic!("{effect} in {text}"));
+        line.split_whitespace().last().unwrap().to_string()
+    };
+    // The corners' allocation, as `lca model` reports it for li (interaction 31.3%).
+    assert_eq!(share("p"), "32.31%", "{text}");
+    assert_eq!(share("n"), "36.35%", "{text}");
+    assert_eq!(share("p*n"), "31.34%", "{text}");
 }
 
 #[test]

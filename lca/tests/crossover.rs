@@ -137,9 +137,10 @@ fn text_report() {
     ]);
     insta::assert_snapshot!(text, @r#"
     A: sq  B: lin  along n from 16 to 2048 (log scale), 512 samples  at p=1
+    who wins: no intervals (a model written by hand): the lower mean wins, untested
     crossing   at n = 100        T_A = T_B = 10000; no interval
-    n from 16 to 100               A (sq) wins, T_B/T_A up to 6.250 at n = 16
-    n from 100 to 2048             B (lin) wins, T_A/T_B up to 20.48 at n = 2048
+    n from 16 to 100               A (sq) wins (no intervals: untested), T_B/T_A up to 6.250 at n = 16
+    n from 100 to 2048             B (lin) wins (no intervals: untested), T_A/T_B up to 20.48 at n = 2048
     extrapolation: sq is fitted on n from 32 to 1024; n from 16 to 32 is outside it
     extrapolation: sq is fitted on n from 32 to 1024; n from 1024 to 2048 is outside it
     extrapolation: lin is fitted on n from 32 to 1024; n from 16 to 32 is outside it
@@ -212,9 +213,11 @@ fn json_report() {
           "T_B": 2.0000000000002247,
           "at": 1.0000000000001124,
           "band": null,
-          "kind": "touch"
+          "kind": "touch",
+          "significant": null
         }
       ],
+      "rule": "no intervals (a model written by hand): the lower mean wins, untested",
       "samples": 512,
       "sides": [
         {
@@ -223,6 +226,7 @@ fn json_report() {
           "at": 0.005870841487279843,
           "from": 0.0,
           "ratio": 85.16960208741031,
+          "significant": null,
           "to": 3.0,
           "winner": "B"
         }
@@ -240,16 +244,16 @@ fn csv_report() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "record,n,kind,band_low,band_high,from,to,winner,ratio,T_A,T_B"
+        "record,n,kind,band_low,band_high,from,to,winner,significant,ratio,T_A,T_B"
     );
     assert_eq!(lines.len(), 4, "{csv}");
     assert!(lines[1].starts_with("meeting,100"), "{csv}");
     assert!(
-        lines[2].starts_with("side,32,") && lines[2].contains(",A,3.125"),
+        lines[2].starts_with("side,32,") && lines[2].contains(",A,,3.125"),
         "{csv}"
     );
     assert!(
-        lines[3].starts_with("side,1024,") && lines[3].contains(",B,10.24"),
+        lines[3].starts_with("side,1024,") && lines[3].contains(",B,,10.24"),
         "{csv}"
     );
 }
@@ -298,6 +302,7 @@ fn winner_map_of_a_known_pair() {
     let text = stdout(&["crossover", &a, &b, "--cells", "9"]);
     insta::assert_snapshot!(text, @r#"
     A: a  B: b  winner map over n from 1 to 100 (log scale) across and p from 1 to 64 (log scale) up
+    who wins: no intervals (a model written by hand): the lower mean wins, untested
     A = a faster, B = b faster, = equal (no intervals)
           p
          64 |BBBBBBBBB
@@ -311,16 +316,16 @@ fn winner_map_of_a_known_pair() {
           1 |AAAAAAABB
             +---------
              1  n  100
-    boundary: crossovers along n at each level of p
-      p=1: n=55.5556
-      p=1.68179: n=33.0335
-      p=2.82843: n=19.6419
-      p=4.75683: n=11.6791
-      p=8: n=6.94444
-      p=13.4543: n=4.12919
-      p=22.6274: n=2.45523
-      p=38.0546: n=1.45989
-      p=64: none
+    boundary: who wins along n at each level of p, and the crossovers
+      p=1: A from 1 to 55.5556, B from 55.5556 to 100; crossing: n=55.5556
+      p=1.68179: A from 1 to 33.0335, B from 33.0335 to 100; crossing: n=33.0335
+      p=2.82843: A from 1 to 19.6419, B from 19.6419 to 100; crossing: n=19.6419
+      p=4.75683: A from 1 to 11.6791, B from 11.6791 to 100; crossing: n=11.6791
+      p=8: A from 1 to 6.94444, B from 6.94444 to 100; crossing: n=6.94444
+      p=13.4543: A from 1 to 4.12919, B from 4.12919 to 100; crossing: n=4.12919
+      p=22.6274: A from 1 to 2.45523, B from 2.45523 to 100; crossing: n=2.45523
+      p=38.0546: A from 1 to 1.45989, B from 1.45989 to 100; crossing: n=1.45989
+      p=64: B from 1 to 100; crossing: none
     "#);
 }
 
@@ -366,10 +371,45 @@ fn fitted_models_give_bands() {
         m["band"]["high"].as_f64().unwrap(),
     );
     assert!(lo < x && x < hi && lo > 32.0 && hi < 256.0, "{m}");
+    assert_eq!(m["significant"], true, "{m}");
+    let sides: Vec<(String, bool)> = doc["sides"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["winner"].as_str().unwrap().to_string(),
+                s["significant"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sides,
+        [
+            ("A".to_string(), true),
+            ("tie".to_string(), false),
+            ("B".to_string(), true)
+        ]
+    );
+    assert_eq!(doc["sides"][1]["from"], m["band"]["low"]);
+    assert_eq!(doc["sides"][1]["to"], m["band"]["high"]);
     let text = stdout(&["crossover", &models[0], &models[1], "--var", "n"]);
     assert!(
         text.contains("cannot be told apart at 90% for n from"),
         "{text}"
+    );
+    assert!(text.contains("; the winner changes at 90%"), "{text}");
+    assert!(text.contains("A (sq) wins at 90%, T_B/T_A up to"), "{text}");
+    assert!(
+        text.contains("cannot be told apart at 90% (T_A = "),
+        "{text}"
+    );
+    // The map of the same pair names the same verdicts: one factor free, so --var n is
+    // implied; the CSV carries significance per side.
+    let csv = stdout(&["crossover", &models[0], &models[1], "--format", "csv"]);
+    assert!(
+        csv.contains(",crossing,") && csv.contains(",true,"),
+        "{csv}"
     );
 }
 

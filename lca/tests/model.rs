@@ -233,3 +233,89 @@ fn bad_input_gets_one_line_errors() {
     ]);
     assert!(e.contains("absent.toml: cannot read the model file"), "{e}");
 }
+
+#[test]
+fn points_outside_a_models_domain_are_one_line_errors() {
+    // The README's models of the bundled 2D FFT runs: pc = 1 + n^2*log2(n) has no value at
+    // n = 0, and T_p divides by p.
+    let dir = scratch("model-domain");
+    let data = datasets::path("fft2d.dat");
+    let data = data.to_str().unwrap();
+    let mut models = Vec::new();
+    for name in ["dp", "tp"] {
+        let out = dir.join(format!("{name}.toml"));
+        let _ = std::fs::remove_file(&out);
+        let where_ = format!("impl={name},role=model");
+        stdout(&[
+            "model",
+            data,
+            "--where",
+            &where_,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        models.push(out.to_str().unwrap().to_string());
+    }
+    let dp = models[0].as_str();
+    let e = error_of(&["predict", dp, "--at", "n=0,p=4"]);
+    assert_eq!(
+        e.trim_end(),
+        "Error: dp: cannot predict at n=0, p=4: category pc: log2(n) is -inf (a logarithm of a \
+         value <= 0) at n=0 (term `n^2*log2(n)`)"
+    );
+    let e = error_of(&["predict", dp, "--at", "n=256,p=0"]);
+    assert_eq!(
+        e.trim_end(),
+        "Error: dp: cannot predict at n=256, p=0: T_p = (sum of the categories) / p needs p > 0, \
+         and p=0"
+    );
+    // A grid with bad points is refused whole, naming the first and counting them.
+    let e = error_of(&["predict", dp, "--grid", "n=0,256,512", "--grid", "p=0,4"]);
+    assert!(
+        e.starts_with(
+            "Error: 4 of the 6 points are outside the model's domain, the first: dp: cannot \
+             predict at n=0, p=0: "
+        ),
+        "{e}"
+    );
+    stdout(&["predict", dp, "--grid", "n=256,512", "--grid", "p=2,4"]);
+    // Crossovers: a fixed value, and a range that reaches a bad point.
+    let e = error_of(&["crossover", dp, &models[1], "--var", "p", "--at", "n=0"]);
+    assert!(
+        e.starts_with("Error: dp: cannot predict at n=0, p=2: "),
+        "{e}"
+    );
+    let e = error_of(&[
+        "crossover",
+        dp,
+        &models[1],
+        "--var",
+        "p",
+        "--at",
+        "n=256",
+        "--range",
+        "p=0..8",
+    ]);
+    assert!(
+        e.starts_with("Error: dp: cannot predict at n=256, p=0: "),
+        "{e}"
+    );
+    let e = error_of(&["crossover", dp, &models[1], "--range", "n=0..512"]);
+    assert!(e.contains("cannot predict at n=0, p=2"), "{e}");
+    // Validation runs outside the domain name their line.
+    let runs = write(&dir, "runs.dat", "impl=dp n=0 p=4 iters=100 wall=0.01\n");
+    let e = error_of(&["validate", dp, runs.to_str().unwrap(), "--where", "impl=dp"]);
+    assert!(
+        e.contains("runs.dat:1: dp: cannot predict at n=0, p=4"),
+        "{e}"
+    );
+    // A model file with a number no prediction can use is refused on load.
+    let text = std::fs::read_to_string(dp).unwrap();
+    let broken = text.replacen("residual_sd = ", "residual_sd = -", 1);
+    let broken = write(&dir, "broken.toml", &broken);
+    let e = error_of(&["predict", broken.to_str().unwrap(), "--at", "n=256,p=4"]);
+    assert!(
+        e.contains("broken.toml: category 'pc': statistics: residual_sd = -"),
+        "{e}"
+    );
+}

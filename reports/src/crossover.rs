@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use fit::crossover::{Axis, Band, Crossover, Extrapolation, Kind, Scale, Winner, WinnerMap};
+use fit::crossover::{
+    Axis, Band, Comparison, Crossover, Extrapolation, Kind, Meeting, Scale, Side, Winner, WinnerMap,
+};
 
 use crate::number::significant;
 use crate::ranking::Format;
@@ -85,12 +87,103 @@ fn axis_text(a: &Axis) -> String {
     )
 }
 
-fn header(out: &mut String, a: &str, b: &str, what: String, fixed: &[(String, f64)]) {
+/// The one rule of who wins, as every output states it.
+pub const RULE: &str = "a model wins where the 90% confidence interval of E[T_A] - E[T_B] \
+                        excludes zero (both models' mean intervals, Welch-Satterthwaite); \
+                        elsewhere the two cannot be told apart";
+
+/// The rule without intervals.
+pub const RULE_WITHOUT_INTERVALS: &str =
+    "no intervals (a model written by hand): the lower mean wins, untested";
+
+fn rule(intervals: bool) -> &'static str {
+    if intervals {
+        RULE
+    } else {
+        RULE_WITHOUT_INTERVALS
+    }
+}
+
+fn header(
+    out: &mut String,
+    a: &str,
+    b: &str,
+    what: String,
+    fixed: &[(String, f64)],
+    intervals: bool,
+) {
     let _ = write!(out, "A: {a}  B: {b}  {what}");
     if !fixed.is_empty() {
         let _ = write!(out, "  at {}", fixed_text(fixed));
     }
     out.push('\n');
+    let _ = writeln!(out, "who wins: {}", rule(intervals));
+}
+
+/// `true`, `false` or empty (no intervals), for CSV.
+fn significance_csv(s: Option<bool>) -> &'static str {
+    match s {
+        Some(true) => "true",
+        Some(false) => "false",
+        None => "",
+    }
+}
+
+fn significance_json(s: Option<bool>) -> serde_json::Value {
+    s.map_or(serde_json::Value::Null, serde_json::Value::Bool)
+}
+
+/// What a crossing means at 90%, for text.
+fn meeting_significance(m: &Meeting) -> &'static str {
+    match (m.kind, m.significant) {
+        (_, None) => "",
+        (Kind::Crossing, Some(true)) => "; the winner changes at 90%",
+        (Kind::Crossing, Some(false)) => "; not significant: no winner on both sides at 90%",
+        (_, Some(_)) => "; the winner does not change",
+    }
+}
+
+/// The verdict of a side, for text: `A (dp) wins at 90%, T_B/T_A up to 1.46 at p = 2`.
+fn side_verdict(a: &str, b: &str, f: &str, s: &Side) -> String {
+    match (s.winner, s.significant) {
+        (Winner::Tie, None) => "neither wins: T_A = T_B".to_string(),
+        (Winner::Tie, Some(_)) => format!(
+            "cannot be told apart at 90% (T_A = {}, T_B = {} at {f} = {})",
+            t(s.t_a),
+            t(s.t_b),
+            x(s.at)
+        ),
+        (w, significant) => {
+            let (name, ratio) = if w == Winner::A {
+                (format!("A ({a})"), "T_B/T_A")
+            } else {
+                (format!("B ({b})"), "T_A/T_B")
+            };
+            let how = if significant.is_some() {
+                "wins at 90%"
+            } else {
+                "wins (no intervals: untested)"
+            };
+            let by = if s.ratio.is_finite() {
+                format!(
+                    "{ratio} up to {} at {f} = {}",
+                    significant_digits(s.ratio),
+                    x(s.at)
+                )
+            } else {
+                format!(
+                    "by {} at {f} = {} (times not positive: no ratio)",
+                    t((s.t_a - s.t_b).abs()),
+                    x(s.at)
+                )
+            };
+            format!("{name} {how}, {by}")
+        }
+    }
+}
+
+fn significant_digits(v: f64) -> String {
+    significant(v, 4)
 }
 
 fn extrapolation_text(out: &mut String, list: &[Extrapolation]) {
@@ -139,6 +232,7 @@ fn text(c: &Crossover) -> String {
         &c.b,
         format!("along {}, {} samples", axis_text(&c.axis), c.samples),
         &c.fixed,
+        c.intervals,
     );
     if c.meetings.is_empty() {
         out.push_str("no crossover in the range\n");
@@ -151,39 +245,16 @@ fn text(c: &Crossover) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<10} at {f} = {:<10} {times}; {}",
+            "{:<10} at {f} = {:<10} {times}; {}{}",
             kind_name(m.kind).replace('_', " "),
             x(m.x),
-            band_text(f, m.band.as_ref())
+            band_text(f, m.band.as_ref()),
+            meeting_significance(m)
         );
     }
     for s in &c.sides {
         let range = format!("{f} from {} to {}", x(s.from), x(s.to));
-        let verdict = match s.winner {
-            Winner::Tie => "neither wins: T_A = T_B".to_string(),
-            w => {
-                let (name, ratio) = if w == Winner::A {
-                    (format!("A ({})", c.a), "T_B/T_A")
-                } else {
-                    (format!("B ({})", c.b), "T_A/T_B")
-                };
-                let by = if s.ratio.is_finite() {
-                    format!(
-                        "{ratio} up to {} at {f} = {}",
-                        significant(s.ratio, 4),
-                        x(s.at)
-                    )
-                } else {
-                    format!(
-                        "by {} at {f} = {} (times not positive: no ratio)",
-                        t((s.t_a - s.t_b).abs()),
-                        x(s.at)
-                    )
-                };
-                format!("{name} wins, {by}")
-            }
-        };
-        let _ = writeln!(out, "{range:<30} {verdict}");
+        let _ = writeln!(out, "{range:<30} {}", side_verdict(&c.a, &c.b, f, s));
     }
     extrapolation_text(&mut out, &c.extrapolation);
     out
@@ -191,18 +262,19 @@ fn text(c: &Crossover) -> String {
 
 fn csv(c: &Crossover) -> String {
     let mut out = format!(
-        "record,{},kind,band_low,band_high,from,to,winner,ratio,T_A,T_B\n",
+        "record,{},kind,band_low,band_high,from,to,winner,significant,ratio,T_A,T_B\n",
         c.axis.factor
     );
     for m in &c.meetings {
         let (lo, hi) = m.band.map_or((f64::NAN, f64::NAN), |b| (b.lo, b.hi));
         let _ = writeln!(
             out,
-            "meeting,{},{},{},{},,,,,{},{}",
+            "meeting,{},{},{},{},,,,{},,{},{}",
             m.x,
             kind_name(m.kind),
             significant(lo, 6),
             significant(hi, 6),
+            significance_csv(m.significant),
             significant(m.t_a, 6),
             significant(m.t_b, 6)
         );
@@ -210,17 +282,26 @@ fn csv(c: &Crossover) -> String {
     for s in &c.sides {
         let _ = writeln!(
             out,
-            "side,{},,,,{},{},{},{},{},{}",
+            "side,{},,,,{},{},{},{},{},{},{}",
             s.at,
             s.from,
             s.to,
             winner_code(s.winner),
+            significance_csv(s.significant),
             significant(s.ratio, 6),
             significant(s.t_a, 6),
             significant(s.t_b, 6)
         );
     }
     out
+}
+
+fn comparison_json(c: &Comparison) -> serde_json::Value {
+    serde_json::json!({
+        "T_A": number(c.t_a), "T_B": number(c.t_b), "difference": number(c.difference()),
+        "half_width": number(c.half_width), "winner": winner_json(c.winner),
+        "significant": significance_json(c.significant),
+    })
 }
 
 fn number(v: f64) -> serde_json::Value {
@@ -276,6 +357,7 @@ fn json(c: &Crossover) -> String {
             serde_json::json!({
                 "at": number(m.x), "kind": kind_name(m.kind),
                 "T_A": number(m.t_a), "T_B": number(m.t_b), "band": band,
+                "significant": significance_json(m.significant),
             })
         })
         .collect();
@@ -285,11 +367,13 @@ fn json(c: &Crossover) -> String {
         .map(|s| {
             serde_json::json!({
                 "from": number(s.from), "to": number(s.to), "winner": winner_json(s.winner),
+                "significant": significance_json(s.significant),
                 "ratio": number(s.ratio), "at": number(s.at),
                 "T_A": number(s.t_a), "T_B": number(s.t_b),
             })
         })
         .collect();
+
     let doc = serde_json::json!({
         "A": c.a,
         "B": c.b,
@@ -298,6 +382,7 @@ fn json(c: &Crossover) -> String {
         "samples": c.samples,
         "confidence": 0.9,
         "intervals": c.intervals,
+        "rule": rule(c.intervals),
         "meetings": meetings,
         "sides": sides,
         "extrapolation": extrapolation_json(&c.extrapolation),
@@ -317,6 +402,7 @@ fn map_text(m: &WinnerMap) -> String {
             axis_text(&m.v)
         ),
         &m.fixed,
+        m.intervals,
     );
     let tie = if m.intervals {
         "cannot be told apart at 90%"
@@ -349,17 +435,33 @@ fn map_text(m: &WinnerMap) -> String {
     let _ = writeln!(out, "{:>width$}  {lo}{name}{hi}", "");
     let _ = writeln!(
         out,
-        "boundary: crossovers along {} at each level of {}",
+        "boundary: who wins along {} at each level of {}, and the crossovers",
         m.u.factor, m.v.factor
     );
-    for &v in &m.vs {
+    for (j, &v) in m.vs.iter().enumerate() {
+        let sides: Vec<String> = m.levels[j]
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} from {} to {}",
+                    winner_code(s.winner),
+                    x(s.from),
+                    x(s.to)
+                )
+            })
+            .collect();
         let points: Vec<String> = m
             .boundary
             .iter()
             .filter(|b| b.v == v)
-            .map(|b| match b.kind {
-                Kind::Crossing => format!("{}={}", m.u.factor, x(b.u)),
-                k => format!("{}={} ({})", m.u.factor, x(b.u), kind_name(k)),
+            .map(|b| {
+                let what = match (b.kind, b.significant) {
+                    (Kind::Crossing, Some(true)) => " (significant)",
+                    (Kind::Crossing, Some(false)) => " (not significant)",
+                    (Kind::Crossing, None) => "",
+                    (_, _) => " (touch)",
+                };
+                format!("{}={}{what}", m.u.factor, x(b.u))
             })
             .collect();
         let points = if points.is_empty() {
@@ -367,21 +469,59 @@ fn map_text(m: &WinnerMap) -> String {
         } else {
             points.join(", ")
         };
-        let _ = writeln!(out, "  {}={}: {points}", m.v.factor, x(v));
+        let _ = writeln!(
+            out,
+            "  {}={}: {}; crossing: {points}",
+            m.v.factor,
+            x(v),
+            sides.join(", ")
+        );
     }
     extrapolation_text(&mut out, &m.extrapolation);
     out
 }
 
 fn map_csv(m: &WinnerMap) -> String {
-    let mut out = format!("record,{},{},winner\n", m.u.factor, m.v.factor);
+    let mut out = format!(
+        "record,{},{},to,kind,winner,significant,T_A,T_B,difference,half_width\n",
+        m.u.factor, m.v.factor
+    );
     for (j, &v) in m.vs.iter().enumerate() {
         for (i, &u) in m.us.iter().enumerate() {
-            let _ = writeln!(out, "cell,{u},{v},{}", winner_code(m.cells[j][i]));
+            let c = &m.comparisons[j][i];
+            let _ = writeln!(
+                out,
+                "cell,{u},{v},,,{},{},{},{},{},{}",
+                winner_code(c.winner),
+                significance_csv(c.significant),
+                significant(c.t_a, 6),
+                significant(c.t_b, 6),
+                significant(c.difference(), 6),
+                significant(c.half_width, 6)
+            );
         }
     }
     for b in &m.boundary {
-        let _ = writeln!(out, "boundary,{},{},{}", b.u, b.v, kind_name(b.kind));
+        let _ = writeln!(
+            out,
+            "boundary,{},{},,{},,{},,,,",
+            b.u,
+            b.v,
+            kind_name(b.kind),
+            significance_csv(b.significant)
+        );
+    }
+    for (j, &v) in m.vs.iter().enumerate() {
+        for s in &m.levels[j] {
+            let _ = writeln!(
+                out,
+                "side,{},{v},{},,{},{},,,,",
+                s.from,
+                s.to,
+                winner_code(s.winner),
+                significance_csv(s.significant)
+            );
+        }
     }
     out
 }
@@ -398,10 +538,32 @@ fn map_json(m: &WinnerMap) -> String {
         .map(|b| {
             serde_json::json!({
                 m.u.factor.clone(): number(b.u), m.v.factor.clone(): number(b.v),
-                "kind": kind_name(b.kind),
+                "kind": kind_name(b.kind), "significant": significance_json(b.significant),
             })
         })
         .collect();
+    let cells: Vec<Vec<serde_json::Value>> = m
+        .comparisons
+        .iter()
+        .map(|row| row.iter().map(comparison_json).collect())
+        .collect();
+    let levels: Vec<serde_json::Value> =
+        m.vs.iter()
+            .zip(&m.levels)
+            .map(|(&v, sides)| {
+                let sides: Vec<serde_json::Value> = sides
+                    .iter()
+                    .map(|s| {
+                        serde_json::json!({
+                            "from": number(s.from), "to": number(s.to),
+                            "winner": winner_json(s.winner),
+                            "significant": significance_json(s.significant),
+                        })
+                    })
+                    .collect();
+                serde_json::json!({ m.v.factor.clone(): number(v), "sides": sides })
+            })
+            .collect();
     let doc = serde_json::json!({
         "A": m.a,
         "B": m.b,
@@ -410,11 +572,14 @@ fn map_json(m: &WinnerMap) -> String {
         "at": fixed_json(&m.fixed),
         "confidence": 0.9,
         "intervals": m.intervals,
+        "rule": rule(m.intervals),
         "across_values": m.us.iter().map(|&v| number(v)).collect::<Vec<_>>(),
         "up_values": m.vs.iter().map(|&v| number(v)).collect::<Vec<_>>(),
         "rows": rows,
-        "cells_legend": "rows[j][i] is the winner at (across_values[i], up_values[j]): A, B, or = (cannot be told apart)",
+        "cells_legend": "rows[j][i] is the winner at (across_values[i], up_values[j]): A, B, or = (cannot be told apart); cells[j][i] the comparison behind it",
+        "cells": cells,
         "boundary": boundary,
+        "levels": levels,
         "extrapolation": extrapolation_json(&m.extrapolation),
     });
     serde_json::to_string_pretty(&doc).expect("JSON values serialize") + "\n"

@@ -230,8 +230,13 @@ pub fn winner_map(map: &WinnerMap) -> String {
             .boundary
             .iter()
             .map(|b| {
+                let what = match b.significant {
+                    Some(true) => " (the winner changes at 90%)",
+                    Some(false) => " (not significant at 90%)",
+                    None => "",
+                };
                 format!(
-                    "{}={} at {}={}",
+                    "{}={} at {}={}{what}",
                     escape(&map.u.factor),
                     significant(b.u, 4),
                     escape(&map.v.factor),

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use fit::variation::{AnovaRow, SignTable};
+use fit::variation::{AnovaRow, Corners, SignTable};
 
 use crate::number::{estimate, significant};
 
@@ -92,5 +92,46 @@ pub fn anova(response: &str, rows: &[AnovaRow]) -> String {
             },
         );
     }
+    out
+}
+
+/// What a sign table of a design's corners left out: the design, the rows used (datafile
+/// lines) and the levels between the extremes.
+pub fn corners_note(c: &Corners, cells: usize, measured: usize) -> String {
+    let o = &c.observations;
+    let shape: Vec<String> = c
+        .left_out
+        .iter()
+        .map(|(_, l)| (l.len() + 2).to_string())
+        .collect();
+    let mut out = format!(
+        "the design is not a full factorial ({} levels, {measured} of {cells} cells measured): \
+         the 2^{} sign table below uses its corners only\n",
+        shape.join(" x "),
+        o.factors.len()
+    );
+    let lines: Vec<String> = o.lines.iter().map(usize::to_string).collect();
+    let _ = writeln!(
+        out,
+        "  rows used: {} at lines {} of {}",
+        o.len(),
+        lines.join(", "),
+        o.source
+    );
+    let levels: Vec<String> = c
+        .left_out
+        .iter()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(f, l)| {
+            let values: Vec<String> = l.iter().map(f64::to_string).collect();
+            format!("{f} = {}", values.join(", "))
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "  left out: {} row(s) at the levels between the extremes ({})",
+        c.rows_left_out,
+        levels.join("; ")
+    );
     out
 }

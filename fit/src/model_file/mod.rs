@@ -9,6 +9,12 @@
 //! category `name` and `formula` are required. A formula without `coefficient` entries is
 //! taken as written (every term's coefficient is 1), and predicts without intervals.
 //!
+//! Every number a prediction uses must be finite, and every standard deviation, variance and
+//! sum of squares non-negative; a file that breaks this is refused in one line naming the file
+//! and the field. `nan` stays allowed where it means "not defined": a standard error or
+//! half-width of a model without intervals, and the statistics that are only reported (R²,
+//! leave-one-out error, the corner allocation's optional fields).
+//!
 //! ```toml
 //! format = 1
 //! name = "dp"
@@ -350,11 +356,22 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
     let mut ranges = Vec::with_capacity(factors.len());
     for f in &factors {
         let range = match record.range.get(f) {
+            Some(&[lo, hi]) if !(lo.is_finite() && hi.is_finite()) => {
+                return Err(format!("range: {f} = [{lo}, {hi}] is not finite"));
+            }
             Some(&[lo, hi]) if lo <= hi => (lo, hi),
             Some(&[lo, hi]) => return Err(format!("range: {f} = [{lo}, {hi}] is not increasing")),
             None => (f64::NEG_INFINITY, f64::INFINITY),
         };
         ranges.push(range);
+    }
+    if let Some((name, v)) = record.held.iter().find(|(_, v)| !v.is_finite()) {
+        return Err(format!("held: {name} = {v} is not a finite number"));
+    }
+    if let Some(p) = record.held.get("p").filter(|p| **p <= 0.0) {
+        return Err(format!(
+            "held: p = {p}: T_p = (sum of the categories) / p needs p > 0"
+        ));
     }
     if !factors.iter().any(|f| f == "p") && !record.held.contains_key("p") {
         return Err("T_p needs p: add \"p\" to factors or hold it, e.g. [held] p = 26".into());
@@ -451,6 +468,7 @@ fn restore_fit(record: FitRecord, response: &str, factors: &[String]) -> Result<
                 factors.join(", ")
             )
         })?;
+    check_numbers(&record)?;
     let (k, q) = (model.terms().len(), model.parameters().len());
     let coefficients = if record.coefficient.is_empty() && q == 0 {
         // Written by hand: the formula is the function, every coefficient 1.
@@ -578,4 +596,66 @@ fn estimates(
             })
         })
         .collect()
+}
+
+/// Refuses the numbers a prediction cannot use: a coefficient or parameter that is not finite,
+/// a standard error or half-width that is infinite or negative (`nan` means no interval),
+/// statistics that are not finite or a variance that is negative.
+fn check_numbers(record: &FitRecord) -> Result<(), String> {
+    let estimates = [
+        ("coefficient", &record.coefficient),
+        ("parameter", &record.parameter),
+    ];
+    for (what, list) in estimates {
+        for e in list.iter() {
+            let field = |name: &str| format!("{what} '{}': {name}", e.name);
+            if !e.value.is_finite() {
+                return Err(format!(
+                    "{} = {} is not a finite number",
+                    field("value"),
+                    e.value
+                ));
+            }
+            for (name, v) in [("std_error", e.std_error), ("half_width", e.half_width)] {
+                if v.is_infinite() || v < 0.0 {
+                    return Err(format!(
+                        "{} = {v} must be a finite number >= 0 (or nan: no interval)",
+                        field(name)
+                    ));
+                }
+            }
+        }
+    }
+    let Some(s) = &record.statistics else {
+        return Ok(());
+    };
+    // Without residual degrees of freedom (a model written by hand, or as many fitted
+    // quantities as runs) there is no variance to estimate: nan.
+    let undefined = |v: f64| s.dof == 0 && v.is_nan();
+    for (name, v) in [
+        ("residual_sd", s.residual_sd),
+        ("sse", s.sse),
+        ("sst", s.sst),
+    ] {
+        if !(v.is_finite() && v >= 0.0 || undefined(v)) {
+            return Err(format!(
+                "statistics: {name} = {v} must be a finite number >= 0"
+            ));
+        }
+    }
+    for (i, row) in s.covariance.iter().enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            if !v.is_finite() && !undefined(v) {
+                return Err(format!(
+                    "statistics: covariance[{i}][{j}] = {v} is not a finite number"
+                ));
+            }
+            if i == j && v < 0.0 {
+                return Err(format!(
+                    "statistics: covariance[{i}][{i}] = {v} is a negative variance"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
