@@ -152,12 +152,17 @@ impl Prediction {
     /// A prediction with a symmetric interval, its lower end held at `floor`
     /// (`f64::NEG_INFINITY` for none) and the value too.
     pub fn bounded(value: f64, half_width: f64, mean_half_width: f64, floor: f64) -> Prediction {
-        let value = value.max(floor);
+        // Not `max`: a NaN (outside the model's domain) must stay NaN, not become the floor.
+        let value = if value < floor { floor } else { value };
         Prediction {
             value,
             half_width,
             mean_half_width,
-            lower: (value - half_width).max(floor),
+            lower: if value - half_width < floor {
+                floor
+            } else {
+                value - half_width
+            },
             upper: value + half_width,
         }
     }
@@ -348,7 +353,12 @@ impl Fit {
             .zip(&self.coefficients)
             .map(|(t, c)| c.value * t.eval(point, &params))
             .sum();
-        value.max(self.floor())
+        // Not `max`: a NaN must stay NaN.
+        if value < self.floor() {
+            self.floor()
+        } else {
+            value
+        }
     }
 
     /// The least value the response can take: 0 for lost cycles, else none.
