@@ -311,3 +311,46 @@ fn the_bundled_study_is_valid_and_runs_the_workload_from_this_binary() {
     let e = error_of(&["workload", "nbody"]);
     assert!(e.contains("expected fft2d"), "{e}");
 }
+
+#[test]
+fn a_run_with_an_empty_window_or_a_clashing_key_is_refused_like_pp_l() {
+    // The same refusals as `pp -l`: no all-zero row, no run parameter named like a field.
+    let dir = scratch("study-refused");
+    let _ = std::fs::remove_dir_all(dir.join("study-refused"));
+    let log = |header: &str, stop: u32| {
+        format!("printf 'pplog 1 p=1 {header}\\n0 0 start\\n{stop} 0 stop\\n' > \"$PP_LOG\"")
+    };
+    let text = format!(
+        "name = \"refused\"\ndesign = \"full\"\n\n[factors]\nn = \"1,2\"\n\n\
+         [[implementation]]\nname = \"empty\"\ncommand = [\"sh\", \"-c\", '''{}''', \"sh\", \"{{n}}\"]\n\n\
+         [[implementation]]\nname = \"clash\"\ncommand = [\"sh\", \"-c\", '''{}''', \"sh\", \"{{n}}\"]\n",
+        log("", 0),
+        log("li=3", 100)
+    );
+    write(&dir, "refused.toml", &text);
+    let out = lca()
+        .current_dir(&dir)
+        .args(["study", "refused.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("the run window is empty").count(),
+        2,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr
+            .matches("header key 'li' is a field pp computes")
+            .count(),
+        2,
+        "{stderr}"
+    );
+    let data = std::fs::read_to_string(dir.join("study-refused/refused.dat")).unwrap_or_default();
+    assert_eq!(
+        data.lines().filter(|l| !l.starts_with('#')).count(),
+        0,
+        "{data}"
+    );
+}

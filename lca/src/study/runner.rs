@@ -366,7 +366,9 @@ impl<'a> Runner<'a> {
     fn row(&self, point: &Point, profile: &Profile) -> Result<String, String> {
         let study = self.study;
         let implementation = &study.implementations[point.implementation];
-        let row = profile.datafile_row();
+        // The same refusals as `pp -l`: an empty run window, a run parameter named like a
+        // computed field.
+        let row = profile.checked_datafile_row().map_err(|e| e.to_string())?;
         let mut fields = vec![format!("impl={}", implementation.name)];
         let mut present: HashSet<String> = HashSet::new();
         for token in row.split_whitespace() {
