@@ -852,6 +852,30 @@ mod tests {
     }
 
     #[test]
+    fn a_shape_no_better_than_a_constant_is_kept_and_marked() {
+        // li against n has one default, n*log2(n); these data do not grow with n (a zigzag of
+        // ±3% about 0.01 over its levels 1, 2, 4, 7, 10), so a constant predicts the edges at
+        // least as well.
+        let zigzag = |n: f64| match n as u32 {
+            1 | 4 | 10 => 1.03,
+            _ => 0.97,
+        };
+        let obs = grid(|n, _| 0.01 * zigzag(n), "li");
+        let m = combine(&obs, &Choices::default()).unwrap();
+        let n = &m.shapes[0];
+        assert_eq!(n.expr, "n*log2(n)");
+        assert!(n.no_better_than_constant(), "{n:?}");
+        // A shape the data do show is not marked.
+        let obs = grid(|n, p| 0.5 + 0.01 * n * n.log2() * p * p.sqrt(), "li");
+        let m = combine(&obs, &Choices::default()).unwrap();
+        assert!(
+            m.shapes.iter().all(|s| !s.no_better_than_constant()),
+            "{:?}",
+            m.shapes
+        );
+    }
+
+    #[test]
     fn products_of_sums_are_parenthesised() {
         let f = combined_formula(&["n + n^2", "max(p-$theta,0)"], Combination::Multiplicative);
         assert_eq!(f, "1 + (n + n^2)*max(p-$theta,0)");
