@@ -1,0 +1,128 @@
+//! Every `pp` line of the README runs: its `$ pp ...` and `$ cargo run --release -p pp ...`
+//! lines, in order, in one scratch folder (the log one line writes, the next reads), through
+//! `sh -c` with this build's `pp` first on `PATH`. `cargo run -p pp --example NAME -- ARGS`
+//! stands for the example binary this build made, `cargo run -p pp --bin pp -- ARGS` for `pp`.
+//! `pp calibrate` writes under a scratch `$HOME`, never the user's. Only success is checked:
+//! the figures have their own tests.
+
+mod examples_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The README's `pp` lines inside code blocks, comments cut, `cargo run` spelled as binaries.
+fn readme_lines() -> Vec<(usize, String)> {
+    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+    let mut in_code = false;
+    let mut lines = Vec::new();
+    for (i, line) in readme.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        let Some(command) = line.strip_prefix("$ ") else {
+            continue;
+        };
+        let command = match command.find(" #") {
+            Some(at) => &command[..at],
+            None => command,
+        };
+        if !in_code || !(command.starts_with("pp ") || command.contains("-p pp ")) {
+            continue;
+        }
+        lines.push((i + 1, spell(command.trim())));
+    }
+    lines
+}
+
+/// `cargo run --release -p pp --example NAME -- ARGS` → `NAME ARGS` (the example is on
+/// `PATH`); `cargo run --release -p pp --bin pp [-- ARGS]` → `pp ARGS`.
+fn spell(command: &str) -> String {
+    command
+        .split(" && ")
+        .map(|part| {
+            let Some(rest) = part.strip_prefix("cargo run --release -p pp ") else {
+                return part.to_string();
+            };
+            let (target, args) = rest.split_once(" -- ").unwrap_or((rest, ""));
+            let name = target
+                .strip_prefix("--example ")
+                .or_else(|| target.strip_prefix("--bin "))
+                .unwrap_or_else(|| panic!("unknown cargo run target in `{part}`"));
+            format!("{name} {args}").trim().to_string()
+        })
+        .collect::<Vec<_>>()
+        .join(" && ")
+}
+
+#[test]
+fn every_readme_pp_line_runs() {
+    let dir = std::env::temp_dir().join(format!("pp-readme-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let bin = dir.join("bin");
+    let home = dir.join("home");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pp"), bin.join("pp")).unwrap();
+    let lines = readme_lines();
+    assert!(lines.len() >= 6, "found only {lines:?}");
+    for (_, line) in &lines {
+        for word in line.split_whitespace() {
+            if ["categories", "contention"].contains(&word) && !bin.join(word).exists() {
+                std::os::unix::fs::symlink(examples_support::example(word), bin.join(word))
+                    .unwrap();
+            }
+        }
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for (number, line) in &lines {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(line)
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env_remove("PP_LOG")
+            .env_remove("PP_MACHINE")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "README.md:{number}: `{line}` failed ({}):\n{stderr}",
+            out.status
+        );
+        assert!(!stderr.contains("panicked"), "README.md:{number}: {stderr}");
+    }
+    // What the lines promise to leave: a log, a row, a trace, a machine file.
+    for file in ["pp.log", "datafile", "trace.json"] {
+        assert!(dir.join(file).exists(), "{file}");
+    }
+    assert!(home.join(".config/pp/machine.toml").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn cargo_run_lines_are_spelled_as_binaries() {
+    assert_eq!(
+        spell("cargo run --release -p pp --example categories -- -p 2"),
+        "categories -p 2"
+    );
+    assert_eq!(spell("cargo run --release -p pp --bin pp"), "pp");
+    assert_eq!(
+        spell("cargo run --release -p pp --example contention -- -p 2 && pp --by phase"),
+        "contention -p 2 && pp --by phase"
+    );
+}
