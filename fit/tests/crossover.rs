@@ -2,6 +2,9 @@
 //! one crossing, several, none, a tangential touch, two crossings between samples — in both
 //! directions; bands from fitted models; the winner map of a known pair.
 
+mod bundled;
+
+use bundled::fft2d;
 use std::collections::BTreeMap;
 
 use fit::Datafile;
@@ -301,25 +304,6 @@ fn the_half_width_of_the_difference_is_the_welch_interval_of_the_two_means() {
         .unwrap();
     assert_eq!((c.winner, c.significant), (Winner::A, None));
     assert!(c.half_width.is_nan());
-}
-
-/// The bundled edges runs of the 2D FFT, one implementation's model (as `lca model
-/// datasets/data/fft2d.dat --where impl=..,role=model` builds it).
-fn fft2d(implementation: &str) -> PerformanceModel {
-    let conditions: Vec<fit::Condition> = [format!("impl={implementation}"), "role=model".into()]
-        .iter()
-        .map(|c| c.parse().unwrap())
-        .collect();
-    let data = Datafile::read(&datasets::path("fft2d.dat"))
-        .unwrap()
-        .filter(&conditions)
-        .unwrap();
-    let options = BuildOptions {
-        name: implementation.into(),
-        conditions,
-        ..Default::default()
-    };
-    PerformanceModel::build(&data, &options).unwrap()
 }
 
 #[test]

@@ -2,28 +2,13 @@
 //! where a model cannot predict (a log of 0, a square root of a negative value, a division by
 //! zero, p <= 0) is a one-line error naming the factor values, never NaN or infinity.
 
+mod bundled;
+
+use bundled::fft2d;
 use fit::Datafile;
 use fit::crossover::{Axis, Pair};
 use fit::model_file::parse;
-use fit::performance::{BuildOptions, PerformanceModel};
-
-/// The bundled edges runs of the 2D FFT, one implementation's model.
-fn fft2d(implementation: &str) -> PerformanceModel {
-    let conditions: Vec<fit::Condition> = [format!("impl={implementation}"), "role=model".into()]
-        .iter()
-        .map(|c| c.parse().unwrap())
-        .collect();
-    let data = Datafile::read(&datasets::path("fft2d.dat"))
-        .unwrap()
-        .filter(&conditions)
-        .unwrap();
-    let options = BuildOptions {
-        name: implementation.into(),
-        conditions,
-        ..Default::default()
-    };
-    PerformanceModel::build(&data, &options).unwrap()
-}
+use fit::performance::PerformanceModel;
 
 /// A hand-written model of `n` and `p` with one category.
 fn hand(formula: &str) -> PerformanceModel {
