@@ -101,6 +101,19 @@ pub struct Corners {
     pub rows_left_out: usize,
 }
 
+/// The number of factors, when a 2^k r sign table can take them (1 to 16).
+fn sign_table_factors(obs: &Observations) -> Result<usize, VariationError> {
+    let k = obs.factors.len();
+    if !(1..=16).contains(&k) {
+        return Err(VariationError::Factors {
+            method: "the 2^k r sign table",
+            expected: "1 to 16",
+            got: k,
+        });
+    }
+    Ok(k)
+}
+
 /// Keeps the observations at the corners of the design: the rows where every factor is at its
 /// lowest or highest level. Fails, naming one, when a corner has no observation (a factor with
 /// one level has no corners either).
@@ -117,14 +130,7 @@ pub struct Corners {
 /// assert_eq!(c.rows_left_out, 1);
 /// ```
 pub fn corners(obs: &Observations) -> Result<Corners, VariationError> {
-    let k = obs.factors.len();
-    if !(1..=16).contains(&k) {
-        return Err(VariationError::Factors {
-            method: "the 2^k r sign table",
-            expected: "1 to 16",
-            got: k,
-        });
-    }
+    let k = sign_table_factors(obs)?;
     let levels: Vec<Vec<f64>> = (0..k).map(|f| obs.levels(f)).collect();
     for (f, l) in levels.iter().enumerate() {
         if l.len() < 2 {
@@ -242,14 +248,7 @@ fn mean(v: &[f64]) -> f64 {
 /// assert!((t.effects[1].fraction - 0.7619).abs() < 1e-4);
 /// ```
 pub fn sign_table(obs: &Observations) -> Result<SignTable, VariationError> {
-    let k = obs.factors.len();
-    if !(1..=16).contains(&k) {
-        return Err(VariationError::Factors {
-            method: "the 2^k r sign table",
-            expected: "1 to 16",
-            got: k,
-        });
-    }
+    let k = sign_table_factors(obs)?;
     let levels: Vec<Vec<f64>> = (0..k).map(|f| obs.levels(f)).collect();
     for (f, l) in levels.iter().enumerate() {
         if l.len() != 2 {
