@@ -160,6 +160,8 @@ impl Datafile {
     /// Parses `text`, detecting the form. `source` is the name used in errors (the path as the
     /// user typed it). Never panics.
     pub fn parse(source: &str, text: &str) -> Result<Datafile, DataError> {
+        // A UTF-8 byte-order mark (editors on some systems write one) is not part of a name.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let first = text
             .lines()
             .map(str::trim)

@@ -306,3 +306,16 @@ proptest! {
         never_panics(&text);
     }
 }
+
+#[test]
+fn a_byte_order_mark_is_not_part_of_the_first_name() {
+    for text in [
+        "\u{feff}p=2 li=0.1\np=4 li=0.2\n",
+        "\u{feff}p,li\n2,0.1\n4,0.2\n",
+    ] {
+        let data = Datafile::parse("bom.dat", text).unwrap();
+        let obs = data.observations(&["p"], "li", &[]).unwrap();
+        assert_eq!(obs.factors, ["p"]);
+        assert_eq!(obs.columns[0], [2.0, 4.0]);
+    }
+}

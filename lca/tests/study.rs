@@ -244,6 +244,12 @@ fn bad_study_files_give_file_and_line() {
             "invalid type",
         ),
         (
+            // A number no `Duration` can hold panicked before.
+            good.replace("timeout_s = 10", "timeout_s = 1e300"),
+            "1e300",
+            "timeout_s = 1e300: expected a positive number of seconds, at most 2592000 (30 days)",
+        ),
+        (
             good.replace(", \"{n}\"", ""),
             "command = [\"sh\"",
             "the command of 'a' does not use {n}",

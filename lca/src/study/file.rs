@@ -25,6 +25,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
+/// The longest run a study waits for (30 days): beyond it a timeout is a typo, and a
+/// `Duration` of 1e300 s cannot be made.
+const MAX_TIMEOUT_S: f64 = 30.0 * 24.0 * 3600.0;
+
 use design::{Design, Factor};
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -285,12 +289,21 @@ pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
     };
     let timeout = |t: &Spanned<f64>| -> Result<f64, StudyError> {
         let v = *t.get_ref();
-        if v.is_finite() && v > 0.0 {
+        if v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_S {
             Ok(v)
         } else {
             Err(error(
                 t.span().start,
-                format!("timeout_s = {v}: expected a positive number of seconds"),
+                format!(
+                    "timeout_s = {}: expected a positive number of seconds, at most \
+                     {MAX_TIMEOUT_S} (30 days)",
+                    // 1e300 as written, not its 301 digits.
+                    if v.abs() >= 1e9 {
+                        format!("{v:e}")
+                    } else {
+                        v.to_string()
+                    }
+                ),
             ))
         }
     };
