@@ -94,12 +94,13 @@ pub enum ChartError {
     #[error("cannot draw the chart: {0}")]
     Draw(String),
     /// Drawing into, reading or renaming a file failed.
-    #[error("cannot write chart {}: {source}", .path.display())]
+    #[error("cannot write chart {}: {cause}", .path.display())]
     Io {
         /// The file that could not be written.
         path: PathBuf,
-        /// The underlying failure.
-        source: io::Error,
+        /// The underlying failure, in the message (not also a `source()`, which printers of
+        /// the error chain would show a second time).
+        cause: io::Error,
     },
 }
 
@@ -121,7 +122,7 @@ pub fn render_svg(chart: &Chart) -> Result<String, ChartError> {
 pub fn render_png(chart: &Chart) -> Result<Vec<u8>, ChartError> {
     let tmp = TempFile(std::env::temp_dir().join(unique_name("lca-chart", "png")));
     draw_png_file(chart, &tmp.0)?;
-    fs::read(&tmp.0).map_err(|source| io_error(&tmp.0, source))
+    fs::read(&tmp.0).map_err(|cause| io_error(&tmp.0, cause))
 }
 
 /// Writes `chart` to `path` in the format its extension names.
@@ -147,13 +148,13 @@ pub fn write(chart: &Chart, path: &Path) -> Result<(), ChartError> {
             fs::write(&tmp.0, svg)
         }
         ChartFormat::Png => draw_png_file(chart, &tmp.0).map_err(|e| match e {
-            ChartError::Io { source, .. } => source,
+            ChartError::Io { cause, .. } => cause,
             other => io::Error::other(other.to_string()),
         }),
     };
     written
         .and_then(|()| fs::rename(&tmp.0, path))
-        .map_err(|source| io_error(path, source))
+        .map_err(|cause| io_error(path, cause))
 }
 
 /// A file removed when dropped, unless it was renamed away before.
@@ -171,10 +172,10 @@ fn unique_name(prefix: &str, ext: &str) -> String {
     format!("{prefix}.{}-{n}.tmp.{ext}", std::process::id())
 }
 
-fn io_error(path: &Path, source: io::Error) -> ChartError {
+fn io_error(path: &Path, cause: io::Error) -> ChartError {
     ChartError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     }
 }
 
@@ -489,5 +490,25 @@ mod tests {
         let (x, y) = ranges(&chart);
         let pos = legend_corner(&chart, &["measured".into()], x, y);
         assert!(matches!(pos, SeriesLabelPosition::UpperRight), "{pos:?}");
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn an_io_failure_is_said_once_in_the_error_chain() {
+        // `lca` prints errors with their chain (`{:#}`): the cause must not come twice.
+        let e = io_error(
+            Path::new("li.svg"),
+            io::Error::from_raw_os_error(28), // ENOSPC
+        );
+        let chain = format!("{:#}", anyhow::Error::from(e));
+        assert_eq!(
+            chain.matches("No space left on device").count(),
+            1,
+            "{chain}"
+        );
     }
 }
