@@ -8,14 +8,10 @@
 
 mod examples_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
-
-fn example() -> PathBuf {
-    examples_support::example("categories")
-}
 
 const PHASES: [(&str, &str); 5] = [
     ("serial", "ip"),
@@ -53,16 +49,7 @@ fn ns(v: &Value) -> i64 {
 #[test]
 fn a_fresh_run_has_every_phase_and_adds_up() {
     let log = std::env::temp_dir().join(format!("pp-categories-{}.log", std::process::id()));
-    let run = Command::new(example())
-        .args(["-p", "2"])
-        .env("PP_LOG", &log)
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    examples_support::record("categories", 2, &log);
     let profile = profile(&log);
     let _ = std::fs::remove_file(&log);
     let sum = |c: &Value| -> i64 {

@@ -10,14 +10,9 @@
 
 mod examples_support;
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use fit::{Datafile, Model, fit_model};
-
-fn example() -> PathBuf {
-    examples_support::example("contention")
-}
 
 /// One datafile row per p, as `pp -l >> datafile` writes them (no machine file: all
 /// communication is cl).
@@ -26,16 +21,7 @@ fn measure(ps: &[u32]) -> String {
     for &p in ps {
         let log =
             std::env::temp_dir().join(format!("pp-contention-{}-{p}.log", std::process::id()));
-        let run = Command::new(example())
-            .args(["-p", &p.to_string()])
-            .env("PP_LOG", &log)
-            .output()
-            .unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        examples_support::record("contention", p, &log);
         let row = Command::new(env!("CARGO_BIN_EXE_pp"))
             .env("PP_MACHINE", "/nonexistent/machine.toml")
             .arg("-l")

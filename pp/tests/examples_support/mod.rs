@@ -1,4 +1,5 @@
 //! Running the example programs from integration tests.
+#![allow(dead_code)]
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -24,4 +25,19 @@ pub fn example(name: &str) -> PathBuf {
         );
     }
     path
+}
+
+/// Runs example `name` with `-p P` writing its log to `log`; panics with its standard error
+/// unless it succeeds.
+pub fn record(name: &str, p: u32, log: &std::path::Path) {
+    let run = Command::new(example(name))
+        .args(["-p", &p.to_string()])
+        .env("PP_LOG", log)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{name} -p {p}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
 }
