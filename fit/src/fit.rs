@@ -16,6 +16,21 @@ use crate::{constrained, nonlinear, profile};
 /// (see [`Fit::cancelling_terms`]).
 pub const CANCELLING_FACTOR: f64 = 10.0;
 
+/// The first two terms that cancel: coefficients of opposite signs whose largest
+/// contributions on the data (`|coefficient × term|`) each exceed [`CANCELLING_FACTOR`] times
+/// the largest measured value. The one rule behind [`Fit::cancelling_terms`] and the search.
+pub(crate) fn cancelling_pair(
+    coefficients: &[f64],
+    contributions: &[f64],
+    largest: f64,
+) -> Option<(usize, usize)> {
+    let big = |j: usize| contributions[j] > CANCELLING_FACTOR * largest;
+    let k = coefficients.len();
+    (0..k)
+        .flat_map(|a| (a + 1..k).map(move |b| (a, b)))
+        .find(|&(a, b)| coefficients[a] * coefficients[b] < 0.0 && big(a) && big(b))
+}
+
 /// Up to this many observations, a nonlinear model's leave-one-out error comes from real
 /// refits; beyond it, from the linearised hat matrix (exact for linear models).
 pub const EXACT_LOO_LIMIT: usize = 100;
@@ -454,16 +469,13 @@ impl Fit {
                     .fold(0.0, f64::max)
             })
             .collect();
-        let big = |j: usize| contribution[j] > CANCELLING_FACTOR * largest;
-        for a in 0..self.coefficients.len() {
-            for b in a + 1..self.coefficients.len() {
-                let (ca, cb) = (&self.coefficients[a], &self.coefficients[b]);
-                if ca.value * cb.value < 0.0 && big(a) && big(b) {
-                    return Some((ca.name.clone(), cb.name.clone()));
-                }
-            }
-        }
-        None
+        let values: Vec<f64> = self.coefficients.iter().map(|c| c.value).collect();
+        cancelling_pair(&values, &contribution, largest).map(|(a, b)| {
+            (
+                self.coefficients[a].name.clone(),
+                self.coefficients[b].name.clone(),
+            )
+        })
     }
 
     /// Terms (and parameters) whose 90% interval contains zero.

@@ -28,7 +28,8 @@ pub(crate) struct Problem<'a> {
     /// `points`; empty when the response may take any sign. See [`bound_points`].
     pub bounds: Vec<f64>,
     /// Per nonlinear parameter, the sorted distinct values of the factors it is a threshold
-    /// of (every factor's values when it is no threshold): the scale it is searched on.
+    /// of (every factor's values when it is no threshold): the scale it is searched on. Never
+    /// empty (`[0]` without observations).
     pub parameter_levels: Vec<Vec<f64>>,
 }
 
@@ -90,6 +91,9 @@ impl<'a> Problem<'a> {
                     .collect();
                 values.sort_by(f64::total_cmp);
                 values.dedup();
+                if values.is_empty() {
+                    values.push(0.0);
+                }
                 values
             })
             .collect();
@@ -117,11 +121,8 @@ impl<'a> Problem<'a> {
     }
 
     /// The observed levels parameter `index` is searched among (never empty).
-    pub fn threshold_levels(&self, index: usize) -> Vec<f64> {
-        match self.parameter_levels.get(index) {
-            Some(levels) if !levels.is_empty() => levels.clone(),
-            _ => vec![0.0],
-        }
+    pub fn threshold_levels(&self, index: usize) -> &[f64] {
+        &self.parameter_levels[index]
     }
 
     /// The same problem without one row (for leave-one-out).
@@ -171,7 +172,7 @@ impl<'a> Problem<'a> {
     }
 
     /// The bound points where every term is finite at `params` (the others are outside the
-    /// model's domain and bind nothing).
+    /// model's domain and bind nothing): the rows of [`Problem::bound_design`].
     fn finite_bounds(&self, params: &[f64]) -> Vec<&[f64]> {
         self.bounds
             .chunks(self.factors.max(1))
@@ -179,12 +180,22 @@ impl<'a> Problem<'a> {
             .collect()
     }
 
-    /// The terms' values (unweighted) at the bound points: `G` of the constraint `G b ≥ 0`.
+    /// The terms' values (unweighted) at the bound points where all are finite: `G` of the
+    /// constraint `G b ≥ 0`. One evaluation per term and point (this runs for every threshold
+    /// a profile fit tries).
     pub fn bound_design(&self, params: &[f64]) -> DMatrix<f64> {
-        let points = self.finite_bounds(params);
-        DMatrix::from_fn(points.len(), self.terms.len(), |i, j| {
-            self.terms[j].eval(points[i], params)
-        })
+        let k = self.terms.len();
+        let mut values = Vec::with_capacity(self.bounds.len() / self.factors.max(1) * k);
+        let mut row = vec![0.0; k];
+        for point in self.bounds.chunks(self.factors.max(1)) {
+            for (v, term) in row.iter_mut().zip(&self.terms) {
+                *v = term.eval(point, params);
+            }
+            if row.iter().all(|v| v.is_finite()) {
+                values.extend_from_slice(&row);
+            }
+        }
+        DMatrix::from_row_slice(values.len() / k.max(1), k, &values)
     }
 
     /// The gradient with respect to (coefficients, parameters) of the constraints in `rows`

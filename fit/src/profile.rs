@@ -52,7 +52,7 @@ fn grid(problem: &Problem, index: usize, points: usize) -> Vec<f64> {
     let lo = lo - span;
     let mut grid: Vec<f64> = (0..=points)
         .map(|i| lo + (hi - lo) * i as f64 / points as f64)
-        .chain(levels)
+        .chain(levels.iter().copied())
         .collect();
     grid.sort_by(f64::total_cmp);
     grid.dedup();

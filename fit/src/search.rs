@@ -6,7 +6,7 @@
 //!   do not pin a shape between levels, and with four levels a constant plus two terms fits
 //!   any noise exactly enough to rank first and extrapolate to nonsense;
 //! * two of its terms cancel: opposite signs, each contributing more than
-//!   [`CANCELLING_FACTOR`] times the largest measured value.
+//!   [`CANCELLING_FACTOR`](crate::fit::CANCELLING_FACTOR) times the largest measured value.
 //!
 //! The search fits and ranks by *relative* error (weighted least squares, weights `1/y²`)
 //! whenever no response is zero: measured times carry noise proportional to their size, and
@@ -19,7 +19,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::fit::{CANCELLING_FACTOR, Fit, Weighting, fit_weighted};
+use crate::fit::{Fit, Weighting, cancelling_pair, fit_weighted};
 use crate::linear::least_squares;
 use crate::model::Model;
 use crate::observations::Observations;
@@ -142,19 +142,15 @@ pub fn search(obs: &Observations, factor: usize, keep: usize) -> Vec<Fit> {
         if !contributes {
             return;
         }
-        // Cancelling terms: opposite signs, each far larger than the data (see
-        // `Fit::cancelling_terms`).
-        let contribution = |c: usize| {
-            (0..n)
-                .map(|i| (ls.beta[c] * design[(i, c)] / weights[i]).abs())
-                .fold(0.0, f64::max)
-        };
-        let big: Vec<bool> = (0..k)
-            .map(|c| contribution(c) > CANCELLING_FACTOR * largest)
+        // Cancelling terms: opposite signs, each far larger than the data.
+        let contributions: Vec<f64> = (0..k)
+            .map(|c| {
+                (0..n)
+                    .map(|i| (ls.beta[c] * design[(i, c)] / weights[i]).abs())
+                    .fold(0.0, f64::max)
+            })
             .collect();
-        let cancelling =
-            (0..k).any(|a| (a + 1..k).any(|b| big[a] && big[b] && ls.beta[a] * ls.beta[b] < 0.0));
-        if cancelling {
+        if cancelling_pair(ls.beta.as_slice(), &contributions, largest).is_some() {
             return;
         }
         let loo = ls.loo_rmse();
