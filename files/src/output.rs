@@ -1,0 +1,405 @@
+//! An output file written whole or not at all, and only ever onto a regular file.
+//!
+//! [`Output::create`] writes into a temporary file in the target's folder; [`Output::commit`]
+//! renames it over the target. The target must be absent or a regular file (a symbolic link
+//! to a regular file is followed and the file it names is replaced, the link stays): a device,
+//! FIFO, socket or directory, or a link to one, is refused with a one-line error — checked
+//! before the temporary file is made and again just before the rename. The temporary file is
+//! removed on every failure path (dropping an uncommitted [`Output`] removes it).
+
+use std::ffi::OsString;
+use std::fmt;
+use std::fs::{self, File, FileType, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Why an output was refused or could not be written: one line that starts with the file and
+/// says the cause once (the cause is in the message, not also a `source()`).
+#[derive(Debug)]
+pub struct OutputError {
+    path: PathBuf,
+    message: String,
+    cause: Option<io::Error>,
+}
+
+impl OutputError {
+    fn refused(path: &Path, message: String) -> OutputError {
+        OutputError {
+            path: path.to_path_buf(),
+            message,
+            cause: None,
+        }
+    }
+
+    fn io(path: &Path, action: &str, cause: io::Error) -> OutputError {
+        OutputError {
+            path: path.to_path_buf(),
+            message: format!("cannot {action}"),
+            cause: Some(cause),
+        }
+    }
+
+    /// The operating system's error, when one caused the failure (`None` for a refusal).
+    pub fn io_error(&self) -> Option<&io::Error> {
+        self.cause.as_ref()
+    }
+}
+
+impl fmt::Display for OutputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)?;
+        match &self.cause {
+            Some(cause) => write!(f, ": {cause}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+/// What a file system entry is, in words, when it is not a regular file.
+fn not_regular(kind: FileType) -> Option<&'static str> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_char_device() {
+            return Some("a character device");
+        }
+        if kind.is_block_device() {
+            return Some("a block device");
+        }
+        if kind.is_fifo() {
+            return Some("a FIFO (named pipe)");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    if kind.is_dir() {
+        Some("a directory")
+    } else if kind.is_file() {
+        None
+    } else {
+        Some("not a regular file")
+    }
+}
+
+/// Checks that `path` may be written as an output: it is absent, a regular file, or a
+/// symbolic link to a regular file. Returns the path to replace (a link resolved to the file
+/// it names). Anything else is refused, whatever `--force` says.
+pub fn check(path: &Path) -> Result<PathBuf, OutputError> {
+    let refuse = |what: &str| {
+        OutputError::refused(
+            path,
+            format!("is {what}; outputs are written only to regular files"),
+        )
+    };
+    let entry = match fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(e) => return Err(OutputError::io(path, "examine", e)),
+        Ok(entry) => entry,
+    };
+    if !entry.file_type().is_symlink() {
+        return match not_regular(entry.file_type()) {
+            Some(what) => Err(refuse(what)),
+            None => Ok(path.to_path_buf()),
+        };
+    }
+    match fs::metadata(path) {
+        Ok(named) => match not_regular(named.file_type()) {
+            Some(what) => Err(refuse(&format!("a symbolic link to {what}"))),
+            None => fs::canonicalize(path).map_err(|e| OutputError::io(path, "resolve", e)),
+        },
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(refuse(
+            "a symbolic link to nothing (give the path it should name)",
+        )),
+        Err(e) => Err(OutputError::io(path, "examine", e)),
+    }
+}
+
+/// An output being written: a temporary file beside the target, renamed over it by
+/// [`Output::commit`] and removed when dropped uncommitted.
+#[derive(Debug)]
+pub struct Output {
+    /// The path as given, for messages.
+    shown: PathBuf,
+    /// The file to replace (a link resolved).
+    target: PathBuf,
+    tmp: PathBuf,
+    file: Option<File>,
+}
+
+impl Output {
+    /// Checks `path` (see [`check`]) and creates the temporary file.
+    pub fn create(path: &Path) -> Result<Output, OutputError> {
+        let target = check(path)?;
+        let Some(name) = target.file_name() else {
+            return Err(OutputError::refused(path, "is not a file name".into()));
+        };
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        loop {
+            let mut tmp_name = OsString::from(".");
+            tmp_name.push(name);
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            tmp_name.push(format!(".{}-{n}.tmp", std::process::id()));
+            let tmp = dir.join(tmp_name);
+            match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+                Ok(file) => {
+                    return Ok(Output {
+                        shown: path.to_path_buf(),
+                        target,
+                        tmp,
+                        file: Some(file),
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(OutputError::io(path, "create a temporary file for", e)),
+            }
+        }
+    }
+
+    /// The temporary file, for writers that open files by name (it exists and is empty).
+    pub fn temp_path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// An error about this output, naming the path as given.
+    pub fn error(&self, action: &str, cause: io::Error) -> OutputError {
+        OutputError::io(&self.shown, action, cause)
+    }
+
+    /// Makes the written bytes durable and renames them over the target — after checking
+    /// once more that the target is absent or a regular file.
+    pub fn commit(mut self) -> Result<(), OutputError> {
+        if let Some(file) = self.file.take() {
+            file.sync_all().map_err(|e| self.error("write", e))?;
+        }
+        match fs::symlink_metadata(&self.target) {
+            Ok(entry) if !entry.file_type().is_file() => {
+                let what = not_regular(entry.file_type()).unwrap_or("a symbolic link");
+                return Err(OutputError::refused(
+                    &self.shown,
+                    format!("became {what} while it was written; left as it is"),
+                ));
+            }
+            _ => {}
+        }
+        fs::rename(&self.tmp, &self.target).map_err(|e| self.error("rename into place", e))?;
+        self.tmp = PathBuf::new();
+        Ok(())
+    }
+
+    fn file(&mut self) -> io::Result<&mut File> {
+        self.file
+            .as_mut()
+            .ok_or_else(|| io::Error::other("the output is already committed"))
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file()?.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file()?.flush()
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Writes `bytes` as the whole of the file `path` (see [`Output`]).
+pub fn write(path: &Path, bytes: &[u8]) -> Result<(), OutputError> {
+    let mut out = Output::create(path)?;
+    out.write_all(bytes).map_err(|e| out.error("write", e))?;
+    out.commit()
+}
+
+/// Where an output goes: standard output for `-`, else a file written through [`Output`].
+#[derive(Debug)]
+pub enum Target {
+    /// `-`: standard output.
+    Stdout(io::Stdout),
+    /// A file.
+    File(Output),
+}
+
+impl Target {
+    /// Standard output for `-`, else [`Output::create`].
+    pub fn open(path: &Path) -> Result<Target, OutputError> {
+        if path == Path::new("-") {
+            Ok(Target::Stdout(io::stdout()))
+        } else {
+            Output::create(path).map(Target::File)
+        }
+    }
+
+    /// Flushes standard output, or commits the file.
+    pub fn commit(self) -> Result<(), OutputError> {
+        match self {
+            Target::Stdout(mut out) => out
+                .flush()
+                .map_err(|e| OutputError::io(Path::new("standard output"), "write", e)),
+            Target::File(output) => output.commit(),
+        }
+    }
+
+    /// An error about writing this output.
+    pub fn error(&self, cause: io::Error) -> OutputError {
+        match self {
+            Target::Stdout(_) => OutputError::io(Path::new("standard output"), "write", cause),
+            Target::File(output) => output.error("write", cause),
+        }
+    }
+}
+
+impl Write for Target {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Target::Stdout(out) => out.write(buf),
+            Target::File(output) => output.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Target::Stdout(out) => out.flush(),
+            Target::File(output) => output.flush(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("files-output-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn replaces_a_regular_file_and_leaves_no_temporary_file() {
+        let dir = scratch("regular");
+        let path = dir.join("out.txt");
+        write(&path, b"first").unwrap();
+        write(&path, b"second").unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "second");
+        assert_eq!(entries(&dir), ["out.txt"]);
+    }
+
+    #[test]
+    fn a_directory_is_refused_in_one_line_and_kept() {
+        let dir = scratch("dir");
+        let target = dir.join("sub");
+        fs::create_dir(&target).unwrap();
+        let e = write(&target, b"x").unwrap_err();
+        let text = e.to_string();
+        assert!(text.ends_with("sub: is a directory; outputs are written only to regular files"));
+        assert!(!text.contains('\n'));
+        assert!(target.is_dir());
+        assert_eq!(entries(&dir), ["sub"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_regular_file_is_followed_and_kept() {
+        let dir = scratch("link");
+        fs::write(dir.join("real"), "old").unwrap();
+        std::os::unix::fs::symlink("real", dir.join("link")).unwrap();
+        write(&dir.join("link"), b"new").unwrap();
+        assert!(fs::symlink_metadata(dir.join("link")).unwrap().is_symlink());
+        assert_eq!(fs::read_to_string(dir.join("real")).unwrap(), "new");
+        assert_eq!(entries(&dir), ["link", "real"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_to_directories_and_to_nothing_are_refused() {
+        let dir = scratch("badlink");
+        fs::create_dir(dir.join("d")).unwrap();
+        std::os::unix::fs::symlink("d", dir.join("to-dir")).unwrap();
+        std::os::unix::fs::symlink("absent", dir.join("dangling")).unwrap();
+        let e = write(&dir.join("to-dir"), b"x").unwrap_err().to_string();
+        assert!(e.contains("is a symbolic link to a directory"), "{e}");
+        let e = write(&dir.join("dangling"), b"x").unwrap_err().to_string();
+        assert!(e.contains("is a symbolic link to nothing"), "{e}");
+        assert_eq!(entries(&dir), ["d", "dangling", "to-dir"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_fifos_are_refused_and_stay_what_they_are() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = scratch("nodes");
+        let made = |args: &[&str]| {
+            std::process::Command::new(args[0])
+                .args(&args[1..])
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let fifo = dir.join("fifo");
+        assert!(made(&["mkfifo", fifo.to_str().unwrap()]));
+        let e = write(&fifo, b"x").unwrap_err().to_string();
+        assert!(e.contains("is a FIFO (named pipe)"), "{e}");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        let node = dir.join("null");
+        if made(&["mknod", node.to_str().unwrap(), "c", "1", "3"]) {
+            let e = write(&node, b"x").unwrap_err().to_string();
+            assert!(e.contains("is a character device"), "{e}");
+            assert!(
+                fs::symlink_metadata(&node)
+                    .unwrap()
+                    .file_type()
+                    .is_char_device()
+            );
+        } else {
+            eprintln!("skipped the device node: mknod needs root");
+        }
+        assert!(entries(&dir).iter().all(|n| !n.ends_with(".tmp")));
+    }
+
+    #[test]
+    fn an_uncommitted_output_removes_its_temporary_file() {
+        let dir = scratch("drop");
+        let mut out = Output::create(&dir.join("x")).unwrap();
+        out.write_all(b"partial").unwrap();
+        assert_eq!(entries(&dir).len(), 1);
+        drop(out);
+        assert!(entries(&dir).is_empty());
+    }
+
+    #[test]
+    fn a_missing_folder_is_one_cause() {
+        let e = write(Path::new("/nonexistent-folder-of-files/x"), b"x").unwrap_err();
+        let text = e.to_string();
+        assert_eq!(
+            text.matches("No such file or directory").count(),
+            1,
+            "{text}"
+        );
+        assert!(std::error::Error::source(&e).is_none());
+    }
+}
