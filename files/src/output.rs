@@ -40,6 +40,15 @@ impl OutputError {
         }
     }
 
+    /// The message without the leading path (for error types that put the path first
+    /// themselves).
+    pub fn reason(&self) -> String {
+        match &self.cause {
+            Some(cause) => format!("{}: {cause}", self.message),
+            None => self.message.clone(),
+        }
+    }
+
     /// The operating system's error, when one caused the failure (`None` for a refusal).
     pub fn io_error(&self) -> Option<&io::Error> {
         self.cause.as_ref()
@@ -48,11 +57,7 @@ impl OutputError {
 
 impl fmt::Display for OutputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)?;
-        match &self.cause {
-            Some(cause) => write!(f, ": {cause}"),
-            None => Ok(()),
-        }
+        write!(f, "{}: {}", self.path.display(), self.reason())
     }
 }
 

@@ -157,23 +157,19 @@ impl Machine {
         text
     }
 
-    /// Writes the file through a temporary file and a rename (never half-written).
+    /// Writes the file through a temporary file and a rename (never half-written), and only
+    /// where `path` is absent or a regular file.
     pub fn save(&self, path: &Path) -> Result<(), MachineError> {
-        let io = |e: std::io::Error| MachineError::Io {
+        let error = |message: String| MachineError::Io {
             path: path.display().to_string(),
-            message: format!("cannot write the machine file: {e}"),
+            message,
         };
+        files::output::check(path).map_err(|e| error(e.reason()))?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(io)?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| error(format!("cannot create the folder: {e}")))?;
         }
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(format!(".{}.tmp", std::process::id()));
-        let tmp = PathBuf::from(tmp);
-        std::fs::write(&tmp, self.to_toml()).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io(e)
-        })
+        files::output::write(path, self.to_toml().as_bytes()).map_err(|e| error(e.reason()))
     }
 
     fn check(&self) -> Result<(), String> {

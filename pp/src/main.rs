@@ -1,8 +1,7 @@
 //! `pp`: the predicate profiler's command line. Reads an event log (text or binary), attributes
 //! every thread-instant to a lost-cycles category and prints the result.
 
-use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufWriter, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -40,7 +39,8 @@ struct ProfileArgs {
     /// Output format: text or json.
     #[arg(long, default_value = "text")]
     format: String,
-    /// Also write the per-thread timeline as Chrome Trace Event JSON to FILE.
+    /// Also write the per-thread timeline as Chrome Trace Event JSON to FILE (`-`: standard
+    /// output, and the profile goes to standard error).
     #[arg(long, value_name = "FILE")]
     chrome: Option<PathBuf>,
     /// Machine file from `pp calibrate`: communication beyond its ideal time becomes rc.comm.
@@ -55,7 +55,7 @@ enum Command {
     Convert {
         /// The log to read.
         input: PathBuf,
-        /// The log to write (never the input).
+        /// The log to write (never the input; `-`: standard output, text only).
         output: PathBuf,
         /// Output encoding: text or binary (default: the other one).
         #[arg(long)]
@@ -106,6 +106,7 @@ fn calibrate(out: Option<PathBuf>, quick: bool, force: bool) -> Result<()> {
     let path = out.or_else(pp::machine::default_path).ok_or_else(|| {
         anyhow!("no place for the machine file: give --out FILE (HOME is not set)")
     })?;
+    files::output::check(&path).context("--out")?;
     if path.exists() && !force {
         bail!(
             "{}: a machine file is already there; --force replaces it",
@@ -211,6 +212,11 @@ fn profile(args: &ProfileArgs) -> Result<()> {
         (false, false, Some(by)) => profile.breakdown(by),
         (false, false, None) => profile.figure1(),
     };
+    if args.chrome.as_deref() == Some(Path::new("-")) {
+        // The trace has standard output.
+        eprint!("{text}");
+        return Ok(());
+    }
     write_stdout(&text)
 }
 
@@ -225,47 +231,39 @@ fn machine(given: Option<&PathBuf>) -> Result<Option<Machine>> {
     }
 }
 
-/// The Chrome trace goes to a temporary file renamed over FILE when complete.
+/// The Chrome trace goes to a temporary file renamed over FILE when complete (FILE absent or
+/// a regular file), or to standard output for `-`.
 struct ChromeOutput {
-    trace: ChromeTrace<BufWriter<File>>,
-    tmp: PathBuf,
-    path: PathBuf,
+    trace: ChromeTrace<BufWriter<files::Target>>,
 }
 
 impl ChromeOutput {
     fn create(path: &Path, p: u32) -> Result<Self> {
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(format!(".{}.tmp", std::process::id()));
-        let tmp = PathBuf::from(tmp);
-        let file = File::create(&tmp).with_context(|| format!("--chrome {}", path.display()))?;
+        let out = files::Target::open(path).context("--chrome")?;
         Ok(ChromeOutput {
-            trace: ChromeTrace::new(BufWriter::new(file), p)?,
-            tmp,
-            path: path.to_path_buf(),
+            trace: ChromeTrace::new(BufWriter::new(out), p).context("--chrome")?,
         })
     }
 
     fn finish(self) -> Result<()> {
-        let written = self
+        let out = self
             .trace
             .finish()
-            .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
-            .and_then(|f| f.sync_all())
-            .and_then(|()| std::fs::rename(&self.tmp, &self.path));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&self.tmp);
-            return Err(e).with_context(|| format!("--chrome {}", self.path.display()));
+            .and_then(|w| w.into_inner().map_err(|e| e.into_error()));
+        match out {
+            // Dropping the output on an error removes its temporary file.
+            Err(e) => Err(e).context("--chrome: cannot write"),
+            Ok(out) => out.commit().context("--chrome"),
         }
-        Ok(())
     }
 }
 
-/// One write for the whole output (a datafile row stays one `write` when appended with
-/// `>>`); a closed pipe is not an error.
+/// One write for the whole output: a datafile row appended with `>>` is written whole, or on a
+/// failure (a full disk) cut off again so that the file is as it was; a closed pipe is not an
+/// error.
 fn write_stdout(text: &str) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
+    match files::append::stdout(text.as_bytes()) {
+        Err(e) if e.io_error().kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => Ok(written?),
     }
 }

@@ -1,9 +1,11 @@
 //! [`convert`]: `pp convert IN OUT`, one encoding into the other, losslessly.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use files::Target;
 
 use super::{BinaryWriter, Encoding, LogError, LogReader, TextWriter};
 use crate::event::{Event, ThreadId};
@@ -29,9 +31,10 @@ const BLOCK_EVENTS: usize = 4096;
 /// Converts the log `input` into `output`: into the other encoding (text → binary, binary →
 /// text), or into `to` when given (converting into the same encoding rewrites the log in
 /// canonical form). The output is written to a temporary file beside `output` and renamed over
-/// it only when complete, so a failure leaves `output` as it was. Refuses to write onto
-/// `input`. A damaged input (malformed line, corrupt or truncated binary log) fails the
-/// conversion with the reader's error; nothing is written then.
+/// it only when complete, so a failure leaves `output` as it was; `output` must be absent or a
+/// regular file (a device, FIFO, socket or directory is refused). `-` is standard output, for
+/// text only. Refuses to write onto `input`. A damaged input (malformed line, corrupt or
+/// truncated binary log) fails the conversion with the reader's error; nothing is written then.
 pub fn convert(
     input: &Path,
     output: &Path,
@@ -39,72 +42,58 @@ pub fn convert(
 ) -> Result<ConvertStats, LogError> {
     let in_name = input.display().to_string();
     let out_name = output.display().to_string();
-    if same_file(input, output) {
-        return Err(LogError::Refused {
-            file: out_name,
-            message: format!("is the input log {in_name}; refusing to overwrite it"),
-        });
-    }
-    let Some(file_name) = output.file_name() else {
-        return Err(LogError::Refused {
-            file: out_name,
-            message: "not a file name".to_string(),
-        });
+    let refused = |message: String| LogError::Refused {
+        file: out_name.clone(),
+        message,
     };
+    if same_file(input, output) {
+        return Err(refused(format!(
+            "is the input log {in_name}; refusing to overwrite it"
+        )));
+    }
+    files::output::check(output).map_err(|e| refused(e.reason()))?;
     let bytes_in = fs::metadata(input)
         .map_err(|e| LogError::io(&in_name, "read", e))?
         .len();
     let mut reader = LogReader::open(input)?;
     let from = reader.encoding();
     let to = to.unwrap_or(from.other());
-    let dir = match output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(format!(".{}.tmp", std::process::id()));
-    let tmp = dir.join(tmp_name);
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| LogError::io(&out_name, "create a temporary file for", e))?;
-    let written = write(&mut reader, file, to, &out_name).and_then(|events| {
-        let bytes_out = fs::metadata(&tmp)
-            .map_err(|e| LogError::io(&out_name, "write", e))?
-            .len();
-        fs::rename(&tmp, output).map_err(|e| LogError::io(&out_name, "rename into place", e))?;
-        Ok((events, bytes_out))
-    });
-    match written {
-        Ok((events, bytes_out)) => Ok(ConvertStats {
-            from,
-            to,
-            events,
-            bytes_in,
-            bytes_out,
-        }),
-        Err(e) => {
-            let _ = fs::remove_file(&tmp);
-            Err(e)
-        }
+    if output == Path::new("-") && to == Encoding::Binary {
+        return Err(refused(
+            "standard output takes the text encoding only (--to text, or name a file)".into(),
+        ));
     }
+    let mut out = Target::open(output).map_err(|e| refused(e.reason()))?;
+    let events = write(&mut reader, &mut out, to, &out_name)?;
+    let bytes_out = match &out {
+        Target::File(file) => fs::metadata(file.temp_path())
+            .map_err(|e| LogError::io(&out_name, "write", e))?
+            .len(),
+        Target::Stdout(_) => 0,
+    };
+    out.commit().map_err(|e| refused(e.reason()))?;
+    Ok(ConvertStats {
+        from,
+        to,
+        events,
+        bytes_in,
+        bytes_out,
+    })
 }
 
-/// Writes every event of `reader` into `file` in encoding `to`; returns the number of events.
+/// Writes every event of `reader` into `out` in encoding `to`; returns the number of events.
 fn write(
     reader: &mut LogReader,
-    file: File,
+    out: &mut Target,
     to: Encoding,
     out_name: &str,
 ) -> Result<u64, LogError> {
     let werr = |e: io::Error| LogError::io(out_name, "write", e);
     let header = reader.header().clone();
     let mut events = 0u64;
-    let file = match to {
+    match to {
         Encoding::Text => {
-            let mut w = TextWriter::new(io::BufWriter::new(file), &header).map_err(werr)?;
+            let mut w = TextWriter::new(io::BufWriter::new(out), &header).map_err(werr)?;
             while let Some(e) = reader.next_event() {
                 w.write_event(&e?, reader.symbols()).map_err(werr)?;
                 events += 1;
@@ -112,10 +101,10 @@ fn write(
             w.finish()
                 .map_err(werr)?
                 .into_inner()
-                .map_err(|e| werr(e.into_error()))?
+                .map_err(|e| werr(e.into_error()))?;
         }
         Encoding::Binary => {
-            let mut w = BinaryWriter::new(file, &header).map_err(werr)?;
+            let mut w = BinaryWriter::new(io::BufWriter::new(out), &header).map_err(werr)?;
             let mut pending: HashMap<ThreadId, Vec<Event>> = HashMap::new();
             while let Some(e) = reader.next_event() {
                 let e = e?;
@@ -133,10 +122,12 @@ fn write(
                 w.write_block(thread, &block, reader.symbols())
                     .map_err(werr)?;
             }
-            w.finish().map_err(werr)?
+            w.finish()
+                .map_err(werr)?
+                .into_inner()
+                .map_err(|e| werr(e.into_error()))?;
         }
-    };
-    file.sync_all().map_err(werr)?;
+    }
     Ok(events)
 }
 

@@ -41,9 +41,13 @@ pub(crate) struct LogFile {
 
 impl LogFile {
     /// Checks the header, creates `<path>.tmp` (replacing a stale one) and writes the header.
+    /// `<path>` and `<path>.tmp` must be absent or regular files (`PP_LOG=/dev/null` is
+    /// refused rather than replaced by the log).
     pub(crate) fn create(path: &Path, header: &Header) -> io::Result<LogFile> {
         BinaryWriter::new(io::sink(), header)?;
+        regular(path)?;
         let tmp = tmp_path(path);
+        regular(&tmp)?;
         let out = BinaryWriter::new(File::create(&tmp)?, header)?;
         Ok(LogFile {
             out: Some(out),
@@ -138,7 +142,8 @@ impl LogFile {
             let result = out
                 .finish()
                 .and_then(|file| file.sync_all())
-                .and_then(|()| std::fs::rename(&self.tmp, &self.path));
+                .and_then(|()| regular(&self.path))
+                .and_then(|target| std::fs::rename(&self.tmp, target));
             if let Err(e) = result {
                 self.fail(e);
             }
@@ -240,6 +245,12 @@ pub(crate) fn sanitize(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The file a log may replace: `path` when it is absent or a regular file (a link to one
+/// resolved); anything else is refused with `InvalidInput`.
+fn regular(path: &Path) -> io::Result<PathBuf> {
+    files::output::check(path).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.reason()))
 }
 
 /// `<path>.tmp`: where the log is written until the session finishes.
