@@ -9,6 +9,7 @@ use fit::validation::Validation;
 
 use crate::chart::{Chart, ChartError, render_svg};
 use crate::figures::{Runs, category_charts, speedup_charts, stacked_charts, validation_chart};
+use crate::file_names::distinct_stems;
 use crate::number::significant;
 
 /// One implementation in a report.
@@ -25,7 +26,8 @@ pub struct Section<'a> {
 pub struct Report {
     /// The page.
     pub html: String,
-    /// Every chart of the page with a file stem, in page order.
+    /// Every chart of the page with a file stem (distinct, bounded: see
+    /// [`crate::file_names`]), in page order.
     pub charts: Vec<(String, Chart)>,
 }
 
@@ -43,19 +45,6 @@ pub fn escape(s: &str) -> String {
         }
     }
     out
-}
-
-/// A file stem made of the safe characters of `s`.
-fn stem(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;\
@@ -78,7 +67,8 @@ pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, 
          Intervals are 90%.</p>\n",
         escape(title)
     );
-    for section in sections {
+    let stems = distinct_stems(sections.iter().map(|s| s.model.name.as_str()));
+    for (section, stem) in sections.iter().zip(&stems) {
         let model = section.model;
         let name = escape(&model.name);
         let _ = write!(
@@ -158,7 +148,7 @@ pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, 
                 "<figure>{}</figure>",
                 scalable(svg.trim_start_matches(|c| c != '<'))
             );
-            charts.push((format!("{}-{:02}", stem(&model.name), i + 1), chart));
+            charts.push((format!("{stem}-{:02}", i + 1), chart));
         }
         html.push_str("</div>\n");
     }
@@ -275,7 +265,6 @@ mod tests {
             escape("<b a=\"x\">&'"),
             "&lt;b a=&quot;x&quot;&gt;&amp;&#39;"
         );
-        assert_eq!(stem("dp/x y"), "dp_x_y");
     }
 
     #[test]

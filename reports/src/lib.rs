@@ -4,6 +4,7 @@
 pub mod chart;
 pub mod crossover;
 pub mod figures;
+pub mod file_names;
 pub mod html;
 pub mod model;
 pub mod number;
