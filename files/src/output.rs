@@ -124,7 +124,8 @@ pub fn check(path: &Path) -> Result<PathBuf, OutputError> {
 }
 
 /// An output being written: a temporary file beside the target, renamed over it by
-/// [`Output::commit`] and removed when dropped uncommitted.
+/// [`Output::commit`] and removed when dropped uncommitted. The temporary file is
+/// `.NAME.PID-N.tmp.EXT` (`EXT` the target's extension, if any).
 #[derive(Debug)]
 pub struct Output {
     /// The path as given, for messages.
@@ -152,6 +153,11 @@ impl Output {
             tmp_name.push(name);
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
             tmp_name.push(format!(".{}-{n}.tmp", std::process::id()));
+            if let Some(ext) = target.extension() {
+                // Writers that choose a format by the extension (PNG) see the target's.
+                tmp_name.push(".");
+                tmp_name.push(ext);
+            }
             let tmp = dir.join(tmp_name);
             match OpenOptions::new().write(true).create_new(true).open(&tmp) {
                 Ok(file) => {

@@ -12,7 +12,6 @@ mod study;
 mod validate;
 mod variation;
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -81,11 +80,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// Writes the report; a closed pipe (`lca ... | head`) is not an error.
+/// Writes the report with one write: a file that standard output appends to gets it whole or
+/// is cut back to its old length (a full disk); a closed pipe (`lca ... | head`) is not an
+/// error.
 fn write_stdout(text: &str) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
+    match files::append::stdout(text.as_bytes()) {
+        Err(e) if e.io_error().kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        written => Ok(written?),
     }
 }

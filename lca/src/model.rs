@@ -33,8 +33,8 @@ pub struct Args {
     /// datafile's name].
     #[arg(long)]
     name: Option<String>,
-    /// Write the model file here and print the summary; without it the model goes to
-    /// standard output and the summary to standard error.
+    /// Write the model file here and print the summary; without it (or with `-`) the model
+    /// goes to standard output and the summary to standard error.
     #[arg(long, short, value_name = "FILE")]
     out: Option<PathBuf>,
     /// Replace an existing --out file.
@@ -77,11 +77,11 @@ pub fn run(args: &Args) -> Result<String> {
     let model = PerformanceModel::build(&data, &options)?;
     let summary = reports::model::summary(&model);
     match &args.out {
-        Some(path) => {
+        Some(path) if path.as_os_str() != "-" => {
             fit::model_file::save(&model, path, args.force)?;
             Ok(format!("{summary}model written to {}\n", path.display()))
         }
-        None => {
+        _ => {
             eprint!("{summary}");
             Ok(fit::model_file::write(&model))
         }

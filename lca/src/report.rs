@@ -52,6 +52,7 @@ pub fn write(
     force: bool,
 ) -> Result<String> {
     let index = out.join("index.html");
+    files::output::check(&index)?;
     if index.exists() && !force {
         bail!(
             "{}: exists; not replaced (choose another --out, or --force)",
@@ -86,7 +87,7 @@ pub fn write(
             reports::chart::write(chart, &charts.join(format!("{name}.{ext}")))?;
         }
     }
-    write_atomically(&index, &page.html)?;
+    files::output::write(&index, page.html.as_bytes())?;
     Ok(format!(
         "report: {} ({} charts, also as SVG and PNG in {})\n",
         index.display(),
@@ -120,13 +121,6 @@ fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
             reports::html::escape(&e.to_string())
         ),
     }
-}
-
-fn write_atomically(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("html.tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// The rows of the model's implementation that hold a number for every factor and category.

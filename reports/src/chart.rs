@@ -5,12 +5,13 @@
 //! drawn with a bundled DejaVu Sans font, so no system font library is needed
 //! and labels such as `(0.000298 ± 0.000017)·p·√p` render everywhere.
 
+use files::Output;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 use std::fmt::Display;
 use std::fs;
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -93,7 +94,10 @@ pub enum ChartError {
     /// Drawing failed before any file was involved.
     #[error("cannot draw the chart: {0}")]
     Draw(String),
-    /// Drawing into, reading or renaming a file failed.
+    /// The file was refused (not a regular file) or could not be put in place.
+    #[error("cannot write chart {0}")]
+    Output(files::OutputError),
+    /// Drawing into or reading a file failed.
     #[error("cannot write chart {}: {cause}", .path.display())]
     Io {
         /// The file that could not be written.
@@ -128,36 +132,25 @@ pub fn render_png(chart: &Chart) -> Result<Vec<u8>, ChartError> {
 /// Writes `chart` to `path` in the format its extension names.
 ///
 /// Writes to a temporary file beside `path` and renames it over `path`, so a failure never
-/// leaves a half-written or destroyed file.
+/// leaves a half-written or destroyed file; `path` must be absent or a regular file.
 pub fn write(chart: &Chart, path: &Path) -> Result<(), ChartError> {
     let format = ChartFormat::from_path(path)?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("chart");
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let ext = if format == ChartFormat::Png {
-        "png"
-    } else {
-        "svg"
-    };
-    let tmp = TempFile(dir.join(unique_name(&format!(".{name}"), ext)));
+    let mut out = Output::create(path).map_err(ChartError::Output)?;
     let written = match format {
         ChartFormat::Svg => {
             let svg = render_svg(chart)?;
-            fs::write(&tmp.0, svg)
+            out.write_all(svg.as_bytes())
         }
-        ChartFormat::Png => draw_png_file(chart, &tmp.0).map_err(|e| match e {
+        ChartFormat::Png => draw_png_file(chart, out.temp_path()).map_err(|e| match e {
             ChartError::Io { cause, .. } => cause,
             other => io::Error::other(other.to_string()),
         }),
     };
-    written
-        .and_then(|()| fs::rename(&tmp.0, path))
-        .map_err(|cause| io_error(path, cause))
+    written.map_err(|cause| io_error(path, cause))?;
+    out.commit().map_err(ChartError::Output)
 }
 
-/// A file removed when dropped, unless it was renamed away before.
+/// A file removed when dropped.
 struct TempFile(PathBuf);
 
 impl Drop for TempFile {

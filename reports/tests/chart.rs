@@ -186,7 +186,7 @@ fn write_replaces_existing_file_and_leaves_no_temporaries() {
         let leftovers: Vec<_> = fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.contains(".tmp."))
+            .filter(|n| n.contains(".tmp"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
@@ -197,7 +197,7 @@ fn write_into_missing_directory_names_the_path() {
     for name in ["li.svg", "li.png"] {
         let path = scratch("no-such-dir").join(name);
         let err = write(&example(), &path).unwrap_err();
-        assert!(matches!(err, ChartError::Io { .. }), "{err:?}");
+        assert!(matches!(err, ChartError::Output(_)), "{err:?}");
         let msg = err.to_string();
         assert!(msg.contains(&path.display().to_string()), "{msg}");
         assert!(!msg.contains('\n'), "{msg}");
@@ -207,7 +207,7 @@ fn write_into_missing_directory_names_the_path() {
 
 #[test]
 fn write_failure_keeps_the_old_file() {
-    // A directory in place of the file: the rename fails and the directory survives.
+    // A directory in place of the file: refused, and the directory survives.
     let path = scratch("occupied.svg");
     fs::create_dir_all(path.join("inside")).unwrap();
     let err = write(&example(), &path).unwrap_err();

@@ -222,22 +222,21 @@ pub fn write(model: &PerformanceModel) -> String {
     format!("{header}{}", emit::document(&value))
 }
 
-/// Writes the model to `path`; an existing file is replaced only when `force` is set.
+/// Writes the model to `path` (through a temporary file and a rename); an existing file is
+/// replaced only when `force` is set, and only when it is a regular file.
 pub fn save(model: &PerformanceModel, path: &Path, force: bool) -> Result<(), ModelFileError> {
     let error = |message: String| ModelFileError {
         file: path.display().to_string(),
         line: None,
         message,
     };
+    files::output::check(path).map_err(|e| error(e.reason()))?;
     if path.exists() && !force {
         return Err(error(
             "exists; not replaced (choose another path, or --force)".into(),
         ));
     }
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, write(model))
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| error(format!("cannot write: {e}")))
+    files::output::write(path, write(model).as_bytes()).map_err(|e| error(e.reason()))
 }
 
 /// Reads a model file.

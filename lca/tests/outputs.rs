@@ -1,0 +1,160 @@
+//! What `lca` writes goes only to regular files: a device node, FIFO, directory or link to a
+//! node given as an output is refused in one line and left as it was, with no temporary file
+//! behind; chart files made from model names are distinct and short.
+
+mod support;
+
+use std::fs;
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::{error_of, lca, scratch};
+
+/// Whether a file type is still the kind a target was made as.
+type IsKind = fn(&fs::FileType) -> bool;
+
+/// A FIFO, a directory, and as root a character device with the numbers of /dev/null and a
+/// link to it, made in `dir`, each with a check that it is still what it was.
+fn hostile_targets(dir: &Path, suffix: &str) -> Vec<(PathBuf, IsKind)> {
+    let made = |args: &[&str]| {
+        Command::new(args[0])
+            .args(&args[1..])
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let path = |name: &str| dir.join(format!("{name}{suffix}"));
+    let mut targets: Vec<(PathBuf, IsKind)> = Vec::new();
+    assert!(made(&["mkfifo", path("fifo").to_str().unwrap()]));
+    targets.push((path("fifo"), |t| t.is_fifo()));
+    fs::create_dir(path("folder")).unwrap();
+    targets.push((path("folder"), |t| t.is_dir()));
+    if made(&["mknod", path("node").to_str().unwrap(), "c", "1", "3"]) {
+        std::os::unix::fs::symlink(path("node"), path("link")).unwrap();
+        targets.push((path("node"), |t| t.is_char_device()));
+        targets.push((path("link"), |t| t.is_symlink()));
+    } else {
+        eprintln!("skipped the device node and the link to it: mknod needs root");
+    }
+    targets
+}
+
+/// One line on standard error (checked by `error_of`), the target unchanged, no temporary
+/// file in its folder.
+fn refused(args: &[&str], target: &Path, kind: IsKind) {
+    let stderr = error_of(args);
+    assert!(stderr.contains("regular files"), "{args:?}: {stderr}");
+    assert!(
+        kind(&fs::symlink_metadata(target).unwrap().file_type()),
+        "{args:?} changed {}",
+        target.display()
+    );
+    for entry in fs::read_dir(target.parent().unwrap()).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(!name.contains(".tmp"), "{args:?} left {name}");
+    }
+}
+
+fn model(dir: &Path, name: &str, file: &str) -> PathBuf {
+    let data = datasets::path("fft2d.dat");
+    let path = dir.join(file);
+    let out = lca()
+        .arg("model")
+        .arg(&data)
+        .args([
+            "--where",
+            "impl=dp,role=model",
+            "--name",
+            name,
+            "--force",
+            "--out",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    path
+}
+
+#[test]
+fn model_files_and_charts_onto_devices_fifos_folders_and_links_are_refused() {
+    let dir = scratch("outputs-hostile");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("model")).unwrap();
+    fs::create_dir_all(dir.join("plot")).unwrap();
+    let data = datasets::path("fft2d.dat");
+    let data = data.to_str().unwrap();
+    for (target, kind) in hostile_targets(&dir.join("model"), "") {
+        let target_text = target.to_str().unwrap();
+        let args = [
+            "model",
+            data,
+            "--where",
+            "impl=dp,role=model",
+            "-o",
+            target_text,
+        ];
+        refused(&[&args[..], &["--force"]].concat(), &target, kind);
+    }
+    let fig2 = datasets::path("fig2.dat");
+    for (target, kind) in hostile_targets(&dir.join("plot"), ".svg") {
+        let target_text = target.to_str().unwrap();
+        let args = [
+            fig2.to_str().unwrap(),
+            "--var",
+            "p",
+            "--cat",
+            "li",
+            "--plot",
+        ];
+        refused(&[&args[..], &[target_text]].concat(), &target, kind);
+    }
+}
+
+#[test]
+fn a_dash_sends_the_model_to_standard_output() {
+    let data = datasets::path("fft2d.dat");
+    let out = lca()
+        .arg("model")
+        .arg(&data)
+        .args(["--where", "impl=dp,role=model", "-o", "-"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("# lca performance model"), "{text}");
+    assert!(!Path::new("-").exists());
+}
+
+#[test]
+fn chart_files_of_names_alike_or_long_are_distinct() {
+    let dir = scratch("outputs-names");
+    let long = "m".repeat(300);
+    let models = [
+        model(&dir, "a b", "1.toml"),
+        model(&dir, "a_b", "2.toml"),
+        model(&dir, "a_b", "3.toml"),
+        model(&dir, &long, "4.toml"),
+    ];
+    let out = dir.join("report");
+    let _ = fs::remove_dir_all(&out);
+    let run = lca()
+        .arg("report")
+        .args(&models)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let html = fs::read_to_string(out.join("index.html")).unwrap();
+    let figures = html.matches("<figure><svg ").count();
+    let names: Vec<String> = fs::read_dir(out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.len(), 2 * figures, "no chart overwrote another");
+    assert!(names.iter().all(|n| n.len() < 80), "{names:?}");
+    for stem in ["a_b-01.svg", "a_b-2-01.svg"] {
+        assert!(names.iter().any(|n| n == stem), "{stem} in {names:?}");
+    }
+}
