@@ -158,3 +158,29 @@ fn chart_files_of_names_alike_or_long_are_distinct() {
         assert!(names.iter().any(|n| n == stem), "{stem} in {names:?}");
     }
 }
+
+#[test]
+fn a_full_disk_is_said_once() {
+    // /dev/full fails every write with ENOSPC; the message said the cause twice for charts.
+    let Ok(full) = fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full");
+        return;
+    };
+    let out = Command::new(assert_cmd::cargo::cargo_bin("lca"))
+        .args([
+            "design",
+            "--factor",
+            "p=2,26",
+            "--factor",
+            "n=32..1024:log2",
+        ])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr,
+        "Error: standard output: cannot write: No space left on device (os error 28)\n"
+    );
+}

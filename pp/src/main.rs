@@ -235,13 +235,16 @@ fn machine(given: Option<&PathBuf>) -> Result<Option<Machine>> {
 /// a regular file), or to standard output for `-`.
 struct ChromeOutput {
     trace: ChromeTrace<BufWriter<files::Target>>,
+    path: PathBuf,
 }
 
 impl ChromeOutput {
     fn create(path: &Path, p: u32) -> Result<Self> {
         let out = files::Target::open(path).context("--chrome")?;
         Ok(ChromeOutput {
-            trace: ChromeTrace::new(BufWriter::new(out), p).context("--chrome")?,
+            trace: ChromeTrace::new(BufWriter::new(out), p)
+                .with_context(|| format!("--chrome {}: cannot write", path.display()))?,
+            path: path.to_path_buf(),
         })
     }
 
@@ -252,7 +255,7 @@ impl ChromeOutput {
             .and_then(|w| w.into_inner().map_err(|e| e.into_error()));
         match out {
             // Dropping the output on an error removes its temporary file.
-            Err(e) => Err(e).context("--chrome: cannot write"),
+            Err(e) => Err(e).context(format!("--chrome {}: cannot write", self.path.display())),
             Ok(out) => out.commit().context("--chrome"),
         }
     }
