@@ -161,6 +161,10 @@ impl Output {
             let tmp = dir.join(tmp_name);
             match OpenOptions::new().write(true).create_new(true).open(&tmp) {
                 Ok(file) => {
+                    // A replaced file keeps its permissions (a private file stays private).
+                    if let Ok(old) = fs::metadata(&target) {
+                        let _ = file.set_permissions(old.permissions());
+                    }
                     return Ok(Output {
                         shown: path.to_path_buf(),
                         target,
@@ -319,6 +323,19 @@ mod tests {
         write(&path, b"second").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "second");
         assert_eq!(entries(&dir), ["out.txt"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch("mode");
+        let path = dir.join("private");
+        fs::write(&path, "old").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        write(&path, b"new").unwrap();
+        let mode = fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[test]
