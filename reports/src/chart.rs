@@ -174,7 +174,16 @@ fn io_error(path: &Path, cause: io::Error) -> ChartError {
 
 fn draw_png_file(chart: &Chart, path: &Path) -> Result<(), ChartError> {
     draw(chart, BitMapBackend::new(path, SIZE).into_drawing_area())
-        .map_err(|e| io_error(path, io::Error::other(e)))
+        .map_err(|e| io_error(path, os_error_in(&e).unwrap_or_else(|| io::Error::other(e))))
+}
+
+/// The operating system's error that plotters' PNG encoder reports only as text (its errors
+/// have no `source()`; the message nests `... IoError(Custom { ... "File too large (os error
+/// 27)" })`), so that a failed PNG says its cause plainly, once.
+fn os_error_in(text: &str) -> Option<io::Error> {
+    let (_, rest) = text.rsplit_once("(os error ")?;
+    let code = rest.split(')').next()?.parse().ok()?;
+    Some(io::Error::from_raw_os_error(code))
 }
 
 /// Registers the bundled font under the family name plotters uses by default.
@@ -489,6 +498,14 @@ mod tests {
 #[cfg(test)]
 mod error_tests {
     use super::*;
+
+    #[test]
+    fn a_png_encoder_failure_says_the_os_error_plainly() {
+        let text = "backend error: Drawing backend error: ImageError(IoError(Custom { kind: Other, error: \"File too large (os error 27)\" }))";
+        let e = os_error_in(text).unwrap();
+        assert_eq!(e.raw_os_error(), Some(27));
+        assert!(os_error_in("the bundled font is invalid").is_none());
+    }
 
     #[test]
     fn an_io_failure_is_said_once_in_the_error_chain() {
