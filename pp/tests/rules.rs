@@ -21,7 +21,7 @@ fn profile_on(text: &str, machine: Option<Machine>) -> Profile {
 }
 
 /// (li, ip, sl, cl, rc, pc) of thread `i`.
-fn thread(p: &Profile, i: usize) -> [u64; 6] {
+fn thread(p: &Profile, i: usize) -> [u128; 6] {
     p.by_thread[i].ns
 }
 

@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::rules::{CATEGORIES, Category, Own, RUNNABLE_FROM, Situation, classify};
-use super::totals::Totals;
+use super::totals::{ThreadTotals, Totals};
 use crate::event::{Event, EventKind, Header, Sym, Symbols, TeamRef, ThreadId};
 use crate::log::{LogError, LogReader};
 use crate::machine::Machine;
@@ -103,7 +103,8 @@ struct Region {
 #[derive(Debug, Default)]
 struct Contexts {
     keys: Vec<(ThreadId, Option<Sym>, Option<Sym>)>,
-    totals: Vec<Totals>,
+    /// One thread's time each, so 64 bits (sums over threads are [`Totals`], 128 bits).
+    totals: Vec<ThreadTotals>,
     index: HashMap<(ThreadId, Option<Sym>, Option<Sym>), u32>,
 }
 
@@ -111,7 +112,7 @@ impl Contexts {
     fn get(&mut self, key: (ThreadId, Option<Sym>, Option<Sym>)) -> u32 {
         *self.index.entry(key).or_insert_with(|| {
             self.keys.push(key);
-            self.totals.push(Totals::default());
+            self.totals.push(ThreadTotals::default());
             (self.keys.len() - 1) as u32
         })
     }
@@ -123,13 +124,16 @@ impl Contexts {
     ) -> Vec<(Option<Sym>, Totals)> {
         let mut groups: Vec<(Option<Sym>, Totals)> = Vec::new();
         for (key, totals) in self.keys.iter().zip(&self.totals) {
+            if totals.is_empty() {
+                continue;
+            }
             let k = part(key);
+            let totals = Totals::from(totals);
             match groups.iter_mut().find(|(g, _)| *g == k) {
-                Some((_, t)) => t.absorb(totals),
-                None => groups.push((k, *totals)),
+                Some((_, t)) => t.absorb(&totals),
+                None => groups.push((k, totals)),
             }
         }
-        groups.retain(|(_, t)| t.sum() > 0);
         groups.sort_by_key(|(k, _)| *k);
         groups
     }
@@ -420,7 +424,7 @@ impl<'s> Sweep<'s> {
         self.drain(symbols);
         let mut by_thread = vec![Totals::default(); self.p];
         for (key, t) in self.contexts.keys.iter().zip(&self.contexts.totals) {
-            by_thread[key.0 as usize].absorb(t);
+            by_thread[key.0 as usize].absorb(&Totals::from(t));
         }
         let mut totals = Totals::default();
         for t in &by_thread {
