@@ -409,11 +409,15 @@ proptest! {
                     prop_assert_eq!(sum, a.totals);
                 }
                 for w in &a.warnings {
-                    // The generator records region events from any thread, started or not.
-                    prop_assert!(
-                        w.starts_with("events after the last stop") || w.ends_with("has events but no start"),
-                        "{}", w
-                    );
+                    // The generator records region events from any thread, started or not,
+                    // and two regions of one thread may cross.
+                    let allowed = [
+                        "rule 5: event of a thread before its start",
+                        "rule 5: event of a thread after its stop",
+                        "rule 14: region_end of a region that is not the thread's innermost",
+                        "rule 18: events after the last stop",
+                    ];
+                    prop_assert!(allowed.iter().any(|a| w.starts_with(a)), "{}", w);
                 }
             }
             (got, want) => prop_assert!(false, "sweep {:?} vs brute force {:?}", got.is_ok(), want),
