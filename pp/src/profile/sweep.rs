@@ -78,6 +78,8 @@ struct ThreadState {
     ctx_cache: Vec<u32>,
     started: bool,
     stopped: bool,
+    /// Started and not stopped (the one test every event makes).
+    live: bool,
     /// Last `cpu` sample, and the work time (by context) since it.
     last_cpu: Option<u64>,
     work_since_cpu: Vec<(u32, u64)>,
@@ -280,6 +282,7 @@ impl<'s> Sweep<'s> {
                 ctx_cache: vec![ctx],
                 started: false,
                 stopped: false,
+                live: false,
                 last_cpu: None,
                 work_since_cpu: Vec::new(),
                 last_delay: None,
@@ -311,16 +314,17 @@ impl<'s> Sweep<'s> {
             });
             return;
         }
-        if e.t < self.last_t {
+        let t = if e.t >= self.last_t {
+            e.t
+        } else {
             let last = self.last_t;
             self.violate(Violation::OutOfOrder, || {
                 format!("thread {i} at {} ns, after {last} ns", e.t)
             });
-        }
-        let t = e.t.max(self.last_t);
+            last
+        };
         self.last_t = t;
-        let th = &self.threads[i];
-        if !th.started || th.stopped {
+        if !self.threads[i].live {
             self.outside_lifetime(i, t, &e.kind);
         }
         match e.kind {
@@ -400,7 +404,9 @@ impl<'s> Sweep<'s> {
                         self.threads[j].category = self.category_of(j);
                     }
                 }
-                self.threads[i].started = true;
+                let th = &mut self.threads[i];
+                th.live = !th.stopped;
+                th.started = true;
             }
             EventKind::Stop => {
                 if self.threads[i].stopped {
@@ -420,6 +426,7 @@ impl<'s> Sweep<'s> {
                 }
                 let th = &mut self.threads[i];
                 th.stopped = true;
+                th.live = false;
                 th.comm_deadline = NO_DEADLINE;
                 self.last_stop = Some(t);
                 self.retag(i, t);
@@ -540,7 +547,7 @@ impl<'s> Sweep<'s> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, i: usize, t: u64, own: Own, arg: u64) {
         let th = &mut self.threads[i];
         let outer = th.own;
