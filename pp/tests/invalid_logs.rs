@@ -453,3 +453,87 @@ fn valid_logs_give_no_warning() {
                    30 1 region_end 3\n60 0 work_end\n60 0 region_end 3\n80 0 stop\n80 1 stop\n";
     assert_eq!(warnings(members), Vec::<String>::new());
 }
+
+mod any_events {
+    use super::*;
+    use pp::event::{Sym, WaitKind};
+    use pp::profile::Category;
+    use proptest::prelude::*;
+
+    /// An event from a small alphabet, so that every rule gets broken often.
+    fn event(step: u64, back: bool, thread: u32, code: u8, arg: u64) -> (u64, bool, Event) {
+        let name = Sym((arg % 2) as u32);
+        let kind = WaitKind::ALL[(arg % 6) as usize];
+        let object = (!arg.is_multiple_of(3)).then_some(name);
+        let kind = match code % 14 {
+            0 => EventKind::Start,
+            1 => EventKind::Stop,
+            2 => EventKind::RegionBegin {
+                id: arg % 3,
+                name,
+                team: arg
+                    .is_multiple_of(4)
+                    .then_some(TeamRef((arg % 5) as u32 % 2)),
+            },
+            3 => EventKind::RegionEnd { id: arg % 3 },
+            4 => EventKind::WorkBegin { label: object },
+            5 => EventKind::WorkEnd { label: object },
+            6 => EventKind::WaitBegin { kind, object },
+            7 => EventKind::WaitEnd { kind, object },
+            8 => EventKind::CommBegin { bytes: arg % 3 },
+            9 => EventKind::CommEnd { bytes: arg % 3 },
+            10 => EventKind::Cpu {
+                thread_cpu_ns: arg,
+                run_delay_ns: arg.is_multiple_of(2).then_some(arg / 3),
+            },
+            11 => EventKind::Phase { name },
+            12 => EventKind::Start,
+            _ => EventKind::Stop,
+        };
+        (step, back, Event { t: 0, thread, kind })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Whatever the events, the sweep does not panic, every warning is one line of a
+        /// kind of its own, and the row's arithmetic holds.
+        #[test]
+        fn any_events_give_an_exact_row_and_one_line_per_kind(
+            p in 1u32..4,
+            raw in prop::collection::vec(
+                (0u64..20, any::<bool>(), 0u32..5, any::<u8>(), 0u64..1000), 0..80),
+        ) {
+            let mut symbols = Symbols::default();
+            symbols.intern("a");
+            symbols.intern("b");
+            symbols.intern_team(&[0]);
+            let header = Header { p, params: vec![] };
+            let mut sweep = Sweep::new(&header, None);
+            let mut t = 0u64;
+            for (step, back, thread, code, arg) in raw {
+                let (step, back, mut e) = event(step, back, thread % (p + 1), code, arg);
+                // Mostly forward in time; now and then back (rule 2).
+                t = if back && step < 3 { t.saturating_sub(step) } else { t + step };
+                e.t = t;
+                sweep.event(&e, &symbols);
+            }
+            if let Ok(a) = sweep.finish(&symbols) {
+                let wall = u128::from(a.window.1 - a.window.0);
+                prop_assert_eq!(a.totals.sum(), u128::from(p) * wall);
+                for th in &a.by_thread {
+                    prop_assert_eq!(th.sum(), wall);
+                    prop_assert_eq!(th.sub.iter().sum::<u128>(), th.get(Category::Rc));
+                }
+                let mut kinds: Vec<&str> = Vec::new();
+                for w in &a.warnings {
+                    prop_assert!(!w.contains('\n'), "{}", w);
+                    prop_assert!(w.starts_with("rule "), "{}", w);
+                    let what = w.split([':', '(']).nth(1).unwrap_or("").trim();
+                    prop_assert!(!kinds.contains(&what), "{:?}", a.warnings);
+                    kinds.push(what);
+                }
+            }
+        }
+    }
+}

@@ -315,6 +315,21 @@ mod tests {
     }
 
     #[test]
+    fn every_rule_is_in_the_documentation() {
+        let docs = include_str!("../../../docs/event-log.md");
+        let section = docs
+            .split("## Rules a log must keep")
+            .nth(1)
+            .expect("docs/event-log.md has the section");
+        let last = KINDS.iter().map(|k| k.rule).max().unwrap();
+        for rule in 1..=last {
+            assert!(section.contains(&format!("\n{rule}. **")), "rule {rule}");
+            assert!(KINDS.iter().any(|k| k.rule == rule), "rule {rule}");
+        }
+        assert!(!section.contains(&format!("\n{}. **", last + 1)));
+    }
+
+    #[test]
     fn kinds_follow_the_enum() {
         assert_eq!(KINDS.len(), Violation::RegionOpenAtEnd as usize + 1);
         assert!(KINDS.windows(2).all(|w| w[0].rule <= w[1].rule));
