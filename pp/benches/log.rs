@@ -124,7 +124,10 @@ fn main() {
     let profile_s = start.elapsed().as_secs_f64();
     let profile_hwm = status_kib("VmHWM:");
     let (from, to) = attribution.window;
-    assert_eq!(attribution.totals.sum(), u64::from(threads) * (to - from));
+    assert_eq!(
+        attribution.totals.sum(),
+        u128::from(threads) * u128::from(to - from)
+    );
     // The `pp` command itself on the same log: `pp -l LOG` (no machine file), wall time and
     // the child's CPU time.
     let pp_run = {

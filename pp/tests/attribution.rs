@@ -356,11 +356,11 @@ fn check_breakdown(
         return Err(format!("keys {keys:?} vs {:?}", want.keys()));
     }
     for (key, got) in rows {
-        let w = want[key];
+        let w = want[key].map(u128::from);
         let [li, ip, sl, cl, rc, pc] = CATEGORIES.map(Category::index);
         let rc_cpu = got.sub("rc.cpu").unwrap();
         let fits = [li, ip, sl, pc].iter().all(|&c| got.ns[c] <= w[c]);
-        let sum = |v: &[u64; 6]| v[li] + v[ip] + v[sl] + v[pc];
+        let sum = |v: &[u128; 6]| v[li] + v[ip] + v[sl] + v[pc];
         if got.ns[cl] != w[cl]
             || got.sub("rc.comm").unwrap() != w[rc]
             || !fits
@@ -392,10 +392,10 @@ proptest! {
             (Err(_), None) => {}
             (Ok(a), Some(expected)) => {
                 let wall = a.window.1 - a.window.0;
-                prop_assert_eq!(a.totals.sum(), p as u64 * wall);
+                prop_assert_eq!(a.totals.sum(), u128::from(p) * u128::from(wall));
                 for (i, want) in expected.by_thread.iter().enumerate() {
                     let got = a.by_thread[i].ns;
-                    prop_assert_eq!(&got, want, "thread {} ({:?})", i, CATEGORIES);
+                    prop_assert_eq!(got, want.map(u128::from), "thread {} ({:?})", i, CATEGORIES);
                 }
                 if let Err(e) = check_breakdown(&a.by_region, expected.by_region) {
                     prop_assert!(false, "by region: {}", e);
@@ -409,11 +409,15 @@ proptest! {
                     prop_assert_eq!(sum, a.totals);
                 }
                 for w in &a.warnings {
-                    // The generator records region events from any thread, started or not.
-                    prop_assert!(
-                        w.starts_with("events after the last stop") || w.ends_with("has events but no start"),
-                        "{}", w
-                    );
+                    // The generator records region events from any thread, started or not,
+                    // and two regions of one thread may cross.
+                    let allowed = [
+                        "rule 5: event of a thread before its start",
+                        "rule 5: event of a thread after its stop",
+                        "rule 14: region_end of a region that is not the thread's innermost",
+                        "rule 18: events after the last stop",
+                    ];
+                    prop_assert!(allowed.iter().any(|a| w.starts_with(a)), "{}", w);
                 }
             }
             (got, want) => prop_assert!(false, "sweep {:?} vs brute force {:?}", got.is_ok(), want),

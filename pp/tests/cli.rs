@@ -170,8 +170,16 @@ fn truncated_log_prints_what_it_can_and_names_what_was_open() {
     assert!(out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("never stopped"), "{stderr}");
-    assert!(stderr.contains("thread 0: [Work] still open"), "{stderr}");
-    assert!(stderr.contains("region 1 never ended"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "intervals still open at the end of the log (1 of them, first thread 0's work"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("regions still open at the end of the log (1 of them, first region 1)"),
+        "{stderr}"
+    );
     assert!(
         String::from_utf8(out.stdout)
             .unwrap()

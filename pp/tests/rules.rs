@@ -21,7 +21,7 @@ fn profile_on(text: &str, machine: Option<Machine>) -> Profile {
 }
 
 /// (li, ip, sl, cl, rc, pc) of thread `i`.
-fn thread(p: &Profile, i: usize) -> [u64; 6] {
+fn thread(p: &Profile, i: usize) -> [u128; 6] {
     p.by_thread[i].ns
 }
 
@@ -331,16 +331,28 @@ fn truncated_log_reports_what_was_open() {
     );
     assert_eq!(p.window, (0, 25));
     assert_eq!(p.total_ns(), 50);
-    let warnings = p.warnings.join("\n");
+    let w = &p.warnings;
+    assert_eq!(w.len(), 3, "{w:?}");
     assert!(
-        warnings.contains("threads [0, 1] never stopped"),
-        "{warnings}"
+        w[0].starts_with(
+            "rule 18: threads that started and never stopped (2 of them, first thread 0; \
+             the last event is at 25 ns)"
+        ),
+        "{w:?}"
     );
     assert!(
-        warnings.contains("thread 0: [Work] still open"),
-        "{warnings}"
+        w[1].starts_with(
+            "rule 19: intervals still open at the end of the log (1 of them, first thread \
+             0's work; the log ends at 25 ns)"
+        ),
+        "{w:?}"
     );
-    assert!(warnings.contains("region 1 never ended"), "{warnings}");
+    assert!(
+        w[2].starts_with(
+            "rule 19: regions still open at the end of the log (1 of them, first region 1)"
+        ),
+        "{w:?}"
+    );
 }
 
 #[test]

@@ -30,6 +30,8 @@ use crate::event::{Event, Header, Symbols};
 #[derive(Debug)]
 pub struct LogReader {
     inner: Inner,
+    /// Events returned so far.
+    returned: u64,
 }
 
 #[derive(Debug)]
@@ -60,6 +62,7 @@ impl LogReader {
         match Encoding::detect(&first[..n]) {
             Encoding::Binary => Ok(LogReader {
                 inner: Inner::Binary(Box::new(BinaryLog::from_file(&name, file, len)?)),
+                returned: 0,
             }),
             Encoding::Text => {
                 let mut bytes = Vec::new();
@@ -76,6 +79,7 @@ impl LogReader {
         match Encoding::detect(&bytes) {
             Encoding::Binary => Ok(LogReader {
                 inner: Inner::Binary(Box::new(BinaryLog::from_memory(name, bytes)?)),
+                returned: 0,
             }),
             Encoding::Text => LogReader::text(name, &bytes),
         }
@@ -87,6 +91,7 @@ impl LogReader {
                 log: Box::new(text::parse(name, bytes)?),
                 next: 0,
             },
+            returned: 0,
         })
     }
 
@@ -128,6 +133,7 @@ impl LogReader {
     /// returned before it is valid, and after an error the reader returns `None`.
     #[inline]
     pub fn next_event(&mut self) -> Option<Result<Event, LogError>> {
+        self.returned += 1;
         match &mut self.inner {
             Inner::Binary(log) => log.next_event(),
             Inner::Text { log, next } => match log.events.get(*next) {
@@ -155,6 +161,12 @@ impl LogReader {
             }
         };
         damage.map_or(Ok(()), Err)
+    }
+
+    /// Where the event most recently returned by [`LogReader::next_event`] is: `event N`, its
+    /// number (from 1) in the order returned.
+    pub fn place(&self) -> impl std::fmt::Display {
+        format!("event {}", self.returned)
     }
 
     /// True when the log ended with its end marker (binary); always true for text, which has

@@ -4,6 +4,7 @@
 pub mod rules;
 pub mod sweep;
 pub mod totals;
+mod violations;
 
 pub use rules::{CATEGORIES, Category, RULES, SUBCATEGORIES};
 pub use sweep::{Attribution, Interval, Sink, Sweep, SweepError};

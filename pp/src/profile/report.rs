@@ -69,11 +69,11 @@ impl std::str::FromStr for By {
 }
 
 /// Seconds from nanoseconds, printed exactly (9 decimals).
-fn seconds(ns: u64) -> String {
+fn seconds(ns: u128) -> String {
     format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
-fn percent(part: u64, whole: u64) -> f64 {
+fn percent(part: u128, whole: u128) -> f64 {
     if whole == 0 {
         0.0
     } else {
@@ -113,8 +113,8 @@ impl Profile {
         self.window.1 - self.window.0
     }
 
-    /// `p × wall`, ns: the sum of every category.
-    pub fn total_ns(&self) -> u64 {
+    /// `p × wall`, ns: the sum of every category (128 bits: it may exceed 2^64 ns).
+    pub fn total_ns(&self) -> u128 {
         self.totals.sum()
     }
 
@@ -124,7 +124,7 @@ impl Profile {
         let total = self.total_ns();
         let mut out = String::new();
         let _ = writeln!(out, "{:<28}{:>16}", "Processors:", self.header.p);
-        let line = |out: &mut String, label: &str, ns: u64| {
+        let line = |out: &mut String, label: &str, ns: u128| {
             let _ = writeln!(
                 out,
                 "{label:<28}{:>16} s {:>6.1}%",
@@ -146,7 +146,7 @@ impl Profile {
             "Total Time:",
             seconds(total),
             self.header.p,
-            seconds(self.wall_ns())
+            seconds(self.wall_ns().into())
         );
         line(&mut out, "Remaining Time:", self.totals.get(Category::Pc));
         out
@@ -190,7 +190,7 @@ impl Profile {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         fields.push(format!("p={}", self.header.p));
-        fields.push(format!("wall={}", seconds(self.wall_ns())));
+        fields.push(format!("wall={}", seconds(self.wall_ns().into())));
         fields.push(format!("total={}", seconds(self.total_ns())));
         for c in CATEGORIES {
             fields.push(format!("{}={}", c.key(), seconds(self.totals.get(c))));

@@ -14,8 +14,9 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::rules::{CATEGORIES, Category, Own, RUNNABLE_FROM, Situation, classify};
-use super::totals::Totals;
-use crate::event::{Event, EventKind, Header, Sym, Symbols, TeamRef, ThreadId};
+use super::totals::{ThreadTotals, Totals};
+use super::violations::{Violation, Violations};
+use crate::event::{Event, EventKind, Header, Sym, Symbols, TeamRef, ThreadId, WaitKind};
 use crate::log::{LogError, LogReader};
 use crate::machine::Machine;
 
@@ -63,7 +64,10 @@ struct ThreadState {
     /// With a machine file: when the open `comm` interval's ideal time runs out.
     comm_deadline: u64,
     /// Open work/wait/comm intervals, innermost last.
-    stack: Vec<Own>,
+    stack: Vec<Open>,
+    /// Ids of the open regions this thread began, in order (a region is begun once by each
+    /// thread that records it, and the thread ends it).
+    begun: Vec<u64>,
     /// Slots of the open regions whose team includes this thread, in opening order.
     regions: Vec<u32>,
     /// Name of the innermost of them.
@@ -74,7 +78,8 @@ struct ThreadState {
     ctx_cache: Vec<u32>,
     started: bool,
     stopped: bool,
-    has_events: bool,
+    /// Started and not stopped (the one test every event makes).
+    live: bool,
     /// Last `cpu` sample, and the work time (by context) since it.
     last_cpu: Option<u64>,
     work_since_cpu: Vec<(u32, u64)>,
@@ -86,6 +91,28 @@ struct ThreadState {
     entered_since_delay: Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
 }
 
+/// An open interval and its begin's arguments, which its end must repeat (see [`arg`]).
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    own: Own,
+    arg: u64,
+}
+
+/// The arguments of a begin or end in one number: a work's label, a wait's kind and object,
+/// a comm's bytes.
+#[inline(always)]
+fn arg(kind: &EventKind) -> u64 {
+    let sym = |s: Option<Sym>| s.map_or(u64::from(u32::MAX), |s| u64::from(s.0));
+    match *kind {
+        EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => sym(label),
+        EventKind::WaitBegin { kind, object } | EventKind::WaitEnd { kind, object } => {
+            (kind as u64) << 32 | sym(object)
+        }
+        EventKind::CommBegin { bytes } | EventKind::CommEnd { bytes } => bytes,
+        _ => 0,
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Region {
     name: Sym,
@@ -95,6 +122,8 @@ struct Region {
     members: Vec<ThreadId>,
     /// Members currently busy (innermost work or comm).
     busy: u32,
+    /// A thread that did not begin it ended it (so a beginner may still list it as begun).
+    ended_by_other: bool,
 }
 
 /// Where time is added up: one [`Totals`] per context, a (thread, innermost region, phase)
@@ -103,7 +132,8 @@ struct Region {
 #[derive(Debug, Default)]
 struct Contexts {
     keys: Vec<(ThreadId, Option<Sym>, Option<Sym>)>,
-    totals: Vec<Totals>,
+    /// One thread's time each, so 64 bits (sums over threads are [`Totals`], 128 bits).
+    totals: Vec<ThreadTotals>,
     index: HashMap<(ThreadId, Option<Sym>, Option<Sym>), u32>,
 }
 
@@ -111,7 +141,7 @@ impl Contexts {
     fn get(&mut self, key: (ThreadId, Option<Sym>, Option<Sym>)) -> u32 {
         *self.index.entry(key).or_insert_with(|| {
             self.keys.push(key);
-            self.totals.push(Totals::default());
+            self.totals.push(ThreadTotals::default());
             (self.keys.len() - 1) as u32
         })
     }
@@ -123,13 +153,16 @@ impl Contexts {
     ) -> Vec<(Option<Sym>, Totals)> {
         let mut groups: Vec<(Option<Sym>, Totals)> = Vec::new();
         for (key, totals) in self.keys.iter().zip(&self.totals) {
+            if totals.is_empty() {
+                continue;
+            }
             let k = part(key);
+            let totals = Totals::from(totals);
             match groups.iter_mut().find(|(g, _)| *g == k) {
-                Some((_, t)) => t.absorb(totals),
-                None => groups.push((k, *totals)),
+                Some((_, t)) => t.absorb(&totals),
+                None => groups.push((k, totals)),
             }
         }
-        groups.retain(|(_, t)| t.sum() > 0);
         groups.sort_by_key(|(k, _)| *k);
         groups
     }
@@ -158,7 +191,7 @@ pub struct Sweep<'s> {
     last_stop: Option<u64>,
     last_t: u64,
     events: u64,
-    warnings: Vec<String>,
+    violations: Violations,
     sink: Option<&'s mut dyn Sink>,
     /// Intervals closed during the current event, for the sink.
     pending: Vec<Interval>,
@@ -185,7 +218,8 @@ pub struct Attribution {
     pub by_region: Vec<(Option<Sym>, Totals)>,
     /// Per phase (`None`: before any phase).
     pub by_phase: Vec<(Option<Sym>, Totals)>,
-    /// What was odd or missing (open intervals at the end, unmatched ends, ...).
+    /// The rules of the log it broke, one line per kind of violation with its count and first
+    /// place (see [`Sweep::read`]).
     pub warnings: Vec<String>,
 }
 
@@ -225,7 +259,7 @@ impl<'s> Sweep<'s> {
             last_stop: None,
             last_t: 0,
             events: 0,
-            warnings: Vec::new(),
+            violations: Violations::default(),
             sink,
             pending: Vec::new(),
             scratch: Vec::new(),
@@ -241,13 +275,14 @@ impl<'s> Sweep<'s> {
                 since: u64::MAX,
                 comm_deadline: NO_DEADLINE,
                 stack: Vec::new(),
+                begun: Vec::new(),
                 regions: Vec::new(),
                 region_name: None,
                 phase: None,
                 ctx_cache: vec![ctx],
                 started: false,
                 stopped: false,
-                has_events: false,
+                live: false,
                 last_cpu: None,
                 work_since_cpu: Vec::new(),
                 last_delay: None,
@@ -265,52 +300,84 @@ impl<'s> Sweep<'s> {
         self
     }
 
-    /// Applies one event (events must come in non-decreasing time; threads `< p`).
+    /// Applies one event (events must come in non-decreasing time; threads `< p`). An event
+    /// that breaks a rule of the log is counted (see [`Attribution::warnings`]) and treated as
+    /// docs/event-log.md says.
     #[inline]
     pub fn event(&mut self, e: &Event, symbols: &Symbols) {
+        self.events += 1;
         let i = e.thread as usize;
         if i >= self.p {
             let p = self.p;
-            self.warn(|| format!("event of thread {} ignored: p = {p}", e.thread));
+            self.violate(Violation::ThreadOutOfRange, || {
+                format!("thread {} at {} ns, p = {p}", e.thread, e.t)
+            });
             return;
         }
-        let t = e.t.max(self.last_t);
+        let t = if e.t >= self.last_t {
+            e.t
+        } else {
+            let last = self.last_t;
+            self.violate(Violation::OutOfOrder, || {
+                format!("thread {i} at {} ns, after {last} ns", e.t)
+            });
+            last
+        };
         self.last_t = t;
-        self.events += 1;
-        self.threads[i].has_events = true;
+        if !self.threads[i].live {
+            self.outside_lifetime(i, t, &e.kind);
+        }
         match e.kind {
-            EventKind::WorkBegin { .. } => self.push(i, t, Own::Work),
-            EventKind::WorkEnd { .. } => self.pop(i, t, Own::Work, "work_end"),
-            EventKind::WaitBegin { kind, .. } => self.push(i, t, Own::waiting_for(kind)),
-            EventKind::WaitEnd { kind, .. } => self.pop(i, t, Own::waiting_for(kind), "wait_end"),
+            EventKind::WorkBegin { .. } => self.push(i, t, Own::Work, arg(&e.kind)),
+            EventKind::WorkEnd { .. } => self.pop(i, t, Own::Work, arg(&e.kind)),
+            EventKind::WaitBegin { kind, .. } => {
+                self.push(i, t, Own::waiting_for(kind), arg(&e.kind))
+            }
+            EventKind::WaitEnd { kind, .. } => self.pop(i, t, Own::waiting_for(kind), arg(&e.kind)),
             EventKind::Cpu {
                 thread_cpu_ns,
                 run_delay_ns,
             } => self.cpu_sample(i, t, thread_cpu_ns, run_delay_ns),
             EventKind::CommBegin { bytes } => {
+                self.push(i, t, Own::Comm, bytes);
+                // A comm inside a comm (a broken rule) has the deadline of the inner one.
                 self.threads[i].comm_deadline = match &self.machine {
                     Some(m) => t.saturating_add(m.ideal_copy_ns(bytes)),
                     None => NO_DEADLINE,
                 };
-                self.push(i, t, Own::Comm);
             }
-            EventKind::CommEnd { .. } => {
-                self.pop(i, t, Own::Comm, "comm_end");
+            EventKind::CommEnd { bytes } => {
+                self.pop(i, t, Own::Comm, bytes);
                 self.threads[i].comm_deadline = NO_DEADLINE;
             }
             EventKind::RegionBegin { id, name, team } => match self.slot(id) {
-                // Another member recording its part of an open region.
-                Some(slot) => self.regions[slot as usize].opens += 1,
-                None => self.begin_region(t, id, name, team, symbols),
+                Some(slot) => {
+                    if self.threads[i].begun.contains(&id) {
+                        self.violate(Violation::RegionBegunTwice, || {
+                            format!("thread {i} at {t} ns, region {id}")
+                        });
+                    } else {
+                        // Another member recording its part of an open region.
+                        self.regions[slot as usize].opens += 1;
+                        self.threads[i].begun.push(id);
+                    }
+                }
+                None => {
+                    self.begin_region(t, id, name, team, symbols);
+                    self.threads[i].begun.push(id);
+                }
             },
             EventKind::RegionEnd { id } => match self.slot(id) {
-                None => self.warn(|| {
-                    format!(
-                        "thread {}: region_end {id} at {t} ns without region_begin",
-                        e.thread
-                    )
+                None => self.violate(Violation::RegionEndNotOpen, || {
+                    format!("thread {i} at {t} ns, region {id}")
                 }),
                 Some(slot) => {
+                    let begun = &mut self.threads[i].begun;
+                    if begun.last() == Some(&id) {
+                        begun.pop();
+                    } else {
+                        self.region_end_out_of_turn(i, t, id, slot);
+                    }
                     let region = &mut self.regions[slot as usize];
                     region.opens -= 1;
                     if region.opens == 0 {
@@ -327,6 +394,9 @@ impl<'s> Sweep<'s> {
                 }
             }
             EventKind::Start => {
+                if self.threads[i].started {
+                    self.violate(Violation::StartTwice, || format!("thread {i} at {t} ns"));
+                }
                 if self.window_start.is_none() {
                     self.window_start = Some(t);
                     for j in 0..self.p {
@@ -334,16 +404,18 @@ impl<'s> Sweep<'s> {
                         self.threads[j].category = self.category_of(j);
                     }
                 }
-                self.threads[i].started = true;
+                let th = &mut self.threads[i];
+                th.live = !th.stopped;
+                th.started = true;
             }
             EventKind::Stop => {
+                if self.threads[i].stopped {
+                    self.violate(Violation::StopTwice, || format!("thread {i} at {t} ns"));
+                }
                 let open = std::mem::take(&mut self.threads[i].stack);
                 if !open.is_empty() {
-                    self.warn(|| {
-                        format!(
-                            "thread {}: stop at {t} ns with open {:?} intervals (closed there)",
-                            e.thread, open
-                        )
+                    self.violate(Violation::OpenAtStop, || {
+                        format!("thread {i} at {t} ns, open: {}", describe(&open))
                     });
                     self.close(i, t);
                     let was_busy = self.threads[i].own.is_busy();
@@ -354,6 +426,7 @@ impl<'s> Sweep<'s> {
                 }
                 let th = &mut self.threads[i];
                 th.stopped = true;
+                th.live = false;
                 th.comm_deadline = NO_DEADLINE;
                 self.last_stop = Some(t);
                 self.retag(i, t);
@@ -366,9 +439,16 @@ impl<'s> Sweep<'s> {
 
     /// Applies every remaining event of `log`, in time order. `Err` is the damage that ended
     /// the log early (every event before it was applied); [`Sweep::finish`] then attributes
-    /// what was read.
+    /// what was read. The first violation of each rule of the log is placed in the file
+    /// ([`LogReader::place`]).
     pub fn read(&mut self, log: &mut LogReader) -> Result<(), LogError> {
-        log.for_each_event(|e, symbols| self.event(e, symbols))
+        while let Some(e) = log.next_event() {
+            self.event(&e?, log.symbols());
+            if self.violations.unplaced() {
+                self.violations.place(&log.place());
+            }
+        }
+        Ok(())
     }
 
     #[cold]
@@ -390,29 +470,32 @@ impl<'s> Sweep<'s> {
             .filter(|&j| self.threads[j].started && !self.threads[j].stopped)
             .collect();
         let end = self.last_t;
-        if !unstopped.is_empty() {
-            self.warn(|| format!(
-                "threads {unstopped:?} never stopped: the log is cut at {end} ns (the window ends there)"
-            ));
+        if let Some(&first) = unstopped.first() {
+            let n = unstopped.len();
+            self.violations.add(Violation::NeverStopped, 0, || {
+                format!("{n} of them, first thread {first}; the last event is at {end} ns")
+            });
         } else if let Some(stop) = self.last_stop.filter(|&stop| stop < end) {
-            self.warn(|| format!(
-                "events after the last stop ({stop} ns): the window ends at the last event ({end} ns)"
-            ));
+            self.violations.add(Violation::AfterLastStop, 0, || {
+                format!("the last stop is at {stop} ns, the last event at {end} ns")
+            });
         }
-        for j in 0..self.p {
-            let (has_events, started) = (self.threads[j].has_events, self.threads[j].started);
-            if has_events && !started {
-                self.warn(|| format!("thread {j} has events but no start"));
-            }
-            let open = self.threads[j].stack.clone();
-            if !open.is_empty() {
-                self.warn(|| format!("thread {j}: {open:?} still open at the end ({end} ns)"));
-            }
+        let open: Vec<(usize, usize)> = (0..self.p)
+            .map(|j| (j, self.threads[j].stack.len()))
+            .filter(|&(_, n)| n > 0)
+            .collect();
+        if let Some(&(j, _)) = open.first() {
+            let n: usize = open.iter().map(|o| o.1).sum();
+            let first = describe(&self.threads[j].stack);
+            self.violations.add(Violation::OpenAtEnd, 0, || {
+                format!("{n} of them, first thread {j}'s {first}; the log ends at {end} ns")
+            });
         }
-        let mut open: Vec<_> = self.slots.keys().copied().collect();
-        open.sort_unstable();
-        for id in open {
-            self.warn(|| format!("region {id} never ended"));
+        if let Some(&id) = self.slots.keys().min() {
+            let n = self.slots.len();
+            self.violations.add(Violation::RegionOpenAtEnd, 0, || {
+                format!("{n} of them, first region {id}")
+            });
         }
         for j in 0..self.p {
             self.close(j, end.max(self.threads[j].since));
@@ -420,7 +503,7 @@ impl<'s> Sweep<'s> {
         self.drain(symbols);
         let mut by_thread = vec![Totals::default(); self.p];
         for (key, t) in self.contexts.keys.iter().zip(&self.contexts.totals) {
-            by_thread[key.0 as usize].absorb(t);
+            by_thread[key.0 as usize].absorb(&Totals::from(t));
         }
         let mut totals = Totals::default();
         for t in &by_thread {
@@ -434,26 +517,46 @@ impl<'s> Sweep<'s> {
             by_thread,
             by_region: self.contexts.group(|k| k.1),
             by_phase: self.contexts.group(|k| k.2),
-            warnings: self.warnings,
+            warnings: self.violations.lines(),
         })
     }
 
-    /// Records an oddity; only the first hundred are kept (and formatted).
+    /// Counts a violation of a rule of the log by the current event; `detail` describes it
+    /// when it is the first of its kind.
+    #[inline(always)]
+    fn violate(&mut self, kind: Violation, detail: impl FnOnce() -> String) {
+        self.violations.add(kind, self.events, detail);
+    }
+
+    /// An event of thread `i`, which has not started or has stopped.
     #[cold]
     #[inline(never)]
-    fn warn(&mut self, message: impl FnOnce() -> String) {
-        if self.warnings.len() < 100 {
-            self.warnings.push(message());
-        } else if self.warnings.len() == 100 {
-            self.warnings.push("... more warnings suppressed".into());
+    fn outside_lifetime(&mut self, i: usize, t: u64, kind: &EventKind) {
+        let th = &self.threads[i];
+        let event = name(kind);
+        match kind {
+            // A start is checked by itself (started twice or not); so is a stop after a stop.
+            EventKind::Start => {}
+            EventKind::Stop if th.stopped => {}
+            _ if !th.started => self.violate(Violation::BeforeStart, || {
+                format!("thread {i} {event} at {t} ns")
+            }),
+            _ => self.violate(Violation::AfterStop, || {
+                format!("thread {i} {event} at {t} ns")
+            }),
         }
     }
 
-    #[inline]
-    fn push(&mut self, i: usize, t: u64, own: Own) {
+    #[inline(always)]
+    fn push(&mut self, i: usize, t: u64, own: Own, arg: u64) {
+        let th = &mut self.threads[i];
+        let outer = th.own;
+        if outer != Own::Idle && (outer != Own::Work || own == Own::Work) {
+            self.nested(i, t, own, outer);
+        }
         let th = &mut self.threads[i];
         let was_busy = th.own.is_busy();
-        th.stack.push(own);
+        th.stack.push(Open { own, arg });
         th.own = own;
         if was_busy != own.is_busy() {
             self.busy_changed(i, t, own.is_busy());
@@ -461,17 +564,38 @@ impl<'s> Sweep<'s> {
         self.retag(i, t);
     }
 
+    /// A begin of `own` inside an open `outer` other than a comm or wait inside work.
+    #[cold]
+    #[inline(never)]
+    fn nested(&mut self, i: usize, t: u64, own: Own, outer: Own) {
+        use Own::{Barrier, Comm, Wait, Work};
+        let kind = match (own, outer) {
+            (Work, Work) => Violation::WorkInWork,
+            (Work, Wait | Barrier) => Violation::WorkInWait,
+            (Work, _) => Violation::WorkInComm,
+            (Wait | Barrier, Comm) => Violation::WaitInComm,
+            (Wait | Barrier, _) => Violation::WaitInWait,
+            (_, Comm) => Violation::CommInComm,
+            _ => Violation::CommInWait,
+        };
+        self.violate(kind, || format!("thread {i} at {t} ns"));
+    }
+
     #[inline]
-    fn pop(&mut self, i: usize, t: u64, own: Own, what: &'static str) {
+    fn pop(&mut self, i: usize, t: u64, own: Own, arg: u64) {
         let th = &mut self.threads[i];
         let was_busy = th.own.is_busy();
         if closes(own, th.own) {
-            th.stack.pop();
+            if let Some(open) = th.stack.pop()
+                && open.arg != arg
+            {
+                self.end_differs(i, t, own, open.arg, arg);
+            }
         } else {
-            self.unmatched_end(i, t, own, what);
+            self.unmatched_end(i, t, own, arg);
         }
         let th = &mut self.threads[i];
-        th.own = th.stack.last().copied().unwrap_or(Own::Idle);
+        th.own = th.stack.last().map_or(Own::Idle, |o| o.own);
         let now_busy = th.own.is_busy();
         if was_busy != now_busy {
             self.busy_changed(i, t, now_busy);
@@ -483,17 +607,77 @@ impl<'s> Sweep<'s> {
     /// its kind and those opened inside it, or nothing when there is none.
     #[cold]
     #[inline(never)]
-    fn unmatched_end(&mut self, i: usize, t: u64, own: Own, what: &'static str) {
+    fn unmatched_end(&mut self, i: usize, t: u64, own: Own, arg: u64) {
         let stack = &mut self.threads[i].stack;
-        match stack.iter().rposition(|&o| closes(own, o)) {
+        let what = end_name(own);
+        match stack.iter().rposition(|o| closes(own, o.own)) {
             Some(pos) => {
                 let inner = stack.split_off(pos + 1);
-                stack.pop();
-                self.warn(|| {
-                    format!("thread {i}: {what} at {t} ns closes {inner:?} opened inside it")
+                let open = stack.pop().map_or(arg, |o| o.arg);
+                self.violate(Violation::EndCrossing, || {
+                    format!(
+                        "thread {i} {what} at {t} ns, inside it: {}",
+                        describe(&inner)
+                    )
+                });
+                if open != arg {
+                    self.end_differs(i, t, own, open, arg);
+                }
+            }
+            None => self.violate(Violation::EndWithoutBegin, || {
+                format!("thread {i} {what} at {t} ns")
+            }),
+        }
+    }
+
+    /// An end whose arguments are not its begin's.
+    #[cold]
+    #[inline(never)]
+    fn end_differs(&mut self, i: usize, t: u64, own: Own, begin: u64, end: u64) {
+        let at = || format!("thread {i} at {t} ns");
+        match own {
+            Own::Work => self.violate(Violation::WorkLabelDiffers, at),
+            Own::Comm => self.violate(Violation::CommBytesDiffer, || {
+                format!("thread {i} at {t} ns, {begin} then {end} bytes")
+            }),
+            _ => {
+                let kind = |a: u64| WaitKind::ALL.get((a >> 32) as usize).map(|k| k.as_str());
+                if begin >> 32 != end >> 32 {
+                    self.violate(Violation::WaitKindDiffers, || {
+                        format!(
+                            "thread {i} at {t} ns, {} then {}",
+                            kind(begin).unwrap_or("?"),
+                            kind(end).unwrap_or("?")
+                        )
+                    });
+                }
+                if begin as u32 != end as u32 {
+                    self.violate(Violation::WaitObjectDiffers, at);
+                }
+            }
+        }
+    }
+
+    /// A `region_end` of an open region that is not the last one thread `i` began: one it
+    /// began earlier (the regions cross), or one it did not begin.
+    #[cold]
+    #[inline(never)]
+    fn region_end_out_of_turn(&mut self, i: usize, t: u64, id: u64, slot: u32) {
+        let begun = &mut self.threads[i].begun;
+        match begun.iter().rposition(|&r| r == id) {
+            Some(pos) => {
+                let inner = begun[pos + 1..].to_vec();
+                begun.remove(pos);
+                self.violate(Violation::RegionsCross, || {
+                    format!("thread {i} at {t} ns, region {id} ends before {inner:?}")
                 });
             }
-            None => self.warn(|| format!("thread {i}: {what} at {t} ns without a begin")),
+            None => {
+                self.regions[slot as usize].ended_by_other = true;
+                self.violate(Violation::RegionEndByOther, || {
+                    format!("thread {i} at {t} ns, region {id}")
+                });
+            }
         }
     }
 
@@ -549,6 +733,7 @@ impl<'s> Sweep<'s> {
                     opens: 0,
                     members: Vec::new(),
                     busy: 0,
+                    ended_by_other: false,
                 });
                 (self.regions.len() - 1) as u32
             }
@@ -559,9 +744,7 @@ impl<'s> Sweep<'s> {
             Some(Some(team)) => {
                 members.extend(team.iter().copied().filter(|&m| (m as usize) < self.p))
             }
-            Some(None) => {
-                self.warn(|| format!("region {id} at {t} ns: its team is not in the symbol table"))
-            }
+            Some(None) => self.violate(Violation::TeamUnknown, || format!("region {id} at {t} ns")),
             None => members.extend(0..self.p as ThreadId),
         }
         let busy = members
@@ -575,6 +758,7 @@ impl<'s> Sweep<'s> {
             opens: 1,
             members,
             busy,
+            ended_by_other: false,
         };
         for k in 0..self.regions[slot as usize].members.len() {
             let m = self.regions[slot as usize].members[k] as usize;
@@ -592,6 +776,12 @@ impl<'s> Sweep<'s> {
         self.slots.remove(&id);
         self.recent = None;
         self.free_slots.push(slot);
+        if self.regions[slot as usize].ended_by_other {
+            // Threads that began it and did not end it no longer have it open.
+            for th in &mut self.threads {
+                th.begun.retain(|&r| r != id);
+            }
+        }
         let members = std::mem::take(&mut self.regions[slot as usize].members);
         for &m in &members {
             let m = m as usize;
@@ -663,8 +853,24 @@ impl<'s> Sweep<'s> {
     /// moves from pc to rc.cpu; with run-queue delays, the delay since the previous delay that
     /// this does not explain moves to rc.cpu from the thread's waiting time (li, ip, sl).
     #[inline]
-    fn cpu_sample(&mut self, i: usize, t: u64, cpu: u64, delay: Option<u64>) {
+    fn cpu_sample(&mut self, i: usize, t: u64, cpu: u64, mut delay: Option<u64>) {
         self.close(i, t);
+        let th = &self.threads[i];
+        if th.last_cpu.is_some_and(|last| cpu < last) {
+            let last = th.last_cpu.unwrap_or(0);
+            self.violate(Violation::CpuBack, || {
+                format!("thread {i} at {t} ns, {cpu} ns after {last} ns")
+            });
+            return;
+        }
+        if let (Some(d), Some(last)) = (delay, th.last_delay)
+            && d < last
+        {
+            self.violate(Violation::DelayBack, || {
+                format!("thread {i} at {t} ns, {d} ns after {last} ns")
+            });
+            delay = None;
+        }
         let th = &mut self.threads[i];
         let previous = th.last_cpu.replace(cpu);
         let unbacked = match previous {
@@ -860,6 +1066,46 @@ const OWNS: usize = Own::ALL.len();
 
 fn own_index(own: Own) -> usize {
     own as usize
+}
+
+/// The event's keyword in the text encoding.
+fn name(kind: &EventKind) -> &'static str {
+    match kind {
+        EventKind::Start => "start",
+        EventKind::Stop => "stop",
+        EventKind::RegionBegin { .. } => "region_begin",
+        EventKind::RegionEnd { .. } => "region_end",
+        EventKind::WorkBegin { .. } => "work_begin",
+        EventKind::WorkEnd { .. } => "work_end",
+        EventKind::WaitBegin { .. } => "wait_begin",
+        EventKind::WaitEnd { .. } => "wait_end",
+        EventKind::CommBegin { .. } => "comm_begin",
+        EventKind::CommEnd { .. } => "comm_end",
+        EventKind::Cpu { .. } => "cpu",
+        EventKind::Phase { .. } => "phase",
+    }
+}
+
+/// The keyword of the end of an interval.
+fn end_name(own: Own) -> &'static str {
+    match own {
+        Own::Work => "work_end",
+        Own::Comm => "comm_end",
+        _ => "wait_end",
+    }
+}
+
+/// Open intervals for a message, outermost first: `work, comm`.
+fn describe(open: &[Open]) -> String {
+    let names: Vec<&str> = open
+        .iter()
+        .map(|o| match o.own {
+            Own::Work => "work",
+            Own::Comm => "comm",
+            _ => "wait",
+        })
+        .collect();
+    names.join(", ")
 }
 
 /// Whether an end of `ending` closes an open `open` interval: the same kind, or two waits

@@ -87,8 +87,9 @@ fn recorded_run(implementation: &str, p: usize, n: usize, iters: usize) -> Profi
     assert_eq!(field(&f, "p"), p_arg, "{row}");
     assert_eq!(field(&f, "iters"), iters_arg, "{row}");
     // Every thread-instant is in exactly one category (exact, in nanoseconds) ...
-    assert_eq!(profile.total_ns(), p as u64 * profile.wall_ns(), "{row}");
-    let sum: u64 = CATEGORIES.iter().map(|&c| profile.totals.get(c)).sum();
+    let wall = u128::from(profile.wall_ns());
+    assert_eq!(profile.total_ns(), p as u128 * wall, "{row}");
+    let sum: u128 = CATEGORIES.iter().map(|&c| profile.totals.get(c)).sum();
     assert_eq!(sum, profile.total_ns(), "{row}");
     // ... and the row says so too (seconds with 9 decimals).
     let seconds = |key: &str| field(&f, key).parse::<f64>().unwrap();
