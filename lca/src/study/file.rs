@@ -29,6 +29,12 @@ use std::path::PathBuf;
 /// `Duration` of 1e300 s cannot be made.
 const MAX_TIMEOUT_S: f64 = 30.0 * 24.0 * 3600.0;
 
+/// The most runs per point: beyond it a count is a typo, and the plan would not fit in memory.
+const MAX_REPLICATES: i64 = 1000;
+
+/// The most points a validation grid may have, counted before any is made.
+const MAX_GRID_POINTS: usize = 100_000;
+
 use design::{Design, Factor};
 use serde::Deserialize;
 use serde::de::{Deserializer, MapAccess, Visitor};
@@ -279,11 +285,14 @@ pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
     };
     let replicates = match &raw.replicates {
         None => 1,
-        Some(r) if *r.get_ref() >= 1 => *r.get_ref() as usize,
+        Some(r) if (1..=MAX_REPLICATES).contains(r.get_ref()) => *r.get_ref() as usize,
         Some(r) => {
             return Err(error(
                 r.span().start,
-                format!("replicates = {}: expected 1 or more", r.get_ref()),
+                format!(
+                    "replicates = {}: expected 1 to {MAX_REPLICATES}",
+                    r.get_ref()
+                ),
             ));
         }
     };
@@ -338,6 +347,23 @@ pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
                     format!("validate.grid: no levels for factor '{}'", names[i]),
                 ));
             }
+            let count = axes
+                .iter()
+                .flatten()
+                .try_fold(1usize, |n, axis| n.checked_mul(axis.len()));
+            if count.is_none_or(|n| n > MAX_GRID_POINTS) {
+                let asked = count.map_or_else(
+                    || {
+                        let n: f64 = axes.iter().flatten().map(|a| a.len() as f64).product();
+                        format!("{n:e}")
+                    },
+                    |n| n.to_string(),
+                );
+                return Err(error(
+                    grid.span().start,
+                    format!("validate.grid has {asked} points; the limit is {MAX_GRID_POINTS}"),
+                ));
+            }
             let mut grid_points: Vec<Vec<f64>> = vec![Vec::new()];
             for axis in axes.into_iter().flatten() {
                 grid_points = grid_points
@@ -367,10 +393,16 @@ pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
             }
             let values = names
                 .iter()
-                .map(|n| {
-                    map.get(*n).copied().ok_or_else(|| {
-                        error(at, format!("validate.points: no value for factor '{n}'"))
-                    })
+                .map(|n| match map.get(*n) {
+                    None => Err(error(
+                        at,
+                        format!("validate.points: no value for factor '{n}'"),
+                    )),
+                    Some(v) if !v.is_finite() => Err(error(
+                        at,
+                        format!("validate.points: {n} = {v}: expected a finite number"),
+                    )),
+                    Some(v) => Ok(*v),
                 })
                 .collect::<Result<Vec<f64>, _>>()?;
             validate.push(values);
@@ -607,6 +639,24 @@ command = ["prog", "-n{n}", "{p}", "{{x}}", "{ a; }{x", "}{ p}"]
         assert!(e.contains("no value for factor 'n'"), "{e}");
         let e = err("name = \n");
         assert!(e.starts_with("s.toml:1: ") && !e.contains('\n'), "{e}");
+        let e = err(&GOOD.replace(
+            "grid = { p = \"3,5\", n = \"64\" }",
+            "grid = { p = \"1..1000:lin:1000\", n = \"1..1000:lin:1000\" }",
+        ));
+        assert!(
+            e.starts_with("s.toml:6: validate.grid has 1000000 points; the limit is 100000"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("n = 96,", "n = nan,"));
+        assert!(
+            e.starts_with("s.toml:7: validate.points: n = NaN: expected a finite number"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("name = \"t\"", "name = \"t\"\nreplicates = 1001"));
+        assert!(
+            e.starts_with("s.toml:2: replicates = 1001: expected 1 to 1000"),
+            "{e}"
+        );
         let e = err("name = \"t\"\n[factors]\nn = \"1,2\"\n");
         assert!(
             e.starts_with("s.toml:") && e.contains("[[implementation]]"),
