@@ -4,8 +4,11 @@
 //! each implementation's model and checks it on the validation points. Without a file it runs
 //! the bundled fft2d study ([`DEFAULT`]).
 
+mod child;
 pub mod file;
+mod lock;
 pub mod runner;
+mod signals;
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -21,7 +24,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use reports::ranking::Format;
 
 use file::Study;
-use runner::{Key, Point, Role, Runner};
+use runner::{Key, Point, Ran, Role, Runner};
 
 /// The bundled study: fft2d, dp against tp, run by this very binary (`lca workload fft2d`).
 pub const DEFAULT: &str = include_str!("default.toml");
@@ -85,18 +88,20 @@ pub fn run(args: &Args) -> Result<String> {
     if args.print_default {
         return Ok(DEFAULT.to_string());
     }
-    let study = match &args.study {
+    let (study, how) = match &args.study {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("{}: cannot read", path.display()))?;
-            file::parse(&path.display().to_string(), &text)?
+            let how = format!("lca study {}", path.display());
+            (file::parse(&path.display().to_string(), &text)?, how)
         }
-        None => file::parse(DEFAULT_NAME, DEFAULT)?,
+        None => (file::parse(DEFAULT_NAME, DEFAULT)?, "lca study".to_string()),
     };
     let started = Instant::now();
     let points = runner::points(&study)?;
     std::fs::create_dir_all(&study.out)
         .with_context(|| format!("{}: cannot create the output folder", study.out.display()))?;
+    let _lock = lock::take(&study.out)?;
     let measured = runner::measured(&study)
         .with_context(|| format!("{}: cannot read", study.datafile.display()))?;
     let todo: Vec<&Point> = points
@@ -149,12 +154,16 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let mut failures = 0;
     let mut communicated = false;
+    let stopping = signals::Guard::install().context("cannot handle signals")?;
     for (i, point) in todo.iter().enumerate() {
+        if let Some(signal) = signals::caught() {
+            stop(&bar, signal, i, &how);
+        }
         let label = point.label(&study);
         bar.set_message(label.clone());
         let begun = Instant::now();
         match runner.run(point) {
-            Ok(m) => {
+            Ran::Measured(m) => {
                 runner::append(&study.datafile, &m.row)
                     .with_context(|| format!("{}: cannot append", study.datafile.display()))?;
                 communicated |= m.communicated;
@@ -172,12 +181,17 @@ pub fn run(args: &Args) -> Result<String> {
                     }
                 });
             }
-            Err(failure) => {
+            Ran::Failed(failure) => {
                 failures += 1;
                 bar.suspend(|| eprintln!("lca study: {label}: {failure}"));
             }
+            Ran::Stopped(signal) => stop(&bar, signal, i, &how),
         }
         bar.inc(1);
+    }
+    drop(stopping);
+    if let Some(signal) = signals::caught() {
+        stop(&bar, signal, todo.len(), &how);
     }
     bar.finish_and_clear();
 
@@ -197,6 +211,19 @@ pub fn run(args: &Args) -> Result<String> {
         );
     }
     Ok(text)
+}
+
+/// Ends `lca` after a stopping signal, the running command's process group killed and reaped
+/// and no row half written: with one line saying how to resume, and status 128 + the signal.
+fn stop(bar: &ProgressBar, signal: i32, made: usize, how: &str) -> ! {
+    bar.finish_and_clear();
+    eprintln!(
+        "lca study: stopped by {} after {made} of {} runs; no finished run is lost: `{how}` \
+         resumes",
+        signals::name(signal),
+        bar.length().unwrap_or(0)
+    );
+    std::process::exit(128 + signal)
 }
 
 /// The crossover of the first two implementations' models (both factors: a winner map) and

@@ -1,10 +1,10 @@
 //! Running a study's points: the plan, one run with a fresh log and a timeout, its profile as a
 //! datafile row, appending it, and resuming from what the datafile already holds.
 //!
-//! A row is appended with one `write` on a file opened for appending, only after its run
-//! finished and its log was profiled: a study stopped at any instant (Ctrl-C, a crash, a kill)
+//! A row is appended whole or not at all (see [`append`]), only after its run finished and its
+//! log was profiled: a study stopped at any instant (Ctrl-C, a crash, a kill, a full disk)
 //! leaves only whole rows of finished runs, and the next start runs exactly the points that
-//! have no row yet.
+//! have no row yet. Each run's command is a child `lca` owns ([`super::child`]).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
@@ -12,12 +12,13 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pp::log::LogReader;
 use pp::machine::Machine;
 use pp::profile::{Category, Profile, Sweep};
 
+use super::child::{self, Ended};
 use super::file::{Study, format_value};
 
 /// Why a point is measured.
@@ -215,6 +216,17 @@ impl fmt::Display for Failure {
     }
 }
 
+/// How a run ended.
+#[derive(Debug)]
+pub enum Ran {
+    /// It gave a row.
+    Measured(Measured),
+    /// It gave none.
+    Failed(Failure),
+    /// `lca` received this stopping signal (SIGINT, SIGTERM, SIGHUP) and killed it.
+    Stopped(i32),
+}
+
 /// A finished run.
 #[derive(Debug, Clone)]
 pub struct Measured {
@@ -266,20 +278,36 @@ impl<'a> Runner<'a> {
             .collect()
     }
 
-    /// Runs a point with a fresh log and returns its datafile row.
-    pub fn run(&self, point: &Point) -> Result<Measured, Failure> {
+    /// Runs a point with a fresh log: its datafile row, why it gave none, or the stopping
+    /// signal that ended it. The recorder's temporary log (`<stem>.log.tmp`, left by a run
+    /// that did not finish) is removed on every way out.
+    pub fn run(&self, point: &Point) -> Ran {
+        let stem = point.stem(self.study);
+        let log = self.logs.join(format!("{stem}.log"));
+        let mut tmp = log.clone().into_os_string();
+        tmp.push(".tmp");
+        let _ = std::fs::remove_file(&tmp);
+        let ran = match self.attempt(point, &stem, &log) {
+            Ok(measured) => Ran::Measured(measured),
+            Err(ran) => ran,
+        };
+        let _ = std::fs::remove_file(&tmp);
+        ran
+    }
+
+    fn attempt(&self, point: &Point, stem: &str, log: &Path) -> Result<Measured, Ran> {
         let study = self.study;
         let implementation = &study.implementations[point.implementation];
-        let stem = point.stem(study);
-        let log = self.logs.join(format!("{stem}.log"));
         let stdout_path = self.logs.join(format!("{stem}.out"));
         let stderr_path = self.logs.join(format!("{stem}.err"));
-        let fail = |reason: String| Failure {
-            stderr: tail(&stderr_path, 10),
-            reason,
-            stderr_path: stderr_path.clone(),
+        let fail = |reason: String| {
+            Ran::Failed(Failure {
+                stderr: tail(&stderr_path, 10),
+                reason,
+                stderr_path: stderr_path.clone(),
+            })
         };
-        let _ = std::fs::remove_file(&log);
+        let _ = std::fs::remove_file(log);
         let argv = self.argv(point);
         let files = File::create(&stdout_path).and_then(|o| Ok((o, File::create(&stderr_path)?)));
         let (stdout, stderr) = files.map_err(|e| {
@@ -288,32 +316,28 @@ impl<'a> Runner<'a> {
                 stdout_path.parent().unwrap_or(Path::new(".")).display()
             ))
         })?;
-        let child = Command::new(&argv[0])
+        let mut command = Command::new(&argv[0]);
+        command
             .args(&argv[1..])
-            .env("PP_LOG", &log)
+            .env("PP_LOG", log)
             .stdin(Stdio::null())
             .stdout(stdout)
-            .stderr(stderr)
-            .spawn();
-        let mut child = child.map_err(|e| fail(format!("cannot start '{}': {e}", argv[0])))?;
-        let status = match wait(
-            &mut child,
-            Duration::from_secs_f64(implementation.timeout_s),
-        ) {
-            Ok(Some(status)) => status,
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
+            .stderr(stderr);
+        let mut child = child::spawn(&mut command)
+            .map_err(|e| fail(format!("cannot start '{}': {e}", argv[0])))?;
+        // The timeout was checked when the study file was read; the cap is for the type.
+        let timeout =
+            Duration::try_from_secs_f64(implementation.timeout_s).unwrap_or(Duration::MAX);
+        let status = match child::wait(&mut child, timeout) {
+            Ok(Ended::Exited(status)) => status,
+            Ok(Ended::TimedOut) => {
                 return Err(fail(format!(
                     "timed out after {} s and was killed",
                     implementation.timeout_s
                 )));
             }
-            Err(e) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(fail(format!("waiting for the command: {e}")));
-            }
+            Ok(Ended::Stopped(signal)) => return Err(Ran::Stopped(signal)),
+            Err(e) => return Err(fail(format!("waiting for the command: {e}"))),
         };
         if !status.success() {
             return Err(fail(exit_reason(status)));
@@ -324,7 +348,7 @@ impl<'a> Runner<'a> {
                 log.display()
             )));
         }
-        let (profile, mut warnings) = self.profile(&log).map_err(fail)?;
+        let (profile, mut warnings) = self.profile(log).map_err(fail)?;
         let communicated = profile.totals.get(Category::Cl) > 0;
         let row = self.row(point, &profile).map_err(fail)?;
         warnings.extend(profile.warnings.iter().cloned());
@@ -402,23 +426,6 @@ impl<'a> Runner<'a> {
     }
 }
 
-/// Waits for the child at most `timeout`; `None` when it is still running.
-fn wait(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<Option<ExitStatus>> {
-    let start = Instant::now();
-    let mut pause = Duration::from_millis(1);
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        let left = timeout.saturating_sub(start.elapsed());
-        if left.is_zero() {
-            return Ok(None);
-        }
-        std::thread::sleep(pause.min(left));
-        pause = (pause * 2).min(Duration::from_millis(20));
-    }
-}
-
 fn exit_reason(status: ExitStatus) -> String {
     #[cfg(unix)]
     {
@@ -447,8 +454,10 @@ fn tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// Appends a row to the datafile with one `write` on a file opened for appending (after a
-/// newline when the file does not end with one), so a stopped study never leaves half a row.
+/// Appends a row to the datafile, all or nothing: with one `write_all` on a file opened for
+/// appending (after a newline when the file does not end with one), and when that fails (a full
+/// disk, a file size limit) the file is cut back to its length before, so neither a stopped
+/// study nor a failed write leaves part of a row.
 pub fn append(datafile: &Path, row: &str) -> std::io::Result<()> {
     let mut file = OpenOptions::new()
         .create(true)
@@ -467,13 +476,14 @@ pub fn append(datafile: &Path, row: &str) -> std::io::Result<()> {
     }
     line += row;
     line.push('\n');
-    let written = file.write(line.as_bytes())?;
-    if written != line.len() {
-        return Err(std::io::Error::other(format!(
-            "{}: only {written} of {} bytes of a row were written (disk full?)",
-            datafile.display(),
-            line.len()
-        )));
+    if let Err(e) = file.write_all(line.as_bytes()) {
+        return Err(match file.set_len(len) {
+            Ok(()) => std::io::Error::new(e.kind(), format!("{e}; the row was not written")),
+            Err(t) => std::io::Error::new(
+                e.kind(),
+                format!("{e}; cutting off the part of the row written failed too: {t}"),
+            ),
+        });
     }
     Ok(())
 }
