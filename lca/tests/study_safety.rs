@@ -164,15 +164,11 @@ fn a_stopping_signal_kills_the_run_s_whole_group_and_says_how_to_resume() {
 }
 
 #[test]
-fn a_killed_study_leaves_no_run_alive() {
-    // The run is the command itself (exec): the kernel's death signal reaches it.
+fn a_killed_study_leaves_no_process_of_its_run_alive() {
+    // The run's shell gets the kernel's death signal; the `sleep` it started, the watchdog's.
     let dir = scratch("study-sigkill");
-    let command = format!(
-        "[\"sh\", \"-c\", 'echo $$ > \"$1/started.tmp\"; mv \"$1/started.tmp\" \"$1/started\"; \
-         exec sleep 300', \"sh\", \"{}\", \"{{n}}\"]",
-        dir.display()
-    );
-    study(&dir, "1,2", &command);
+    study(&dir, "1,2", &workload(&dir));
+    std::fs::write(dir.join("hold"), "").unwrap();
     let mut lca = start(&dir);
     let pgid = held_run(&dir);
     lca.kill().unwrap();
@@ -204,7 +200,7 @@ fn a_second_study_in_the_folder_is_refused_naming_the_first() {
     // Killed outright, the first leaves no stale lock: the next start runs the study.
     first.kill().unwrap();
     first.wait().unwrap();
-    end_group(pgid);
+    assert_group_gone(pgid);
     std::fs::remove_file(dir.join("hold")).unwrap();
     let out = start(&dir).wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -214,13 +210,6 @@ fn a_second_study_in_the_folder_is_refused_naming_the_first() {
         stdout.contains("study safe: 2 runs, 1 made now") && stdout.contains("1 measured earlier"),
         "{stdout}"
     );
-}
-
-/// After a SIGKILL of lca the run's shell dies with it (the kernel's death signal), but the
-/// `sleep` it started is not lca's child: the test kills it so as to leave nothing behind.
-fn end_group(pgid: i32) {
-    unsafe { libc::killpg(pgid, libc::SIGKILL) };
-    assert_group_gone(pgid);
 }
 
 #[test]

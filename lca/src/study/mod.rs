@@ -9,6 +9,7 @@ pub mod file;
 mod lock;
 pub mod runner;
 mod signals;
+mod watchdog;
 
 use std::collections::HashSet;
 use std::ffi::OsString;

@@ -20,6 +20,7 @@ use pp::profile::{Category, Profile, Sweep};
 
 use super::child::{self, Ended};
 use super::file::{Study, format_value};
+use super::watchdog::Watchdog;
 
 /// Why a point is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -245,6 +246,7 @@ pub struct Runner<'a> {
     lca: String,
     machine: Option<Machine>,
     logs: PathBuf,
+    watchdog: Watchdog,
 }
 
 impl<'a> Runner<'a> {
@@ -257,6 +259,7 @@ impl<'a> Runner<'a> {
             lca,
             machine,
             logs,
+            watchdog: Watchdog::start()?,
         })
     }
 
@@ -323,12 +326,12 @@ impl<'a> Runner<'a> {
             .stdin(Stdio::null())
             .stdout(stdout)
             .stderr(stderr);
-        let mut child = child::spawn(&mut command)
+        let mut child = child::spawn(&mut command, &self.watchdog)
             .map_err(|e| fail(format!("cannot start '{}': {e}", argv[0])))?;
         // The timeout was checked when the study file was read; the cap is for the type.
         let timeout =
             Duration::try_from_secs_f64(implementation.timeout_s).unwrap_or(Duration::MAX);
-        let status = match child::wait(&mut child, timeout) {
+        let status = match child::wait(&mut child, timeout, &self.watchdog) {
             Ok(Ended::Exited(status)) => status,
             Ok(Ended::TimedOut) => {
                 return Err(fail(format!(
