@@ -32,6 +32,9 @@ const MAX_TIMEOUT_S: f64 = 30.0 * 24.0 * 3600.0;
 /// The most runs per point: beyond it a count is a typo, and the plan would not fit in memory.
 const MAX_REPLICATES: i64 = 1000;
 
+/// The most points along each edge of an `edges:K` design (edges:10^12 asked for 8 TB).
+const MAX_EDGE_POINTS: usize = 1000;
+
 /// The most points a validation grid may have, counted before any is made.
 const MAX_GRID_POINTS: usize = 100_000;
 
@@ -575,12 +578,13 @@ fn parse_design(text: &str) -> Result<Design, String> {
     }
     if let Some(k) = t.strip_prefix("edges:")
         && let Ok(k) = k.trim().parse::<usize>()
-        && k >= 1
+        && (1..=MAX_EDGE_POINTS).contains(&k)
     {
         return Ok(Design::Edges(k));
     }
     Err(format!(
-        "design = \"{text}\": expected edges:K (the corners and K points along each edge, K >= 1), full or 2k"
+        "design = \"{text}\": expected edges:K (the corners and K points along each edge, \
+         1 <= K <= {MAX_EDGE_POINTS}), full or 2k"
     ))
 }
 
@@ -652,6 +656,15 @@ command = ["prog", "-n{n}", "{p}", "{{x}}", "{ a; }{x", "}{ p}"]
             e.starts_with("s.toml:7: validate.points: n = NaN: expected a finite number"),
             "{e}"
         );
+        let e = err(&GOOD.replace(
+            "name = \"t\"",
+            "name = \"t\"\ndesign = \"edges:1000000000000\"",
+        ));
+        assert!(
+            e.starts_with("s.toml:2: design = \"edges:1000000000000\""),
+            "{e}"
+        );
+        assert!(e.contains("1 <= K <= 1000"), "{e}");
         let e = err(&GOOD.replace("name = \"t\"", "name = \"t\"\nreplicates = 1001"));
         assert!(
             e.starts_with("s.toml:2: replicates = 1001: expected 1 to 1000"),
