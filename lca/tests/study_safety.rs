@@ -7,6 +7,7 @@
 
 mod support;
 
+use std::os::unix::fs::FileTypeExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -58,6 +59,25 @@ fn start(dir: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
+}
+
+/// `lca study safe.toml` in `dir` under a resource limit.
+fn limited(dir: &Path, resource: libc::__rlimit_resource_t, limit: u64) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lca"));
+    command.current_dir(dir).args(["study", "safe.toml"]);
+    unsafe {
+        command.pre_exec(move || {
+            let rlimit = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(resource, &rlimit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command
 }
 
 /// Waits until `done()` holds; a cap of 5 minutes turns a hang into a failure.
@@ -222,21 +242,7 @@ fn a_failed_append_leaves_the_datafile_s_old_bytes_and_no_temporary_file() {
     std::fs::write(&datafile, &old).unwrap();
     // Files lca (and its runs) write may grow to 20 bytes past the datafile: the row's first
     // bytes fit, then the write fails with EFBIG ("File too large") as on a full disk.
-    let limit = old.len() as u64 + 20;
-    let mut command = Command::new(env!("CARGO_BIN_EXE_lca"));
-    command.current_dir(&dir).args(["study", "safe.toml"]);
-    unsafe {
-        command.pre_exec(move || {
-            let rlimit = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
-            };
-            if libc::setrlimit(libc::RLIMIT_FSIZE, &rlimit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    let mut command = limited(&dir, libc::RLIMIT_FSIZE, old.len() as u64 + 20);
     let out = command.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -348,5 +354,61 @@ fn no_number_in_a_study_file_panics() {
     assert!(
         e.starts_with(&format!("Error: {}:{at}: ", file.display())) && e.contains("limit"),
         "{e}"
+    );
+}
+
+#[test]
+fn a_datafile_that_is_not_a_regular_file_is_refused_untouched() {
+    let dir = scratch("study-device");
+    let fifo = dir.join("fifo");
+    let _ = std::fs::remove_file(&fifo);
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let sub = dir.join("folder");
+    std::fs::create_dir_all(&sub).unwrap();
+    // (the datafile, what it is); a FIFO was read forever, /dev/zero until memory ran out.
+    for (datafile, kind) in [
+        (fifo.clone(), "a FIFO"),
+        (sub, "a directory"),
+        (PathBuf::from("/dev/null"), "a character device"),
+        (PathBuf::from("/dev/zero"), "a character device"),
+    ] {
+        let path = study(&dir, "1,2", &workload(&dir));
+        let text = std::fs::read_to_string(&path).unwrap().replace(
+            "design = ",
+            &format!("datafile = \"{}\"\ndesign = ", datafile.display()),
+        );
+        std::fs::write(&path, text).unwrap();
+        let out = start(&dir).wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert_eq!(
+            stderr.trim_end(),
+            format!(
+                "Error: {}: the datafile is not a regular file ({kind}): name a file in the \
+                 study file's `datafile`",
+                datafile.display()
+            )
+        );
+    }
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(!dir.join("study-safe/logs").exists(), "no run was made");
+}
+
+#[test]
+fn a_datafile_line_too_long_to_be_a_row_is_refused_in_bounded_memory() {
+    let dir = scratch("study-long-line");
+    study(&dir, "1,2", &workload(&dir));
+    std::fs::create_dir_all(dir.join("study-safe")).unwrap();
+    // A sparse file of 1 GiB of zero bytes: one "line".
+    let datafile = std::fs::File::create(dir.join("study-safe/safe.dat")).unwrap();
+    datafile.set_len(1 << 30).unwrap();
+    // lca may map 512 MiB at most, half the file.
+    let out = limited(&dir, libc::RLIMIT_AS, 512 << 20).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "Error: study-safe/safe.dat:1: a line longer than 65536 bytes: not a datafile"
     );
 }

@@ -103,8 +103,7 @@ pub fn run(args: &Args) -> Result<String> {
     std::fs::create_dir_all(&study.out)
         .with_context(|| format!("{}: cannot create the output folder", study.out.display()))?;
     let _lock = lock::take(&study.out)?;
-    let measured = runner::measured(&study)
-        .with_context(|| format!("{}: cannot read", study.datafile.display()))?;
+    let measured = runner::measured(&study).map_err(|e| anyhow!(e))?;
     let todo: Vec<&Point> = points
         .iter()
         .filter(|p| !measured.contains(&p.key(&study)))

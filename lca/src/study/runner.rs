@@ -9,7 +9,8 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
@@ -160,18 +161,83 @@ fn key_of_line(line: &str, factors: &[&str]) -> Option<Key> {
     })
 }
 
-/// The keys of the runs the datafile already holds (none when it does not exist yet).
-pub fn measured(study: &Study) -> std::io::Result<HashSet<Key>> {
-    let text = match std::fs::read_to_string(&study.datafile) {
-        Ok(text) => text,
+/// The longest line `lca study` reads in its datafile: its rows are a few hundred bytes.
+const MAX_LINE: u64 = 1 << 16;
+
+/// The keys of the runs the datafile already holds (none when it does not exist yet), read
+/// line by line. The datafile must be a regular file: rows appended to a device or a FIFO
+/// would be lost, and reading one might never end.
+pub fn measured(study: &Study) -> Result<HashSet<Key>, String> {
+    let path = &study.datafile;
+    let cannot = |e: std::io::Error| format!("{}: cannot read: {e}", path.display());
+    // Not blocking on a FIFO, so as to refuse it.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    let file = match file {
+        Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashSet::new()),
-        Err(e) => return Err(e),
+        Err(e) => return Err(cannot(e)),
     };
+    regular(&file, path)?;
     let names: Vec<&str> = study.factors.iter().map(|f| f.name.as_str()).collect();
-    Ok(text
-        .lines()
-        .filter_map(|l| key_of_line(l, &names))
-        .collect())
+    let mut keys = HashSet::new();
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    for number in 1.. {
+        line.clear();
+        let n = (&mut reader)
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(cannot)?;
+        if n == 0 {
+            break;
+        }
+        if line.len() as u64 > MAX_LINE {
+            return Err(format!(
+                "{}:{number}: a line longer than {MAX_LINE} bytes: not a datafile",
+                path.display()
+            ));
+        }
+        keys.extend(key_of_line(&String::from_utf8_lossy(&line), &names));
+    }
+    Ok(keys)
+}
+
+/// An error unless the open file is a regular file.
+fn regular(file: &File, path: &Path) -> Result<(), String> {
+    let kind = file
+        .metadata()
+        .map_err(|e| format!("{}: cannot read: {e}", path.display()))?
+        .file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    Err(format!(
+        "{}: the datafile is not a regular file (a {}): name a file in the study file's \
+         `datafile`",
+        path.display(),
+        file_kind(kind)
+    ))
+}
+
+/// What a file type is, in words.
+fn file_kind(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "directory"
+    } else if kind.is_char_device() {
+        "character device"
+    } else if kind.is_block_device() {
+        "block device"
+    } else if kind.is_fifo() {
+        "FIFO"
+    } else if kind.is_socket() {
+        "socket"
+    } else {
+        "special file"
+    }
 }
 
 /// The datafile's text with only the rows of `keys` kept (the others blanked, so line numbers
@@ -467,6 +533,7 @@ pub fn append(datafile: &Path, row: &str) -> std::io::Result<()> {
         .append(true)
         .read(true)
         .open(datafile)?;
+    regular(&file, datafile).map_err(std::io::Error::other)?;
     let len = file.metadata()?.len();
     let mut line = String::with_capacity(row.len() + 2);
     if len > 0 {
