@@ -412,3 +412,45 @@ fn a_datafile_line_too_long_to_be_a_row_is_refused_in_bounded_memory() {
         "Error: study-safe/safe.dat:1: a line longer than 65536 bytes: not a datafile"
     );
 }
+
+#[test]
+fn files_in_the_study_folder_are_written_only_where_they_are_regular() {
+    let dir = scratch("study-nodes");
+    study(&dir, "1,2,4", &workload(&dir));
+    let logs = dir.join("study-safe/logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    // A FIFO where n=4's standard output goes (opening it waited for a reader forever), and a
+    // device node (as /dev/null) where the model summary goes, when the test may make one.
+    let fifo = logs.join("a-model-n4-r1.out");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let node = dir.join("study-safe/a-model.txt");
+    let c = std::ffi::CString::new(node.to_str().unwrap()).unwrap();
+    let device = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+    if device != 0 {
+        eprintln!("not root: no device node made, only the FIFO is checked");
+    }
+    let out = start(&dir).wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "lca study: a n=4: {}: cannot write: a FIFO; lca study writes only regular files",
+            fifo.strip_prefix(&dir).unwrap().display()
+        )),
+        "{stderr}"
+    );
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+    if device == 0 {
+        assert!(
+            stdout.contains(
+                "not built: study-safe/a-model.txt: cannot write: a device; lca study writes \
+                 only regular files"
+            ),
+            "{stdout}"
+        );
+        let kind = std::fs::symlink_metadata(&node).unwrap().file_type();
+        assert!(kind.is_char_device());
+    }
+}

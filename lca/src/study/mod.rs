@@ -7,6 +7,7 @@
 mod child;
 pub mod file;
 mod lock;
+mod output;
 pub mod runner;
 mod signals;
 mod watchdog;
@@ -244,7 +245,7 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
             Ok(map) => {
                 let path = study.out.join("crossover.txt");
                 let map = reports::crossover::winner_map(&map, reports::ranking::Format::Text);
-                std::fs::write(&path, &map)
+                output::write(&path, &map)
                     .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
                 text += &format!("\ncrossover: {}\n", path.display());
             }
@@ -354,7 +355,7 @@ fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("{}: cannot write", path.display()))
+    output::write(path, text).map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))
 }
 
 /// Where the study stands and where its files are.

@@ -21,6 +21,7 @@ use pp::profile::{Category, Profile, Sweep};
 
 use super::child::{self, Ended};
 use super::file::{Study, format_value};
+use super::output;
 use super::watchdog::Watchdog;
 
 /// Why a point is measured.
@@ -378,13 +379,10 @@ impl<'a> Runner<'a> {
         };
         let _ = std::fs::remove_file(log);
         let argv = self.argv(point);
-        let files = File::create(&stdout_path).and_then(|o| Ok((o, File::create(&stderr_path)?)));
-        let (stdout, stderr) = files.map_err(|e| {
-            fail(format!(
-                "cannot create {}: {e}",
-                stdout_path.parent().unwrap_or(Path::new(".")).display()
-            ))
-        })?;
+        let create = |path: &Path| {
+            output::create(path).map_err(|e| fail(format!("{}: cannot write: {e}", path.display())))
+        };
+        let (stdout, stderr) = (create(&stdout_path)?, create(&stderr_path)?);
         let mut command = Command::new(&argv[0]);
         command
             .args(&argv[1..])
@@ -511,7 +509,18 @@ fn exit_reason(status: ExitStatus) -> String {
 
 /// The last `lines` lines of a file (at most 4 KiB of it).
 fn tail(path: &Path, lines: usize) -> String {
-    let Ok(mut file) = File::open(path) else {
+    // Not waiting on a FIFO, and only a regular file's end.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    let Ok(mut file) = file.and_then(|f| {
+        if f.metadata()?.is_file() {
+            Ok(f)
+        } else {
+            Err(std::io::ErrorKind::InvalidInput.into())
+        }
+    }) else {
         return String::new();
     };
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
