@@ -242,8 +242,43 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Ordered<V> {
     }
 }
 
-/// Parses and checks a study file; `file` names it in errors.
+/// Parses and checks a study file; `file` names it in errors, which are one line each.
 pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
+    checked(file, text).map_err(|mut e| {
+        e.message = one_line(&e.message);
+        e
+    })
+}
+
+/// The most characters of an error message (a value quoted whole could be megabytes).
+const MAX_MESSAGE: usize = 300;
+
+/// The message with control characters escaped (a value may hold a newline) and cut short.
+fn one_line(message: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in message.chars().enumerate() {
+        if i == MAX_MESSAGE {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A value written in the file, as an error quotes it: at most 40 characters.
+fn excerpt(value: &str) -> String {
+    match value.char_indices().nth(40) {
+        Some((at, _)) => format!("{}…", &value[..at]),
+        None => value.to_string(),
+    }
+}
+
+fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
     let line_of = |offset: usize| 1 + text[..offset.min(text.len())].matches('\n').count();
     let error = |offset: usize, message: String| StudyError {
         file: file.to_string(),
@@ -263,7 +298,10 @@ pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
     if !is_name(&name) {
         return Err(error(
             raw.name.span().start,
-            format!("name '{name}': expected letters, digits, '-', '_' or '.' (it names files)"),
+            format!(
+                "name '{}': expected letters, digits, '-', '_' or '.' (it names files)",
+                excerpt(&name)
+            ),
         ));
     }
 
@@ -337,7 +375,8 @@ pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
                     return Err(error(
                         at,
                         format!(
-                            "validate.grid: '{key}' is not a factor ({})",
+                            "validate.grid: '{}' is not a factor ({})",
+                            excerpt(key),
                             names.join(", ")
                         ),
                     ));
@@ -389,7 +428,8 @@ pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
                 return Err(error(
                     at,
                     format!(
-                        "validate.points: '{key}' is not a factor ({})",
+                        "validate.points: '{}' is not a factor ({})",
+                        excerpt(key),
                         names.join(", ")
                     ),
                 ));
@@ -432,7 +472,10 @@ pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
         if !is_name(&iname) {
             return Err(error(
                 imp.name.span().start,
-                format!("implementation name '{iname}': expected letters, digits, '-', '_' or '.'"),
+                format!(
+                    "implementation name '{}': expected letters, digits, '-', '_' or '.'",
+                    excerpt(&iname)
+                ),
             ));
         }
         if implementations.iter().any(|i| i.name == iname) {
@@ -528,7 +571,8 @@ fn check_factor_name(key: &str) -> Result<(), String> {
         && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     if !ok {
         return Err(format!(
-            "factor '{key}': expected a name of letters, digits and '_' (a datafile column)"
+            "factor '{}': expected a name of letters, digits and '_' (a datafile column)",
+            excerpt(key)
         ));
     }
     if RESERVED.contains(&key)
@@ -544,7 +588,7 @@ fn check_factor_name(key: &str) -> Result<(), String> {
 
 fn parse_factor(name: &str, spec: &str) -> Result<Factor, String> {
     Factor::parse(&format!("{name}={spec}"))
-        .map_err(|e| format!("factor {name} = \"{spec}\": {}", e.message))
+        .map_err(|e| format!("factor {name} = \"{}\": {}", excerpt(spec), e.message))
 }
 
 /// A validation grid's levels: a factor specification, or a list that may have one level.
@@ -560,8 +604,9 @@ fn grid_levels(name: &str, spec: &str) -> Result<Vec<f64>, String> {
                 .filter(|x| x.is_finite())
                 .ok_or_else(|| {
                     format!(
-                        "validate.grid: {name} = \"{spec}\": '{}' is not a number",
-                        v.trim()
+                        "validate.grid: {name} = \"{}\": '{}' is not a number",
+                        excerpt(spec),
+                        excerpt(v.trim())
                     )
                 })
         })
@@ -583,8 +628,9 @@ fn parse_design(text: &str) -> Result<Design, String> {
         return Ok(Design::Edges(k));
     }
     Err(format!(
-        "design = \"{text}\": expected edges:K (the corners and K points along each edge, \
-         1 <= K <= {MAX_EDGE_POINTS}), full or 2k"
+        "design = \"{}\": expected edges:K (the corners and K points along each edge, \
+         1 <= K <= {MAX_EDGE_POINTS}), full or 2k",
+        excerpt(text)
     ))
 }
 
@@ -651,6 +697,13 @@ command = ["prog", "-n{n}", "{p}", "{{x}}", "{ a; }{x", "}{ p}"]
             e.starts_with("s.toml:6: validate.grid has 1000000 points; the limit is 100000"),
             "{e}"
         );
+        // A value with a newline (a literal string of ''') or of any length: one short line.
+        let e = err(&GOOD.replace("\"2..8:lin:7\"", "'''2..8:l\n:7'''"));
+        assert!(e.starts_with("s.toml:4: factor p = \"2..8:l\\n:7\""), "{e}");
+        let long = format!("name = \"{}\"", "é/".repeat(50_000));
+        let e = err(&GOOD.replace("name = \"t\"", &long));
+        assert!(e.starts_with("s.toml:1: name 'é/é/"), "{e}");
+        assert!(e.chars().count() < 400 && e.contains('…'), "{e}");
         let e = err(&GOOD.replace("n = 96,", "n = nan,"));
         assert!(
             e.starts_with("s.toml:7: validate.points: n = NaN: expected a finite number"),
