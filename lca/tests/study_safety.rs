@@ -454,3 +454,28 @@ fn files_in_the_study_folder_are_written_only_where_they_are_regular() {
         assert!(kind.is_char_device());
     }
 }
+
+#[test]
+fn a_last_row_without_its_newline_is_not_taken_for_a_run_made() {
+    let dir = scratch("study-torn");
+    study(&dir, "1,2", &workload(&dir));
+    let out = start(&dir).wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let datafile = dir.join("study-safe/safe.dat");
+    let text = std::fs::read_to_string(&datafile).unwrap();
+    let (first, second) = text.trim_end().split_once('\n').unwrap();
+    // The second row lost its newline (a write cut short at its last byte).
+    std::fs::write(&datafile, format!("{first}\n{second}")).unwrap();
+    let out = start(&dir).wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("study safe: 2 runs, 1 made now") && stdout.contains("1 measured earlier"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&datafile).unwrap();
+    assert_eq!(text, format!("{first}\n{second}\n{second}\n"));
+}

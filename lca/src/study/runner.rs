@@ -166,7 +166,7 @@ fn key_of_line(line: &str, factors: &[&str]) -> Option<Key> {
 const MAX_LINE: u64 = 1 << 16;
 
 /// The keys of the runs the datafile already holds (none when it does not exist yet), read
-/// line by line. The datafile must be a regular file: rows appended to a device or a FIFO
+/// line by line; a last line without its newline is not taken for a run made. The datafile must be a regular file: rows appended to a device or a FIFO
 /// would be lost, and reading one might never end.
 pub fn measured(study: &Study) -> Result<HashSet<Key>, String> {
     let path = &study.datafile;
@@ -201,7 +201,10 @@ pub fn measured(study: &Study) -> Result<HashSet<Key>, String> {
                 path.display()
             ));
         }
-        keys.extend(key_of_line(&String::from_utf8_lossy(&line), &names));
+        // A last line without its newline may be a row cut short: its run is made again.
+        if line.ends_with(b"\n") {
+            keys.extend(key_of_line(&String::from_utf8_lossy(&line), &names));
+        }
     }
     Ok(keys)
 }
