@@ -248,8 +248,8 @@ fn a_failed_append_leaves_the_datafile_s_old_bytes_and_no_temporary_file() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(
         stderr.trim_end().lines().last().unwrap_or(""),
-        "Error: study-safe/safe.dat: cannot append: File too large (os error 27); the row was \
-         not written"
+        "Error: study-safe/safe.dat: cannot write: File too large (os error 27) (the partial \
+         write was removed; the file is as it was)"
     );
     assert_eq!(std::fs::read_to_string(&datafile).unwrap(), old);
     assert_eq!(tmp_files(&dir), Vec::<PathBuf>::new());
@@ -436,7 +436,8 @@ fn files_in_the_study_folder_are_written_only_where_they_are_regular() {
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(
         stderr.contains(&format!(
-            "lca study: a n=4: {}: cannot write: a FIFO; lca study writes only regular files",
+            "lca study: a n=4: {}: is a FIFO (named pipe); outputs are written only to regular \
+             files",
             fifo.strip_prefix(&dir).unwrap().display()
         )),
         "{stderr}"
@@ -445,8 +446,8 @@ fn files_in_the_study_folder_are_written_only_where_they_are_regular() {
     if device == 0 {
         assert!(
             stdout.contains(
-                "not built: study-safe/a-model.txt: cannot write: a device; lca study writes \
-                 only regular files"
+                "not built: study-safe/a-model.txt: is a character device; outputs are written \
+                 only to regular files"
             ),
             "{stdout}"
         );

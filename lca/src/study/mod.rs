@@ -7,7 +7,6 @@
 mod child;
 pub mod file;
 mod lock;
-mod output;
 pub mod runner;
 mod signals;
 mod watchdog;
@@ -165,8 +164,7 @@ pub fn run(args: &Args) -> Result<String> {
         let begun = Instant::now();
         match runner.run(point) {
             Ran::Measured(m) => {
-                runner::append(&study.datafile, &m.row)
-                    .with_context(|| format!("{}: cannot append", study.datafile.display()))?;
+                runner::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
                 communicated |= m.communicated;
                 bar.suspend(|| {
                     if hidden {
@@ -245,8 +243,7 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
             Ok(map) => {
                 let path = study.out.join("crossover.txt");
                 let map = reports::crossover::winner_map(&map, reports::ranking::Format::Text);
-                output::write(&path, &map)
-                    .map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))?;
+                files::output::write(&path, map.as_bytes()).map_err(|e| anyhow!("{e}"))?;
                 text += &format!("\ncrossover: {}\n", path.display());
             }
             Err(e) => text += &format!("\ncrossover: none ({e})\n"),
@@ -355,7 +352,7 @@ fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {
-    output::write(path, text).map_err(|e| anyhow!("{}: cannot write: {e}", path.display()))
+    files::output::write(path, text.as_bytes()).map_err(|e| anyhow!("{e}"))
 }
 
 /// Where the study stands and where its files are.

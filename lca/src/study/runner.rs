@@ -9,7 +9,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -21,7 +21,6 @@ use pp::profile::{Category, Profile, Sweep};
 
 use super::child::{self, Ended};
 use super::file::{Study, format_value};
-use super::output;
 use super::watchdog::Watchdog;
 
 /// Why a point is measured.
@@ -383,7 +382,13 @@ impl<'a> Runner<'a> {
         let _ = std::fs::remove_file(log);
         let argv = self.argv(point);
         let create = |path: &Path| {
-            output::create(path).map_err(|e| fail(format!("{}: cannot write: {e}", path.display())))
+            files::output::check(path)
+                .map_err(|e| e.to_string())
+                .and_then(|path| {
+                    File::create(&path)
+                        .map_err(|e| format!("{}: cannot write: {e}", path.display()))
+                })
+                .map_err(fail)
         };
         let (stdout, stderr) = (create(&stdout_path)?, create(&stderr_path)?);
         let mut command = Command::new(&argv[0]);
@@ -535,37 +540,32 @@ fn tail(path: &Path, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
-/// Appends a row to the datafile, all or nothing: with one `write_all` on a file opened for
-/// appending (after a newline when the file does not end with one), and when that fails (a full
-/// disk, a file size limit) the file is cut back to its length before, so neither a stopped
-/// study nor a failed write leaves part of a row.
-pub fn append(datafile: &Path, row: &str) -> std::io::Result<()> {
+/// Appends a row to the datafile, all or nothing: with one write on a file opened for
+/// appending (after a newline when the file does not end with one), cut back to its length
+/// before when that fails (a full disk, a file size limit: [`files::append::write_whole`]), so
+/// neither a stopped study nor a failed write leaves part of a row.
+pub fn append(datafile: &Path, row: &str) -> Result<(), String> {
+    let cannot = |e: std::io::Error| format!("{}: cannot append: {e}", datafile.display());
     let mut file = OpenOptions::new()
         .create(true)
         .append(true)
         .read(true)
-        .open(datafile)?;
-    regular(&file, datafile).map_err(std::io::Error::other)?;
-    let len = file.metadata()?.len();
+        .open(datafile)
+        .map_err(cannot)?;
+    regular(&file, datafile)?;
+    let len = file.metadata().map_err(cannot)?.len();
     let mut line = String::with_capacity(row.len() + 2);
     if len > 0 {
         let mut last = [0u8];
-        file.seek(SeekFrom::Start(len - 1))?;
-        file.read_exact(&mut last)?;
+        file.seek(SeekFrom::Start(len - 1))
+            .and_then(|_| file.read_exact(&mut last))
+            .map_err(cannot)?;
         if last[0] != b'\n' {
             line.push('\n');
         }
     }
     line += row;
     line.push('\n');
-    if let Err(e) = file.write_all(line.as_bytes()) {
-        return Err(match file.set_len(len) {
-            Ok(()) => std::io::Error::new(e.kind(), format!("{e}; the row was not written")),
-            Err(t) => std::io::Error::new(
-                e.kind(),
-                format!("{e}; cutting off the part of the row written failed too: {t}"),
-            ),
-        });
-    }
-    Ok(())
+    files::append::write_whole(&file, &datafile.display().to_string(), line.as_bytes())
+        .map_err(|e| e.to_string())
 }
