@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use fit::observations::excerpt;
 use fit::{Condition, Datafile, Model, Observations, RankBy, Ranking, Weighting};
 use reports::ranking::{Format, RankingReport};
 
@@ -123,10 +124,16 @@ fn validate(args: &Args) -> Result<Config> {
     let datafile = read_datafile(datafile_path)?;
     for (option, name) in [("--var", &var), ("--cat", &cat)] {
         if !datafile.columns().iter().any(|c| c == name) {
+            let numeric = datafile.numeric_columns();
+            let mut numeric: Vec<String> = numeric.iter().take(12).map(|c| excerpt(c)).collect();
+            if datafile.numeric_columns().len() > 12 {
+                numeric.push("...".into());
+            }
             bail!(
-                "{option} '{name}': {} has no such column (numeric columns: {})",
+                "{option} '{}': {} has no such column (numeric columns: {})",
+                excerpt(name),
                 datafile.source(),
-                datafile.numeric_columns().join(", ")
+                numeric.join(", ")
             );
         }
     }
