@@ -4,6 +4,9 @@
 
 use std::fmt;
 
+/// The most levels a factor may have (as many as a plan may have runs).
+pub const MAX_LEVELS: usize = crate::plan::MAX_RUNS;
+
 /// How a factor's levels are spaced; interior points of an edge are placed on this scale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
@@ -115,16 +118,18 @@ impl Factor {
             let count_column = scale_column + scale_text.map_or(0, |t| t.len() + 1);
             let count = count_text
                 .map(|k| {
-                    k.trim()
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|&k| k >= 2)
-                        .ok_or_else(|| {
-                            error(
-                                count_column,
-                                format!("'{k}' is not a level count of at least 2"),
-                            )
-                        })
+                    let count = k.trim().parse::<f64>().ok().filter(|c| c.fract() == 0.0);
+                    match count {
+                        Some(c) if c > MAX_LEVELS as f64 => Err(error(
+                            count_column,
+                            format!("{k} levels; a factor has at most {MAX_LEVELS}"),
+                        )),
+                        Some(c) if c >= 2.0 => Ok(c as usize),
+                        _ => Err(error(
+                            count_column,
+                            format!("'{k}' is not a level count of at least 2"),
+                        )),
+                    }
                 })
                 .transpose()?;
             let levels = match (scale, count) {
@@ -181,7 +186,10 @@ impl Factor {
         if inner.len() >= k {
             // Indices spread over the interior levels, e.g. 3 of 4 -> 0, 1 or 2, 3.
             let mut picked: Vec<f64> = (0..k)
-                .map(|j| inner[((j as f64 + 0.5) * inner.len() as f64 / k as f64) as usize])
+                .map(|j| {
+                    inner[(((j as f64 + 0.5) * inner.len() as f64 / k as f64) as usize)
+                        .min(inner.len() - 1)]
+                })
                 .collect();
             picked.dedup();
             return picked;
