@@ -222,7 +222,11 @@ fn dedup(mut v: Vec<f64>) -> Vec<f64> {
 fn linear(lo: f64, hi: f64, count: usize, integer: bool) -> Vec<f64> {
     dedup(
         (0..count)
-            .map(|i| round(lo + (hi - lo) * i as f64 / (count - 1) as f64, integer))
+            .map(|i| {
+                // Weighted ends, not lo + (hi - lo) t: hi - lo overflows on -1e308..1e308.
+                let t = i as f64 / (count - 1) as f64;
+                round(lo * (1.0 - t) + hi * t, integer)
+            })
             .collect(),
     )
 }
@@ -244,10 +248,11 @@ fn log_spaced(lo: f64, hi: f64, count: usize, integer: bool) -> Vec<f64> {
 /// The ends and every power of two strictly between them.
 fn powers_of_two(lo: f64, hi: f64) -> Vec<f64> {
     let mut levels = vec![lo];
-    let mut e = lo.log2().floor() as i32 + 1;
-    while 2f64.powi(e) < hi {
-        levels.push(2f64.powi(e));
-        e += 1;
+    // exp2, not powi: 2^-1062 is a subnormal, which powi rounds to zero.
+    let mut e = lo.log2().floor() + 1.0;
+    while e.exp2() < hi {
+        levels.push(e.exp2());
+        e += 1.0;
     }
     levels.push(hi);
     levels

@@ -130,3 +130,35 @@ fn fractional_designs_are_bounded() {
     );
     assert!(design::fractional::signs(40, &[]).is_empty());
 }
+
+#[test]
+fn extreme_ranges_give_finite_increasing_levels() {
+    for spec in [
+        "p=-1e308..1e308",
+        "p=-1e308..1e308:lin:5",
+        "p=1e-320..1e-310:log2",
+        "p=1e-320..1e308:log2",
+        "p=5e-324..1.7e308:log2:7",
+    ] {
+        let f = Factor::parse(spec).unwrap();
+        assert!(
+            f.levels.iter().all(|v| v.is_finite()),
+            "{spec}: {:?}",
+            f.levels
+        );
+        assert!(
+            f.levels.windows(2).all(|w| w[0] < w[1]),
+            "{spec}: {:?}",
+            f.levels
+        );
+        let interior = f.interior(3);
+        assert!(
+            interior.iter().all(|&v| v > f.levels[0] && v.is_finite()),
+            "{spec}"
+        );
+    }
+    assert_eq!(
+        Factor::parse("p=-1e308..1e308:lin:3").unwrap().levels,
+        [-1e308, 0.0, 1e308]
+    );
+}
