@@ -154,14 +154,17 @@ pub fn excerpt(text: &str) -> String {
 /// numbers are finite) whose low bits index the table's texts.
 const TEXT: u64 = 0x7FF8_0000_0000_0000;
 
+/// A column's index in a [`Table`] (there are at most [`MAX_COLUMNS`]).
+type Col = u16;
+
 /// Every cell of a datafile, stored once and shared by the selections made from it: for
 /// each cell its column and its value (a finite `f64`, or [`TEXT`] and the index of an
-/// interned text), rows being ranges of cells. About 12 bytes a cell.
+/// interned text), rows being ranges of cells. 10 bytes a cell.
 #[derive(Debug, Default, PartialEq)]
 struct Table {
     columns: Vec<String>,
     texts: Vec<String>,
-    cols: Vec<u32>,
+    cols: Vec<Col>,
     values: Vec<u64>,
 }
 

@@ -2,7 +2,7 @@
 //! memory grows with the rows kept, never with a line, and an input that never ends a line
 //! (`/dev/zero`) stops at the first one.
 
-use super::{Cell, DataError, Datafile, Row, Table, excerpt};
+use super::{Cell, Col, DataError, Datafile, Row, Table, excerpt};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{BufRead, ErrorKind};
@@ -12,6 +12,7 @@ pub const MAX_LINE: usize = 64 * 1024;
 
 /// The most columns a datafile may have: a row of `pp -l` has about 15.
 pub const MAX_COLUMNS: usize = 10_000;
+const _: () = assert!(MAX_COLUMNS <= Col::MAX as usize + 1);
 
 /// Reads rows from `input`; `source` names it in errors.
 pub(super) fn read(source: &str, mut input: impl BufRead) -> Result<Datafile, DataError> {
@@ -69,7 +70,7 @@ pub(super) fn read(source: &str, mut input: impl BufRead) -> Result<Datafile, Da
 /// The two forms; a CSV file's header (column indices) once read.
 enum Form {
     KeyValue,
-    Csv(Vec<u32>),
+    Csv(Vec<Col>),
 }
 
 /// Why no line came back.
@@ -137,7 +138,7 @@ fn csv(
     source: &str,
     line: usize,
     text: &str,
-    header: &mut Vec<u32>,
+    header: &mut Vec<Col>,
     table: &mut Builder,
 ) -> Result<(), DataError> {
     let error = |message: String| Err(DataError::line(source, line, message));
@@ -231,8 +232,8 @@ fn fields(text: &str) -> Result<Vec<Cow<'_, str>>, usize> {
 #[derive(Default)]
 struct Builder {
     columns: Vec<String>,
-    index: HashMap<String, u32>,
-    texts: HashMap<String, u32>,
+    index: HashMap<String, Col>,
+    texts: HashMap<String, u64>,
     table: Table,
     rows: Vec<Row>,
     /// For each column, the number (1-based) of the last row that has it.
@@ -242,7 +243,7 @@ struct Builder {
 
 impl Builder {
     /// The index of the column `name`, added if new.
-    fn column(&mut self, name: &str) -> Result<u32, String> {
+    fn column(&mut self, name: &str) -> Result<Col, String> {
         if let Some(&col) = self.index.get(name) {
             return Ok(col);
         }
@@ -253,7 +254,7 @@ impl Builder {
                 MAX_COLUMNS + 1
             ));
         }
-        let col = self.columns.len() as u32;
+        let col = self.columns.len() as Col;
         self.columns.push(name.to_string());
         self.index.insert(name.to_string(), col);
         self.seen.push(0);
@@ -270,22 +271,22 @@ impl Builder {
     }
 
     /// Marks `col` as given in the current row; false if it already was.
-    fn mark(&mut self, col: u32) -> bool {
+    fn mark(&mut self, col: Col) -> bool {
         let number = self.rows.len() + 1;
         let seen = &mut self.seen[col as usize];
         std::mem::replace(seen, number) != number
     }
 
-    fn push(&mut self, col: u32, cell: Cell<'_>) {
+    fn push(&mut self, col: Col, cell: Cell<'_>) {
         let bits = match cell {
             Cell::Number(x) => x.to_bits(),
             Cell::Text(text) => {
-                let next = self.table.texts.len() as u32;
+                let next = self.table.texts.len() as u64;
                 let index = *self.texts.entry(text.to_string()).or_insert(next);
                 if index == next {
                     self.table.texts.push(text.to_string());
                 }
-                super::TEXT | u64::from(index)
+                super::TEXT | index
             }
         };
         self.table.cols.push(col);
