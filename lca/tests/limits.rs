@@ -203,3 +203,87 @@ fn grids_and_maps_too_large_are_refused() {
     ]);
     assert!(e.contains("--samples 99999999999: at most 1000000"), "{e}");
 }
+
+/// Runs `lca`; it must succeed with finite numbers or fail with one line, never panic.
+fn finite_or_one_line(args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_lca"))
+        .args(args)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    if out.status.success() {
+        for word in ["NaN", "inf"] {
+            assert!(!stdout.contains(word), "{args:?}: {stdout}");
+        }
+    } else {
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn extreme_option_values_give_finite_output_or_one_line() {
+    let dir = scratch("limits-extreme");
+    let a = model(&dir, "a");
+    let b = model(&dir, "b");
+    let data = text_of(datasets::path("fig2.dat"));
+    let runs: &[&[&str]] = &[
+        &["design", "--factor", "p=-1e308..1e308:lin:3", "--full"],
+        &["design", "--factor", "p=-1e308..1e308", "--edges", "3"],
+        &["design", "--factor", "p=1e-320..1e-310:log2", "--full"],
+        &[
+            "design",
+            "--factor",
+            "p=5e-324..1.7e308:log2:5",
+            "--format",
+            "toml",
+        ],
+        &[
+            "design",
+            "--factor",
+            "p=1,2",
+            "--seed",
+            "18446744073709551615",
+            "--replicates",
+            "3",
+        ],
+        &["predict", &a, "--at", "p=1e308,n=1e308"],
+        &["predict", &a, "--at", "p=5e-324,n=1e308"],
+        &["predict", &a, "--grid", "p=-1e308..1e308:lin:3,n=1"],
+        &["predict", &a, "--at", ",,,"],
+        &["predict", &a, "--grid", ",,,"],
+        &[
+            "crossover",
+            &a,
+            &b,
+            "--var",
+            "n",
+            "--at",
+            "p=1",
+            "--range",
+            "n=1e-300..1e300:log2",
+        ],
+        &[
+            "crossover",
+            &a,
+            &b,
+            "--var",
+            "n",
+            "--at",
+            "p=1",
+            "--range",
+            "n=-1e308..1e308",
+        ],
+        &["crossover", &a, &b, "--cells", "0"],
+        &[&data, "--var", "p", "--cat", "li", "--predict", "p=1e308"],
+        &[&data, "--var", "p", "--cat", "li", "--at", "p=1e400"],
+        &["variation", &data, "--factors", ",", "--response", "li"],
+    ];
+    for args in runs {
+        finite_or_one_line(args);
+    }
+}
