@@ -4,6 +4,9 @@
 
 use std::fmt;
 
+/// The most levels a factor may have (as many as a plan may have runs).
+pub const MAX_LEVELS: usize = crate::plan::MAX_RUNS;
+
 /// How a factor's levels are spaced; interior points of an edge are placed on this scale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
@@ -115,16 +118,18 @@ impl Factor {
             let count_column = scale_column + scale_text.map_or(0, |t| t.len() + 1);
             let count = count_text
                 .map(|k| {
-                    k.trim()
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|&k| k >= 2)
-                        .ok_or_else(|| {
-                            error(
-                                count_column,
-                                format!("'{k}' is not a level count of at least 2"),
-                            )
-                        })
+                    let count = k.trim().parse::<f64>().ok().filter(|c| c.fract() == 0.0);
+                    match count {
+                        Some(c) if c > MAX_LEVELS as f64 => Err(error(
+                            count_column,
+                            format!("{k} levels; a factor has at most {MAX_LEVELS}"),
+                        )),
+                        Some(c) if c >= 2.0 => Ok(c as usize),
+                        _ => Err(error(
+                            count_column,
+                            format!("'{k}' is not a level count of at least 2"),
+                        )),
+                    }
                 })
                 .transpose()?;
             let levels = match (scale, count) {
@@ -181,7 +186,10 @@ impl Factor {
         if inner.len() >= k {
             // Indices spread over the interior levels, e.g. 3 of 4 -> 0, 1 or 2, 3.
             let mut picked: Vec<f64> = (0..k)
-                .map(|j| inner[((j as f64 + 0.5) * inner.len() as f64 / k as f64) as usize])
+                .map(|j| {
+                    inner[(((j as f64 + 0.5) * inner.len() as f64 / k as f64) as usize)
+                        .min(inner.len() - 1)]
+                })
                 .collect();
             picked.dedup();
             return picked;
@@ -214,7 +222,11 @@ fn dedup(mut v: Vec<f64>) -> Vec<f64> {
 fn linear(lo: f64, hi: f64, count: usize, integer: bool) -> Vec<f64> {
     dedup(
         (0..count)
-            .map(|i| round(lo + (hi - lo) * i as f64 / (count - 1) as f64, integer))
+            .map(|i| {
+                // Weighted ends, not lo + (hi - lo) t: hi - lo overflows on -1e308..1e308.
+                let t = i as f64 / (count - 1) as f64;
+                round(lo * (1.0 - t) + hi * t, integer)
+            })
             .collect(),
     )
 }
@@ -236,10 +248,11 @@ fn log_spaced(lo: f64, hi: f64, count: usize, integer: bool) -> Vec<f64> {
 /// The ends and every power of two strictly between them.
 fn powers_of_two(lo: f64, hi: f64) -> Vec<f64> {
     let mut levels = vec![lo];
-    let mut e = lo.log2().floor() as i32 + 1;
-    while 2f64.powi(e) < hi {
-        levels.push(2f64.powi(e));
-        e += 1;
+    // exp2, not powi: 2^-1062 is a subnormal, which powi rounds to zero.
+    let mut e = lo.log2().floor() + 1.0;
+    while e.exp2() < hi {
+        levels.push(e.exp2());
+        e += 1.0;
     }
     levels.push(hi);
     levels

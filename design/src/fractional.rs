@@ -8,6 +8,10 @@ use std::fmt::Write as _;
 /// A set of factors as a bit mask (bit i = factor i); a product of effects is the XOR.
 pub type Word = u32;
 
+/// The most factors a fractional design may have: one bit of a [`Word`] each, with room
+/// for `1 << k`.
+pub const MAX_FACTORS: usize = Word::BITS as usize - 1;
+
 /// One generator: `target = product of the factors in word`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Generator {
@@ -35,6 +39,12 @@ impl Generator {
             text: text.to_string(),
             message,
         };
+        if names.len() > MAX_FACTORS {
+            return Err(error(format!(
+                "{} factors; a fractional design has at most {MAX_FACTORS}",
+                names.len()
+            )));
+        }
         let index = |name: &str| {
             names.iter().position(|n| *n == name).ok_or_else(|| {
                 error(format!(
@@ -120,7 +130,7 @@ pub fn describe(generators: &[Generator], names: &[&str]) -> String {
         "fractional design 2^({}-{}): {} runs, resolution {}",
         names.len(),
         generators.len(),
-        1u32 << (names.len() - generators.len()),
+        1u64 << names.len().saturating_sub(generators.len()).min(63),
         roman(resolution(generators))
     );
     let words: Vec<String> = relation.iter().map(|&w| effect_name(w, names)).collect();
@@ -158,7 +168,11 @@ fn roman(n: u32) -> String {
 
 /// The runs' signs (±1 per factor): every combination of the base factors (those not
 /// generated; the first varies slowest), each generated factor the product of its word.
+/// `k` is at most [`MAX_FACTORS`] (more gives no runs).
 pub fn signs(k: usize, generators: &[Generator]) -> Vec<Vec<f64>> {
+    if k > MAX_FACTORS {
+        return Vec::new();
+    }
     let generated: Word = generators.iter().fold(0, |m, g| m | 1 << g.target);
     let base: Vec<usize> = (0..k).filter(|i| generated >> i & 1 == 0).collect();
     (0..1usize << base.len())

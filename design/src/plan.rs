@@ -1,9 +1,14 @@
 //! Designs over factors and the run plans they produce: full factorial, 2^k corners, and the
 //! paper's edges design (every factor's extremes crossed, plus points along each edge).
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use crate::factor::Factor;
+
+/// The most runs a plan may have (points times replicates), and so the most points of a
+/// `lca predict --grid`: counted before anything is allocated.
+pub const MAX_RUNS: usize = 1_000_000;
 
 /// Which points of the space to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +54,47 @@ pub enum PlanError {
     /// Zero replicates.
     #[error("--replicates must be at least 1")]
     NoReplicates,
+    /// A fractional design of more factors than [`crate::fractional::MAX_FACTORS`].
+    #[error("a fractional design has at most {max} factors; {0} given", max = crate::fractional::MAX_FACTORS)]
+    TooManyFactors(usize),
+    /// More runs than [`MAX_RUNS`]: `points` distinct points (at most; a float, as the count
+    /// may not fit an integer), each `replicates` times.
+    #[error("{}", too_large(*points, *replicates))]
+    TooLarge { points: f64, replicates: usize },
+}
+
+fn too_large(points: f64, replicates: usize) -> String {
+    let count = |n: f64| {
+        if n < 1e15 {
+            format!("{n}")
+        } else {
+            format!("{n:e}").replace('e', "e+")
+        }
+    };
+    let limit = MAX_RUNS;
+    if replicates == 1 {
+        format!(
+            "the design has {} points; the limit is {limit}",
+            count(points)
+        )
+    } else {
+        let runs = count(points * replicates as f64);
+        let points = count(points);
+        format!(
+            "the design has {runs} runs ({points} points x {replicates} replicates); the limit is {limit}"
+        )
+    }
+}
+
+/// Refuses a plan of more than [`MAX_RUNS`] runs.
+fn bounded(points: f64, replicates: usize) -> Result<(), PlanError> {
+    if replicates == 0 {
+        return Err(PlanError::NoReplicates);
+    }
+    if points * replicates as f64 > MAX_RUNS as f64 {
+        return Err(PlanError::TooLarge { points, replicates });
+    }
+    Ok(())
 }
 
 /// The points of `design` (distinct, in a deterministic order), each replicated `replicates`
@@ -61,6 +107,31 @@ pub fn plan(
     seed: Option<u64>,
 ) -> Result<Plan, PlanError> {
     check(factors)?;
+    // Count first: every product of level counts must fit before a point is made.
+    let corners = 2f64.powi(i32::try_from(factors.len()).unwrap_or(i32::MAX));
+    let interior = match design {
+        Design::Full => {
+            let points = factors.iter().map(|f| f.levels.len() as f64).product();
+            bounded(points, replicates)?;
+            Vec::new()
+        }
+        Design::TwoK => {
+            bounded(corners, replicates)?;
+            Vec::new()
+        }
+        Design::Edges(k) => {
+            bounded(corners, replicates)?;
+            // An edge has at most k interior points: fewer where they coincide once rounded.
+            let along = |k: usize| corners + corners / 2.0 * factors.len() as f64 * k as f64;
+            if k > MAX_RUNS {
+                bounded(along(k), replicates)?;
+            }
+            let interior: Vec<Vec<f64>> = factors.iter().map(|f| f.interior(k)).collect();
+            let points: f64 = interior.iter().map(|i| i.len() as f64).sum();
+            bounded(corners + corners / 2.0 * points, replicates)?;
+            interior
+        }
+    };
     let extremes: Vec<Vec<f64>> = factors
         .iter()
         .map(|f| {
@@ -71,11 +142,11 @@ pub fn plan(
     let points = match design {
         Design::Full => cross(&factors.iter().map(|f| f.levels.clone()).collect::<Vec<_>>()),
         Design::TwoK => cross(&extremes),
-        Design::Edges(k) => {
+        Design::Edges(_) => {
             let mut points = cross(&extremes);
-            for (i, f) in factors.iter().enumerate() {
+            for i in 0..factors.len() {
                 let mut axes = extremes.clone();
-                axes[i] = f.interior(k);
+                axes[i] = interior[i].clone();
                 points.extend(cross(&axes));
             }
             points
@@ -93,6 +164,15 @@ pub fn fractional_plan(
     seed: Option<u64>,
 ) -> Result<Plan, PlanError> {
     check(factors)?;
+    let max = crate::fractional::MAX_FACTORS;
+    if factors.len() > max {
+        return Err(PlanError::TooManyFactors(factors.len()));
+    }
+    let base = factors.len().saturating_sub(generators.len());
+    bounded(
+        2f64.powi(i32::try_from(base).unwrap_or(i32::MAX)),
+        replicates,
+    )?;
     let points = crate::fractional::signs(factors.len(), generators)
         .into_iter()
         .map(|signs| {
@@ -128,18 +208,10 @@ fn replicate(
     replicates: usize,
     seed: Option<u64>,
 ) -> Result<Plan, PlanError> {
-    if replicates == 0 {
-        return Err(PlanError::NoReplicates);
-    }
+    bounded(points.len() as f64, replicates)?;
     // Distinct points only (an edge point can coincide with a level of another list).
-    let mut seen = Vec::new();
-    points.retain(|p| {
-        let new = !seen.contains(p);
-        if new {
-            seen.push(p.clone());
-        }
-        new
-    });
+    let mut seen = HashSet::new();
+    points.retain(|p| seen.insert(p.iter().map(|v| v.to_bits()).collect::<Vec<u64>>()));
     let mut runs: Vec<(usize, Vec<f64>)> = points
         .into_iter()
         .flat_map(|p| (1..=replicates).map(move |r| (r, p.clone())))

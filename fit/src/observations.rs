@@ -9,8 +9,11 @@
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 
 mod parse;
+
+pub use parse::{MAX_COLUMNS, MAX_LINE};
 
 /// The outputs of a run (DESIGN §5); columns named so, or so followed by `.` (like `rc.cpu`),
 /// are responses and never count as factors that must be held fixed.
@@ -77,15 +80,15 @@ impl DataError {
 }
 
 /// One cell of a datafile: a finite number or any other text.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Cell {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cell<'a> {
     /// A value that `f64::from_str` accepts and that is finite.
     Number(f64),
     /// Anything else, like `dp` in `impl=dp`.
-    Text(String),
+    Text(&'a str),
 }
 
-impl Cell {
+impl<'a> Cell<'a> {
     /// The number, if this is one.
     pub fn as_number(&self) -> Option<f64> {
         match self {
@@ -95,27 +98,31 @@ impl Cell {
     }
 
     /// A number if the text parses as a finite float, else text (for conditions).
-    fn lenient(value: &str) -> Cell {
+    fn lenient(value: &'a str) -> Cell<'a> {
         match value.parse::<f64>() {
             Ok(x) if x.is_finite() => Cell::Number(x),
-            _ => Cell::Text(value.to_string()),
+            _ => Cell::Text(value),
         }
     }
 
     /// A cell of the file: NaN and infinities are errors, not text.
-    fn parse(file: &str, line: usize, field: &str, value: &str) -> Result<Cell, DataError> {
+    fn parse(file: &str, line: usize, field: &str, value: &'a str) -> Result<Cell<'a>, DataError> {
         match value.parse::<f64>() {
             Ok(x) if !x.is_finite() => Err(DataError::line(
                 file,
                 line,
-                format!("field '{field}': expected a finite number, found '{value}'"),
+                format!(
+                    "field '{}': expected a finite number, found '{}'",
+                    excerpt(field),
+                    excerpt(value)
+                ),
             )),
             _ => Ok(Cell::lenient(value)),
         }
     }
 }
 
-impl fmt::Display for Cell {
+impl fmt::Display for Cell<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Cell::Number(x) => write!(f, "{x}"),
@@ -124,35 +131,67 @@ impl fmt::Display for Cell {
     }
 }
 
-/// One run: its line in the file and its cells by column index (missing cells are `None`).
-#[derive(Debug, Clone, PartialEq)]
+/// At most 40 characters of `text` for a message, `…` marking a cut; control characters are
+/// escaped so that a message stays one line.
+pub fn excerpt(text: &str) -> String {
+    const MAX: usize = 40;
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A value's bits in a [`Table`] when it is text: a quiet NaN (never a stored number, since
+/// numbers are finite) whose low bits index the table's texts.
+const TEXT: u64 = 0x7FF8_0000_0000_0000;
+
+/// A column's index in a [`Table`] (there are at most [`MAX_COLUMNS`]).
+type Col = u16;
+
+/// Every cell of a datafile, stored once and shared by the selections made from it: for
+/// each cell its column and its value (a finite `f64`, or [`TEXT`] and the index of an
+/// interned text), rows being ranges of cells. 10 bytes a cell.
+#[derive(Debug, Default, PartialEq)]
+struct Table {
+    columns: Vec<String>,
+    texts: Vec<String>,
+    cols: Vec<Col>,
+    values: Vec<u64>,
+}
+
+/// One run: its line in the file and where its cells are.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Row {
     /// The 1-based line of the file where the row starts.
     pub line: usize,
-    cells: Vec<Option<Cell>>,
+    start: usize,
+    end: usize,
 }
 
-impl Row {
-    /// The cell in column `column` (an index into [`Datafile::columns`]), if present.
-    pub fn get(&self, column: usize) -> Option<&Cell> {
-        self.cells.get(column)?.as_ref()
-    }
-}
-
-/// A parsed datafile: its source name, column names in first-seen order, and all rows.
+/// A parsed datafile: its source name, column names in first-seen order, and its rows (all of
+/// the file's, or those a [`filter`](Self::filter) kept).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Datafile {
     source: String,
-    columns: Vec<String>,
+    table: Arc<Table>,
     rows: Vec<Row>,
 }
 
 impl Datafile {
-    fn new(source: &str, columns: Vec<String>, rows: Vec<Row>) -> Datafile {
+    fn new(source: &str, table: Arc<Table>, rows: Vec<Row>) -> Datafile {
         let source = source.to_string();
         Datafile {
             source,
-            columns,
+            table,
             rows,
         }
     }
@@ -160,35 +199,31 @@ impl Datafile {
     /// Parses `text`, detecting the form. `source` is the name used in errors (the path as the
     /// user typed it). Never panics.
     pub fn parse(source: &str, text: &str) -> Result<Datafile, DataError> {
-        // A UTF-8 byte-order mark (editors on some systems write one) is not part of a name.
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-        let first = text
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty() && !l.starts_with('#'));
-        let data = match first.and_then(|l| l.split_whitespace().next()) {
-            Some(token) if token.contains('=') => parse::key_value(source, text)?,
-            _ => parse::csv(source, text)?,
-        };
+        Datafile::from_reader(source, text.as_bytes())
+    }
+
+    /// Reads and parses the file at `path` as a stream, a line of at most
+    /// [`MAX_LINE`](parse::MAX_LINE) bytes at a time; errors name the path as given.
+    pub fn read(path: &Path) -> Result<Datafile, DataError> {
+        let file = path.display().to_string();
+        let input = std::fs::File::open(path).map_err(|e| DataError::Io {
+            file: file.clone(),
+            message: e.to_string(),
+        })?;
+        let input = std::io::BufReader::with_capacity(parse::MAX_LINE, input);
+        Datafile::from_reader(&file, input)
+    }
+
+    /// Reads and parses a datafile from `input`, detecting the form from the first line that is
+    /// neither blank nor a comment. A line longer than [`MAX_LINE`](parse::MAX_LINE) bytes, a
+    /// last line without a newline (a row cut short), and more than
+    /// [`MAX_COLUMNS`](parse::MAX_COLUMNS) columns are errors. Never panics.
+    pub fn from_reader(source: &str, input: impl std::io::BufRead) -> Result<Datafile, DataError> {
+        let data = parse::read(source, input)?;
         if data.rows.is_empty() {
             return Err(DataError::file(source, "no data rows".into()));
         }
         Ok(data)
-    }
-
-    /// Reads and parses the file at `path`; errors name the path as given.
-    pub fn read(path: &Path) -> Result<Datafile, DataError> {
-        let file = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| DataError::Io {
-            file: file.clone(),
-            message: e.to_string(),
-        })?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-            let line = 1 + valid.iter().filter(|&&b| b == b'\n').count();
-            DataError::line(&file, line, "not valid UTF-8 text".into())
-        })?;
-        Datafile::parse(&file, &text)
     }
 
     /// The name used in errors.
@@ -198,7 +233,7 @@ impl Datafile {
 
     /// Column names in the order they were first seen.
     pub fn columns(&self) -> &[String] {
-        &self.columns
+        &self.table.columns
     }
 
     /// All rows, in file order, replicates kept.
@@ -207,25 +242,47 @@ impl Datafile {
     }
 
     /// The cell of row `row` (an index into [`rows`](Self::rows)) in the named column.
-    pub fn cell(&self, row: usize, column: &str) -> Option<&Cell> {
-        self.rows.get(row)?.get(self.column(column)?)
+    pub fn cell(&self, row: usize, column: &str) -> Option<Cell<'_>> {
+        self.get(self.rows.get(row)?, self.column(column)?)
+    }
+
+    /// The cell of `row` in column `col` (an index into [`columns`](Self::columns)).
+    fn get(&self, row: &Row, col: usize) -> Option<Cell<'_>> {
+        let table = &*self.table;
+        let cols = table.cols.get(row.start..row.end)?;
+        // Rows mostly hold the columns in order: look where the column would be first.
+        let at = match cols.get(col) {
+            Some(&c) if c as usize == col => col,
+            _ => cols.iter().position(|&c| c as usize == col)?,
+        };
+        let bits = table.values[row.start + at];
+        let x = f64::from_bits(bits);
+        if x.is_finite() {
+            return Some(Cell::Number(x));
+        }
+        let index = usize::try_from(bits & !TEXT).ok()?;
+        table.texts.get(index).map(|t| Cell::Text(t))
     }
 
     /// The columns that hold at least one number.
     pub fn numeric_columns(&self) -> Vec<&str> {
-        let numeric = |c: &usize| {
-            self.rows
+        let mut numeric = vec![false; self.table.columns.len()];
+        for row in &self.rows {
+            for (&col, &bits) in self.table.cols[row.start..row.end]
                 .iter()
-                .any(|r| matches!(r.get(*c), Some(Cell::Number(_))))
-        };
-        (0..self.columns.len())
-            .filter(numeric)
-            .map(|c| self.columns[c].as_str())
-            .collect()
+                .zip(&self.table.values[row.start..row.end])
+            {
+                if f64::from_bits(bits).is_finite() {
+                    numeric[col as usize] = true;
+                }
+            }
+        }
+        let columns = self.table.columns.iter().zip(numeric);
+        columns.filter(|c| c.1).map(|c| c.0.as_str()).collect()
     }
 
     fn column(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c == name)
+        self.table.columns.iter().position(|c| c == name)
     }
 
     /// The index of a column, or an error naming `what` and listing the candidates.
@@ -233,9 +290,10 @@ impl Datafile {
         self.column(name).ok_or_else(|| {
             let known = match (numeric, self.numeric_columns()) {
                 (true, list) if list.is_empty() => "there are no numeric columns".to_string(),
-                (true, list) => format!("the numeric columns are: {}", list.join(", ")),
-                (false, _) => format!("the columns are: {}", self.columns.join(", ")),
+                (true, list) => format!("the numeric columns are: {}", names(&list)),
+                (false, _) => format!("the columns are: {}", names(self.columns())),
             };
+            let name = excerpt(name);
             DataError::file(&self.source, format!("unknown {what} '{name}'; {known}"))
         })
     }
@@ -247,16 +305,17 @@ impl Datafile {
         rows: Vec<&'a Row>,
         option: &str,
         (key, value): (&str, &str),
-        keep: impl Fn(&Cell) -> bool,
+        keep: impl Fn(Cell<'_>) -> bool,
     ) -> Result<(usize, Vec<&'a Row>), DataError> {
         let col = self.find(&format!("{option} key"), key, false)?;
         let kept: Vec<&Row> = rows
             .iter()
             .copied()
-            .filter(|r| r.get(col).is_some_and(&keep))
+            .filter(|r| self.get(r, col).is_some_and(&keep))
             .collect();
         if kept.is_empty() {
-            let values = values(&rows, col).2;
+            let values = self.values(&rows, col).2;
+            let (key, value) = (excerpt(key), excerpt(value));
             let message = format!("no rows with {key} = {value} ({option}); {key} takes {values}");
             return Err(DataError::file(&self.source, message));
         }
@@ -266,19 +325,20 @@ impl Datafile {
     /// Keeps the rows where every condition holds (`--where impl=dp`): equal as numbers if both
     /// sides are numbers (so `n=256` matches `256.0`), else as text. An unknown key is an error
     /// listing the columns; a condition that no row meets is an error listing the key's values.
+    /// The rows' cells are shared with `self`, not copied.
     pub fn filter(&self, conditions: &[Condition]) -> Result<Datafile, DataError> {
         let mut rows: Vec<&Row> = self.rows.iter().collect();
         for Condition { key, value } in conditions {
             let wanted = Cell::lenient(value);
-            let keep = |cell: &Cell| match (cell, &wanted) {
-                (Cell::Number(a), Cell::Number(b)) => same(*a, *b),
+            let keep = |cell: Cell<'_>| match (cell, wanted) {
+                (Cell::Number(a), Cell::Number(b)) => same(a, b),
                 (Cell::Text(a), Cell::Text(b)) => a == b,
                 _ => false,
             };
             rows = self.select(rows, "--where", (key, value), keep)?.1;
         }
         let rows = rows.into_iter().cloned().collect();
-        Ok(Datafile::new(&self.source, self.columns.clone(), rows))
+        Ok(Datafile::new(&self.source, Arc::clone(&self.table), rows))
     }
 
     /// Selects the observations of `response` against `factors`. `at` first keeps the rows where
@@ -299,7 +359,7 @@ impl Datafile {
         let mut names = [factors, &[response]].concat();
         names.sort_unstable();
         if let Some(w) = names.windows(2).find(|w| w[0] == w[1]) {
-            let name = w[0];
+            let name = excerpt(w[0]);
             let message = format!("'{name}' is named twice among the factors and the response");
             return Err(DataError::file(&self.source, message));
         }
@@ -307,20 +367,21 @@ impl Datafile {
         let mut rows: Vec<&Row> = self.rows.iter().collect();
         let mut fixed = Vec::with_capacity(at.len());
         for (key, value) in at {
-            let keep = |cell: &Cell| matches!(cell, Cell::Number(x) if same(*x, *value));
+            let keep = |cell: Cell<'_>| matches!(cell, Cell::Number(x) if same(x, *value));
             let (col, kept) = self.select(rows, "--at", (key, &value.to_string()), keep)?;
             rows = kept;
             fixed.push(col);
         }
 
-        for (col, name) in self.columns.iter().enumerate() {
+        for (col, name) in self.columns().iter().enumerate() {
             let used = factor_cols.contains(&col) || col == response_col || fixed.contains(&col);
             if used || is_response_column(name) || RUN_COLUMNS.contains(&name.as_str()) {
                 continue;
             }
-            let (count, numeric, values) = values(&rows, col);
+            let (count, numeric, values) = self.values(&rows, col);
             if count > 1 {
                 let option = if numeric { "--at" } else { "--where" };
+                let name = excerpt(name);
                 let message = format!(
                     "factor '{name}' varies in the selected rows ({name} = {values}); \
                      fix it with {option} {name}=VALUE"
@@ -330,10 +391,11 @@ impl Datafile {
         }
 
         let number = |row: &Row, col: usize| {
-            let field = &self.columns[col];
-            let message = match row.get(col) {
-                Some(Cell::Number(x)) => return Ok(*x),
+            let field = excerpt(&self.columns()[col]);
+            let message = match self.get(row, col) {
+                Some(Cell::Number(x)) => return Ok(x),
                 Some(Cell::Text(value)) => {
+                    let value = excerpt(value);
                     format!("field '{field}': expected a number, found '{value}'")
                 }
                 None => format!("field '{field}' is missing"),
@@ -360,34 +422,45 @@ impl Datafile {
             lines: rows.iter().map(|r| r.line).collect(),
         })
     }
+
+    /// The distinct values of a column among some rows, for messages: how many, whether all
+    /// are numbers (or missing), and the list: numbers ascending, then text, then `(missing)`.
+    fn values(&self, rows: &[&Row], col: usize) -> (usize, bool, String) {
+        let (mut numbers, mut texts, mut missing) = (Vec::new(), Vec::new(), false);
+        for row in rows {
+            match self.get(row, col) {
+                Some(Cell::Number(x)) => numbers.push(x),
+                Some(Cell::Text(s)) => texts.push(s),
+                None => missing = true,
+            }
+        }
+        numbers.sort_by(f64::total_cmp);
+        numbers.dedup_by(|a, b| same(*a, *b));
+        texts.sort_unstable();
+        texts.dedup();
+        let numbers = numbers.iter().map(f64::to_string);
+        let mut items: Vec<String> = numbers.chain(texts.iter().map(|s| excerpt(s))).collect();
+        if missing {
+            items.push("(missing)".into());
+        }
+        let count = items.len();
+        (count, texts.is_empty(), list(items))
+    }
 }
 
-/// The distinct values of a column among some rows, for messages: how many, whether all are
-/// numbers (or missing), and the list: numbers ascending, then text, then `(missing)`.
-fn values(rows: &[&Row], col: usize) -> (usize, bool, String) {
-    let (mut numbers, mut texts, mut missing) = (Vec::new(), Vec::new(), false);
-    for row in rows {
-        match row.get(col) {
-            Some(Cell::Number(x)) => numbers.push(*x),
-            Some(Cell::Text(s)) => texts.push(s.as_str()),
-            None => missing = true,
-        }
-    }
-    numbers.sort_by(f64::total_cmp);
-    numbers.dedup_by(|a, b| same(*a, *b));
-    texts.sort_unstable();
-    texts.dedup();
-    let numbers = numbers.iter().map(f64::to_string);
-    let mut items: Vec<String> = numbers.chain(texts.iter().map(|s| s.to_string())).collect();
-    if missing {
-        items.push("(missing)".into());
-    }
+/// Names for a message, each cut to an excerpt, at most a dozen.
+fn names<S: AsRef<str>>(names: &[S]) -> String {
+    list(names.iter().map(|n| excerpt(n.as_ref())).collect())
+}
+
+/// Items joined for a message: at most 12, else the first 10 and how many there are.
+fn list(mut items: Vec<String>) -> String {
     let count = items.len();
     if count > 12 {
         items.truncate(10);
         items.push(format!("... ({count} values)"));
     }
-    (count, texts.is_empty(), items.join(", "))
+    items.join(", ")
 }
 
 /// A `key=value` condition, as given to `--where`.
@@ -405,7 +478,7 @@ impl Condition {
         match Cell::lenient(&self.value) {
             Cell::Number(x) => Ok((self.key.clone(), x)),
             Cell::Text(_) => Err(DataError::Condition {
-                text: self.to_string(),
+                text: excerpt(&self.to_string()),
                 message: "expected a finite number after '='".into(),
             }),
         }
@@ -418,7 +491,7 @@ impl FromStr for Condition {
     /// Parses `key=value`; blanks around either side are dropped, neither may be empty.
     fn from_str(text: &str) -> Result<Condition, DataError> {
         let error = |message: &str| DataError::Condition {
-            text: text.into(),
+            text: excerpt(text),
             message: message.into(),
         };
         let (key, value) = text

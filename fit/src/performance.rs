@@ -108,7 +108,7 @@ pub fn factors_of(data: &Datafile) -> Result<(Vec<String>, BTreeMap<String, f64>
         let mut texts: Vec<&str> = Vec::new();
         for row in 0..data.rows().len() {
             match data.cell(row, column) {
-                Some(Cell::Number(x)) => numbers.push(*x),
+                Some(Cell::Number(x)) => numbers.push(x),
                 Some(Cell::Text(t)) => texts.push(t),
                 None => {}
             }

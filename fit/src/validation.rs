@@ -117,7 +117,7 @@ pub fn validate(model: &PerformanceModel, data: &Datafile) -> Result<Validation,
         }
         for (row, r) in data.rows().iter().enumerate() {
             if let Some(Cell::Number(x)) = data.cell(row, key)
-                && *x != value
+                && x != value
             {
                 return Err(DataError::Line {
                     file: data.source().to_string(),

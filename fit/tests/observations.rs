@@ -71,9 +71,9 @@ fn parses_key_value_lines() {
     assert_eq!(data.source(), "fig2.dat");
     assert_eq!(data.columns(), ["impl", "p", "n", "wall", "li", "rc.cpu"]);
     assert_eq!(lines(&data), [2, 4, 6, 7, 8]);
-    assert_eq!(data.cell(0, "impl"), Some(&Cell::Text("dp".into())));
-    assert_eq!(data.cell(2, "p"), Some(&Cell::Number(4.0)));
-    assert_eq!(data.cell(1, "rc.cpu"), Some(&Cell::Number(0.01)));
+    assert_eq!(data.cell(0, "impl"), Some(Cell::Text("dp")));
+    assert_eq!(data.cell(2, "p"), Some(Cell::Number(4.0)));
+    assert_eq!(data.cell(1, "rc.cpu"), Some(Cell::Number(0.01)));
     assert_eq!(data.cell(0, "rc.cpu"), None);
     assert_eq!(data.cell(0, "x"), None);
     assert_eq!(data.cell(9, "p"), None);
@@ -115,7 +115,7 @@ fn csv_and_key_value_give_the_same_observations_with_replicates() {
 #[test]
 fn csv_empty_cells_are_missing_and_quotes_work() {
     let data = parse("p,impl,li\n1,\"d,p\",\n  # indented comment\n2,sp,0.5\n");
-    assert_eq!(data.cell(0, "impl"), Some(&Cell::Text("d,p".into())));
+    assert_eq!(data.cell(0, "impl"), Some(Cell::Text("d,p")));
     assert_eq!(data.cell(0, "li"), None);
     assert_eq!(lines(&data), [2, 4]);
 }

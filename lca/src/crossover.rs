@@ -11,6 +11,12 @@ use fit::crossover::{Axis, Pair, SAMPLES};
 use fit::performance::PerformanceModel;
 use reports::ranking::Format;
 
+/// The most samples along a factor: as many as a plan may have runs.
+const MAX_SAMPLES: usize = design::plan::MAX_RUNS;
+
+/// The most cells of the winner map along a factor (its square is `MAX_SAMPLES`).
+const MAX_CELLS: usize = 1000;
+
 /// Where two implementations' predicted run times cross. A model wins where the 90%
 /// confidence interval of E[T_A] - E[T_B] excludes zero (both models' mean intervals,
 /// Welch-Satterthwaite); elsewhere the two cannot be told apart. A range that reaches a point
@@ -31,10 +37,10 @@ pub struct Args {
     /// `--range n=32..1024`; default: the union of the two models' fitted ranges (repeatable).
     #[arg(long, value_name = "FACTOR=LOW..HIGH")]
     range: Vec<String>,
-    /// Samples along the factor (at least 512).
+    /// Samples along the factor (at least 512, at most 1000000).
     #[arg(long, default_value_t = SAMPLES, value_name = "N")]
     samples: usize,
-    /// Cells of the winner map along each factor.
+    /// Cells of the winner map along each factor (at most 1000).
     #[arg(long, default_value_t = 41, value_name = "N")]
     cells: usize,
     /// Output format: text, csv or json.
@@ -45,6 +51,15 @@ pub struct Args {
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
     let format: Format = args.format.parse().map_err(|e| anyhow!("--format: {e}"))?;
+    if args.samples > MAX_SAMPLES {
+        bail!("--samples {}: at most {MAX_SAMPLES}", args.samples);
+    }
+    if args.cells > MAX_CELLS {
+        bail!(
+            "--cells {}: at most {MAX_CELLS} (a map of cells x cells)",
+            args.cells
+        );
+    }
     let mut a = fit::model_file::read(&args.a)?;
     let mut b = fit::model_file::read(&args.b)?;
     name_models(&mut a, &args.a, &mut b, &args.b);

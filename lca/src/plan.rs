@@ -8,7 +8,8 @@ use design::{Design, Factor, Generator};
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Factors: p=2,4,8,26 (levels), n=32..1024:log2 (powers of two in the range),\n\
-p=2..26:lin:5 (five evenly spaced levels), n=32..1024:log2:4 (four log-spaced levels).\n\n\
+p=2..26:lin:5 (five evenly spaced levels), n=32..1024:log2:4 (four log-spaced levels).\n\
+A plan has at most 1000000 runs (points x replicates), a factor at most 1000000 levels.\n\n\
 Example:\n  lca design --factor p=2,26 --factor n=32..1024:log2 --edges 3 > plan.csv"
 )]
 pub struct Args {

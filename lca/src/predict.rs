@@ -74,8 +74,10 @@ pub fn run(args: &Args) -> Result<String> {
 /// The points of the full factorial over the grid's factors, in the model's factor order.
 fn grid(model: &PerformanceModel, specs: &[String]) -> Result<Vec<Vec<f64>>> {
     let factors = crate::specs::factors(specs, "--grid")?;
-    let plan = plan(&factors, Design::Full, 1, None)
-        .map_err(|e| anyhow!("{}", e.to_string().replace("--factor", "--grid")))?;
+    let plan = plan(&factors, Design::Full, 1, None).map_err(|e| {
+        let message = e.to_string().replace("--factor", "--grid");
+        anyhow!("--grid: {}", message.replace("the design", "the grid"))
+    })?;
     plan.runs
         .iter()
         .map(|run| {

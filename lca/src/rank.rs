@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use fit::observations::excerpt;
 use fit::{Condition, Datafile, Model, Observations, RankBy, Ranking, Weighting};
 use reports::ranking::{Format, RankingReport};
 
@@ -123,10 +124,16 @@ fn validate(args: &Args) -> Result<Config> {
     let datafile = read_datafile(datafile_path)?;
     for (option, name) in [("--var", &var), ("--cat", &cat)] {
         if !datafile.columns().iter().any(|c| c == name) {
+            let numeric = datafile.numeric_columns();
+            let mut numeric: Vec<String> = numeric.iter().take(12).map(|c| excerpt(c)).collect();
+            if datafile.numeric_columns().len() > 12 {
+                numeric.push("...".into());
+            }
             bail!(
-                "{option} '{name}': {} has no such column (numeric columns: {})",
+                "{option} '{}': {} has no such column (numeric columns: {})",
+                excerpt(name),
                 datafile.source(),
-                datafile.numeric_columns().join(", ")
+                numeric.join(", ")
             );
         }
     }
@@ -189,6 +196,28 @@ pub fn run(args: &Args) -> Result<String> {
         reports::chart::write(&chart, path).context("--plot")?;
     }
     let predict_at: Vec<Vec<f64>> = config.predict.iter().map(|&v| vec![v]).collect();
+    // A prediction that overflows (p=1e308) would print as inf, or poison the others' spread.
+    for point in &predict_at {
+        let predictions = fit::ranking::predict_with_selection(&ranking.fits, point);
+        let finite =
+            |p: &fit::Prediction| [p.value, p.lower, p.upper].iter().all(|v| v.is_finite());
+        if let Some(f) = ranking
+            .fits
+            .iter()
+            .zip(&predictions)
+            .find(|(_, p)| !finite(p))
+        {
+            let at = match point[0] {
+                v if v.abs() < 1e15 => v.to_string(),
+                v => format!("{v:e}"),
+            };
+            bail!(
+                "--predict {}={at}: {} has no finite prediction there",
+                config.var,
+                excerpt(f.0.model.text())
+            );
+        }
+    }
     Ok(report(
         &obs,
         &ranking,

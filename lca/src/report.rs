@@ -144,7 +144,7 @@ fn runs(model: &PerformanceModel, data: &Datafile) -> Result<Runs> {
         return Ok(Runs::default());
     };
     let number = |row: usize, column: &str| match data.cell(row, column) {
-        Some(Cell::Number(x)) => Some(*x),
+        Some(Cell::Number(x)) => Some(x),
         _ => None,
     };
     let mut runs = Runs::default();

@@ -35,7 +35,7 @@ pub fn run(args: &Args) -> Result<String> {
     let factors: Vec<&str> = args.factors.iter().map(String::as_str).collect();
     let obs = data.observations(&factors, &args.response, &[])?;
     let levels: Vec<usize> = (0..factors.len()).map(|f| obs.levels(f).len()).collect();
-    let cells: usize = levels.iter().product();
+    let cells = levels.iter().fold(1usize, |c, &l| c.saturating_mul(l));
     let measured = measured_cells(&obs);
     if measured < cells {
         // Not a full factorial (the paper's edges design): its corners still are a 2^k r one

@@ -1,111 +1,312 @@
-//! Parsing the two forms of a datafile into cells, with the line of each row.
+//! Reading a datafile as a stream of lines, each at most [`MAX_LINE`] bytes, into a [`Table`]:
+//! memory grows with the rows kept, never with a line, and an input that never ends a line
+//! (`/dev/zero`) stops at the first one.
 
-use super::{Cell, DataError, Datafile, Row};
+use super::{Cell, Col, DataError, Datafile, Row, Table, excerpt};
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::{BufRead, ErrorKind};
 
-/// Parses the `key=value` form: one row per line that has tokens.
-pub(super) fn key_value(source: &str, text: &str) -> Result<Datafile, DataError> {
-    let mut index: HashMap<&str, usize> = HashMap::new();
-    let (mut columns, mut rows) = (Vec::new(), Vec::new());
-    for (line, raw) in (1..).zip(text.lines()) {
-        let error = |message: String| Err(DataError::line(source, line, message));
-        let mut cells: Vec<Option<Cell>> = Vec::new();
-        for token in raw.split('#').next().unwrap_or("").split_whitespace() {
-            let Some((key, value)) = token.split_once('=') else {
-                return error(format!("token '{token}' is not key=value"));
-            };
-            if key.is_empty() {
-                return error(format!("token '{token}' has an empty key"));
-            }
-            if value.is_empty() {
-                return error(format!("field '{key}' has an empty value"));
-            }
-            let col = *index.entry(key).or_insert_with(|| {
-                columns.push(key.to_string());
-                columns.len() - 1
-            });
-            cells.resize(cells.len().max(col + 1), None);
-            if cells[col].is_some() {
-                return error(format!("field '{key}' is given twice"));
-            }
-            cells[col] = Some(Cell::parse(source, line, key, value)?);
-        }
-        if !cells.is_empty() {
-            rows.push(Row { line, cells });
-        }
-    }
-    Ok(Datafile::new(source, columns, rows))
-}
+/// The longest line, in bytes, without its newline: a row of `pp -l` is about 200.
+pub const MAX_LINE: usize = 64 * 1024;
 
-/// Parses the CSV form: the first record is the header.
-pub(super) fn csv(source: &str, text: &str) -> Result<Datafile, DataError> {
-    let mut reader = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .comment(Some(b'#'))
-        .trim(csv::Trim::All)
-        .from_reader(text.as_bytes());
-    let (mut columns, mut rows) = (Vec::<String>::new(), Vec::new());
-    let bytes = text.as_bytes();
-    let newlines: Vec<usize> = (0..bytes.len()).filter(|&i| bytes[i] == b'\n').collect();
-    let line_of = |p: &csv::Position| record_line(bytes, &newlines, p.byte());
-    for record in reader.records() {
-        let record = record.map_err(|e| {
-            let line = e.position().map_or(1, line_of);
-            DataError::line(source, line, format!("invalid CSV: {e}"))
-        })?;
-        let line = record.position().map_or(1, line_of);
-        let error = |message: String| Err(DataError::line(source, line, message));
-        // Blank lines, and comments that csv does not see because of leading blanks.
-        if record.iter().all(str::is_empty) || record.get(0).is_some_and(|f| f.starts_with('#')) {
+/// The most columns a datafile may have: a row of `pp -l` has about 15.
+pub const MAX_COLUMNS: usize = 10_000;
+const _: () = assert!(MAX_COLUMNS <= Col::MAX as usize + 1);
+
+/// Reads rows from `input`; `source` names it in errors.
+pub(super) fn read(source: &str, mut input: impl BufRead) -> Result<Datafile, DataError> {
+    let mut table = Builder::default();
+    let mut form = None;
+    let mut buf = Vec::new();
+    for line in 1.. {
+        let error = |message: String| DataError::line(source, line, message);
+        let ended = match next_line(&mut input, &mut buf) {
+            Ok(Some(ended)) => ended,
+            Ok(None) => break,
+            Err(Next::TooLong) => {
+                return Err(error(format!(
+                    "the line is longer than {MAX_LINE} bytes (a datafile holds one run per line)"
+                )));
+            }
+            Err(Next::Io(e)) => {
+                return Err(DataError::Io {
+                    file: source.into(),
+                    message: format!("line {line}: {e}"),
+                });
+            }
+        };
+        let mut bytes = buf.as_slice();
+        if line == 1 {
+            // A UTF-8 byte-order mark (editors on some systems write one) is not part of a name.
+            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        }
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let text = std::str::from_utf8(bytes).map_err(|_| error("not valid UTF-8 text".into()))?;
+        let content = text.trim();
+        if content.is_empty() || content.starts_with('#') {
             continue;
         }
-        if let Some(j) = record.iter().position(|f| f.contains(['\n', '\r'])) {
-            let column = j + 1;
+        if !ended {
+            return Err(error(
+                "the last line has no newline at its end, so it may be a row cut short (an \
+                 append that did not finish); it was not read: remove it, or end it with a \
+                 newline if it is whole"
+                    .into(),
+            ));
+        }
+        let form = form.get_or_insert_with(|| match content.split_whitespace().next() {
+            Some(token) if token.contains('=') => Form::KeyValue,
+            _ => Form::Csv(Vec::new()),
+        });
+        match form {
+            Form::KeyValue => key_value(source, line, text, &mut table)?,
+            Form::Csv(header) => csv(source, line, text, header, &mut table)?,
+        }
+    }
+    Ok(table.finish(source))
+}
+
+/// The two forms; a CSV file's header (column indices) once read.
+enum Form {
+    KeyValue,
+    Csv(Vec<Col>),
+}
+
+/// Why no line came back.
+enum Next {
+    TooLong,
+    Io(std::io::Error),
+}
+
+/// Reads one line into `buf` without its newline: `Some(true)` for a line ended by a newline,
+/// `Some(false)` for a last line without one, `None` at the end of the input.
+fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> Result<Option<bool>, Next> {
+    buf.clear();
+    loop {
+        let available = match input.fill_buf() {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Next::Io(e)),
+        };
+        if available.is_empty() {
+            return Ok((!buf.is_empty()).then_some(false));
+        }
+        let newline = available.iter().position(|&b| b == b'\n');
+        let chunk = &available[..newline.unwrap_or(available.len())];
+        if buf.len() + chunk.len() > MAX_LINE {
+            return Err(Next::TooLong);
+        }
+        buf.extend_from_slice(chunk);
+        let used = chunk.len() + usize::from(newline.is_some());
+        input.consume(used);
+        if newline.is_some() {
+            return Ok(Some(true));
+        }
+    }
+}
+
+/// One line of the `key=value` form: a row if it has tokens.
+fn key_value(source: &str, line: usize, text: &str, table: &mut Builder) -> Result<(), DataError> {
+    let error = |message: String| Err(DataError::line(source, line, message));
+    table.start(line);
+    for token in text.split('#').next().unwrap_or("").split_whitespace() {
+        let Some((key, value)) = token.split_once('=') else {
+            return error(format!("token '{}' is not key=value", excerpt(token)));
+        };
+        if key.is_empty() {
+            return error(format!("token '{}' has an empty key", excerpt(token)));
+        }
+        if value.is_empty() {
+            return error(format!("field '{}' has an empty value", excerpt(key)));
+        }
+        let col = table
+            .column(key)
+            .map_err(|m| DataError::line(source, line, m))?;
+        if !table.mark(col) {
+            return error(format!("field '{}' is given twice", excerpt(key)));
+        }
+        let cell = Cell::parse(source, line, key, value)?;
+        table.push(col, cell);
+    }
+    table.end();
+    Ok(())
+}
+
+/// One line of the CSV form: the header if `header` is empty, else a row as wide as it.
+fn csv(
+    source: &str,
+    line: usize,
+    text: &str,
+    header: &mut Vec<Col>,
+    table: &mut Builder,
+) -> Result<(), DataError> {
+    let error = |message: String| Err(DataError::line(source, line, message));
+    let fields = match fields(text) {
+        Ok(fields) => fields,
+        Err(column) => {
             return error(format!(
                 "column {column} has a line break (one run per line)"
             ));
         }
-        if columns.is_empty() {
-            for (j, name) in record.iter().enumerate() {
-                if name.is_empty() {
-                    return error(format!("column {} of the header has no name", j + 1));
-                }
-                if columns.iter().any(|c| c == name) {
-                    return error(format!("column '{name}' appears twice in the header"));
-                }
-                columns.push(name.to_string());
+    };
+    if fields.iter().all(|f| f.is_empty()) {
+        return Ok(());
+    }
+    if header.is_empty() {
+        for (j, name) in fields.iter().enumerate() {
+            if name.is_empty() {
+                return error(format!("column {} of the header has no name", j + 1));
             }
-        } else if record.len() != columns.len() {
-            let (want, found) = (columns.len(), record.len());
-            return error(format!(
-                "expected {want} fields as in the header, found {found}"
-            ));
-        } else {
-            let cell = |(value, name): (&str, &String)| {
-                (!value.is_empty())
-                    .then(|| Cell::parse(source, line, name, value))
-                    .transpose()
-            };
-            let cells = record.iter().zip(&columns).map(cell);
-            let cells = cells.collect::<Result<_, _>>()?;
-            rows.push(Row { line, cells });
+            let col = table
+                .column(name)
+                .map_err(|m| DataError::line(source, line, m))?;
+            if header.contains(&col) {
+                let name = excerpt(name);
+                return error(format!("column '{name}' appears twice in the header"));
+            }
+            header.push(col);
+        }
+        return Ok(());
+    }
+    if fields.len() != header.len() {
+        let (want, found) = (header.len(), fields.len());
+        return error(format!(
+            "expected {want} fields as in the header, found {found}"
+        ));
+    }
+    table.start(line);
+    for (value, &col) in fields.iter().zip(header.iter()) {
+        if !value.is_empty() {
+            let cell = Cell::parse(source, line, &table.columns[col as usize], value)?;
+            table.push(col, cell);
         }
     }
-    Ok(Datafile::new(source, columns, rows))
+    table.end();
+    Ok(())
 }
 
-/// The 1-based line where a CSV record starts. csv reports where the previous record ended,
-/// before the blank and comment lines that it skips; skip them the same way.
-fn record_line(bytes: &[u8], newlines: &[usize], start: u64) -> usize {
-    let line_of = |at: usize| newlines.partition_point(|&n| n < at);
-    let mut at = usize::try_from(start).map_or(bytes.len(), |s| s.min(bytes.len()));
+/// The trimmed fields of a CSV line: `,` separates them, a field that starts with `"` is quoted
+/// (`""` is a quote inside it). A quote still open at the end of the line is an error naming
+/// its (1-based) column: the field would go on past the line break.
+fn fields(text: &str) -> Result<Vec<Cow<'_, str>>, usize> {
+    let mut fields = Vec::new();
+    let mut rest = text;
     loop {
-        match bytes.get(at) {
-            Some(b'\r' | b'\n') => at += 1,
-            Some(b'#') => at = newlines.get(line_of(at)).map_or(bytes.len(), |n| n + 1),
-            _ => return 1 + line_of(at),
+        let column = fields.len() + 1;
+        let start = rest.trim_start();
+        let field = if let Some(quoted) = start.strip_prefix('"') {
+            let mut value = String::new();
+            let mut chars = quoted.char_indices();
+            let after = loop {
+                match chars.next() {
+                    None => return Err(column),
+                    Some((i, '"')) if quoted[i + 1..].starts_with('"') => {
+                        value.push('"');
+                        chars.next();
+                    }
+                    Some((i, '"')) => break &quoted[i + 1..],
+                    Some((_, c)) => value.push(c),
+                }
+            };
+            // Anything between the closing quote and the comma belongs to the field.
+            let end = after.find(',').unwrap_or(after.len());
+            value.push_str(&after[..end]);
+            rest = &after[end..];
+            Cow::Owned(value.trim().to_string())
+        } else {
+            let end = start.find(',').unwrap_or(start.len());
+            rest = &start[end..];
+            Cow::Borrowed(start[..end].trim())
+        };
+        fields.push(field);
+        match rest.strip_prefix(',') {
+            Some(next) => rest = next,
+            None => return Ok(fields),
         }
+    }
+}
+
+/// The table as it is read: columns and interned texts by name, and which columns the
+/// current row has.
+#[derive(Default)]
+struct Builder {
+    columns: Vec<String>,
+    index: HashMap<String, Col>,
+    texts: HashMap<String, u64>,
+    table: Table,
+    rows: Vec<Row>,
+    /// For each column, the number (1-based) of the last row that has it.
+    seen: Vec<usize>,
+    row: Row,
+}
+
+impl Builder {
+    /// The index of the column `name`, added if new.
+    fn column(&mut self, name: &str) -> Result<Col, String> {
+        if let Some(&col) = self.index.get(name) {
+            return Ok(col);
+        }
+        if self.columns.len() >= MAX_COLUMNS {
+            return Err(format!(
+                "'{}' would be column {}; a datafile has at most {MAX_COLUMNS}",
+                excerpt(name),
+                MAX_COLUMNS + 1
+            ));
+        }
+        let col = self.columns.len() as Col;
+        self.columns.push(name.to_string());
+        self.index.insert(name.to_string(), col);
+        self.seen.push(0);
+        Ok(col)
+    }
+
+    fn start(&mut self, line: usize) {
+        let at = self.table.cols.len();
+        self.row = Row {
+            line,
+            start: at,
+            end: at,
+        };
+    }
+
+    /// Marks `col` as given in the current row; false if it already was.
+    fn mark(&mut self, col: Col) -> bool {
+        let number = self.rows.len() + 1;
+        let seen = &mut self.seen[col as usize];
+        std::mem::replace(seen, number) != number
+    }
+
+    fn push(&mut self, col: Col, cell: Cell<'_>) {
+        let bits = match cell {
+            Cell::Number(x) => x.to_bits(),
+            Cell::Text(text) => {
+                let next = self.table.texts.len() as u64;
+                let index = *self.texts.entry(text.to_string()).or_insert(next);
+                if index == next {
+                    self.table.texts.push(text.to_string());
+                }
+                super::TEXT | index
+            }
+        };
+        self.table.cols.push(col);
+        self.table.values.push(bits);
+    }
+
+    /// Ends the current row: kept if it has cells.
+    fn end(&mut self) {
+        self.row.end = self.table.cols.len();
+        if self.row.end > self.row.start {
+            self.rows.push(self.row.clone());
+        }
+    }
+
+    fn finish(mut self, source: &str) -> Datafile {
+        self.table.columns = self.columns;
+        self.table.cols.shrink_to_fit();
+        self.table.values.shrink_to_fit();
+        self.rows.shrink_to_fit();
+        Datafile::new(source, std::sync::Arc::new(self.table), self.rows)
     }
 }
 
@@ -114,12 +315,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn csv_record_lines_skip_blank_and_comment_lines() {
-        let text = b"p\n\n# c\n\r\n1\n2";
-        let newlines: Vec<usize> = (0..text.len()).filter(|&i| text[i] == b'\n').collect();
-        let lines: Vec<usize> = [0, 2, 9, 11, 99]
-            .map(|b| record_line(text, &newlines, b))
-            .into();
-        assert_eq!(lines, [1, 5, 5, 6, 6]);
+    fn csv_fields_trim_and_unquote() {
+        let f = |text: &str| fields(text).map(|v| v.iter().map(|s| s.to_string()).collect());
+        let ok = |v: &[&str]| Ok::<Vec<String>, usize>(v.iter().map(|s| s.to_string()).collect());
+        assert_eq!(f(" a , b,c "), ok(&["a", "b", "c"]));
+        assert_eq!(f("1,\"d,p\","), ok(&["1", "d,p", ""]));
+        assert_eq!(f("\"say \"\"hi\"\"\" ,x"), ok(&["say \"hi\"", "x"]));
+        assert_eq!(f(""), ok(&[""]));
+        assert_eq!(f("p,\"l"), Err(2));
+    }
+
+    #[test]
+    fn lines_are_bounded_and_the_last_may_lack_a_newline() {
+        let mut input: &[u8] = b"ab\r\ncd";
+        let mut buf = Vec::new();
+        assert!(matches!(next_line(&mut input, &mut buf), Ok(Some(true))));
+        assert_eq!(buf, b"ab\r");
+        assert!(matches!(next_line(&mut input, &mut buf), Ok(Some(false))));
+        assert_eq!(buf, b"cd");
+        assert!(matches!(next_line(&mut input, &mut buf), Ok(None)));
+        let long = vec![b'x'; MAX_LINE + 1];
+        let mut input = std::io::BufReader::with_capacity(1000, long.as_slice());
+        assert!(matches!(
+            next_line(&mut input, &mut buf),
+            Err(Next::TooLong)
+        ));
+        assert!(buf.len() <= MAX_LINE);
     }
 }
