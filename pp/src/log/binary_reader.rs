@@ -196,9 +196,11 @@ impl BinaryLog {
         &mut self,
         mut f: impl FnMut(&Event, &Symbols, Place),
     ) -> Option<LogError> {
-        loop {
+        // Where the last event is, kept here and stored once at the end.
+        let mut last = self.place;
+        let damage = loop {
             let Some(w) = self.merge.winner() else {
-                return self.tail.take();
+                break self.tail.take();
             };
             let Some(cur) = self.cursors.get_mut(w) else {
                 self.merge.replace_winner(EXHAUSTED);
@@ -207,18 +209,19 @@ impl BinaryLog {
             if let Some(&e) = cur.head() {
                 // The merge moves on before `f` runs, so that finding the next event does not
                 // wait for what `f` does with this one.
-                let place = Place::Byte(cur.offset());
+                last = Place::Byte(cur.offset());
                 cur.at += 1;
                 if cur.at == cur.len {
                     cur.refill(&self.source, &self.defined, &self.file);
                 }
                 self.merge.replace_winner(cur.key(w));
-                self.place = place;
-                f(&e, &self.symbols, place);
+                f(&e, &self.symbols, last);
             } else if let Some(e) = self.thread_ended(w) {
-                return Some(e);
+                break Some(e);
             }
-        }
+        };
+        self.place = last;
+        damage
     }
 
     /// Thread `w` has no more events: its damage (which ends the log), or `None` after taking
@@ -308,8 +311,9 @@ impl Cursor {
                 .offsets
                 .get_mut(self.len..self.len + n)
                 .unwrap_or(&mut []);
+            let base = self.base;
             for (slot, offset) in slots.iter_mut().zip(offsets) {
-                *offset = self.base + pos as u64;
+                *offset = base + pos as u64;
                 match decode_record(data, &mut pos, &mut st, defined) {
                     Ok(kind) => {
                         *slot = Event {

@@ -34,8 +34,11 @@ const HEADER_USAGE: &str = "pplog 1 p=<threads> [key=value ..]";
 /// order mark at the start skipped. Memory: one line.
 struct Lines<R> {
     input: R,
+    /// A line that did not lie whole in the input's buffer.
     buf: Vec<u8>,
-    /// The number of the line in `buf`, counted from 1.
+    /// Bytes of the input's buffer that the line last returned took (consumed on the next).
+    pending: usize,
+    /// The number of the line last returned, counted from 1.
     number: u64,
     /// Bytes read so far (to tell an empty log).
     read: u64,
@@ -46,6 +49,7 @@ impl<R: BufRead> Lines<R> {
         Lines {
             input,
             buf: Vec::new(),
+            pending: 0,
             number: 0,
             read: 0,
         }
@@ -54,8 +58,33 @@ impl<R: BufRead> Lines<R> {
     /// The next line without its newline, `None` at the end; `Err` is the message for a line
     /// that is too long, or a read error.
     fn next(&mut self) -> Option<Result<&[u8], String>> {
+        self.input.consume(std::mem::take(&mut self.pending));
         self.buf.clear();
         self.number += 1;
+        let bom = if self.number == 1 { 3 } else { 0 };
+        // Most lines lie whole in the input's buffer: returned from there, without a copy.
+        let whole = match self.input.fill_buf() {
+            Ok(avail) => avail
+                .iter()
+                .position(|&b| b == b'\n')
+                .filter(|&i| i <= MAX_LINE),
+            Err(_) => None,
+        };
+        if let Some(i) = whole {
+            self.pending = i + 1;
+            self.read += i as u64 + 1;
+            // The buffer is not empty: this returns it again without reading.
+            return Some(match self.input.fill_buf() {
+                Ok(avail) => {
+                    let line = avail.get(..i).unwrap_or(&[]);
+                    Ok(match line.strip_prefix(b"\xEF\xBB\xBF") {
+                        Some(rest) if bom > 0 => rest,
+                        _ => line,
+                    })
+                }
+                Err(e) => Err(format!("cannot read: {e}")),
+            });
+        }
         loop {
             let avail = match self.input.fill_buf() {
                 Ok(a) => a,
@@ -89,8 +118,8 @@ impl<R: BufRead> Lines<R> {
                 break;
             }
         }
-        if self.number == 1 && self.buf.starts_with(b"\xEF\xBB\xBF") {
-            self.buf.drain(..3);
+        if bom > 0 && self.buf.starts_with(b"\xEF\xBB\xBF") {
+            self.buf.drain(..bom);
         }
         Some(Ok(&self.buf))
     }
@@ -466,6 +495,22 @@ mod tests {
             .collect();
         assert_eq!(order, [(10, 0, 5), (20, 0, 7), (20, 1, 4), (30, 1, 8)]);
         assert!(log.error.is_none());
+    }
+
+    #[test]
+    fn lines_split_across_reads_are_the_same_lines() {
+        let log = b"\xEF\xBB\xBFpplog 1 p=2 n=4\n# c\n0 0 start\n0 1 start\n\n7 1 phase a_longer_name\n9 0 stop\n9 1 stop";
+        let whole = parse("x.log", &log[..]).unwrap();
+        for capacity in [1, 2, 3, 5, 7, 64] {
+            let input = std::io::BufReader::with_capacity(capacity, &log[..]);
+            let small = parse("x.log", input).unwrap();
+            assert_eq!(small.header, whole.header, "capacity {capacity}");
+            assert_eq!(small.events, whole.events, "capacity {capacity}");
+            assert!(small.error.is_none());
+        }
+        assert_eq!(whole.header.params, [("n".to_string(), "4".to_string())]);
+        assert_eq!(whole.events.len(), 5);
+        assert_eq!(whole.events[4].1, 8);
     }
 
     #[test]
