@@ -17,7 +17,7 @@ use pp::profile::{By, Category, ChromeTrace, Profile, RowError, Sink, Sweep};
     name = "pp",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "The log is LOG, else $PP_LOG, else ./pp.log.\n\nExamples:\n  pp                      Figure-1 table of ./pp.log\n  pp -l >> datafile       append one datafile row\n  pp --by phase run.log   categories per phase\n  pp --chrome trace.json  timeline for Perfetto / chrome://tracing\n  pp convert run.log run.txt\n  pp calibrate            measure this machine (rc.comm needs it)"
+    after_help = "The log is LOG (a file, a pipe or FIFO, or - for standard input), else $PP_LOG, else ./pp.log.\n\nExamples:\n  pp                      Figure-1 table of ./pp.log\n  pp -l >> datafile       append one datafile row\n  pp --by phase run.log   categories per phase\n  pp --chrome trace.json  timeline for Perfetto / chrome://tracing\n  pp convert run.log run.txt\n  pp calibrate            measure this machine (rc.comm needs it)"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -28,7 +28,7 @@ struct Cli {
 
 #[derive(Debug, clap::Args)]
 struct ProfileArgs {
-    /// The event log (text or binary; detected).
+    /// The event log (text or binary; detected); `-` reads standard input.
     log: Option<PathBuf>,
     /// Print one datafile row (`key=value ...`) instead of the table.
     #[arg(short = 'l', long = "line")]
@@ -157,6 +157,12 @@ fn profile(args: &ProfileArgs) -> Result<()> {
     };
     let path = log_path(args.log.as_ref());
     let mut reader = LogReader::open(&path)?;
+    // Messages name standard input as the reader does.
+    let path = if path.as_os_str() == "-" {
+        PathBuf::from("stdin")
+    } else {
+        path
+    };
     let header = reader.header().clone();
     let header_line = reader.header_line();
 
@@ -192,8 +198,13 @@ fn profile(args: &ProfileArgs) -> Result<()> {
             path.display()
         );
     }
+    let name = if path.as_os_str() == "-" {
+        "stdin".into()
+    } else {
+        path.display().to_string()
+    };
     for w in &profile.warnings {
-        eprintln!("pp: warning: {w}");
+        eprintln!("pp: warning: {name}: {w}");
     }
     if !calibrated && profile.totals.get(Category::Cl) > 0 {
         eprintln!(

@@ -15,17 +15,9 @@ fn warnings(log: &str) -> Vec<String> {
     sweep.finish(reader.symbols()).unwrap().warnings
 }
 
-/// How the reader names line `line` of a test log (written in time order, header on line 1,
-/// no comments): `line N` where the reader keeps lines, else `event N−1`.
+/// How the reader names line `line` of a test log.
 fn at(line: usize) -> String {
-    let mut probe =
-        LogReader::from_bytes("probe.log", b"pplog 1 p=1\n0 0 start\n".to_vec()).unwrap();
-    probe.next_event();
-    if probe.place().to_string() == "line 2" {
-        format!("line {line}")
-    } else {
-        format!("event {}", line - 1)
-    }
+    format!("line {line}")
 }
 
 /// `log` breaks the rule of `kind` (the start of its warning, `rule N: what`) `count` times

@@ -226,15 +226,15 @@ fn header_errors_name_the_line_and_the_field() {
         ("pplog 1 p=2 n=1 n=2\n", "pp.log:1: header: n given twice"),
         (
             "pplog 1 p=2 =5\n",
-            "pp.log:1: header: parameter key \"\" is not a token",
+            "pp.log:1: header: parameter key '' is not a token",
         ),
         (
             "pplog 1 p=2 n=\n",
-            "pp.log:1: header: n: value \"\" is not a token",
+            "pp.log:1: header: n: value '' is not a token",
         ),
         (
             "pplog 1 p=2 \u{1}=1\n",
-            "pp.log:1: header: parameter key \"\\u{1}\" is not a token",
+            "pp.log:1: header: parameter key '\\u{1}' is not a token",
         ),
     ];
     for (log, want) in cases {
@@ -349,7 +349,7 @@ fn event_errors_name_the_line_and_the_field() {
         ("5 0 phase", "pp.log:2: phase: missing <name>"),
         (
             "5 0 phase a\u{7}b",
-            "pp.log:2: phase: <name>: 'a\u{7}b' contains a control character",
+            "pp.log:2: phase: <name>: 'a\\u{7}b' contains a control character",
         ),
         (
             "5 0 start\n6 1 start\n4 0 stop",

@@ -10,8 +10,9 @@ use std::io::{self, Read, Seek, SeekFrom};
 use super::binary::{
     DEF_NAME, DEF_TEAM, Defined, ITEM_BLOCK, ITEM_DEFS, ITEM_END, MAGIC, MAX_CHUNK, VERSION,
 };
+use super::limits::SymbolBudget;
 use super::varint::{self, VarintError};
-use super::{LogError, check_header, is_name};
+use super::{LogError, check_header, excerpt, is_name};
 use crate::event::{Header, Symbols, ThreadId};
 
 /// Where the log's bytes are.
@@ -90,7 +91,13 @@ impl Index {
         };
         let pos = index.read_header(file, &mut scan)?;
         let mut blocks = BlockIndex::default();
-        index.scan_items(file, &mut scan, pos, &mut blocks)?;
+        index.scan_items(
+            file,
+            &mut scan,
+            pos,
+            &mut blocks,
+            &mut SymbolBudget::default(),
+        )?;
         index.threads = blocks.threads;
         Ok(index)
     }
@@ -202,6 +209,7 @@ impl Index {
         scan: &mut Scanner<'_>,
         mut pos: u64,
         index: &mut BlockIndex,
+        budget: &mut SymbolBudget,
     ) -> Result<(), LogError> {
         let len = scan.len;
         let io = |e| LogError::io(file, "read", e);
@@ -302,9 +310,8 @@ impl Index {
                         break Some(cut("symbol definitions"));
                     }
                     let data = scan.get(start, dlen as usize).map_err(io)?;
-                    if let Err((a, m)) =
-                        parse_defs(data, self.header.p, &mut self.symbols, &mut self.defined)
-                    {
+                    let symbols = (&mut self.symbols, &mut self.defined, &mut *budget);
+                    if let Err((a, m)) = parse_defs(data, self.header.p, symbols) {
                         break Some(LogError::binary(file, start + a as u64, m));
                     }
                     pos = start + dlen;
@@ -431,8 +438,7 @@ const NO_END: &str = "the log has no end marker: the run did not finish or the f
 fn parse_defs(
     data: &[u8],
     p: u32,
-    symbols: &mut Symbols,
-    defined: &mut Defined,
+    (symbols, defined, budget): (&mut Symbols, &mut Defined, &mut SymbolBudget),
 ) -> Result<(), (usize, String)> {
     let mut at = 0;
     while at < data.len() {
@@ -474,13 +480,19 @@ fn parse_defs(
                 if !is_name(name) {
                     return Err((
                         start,
-                        format!("name definition {id}: {name:?} is not a token"),
+                        format!("name definition {id}: '{}' is not a token", excerpt(name)),
                     ));
                 }
-                if symbols.intern(name).0 != defined.names {
+                let sym = budget
+                    .name(symbols, name)
+                    .map_err(|m| (start, format!("name definition {id}: {m}")))?;
+                if sym.0 != defined.names {
                     return Err((
                         start,
-                        format!("name definition {id}: {name:?} is already defined"),
+                        format!(
+                            "name definition {id}: '{}' is already defined",
+                            excerpt(name)
+                        ),
                     ));
                 }
                 defined.names += 1;
@@ -517,10 +529,13 @@ fn parse_defs(
                     }
                     team.push(t as u32);
                 }
-                if symbols.intern_team(&team).0 != defined.teams {
+                let t = budget
+                    .team(symbols, &team)
+                    .map_err(|m| (start, format!("team definition {id}: {m}")))?;
+                if t.0 != defined.teams {
                     return Err((
                         start,
-                        format!("team definition {id}: {team:?} is already defined"),
+                        format!("team definition {id}: the same team as team {}", t.0),
                     ));
                 }
                 defined.teams += 1;

@@ -9,10 +9,10 @@
 
 use std::fs::File;
 
-use super::LogError;
 use super::binary::{BlockState, Damage, Defined, decode_record};
 use super::binary_index::{BlockRef, Index, Source, read_at};
 use super::merge::{EXHAUSTED, LoserTree};
+use super::{LogError, Place};
 use crate::event::{Event, EventKind, Header, Symbols, ThreadId};
 
 /// How a thread's data ends, once its last event is decoded.
@@ -58,6 +58,8 @@ struct Cursor {
     /// Decoded events: `batch[at..len]` are not returned yet. A fixed array rather than a `Vec`
     /// so that the decoding loop stores each event without a capacity check.
     batch: Box<[Event; BATCH]>,
+    /// The log offset where each event of the batch's record starts (for [`Place`]).
+    offsets: Box<[u64; BATCH]>,
     len: usize,
     at: usize,
     /// Set when the thread has nothing more to decode.
@@ -77,6 +79,8 @@ pub(crate) struct BinaryLog {
     /// Damage found by the scan, reported after every indexed event.
     tail: Option<LogError>,
     finished: bool,
+    /// Where the event most recently returned is.
+    place: Place,
 }
 
 impl BinaryLog {
@@ -103,6 +107,7 @@ impl BinaryLog {
             merge: LoserTree::new(Vec::new()),
             tail: index.tail,
             finished: index.finished,
+            place: Place::Start,
         };
         // One cursor per thread, in thread order, with its blocks in file order.
         let mut threads = index.threads;
@@ -121,6 +126,7 @@ impl BinaryLog {
                 block: BlockRef::default(),
                 st: BlockState::new(0),
                 batch: Box::new([NO_EVENT; BATCH]),
+                offsets: Box::new([0; BATCH]),
                 len: 0,
                 at: 0,
                 end_state: None,
@@ -150,6 +156,11 @@ impl BinaryLog {
         self.finished
     }
 
+    /// Where the event most recently returned is (see [`super::LogReader::place`]).
+    pub(crate) fn place(&self) -> Place {
+        self.place
+    }
+
     /// The next event in global time order; see [`super::LogReader::next_event`].
     #[inline]
     pub(crate) fn next_event(&mut self) -> Option<Result<Event, LogError>> {
@@ -162,6 +173,7 @@ impl BinaryLog {
                 continue;
             };
             if let Some(&e) = cur.head() {
+                self.place = Place::Byte(cur.offset());
                 cur.at += 1;
                 if cur.at == cur.len {
                     cur.refill(&self.source, &self.defined, &self.file);
@@ -182,11 +194,13 @@ impl BinaryLog {
     #[inline]
     pub(crate) fn for_each_event(
         &mut self,
-        mut f: impl FnMut(&Event, &Symbols),
+        mut f: impl FnMut(&Event, &Symbols, Place),
     ) -> Option<LogError> {
-        loop {
+        // Where the last event is, kept here and stored once at the end.
+        let mut last = self.place;
+        let damage = loop {
             let Some(w) = self.merge.winner() else {
-                return self.tail.take();
+                break self.tail.take();
             };
             let Some(cur) = self.cursors.get_mut(w) else {
                 self.merge.replace_winner(EXHAUSTED);
@@ -195,16 +209,19 @@ impl BinaryLog {
             if let Some(&e) = cur.head() {
                 // The merge moves on before `f` runs, so that finding the next event does not
                 // wait for what `f` does with this one.
+                last = Place::Byte(cur.offset());
                 cur.at += 1;
                 if cur.at == cur.len {
                     cur.refill(&self.source, &self.defined, &self.file);
                 }
                 self.merge.replace_winner(cur.key(w));
-                f(&e, &self.symbols);
+                f(&e, &self.symbols, last);
             } else if let Some(e) = self.thread_ended(w) {
-                return Some(e);
+                break Some(e);
             }
-        }
+        };
+        self.place = last;
+        damage
     }
 
     /// Thread `w` has no more events: its damage (which ends the log), or `None` after taking
@@ -241,6 +258,12 @@ impl Cursor {
             },
         };
         u128::from(t) << 32 | i as u128
+    }
+
+    /// The log offset of the record of [`Cursor::head`].
+    #[inline(always)]
+    fn offset(&self) -> u64 {
+        self.offsets.get(self.at).copied().unwrap_or(0)
     }
 
     /// The next decoded event not returned yet.
@@ -284,7 +307,13 @@ impl Cursor {
                 .batch
                 .get_mut(self.len..self.len + n)
                 .unwrap_or(&mut []);
-            for slot in slots {
+            let offsets = self
+                .offsets
+                .get_mut(self.len..self.len + n)
+                .unwrap_or(&mut []);
+            let base = self.base;
+            for (slot, offset) in slots.iter_mut().zip(offsets) {
+                *offset = base + pos as u64;
                 match decode_record(data, &mut pos, &mut st, defined) {
                     Ok(kind) => {
                         *slot = Event {

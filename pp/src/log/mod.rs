@@ -8,8 +8,9 @@
 //! ignored. The first other line is the header `pplog 1 p=<threads> [key=value ..]`, then one
 //! event per line, `<t_ns> <thread> <event> [args]` (see [`crate::event::EventKind`]). The
 //! [`TextWriter`] writes a canonical form: single spaces, no comments, events in the order given.
-//! The text reader reads the whole log into memory and returns its events stably sorted by time
-//! (then thread): text logs are small (tests, interchange, hand-written examples).
+//! The text reader reads the log as a stream of lines of at most [`MAX_LINE`] bytes, keeps its
+//! events in memory and returns them stably sorted by time (then thread): text logs are small
+//! (tests, interchange, hand-written examples).
 //!
 //! # Binary encoding
 //!
@@ -25,7 +26,9 @@ mod binary_reader;
 mod binary_writer;
 mod convert;
 mod error;
+mod limits;
 mod merge;
+mod place;
 mod reader;
 mod text;
 mod text_writer;
@@ -34,6 +37,8 @@ mod varint;
 pub use binary_writer::BinaryWriter;
 pub use convert::{ConvertStats, convert};
 pub use error::LogError;
+pub use limits::{MAX_LINE, MAX_NAMES, MAX_PIPED, MAX_SYMBOL_BYTES, MAX_TEAMS};
+pub use place::Place;
 pub use reader::LogReader;
 pub use text_writer::TextWriter;
 
@@ -93,9 +98,30 @@ pub fn is_name(s: &str) -> bool {
 /// so a corrupt or absurd `p` gets an error instead of exhausting memory.
 pub const MAX_THREADS: u32 = 1 << 20;
 
+/// At most 40 characters of `s` for a message: control characters escaped, `…` where cut.
+pub(crate) fn excerpt(s: &str) -> String {
+    const MAX: usize = 40;
+    let mut out = String::new();
+    for c in s.chars() {
+        let escaped = c.escape_debug();
+        if out.chars().count() + escaped.len() > MAX {
+            out.push('…');
+            break;
+        }
+        out.extend(escaped);
+    }
+    out
+}
+
+/// True when `value` reads as a number but not a finite one (`nan`, `inf`, `-infinity`, `1e999`):
+/// a run parameter the fit could not use.
+fn non_finite(value: &str) -> bool {
+    value.parse::<f64>().is_ok_and(|v| !v.is_finite())
+}
+
 /// Checks a header as both encodings require: `1 <= p <= MAX_THREADS`, keys and values are
-/// names, keys have no `=`, no key is `p` and no key repeats. The message names the offending
-/// field.
+/// names, keys have no `=`, no key is `p`, no key repeats and no value is a non-finite number.
+/// The message names the offending field.
 pub(crate) fn check_header(header: &crate::event::Header) -> Result<(), String> {
     if header.p == 0 {
         return Err("header: p: expected a positive integer, found 0".to_string());
@@ -109,18 +135,28 @@ pub(crate) fn check_header(header: &crate::event::Header) -> Result<(), String> 
     for (i, (key, value)) in header.params.iter().enumerate() {
         if !is_name(key) || key.contains('=') {
             return Err(format!(
-                "header: parameter key {key:?} is not a token (non-empty, no '=', whitespace or '#')"
+                "header: parameter key '{}' is not a token (non-empty, no '=', whitespace or '#')",
+                excerpt(key)
             ));
         }
         if key == "p" {
             return Err("header: p given twice".to_string());
         }
+        let repeated = header.params[..i].iter().any(|(k, _)| k == key);
+        let key = excerpt(key);
         if !is_name(value) {
             return Err(format!(
-                "header: {key}: value {value:?} is not a token (non-empty, no whitespace or '#')"
+                "header: {key}: value '{}' is not a token (non-empty, no whitespace or '#')",
+                excerpt(value)
             ));
         }
-        if header.params[..i].iter().any(|(k, _)| k == key) {
+        if non_finite(value) {
+            return Err(format!(
+                "header: {key}: value '{}' is not a finite number",
+                excerpt(value)
+            ));
+        }
+        if repeated {
             return Err(format!("header: {key} given twice"));
         }
     }
@@ -138,6 +174,32 @@ mod tests {
         assert!(is_name("über"));
         for bad in ["", "a b", "a#b", "tab\there", "nl\n", "nul\0"] {
             assert!(!is_name(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn excerpts_are_short_and_escaped() {
+        assert_eq!(excerpt("p=2"), "p=2");
+        let long = excerpt(&"x".repeat(1000));
+        assert_eq!(long, format!("{}…", "x".repeat(40)));
+        assert_eq!(excerpt(&"\0".repeat(100)), format!("{}…", "\\0".repeat(20)));
+    }
+
+    #[test]
+    fn non_finite_header_values_are_refused() {
+        let header = |v: &str| crate::event::Header {
+            p: 1,
+            params: vec![("n".into(), v.into())],
+        };
+        for bad in ["nan", "NaN", "inf", "-inf", "+Infinity", "1e999"] {
+            let e = check_header(&header(bad)).unwrap_err();
+            assert_eq!(
+                e,
+                format!("header: n: value '{bad}' is not a finite number")
+            );
+        }
+        for good in ["256", "1e300", "-0.5", "dp", "info"] {
+            assert_eq!(check_header(&header(good)), Ok(()));
         }
     }
 

@@ -1,22 +1,27 @@
 //! [`LogReader`]: reads either encoding and returns the events in global time order.
 
-use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
 use super::binary_reader::BinaryLog;
 use super::text::{self, TextLog};
-use super::{Encoding, LogError};
+use super::{Encoding, LogError, MAX_PIPED, Place};
 use crate::event::{Event, Header, Symbols};
 
 /// Reads a log of either encoding, detected from its first bytes (see [`Encoding::detect`]),
 /// and returns its events in global time order: by time, ties by thread id, then by order in
 /// the file.
 ///
-/// A text log is parsed whole on open and sorted. A binary log is streamed: open indexes its
-/// blocks (reading only block headers and symbol definitions) and the events are decoded while
-/// they are returned, so memory is bounded by the number of threads and the block size (plus
-/// 32 bytes of index per block), not by the number of events.
+/// A text log is read as a stream of lines (at most [`super::MAX_LINE`] bytes each) on open,
+/// and its events are kept and sorted. A binary log is streamed: open indexes its blocks
+/// (reading only block headers and symbol definitions) and the events are decoded while they
+/// are returned, so memory is bounded by the number of threads and the block size (plus 32
+/// bytes of index per block), not by the number of events.
+///
+/// The log may be a regular file, a pipe, a FIFO, a character device or standard input (`-`).
+/// A binary log that is not a regular file is first copied to an unlinked temporary file
+/// (at most [`MAX_PIPED`] bytes), because its blocks are read out of order.
 ///
 /// Damage does not fail `open` unless the header itself is unreadable: every valid event is
 /// returned first, then one `Some(Err(_))` says what is wrong and where, then `None`.
@@ -30,8 +35,6 @@ use crate::event::{Event, Header, Symbols};
 #[derive(Debug)]
 pub struct LogReader {
     inner: Inner,
-    /// Events returned so far.
-    returned: u64,
 }
 
 #[derive(Debug)]
@@ -40,37 +43,46 @@ enum Inner {
     Binary(Box<BinaryLog>),
 }
 
+/// The name of standard input, as a log path and in messages.
+const STDIN: &str = "-";
+
 impl LogReader {
-    /// Opens a log file, detecting its encoding. Messages name the file as `path` is written.
+    /// Opens a log, detecting its encoding: a file, a pipe or FIFO, a device, or standard input
+    /// when `path` is `-`. Messages name the file as `path` is written (`stdin` for `-`).
     pub fn open(path: &Path) -> Result<LogReader, LogError> {
-        let name = path.display().to_string();
-        let mut file = File::open(path).map_err(|e| LogError::io(&name, "open", e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| LogError::io(&name, "read", e))?
-            .len();
-        let mut first = [0u8; 6];
-        let mut n = 0;
-        while n < first.len() {
-            match file.read(&mut first[n..]) {
-                Ok(0) => break,
-                Ok(k) => n += k,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(LogError::io(&name, "read", e)),
-            }
+        if path.as_os_str() == STDIN {
+            return LogReader::from_stream("stdin", io::stdin().lock());
         }
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|e| LogError::io(&name, "open", e))?;
+        let meta = file
+            .metadata()
+            .map_err(|e| LogError::io(&name, "read", e))?;
+        if !meta.is_file() {
+            return LogReader::from_stream(&name, file);
+        }
+        let (first, n, file) = first_bytes(&name, file)?;
         match Encoding::detect(&first[..n]) {
             Encoding::Binary => Ok(LogReader {
-                inner: Inner::Binary(Box::new(BinaryLog::from_file(&name, file, len)?)),
-                returned: 0,
+                inner: Inner::Binary(Box::new(BinaryLog::from_file(&name, file, meta.len())?)),
             }),
-            Encoding::Text => {
-                let mut bytes = Vec::new();
-                file.seek(SeekFrom::Start(0))
-                    .and_then(|_| file.read_to_end(&mut bytes))
-                    .map_err(|e| LogError::io(&name, "read", e))?;
-                LogReader::text(&name, &bytes)
+            Encoding::Text => LogReader::text(&name, &first[..n], file),
+        }
+    }
+
+    /// Reads a log from a stream that cannot seek (a pipe, standard input); `name` stands for
+    /// it in messages. A text log is read line by line; a binary log is copied to an unlinked
+    /// temporary file first (at most [`MAX_PIPED`] bytes).
+    pub fn from_stream(name: &str, input: impl Read) -> Result<LogReader, LogError> {
+        let (first, n, input) = first_bytes(name, input)?;
+        match Encoding::detect(&first[..n]) {
+            Encoding::Binary => {
+                let (file, len) = spool(name, &first[..n], input)?;
+                Ok(LogReader {
+                    inner: Inner::Binary(Box::new(BinaryLog::from_file(name, file, len)?)),
+                })
             }
+            Encoding::Text => LogReader::text(name, &first[..n], input),
         }
     }
 
@@ -79,19 +91,19 @@ impl LogReader {
         match Encoding::detect(&bytes) {
             Encoding::Binary => Ok(LogReader {
                 inner: Inner::Binary(Box::new(BinaryLog::from_memory(name, bytes)?)),
-                returned: 0,
             }),
-            Encoding::Text => LogReader::text(name, &bytes),
+            Encoding::Text => LogReader::text(name, &[], &bytes[..]),
         }
     }
 
-    fn text(name: &str, bytes: &[u8]) -> Result<LogReader, LogError> {
+    /// A text log whose first bytes, already read, are `first`, and the rest is `rest`.
+    fn text(name: &str, first: &[u8], rest: impl Read) -> Result<LogReader, LogError> {
+        let input = BufReader::with_capacity(64 * 1024, first.chain(rest));
         Ok(LogReader {
             inner: Inner::Text {
-                log: Box::new(text::parse(name, bytes)?),
+                log: Box::new(text::parse(name, input)?),
                 next: 0,
             },
-            returned: 0,
         })
     }
 
@@ -133,11 +145,10 @@ impl LogReader {
     /// returned before it is valid, and after an error the reader returns `None`.
     #[inline]
     pub fn next_event(&mut self) -> Option<Result<Event, LogError>> {
-        self.returned += 1;
         match &mut self.inner {
             Inner::Binary(log) => log.next_event(),
             Inner::Text { log, next } => match log.events.get(*next) {
-                Some(&e) => {
+                Some(&(e, _)) => {
                     *next += 1;
                     Some(Ok(e))
                 }
@@ -149,12 +160,23 @@ impl LogReader {
     /// Calls `f` with every remaining event in global time order (the order of
     /// [`LogReader::next_event`], without returning each one through a `Result`) and the
     /// log's symbols; `Err` is the damage that ends the log, after every valid event before it.
+    #[inline]
     pub fn for_each_event(&mut self, mut f: impl FnMut(&Event, &Symbols)) -> Result<(), LogError> {
+        self.for_each_placed(|e, symbols, _| f(e, symbols))
+    }
+
+    /// [`LogReader::for_each_event`], and `f` is also told each event's [`Place`] in the file
+    /// (what [`LogReader::place`] would say after returning it).
+    #[inline]
+    pub fn for_each_placed(
+        &mut self,
+        mut f: impl FnMut(&Event, &Symbols, Place),
+    ) -> Result<(), LogError> {
         let damage = match &mut self.inner {
             Inner::Binary(log) => log.for_each_event(f),
             Inner::Text { log, next } => {
-                for e in log.events.get(*next..).unwrap_or(&[]) {
-                    f(e, &log.symbols);
+                for (e, line) in log.events.get(*next..).unwrap_or(&[]) {
+                    f(e, &log.symbols, Place::Line(*line));
                 }
                 *next = log.events.len();
                 log.error.take()
@@ -163,10 +185,20 @@ impl LogReader {
         damage.map_or(Ok(()), Err)
     }
 
-    /// Where the event most recently returned by [`LogReader::next_event`] is: `event N`, its
-    /// number (from 1) in the order returned.
-    pub fn place(&self) -> impl std::fmt::Display {
-        format!("event {}", self.returned)
+    /// Where the event most recently returned (by [`LogReader::next_event`] or
+    /// [`LogReader::for_each_event`]) is in the file: `line N` of a text log, `byte N` (where
+    /// its record starts) of a binary log; [`Place::Start`] before the first event.
+    pub fn place(&self) -> Place {
+        match &self.inner {
+            Inner::Text { log, next } => match next.checked_sub(1) {
+                Some(i) => log
+                    .events
+                    .get(i)
+                    .map_or(Place::Start, |&(_, line)| Place::Line(line)),
+                None => Place::Start,
+            },
+            Inner::Binary(log) => log.place(),
+        }
     }
 
     /// True when the log ended with its end marker (binary); always true for text, which has
@@ -185,4 +217,61 @@ impl Iterator for LogReader {
     fn next(&mut self) -> Option<Self::Item> {
         self.next_event()
     }
+}
+
+/// The first bytes of `input` (up to the length of the binary magic, fewer only at its end),
+/// how many, and the input to read on from there.
+fn first_bytes<R: Read>(name: &str, mut input: R) -> Result<([u8; 6], usize, R), LogError> {
+    let mut first = [0u8; 6];
+    let mut n = 0;
+    while n < first.len() {
+        match input.read(&mut first[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(LogError::io(name, "read", e)),
+        }
+    }
+    Ok((first, n, input))
+}
+
+/// Copies a binary log that cannot seek (`first`, then the rest of `input`) into a temporary
+/// file that is unlinked at once (nothing is left behind, whatever happens); returns it and its
+/// length. Refuses past [`MAX_PIPED`] bytes.
+fn spool(name: &str, first: &[u8], input: impl Read) -> Result<(File, u64), LogError> {
+    let dir = std::env::temp_dir();
+    let fail = |e: io::Error| LogError::io(name, "copy to a temporary file", e);
+    let mut file = None;
+    for k in 0..100u32 {
+        let path = dir.join(format!(".pp-spool.{}.{k}", std::process::id()));
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => {
+                std::fs::remove_file(&path).map_err(fail)?;
+                file = Some(f);
+                break;
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(fail(e)),
+        }
+    }
+    let Some(mut file) = file else {
+        return Err(fail(io::Error::other("no free temporary file name")));
+    };
+    file.write_all(first).map_err(fail)?;
+    let copied = io::copy(&mut input.take(MAX_PIPED + 1), &mut file).map_err(fail)?;
+    let len = first.len() as u64 + copied;
+    if len > MAX_PIPED {
+        return Err(LogError::Refused {
+            file: name.to_string(),
+            message: format!(
+                "a binary log read from a pipe may be at most {MAX_PIPED} bytes; give it as a file"
+            ),
+        });
+    }
+    Ok((file, len))
 }

@@ -1,9 +1,12 @@
-//! Reading the text encoding (DESIGN §3): the whole log is parsed into memory and its events
-//! are stably sorted by time, then thread.
+//! Reading the text encoding (DESIGN §3): the log is read as a stream of lines of at most
+//! [`MAX_LINE`] bytes, its events are kept in memory (with their line numbers) and stably sorted
+//! by time, then thread.
 
 use std::collections::HashMap;
+use std::io::{self, BufRead};
 
-use super::{LogError, check_header, is_name};
+use super::limits::SymbolBudget;
+use super::{LogError, MAX_LINE, check_header, excerpt, is_name};
 use crate::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
 
 /// A parsed text log.
@@ -15,8 +18,9 @@ pub(crate) struct TextLog {
     pub header_line: usize,
     /// Names and teams, in order of first appearance.
     pub symbols: Symbols,
-    /// Events of the lines before the first malformed one, stably sorted by (time, thread).
-    pub events: Vec<Event>,
+    /// Events of the lines before the first malformed one, each with its line, stably sorted by
+    /// (time, thread).
+    pub events: Vec<(Event, u64)>,
     /// The first malformed line, if any.
     pub error: Option<LogError>,
 }
@@ -26,67 +30,174 @@ const EVENTS: &str = "start, stop, region_begin, region_end, work_begin, work_en
 const WAIT_KINDS: &str = "lock, barrier, cond, recv, send, other";
 const HEADER_USAGE: &str = "pplog 1 p=<threads> [key=value ..]";
 
-/// Parses a text log. A malformed header fails; a malformed event line ends the log there and
-/// is kept as [`TextLog::error`].
-pub(crate) fn parse(file: &str, bytes: &[u8]) -> Result<TextLog, LogError> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes); // a UTF-8 byte order mark
-    let mut lines = bytes.split(|&b| b == b'\n').enumerate();
-    let mut tokens: Vec<&str> = Vec::new();
-    let (header, header_line) = loop {
-        let Some((i, raw)) = lines.next() else {
-            let what = if bytes.is_empty() {
-                "empty log"
-            } else {
-                "no header: the log has only comments and blank lines"
-            };
-            return Err(LogError::text(
-                file,
-                1,
-                format!("{what} (expected `{HEADER_USAGE}`)"),
-            ));
+/// The lines of a text log, read from a stream: each at most [`MAX_LINE`] bytes, a UTF-8 byte
+/// order mark at the start skipped. Memory: one line.
+struct Lines<R> {
+    input: R,
+    /// A line that did not lie whole in the input's buffer.
+    buf: Vec<u8>,
+    /// Bytes of the input's buffer that the line last returned took (consumed on the next).
+    pending: usize,
+    /// The number of the line last returned, counted from 1.
+    number: u64,
+    /// Bytes read so far (to tell an empty log).
+    read: u64,
+}
+
+impl<R: BufRead> Lines<R> {
+    fn new(input: R) -> Self {
+        Lines {
+            input,
+            buf: Vec::new(),
+            pending: 0,
+            number: 0,
+            read: 0,
+        }
+    }
+
+    /// The next line without its newline, `None` at the end; `Err` is the message for a line
+    /// that is too long, or a read error.
+    fn next(&mut self) -> Option<Result<&[u8], String>> {
+        self.input.consume(std::mem::take(&mut self.pending));
+        self.buf.clear();
+        self.number += 1;
+        let bom = if self.number == 1 { 3 } else { 0 };
+        // Most lines lie whole in the input's buffer: returned from there, without a copy.
+        let whole = match self.input.fill_buf() {
+            Ok(avail) => avail
+                .iter()
+                .position(|&b| b == b'\n')
+                .filter(|&i| i <= MAX_LINE),
+            Err(_) => None,
         };
-        let line = i + 1;
-        split(raw, &mut tokens).map_err(|m| LogError::text(file, line, m))?;
+        if let Some(i) = whole {
+            self.pending = i + 1;
+            self.read += i as u64 + 1;
+            // The buffer is not empty: this returns it again without reading.
+            return Some(match self.input.fill_buf() {
+                Ok(avail) => {
+                    let line = avail.get(..i).unwrap_or(&[]);
+                    Ok(match line.strip_prefix(b"\xEF\xBB\xBF") {
+                        Some(rest) if bom > 0 => rest,
+                        _ => line,
+                    })
+                }
+                Err(e) => Err(format!("cannot read: {e}")),
+            });
+        }
+        loop {
+            let avail = match self.input.fill_buf() {
+                Ok(a) => a,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Some(Err(format!("cannot read: {e}"))),
+            };
+            if avail.is_empty() {
+                if self.buf.is_empty() {
+                    return None;
+                }
+                break;
+            }
+            let (take, newline) = match avail.iter().position(|&b| b == b'\n') {
+                Some(i) => (i, true),
+                None => (avail.len(), false),
+            };
+            if self.buf.len() + take > MAX_LINE {
+                let room = MAX_LINE - self.buf.len();
+                self.buf.extend_from_slice(&avail[..room.min(take)]);
+                let start = String::from_utf8_lossy(&self.buf[..self.buf.len().min(200)]);
+                return Some(Err(format!(
+                    "line longer than the limit of {MAX_LINE} bytes (it starts '{}')",
+                    excerpt(&start)
+                )));
+            }
+            self.buf.extend_from_slice(&avail[..take]);
+            let used = take + usize::from(newline);
+            self.input.consume(used);
+            self.read += used as u64;
+            if newline {
+                break;
+            }
+        }
+        if bom > 0 && self.buf.starts_with(b"\xEF\xBB\xBF") {
+            self.buf.drain(..bom);
+        }
+        Some(Ok(&self.buf))
+    }
+}
+
+/// Parses a text log from a stream. A malformed header fails; a malformed event line ends the
+/// log there and is kept as [`TextLog::error`].
+pub(crate) fn parse(file: &str, input: impl BufRead) -> Result<TextLog, LogError> {
+    let mut lines = Lines::new(input);
+    let (header, header_line) = loop {
+        let line = lines.number + 1;
+        let raw = match lines.next() {
+            Some(Ok(raw)) => raw,
+            Some(Err(m)) => return Err(LogError::text(file, line as usize, m)),
+            None => {
+                let what = if lines.read == 0 {
+                    "empty log"
+                } else {
+                    "no header: the log has only comments and blank lines"
+                };
+                return Err(LogError::text(
+                    file,
+                    1,
+                    format!("{what} (expected `{HEADER_USAGE}`)"),
+                ));
+            }
+        };
+        let tokens: Vec<&str> = content(raw)
+            .map_err(|m| LogError::text(file, line as usize, m))?
+            .split_whitespace()
+            .collect();
         if !tokens.is_empty() {
             break (
-                parse_header(&tokens).map_err(|m| LogError::text(file, line, m))?,
-                line,
+                parse_header(&tokens).map_err(|m| LogError::text(file, line as usize, m))?,
+                line as usize,
             );
         }
     };
     let mut symbols = Symbols::default();
+    let mut budget = SymbolBudget::default();
     let mut events = Vec::new();
-    let mut last: HashMap<ThreadId, (u64, usize)> = HashMap::new();
+    let mut last: HashMap<ThreadId, (u64, u64)> = HashMap::new();
     let mut error = None;
-    for (i, raw) in lines {
-        let line = i + 1;
-        let result = split(raw, &mut tokens).and_then(|()| {
-            if tokens.is_empty() {
-                return Ok(None);
-            }
-            let e = parse_event(&tokens, header.p, &mut symbols)?;
-            if let Some(&(t, at)) = last.get(&e.thread)
-                && e.t < t
-            {
-                return Err(format!(
-                    "time {} of thread {} is before its previous event at {t} (line {at}); \
-                     the events of a thread must not go back in time",
-                    e.t, e.thread
-                ));
-            }
-            last.insert(e.thread, (e.t, line));
-            Ok(Some(e))
-        });
+    loop {
+        let line = lines.number + 1;
+        let result = match lines.next() {
+            None => break,
+            Some(Err(m)) => Err(m),
+            Some(Ok(raw)) => content(raw).and_then(|content| {
+                let mut room = [""; EVENT_TOKENS];
+                let tokens = split(content, &mut room);
+                if tokens.is_empty() {
+                    return Ok(None);
+                }
+                let e = parse_event(tokens, header.p, &mut symbols, &mut budget)?;
+                if let Some(&(t, at)) = last.get(&e.thread)
+                    && e.t < t
+                {
+                    return Err(format!(
+                        "time {} of thread {} is before its previous event at {t} (line {at}); \
+                         the events of a thread must not go back in time",
+                        e.t, e.thread
+                    ));
+                }
+                last.insert(e.thread, (e.t, line));
+                Ok(Some(e))
+            }),
+        };
         match result {
-            Ok(Some(e)) => events.push(e),
+            Ok(Some(e)) => events.push((e, line)),
             Ok(None) => {}
             Err(m) => {
-                error = Some(LogError::text(file, line, m));
+                error = Some(LogError::text(file, line as usize, m));
                 break;
             }
         }
     }
-    events.sort_by_key(|e| (e.t, e.thread));
+    events.sort_by_key(|(e, _)| (e.t, e.thread));
     Ok(TextLog {
         header,
         header_line,
@@ -96,24 +207,35 @@ pub(crate) fn parse(file: &str, bytes: &[u8]) -> Result<TextLog, LogError> {
     })
 }
 
-/// The tokens of a line without its comment.
-fn split<'a>(raw: &'a [u8], tokens: &mut Vec<&'a str>) -> Result<(), String> {
-    tokens.clear();
+/// A line without its comment.
+fn content(raw: &[u8]) -> Result<&str, String> {
     let line = std::str::from_utf8(raw)
         .map_err(|e| format!("not valid UTF-8 (byte {} of the line)", e.valid_up_to() + 1))?;
-    let content = match line.find('#') {
+    Ok(match line.find('#') {
         Some(i) => &line[..i],
         None => line,
-    };
-    tokens.extend(content.split_whitespace());
-    Ok(())
+    })
+}
+
+/// More tokens than an event line may have (time, thread, event and 3 arguments), so that an
+/// event's tokens are split without an allocation: the first extra one is reported.
+const EVENT_TOKENS: usize = 8;
+
+/// The first [`EVENT_TOKENS`] tokens of an event line, in `room`.
+fn split<'a, 'r>(content: &'a str, room: &'r mut [&'a str; EVENT_TOKENS]) -> &'r [&'a str] {
+    let mut n = 0;
+    for (slot, tok) in room.iter_mut().zip(content.split_whitespace()) {
+        *slot = tok;
+        n += 1;
+    }
+    &room[..n]
 }
 
 fn parse_header(tokens: &[&str]) -> Result<Header, String> {
     if tokens[0] != "pplog" {
         return Err(format!(
             "header: expected `{HEADER_USAGE}`, found '{}'",
-            tokens[0]
+            excerpt(tokens[0])
         ));
     }
     match tokens.get(1) {
@@ -125,7 +247,8 @@ fn parse_header(tokens: &[&str]) -> Result<Header, String> {
         Some(&"1") => {}
         Some(v) => {
             return Err(format!(
-                "header: unsupported version '{v}' (this reader knows version 1)"
+                "header: unsupported version '{}' (this reader knows version 1)",
+                excerpt(v)
             ));
         }
     }
@@ -133,7 +256,10 @@ fn parse_header(tokens: &[&str]) -> Result<Header, String> {
     let mut params = Vec::new();
     for tok in &tokens[2..] {
         let Some((key, value)) = tok.split_once('=') else {
-            return Err(format!("header: expected key=value, found '{tok}'"));
+            return Err(format!(
+                "header: expected key=value, found '{}'",
+                excerpt(tok)
+            ));
         };
         if key == "p" {
             if p.is_some() {
@@ -161,18 +287,20 @@ fn parse_header(tokens: &[&str]) -> Result<Header, String> {
 }
 
 fn parse_u64(what: &str, tok: &str) -> Result<u64, String> {
+    let shown = || excerpt(tok);
     if tok.is_empty() || !tok.bytes().all(|b| b.is_ascii_digit()) {
         return Err(format!(
-            "{what}: expected a non-negative integer, found '{tok}'"
+            "{what}: expected a non-negative integer, found '{}'",
+            shown()
         ));
     }
     tok.parse()
-        .map_err(|_| format!("{what}: '{tok}' does not fit in 64 bits"))
+        .map_err(|_| format!("{what}: '{}' does not fit in 64 bits", shown()))
 }
 
 fn parse_u32(what: &str, tok: &str) -> Result<u32, String> {
     let v = parse_u64(what, tok)?;
-    u32::try_from(v).map_err(|_| format!("{what}: '{tok}' does not fit in 32 bits"))
+    u32::try_from(v).map_err(|_| format!("{what}: '{}' does not fit in 32 bits", excerpt(tok)))
 }
 
 /// Arguments of each event: (keyword, required, optional, usage).
@@ -190,7 +318,12 @@ fn arity(event: &str) -> Option<(usize, usize, &'static str)> {
     })
 }
 
-fn parse_event(tokens: &[&str], p: u32, symbols: &mut Symbols) -> Result<Event, String> {
+fn parse_event(
+    tokens: &[&str],
+    p: u32,
+    symbols: &mut Symbols,
+    budget: &mut SymbolBudget,
+) -> Result<Event, String> {
     let t = parse_u64("time", tokens[0])?;
     let Some(thread) = tokens.get(1) else {
         return Err(
@@ -209,7 +342,8 @@ fn parse_event(tokens: &[&str], p: u32, symbols: &mut Symbols) -> Result<Event, 
     };
     let Some((required, optional, usage)) = arity(event) else {
         return Err(format!(
-            "unknown event '{event}' (expected one of {EVENTS})"
+            "unknown event '{}' (expected one of {EVENTS})",
+            excerpt(event)
         ));
     };
     let args = &tokens[3..];
@@ -225,15 +359,18 @@ fn parse_event(tokens: &[&str], p: u32, symbols: &mut Symbols) -> Result<Event, 
     if args.len() > required + optional {
         return Err(format!(
             "{event}: unexpected argument '{}' (expected `{event}{usage}`)",
-            args[required + optional]
+            excerpt(args[required + optional])
         ));
     }
     let mut name = |what: &str, tok: &str| -> Result<crate::event::Sym, String> {
         if is_name(tok) {
-            Ok(symbols.intern(tok))
+            budget
+                .name(symbols, tok)
+                .map_err(|m| format!("{event}: {m}"))
         } else {
             Err(format!(
-                "{event}: {what}: '{tok}' contains a control character"
+                "{event}: {what}: '{}' contains a control character",
+                excerpt(tok)
             ))
         }
     };
@@ -246,7 +383,7 @@ fn parse_event(tokens: &[&str], p: u32, symbols: &mut Symbols) -> Result<Event, 
             let name_sym = name("<name>", args[1])?;
             let team = match args.get(2) {
                 None => None,
-                Some(tok) => Some(parse_team(event, tok, p, symbols)?),
+                Some(tok) => Some(parse_team(event, tok, p, symbols, budget)?),
             };
             EventKind::RegionBegin {
                 id,
@@ -272,7 +409,7 @@ fn parse_event(tokens: &[&str], p: u32, symbols: &mut Symbols) -> Result<Event, 
             let Some(kind) = WaitKind::parse(args[0]) else {
                 return Err(format!(
                     "{event}: <kind>: expected one of {WAIT_KINDS}, found '{}'",
-                    args[0]
+                    excerpt(args[0])
                 ));
             };
             let object = match args.get(1) {
@@ -307,17 +444,20 @@ fn parse_team(
     tok: &str,
     p: u32,
     symbols: &mut Symbols,
+    budget: &mut SymbolBudget,
 ) -> Result<crate::event::TeamRef, String> {
     let Some(list) = tok.strip_prefix("team=") else {
         return Err(format!(
-            "{event}: expected team=<thread>,<thread>,.. after the name, found '{tok}'"
+            "{event}: expected team=<thread>,<thread>,.. after the name, found '{}'",
+            excerpt(tok)
         ));
     };
     let mut team = Vec::new();
     for item in list.split(',') {
         if item.is_empty() {
             return Err(format!(
-                "{event}: team: empty thread in '{tok}' (expected team=<thread>,<thread>,..)"
+                "{event}: team: empty thread in '{}' (expected team=<thread>,<thread>,..)",
+                excerpt(tok)
             ));
         }
         let t = parse_u32(&format!("{event}: team"), item)?;
@@ -329,7 +469,9 @@ fn parse_team(
         }
         team.push(t);
     }
-    Ok(symbols.intern_team(&team))
+    budget
+        .team(symbols, &team)
+        .map_err(|m| format!("{event}: team: {m}"))
 }
 
 #[cfg(test)]
@@ -340,20 +482,44 @@ mod tests {
     fn comments_blank_lines_and_sorting() {
         let log = b"# a run\n\npplog 1 n=256 p=2 impl=dp # trailing\n\
                     20 1 start\n10 0 start   # comment\n  \n20 0 stop\n30 1 stop\n";
-        let log = parse("x.log", log).unwrap();
+        let log = parse("x.log", &log[..]).unwrap();
         assert_eq!(log.header.p, 2);
         assert_eq!(
             log.header.params,
             vec![("n".into(), "256".into()), ("impl".into(), "dp".into())]
         );
-        let order: Vec<(u64, u32)> = log.events.iter().map(|e| (e.t, e.thread)).collect();
-        assert_eq!(order, [(10, 0), (20, 0), (20, 1), (30, 1)]);
+        let order: Vec<(u64, u32, u64)> = log
+            .events
+            .iter()
+            .map(|(e, l)| (e.t, e.thread, *l))
+            .collect();
+        assert_eq!(order, [(10, 0, 5), (20, 0, 7), (20, 1, 4), (30, 1, 8)]);
         assert!(log.error.is_none());
     }
 
     #[test]
+    fn lines_split_across_reads_are_the_same_lines() {
+        let log = b"\xEF\xBB\xBFpplog 1 p=2 n=4\n# c\n0 0 start\n0 1 start\n\n7 1 phase a_longer_name\n9 0 stop\n9 1 stop";
+        let whole = parse("x.log", &log[..]).unwrap();
+        for capacity in [1, 2, 3, 5, 7, 64] {
+            let input = std::io::BufReader::with_capacity(capacity, &log[..]);
+            let small = parse("x.log", input).unwrap();
+            assert_eq!(small.header, whole.header, "capacity {capacity}");
+            assert_eq!(small.events, whole.events, "capacity {capacity}");
+            assert!(small.error.is_none());
+        }
+        assert_eq!(whole.header.params, [("n".to_string(), "4".to_string())]);
+        assert_eq!(whole.events.len(), 5);
+        assert_eq!(whole.events[4].1, 8);
+    }
+
+    #[test]
     fn a_bad_line_ends_the_log_there() {
-        let log = parse("x.log", b"pplog 1 p=1\n5 0 start\n6 0 bogus\n7 0 stop\n").unwrap();
+        let log = parse(
+            "x.log",
+            &b"pplog 1 p=1\n5 0 start\n6 0 bogus\n7 0 stop\n"[..],
+        )
+        .unwrap();
         assert_eq!(log.events.len(), 1);
         assert_eq!(
             log.error.unwrap().to_string(),

@@ -442,13 +442,12 @@ impl<'s> Sweep<'s> {
     /// what was read. The first violation of each rule of the log is placed in the file
     /// ([`LogReader::place`]).
     pub fn read(&mut self, log: &mut LogReader) -> Result<(), LogError> {
-        while let Some(e) = log.next_event() {
-            self.event(&e?, log.symbols());
+        log.for_each_placed(|e, symbols, place| {
+            self.event(e, symbols);
             if self.violations.unplaced() {
-                self.violations.place(&log.place());
+                self.violations.place(&place);
             }
-        }
-        Ok(())
+        })
     }
 
     #[cold]
