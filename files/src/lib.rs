@@ -5,8 +5,10 @@
 //!   target is absent or a regular file (devices, FIFOs, sockets, directories and links to
 //!   them are refused); `-` is standard output where a caller allows it.
 //! * [`append`]: one record appended whole, or the file truncated back to its old length.
+//! * [`input`]: a small input file read whole, never past a bound.
 
 pub mod append;
+pub mod input;
 pub mod output;
 
 pub use append::AppendError;

@@ -138,10 +138,11 @@ impl Machine {
 
     /// Reads a machine file.
     pub fn load(path: &Path) -> Result<Machine, MachineError> {
-        let text = std::fs::read_to_string(path).map_err(|e| MachineError::Io {
-            path: path.display().to_string(),
-            message: format!("cannot read the machine file: {e}"),
-        })?;
+        let text = files::input::read_text(path, "machine file", files::input::MAX_SMALL_FILE)
+            .map_err(|e| MachineError::Io {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            })?;
         Machine::parse(&path.display().to_string(), &text)
     }
 

@@ -360,3 +360,38 @@ fn place_says_where_each_event_is() {
     assert_eq!(reader.place(), placed.last().unwrap().1);
     assert_eq!(placed.len(), 4);
 }
+
+#[test]
+fn convert_reads_standard_input() {
+    let dir = scratch("convert-stdin");
+    let [text, binary] = logs(&dir);
+    let out_bin = dir.join("from-stdin.bin");
+    let out = pp()
+        .args(["convert", "-"])
+        .arg(&out_bin)
+        .stdin(File::open(&text).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read(&out_bin).unwrap(),
+        std::fs::read(&binary).unwrap()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_endless_machine_file_ends_with_a_short_error_in_bounded_memory() {
+    let dir = scratch("machine");
+    let [text, _] = logs(&dir);
+    let out = capped()
+        .arg("-l")
+        .arg(&text)
+        .args(["--machine", "/dev/zero"])
+        .output()
+        .unwrap();
+    let line = one_line_error(&out);
+    assert!(line.contains("/dev/zero"), "{line}");
+    assert!(line.contains("holds more than 1048576 bytes"), "{line}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

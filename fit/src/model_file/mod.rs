@@ -242,11 +242,14 @@ pub fn save(model: &PerformanceModel, path: &Path, force: bool) -> Result<(), Mo
 /// Reads a model file.
 pub fn read(path: &Path) -> Result<PerformanceModel, ModelFileError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| ModelFileError {
-        file: file.clone(),
-        line: None,
-        message: format!("cannot read the model file: {e}"),
-    })?;
+    let text =
+        files::input::read_text(path, "model file", files::input::MAX_SMALL_FILE).map_err(|e| {
+            ModelFileError {
+                file: file.clone(),
+                line: None,
+                message: e.to_string(),
+            }
+        })?;
     parse(&file, &text)
 }
 

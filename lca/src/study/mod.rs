@@ -91,8 +91,8 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let (study, how) = match &args.study {
         Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("{}: cannot read", path.display()))?;
+            let text = files::input::read_text(path, "study file", files::input::MAX_SMALL_FILE)
+                .map_err(|e| anyhow!("{}: {e}", path.display()))?;
             let how = format!("lca study {}", path.display());
             (file::parse(&path.display().to_string(), &text)?, how)
         }

@@ -19,7 +19,7 @@ pub struct ConvertStats {
     pub to: Encoding,
     /// Events converted.
     pub events: u64,
-    /// Size of the input in bytes.
+    /// Size of the input in bytes (0 when it is a stream: `-`, a pipe).
     pub bytes_in: u64,
     /// Size of the output in bytes.
     pub bytes_out: u64,
@@ -52,9 +52,10 @@ pub fn convert(
         )));
     }
     files::output::check(output).map_err(|e| refused(e.reason()))?;
-    let bytes_in = fs::metadata(input)
-        .map_err(|e| LogError::io(&in_name, "read", e))?
-        .len();
+    let bytes_in = match fs::metadata(input) {
+        Ok(m) if m.is_file() => m.len(),
+        _ => 0,
+    };
     let mut reader = LogReader::open(input)?;
     let from = reader.encoding();
     let to = to.unwrap_or(from.other());
