@@ -37,10 +37,27 @@ impl ParseError {
     }
 }
 
+/// At most [`EXCERPT`] characters of `text` as an error quotes it, control characters
+/// escaped, with `...` where it was cut: an error stays one short line whatever it quotes.
+pub fn excerpt(text: &str) -> String {
+    let mut out: String = text
+        .chars()
+        .take(EXCERPT)
+        .flat_map(char::escape_debug)
+        .collect();
+    if text.chars().nth(EXCERPT).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// The most characters of user text an error quotes.
+pub const EXCERPT: usize = 40;
+
 /// A name used by an expression that is missing from the names given to [`Expr::bind`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {} '{}{}'", if *.is_parameter { "parameter" } else { "factor" },
-    if *.is_parameter { "$" } else { "" }, .name)]
+    if *.is_parameter { "$" } else { "" }, excerpt(.name))]
 pub struct UnknownName {
     /// The name, without `$` for parameters.
     pub name: String,
