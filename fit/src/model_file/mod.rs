@@ -258,13 +258,34 @@ pub fn parse(file: &str, text: &str) -> Result<PerformanceModel, ModelFileError>
         line: e
             .span()
             .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
-        message: e.message().trim().replace('\n', " "),
+        message: short(e.message()),
     })?;
     restore(record).map_err(|message| ModelFileError {
         file: file.into(),
         line: None,
-        message,
+        message: short(&message),
     })
+}
+
+/// The longest message of a [`ModelFileError`], in characters.
+const MAX_MESSAGE: usize = 200;
+
+/// A message as one line of at most [`MAX_MESSAGE`] characters: messages quote the file's
+/// values and names, which can be any length and hold newlines.
+fn short(message: &str) -> String {
+    let message = message.trim().replace('\n', " ");
+    let mut out: String = message
+        .chars()
+        .take(MAX_MESSAGE)
+        .flat_map(|c| match c.is_control() {
+            true => c.escape_debug().collect::<Vec<_>>(),
+            false => vec![c],
+        })
+        .collect();
+    if message.chars().nth(MAX_MESSAGE).is_some() {
+        out.push_str("...");
+    }
+    out
 }
 
 fn estimate_record(e: &Estimate) -> EstimateRecord {
