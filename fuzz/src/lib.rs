@@ -51,3 +51,14 @@ pub const KNOWN: &[(&str, &str)] = &[
 pub fn is_known(target: &str, kind: &str) -> bool {
     KNOWN.iter().any(|&(t, k)| t == target && k == kind)
 }
+
+/// Runs `input` through `target` and panics on a failure not on [`KNOWN`]: the entry point of
+/// the libFuzzer targets in `fuzz/libfuzzer/`, for which a panic is the finding.
+pub fn assert_case(target: target::Target, input: &[u8]) {
+    if let Err(f) = target.run(input)
+        && f.kind != "slow"
+        && !is_known(target.name(), &f.kind)
+    {
+        panic!("{target}: {f}");
+    }
+}

@@ -7,6 +7,7 @@
 //! input (not a crash, which would kill this process) while it fails the same way. Exit status
 //! 1 when a failure is neither `slow` nor on the `KNOWN` list. `--case I` runs only case I of
 //! the seed (with the same `--target`s: the target of case I is the (I mod count)-th).
+//! `--write-seeds DIR` writes the seeds to `DIR/TARGET/N` (a corpus for `fuzz/libfuzzer/`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,12 +25,13 @@ struct Args {
     targets: Vec<Target>,
     replay: Vec<PathBuf>,
     minimize: Option<PathBuf>,
+    write_seeds: Option<PathBuf>,
     save: bool,
     limits: Limits,
 }
 
 const USAGE: &str = "usage: fuzz [--cases N | --case I] [--target T].. [--seed S] [--replay PATH].. \
-    [--minimize FILE] [--slow-ms MS] [--hang-s S] [--memory-mib M] [--no-save]";
+    [--minimize FILE] [--write-seeds DIR] [--slow-ms MS] [--hang-s S] [--memory-mib M] [--no-save]";
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
@@ -39,6 +41,7 @@ fn parse_args() -> Result<Args, String> {
         targets: Vec::new(),
         replay: Vec::new(),
         minimize: None,
+        write_seeds: None,
         save: true,
         limits: Limits {
             slow: Duration::from_millis(1000),
@@ -70,6 +73,7 @@ fn parse_args() -> Result<Args, String> {
             ),
             "--replay" => args.replay.push(value.into()),
             "--minimize" => args.minimize = Some(value.into()),
+            "--write-seeds" => args.write_seeds = Some(value.into()),
             _ => return Err(format!("unknown option {flag}\n{USAGE}")),
         }
     }
@@ -110,6 +114,20 @@ fn saved(paths: &[PathBuf]) -> Result<Vec<(Target, String, Vec<u8>)>, String> {
         }
     }
     Ok(files)
+}
+
+/// Writes every target's seeds to `DIR/TARGET/N` (a corpus for libFuzzer).
+fn write_seeds(dir: &Path) -> Result<(), String> {
+    for (t, seeds) in Target::ALL.iter().zip(seeds::all()) {
+        let folder = dir.join(t.name());
+        std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+        for (i, seed) in seeds.iter().enumerate() {
+            let file = folder.join(i.to_string());
+            std::fs::write(&file, seed).map_err(|e| format!("{}: {e}", file.display()))?;
+        }
+        println!("{}: {} seeds", folder.display(), seeds.len());
+    }
+    Ok(())
 }
 
 fn minimize(path: &Path, target: Target) -> Result<(), String> {
@@ -217,6 +235,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(dir) = &args.write_seeds {
+        return match write_seeds(dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("fuzz: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if let Some(path) = &args.minimize {
         return match minimize(path, args.targets[0]) {
             Ok(()) => ExitCode::SUCCESS,
