@@ -7,7 +7,7 @@
 //! input (not a crash, which would kill this process) while it fails the same way. Exit status
 //! 1 when a failure is neither `slow` nor on the `KNOWN` list. `--case I` runs only case I of
 //! the seed (with the same `--target`s: the target of case I is the (I mod count)-th).
-//! `--write-seeds DIR` writes the seeds to `DIR/TARGET/N` (a corpus for `fuzz/libfuzzer/`).
+//! `--from I` starts at case I. `--write-seeds DIR` writes the seeds to `DIR/TARGET/N` (a corpus for `fuzz/libfuzzer/`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ struct Args {
     limits: Limits,
 }
 
-const USAGE: &str = "usage: fuzz [--cases N | --case I] [--target T].. [--seed S] [--replay PATH].. \
+const USAGE: &str = "usage: fuzz [--cases N [--from I] | --case I] [--target T].. [--seed S] [--replay PATH].. \
     [--minimize FILE] [--write-seeds DIR] [--slow-ms MS] [--hang-s S] [--memory-mib M] [--no-save]";
 
 fn parse_args() -> Result<Args, String> {
@@ -65,6 +65,7 @@ fn parse_args() -> Result<Args, String> {
             "--cases" => args.cases = number()?,
             "--seed" => args.seed = number()?,
             "--case" => (args.first, args.cases) = (number()?, 1),
+            "--from" => args.first = number()?,
             "--slow-ms" => args.limits.slow = Duration::from_millis(number()?),
             "--hang-s" => args.limits.hang = Duration::from_secs(number()?),
             "--memory-mib" => args.limits.memory = number()?.saturating_mul(1 << 20),
