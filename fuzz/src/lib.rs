@@ -30,6 +30,9 @@ pub const KNOWN: &[(&str, &str)] = &[
     ("binary-log", "panic@core/src/iter/traits/accum.rs"),
     ("text-log", "row-arithmetic"),
     ("binary-log", "row-arithmetic"),
+    // sweep: a warning lists a thread's whole stack of intervals.
+    ("text-log", "long-warning"),
+    ("binary-log", "long-warning"),
     // sweep: p = 1048576 with a few events takes minutes.
     ("text-log", "hang"),
     ("binary-log", "hang"),
@@ -45,6 +48,8 @@ pub const KNOWN: &[(&str, &str)] = &[
     // inputs (design::plan) / study: a full design of huge factors is allocated unsized.
     ("study-file", "panic@alloc/src/raw_vec/mod.rs"),
     ("study-file", "abort-out-of-memory"),
+    // inputs (design::Factor): a level range near u64::MAX overflows.
+    ("study-file", "panic@design/src/factor.rs"),
 ];
 
 /// Whether a failure of `kind` in `target` is on the [`KNOWN`] list.
