@@ -125,7 +125,12 @@ fn mutate_once(rng: &mut StdRng, data: &mut Vec<u8>, target: Target, seeds: &[Ve
             let i = at(rng, data);
             data.splice(
                 i..i,
-                chunk.iter().copied().cycle().take(chunk.len() * times),
+                // No more than the mutant keeps (it is cut to the target's maximum length).
+                chunk
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take((chunk.len() * times).min(target.max_len())),
             );
         }
         5 => {
