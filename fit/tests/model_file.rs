@@ -141,7 +141,12 @@ fn errors_quoting_long_or_multi_line_values_stay_one_short_line() {
     let nested = format!(
         "format = 1\nfactors = [\"p\"]\n[[category]]\nname = \"{name}\"\nformula = \"q\"\n"
     );
-    for text in [long, nested] {
+    // Found by libFuzzer: 200 characters of U+FFFD are 600 bytes.
+    let wide = format!(
+        "format = 1\nfactors = [\"p\"]\nname = {}\n",
+        "\u{fffd}".repeat(300)
+    );
+    for text in [long, nested, wide] {
         let e = error(&text);
         assert!(e.len() < 300 && !e.contains('\n'), "{} bytes: {e}", e.len());
     }

@@ -37,21 +37,22 @@ impl ParseError {
     }
 }
 
-/// At most [`EXCERPT`] characters of `text` as an error quotes it, control characters
-/// escaped, with `...` where it was cut: an error stays one short line whatever it quotes.
+/// At most [`EXCERPT`] bytes of `text` as an error quotes it, control characters escaped,
+/// with `...` where it was cut: an error stays one short line whatever it quotes.
 pub fn excerpt(text: &str) -> String {
-    let mut out: String = text
-        .chars()
-        .take(EXCERPT)
-        .flat_map(char::escape_debug)
-        .collect();
-    if text.chars().nth(EXCERPT).is_some() {
-        out.push_str("...");
+    let mut out = String::new();
+    for c in text.chars() {
+        let escaped: String = c.escape_debug().collect();
+        if out.len() + escaped.len() > EXCERPT {
+            out.push_str("...");
+            return out;
+        }
+        out.push_str(&escaped);
     }
     out
 }
 
-/// The most characters of user text an error quotes.
+/// The most bytes of user text an error quotes.
 pub const EXCERPT: usize = 40;
 
 /// A name used by an expression that is missing from the names given to [`Expr::bind`].

@@ -306,6 +306,7 @@ fn errors_quote_at_most_an_excerpt_on_one_line() {
         format!("{long_name}(p)"),
         format!("p*{long_number}"),
         format!("2*foo (p\n{long_name})"),
+        format!("p {}", "\u{fffd}\u{1}".repeat(300)),
     ] {
         let err = crate::Model::parse(&src).unwrap_err().to_string();
         assert!(

@@ -267,23 +267,24 @@ pub fn parse(file: &str, text: &str) -> Result<PerformanceModel, ModelFileError>
     })
 }
 
-/// The longest message of a [`ModelFileError`], in characters.
+/// The longest message of a [`ModelFileError`], in bytes.
 const MAX_MESSAGE: usize = 200;
 
-/// A message as one line of at most [`MAX_MESSAGE`] characters: messages quote the file's
-/// values and names, which can be any length and hold newlines.
+/// A message as one line of at most [`MAX_MESSAGE`] bytes (and `...` where cut): messages quote
+/// the file's values and names, which can be any length and hold newlines.
 fn short(message: &str) -> String {
-    let message = message.trim().replace('\n', " ");
-    let mut out: String = message
-        .chars()
-        .take(MAX_MESSAGE)
-        .flat_map(|c| match c.is_control() {
-            true => c.escape_debug().collect::<Vec<_>>(),
-            false => vec![c],
-        })
-        .collect();
-    if message.chars().nth(MAX_MESSAGE).is_some() {
-        out.push_str("...");
+    let mut out = String::new();
+    for c in message.trim().chars() {
+        let piece: String = match c {
+            '\n' => " ".into(),
+            c if c.is_control() => c.escape_debug().collect(),
+            c => c.into(),
+        };
+        if out.len() + piece.len() > MAX_MESSAGE {
+            out.push_str("...");
+            break;
+        }
+        out.push_str(&piece);
     }
     out
 }
