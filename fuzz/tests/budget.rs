@@ -1,5 +1,6 @@
-//! What CI runs of the fuzzer: a fixed number of mutants from a fixed seed (about 4 s of cases, plus one 6 s p = 2^20 log, on the
-//! 2-core development VM), and every saved reproducer in `fuzz/regressions/`. Failure kinds on
+//! What CI runs of the fuzzer: 50,000 mutants from a fixed seed (about 10 s of cases on the
+//! 2-core development VM, 6 of them one log with p = 2^20), and every saved reproducer in
+//! `fuzz/regressions/`. Failure kinds on
 //! `fuzz::KNOWN` are printed, not failed; `slow` cases are printed, never failed (time depends
 //! on the machine); a hang is a case that finishes nothing for 300 s.
 
