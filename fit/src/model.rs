@@ -25,7 +25,7 @@ pub struct Model {
 
 /// A model that cannot be written as a sum of terms.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("model `{text}`: {error}")]
+#[error("model `{}`: {error}", expr::excerpt(.text))]
 pub struct ModelError {
     /// The model text.
     pub text: String,

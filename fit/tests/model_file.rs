@@ -130,6 +130,29 @@ fn bad_files_get_one_line_errors() {
 }
 
 #[test]
+fn errors_quoting_long_or_multi_line_values_stay_one_short_line() {
+    // Found by fuzzing: the TOML error quoted a 300-digit number whole; a name with a
+    // newline (a basic string's \n) made the message two lines.
+    let long = format!(
+        "format = 1\nfactors = [\"p\"]\nname = 0.{}1\n",
+        "0".repeat(400)
+    );
+    let name = format!("p\\n{}", "x".repeat(500));
+    let nested = format!(
+        "format = 1\nfactors = [\"p\"]\n[[category]]\nname = \"{name}\"\nformula = \"q\"\n"
+    );
+    // Found by libFuzzer: 200 characters of U+FFFD are 600 bytes.
+    let wide = format!(
+        "format = 1\nfactors = [\"p\"]\nname = {}\n",
+        "\u{fffd}".repeat(300)
+    );
+    for text in [long, nested, wide] {
+        let e = error(&text);
+        assert!(e.len() < 300 && !e.contains('\n'), "{} bytes: {e}", e.len());
+    }
+}
+
+#[test]
 #[ignore = "prints a model file to look at"]
 fn show() {
     println!("{}", write(&built()));

@@ -76,7 +76,7 @@ pub(super) fn lex(src: &[char]) -> Result<Vec<Token>, ParseError> {
                 _ => {
                     return Err(ParseError::new(
                         start + 1,
-                        format!("number {text} is out of range"),
+                        format!("number {} is out of range", super::excerpt(&text)),
                     ));
                 }
             }

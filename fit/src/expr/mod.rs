@@ -37,10 +37,28 @@ impl ParseError {
     }
 }
 
+/// At most [`EXCERPT`] bytes of `text` as an error quotes it, control characters escaped,
+/// with `...` where it was cut: an error stays one short line whatever it quotes.
+pub fn excerpt(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        let escaped: String = c.escape_debug().collect();
+        if out.len() + escaped.len() > EXCERPT {
+            out.push_str("...");
+            return out;
+        }
+        out.push_str(&escaped);
+    }
+    out
+}
+
+/// The most bytes of user text an error quotes.
+pub const EXCERPT: usize = 40;
+
 /// A name used by an expression that is missing from the names given to [`Expr::bind`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown {} '{}{}'", if *.is_parameter { "parameter" } else { "factor" },
-    if *.is_parameter { "$" } else { "" }, .name)]
+    if *.is_parameter { "$" } else { "" }, excerpt(.name))]
 pub struct UnknownName {
     /// The name, without `$` for parameters.
     pub name: String,

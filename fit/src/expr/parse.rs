@@ -7,10 +7,14 @@ use super::{BinOp, Expr, ParseError, UnOp};
 /// Deepest nesting of parentheses, unary minus and exponents accepted, so that no input can
 /// overflow the stack.
 const MAX_DEPTH: usize = 100;
+/// Deepest syntax tree accepted (a chain `p*p*..*p` of n factors is n deep): everything that
+/// walks the tree (printing, binding, dropping) recurses once per level.
+pub(crate) const MAX_TREE_DEPTH: usize = 500;
 const EXPECTED: &str = "where a number, name or '(' was expected";
 const KNOWN: &str = "(known: sqrt, log, log2, exp, min, max)";
 
-type Parsed = Result<Expr, ParseError>;
+/// An expression and the depth of its tree.
+type Parsed = Result<(Expr, usize), ParseError>;
 
 fn fail<T>(column: usize, message: impl Into<String>) -> Result<T, ParseError> {
     Err(ParseError::new(column, message))
@@ -68,7 +72,7 @@ pub fn parse_terms(src: &str) -> Result<Vec<(String, Expr)>, ParseError> {
 }
 
 /// Parses `toks` as a whole expression; `end_col` is the column reported when they run out.
-fn parse_tokens(src: &[char], toks: &[Token], end_col: usize) -> Parsed {
+fn parse_tokens(src: &[char], toks: &[Token], end_col: usize) -> Result<Expr, ParseError> {
     let mut p = Parser {
         src,
         toks,
@@ -85,6 +89,7 @@ fn parse_tokens(src: &[char], toks: &[Token], end_col: usize) -> Parsed {
             format!("expected an operator before '{}'", p.text(t)),
         ),
     }
+    .map(|(e, _)| e)
 }
 
 struct Parser<'a> {
@@ -110,17 +115,33 @@ impl<'a> Parser<'a> {
         self.peek().map_or(self.end_col, Token::col)
     }
 
+    /// The token's text, as an error quotes it (shortened).
     fn text(&self, t: &Token) -> String {
-        self.src[t.start..t.end].iter().collect()
+        super::excerpt(&self.src[t.start..t.end].iter().collect::<String>())
+    }
+
+    /// `e`, `depth` deep, unless that is deeper than [`MAX_TREE_DEPTH`].
+    fn node(&self, e: Expr, depth: usize) -> Parsed {
+        if depth > MAX_TREE_DEPTH {
+            return fail(
+                self.col(),
+                format!("expression more than {MAX_TREE_DEPTH} operations deep"),
+            );
+        }
+        Ok((e, depth))
     }
 
     /// `operand (op operand)*` for two left-associative operators `ops`.
     fn left_assoc(&mut self, ops: [(char, BinOp); 2], operand: fn(&mut Self) -> Parsed) -> Parsed {
-        let mut e = operand(self)?;
+        let (mut e, mut depth) = operand(self)?;
         while let Some(&(_, op)) = ops.iter().find(|(c, _)| self.eat(*c)) {
-            e = Expr::Binary(op, Box::new(e), Box::new(operand(self)?));
+            let (right, d) = operand(self)?;
+            (e, depth) = self.node(
+                Expr::Binary(op, Box::new(e), Box::new(right)),
+                1 + depth.max(d),
+            )?;
         }
-        Ok(e)
+        Ok((e, depth))
     }
 
     fn sum(&mut self) -> Parsed {
@@ -142,13 +163,18 @@ impl<'a> Parser<'a> {
             );
         }
         let e = if self.eat('-') {
-            Expr::Unary(UnOp::Neg, Box::new(self.unary()?))
+            let (x, d) = self.unary()?;
+            self.node(Expr::Unary(UnOp::Neg, Box::new(x)), d + 1)?
         } else {
-            let base = self.atom()?;
+            let (base, d) = self.atom()?;
             if self.eat('^') {
-                Expr::Binary(BinOp::Pow, base.into(), self.unary()?.into())
+                let (exponent, e) = self.unary()?;
+                self.node(
+                    Expr::Binary(BinOp::Pow, base.into(), exponent.into()),
+                    1 + d.max(e),
+                )?
             } else {
-                base
+                (base, d)
             }
         };
         self.depth -= 1;
@@ -162,13 +188,13 @@ impl<'a> Parser<'a> {
         };
         self.pos += 1;
         match &t.tok {
-            Tok::Num(v) => Ok(Expr::Num(*v)),
-            Tok::Param(n) => Ok(Expr::Param(n.clone())),
+            Tok::Num(v) => Ok((Expr::Num(*v), 1)),
+            Tok::Param(n) => Ok((Expr::Param(n.clone()), 1)),
             Tok::Name(n) if self.peek().is_some_and(|t| t.is('(')) => self.call(t, n),
             Tok::Name(n) if function(n).is_some() => {
                 fail(t.col(), format!("function '{n}' needs '(' after it"))
             }
-            Tok::Name(n) => Ok(Expr::Var(n.clone())),
+            Tok::Name(n) => Ok((Expr::Var(n.clone()), 1)),
             Tok::Sym('(') => {
                 let e = self.sum()?;
                 self.close(t)?;
@@ -191,7 +217,10 @@ impl<'a> Parser<'a> {
     /// The arguments of function `name` (token `t`); the next token is its `(`.
     fn call(&mut self, t: &Token, name: &str) -> Parsed {
         let Some(f) = function(name) else {
-            return fail(t.col(), format!("unknown function '{name}' {KNOWN}"));
+            return fail(
+                t.col(),
+                format!("unknown function '{}' {KNOWN}", super::excerpt(name)),
+            );
         };
         let open = &self.toks[self.pos];
         self.pos += 1;
@@ -205,8 +234,10 @@ impl<'a> Parser<'a> {
         }
         let (wanted, got) = (if matches!(f, Func::Un(_)) { 1 } else { 2 }, args.len());
         match (f, args.pop(), args.pop(), args.is_empty()) {
-            (Func::Un(op), Some(a), None, _) => Ok(Expr::Unary(op, Box::new(a))),
-            (Func::Bin(op), Some(b), Some(a), true) => Ok(Expr::Binary(op, a.into(), b.into())),
+            (Func::Un(op), Some((a, d)), None, _) => self.node(Expr::Unary(op, Box::new(a)), d + 1),
+            (Func::Bin(op), Some((b, db)), Some((a, da)), true) => {
+                self.node(Expr::Binary(op, a.into(), b.into()), 1 + da.max(db))
+            }
             _ => {
                 let s = if wanted == 1 { "" } else { "s" };
                 fail(

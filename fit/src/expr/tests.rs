@@ -275,3 +275,50 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn trees_deeper_than_the_limit_are_refused_in_one_line() {
+    use super::parse::MAX_TREE_DEPTH;
+    // At the limit: parsed, printed, re-parsed, bound and evaluated (each walks the tree).
+    let deepest = vec!["p"; MAX_TREE_DEPTH].join("*");
+    let e = parse(&deepest).unwrap();
+    assert_eq!(parse(&e.to_string()), Ok(e.clone()));
+    assert_eq!(e.bind(&["p"], &[]).unwrap().eval(&[1.0], &[]), 1.0);
+    for src in [
+        format!("{deepest}*p"),
+        format!("{deepest}+p"),
+        "-".repeat(50) + &"p^".repeat(500) + "p",
+    ] {
+        let err = parse(&src).unwrap_err();
+        assert!(err.message.contains("deep"), "{err}");
+    }
+    // A long model is many shallow terms, not one deep tree.
+    let long = vec!["p"; 5000].join(" + ");
+    assert_eq!(crate::Model::parse(&long).unwrap().terms().len(), 5000);
+}
+
+#[test]
+fn errors_quote_at_most_an_excerpt_on_one_line() {
+    let long_name = "x".repeat(10_000);
+    let long_number = "9".repeat(400);
+    for src in [
+        format!("p {long_name}"),
+        format!("{long_name}(p)"),
+        format!("p*{long_number}"),
+        format!("2*foo (p\n{long_name})"),
+        format!("p {}", "\u{fffd}\u{1}".repeat(300)),
+    ] {
+        let err = crate::Model::parse(&src).unwrap_err().to_string();
+        assert!(
+            err.len() < 200 && !err.contains('\n'),
+            "{} bytes: {err}",
+            err.len()
+        );
+    }
+    let unknown = parse(&long_name)
+        .unwrap()
+        .bind(&[], &[])
+        .unwrap_err()
+        .to_string();
+    assert!(unknown.len() < 100, "{unknown}");
+}

@@ -260,13 +260,35 @@ pub fn parse(file: &str, text: &str) -> Result<PerformanceModel, ModelFileError>
         line: e
             .span()
             .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
-        message: e.message().trim().replace('\n', " "),
+        message: short(e.message()),
     })?;
     restore(record).map_err(|message| ModelFileError {
         file: file.into(),
         line: None,
-        message,
+        message: short(&message),
     })
+}
+
+/// The longest message of a [`ModelFileError`], in bytes.
+const MAX_MESSAGE: usize = 200;
+
+/// A message as one line of at most [`MAX_MESSAGE`] bytes (and `...` where cut): messages quote
+/// the file's values and names, which can be any length and hold newlines.
+fn short(message: &str) -> String {
+    let mut out = String::new();
+    for c in message.trim().chars() {
+        let piece: String = match c {
+            '\n' => " ".into(),
+            c if c.is_control() => c.escape_debug().collect(),
+            c => c.into(),
+        };
+        if out.len() + piece.len() > MAX_MESSAGE {
+            out.push_str("...");
+            break;
+        }
+        out.push_str(&piece);
+    }
+    out
 }
 
 fn estimate_record(e: &Estimate) -> EstimateRecord {

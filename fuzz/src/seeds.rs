@@ -1,0 +1,274 @@
+//! Seeds: the repository's own inputs of each kind, read from the checkout at run time (the
+//! example logs and datafiles of the tests and datasets, the fenced examples of the docs, the
+//! study files, and a model file built from the bundled measurements as `lca model` does).
+
+use std::path::{Path, PathBuf};
+
+use crate::target::Target;
+
+/// The repository root (the folder above this crate).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the fuzz crate lives in the workspace")
+        .to_path_buf()
+}
+
+fn read(path: &Path) -> Option<Vec<u8>> {
+    std::fs::read(path).ok()
+}
+
+fn files(dir: &str, ext: &str) -> Vec<Vec<u8>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    paths.sort();
+    paths.iter().filter_map(|p| read(p)).collect()
+}
+
+/// The fenced code blocks of the docs and the README.
+fn doc_blocks() -> Vec<String> {
+    let mut docs = vec![root().join("README.md")];
+    docs.extend(
+        std::fs::read_dir(root().join("docs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "md")),
+    );
+    docs.sort();
+    let mut blocks = Vec::new();
+    for doc in docs {
+        let Ok(text) = std::fs::read_to_string(&doc) else {
+            continue;
+        };
+        let mut block: Option<String> = None;
+        for line in text.lines() {
+            match (&mut block, line.trim_start().starts_with("```")) {
+                (None, true) => block = Some(String::new()),
+                (Some(_), true) => blocks.extend(block.take()),
+                (Some(b), false) => {
+                    b.push_str(line);
+                    b.push('\n');
+                }
+                (None, false) => {}
+            }
+        }
+    }
+    blocks
+}
+
+/// The raw string literals (`r#"..."#`) of a source file: the inline inputs of its tests.
+fn raw_strings(path: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join(path)).unwrap_or_default();
+    text.split("r#\"")
+        .skip(1)
+        .filter_map(|s| s.split_once("\"#").map(|(body, _)| body.to_string()))
+        .collect()
+}
+
+/// The plain string literals of the Rust files under `dir` (or of the file `dir`), with `\n`,
+/// `\t`, `\"`, `\\` and line continuations undone: the inline inputs of tests.
+fn string_literals(dir: &str) -> Vec<String> {
+    let path = root().join(dir);
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&path) {
+        Ok(d) => d.flatten().map(|e| e.path()).collect(),
+        Err(_) => vec![path],
+    };
+    paths.retain(|p| p.extension().is_some_and(|e| e == "rs"));
+    paths.sort();
+    let mut out = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        let mut chars = text.chars().peekable();
+        let mut previous = ' ';
+        while let Some(c) = chars.next() {
+            // A literal opens with `"` not preceded by `'`, `r`, `#` or `\\`.
+            if c != '"' || matches!(previous, '\'' | 'r' | '#' | '\\') {
+                previous = c;
+                continue;
+            }
+            let mut s = String::new();
+            while let Some(c) = chars.next() {
+                match c {
+                    '"' => break,
+                    '\\' => match chars.next() {
+                        Some('n') => s.push('\n'),
+                        Some('t') => s.push('\t'),
+                        Some('\n') => while chars.next_if(|c| c.is_whitespace()).is_some() {},
+                        Some(other) => s.push(other),
+                        None => {}
+                    },
+                    _ => s.push(c),
+                }
+            }
+            out.push(s);
+            previous = '"';
+        }
+    }
+    out
+}
+
+fn first_content_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap_or("")
+}
+
+fn text_logs() -> Vec<Vec<u8>> {
+    let mut seeds = files("pp/tests/data", "log");
+    let inline = doc_blocks()
+        .into_iter()
+        .chain(string_literals("pp/tests"))
+        .chain(string_literals("pp/src/log"))
+        .chain(string_literals("pp/src/profile"))
+        .chain(raw_strings("pp/tests/log.rs"));
+    let mut logs: Vec<String> = inline
+        .filter(|b| first_content_line(b).starts_with("pplog") && b.len() > 12)
+        .collect();
+    logs.sort();
+    logs.dedup();
+    seeds.extend(logs.into_iter().map(String::into_bytes));
+    seeds
+}
+
+/// The text logs that read, converted to the binary encoding by `pp::log::convert`.
+fn binary_logs() -> Vec<Vec<u8>> {
+    let dir = std::env::temp_dir().join(format!("lca-fuzz-seeds-{}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return Vec::new();
+    }
+    let mut seeds = Vec::new();
+    for (i, text) in text_logs().iter().enumerate() {
+        let (input, output) = (dir.join(format!("{i}.log")), dir.join(format!("{i}.bin")));
+        if std::fs::write(&input, text).is_ok()
+            && pp::log::convert(&input, &output, Some(pp::log::Encoding::Binary)).is_ok()
+        {
+            seeds.extend(read(&output));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    seeds
+}
+
+fn datafiles() -> Vec<Vec<u8>> {
+    let mut seeds = files("datasets/data", "dat");
+    seeds.extend(files("datasets/data/nist", "csv"));
+    seeds.extend(files("pp/tests/data", "dat"));
+    seeds.extend(
+        doc_blocks()
+            .into_iter()
+            .filter(|b| {
+                let first = first_content_line(b);
+                first.split_whitespace().count() > 2
+                    && first.split_whitespace().all(|f| f.contains('='))
+            })
+            .map(String::into_bytes),
+    );
+    seeds
+}
+
+/// A model file as `lca model datasets/data/fft2d.dat --where impl=dp,role=model` writes it.
+fn built_model() -> Option<String> {
+    let data = fit::Datafile::read(&root().join("datasets/data/fft2d.dat")).ok()?;
+    let conditions: Vec<fit::Condition> = ["impl=dp", "role=model"]
+        .iter()
+        .filter_map(|c| c.parse().ok())
+        .collect();
+    let data = data.filter(&conditions).ok()?;
+    let options = fit::performance::BuildOptions {
+        name: "dp".into(),
+        conditions,
+        created_by: "fuzz".into(),
+        ..Default::default()
+    };
+    let model = fit::performance::PerformanceModel::build(&data, &options).ok()?;
+    Some(fit::model_file::write(&model))
+}
+
+fn model_files(built: &Option<String>) -> Vec<Vec<u8>> {
+    let mut seeds: Vec<Vec<u8>> = built.iter().map(|m| m.clone().into_bytes()).collect();
+    seeds.extend(
+        doc_blocks()
+            .into_iter()
+            .filter(|b| b.contains("format = 1"))
+            .map(String::into_bytes),
+    );
+    seeds
+}
+
+fn study_files() -> Vec<Vec<u8>> {
+    let mut seeds = files("lca/src/study", "toml");
+    seeds.extend(files("datasets/studies", "toml"));
+    let inline = doc_blocks()
+        .into_iter()
+        .chain(raw_strings("lca/tests/study.rs"))
+        .chain(raw_strings("lca/src/study/file.rs"))
+        .chain(string_literals("lca/tests"))
+        .chain(string_literals("lca/src/study/file.rs"));
+    seeds.extend(
+        inline
+            .filter(|b| b.contains("[[implementation]]"))
+            .map(String::into_bytes),
+    );
+    seeds
+}
+
+fn expressions(built: &Option<String>) -> Vec<Vec<u8>> {
+    let mut seeds: Vec<String> = [
+        "1 + p + p^2",
+        "p*sqrt(p)",
+        "n^2*log2(n)",
+        "max(p-$theta,0)",
+        "min(n, $c)*p^$a",
+        "exp(-$k*p) + log(n)/p",
+        "2.1e-8*n^2*log2(n) + rc.cpu",
+        "-(-p)^-1.5",
+    ]
+    .map(String::from)
+    .to_vec();
+    for text in built.iter().chain(doc_blocks().iter()) {
+        for line in text.lines() {
+            if let Some(f) = line.trim().strip_prefix("formula = \"") {
+                seeds.push(f.trim_end_matches('"').to_string());
+            }
+        }
+    }
+    seeds.extend(
+        string_literals("fit/src/expr/tests.rs")
+            .into_iter()
+            .filter(|s| !s.is_empty() && s.len() < 200),
+    );
+    seeds.sort();
+    seeds.dedup();
+    seeds.into_iter().map(String::into_bytes).collect()
+}
+
+/// The seeds of every target, in the order of [`Target::ALL`]. A target without a seed gets
+/// one empty input (so that mutation still has something to grow).
+pub fn all() -> Vec<Vec<Vec<u8>>> {
+    let built = built_model();
+    Target::ALL
+        .iter()
+        .map(|t| {
+            let mut seeds = match t {
+                Target::TextLog => text_logs(),
+                Target::BinaryLog => binary_logs(),
+                Target::Datafile => datafiles(),
+                Target::ModelFile => model_files(&built),
+                Target::StudyFile => study_files(),
+                Target::Expr => expressions(&built),
+            };
+            if seeds.is_empty() {
+                seeds.push(Vec::new());
+            }
+            seeds
+        })
+        .collect()
+}
