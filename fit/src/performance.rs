@@ -128,11 +128,17 @@ pub fn factors_of(data: &Datafile) -> Result<(Vec<String>, BTreeMap<String, f64>
             }
             (0, 1) | (0, 0) => {}
             _ => {
-                let values: Vec<String> = numbers
+                const SHOWN: usize = 8;
+                let all = numbers.len() + texts.len();
+                let mut values: Vec<String> = numbers
                     .iter()
                     .map(f64::to_string)
-                    .chain(texts.iter().map(|t| t.to_string()))
+                    .chain(texts.iter().map(|t| crate::observations::excerpt(t)))
+                    .take(SHOWN)
                     .collect();
+                if all > SHOWN {
+                    values.push(format!("… {all} in all"));
+                }
                 return Err(design(format!(
                     "column '{column}' takes several values ({}); model one of them with \
                      --where {column}=VALUE",

@@ -134,16 +134,11 @@ pub fn row(row: &str) -> Result<(), Failure> {
 fn reread(row: &str, fields: &[(&str, &str)]) -> Result<(), Failure> {
     let data = fit::Datafile::parse("row.dat", &format!("{row}\n"))
         .map_err(|e| Failure::new("row-reread", format!("{e} for {row}")))?;
-    let [read] = data.rows() else {
+    let [_] = data.rows() else {
         return Err(Failure::new("row-reread", format!("not one row: {row}")));
     };
     for (key, value) in fields {
-        let cell = data
-            .columns()
-            .iter()
-            .position(|c| c == key)
-            .and_then(|i| read.get(i))
-            .map(|c| c.to_string());
+        let cell = data.cell(0, key).map(|c| c.to_string());
         let same = match (&cell, value.parse::<f64>()) {
             (Some(c), Ok(v)) => c.parse::<f64>().is_ok_and(|c| close(c, v)),
             (Some(c), Err(_)) => c == value,

@@ -210,10 +210,10 @@ fn datafile(text: &str) -> Result<(), Failure> {
     if let Err(e) = fit::performance::factors_of(&data) {
         one_line("error", &e.to_string())?;
     }
-    if let Some(last) = data.rows().last()
+    if let Some(last) = data.rows().len().checked_sub(1)
         && !text.ends_with('\n')
-        && data.rows().len() > 1
-        && (0..data.columns().len()).any(|c| last.get(c).is_none())
+        && last > 0
+        && data.columns().iter().any(|c| data.cell(last, c).is_none())
     {
         return Err(Failure::new(
             "torn-row-read",

@@ -250,14 +250,14 @@ pub fn parse(file: &str, text: &str) -> Result<Study, StudyError> {
     })
 }
 
-/// The most characters of an error message (a value quoted whole could be megabytes).
-const MAX_MESSAGE: usize = 300;
+/// The most bytes of an error message (a value quoted whole could be megabytes).
+const MAX_MESSAGE: usize = 200;
 
 /// The message with control characters escaped (a value may hold a newline) and cut short.
 fn one_line(message: &str) -> String {
     let mut out = String::new();
-    for (i, c) in message.chars().enumerate() {
-        if i == MAX_MESSAGE {
+    for c in message.chars() {
+        if out.len() + c.len_utf8() > MAX_MESSAGE {
             out.push('…');
             break;
         }

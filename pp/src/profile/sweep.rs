@@ -1094,17 +1094,24 @@ fn end_name(own: Own) -> &'static str {
     }
 }
 
-/// Open intervals for a message, outermost first: `work, comm`.
+/// Open intervals for a message, outermost first: `work, comm`; past six, the first six and
+/// how many in all (a message is one short line however deep the stack).
 fn describe(open: &[Open]) -> String {
+    const SHOWN: usize = 6;
     let names: Vec<&str> = open
         .iter()
+        .take(SHOWN)
         .map(|o| match o.own {
             Own::Work => "work",
             Own::Comm => "comm",
             _ => "wait",
         })
         .collect();
-    names.join(", ")
+    let mut text = names.join(", ");
+    if open.len() > SHOWN {
+        text.push_str(&format!(", … ({} in all)", open.len()));
+    }
+    text
 }
 
 /// Whether an end of `ending` closes an open `open` interval: the same kind, or two waits
