@@ -6,10 +6,12 @@
 //!   them are refused); `-` is standard output where a caller allows it.
 //! * [`append`]: one record appended whole, or the file truncated back to its old length.
 //! * [`input`]: a small input file read whole, never past a bound.
+//! * [`quote`]: how an error quotes what a file holds: a short excerpt on one line.
 
 pub mod append;
 pub mod input;
 pub mod output;
+pub mod quote;
 
 pub use append::AppendError;
 pub use output::{Output, OutputError, Target};

@@ -134,20 +134,7 @@ impl fmt::Display for Cell<'_> {
 /// At most 40 characters of `text` for a message, `…` marking a cut; control characters are
 /// escaped so that a message stays one line.
 pub fn excerpt(text: &str) -> String {
-    const MAX: usize = 40;
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == MAX {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    files::quote::excerpt(text, 40)
 }
 
 /// A value's bits in a [`Table`] when it is text: a quiet NaN (never a stored number, since

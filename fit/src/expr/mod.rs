@@ -40,16 +40,7 @@ impl ParseError {
 /// At most [`EXCERPT`] bytes of `text` as an error quotes it, control characters escaped,
 /// with `...` where it was cut: an error stays one short line whatever it quotes.
 pub fn excerpt(text: &str) -> String {
-    let mut out = String::new();
-    for c in text.chars() {
-        let escaped: String = c.escape_debug().collect();
-        if out.len() + escaped.len() > EXCERPT {
-            out.push_str("...");
-            return out;
-        }
-        out.push_str(&escaped);
-    }
-    out
+    files::quote::excerpt(text, EXCERPT)
 }
 
 /// The most bytes of user text an error quotes.

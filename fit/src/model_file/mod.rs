@@ -275,20 +275,7 @@ const MAX_MESSAGE: usize = 200;
 /// A message as one line of at most [`MAX_MESSAGE`] bytes (and `...` where cut): messages quote
 /// the file's values and names, which can be any length and hold newlines.
 fn short(message: &str) -> String {
-    let mut out = String::new();
-    for c in message.trim().chars() {
-        let piece: String = match c {
-            '\n' => " ".into(),
-            c if c.is_control() => c.escape_debug().collect(),
-            c => c.into(),
-        };
-        if out.len() + piece.len() > MAX_MESSAGE {
-            out.push_str("...");
-            break;
-        }
-        out.push_str(&piece);
-    }
-    out
+    files::quote::excerpt(&message.trim().replace('\n', " "), MAX_MESSAGE)
 }
 
 fn estimate_record(e: &Estimate) -> EstimateRecord {

@@ -255,27 +255,12 @@ const MAX_MESSAGE: usize = 200;
 
 /// The message with control characters escaped (a value may hold a newline) and cut short.
 fn one_line(message: &str) -> String {
-    let mut out = String::new();
-    for c in message.chars() {
-        if out.len() + c.len_utf8() > MAX_MESSAGE {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    files::quote::excerpt(message, MAX_MESSAGE)
 }
 
 /// A value written in the file, as an error quotes it: at most 40 characters.
 fn excerpt(value: &str) -> String {
-    match value.char_indices().nth(40) {
-        Some((at, _)) => format!("{}…", &value[..at]),
-        None => value.to_string(),
-    }
+    files::quote::excerpt(value, 40)
 }
 
 fn checked(file: &str, text: &str) -> Result<Study, StudyError> {

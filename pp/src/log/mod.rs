@@ -100,17 +100,7 @@ pub const MAX_THREADS: u32 = 1 << 20;
 
 /// At most 40 characters of `s` for a message: control characters escaped, `…` where cut.
 pub(crate) fn excerpt(s: &str) -> String {
-    const MAX: usize = 40;
-    let mut out = String::new();
-    for c in s.chars() {
-        let escaped = c.escape_debug();
-        if out.chars().count() + escaped.len() > MAX {
-            out.push('…');
-            break;
-        }
-        out.extend(escaped);
-    }
-    out
+    files::quote::excerpt(s, 40)
 }
 
 /// True when `value` reads as a number but not a finite one (`nan`, `inf`, `-infinity`, `1e999`):
@@ -182,7 +172,10 @@ mod tests {
         assert_eq!(excerpt("p=2"), "p=2");
         let long = excerpt(&"x".repeat(1000));
         assert_eq!(long, format!("{}…", "x".repeat(40)));
-        assert_eq!(excerpt(&"\0".repeat(100)), format!("{}…", "\\0".repeat(20)));
+        assert_eq!(
+            excerpt(&"\0".repeat(100)),
+            format!("{}…", "\\u{0}".repeat(6))
+        );
     }
 
     #[test]
