@@ -128,21 +128,17 @@ pub fn factors_of(data: &Datafile) -> Result<(Vec<String>, BTreeMap<String, f64>
             }
             (0, 1) | (0, 0) => {}
             _ => {
-                const SHOWN: usize = 8;
-                let all = numbers.len() + texts.len();
-                let mut values: Vec<String> = numbers
+                // The values, and the column's name, as a short excerpt: either can be long.
+                let values: Vec<String> = numbers
                     .iter()
                     .map(f64::to_string)
-                    .chain(texts.iter().map(|t| crate::observations::excerpt(t)))
-                    .take(SHOWN)
+                    .chain(texts.iter().map(|t| t.to_string()))
                     .collect();
-                if all > SHOWN {
-                    values.push(format!("… {all} in all"));
-                }
+                let column = files::quote::excerpt(column, 40);
                 return Err(design(format!(
                     "column '{column}' takes several values ({}); model one of them with \
                      --where {column}=VALUE",
-                    values.join(", ")
+                    files::quote::excerpt(&values.join(", "), 80)
                 )));
             }
         }
