@@ -109,7 +109,7 @@ fn dev_zero_ends_with_a_short_error_in_bounded_memory() {
     let line = one_line_error(&out);
     assert!(
         line.starts_with(&format!(
-            "Error: /dev/zero:1: line longer than the limit of {MAX_LINE} bytes (it starts '\\0\\0"
+            "Error: /dev/zero:1: line longer than the limit of {MAX_LINE} bytes (it starts '\\u{{0}}\\u{{0}}"
         )),
         "{line}"
     );

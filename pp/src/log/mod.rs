@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(long, format!("{}…", "x".repeat(40)));
         assert_eq!(
             excerpt(&"\0".repeat(100)),
-            format!("{}…", "\\u{0}".repeat(6))
+            format!("{}…", "\\u{0}".repeat(8))
         );
     }
 
