@@ -205,8 +205,9 @@ fn log(input: &[u8]) -> Result<(), Failure> {
     }
 }
 
-/// A key-value datafile whose last line has no newline is torn if that line lacks a column
-/// the other rows have: such a row must not be read as data.
+/// A key-value datafile whose last line has no newline is torn if that line is a row that
+/// lacks a column the other rows have: such a row must not be read as data. (A last line that
+/// is a comment may lack its newline, and a whole row may lack keys.)
 fn datafile(text: &str) -> Result<(), Failure> {
     let data = match fit::Datafile::parse("case.dat", text) {
         Ok(d) => d,
@@ -219,6 +220,7 @@ fn datafile(text: &str) -> Result<(), Failure> {
     if let Some(last) = data.rows().len().checked_sub(1)
         && !text.ends_with('\n')
         && last > 0
+        && data.rows()[last].line == text.lines().count()
         && data.columns().iter().any(|c| data.cell(last, c).is_none())
     {
         return Err(Failure::new(
