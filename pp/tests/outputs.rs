@@ -96,9 +96,9 @@ fn refused(what: &str, out: &Output, target: &Path, kind: IsKind) {
     }
 }
 
-#[test]
-fn outputs_onto_devices_fifos_folders_and_links_are_refused() {
-    let dir = scratch("hostile");
+/// The test log in `dir` as text (`run.txt`) and, converted by `pp convert`, as binary
+/// (`small.bin`).
+fn text_and_binary(dir: &Path) -> (PathBuf, PathBuf) {
     let text = dir.join("run.txt");
     fs::write(&text, LOG).unwrap();
     let small = dir.join("small.bin");
@@ -107,6 +107,13 @@ fn outputs_onto_devices_fifos_folders_and_links_are_refused() {
             .status
             .success()
     );
+    (text, small)
+}
+
+#[test]
+fn outputs_onto_devices_fifos_folders_and_links_are_refused() {
+    let dir = scratch("hostile");
+    let (text, small) = text_and_binary(&dir);
     let folder = dir.join("targets");
     fs::create_dir_all(&folder).unwrap();
     let targets = hostile_targets(&folder);
@@ -127,14 +134,7 @@ fn outputs_onto_devices_fifos_folders_and_links_are_refused() {
 #[test]
 fn a_dash_is_standard_output_for_text() {
     let dir = scratch("dash");
-    let text = dir.join("run.txt");
-    fs::write(&text, LOG).unwrap();
-    let small = dir.join("small.bin");
-    assert!(
-        run(pp().arg("convert").arg(&text).arg(&small))
-            .status
-            .success()
-    );
+    let (text, small) = text_and_binary(&dir);
     let out = run(pp().arg("convert").arg(&small).arg("-"));
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8(out.stdout).unwrap(), LOG);
