@@ -232,3 +232,30 @@ fn a_program_that_died_is_profiled_from_its_tmp_log_with_a_warning() {
     );
     assert!(stdout(&out).contains("Load Imbalance:"), "{}", stdout(&out));
 }
+
+#[test]
+fn pp_run_ignores_interrupts_while_the_program_runs_and_the_program_does_not() {
+    // The program interrupts pp run, then exits 5: pp run is still there to pass 5 on.
+    let dir = scratch("sigint");
+    let out = pp_run(
+        &dir,
+        &["--", "sh", "-c", "kill -INT $PPID; sleep 0.2; exit 5"],
+    );
+    one_line(&out, 5, "wrote no log");
+
+    // The program gets the disposition pp run had: here the default, so SIGINT ends it.
+    // SAFETY: sigaction with no new action only reads the disposition.
+    let ignored = unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGINT, std::ptr::null(), &mut old);
+        old.sa_sigaction == libc::SIG_IGN
+    };
+    if ignored {
+        eprintln!(
+            "skipped: pp_run_ignores_interrupts_while_the_program_runs_and_the_program_does_not: the tests run with SIGINT ignored, so the program inherits that"
+        );
+        return;
+    }
+    let out = pp_run(&dir, &["--", "sh", "-c", "kill -INT $$; exit 4"]);
+    one_line(&out, 128 + libc::SIGINT, "wrote no log");
+}
