@@ -259,3 +259,81 @@ fn pp_run_ignores_interrupts_while_the_program_runs_and_the_program_does_not() {
     let out = pp_run(&dir, &["--", "sh", "-c", "kill -INT $$; exit 4"]);
     one_line(&out, 128 + libc::SIGINT, "wrote no log");
 }
+
+/// The tool beside the `pp` under test (`deps/libpp_ompt.so` under `cargo test`), if built.
+fn built_tool() -> Option<PathBuf> {
+    let pp = PathBuf::from(env!("CARGO_BIN_EXE_pp"));
+    let dir = pp.parent()?;
+    [dir.join("libpp_ompt.so"), dir.join("deps/libpp_ompt.so")]
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+#[test]
+fn a_clang_openmp_program_is_recorded_with_its_team_and_parameters() {
+    let test = "a_clang_openmp_program_is_recorded_with_its_team_and_parameters";
+    let Some(_tool) = built_tool() else {
+        eprintln!(
+            "skipped: {test}: no libpp_ompt.so beside pp (cargo test --workspace or cargo build -p pp-ompt builds it)"
+        );
+        return;
+    };
+    let dir = scratch("clang");
+    let source = dir.join("team.c");
+    std::fs::write(
+        &source,
+        "#include <stdio.h>\n\
+         static double spin(long n){double x=0;for(long i=0;i<n;i++)x+=i*1e-9;return x;}\n\
+         int main(void){double s=0;\n\
+         #pragma omp parallel num_threads(3) reduction(+:s)\n\
+         { s+=spin(2000000); }\n\
+         printf(\"program output %d\\n\", s>0);return 0;}\n",
+    )
+    .unwrap();
+    let built = std::process::Command::new("clang")
+        .args(["-O1", "-fopenmp", "-o"])
+        .arg(dir.join("team"))
+        .arg(&source)
+        .output();
+    if !built.is_ok_and(|b| b.status.success()) {
+        eprintln!(
+            "skipped: {test}: clang -fopenmp cannot build a program here (tools/system-packages.sh installs it)"
+        );
+        return;
+    }
+    let run = |args: &[&str]| {
+        Command::cargo_bin("pp")
+            .unwrap()
+            .env("PP_MACHINE", "/nonexistent/machine.toml")
+            .env_remove("PP_OMPT_LIBRARY")
+            .env_remove("PP_LOG")
+            .env_remove("OMP_NUM_THREADS")
+            .current_dir(&dir)
+            .arg("run")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--", "./team"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("program output 1\n"), "{text}");
+    assert!(
+        text.contains("Processors:                                3\n"),
+        "{text}"
+    );
+    assert!(dir.join("pp.log").exists());
+
+    let out = run(&[
+        "-l", "--param", "impl=omp", "--param", "n=3", "--", "./team",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let row = stdout(&out);
+    assert!(row.starts_with("impl=omp n=3 p=3 wall="), "{row}");
+    assert_eq!(row.lines().count(), 1, "{row}");
+    assert!(
+        stderr(&out).contains("program output 1\n"),
+        "{}",
+        stderr(&out)
+    );
+}
