@@ -87,6 +87,12 @@ pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
     if let Err(e) = files::output::check(&log) {
         return Err(fail(2, format!("--log: {e}")));
     }
+    if let Some(parent) = log.parent().filter(|d| !d.is_dir()) {
+        return Err(fail(
+            2,
+            format!("--log {}: no directory {}", log.display(), parent.display()),
+        ));
+    }
     let tmp = tmp_path(&log);
     let tool = find_tool()?;
 
@@ -259,7 +265,7 @@ fn diagnose(program: &OsString, tool: &Path) -> String {
     let has = |lib: &str| libs.lines().any(|l| l.trim_start().starts_with(lib));
     if has("libomp.so") || has("libiomp5.so") {
         format!(
-            "the OpenMP runtime did not load the tool (OMP_TOOL_LIBRARIES={}; OMP_TOOL_VERBOSE_INIT=stderr shows why)",
+            "the OpenMP runtime did not load the tool, or the tool could not write (its messages start with pp-ompt:; OMP_TOOL_LIBRARIES={}, and OMP_TOOL_VERBOSE_INIT=stderr shows what libomp did)",
             tool.display()
         )
     } else if has("libgomp.so") {

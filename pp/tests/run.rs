@@ -80,6 +80,10 @@ fn argument_errors_are_one_line_with_status_2() {
         ),
         (&["--log", ".", "--", "true"][..], "--log"),
         (
+            &["--log", "no/such/dir/x.log", "--", "true"][..],
+            "no directory",
+        ),
+        (
             &["--machine", "nonexistent.toml", "--", "true"][..],
             "--machine",
         ),
