@@ -20,7 +20,7 @@ const TOOL: &str = "libpp_ompt.so";
 #[command(
     after_help = "The program must use LLVM's OpenMP runtime (clang -fopenmp); GCC's libgomp has no tools interface.\n\
 The tool is $PP_OMPT_LIBRARY, else libpp_ompt.so beside pp, else deps/libpp_ompt.so beside it.\n\
-The program gets OMP_TOOL_LIBRARIES=<tool>, OMP_TOOL=enabled, PP_LOG=<log> and PP_PARAMS=<params>.\n\
+The program gets OMP_TOOL_LIBRARIES=<tool>, LD_PRELOAD=<tool>[:...], OMP_TOOL=enabled, PP_LOG=<log> and PP_PARAMS=<params>.\n\
 pp run exits with the program's status (128+s if killed by signal s).\n\n\
 Examples:\n  pp run -- ./fft 512\n  pp run -l --param impl=dp --param n=512 -- ./fft 512 >> fft.dat"
 )]
@@ -102,6 +102,7 @@ pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
     command
         .args(&args.command[1..])
         .env("OMP_TOOL_LIBRARIES", &tool)
+        .env("LD_PRELOAD", preload(&tool))
         .env("OMP_TOOL", "enabled")
         .env("PP_LOG", &log)
         .env("PP_PARAMS", params.join(" "));
@@ -214,6 +215,17 @@ fn find_tool() -> Result<PathBuf, Failure> {
                 ),
             )
         })
+}
+
+/// `LD_PRELOAD` with the tool first: loaded at program start, the tool takes the run's time 0
+/// there, so serial code before the first OpenMP call counts (docs/openmp.md).
+fn preload(tool: &Path) -> OsString {
+    let mut value = tool.as_os_str().to_owned();
+    if let Some(old) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        value.push(":");
+        value.push(old);
+    }
+    value
 }
 
 fn tmp_path(log: &Path) -> PathBuf {
