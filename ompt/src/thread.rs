@@ -279,10 +279,13 @@ fn close_frames(l: &mut Local) {
     }
 }
 
-/// A barrier, taskwait, taskgroup or reduction wait begins.
+/// A barrier, taskwait, taskgroup or reduction wait begins. libomp's waiting threads spin
+/// (for `KMP_BLOCKTIME`, 200 ms by default): CPU samples at the wait's ends keep that CPU time
+/// from backing the work around it, where descheduled work would otherwise look computed.
 pub fn sync_wait_begin(object: &'static str) {
     with_local(|l| {
         if l.id.is_some() {
+            recorder::cpu_sample();
             recorder::wait_begin(WaitKind::Barrier, object);
             l.frames.push(Frame::Wait {
                 object,
@@ -302,6 +305,7 @@ pub fn sync_wait_end() {
             l.frames.pop();
             if active {
                 recorder::wait_end(WaitKind::Barrier, object);
+                recorder::cpu_sample();
             }
         }
     });
