@@ -8,7 +8,7 @@
  * | phase (--phase) | region (function)       | what the threads do                        | category |
  * |-----------------|-------------------------|--------------------------------------------|----------|
  * | serial          | (no region)             | the initial thread works, the others idle  | ip       |
- * | imbalance       | imbalance               | thread i works (i + 1) x 40 ms             | li       |
+ * | imbalance       | imbalance               | thread i works 40 ms (first) to 160 (last) | li       |
  * | critical        | critical_section        | every thread works inside one critical     | sl       |
  * | oversubscribed  | oversubscribed          | 4 x cores busy threads                     | rc.cpu   |
  *
@@ -53,11 +53,12 @@ __attribute__((noinline)) void serial(void) {
     burn_ms(300.0 * scale);
 }
 
-/* li: thread i works (i + 1) x 40 ms; those done early wait at the loop's implicit barrier
- * while the others still work. */
+/* li: iteration i (thread i) works from 40 ms (the first) to 160 ms (the last); those done
+ * early wait at the loop's implicit barrier while the others still work. */
 __attribute__((noinline)) void imbalance(void) {
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
-    for (int i = 0; i < threads; i++) burn_ms(40.0 * (i + 1) * scale);
+    for (int i = 0; i < threads; i++)
+        burn_ms(40.0 * (1.0 + (threads > 1 ? 3.0 * i / (threads - 1) : 0.0)) * scale);
 }
 
 /* sl: every thread takes the same critical section over and over and works inside it; the
