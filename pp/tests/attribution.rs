@@ -259,18 +259,14 @@ fn brute_force(
                     Category::Pc
                 }
                 // Idle (None) or at a barrier (3): li while a member of one of its teams is
-                // busy, else sl; idle outside every team is ip, a barrier there sl.
-                own => {
+                // busy, else sl; idle or at a barrier outside every team is ip.
+                _ => {
                     let mine: Vec<_> = regions
                         .iter()
                         .filter(|(b, e, members, _, _)| *b <= x && x < *e && members.contains(&i))
                         .collect();
                     if mine.is_empty() {
-                        if own == Some(3) {
-                            Category::Sl
-                        } else {
-                            Category::Ip
-                        }
+                        Category::Ip
                     } else if mine
                         .iter()
                         .any(|(_, _, members, _, _)| members.iter().any(|&m| m != i && busy(m, x)))

@@ -106,8 +106,8 @@ fn rule_2_a_barrier_wait_is_load_imbalance_while_a_teammate_works_then_synchroni
 fn rule_2_only_barrier_waits_in_a_team_become_load_imbalance() {
     // Thread 1 works 0-100. Thread 0 waits for a lock, a condition, a receive, a send and
     // "other" while it works (all sl), then at a barrier (li). Thread 2 is outside the
-    // region's team {0, 1}: its barrier wait has no busy teammate (sl). Outside every
-    // region a barrier wait is sl too (thread 0, 110-120).
+    // region's team {0, 1}: a barrier wait outside every region of the thread is ip, as
+    // idle time there is (no parallel work for it); so is thread 0's at 110-120.
     let p = profile(
         "pplog 1 p=3
 0 0 start
@@ -138,9 +138,9 @@ fn rule_2_only_barrier_waits_in_a_team_become_load_imbalance() {
 120 2 stop
 ",
     );
-    assert_eq!(thread(&p, 0), [50, 10, 60, 0, 0, 0]);
+    assert_eq!(thread(&p, 0), [50, 20, 50, 0, 0, 0]);
     assert_eq!(thread(&p, 1), [0, 20, 0, 0, 0, 100]);
-    assert_eq!(thread(&p, 2), [0, 20, 100, 0, 0, 0]);
+    assert_eq!(thread(&p, 2), [0, 120, 0, 0, 0, 0]);
 }
 
 #[test]

@@ -143,7 +143,7 @@ pub struct Rule {
 }
 
 /// The attribution table; the first rule that applies wins. Rules 1-5 of DESIGN §4.
-pub const RULES: [Rule; 7] = [
+pub const RULES: [Rule; 8] = [
     Rule {
         category: Category::Cl,
         when: |s| s.own == Own::Comm,
@@ -156,10 +156,16 @@ pub const RULES: [Rule; 7] = [
               unfinished parallel work exists)",
     },
     Rule {
+        category: Category::Ip,
+        when: |s| s.own == Own::Barrier && !s.in_region,
+        doc: "barrier wait outside every region of the thread -> ip (no parallel work for it: \
+              an OpenMP worker waits at the last region's barrier until the next region)",
+    },
+    Rule {
         category: Category::Sl,
         when: |s| s.own.is_wait(),
-        doc: "any other wait -> sl (lock, cond, recv, send, other; a barrier once nobody on \
-              the team works, or outside every region)",
+        doc: "any other wait -> sl (lock, cond, recv, send, other; a barrier in a region once \
+              nobody on the team works)",
     },
     Rule {
         category: Category::Pc,
@@ -232,7 +238,11 @@ mod tests {
         assert_eq!(at(Own::Idle, false, true), Category::Ip);
         assert_eq!(at(Own::Barrier, true, true), Category::Li);
         assert_eq!(at(Own::Barrier, true, false), Category::Sl);
-        assert_eq!(at(Own::Barrier, false, false), Category::Sl);
+        // A worker waiting at the barrier of a region that has ended (libomp's workers until
+        // the next region): no parallel work for it.
+        assert_eq!(at(Own::Barrier, false, false), Category::Ip);
+        assert_eq!(at(Own::Barrier, false, true), Category::Ip);
+        assert_eq!(at(Own::Wait, false, false), Category::Sl);
         assert_eq!(at(Own::Wait, true, true), Category::Sl);
         for kind in WaitKind::ALL {
             let own = Own::waiting_for(kind);

@@ -175,6 +175,24 @@ pub(crate) fn start(id: ThreadId, session: Arc<Shared>) {
     });
 }
 
+/// Registers the calling thread as `id` of `session` (stopping a previous registration) with
+/// the given first events, each at its own clock reading instead of now.
+pub(crate) fn start_with(id: ThreadId, session: Arc<Shared>, first: &[(u64, RawKind)]) {
+    let _ = LOCAL.try_with(|slot| {
+        let Ok(mut cur) = slot.0.try_borrow_mut() else {
+            return;
+        };
+        if let Some(old) = cur.take() {
+            old.stop();
+        }
+        session.thread_started(id);
+        let mut rec = ThreadRec::new(id, session);
+        rec.buf
+            .extend(first.iter().map(|&(ticks, kind)| Raw { ticks, kind }));
+        *cur = Some(rec);
+    });
+}
+
 /// Stops the calling thread's registration if `pred` holds for its session.
 pub(crate) fn stop_if(pred: impl FnOnce(&Arc<Shared>) -> bool) {
     let _ = LOCAL.try_with(|slot| {

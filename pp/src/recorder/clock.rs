@@ -74,6 +74,11 @@ impl Clock {
         clock
     }
 
+    /// The raw reading that is time 0.
+    pub(crate) fn base(&self) -> u64 {
+        self.base
+    }
+
     /// The source of the ticks.
     pub(crate) fn source(&self) -> ClockSource {
         self.source

@@ -269,3 +269,54 @@ impl Drop for CommGuard {
         record(RawKind::CommEnd(self.bytes));
     }
 }
+
+/// Guard-free beginnings and ends, for tracers whose begin and end arrive in different
+/// callbacks (the OMPT tool): the caller pairs them on one thread, as the guards do.
+///
+/// ```
+/// use pp::{event::WaitKind, recorder};
+/// recorder::work_begin(None);
+/// recorder::wait_begin(WaitKind::Barrier, "b0");
+/// recorder::wait_end(WaitKind::Barrier, "b0");
+/// recorder::work_end(None);
+/// ```
+#[inline]
+pub fn work_begin(label: Option<&'static str>) {
+    record(RawKind::WorkBegin(label));
+}
+
+/// Ends what [`work_begin`] began.
+#[inline]
+pub fn work_end(label: Option<&'static str>) {
+    record(RawKind::WorkEnd(label));
+}
+
+/// Begins a wait without a guard; see [`work_begin`].
+#[inline]
+pub fn wait_begin(kind: WaitKind, object: impl Into<Option<&'static str>>) {
+    record(RawKind::WaitBegin(kind, object.into()));
+}
+
+/// Ends what [`wait_begin`] began.
+#[inline]
+pub fn wait_end(kind: WaitKind, object: impl Into<Option<&'static str>>) {
+    record(RawKind::WaitEnd(kind, object.into()));
+}
+
+/// Opens a region without a guard (with a CPU sample), its team all `p` threads or `team`;
+/// returns its id for [`region_end`], `None` when the thread is not recording.
+pub fn region_begin(name: &'static str, team: Option<&[ThreadId]>) -> Option<u64> {
+    let guard = RegionGuard::begin(name, team, true);
+    let id = guard.id;
+    std::mem::forget(guard);
+    id
+}
+
+/// Ends the region `id` that [`region_begin`] opened on this thread (with a CPU sample).
+pub fn region_end(id: u64) {
+    drop(RegionGuard {
+        id: Some(id),
+        sample: true,
+        _not_send: PhantomData,
+    });
+}

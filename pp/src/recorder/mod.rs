@@ -41,6 +41,7 @@
 
 mod buffer;
 mod clock;
+mod epoch;
 mod interval;
 mod names;
 mod session;
@@ -51,9 +52,11 @@ mod team_table;
 mod writer;
 
 pub use clock::{ClockSource, RunDelay, thread_cpu_ns};
+pub use epoch::{Epoch, thread_start_at_epoch};
 pub use interval::{
     CommGuard, RegionGuard, ThreadGuard, WaitGuard, WorkGuard, comm, cpu_sample, current_thread,
-    flush, phase, region, region_with_team, thread, thread_start, thread_stop, wait, work,
+    flush, phase, region, region_begin, region_end, region_with_team, thread, thread_start,
+    thread_stop, wait, wait_begin, wait_end, work, work_begin, work_end,
 };
 pub use names::name;
 pub use session::{

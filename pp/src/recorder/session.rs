@@ -38,6 +38,8 @@ pub(crate) struct Shared {
     /// Distinguishes sessions (a team checks its threads' registration against it).
     #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
     pub(crate) generation: u64,
+    /// The epoch the session's time 0 was taken from, if any ([`SessionBuilder::epoch`]).
+    pub(crate) epoch: Option<super::Epoch>,
     next_region: AtomicU64,
     log: Mutex<LogFile>,
     teams: Mutex<TeamTable>,
@@ -172,6 +174,7 @@ pub struct SessionBuilder {
     path: Option<PathBuf>,
     buffer_events: usize,
     clock: Option<ClockSource>,
+    epoch: Option<super::Epoch>,
     stop_timeout: Duration,
 }
 
@@ -202,6 +205,7 @@ impl Session {
                 .and_then(|v| v.parse::<usize>().ok())
                 .map_or(DEFAULT_BUFFER_EVENTS, |n| n.max(1)),
             clock: None,
+            epoch: None,
             stop_timeout: DEFAULT_STOP_TIMEOUT,
         }
     }
@@ -316,6 +320,14 @@ impl SessionBuilder {
         self
     }
 
+    /// Takes `epoch` as the log's time 0 (and its clock, instead of [`SessionBuilder::clock`]):
+    /// for a tracer that learns `p` after the program started. The thread that took it then
+    /// registers with [`thread_start_at_epoch`](super::thread_start_at_epoch).
+    pub fn epoch(mut self, epoch: super::Epoch) -> Self {
+        self.epoch = Some(epoch);
+        self
+    }
+
     /// How long [`Session::finish`] waits for registered threads to stop (default 2 s).
     pub fn stop_timeout(mut self, timeout: Duration) -> Self {
         self.stop_timeout = timeout;
@@ -349,11 +361,15 @@ impl SessionBuilder {
         })?;
         let tmp = log.tmp().to_path_buf();
         let path = log.path().to_path_buf();
-        let source = self.clock.unwrap_or_else(ClockSource::detect);
+        let clock = match self.epoch {
+            Some(e) => e.clock,
+            None => Clock::start(self.clock.unwrap_or_else(ClockSource::detect)),
+        };
         let generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
         let shared = Arc::new(Shared {
             p: self.p,
-            clock: Clock::start(source),
+            clock,
+            epoch: self.epoch,
             buffer_events: self.buffer_events,
             generation,
             next_region: AtomicU64::new(0),

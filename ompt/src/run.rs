@@ -1,0 +1,124 @@
+//! The run as a whole: the epoch taken when the tool is loaded, the recording session started
+//! at the first outermost parallel region (whose team size is `p`), and its end when the
+//! OpenMP runtime shuts down.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
+
+use pp::recorder::{Epoch, Session};
+
+/// The epoch: when the tool library was loaded (at program start when preloaded, as `pp run`
+/// does; else when the OpenMP runtime starts and loads it).
+static EPOCH: OnceLock<Epoch> = OnceLock::new();
+static SESSION: Mutex<Option<Session>> = Mutex::new(None);
+/// `p` once the session runs, 0 before.
+static P: AtomicU32 = AtomicU32::new(0);
+/// Threads that took part in an outermost team at a thread number not below `p`.
+static BEYOND_P: AtomicU64 = AtomicU64::new(0);
+/// Threads of nested teams that are not among the `p` (not recorded).
+static NESTED_ONLY: AtomicU64 = AtomicU64::new(0);
+
+fn session() -> MutexGuard<'static, Option<Session>> {
+    SESSION.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Takes the epoch now if it was not taken yet.
+pub fn take_epoch() {
+    EPOCH.get_or_init(Epoch::now);
+}
+
+/// The number of processors, 0 while no session runs.
+pub fn p() -> u32 {
+    P.load(Ordering::Acquire)
+}
+
+pub fn note_beyond_p() {
+    BEYOND_P.fetch_add(1, Ordering::Relaxed);
+}
+
+pub fn note_nested_only() {
+    NESTED_ONLY.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Starts the session with `p` processors (once) and registers the calling thread as thread 0
+/// from the epoch, doing serial work since. Returns whether the calling thread records.
+pub fn start(p: u32) -> bool {
+    let mut s = session();
+    if s.is_none() && P.load(Ordering::Acquire) == 0 {
+        let mut b = Session::builder(p.max(1))
+            .epoch(*EPOCH.get_or_init(Epoch::now))
+            // The workers stop when the runtime ends them, which may be after finalize.
+            .stop_timeout(Duration::from_millis(500));
+        for (k, v) in params() {
+            b = b.param(k, v);
+        }
+        match b.start() {
+            Ok(session) => {
+                P.store(p.max(1), Ordering::Release);
+                *s = Some(session);
+            }
+            Err(e) => {
+                eprintln!("pp-ompt: {e}; this run is not recorded");
+                P.store(u32::MAX, Ordering::Release);
+                return false;
+            }
+        }
+        drop(s);
+        return pp::recorder::thread_start_at_epoch(0, Some("serial"), Some(None));
+    }
+    false
+}
+
+/// The run parameters of `PP_PARAMS` (`key=value` tokens separated by whitespace); a token
+/// without `=` is reported and left out.
+fn params() -> Vec<(String, String)> {
+    let text = std::env::var("PP_PARAMS").unwrap_or_default();
+    let mut out = Vec::new();
+    for token in text.split_whitespace() {
+        match token.split_once('=') {
+            Some((k, v)) if !k.is_empty() && !v.is_empty() => out.push((k.into(), v.into())),
+            _ => eprintln!("pp-ompt: PP_PARAMS: `{token}` is not key=value; left out"),
+        }
+    }
+    out
+}
+
+/// Ends the run: starts a session of one processor if the program never opened a parallel
+/// region, then finishes the log (the calling thread's serial work is ended by the caller).
+pub fn finish() {
+    if P.load(Ordering::Acquire) == 0 && start(1) {
+        pp::recorder::work_end(None);
+    }
+    let Some(session) = session().take() else {
+        return;
+    };
+    let p = session.p();
+    match session.finish() {
+        Ok(report) => {
+            if !report.unstopped.is_empty() {
+                eprintln!(
+                    "pp-ompt: threads {:?} had not ended when the OpenMP runtime shut down; \
+                     their last events may be missing",
+                    report.unstopped
+                );
+            }
+        }
+        Err(e) => eprintln!("pp-ompt: writing the log: {e}"),
+    }
+    let beyond = BEYOND_P.load(Ordering::Relaxed);
+    if beyond > 0 {
+        eprintln!(
+            "pp-ompt: {beyond} thread(s) of outermost teams had thread numbers beyond p = {p} \
+             (the first parallel region's team): their time is not in the log; \
+             set OMP_NUM_THREADS to the largest team"
+        );
+    }
+    let nested = NESTED_ONLY.load(Ordering::Relaxed);
+    if nested > 0 {
+        eprintln!(
+            "pp-ompt: {nested} thread(s) joined nested parallel regions without being among the \
+             p = {p} processors: their time there is not in the log"
+        );
+    }
+}
