@@ -161,7 +161,14 @@ fn the_openmp_fft2d_study_runs_end_to_end() {
     }
     let program = dir.join("fft2d");
     let out = Command::new("clang")
-        .args(["-std=c11", "-O2", "-fopenmp", "-rdynamic", "-o"])
+        .args([
+            "-std=c11",
+            "-O2",
+            "-fopenmp",
+            "-rdynamic",
+            "-fno-optimize-sibling-calls",
+        ])
+        .arg("-o")
         .arg(&program)
         .arg(repository().join("examples/openmp/fft2d.c"))
         .arg("-lm")
