@@ -6,13 +6,16 @@
  *   pc ~ A + B + C            the work (CPU time)
  *   li ~ B - A                thread 0 waits at the region's implicit barrier for thread 1
  *   ip ~ C                    thread 1 is idle during the serial section (plus the short
- *                             serial start and end of the program)
+ *                             serial start and end of the program: all of the run but the
+ *                             region)
  *   rc.cpu ~ wall - CPU time  of each burn, ~0 on an idle machine
  *
  * It prints what it burned, CPU and wall milliseconds per burn, so that a test compares pp's
  * figures with the program's own measurements whatever the load:
  *
- *   known A=<cpu> B=<cpu> C=<cpu> wallA=<wall> wallB=<wall> wallC=<wall>
+ *   known A=<cpu> B=<cpu> C=<cpu> wallA=<wall> wallB=<wall> wallC=<wall> region=<wall>
+ *
+ * (region: the wall time of the whole parallel region, fork and join included.)
  *
  * Usage: known [A_MS B_MS C_MS]   (default 100 300 200) */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
@@ -57,11 +60,14 @@ int main(int argc, char **argv) {
         return 2;
     }
     int64_t cpu[3] = {0, 0, 0}, wall[3] = {0, 0, 0};
-    known_region(ms[0], ms[1], cpu, wall);
     int64_t w = wall_ns();
+    known_region(ms[0], ms[1], cpu, wall);
+    int64_t region = wall_ns() - w;
+    w = wall_ns();
     cpu[2] = burn_ms(ms[2]);
     wall[2] = wall_ns() - w;
-    printf("known A=%.3f B=%.3f C=%.3f wallA=%.3f wallB=%.3f wallC=%.3f\n", cpu[0] / 1e6,
-           cpu[1] / 1e6, cpu[2] / 1e6, wall[0] / 1e6, wall[1] / 1e6, wall[2] / 1e6);
+    printf("known A=%.3f B=%.3f C=%.3f wallA=%.3f wallB=%.3f wallC=%.3f region=%.3f\n",
+           cpu[0] / 1e6, cpu[1] / 1e6, cpu[2] / 1e6, wall[0] / 1e6, wall[1] / 1e6,
+           wall[2] / 1e6, region / 1e6);
     return 0;
 }

@@ -20,7 +20,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use serde_json::Value;
 
@@ -96,10 +96,16 @@ fn built() -> &'static Result<PathBuf, String> {
     })
 }
 
-/// The folder of compiled examples, or `None` after saying why `test` is skipped.
-fn examples(test: &str) -> Option<&'static Path> {
+/// The folder of compiled examples and the right to run them, or `None` after saying why
+/// `test` is skipped. The tests of this file measure, so they run their programs one at a
+/// time (the guard), not on each other's cores.
+fn examples(test: &str) -> Option<(&'static Path, MutexGuard<'static, ()>)> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     match built() {
-        Ok(dir) => Some(dir),
+        Ok(dir) => Some((
+            dir,
+            ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner),
+        )),
         Err(why) => {
             eprintln!("skipped: {test}: {why} (tools/system-packages.sh installs it)");
             None
@@ -109,11 +115,9 @@ fn examples(test: &str) -> Option<&'static Path> {
 
 /// `pp run --log LOG -- PROGRAM ARGS`: its standard output, after checking that it succeeded
 /// and warned about nothing.
-fn pp_run(program: &Path, args: &[&str], log: &Path, run_delay: bool) -> String {
+fn pp_run(program: &Path, args: &[&str], log: &Path, env: &[(&str, &str)]) -> String {
     let mut command = Command::new(env!("CARGO_BIN_EXE_pp"));
-    if !run_delay {
-        command.env("PP_RUN_DELAY", "0");
-    }
+    command.envs(env.iter().copied());
     let out = command
         .arg("run")
         .arg("--log")
@@ -187,6 +191,9 @@ fn adds_up(profile: &Value) {
     assert_eq!(total, p * wall, "the regions: {profile}");
 }
 
+/// Leaves the run-queue delay out of the samples (see the tests that use it).
+const NO_RUN_DELAY: (&str, &str) = ("PP_RUN_DELAY", "0");
+
 fn scratch_log(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("pp-openmp-{}-{name}.log", std::process::id()))
 }
@@ -209,7 +216,9 @@ fn scratch_log(name: &str) -> PathBuf {
 ///   4 threads per core wait for a core three quarters of the time, more with other load.
 #[test]
 fn each_phase_of_categories_loses_time_in_its_category() {
-    let Some(dir) = examples("each_phase_of_categories_loses_time_in_its_category") else {
+    let Some((dir, _one_at_a_time)) =
+        examples("each_phase_of_categories_loses_time_in_its_category")
+    else {
         return;
     };
     for (phase, region, category, at_least) in [
@@ -222,7 +231,7 @@ fn each_phase_of_categories_loses_time_in_its_category() {
             &dir.join("categories"),
             &["-p", "2", "--phase", phase],
             &log,
-            false,
+            &[NO_RUN_DELAY],
         );
         assert!(stdout.contains("Total Time:"), "{stdout}");
         let profile = profile(&log);
@@ -242,7 +251,7 @@ fn each_phase_of_categories_loses_time_in_its_category() {
         &dir.join("categories"),
         &["-p", "2", "--phase", "oversubscribed"],
         &log,
-        true,
+        &[],
     );
     let profile = profile(&log);
     let _ = std::fs::remove_file(&log);
@@ -261,26 +270,37 @@ fn each_phase_of_categories_loses_time_in_its_category() {
 /// * pc = A + B + C (CPU time);
 /// * li = wallB − wallA: thread 0 waits at the implicit barrier while thread 1 still works
 ///   (wall times: on a loaded machine a burn takes longer than its CPU time);
-/// * ip = wallC: thread 1 idle during the serial section;
+/// * ip = wallC, thread 1 idle during the serial section, plus the program's serial start
+///   and end: all of the run window but the region (`region`, the region's wall time as the
+///   program measured it around the call), which is what is compared; and ip ≥ wallC;
 /// * rc.cpu = Σ (wall − CPU) of the three burns: the time each waited for a core.
 ///
 /// The program prints the CPU and wall times it measured around each burn, and pp's figures
 /// are compared with those, so the check holds whatever the load. The run has
 /// `PP_RUN_DELAY=0`: the by-hand figures have no run-queue delay, which pp would move from
-/// thread 1's idle time (ip) and thread 0's barrier wait (li) to rc.cpu. Tolerance: 10 ms + 3% of
-/// the expected value. What the program cannot see and pp counts is small but real: the fork
-/// of the region (thread 1's start, its first region's set-up), the serial start and end of
-/// the program inside the run window (loading, the tool's own start and the runtime's
-/// shutdown: ip and pc of a few ms), and the clock reads around each burn; 10 ms covers them
-/// with room on a shared 2-core VM, and is still far below the differences the figures are
-/// meant to show (B − A = 200 ms, C = 200 ms).
+/// thread 1's idle time (ip) and thread 0's barrier wait (li) to rc.cpu. And it has
+/// `KMP_BLOCKTIME=0`, so that a waiting thread sleeps at once: by default libomp's threads
+/// spin up to 200 ms at a barrier, and the tool samples the CPU clock where the implicit task
+/// begins and ends, not where the barrier wait begins, so that spinning is counted as CPU
+/// backing the work before it: on a loaded machine, pc comes out above the CPU time burned
+/// (0.67 s for 0.60 here with other builds running) and rc.cpu below. Tolerance: 20 ms + 3%
+/// of the expected value. What the program cannot see and pp counts is small but real: the
+/// fork of the region (thread 1's start), the serial start and end of the program (pc of
+/// thread 0, a few ms), and the clock reads around each burn. 20 ms + 3% covers them under
+/// a load of 6 on this 2-core VM and is still far below the amounts the figures are meant to
+/// tell apart (B − A = 200 ms, C = 200 ms).
 #[test]
 fn known_answer() {
-    let Some(dir) = examples("known_answer") else {
+    let Some((dir, _one_at_a_time)) = examples("known_answer") else {
         return;
     };
     let log = scratch_log("known");
-    let stdout = pp_run(&dir.join("known"), &["100", "300", "200"], &log, false);
+    let stdout = pp_run(
+        &dir.join("known"),
+        &["100", "300", "200"],
+        &log,
+        &[NO_RUN_DELAY, ("KMP_BLOCKTIME", "0")],
+    );
     let profile = profile(&log);
     let _ = std::fs::remove_file(&log);
     assert_eq!(profile["p"].as_i64(), Some(2), "{profile}");
@@ -299,6 +319,8 @@ fn known_answer() {
     };
     let (a, b, c) = (measured("A"), measured("B"), measured("C"));
     let (wa, wb, wc) = (measured("wallA"), measured("wallB"), measured("wallC"));
+    let region = measured("region");
+    let window = profile["wall"].as_f64().unwrap();
     for (burned, asked) in [(a, 0.1), (b, 0.3), (c, 0.2)] {
         assert!(burned >= asked && burned < asked + 0.005, "{line}");
     }
@@ -306,7 +328,7 @@ fn known_answer() {
     let expected = [
         ("pc", a + b + c),
         ("li", wb - wa),
-        ("ip", wc),
+        ("ip", window - region),
         ("rc.cpu", (wa - a) + (wb - b) + (wc - c)),
     ];
     let mut report = format!("{line}\n");
@@ -314,15 +336,24 @@ fn known_answer() {
         report += &format!("{k}: pp {:.6} s, by hand {want:.6} s\n", got(k));
     }
     for (k, want) in expected {
-        let tolerance = 0.010 + 0.03 * want;
+        let tolerance = 0.020 + 0.03 * want;
         assert!(
             (got(k) - want).abs() <= tolerance,
             "{k} off by more than {tolerance:.4} s:\n{report}{profile}"
         );
     }
-    // Nothing else lost: no sync or communication in the program.
+    assert!(
+        got("ip") >= wc,
+        "ip below the serial section:\n{report}{profile}"
+    );
+    // Nothing else lost but the fork and join (thread 1's start, the runtime's own work):
+    // no lock, no communication in the program.
+    let small = 0.020 + 0.01 * profile["total"].as_f64().unwrap();
     for k in ["sl", "cl", "rc.comm"] {
-        assert!(got(k) <= 0.005, "{k}:\n{report}{profile}");
+        assert!(
+            got(k) <= small,
+            "{k} above {small:.4} s:\n{report}{profile}"
+        );
     }
     eprintln!("{report}");
 }
@@ -333,7 +364,9 @@ const CHECKSUM_N64_ITERS3: &str = "checksum 1.903282890e+05";
 
 #[test]
 fn fft2d_dp_and_tp_give_the_reference_checksum_under_the_tool() {
-    let Some(dir) = examples("fft2d_dp_and_tp_give_the_reference_checksum_under_the_tool") else {
+    let Some((dir, _one_at_a_time)) =
+        examples("fft2d_dp_and_tp_give_the_reference_checksum_under_the_tool")
+    else {
         return;
     };
     for (implementation, p, regions) in [
@@ -363,7 +396,7 @@ fn fft2d_dp_and_tp_give_the_reference_checksum_under_the_tool() {
             "3",
             "--check",
         ];
-        let stdout = pp_run(&dir.join("fft2d"), &args, &log, true);
+        let stdout = pp_run(&dir.join("fft2d"), &args, &log, &[]);
         assert!(stdout.contains(CHECKSUM_N64_ITERS3), "{stdout}");
         assert!(
             stdout.contains("check: iteration 2 matches the direct 2D DFT"),
@@ -405,7 +438,7 @@ fn readme_pp_lines() -> Vec<(usize, String)> {
 fn the_readme_openmp_lines_run() {
     let lines = readme_pp_lines();
     assert!(lines.len() >= 3, "{lines:?}");
-    let Some(built) = examples("the_readme_openmp_lines_run") else {
+    let Some((built, _one_at_a_time)) = examples("the_readme_openmp_lines_run") else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("pp-openmp-readme-{}", std::process::id()));
