@@ -145,8 +145,8 @@ fn missing(dir: &Path) -> Option<String> {
     }
 }
 
-/// The bundled OpenMP study's commands on a tiny space (n = 16, 32; p = 2, 3; a full design
-/// and one validation point: 10 runs of 3 iterations), with `fft2d` compiled into the
+/// The bundled OpenMP study's commands on a tiny space (n = 16, 32, 64; p = 2, 3, 4; a full
+/// design and one validation point: 20 runs of 3 iterations), with `fft2d` compiled into the
 /// scratch folder: every planned row is in the datafile, and the models, the crossover and
 /// the report are written.
 #[test]
@@ -187,11 +187,12 @@ fn the_openmp_fft2d_study_runs_end_to_end() {
             "examples/openmp/build/fft2d",
             &program.display().to_string(),
         )
-        .replace("32..512:log2", "16,32")
-        .replace("2..8:lin:7", "2,3")
+        .replace("32..512:log2", "16,32,64")
+        .replace("2..8:lin:7", "2,3,4")
         .replace("design = \"edges:3\"", "design = \"full\"")
         .replace("n = \"64,128,256\", p = \"3,5,7\"", "n = \"16\", p = \"3\"")
-        .replace("\"--iters\", \"100\"", "\"--iters\", \"3\"");
+        .replace("replicates = 2", "replicates = 1")
+        .replace("\"--iters\", \"500\"", "\"--iters\", \"3\"");
     assert_ne!(text, bundled);
     assert_eq!(text.matches(&*program.display().to_string()).count(), 2);
     write(&dir, "tiny.toml", &text);
@@ -204,20 +205,20 @@ fn the_openmp_fft2d_study_runs_end_to_end() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}{stderr}");
     assert!(
-        stdout.contains("study fft2d-openmp: 10 runs, 10 made now"),
+        stdout.contains("study fft2d-openmp: 20 runs, 20 made now"),
         "{stdout}"
     );
     let data = std::fs::read_to_string(dir.join("study/fft2d-openmp.dat")).unwrap();
-    assert_eq!(data.lines().count(), 10, "{data}");
-    for (implementation, want) in [("dp", 5), ("tp", 5)] {
+    assert_eq!(data.lines().count(), 20, "{data}");
+    for (implementation, want) in [("dp", 10), ("tp", 10)] {
         let rows = data
             .lines()
             .filter(|l| l.starts_with(&format!("impl={implementation} ")))
             .count();
         assert_eq!(rows, want, "{data}");
     }
-    for n in ["16", "32"] {
-        for p in ["2", "3"] {
+    for n in ["16", "32", "64"] {
+        for p in ["2", "3", "4"] {
             for implementation in ["dp", "tp"] {
                 let planned = data.lines().any(|l| {
                     l.starts_with(&format!("impl={implementation} "))
