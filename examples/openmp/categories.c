@@ -7,13 +7,14 @@
  *
  * | phase (--phase) | region (function)       | what the threads do                        | category |
  * |-----------------|-------------------------|--------------------------------------------|----------|
- * | serial          | (no region)             | the initial thread works, the others idle  | ip       |
+ * | serial          | (outside regions)       | the initial thread works, the others idle  | ip       |
  * | imbalance       | imbalance               | thread i works 40 ms (first) to 160 (last) | li       |
  * | critical        | critical_section        | every thread works inside one critical     | sl       |
  * | oversubscribed  | oversubscribed          | 4 x cores busy threads                     | rc.cpu   |
  *
  * Each phase opens its parallel region in a function of its own, because pp names a region
- * after the function that contains the `#pragma omp parallel`. All work is CPU time burned in
+ * after the function that contains the `#pragma omp parallel` (noinline, and built with
+ * -fno-optimize-sibling-calls: see the Makefile). All work is CPU time burned in
  * busy loops (burn.h), no sleeps; a phase's length is in CPU milliseconds times --scale.
  *
  * The serial phase first opens a short region (`team_start`), so that the team (and pp's p)
@@ -21,9 +22,9 @@
  * be idle.
  *
  * The oversubscribed region's team is 4 x omp_get_num_procs() threads, more than p when it is
- * not the first region (--phase all): pp records the first team's p threads, and the extra
- * threads are, for pp, other load on the machine that deschedules them (rc.cpu), as the
- * unrecorded hogs of the Rust example. Run alone (--phase oversubscribed) it is the first
+ * not the first region (--phase all): pp records the first team's p threads (the tool says
+ * how many it left out), and the extra threads are, for pp, other load on the machine that
+ * deschedules them (rc.cpu), as the unrecorded hogs of the Rust example. Run alone (--phase oversubscribed) it is the first
  * region, so p = 4 x cores and every recorded thread waits for a core three quarters of the
  * time.
  *
@@ -151,6 +152,6 @@ int main(int argc, char **argv) {
     }
     printf("categories: phase %s, %d threads (%d cores), %.3f s\n", phase, threads,
            omp_get_num_procs(), (wall_ns() - start) / 1e9);
-    printf("regions: (no region)=ip imbalance=li critical_section=sl oversubscribed=rc.cpu\n");
+    printf("regions: (outside regions)=ip imbalance=li critical_section=sl oversubscribed=rc.cpu\n");
     return 0;
 }
