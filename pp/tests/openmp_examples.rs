@@ -10,7 +10,8 @@
 //!   of what it burned (see [`known_answer`] for the tolerance);
 //! * `fft2d.c`: dp and tp give the checksum of the Rust workload on the same input (the
 //!   reference, `lca workload fft2d --no-record -n 64 --iters 3`), and their `--check` against
-//!   a direct DFT passes, under the tool.
+//!   a direct DFT passes, under the tool and without it (which needs only clang), where bad
+//!   arguments get a one-line error.
 //!
 //! * the `$ pp` lines of the README's section "Measuring an OpenMP program" run, in order, in a
 //!   scratch folder whose `examples/openmp/build` holds the compiled examples.
@@ -61,7 +62,6 @@ fn tool() -> Result<PathBuf, String> {
 fn built() -> &'static Result<PathBuf, String> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BUILT.get_or_init(|| {
-        tool()?;
         let dir = std::env::temp_dir().join(format!("pp-openmp-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let source = repository().join("examples/openmp");
@@ -96,16 +96,22 @@ fn built() -> &'static Result<PathBuf, String> {
     })
 }
 
+/// The right to run programs: one test at a time.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// The folder of compiled examples and the right to run them, or `None` after saying why
 /// `test` is skipped. The tests of this file measure, so they run their programs one at a
 /// time (the guard), not on each other's cores.
 fn examples(test: &str) -> Option<(&'static Path, MutexGuard<'static, ()>)> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    match built() {
-        Ok(dir) => Some((
-            dir,
-            ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner),
-        )),
+    let ready = match built() {
+        Ok(dir) => tool().map(|_| dir.as_path()),
+        Err(why) => Err(why.clone()),
+    };
+    match ready {
+        Ok(dir) => Some((dir, one_at_a_time())),
         Err(why) => {
             eprintln!("skipped: {test}: {why} (tools/system-packages.sh installs it)");
             None
@@ -476,4 +482,81 @@ fn the_readme_openmp_lines_run() {
     assert_eq!(data.lines().count(), 1, "{data}");
     assert!(data.contains("impl=dp") && data.contains("n=256"), "{data}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `fft2d.c` itself, without the tool (clang and libomp only): dp and tp at several p give
+/// the Rust workload's checksum and pass `--check`, on the smallest sizes too; bad arguments
+/// get one line on standard error and exit status 2.
+#[test]
+fn fft2d_matches_the_rust_workload_and_refuses_bad_arguments() {
+    let dir = match built() {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!(
+                "skipped: fft2d_matches_the_rust_workload_and_refuses_bad_arguments: {why} (tools/system-packages.sh installs it)"
+            );
+            return;
+        }
+    };
+    let _one_at_a_time = one_at_a_time();
+    let fft2d = |args: &[&str]| {
+        Command::new(dir.join("fft2d"))
+            .args(args)
+            .env_remove("OMP_TOOL_LIBRARIES")
+            .output()
+            .unwrap()
+    };
+    for implementation in ["dp", "tp"] {
+        for p in ["2", "3", "5"] {
+            let out = fft2d(&[
+                "--impl",
+                implementation,
+                "-p",
+                p,
+                "-n",
+                "64",
+                "--iters",
+                "3",
+                "--check",
+            ]);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{implementation} -p {p}: {stdout}");
+            assert!(stdout.contains(CHECKSUM_N64_ITERS3), "{stdout}");
+            assert!(stdout.contains("check: iteration 2 matches"), "{stdout}");
+        }
+        for n in ["1", "2", "4"] {
+            let out = fft2d(&["--impl", implementation, "-p", "4", "-n", n, "--check"]);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{implementation} -n {n}: {stdout}");
+            assert!(stdout.contains("check: iteration 99 matches"), "{stdout}");
+        }
+    }
+    for (args, message) in [
+        (&["-n", "12"][..], "fft2d: -n 12: expected a power of two"),
+        (
+            &["--impl", "tp", "-p", "1"][..],
+            "fft2d: -p 1: tp needs at least 2 threads",
+        ),
+        (
+            &["--impl", "xp"][..],
+            "fft2d: --impl 'xp': expected dp or tp",
+        ),
+        (
+            &["-p", "0"][..],
+            "fft2d: -p '0': expected an integer from 1 to 1024",
+        ),
+        (
+            &["--iters", "x"][..],
+            "fft2d: --iters 'x': expected an integer",
+        ),
+        (&["-n"][..], "fft2d: -n: unknown or missing its value"),
+        (&["--bogus", "1"][..], "fft2d: --bogus: unknown argument"),
+    ] {
+        let out = fft2d(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with(message), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
 }
