@@ -219,7 +219,8 @@ fn scratch_log(name: &str) -> PathBuf {
 ///   that depends on the load (on this 2-core VM with other builds running, most of the
 ///   critical section's sl);
 /// * oversubscribed (default settings): `rc.cpu` exceeds everything else including `pc`:
-///   4 threads per core wait for a core three quarters of the time, more with other load.
+///   4 threads per core wait for a core three quarters of the time, more with other load;
+/// * and all phases in one run: every region is there.
 #[test]
 fn each_phase_of_categories_loses_time_in_its_category() {
     let Some((dir, _one_at_a_time)) =
@@ -259,14 +260,31 @@ fn each_phase_of_categories_loses_time_in_its_category() {
         &log,
         &[],
     );
-    let profile = profile(&log);
+    let over = profile(&log);
     let _ = std::fs::remove_file(&log);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
-    assert_eq!(profile["p"].as_i64(), Some(4 * cores));
-    let c = &profile["by_region"]["oversubscribed"];
+    assert_eq!(over["p"].as_i64(), Some(4 * cores));
+    let c = &over["by_region"]["oversubscribed"];
     let rc = ns(&c["rc.cpu"]);
     for k in ["li", "ip", "sl", "cl", "pc"] {
         assert!(rc > ns(&c[k]), "oversubscribed: rc.cpu <= {k}: {c}");
+    }
+
+    // All phases in one run (default settings): the oversubscribed team is larger than p, its
+    // extra threads unrecorded; every region is there and the log adds up (`profile`).
+    let log = scratch_log("all");
+    pp_run(&dir.join("categories"), &["-p", "2"], &log, &[]);
+    let all = profile(&log);
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(all["p"].as_i64(), Some(2));
+    for region in [
+        "(outside regions)",
+        "team_start",
+        "imbalance",
+        "critical_section",
+        "oversubscribed",
+    ] {
+        assert!(all["by_region"][region].is_object(), "{region}: {all}");
     }
 }
 
