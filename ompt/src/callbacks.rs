@@ -170,3 +170,28 @@ pub unsafe extern "C" fn work(
 pub unsafe extern "C" fn thread_end(_thread: *mut Data) {
     thread::thread_end();
 }
+
+/// `omp_control_tool` from the program: the flush of the standard, and the data movements
+/// `pp_ompt.h` marks (`arg` points to the byte count).
+pub unsafe extern "C" fn control_tool(
+    command: u64,
+    _modifier: u64,
+    arg: *mut c_void,
+    _codeptr: *const c_void,
+) -> c_int {
+    let bytes = || {
+        // SAFETY: pp_ompt.h passes a pointer to a uint64_t (or null).
+        if arg.is_null() {
+            0
+        } else {
+            unsafe { *(arg as *const u64) }
+        }
+    };
+    match command {
+        ffi::CONTROL_FLUSH => thread::flush(),
+        ffi::CONTROL_COMM_BEGIN => thread::comm_begin(bytes()),
+        ffi::CONTROL_COMM_END => thread::comm_end(bytes()),
+        _ => return ffi::CONTROL_IGNORED,
+    }
+    ffi::CONTROL_SUCCESS
+}

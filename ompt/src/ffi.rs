@@ -35,6 +35,7 @@ pub const CALLBACK_PARALLEL_END: c_int = 4;
 pub const CALLBACK_TASK_CREATE: c_int = 5;
 pub const CALLBACK_TASK_SCHEDULE: c_int = 6;
 pub const CALLBACK_IMPLICIT_TASK: c_int = 7;
+pub const CALLBACK_CONTROL_TOOL: c_int = 11;
 pub const CALLBACK_SYNC_REGION_WAIT: c_int = 16;
 pub const CALLBACK_WORK: c_int = 20;
 pub const CALLBACK_MUTEX_ACQUIRE: c_int = 26;
@@ -130,3 +131,18 @@ pub type MutexAcquire = unsafe extern "C" fn(
     codeptr: *const c_void,
 );
 pub type Mutex = unsafe extern "C" fn(kind: c_int, wait_id: u64, codeptr: *const c_void);
+pub type ControlTool = unsafe extern "C" fn(
+    command: u64,
+    modifier: u64,
+    arg: *mut c_void,
+    codeptr: *const c_void,
+) -> c_int;
+
+// `omp_control_tool` commands: the standard's flush, and this tool's own (the standard leaves
+// 64 and above to tools); the values are in `ompt/include/pp_ompt.h`.
+pub const CONTROL_FLUSH: u64 = 3;
+pub const CONTROL_COMM_BEGIN: u64 = 64;
+pub const CONTROL_COMM_END: u64 = 65;
+// `omp_control_tool_result_t`
+pub const CONTROL_SUCCESS: c_int = 0;
+pub const CONTROL_IGNORED: c_int = 1;

@@ -126,6 +126,12 @@ unsafe extern "C" fn initialize(lookup: FunctionLookup, _device: c_int, _tool: *
     );
     register!(ffi::CALLBACK_WORK, ffi::Work, c::work, false);
     register!(
+        ffi::CALLBACK_CONTROL_TOOL,
+        ffi::ControlTool,
+        c::control_tool,
+        false
+    );
+    register!(
         ffi::CALLBACK_THREAD_END,
         ffi::ThreadEnd,
         c::thread_end,

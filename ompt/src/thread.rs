@@ -355,6 +355,29 @@ pub fn task_switch(prior_explicit: bool, next_explicit: bool) {
     });
 }
 
+/// The program marks a data movement of `bytes` (`pp_comm_begin` of `pp_ompt.h`).
+pub fn comm_begin(bytes: u64) {
+    with_local(|l| {
+        if l.id.is_some() {
+            recorder::comm_begin(bytes);
+        }
+    });
+}
+
+/// The data movement ends.
+pub fn comm_end(bytes: u64) {
+    with_local(|l| {
+        if l.id.is_some() {
+            recorder::comm_end(bytes);
+        }
+    });
+}
+
+/// The program asks for the thread's buffered events to be written to the log now.
+pub fn flush() {
+    recorder::flush();
+}
+
 /// A work-sharing loop begins on this thread: it names the following time.
 pub fn loop_begin(codeptr: *const c_void) {
     with_local(|l| {

@@ -37,7 +37,9 @@ fn build(test: &str, dir: &Path, src: &str) -> Option<(PathBuf, PathBuf)> {
     let exe = dir.join("prog");
     let out = Command::new("clang")
         // As docs/openmp.md advises, so that each region is named after its function.
-        .args(["-O2", "-fopenmp", "-fno-optimize-sibling-calls", "-o"])
+        .args(["-O2", "-fopenmp", "-fno-optimize-sibling-calls", "-I"])
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
+        .arg("-o")
         .arg(&exe)
         .arg(&c)
         .output();
@@ -314,5 +316,80 @@ fn a_program_without_parallel_regions_is_one_processor_of_serial_work() {
         "ip {}",
         r.category(Category::Ip)
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn data_movement_marked_through_omp_control_tool_is_communication() {
+    let dir = temp("comm");
+    let Some((tool, exe)) = build(
+        "data_movement_marked_through_omp_control_tool_is_communication",
+        &dir,
+        r#"
+#include "pp_ompt.h"
+#include <string.h>
+__attribute__((noinline)) static void copy(char *to, const char *from, size_t n) {
+    #pragma omp parallel
+    for (int k = 0; k < 8; k++) {
+        pp_comm_begin(n);
+        memcpy(to, from, n);
+        pp_comm_end(n);
+    }
+}
+int main(void) {
+    size_t n = 1 << 22;
+    char *a = malloc(n), *b = malloc(n);
+    memset(a, 1, n);
+    copy(b, a, n);
+    /* Without a pointer the byte count is 0; an unknown command is ignored, not an error. */
+    int ok = omp_control_tool(PP_OMPT_COMM_BEGIN, 0, 0) == 0
+          && omp_control_tool(PP_OMPT_COMM_END, 0, 0) == 0
+          && omp_control_tool(99, 0, 0) == 1;
+    return ok && b[7] == 1 ? 0 : 1;
+}
+"#,
+    ) else {
+        return;
+    };
+    let r = run(&tool, &exe, &dir, 2, "");
+    assert!(r.profile.warnings.is_empty(), "{:?}", r.profile.warnings);
+    let comms: Vec<u64> = r
+        .events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::CommBegin { bytes } => Some(bytes),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(comms.len(), 2 * 8 + 1, "{comms:?}");
+    assert_eq!(comms.iter().filter(|&&b| b == 1 << 22).count(), 16);
+    assert!(r.category(Category::Cl) > 0.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn without_the_tool_the_marks_do_nothing() {
+    let dir = temp("notool");
+    let Some((_, exe)) = build(
+        "without_the_tool_the_marks_do_nothing",
+        &dir,
+        r#"
+#include "pp_ompt.h"
+int main(void) {
+    #pragma omp parallel
+    pp_comm_begin(8);
+    return omp_control_tool(PP_OMPT_COMM_END, 0, 0) == omp_control_tool_notool ? 0 : 1;
+}
+"#,
+    ) else {
+        return;
+    };
+    let status = Command::new(&exe)
+        .env_remove("OMP_TOOL_LIBRARIES")
+        .env("PP_LOG", dir.join("none.log"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert!(!dir.join("none.log").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -303,6 +303,18 @@ pub fn wait_end(kind: WaitKind, object: impl Into<Option<&'static str>>) {
     record(RawKind::WaitEnd(kind, object.into()));
 }
 
+/// Begins a data movement of `bytes` without a guard; see [`work_begin`].
+#[inline]
+pub fn comm_begin(bytes: u64) {
+    record(RawKind::CommBegin(bytes));
+}
+
+/// Ends what [`comm_begin`] began.
+#[inline]
+pub fn comm_end(bytes: u64) {
+    record(RawKind::CommEnd(bytes));
+}
+
 /// Opens a region without a guard (with a CPU sample), its team all `p` threads or `team`;
 /// returns its id for [`region_end`], `None` when the thread is not recording.
 pub fn region_begin(name: &'static str, team: Option<&[ThreadId]>) -> Option<u64> {

@@ -54,9 +54,9 @@ mod writer;
 pub use clock::{ClockSource, RunDelay, thread_cpu_ns};
 pub use epoch::{Epoch, thread_start_at_epoch};
 pub use interval::{
-    CommGuard, RegionGuard, ThreadGuard, WaitGuard, WorkGuard, comm, cpu_sample, current_thread,
-    flush, phase, region, region_begin, region_end, region_with_team, thread, thread_start,
-    thread_stop, wait, wait_begin, wait_end, work, work_begin, work_end,
+    CommGuard, RegionGuard, ThreadGuard, WaitGuard, WorkGuard, comm, comm_begin, comm_end,
+    cpu_sample, current_thread, flush, phase, region, region_begin, region_end, region_with_team,
+    thread, thread_start, thread_stop, wait, wait_begin, wait_end, work, work_begin, work_end,
 };
 pub use names::name;
 pub use session::{
