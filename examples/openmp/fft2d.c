@@ -11,6 +11,9 @@
  *   dp_init (X_k column-major: line j holds column j), dp_columns (1-D FFT of every line),
  *   dp_transpose_out and dp_transpose_back (the transpose through an intermediate matrix),
  *   dp_rows (1-D FFT of every line, now a row: Y_k row-major).
+ * As in the Rust workload, each thread's part of a transpose is marked as communication of
+ * the bytes it writes (pp_comm_begin/end of ompt/include/pp_ompt.h, which go to the OMPT tool
+ * through omp_control_tool and do nothing without it): pp counts it as cl, not as work.
  *
  * tp, task + data parallel: one region (tp_pipeline) of p threads split by thread number into
  * two groups that form a two-stage pipeline over the iterations:
@@ -40,6 +43,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "pp_ompt.h" /* ompt/include: marks the transposes as communication */
 
 typedef double complex cplx;
 
@@ -118,8 +123,11 @@ static void block(int index, int size, int *lo, int *hi) {
     *hi = (int)((int64_t)n * (index + 1) / size);
 }
 
-/* Lines lo..hi-1 of `dst` are the transposed columns lo..hi-1 of `src`, in tiles. */
+/* Lines lo..hi-1 of `dst` are the transposed columns lo..hi-1 of `src`, in tiles; marked as
+ * communication of the bytes written (pp_ompt.h). */
 static void transpose_lines(cplx *dst, const cplx *src, int lo, int hi) {
+    uint64_t bytes = (uint64_t)(hi - lo) * n * sizeof(cplx);
+    pp_comm_begin(bytes);
     for (int c0 = 0; c0 < n; c0 += TILE) {
         int c1 = c0 + TILE < n ? c0 + TILE : n;
         for (int r0 = lo; r0 < hi; r0 += TILE) {
@@ -128,6 +136,7 @@ static void transpose_lines(cplx *dst, const cplx *src, int lo, int hi) {
                 for (int r = r0; r < r1; r++) dst[(size_t)r * n + c] = src[(size_t)c * n + r];
         }
     }
+    pp_comm_end(bytes);
 }
 
 /* ---- dp: five parallel loops per iteration, each region in a function of its own ---- */
@@ -153,8 +162,15 @@ __attribute__((noinline)) void dp_transpose_out(cplx *tmp, const cplx *data) {
 }
 
 __attribute__((noinline)) void dp_transpose_back(cplx *data, const cplx *tmp) {
-#pragma omp parallel for num_threads(p) schedule(static)
-    for (int r = 0; r < n; r++) memcpy(data + (size_t)r * n, tmp + (size_t)r * n, sizeof(cplx) * n);
+#pragma omp parallel num_threads(p)
+    {
+        int lo, hi;
+        block(omp_get_thread_num(), omp_get_num_threads(), &lo, &hi);
+        uint64_t bytes = (uint64_t)(hi - lo) * n * sizeof(cplx);
+        pp_comm_begin(bytes);
+        memcpy(data + (size_t)lo * n, tmp + (size_t)lo * n, bytes);
+        pp_comm_end(bytes);
+    }
 }
 
 __attribute__((noinline)) void dp_rows(cplx *data) {

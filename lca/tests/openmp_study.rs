@@ -168,6 +168,8 @@ fn the_openmp_fft2d_study_runs_end_to_end() {
             "-rdynamic",
             "-fno-optimize-sibling-calls",
         ])
+        .arg("-I")
+        .arg(repository().join("ompt/include"))
         .arg("-o")
         .arg(&program)
         .arg(repository().join("examples/openmp/fft2d.c"))
