@@ -2,7 +2,8 @@
 //! a scratch folder, each run under `pp run` (which loads the OMPT tool,
 //! `target/<profile>/deps/libpp_ompt.so`), each log profiled by `pp --format json`.
 //!
-//! * every log reads without a warning, and its categories add up to `p × wall` exactly (the
+//! * every log reads without a warning (but the one that no machine file was given, which is
+//!   about the machine, not the log), and its categories add up to `p × wall` exactly (the
 //!   JSON's seconds are whole nanoseconds), per region as for the whole run;
 //! * `categories.c`, one run per phase: the region of each phase loses time mostly in the
 //!   category it was built for (see [`each_phase_of_categories_loses_time_in_its_category`]);
@@ -11,8 +12,7 @@
 //! * `fft2d.c`: dp and tp give the checksum of the Rust workload on the same input (the
 //!   reference, `lca workload fft2d --no-record -n 64 --iters 3`), and their `--check` against
 //!   a direct DFT passes, under the tool and without it (which needs only clang), where bad
-//!   arguments get a one-line error.
-//!
+//!   arguments get a one-line error;
 //! * the `$ pp` lines of the README's section "Measuring an OpenMP program" run, in order, in a
 //!   scratch folder whose `examples/openmp/build` holds the compiled examples.
 //!
