@@ -2,9 +2,10 @@
 //! study (`datasets/studies/fft2d-openmp.toml`) end to end on a tiny space: `examples/openmp/
 //! fft2d.c` compiled with `clang -fopenmp`, each run `pp run` under the OMPT tool.
 //!
-//! The end-to-end test needs clang with LLVM's OpenMP runtime, this build's `pp` beside `lca`
-//! and the tool (`deps/libpp_ompt.so` beside them, where `pp run` finds it under `cargo test`);
-//! without one of them it passes and says on standard error what was skipped and why.
+//! The end-to-end test needs clang with LLVM's OpenMP runtime, `pp` beside `lca` and the tool
+//! (`deps/libpp_ompt.so` beside them, where `pp run` finds it under `cargo test`), which it
+//! builds (`cargo build -p pp -p pp-ompt`); without one of them it passes and says on standard
+//! error what was skipped and why.
 
 mod support;
 
@@ -110,6 +111,15 @@ fn pp_is_the_pp_beside_lca_and_its_absence_is_one_line() {
 /// or `pp` or the tool is not beside this `lca`.
 fn missing(dir: &Path) -> Option<String> {
     let bin = Path::new(env!("CARGO_BIN_EXE_lca")).parent().unwrap();
+    // `cargo test -p lca` builds neither pp nor the tool: build them (same profile), so that
+    // the pp beside lca is this source's, not an older build's.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(cargo);
+    build.args(["build", "-p", "pp", "-p", "pp-ompt"]);
+    if bin.file_name().is_some_and(|d| d == "release") {
+        build.arg("--release");
+    }
+    let _ = build.output();
     if !bin.join("pp").is_file() {
         return Some(format!(
             "no pp beside lca in {} (cargo build -p pp)",
