@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
-use pp::recorder::{Epoch, Session};
+use pp::recorder::{ClockSource, Epoch, Session};
 
 /// The epoch: when the tool library was loaded (at program start when preloaded, as `pp run`
 /// does; else when the OpenMP runtime starts and loads it).
@@ -23,9 +23,18 @@ fn session() -> MutexGuard<'static, Option<Session>> {
     SESSION.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Takes the epoch now if it was not taken yet.
+/// Takes the epoch now if it was not taken yet. The clock is `CLOCK_MONOTONIC` unless
+/// `PP_CLOCK=tsc`: the TSC's calibration would add about 5 ms to every run the tool is loaded
+/// into, and the tool's events cost far more than the 15 ns the TSC saves.
 pub fn take_epoch() {
-    EPOCH.get_or_init(Epoch::now);
+    EPOCH.get_or_init(epoch);
+}
+
+fn epoch() -> Epoch {
+    match std::env::var("PP_CLOCK").as_deref() {
+        Ok("tsc") => Epoch::now(),
+        _ => Epoch::now_on(ClockSource::Monotonic),
+    }
 }
 
 /// The number of processors, 0 while no session runs.
@@ -47,7 +56,7 @@ pub fn start(p: u32) -> bool {
     let mut s = session();
     if s.is_none() && P.load(Ordering::Acquire) == 0 {
         let mut b = Session::builder(p.max(1))
-            .epoch(*EPOCH.get_or_init(Epoch::now))
+            .epoch(*EPOCH.get_or_init(epoch))
             // The workers stop when the runtime ends them, which may be after finalize.
             .stop_timeout(Duration::from_millis(500));
         for (k, v) in params() {

@@ -11,13 +11,15 @@ use pp::log::{Encoding, LogReader};
 use pp::machine::Machine;
 use pp::profile::{By, Category, ChromeTrace, Profile, RowError, Sink, Sweep};
 
+mod run;
+
 /// Predicate profiler: where did the processor time of a parallel run go?
 #[derive(Debug, Parser)]
 #[command(
     name = "pp",
     version,
     args_conflicts_with_subcommands = true,
-    after_help = "The log is LOG (a file, a pipe or FIFO, or - for standard input), else $PP_LOG, else ./pp.log.\n\nExamples:\n  pp                      Figure-1 table of ./pp.log\n  pp -l >> datafile       append one datafile row\n  pp --by phase run.log   categories per phase\n  pp --chrome trace.json  timeline for Perfetto / chrome://tracing\n  pp convert run.log run.txt\n  pp calibrate            measure this machine (rc.comm needs it)"
+    after_help = "The log is LOG (a file, a pipe or FIFO, or - for standard input), else $PP_LOG, else ./pp.log.\n\nExamples:\n  pp                      Figure-1 table of ./pp.log\n  pp -l >> datafile       append one datafile row\n  pp --by phase run.log   categories per phase\n  pp --chrome trace.json  timeline for Perfetto / chrome://tracing\n  pp convert run.log run.txt\n  pp calibrate            measure this machine (rc.comm needs it)\n  pp run -- ./omp_prog    run an OpenMP program (clang -fopenmp) and profile it"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -73,13 +75,19 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Run an OpenMP program (clang -fopenmp) with the OMPT tool, then print its profile.
+    Run(run::RunArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
     let result = match cli.command {
         Some(Command::Convert { input, output, to }) => convert(&input, &output, to.as_deref()),
         Some(Command::Calibrate { out, quick, force }) => calibrate(out, quick, force),
+        Some(Command::Run(args)) => return run_program(&args),
         None => profile(&cli.profile),
     };
     match result {
@@ -87,6 +95,54 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("Error: {e:#}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Exits on a command line clap refuses: `pp run`'s errors are one line (`pp run: ...`),
+/// status 2; the others as clap prints them.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    let is_run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
+    if !is_run || matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        e.exit()
+    }
+    let text = e.to_string();
+    let text = text.split("\n\nUsage:").next().unwrap_or_default();
+    let text = text.strip_prefix("error: ").unwrap_or(text);
+    let line: Vec<&str> = text.split_whitespace().collect();
+    eprintln!("pp run: {} (pp run --help)", line.join(" "));
+    std::process::exit(2)
+}
+
+/// `pp run`: the program, then its profile as `pp LOG` (or `pp -l LOG`) prints it; the
+/// program's status.
+fn run_program(args: &run::RunArgs) -> ExitCode {
+    // A machine file that does not load is an argument error, found before the run.
+    if let Err(e) = machine(args.machine.as_ref()) {
+        eprintln!("pp run: {e:#}");
+        return ExitCode::from(2);
+    }
+    let ran = match run::run(args) {
+        Ok(ran) => ran,
+        Err(f) => {
+            eprintln!("pp run: {}", f.message);
+            return ExitCode::from(f.status);
+        }
+    };
+    let profiled = profile(&ProfileArgs {
+        log: Some(ran.log),
+        line: args.line,
+        by: None,
+        format: "text".into(),
+        chrome: None,
+        machine: args.machine.clone(),
+    });
+    match (profiled, ran.status) {
+        (Ok(()), status) => ExitCode::from(status),
+        (Err(e), status) => {
+            eprintln!("pp run: {e:#}");
+            ExitCode::from(if status == 0 { 1 } else { status })
         }
     }
 }

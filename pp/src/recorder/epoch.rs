@@ -26,10 +26,16 @@ impl Epoch {
     /// Now, on the clock [`ClockSource::detect`] chooses (so `PP_CLOCK` applies), with the
     /// calling thread's CPU clock and run-queue delay.
     pub fn now() -> Epoch {
+        Epoch::now_on(ClockSource::detect())
+    }
+
+    /// Now, on `source`. (The TSC's calibration sleeps about 5 ms once per process; a tracer
+    /// loaded into every run may prefer [`ClockSource::Monotonic`].)
+    pub fn now_on(source: ClockSource) -> Epoch {
         let cpu = thread_cpu_ns();
         let delay = RunDelay::open().read();
         Epoch {
-            clock: Clock::start(ClockSource::detect()),
+            clock: Clock::start(source),
             cpu,
             delay,
         }

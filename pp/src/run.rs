@@ -1,0 +1,317 @@
+//! `pp run`: runs an unmodified OpenMP program with the OMPT tool (`libpp_ompt.so`) loaded
+//! into LLVM's OpenMP runtime, then profiles the log it wrote (docs/pp-run.md).
+
+use std::ffi::OsString;
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use pp::event::Header;
+use pp::log::TextWriter;
+use pp::profile::{Profile, RowError};
+
+/// The tool's file name.
+const TOOL: &str = "libpp_ompt.so";
+
+/// Run an OpenMP program with the OMPT tool, then print its profile (or its datafile row).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The program must use LLVM's OpenMP runtime (clang -fopenmp); GCC's libgomp has no tools interface.\n\
+The tool is $PP_OMPT_LIBRARY, else libpp_ompt.so beside pp, else deps/libpp_ompt.so beside it.\n\
+The program gets OMP_TOOL_LIBRARIES=<tool>, OMP_TOOL=enabled, PP_LOG=<log> and PP_PARAMS=<params>.\n\
+pp run exits with the program's status (128+s if killed by signal s).\n\n\
+Examples:\n  pp run -- ./fft 512\n  pp run -l --param impl=dp --param n=512 -- ./fft 512 >> fft.dat"
+)]
+pub struct RunArgs {
+    /// Print one datafile row instead of the table; the program's standard output goes to
+    /// standard error.
+    #[arg(short = 'l', long = "line")]
+    pub line: bool,
+    /// Where the program's log goes (default: $PP_LOG, else ./pp.log).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Machine file from `pp calibrate` (as for `pp`).
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<PathBuf>,
+    /// A run parameter for the log header and the datafile row (repeatable).
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// The program and its arguments (after `--`).
+    #[arg(required = true, trailing_var_arg = true, value_name = "PROGRAM")]
+    pub command: Vec<OsString>,
+}
+
+/// How `pp run` ends: an exit status, with a one-line message for standard error when it is
+/// `pp run`'s own failure.
+#[derive(Debug)]
+pub struct Failure {
+    pub status: u8,
+    pub message: String,
+}
+
+fn fail(status: u8, message: impl Into<String>) -> Failure {
+    Failure {
+        status,
+        message: message.into(),
+    }
+}
+
+/// What the run left behind: the program's status and the log to profile (`<log>.tmp` when
+/// the program died before finishing it).
+pub struct Ran {
+    /// The program's exit status as a shell gives it.
+    pub status: u8,
+    /// The log to profile.
+    pub log: PathBuf,
+}
+
+/// Checks the arguments, runs the program and finds the log it wrote. Argument errors have
+/// status 2; a program that cannot be started 127 (not found) or 126; no log: the program's
+/// non-zero status, else 1.
+pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
+    let params = check_params(&args.params)?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| fail(1, format!("cannot read the current directory: {e}")))?;
+    let log = cwd.join(
+        args.log
+            .clone()
+            .or_else(|| {
+                std::env::var_os("PP_LOG")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(|| PathBuf::from("pp.log")),
+    );
+    if let Err(e) = files::output::check(&log) {
+        return Err(fail(2, format!("--log: {e}")));
+    }
+    if let Some(parent) = log.parent().filter(|d| !d.is_dir()) {
+        return Err(fail(
+            2,
+            format!("--log {}: no directory {}", log.display(), parent.display()),
+        ));
+    }
+    let tmp = tmp_path(&log);
+    let tool = find_tool()?;
+
+    let before = (identity(&log), identity(&tmp));
+    let program = &args.command[0];
+    let mut command = Command::new(program);
+    command
+        .args(&args.command[1..])
+        .env("OMP_TOOL_LIBRARIES", &tool)
+        .env("OMP_TOOL", "enabled")
+        .env("PP_LOG", &log)
+        .env("PP_PARAMS", params.join(" "));
+    if args.line {
+        // Standard output holds only the row.
+        let stderr = std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| fail(1, format!("cannot duplicate standard error: {e}")))?;
+        command.stdout(Stdio::from(stderr));
+    }
+    let status = {
+        let _ignore = IgnoreInterrupts::new();
+        let (int, quit) = (_ignore.int, _ignore.quit);
+        // SAFETY: signal(2) is async-signal-safe; the child gets back the dispositions pp run
+        // had, as system(3) does.
+        unsafe {
+            command.pre_exec(move || {
+                libc::signal(libc::SIGINT, int);
+                libc::signal(libc::SIGQUIT, quit);
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().map_err(|e| cannot_start(program, &e))?;
+        child
+            .wait()
+            .map_err(|e| fail(1, format!("waiting for {}: {e}", show(program))))?
+    };
+    let status = match (status.code(), status.signal()) {
+        (Some(code), _) => code.clamp(0, 255) as u8,
+        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+        (None, None) => 1,
+    };
+
+    if identity(&log).is_some_and(|now| Some(now) != before.0) {
+        return Ok(Ran { status, log });
+    }
+    if identity(&tmp).is_some_and(|now| Some(now) != before.1) {
+        eprintln!(
+            "pp run: warning: {} left no finished log; profiling {} (what it wrote before it stopped)",
+            show(program),
+            tmp.display()
+        );
+        return Ok(Ran { status, log: tmp });
+    }
+    let why = diagnose(program, &tool);
+    Err(fail(
+        if status == 0 { 1 } else { status },
+        format!("{} wrote no log {}: {why}", show(program), log.display()),
+    ))
+}
+
+/// Checks `--param` tokens as the log header and `pp -l` would: `key=value`, both tokens, the
+/// key not `p` nor a field `pp` computes, no key twice, no non-finite number.
+fn check_params(given: &[String]) -> Result<Vec<String>, Failure> {
+    let mut header = Header {
+        p: 1,
+        params: Vec::new(),
+    };
+    for token in given {
+        let bad = |why: String| fail(2, format!("--param '{token}': {why}"));
+        let Some((key, value)) = token.split_once('=') else {
+            return Err(bad("expected key=value".into()));
+        };
+        if Profile::computed_keys().any(|c| c == key) {
+            return Err(bad(RowError::ComputedKey(key.into()).to_string()));
+        }
+        header.params.push((key.into(), value.into()));
+        if let Err(e) = TextWriter::new(std::io::sink(), &header) {
+            let e = e.to_string();
+            return Err(bad(e.strip_prefix("header: ").unwrap_or(&e).to_string()));
+        }
+    }
+    Ok(given.to_vec())
+}
+
+/// The tool: `$PP_OMPT_LIBRARY`, else `libpp_ompt.so` beside this executable, else
+/// `deps/libpp_ompt.so` beside it (where `cargo test` leaves it), as an absolute path.
+fn find_tool() -> Result<PathBuf, Failure> {
+    if let Some(given) = std::env::var_os("PP_OMPT_LIBRARY").filter(|v| !v.is_empty()) {
+        let path = PathBuf::from(&given);
+        return match std::fs::canonicalize(&path) {
+            Ok(abs) if abs.is_file() => Ok(abs),
+            Ok(_) => Err(fail(
+                1,
+                format!("PP_OMPT_LIBRARY={}: not a file", path.display()),
+            )),
+            Err(e) => Err(fail(1, format!("PP_OMPT_LIBRARY={}: {e}", path.display()))),
+        };
+    }
+    let exe = std::env::current_exe().and_then(std::fs::canonicalize);
+    let dir = exe
+        .as_ref()
+        .ok()
+        .and_then(|e| e.parent())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let candidates = [dir.join(TOOL), dir.join("deps").join(TOOL)];
+    candidates
+        .iter()
+        .find(|c| c.is_file())
+        .cloned()
+        .ok_or_else(|| {
+            fail(
+                1,
+                format!(
+                    "cannot find the OMPT tool {TOOL} (not in {} nor {}): build it with `cargo build --release -p pp-ompt` or set PP_OMPT_LIBRARY",
+                    candidates[0].parent().unwrap_or(&dir).display(),
+                    candidates[1].parent().unwrap_or(&dir).display()
+                ),
+            )
+        })
+}
+
+fn tmp_path(log: &Path) -> PathBuf {
+    let mut tmp = log.as_os_str().to_owned();
+    tmp.push(".tmp");
+    PathBuf::from(tmp)
+}
+
+/// A file's identity: device, inode, modification time and size. A log the recorder renamed
+/// into place, or rewrote, has another.
+fn identity(path: &Path) -> Option<(u64, u64, i64, i64, u64)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.size()))
+}
+
+fn show(program: &OsString) -> String {
+    program.to_string_lossy().into_owned()
+}
+
+/// A program that cannot be started, as a shell reports it: 127 not found, 126 otherwise.
+fn cannot_start(program: &OsString, e: &std::io::Error) -> Failure {
+    let name = show(program);
+    match e.kind() {
+        std::io::ErrorKind::NotFound => fail(127, format!("{name}: command not found")),
+        std::io::ErrorKind::PermissionDenied => {
+            fail(126, format!("{name}: cannot execute (permission denied)"))
+        }
+        _ => fail(126, format!("{name}: cannot execute ({e})")),
+    }
+}
+
+/// Why a program wrote no log, from the OpenMP runtime it loads (as `ldd` lists it).
+fn diagnose(program: &OsString, tool: &Path) -> String {
+    let Some(path) = resolve(program) else {
+        return "pp run could not find it again to see which OpenMP runtime it uses".into();
+    };
+    let libs = Command::new("ldd")
+        .arg(&path)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    let libs = match libs {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        Ok(_) => {
+            return "it is not a dynamically linked program, so pp run cannot tell which OpenMP runtime it uses (the tool needs LLVM's libomp: clang -fopenmp)".into();
+        }
+        Err(e) => return format!("cannot run ldd to see which OpenMP runtime it uses ({e})"),
+    };
+    let has = |lib: &str| libs.lines().any(|l| l.trim_start().starts_with(lib));
+    if has("libomp.so") || has("libiomp5.so") {
+        format!(
+            "the OpenMP runtime did not load the tool, or the tool could not write (its messages start with pp-ompt:; OMP_TOOL_LIBRARIES={}, and OMP_TOOL_VERBOSE_INIT=stderr shows what libomp did)",
+            tool.display()
+        )
+    } else if has("libgomp.so") {
+        "it uses GCC's OpenMP runtime (libgomp), which has no tools interface (OMPT): build it with clang -fopenmp".into()
+    } else {
+        "it loaded no OpenMP runtime (pp run measures programs built with clang -fopenmp)".into()
+    }
+}
+
+/// The file a program name runs: itself when it has a `/`, else the first match on `$PATH`.
+fn resolve(program: &OsString) -> Option<PathBuf> {
+    let path = Path::new(program);
+    if program.to_string_lossy().contains('/') {
+        return Some(path.to_path_buf());
+    }
+    let dirs = std::env::var_os("PATH")?;
+    std::env::split_paths(&dirs)
+        .map(|d| d.join(path))
+        .find(|p| p.is_file())
+}
+
+/// SIGINT and SIGQUIT ignored while the program runs (as `system(3)` does), restored on drop:
+/// Ctrl-C stops the program, and `pp run` still reports.
+struct IgnoreInterrupts {
+    int: libc::sighandler_t,
+    quit: libc::sighandler_t,
+}
+
+impl IgnoreInterrupts {
+    fn new() -> Self {
+        // SAFETY: setting a disposition to SIG_IGN installs no handler code.
+        unsafe {
+            IgnoreInterrupts {
+                int: libc::signal(libc::SIGINT, libc::SIG_IGN),
+                quit: libc::signal(libc::SIGQUIT, libc::SIG_IGN),
+            }
+        }
+    }
+}
+
+impl Drop for IgnoreInterrupts {
+    fn drop(&mut self) {
+        // SAFETY: restores the dispositions `new` found.
+        unsafe {
+            libc::signal(libc::SIGINT, self.int);
+            libc::signal(libc::SIGQUIT, self.quit);
+        }
+    }
+}

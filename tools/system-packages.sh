@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs the optional system packages the OpenMP work needs: clang and LLVM's OpenMP runtime
+# (libomp-dev), with which `pp run` and the OpenMP examples and tests run. Idempotent: it checks
+# first and does nothing when they are present. As root with apt-get it installs what is
+# missing; otherwise it prints what it would have run and exits 0 (the tests that need the
+# packages then say they were skipped and why). `.ci/run` calls it before the tests.
+#
+# Debian bookworm: clang and libomp-dev are LLVM 14. Do not add libomp-19-dev: it removes
+# libomp-14's files.
+set -uo pipefail
+
+missing=()
+
+if command -v clang >/dev/null 2>&1; then
+    echo "system-packages: clang: present ($(command -v clang))"
+else
+    missing+=(clang)
+fi
+
+# libomp: a libomp.so of some LLVM, or clang compiling and linking an OpenMP program.
+have_libomp() {
+    compgen -G '/usr/lib/llvm-*/lib/libomp.so' >/dev/null && return 0
+    command -v clang >/dev/null 2>&1 || return 1
+    local dir
+    dir=$(mktemp -d) || return 1
+    printf '#include <omp.h>\nint main(void){return omp_get_max_threads() > 0 ? 0 : 1;}\n' >"$dir/t.c"
+    clang -fopenmp "$dir/t.c" -o "$dir/t" >/dev/null 2>&1
+    local ok=$?
+    rm -rf "$dir"
+    return $ok
+}
+if have_libomp; then
+    echo "system-packages: libomp-dev: present"
+else
+    missing+=(libomp-dev)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "system-packages: nothing to install"
+    exit 0
+fi
+
+install=(env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}")
+if [ "${EUID:-$(id -u)}" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+    why="not root"
+    command -v apt-get >/dev/null 2>&1 || why="no apt-get"
+    for m in "${missing[@]}"; do
+        echo "system-packages: $m: missing; would run (as root): ${install[*]:1} ($why; the tests that need it are skipped)"
+    done
+    exit 0
+fi
+
+echo "system-packages: installing ${missing[*]}"
+if ! "${install[@]}"; then
+    echo "system-packages: install failed; running apt-get update and trying again"
+    apt-get update && "${install[@]}" || {
+        echo "system-packages: could not install ${missing[*]}; the tests that need them are skipped"
+        exit 0
+    }
+fi
+echo "system-packages: installed ${missing[*]}"
