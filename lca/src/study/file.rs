@@ -44,7 +44,7 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
 /// Placeholders every command may use besides the factors.
-pub const BUILTINS: [&str; 3] = ["lca", "impl", "replicate"];
+pub const BUILTINS: [&str; 4] = ["lca", "pp", "impl", "replicate"];
 
 /// Columns the study writes itself, or that hold a run's results: not factor names.
 const RESERVED: [&str; 3] = ["impl", "role", "replicate"];
@@ -565,7 +565,7 @@ fn check_factor_name(key: &str) -> Result<(), String> {
         || fit::observations::is_response_column(key)
     {
         return Err(format!(
-            "factor '{key}': the name is taken (impl, role, replicate, lca and the measured columns)"
+            "factor '{key}': the name is taken (impl, role, replicate, lca, pp and the measured columns)"
         ));
     }
     Ok(())

@@ -116,11 +116,15 @@ pub fn run(args: &Args) -> Result<String> {
         },
     };
     let calibrated = machine.is_some();
-    let lca = std::env::current_exe()
-        .map_err(|e| anyhow!("cannot find this program ({{lca}}): {e}"))?
-        .display()
-        .to_string();
-    let runner = Runner::new(&study, lca, machine)
+    let exe =
+        std::env::current_exe().map_err(|e| anyhow!("cannot find this program ({{lca}}): {e}"))?;
+    let named = args
+        .study
+        .as_ref()
+        .map_or(DEFAULT_NAME.to_string(), |p| p.display().to_string());
+    let pp = pp_beside(&exe, &study, &named, !todo.is_empty())?;
+    let lca = exe.display().to_string();
+    let runner = Runner::new(&study, lca, pp, machine)
         .with_context(|| format!("{}: cannot create the logs folder", study.out.display()))?;
 
     let bar = ProgressBar::new(todo.len() as u64);
@@ -214,6 +218,25 @@ pub fn run(args: &Args) -> Result<String> {
 
 /// Ends `lca` after a stopping signal, the running command's process group killed and reaped
 /// and no row half written: with one line saying how to resume, and status 128 + the signal.
+/// `{pp}`: the `pp` program in the folder of `lca` (`exe`), as `cargo build` and an install
+/// put them. An error only when there are runs to make (`runs`), a command of the study uses
+/// `{pp}` and it is not there.
+fn pp_beside(exe: &Path, study: &Study, named: &str, runs: bool) -> Result<String> {
+    let pp = exe.with_file_name(format!("pp{}", std::env::consts::EXE_SUFFIX));
+    let used = study
+        .implementations
+        .iter()
+        .flat_map(|i| &i.command)
+        .any(|t| t.placeholders().any(|p| p == "pp"));
+    if runs && used && !pp.is_file() {
+        return Err(anyhow!(
+            "{named}: the commands use {{pp}}, but there is no pp beside lca ({}); build both (cargo build --release -p pp -p lca)",
+            pp.display()
+        ));
+    }
+    Ok(pp.display().to_string())
+}
+
 fn stop(bar: &ProgressBar, signal: i32, made: usize, how: &str) -> ! {
     bar.finish_and_clear();
     eprintln!(

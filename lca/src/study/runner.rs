@@ -308,11 +308,12 @@ pub struct Measured {
     pub communicated: bool,
 }
 
-/// Runs points: the study, the program behind `{lca}`, the machine calibration.
+/// Runs points: the study, the programs behind `{lca}` and `{pp}`, the machine calibration.
 #[derive(Debug)]
 pub struct Runner<'a> {
     study: &'a Study,
     lca: String,
+    pp: String,
     machine: Option<Machine>,
     logs: PathBuf,
     watchdog: Watchdog,
@@ -320,12 +321,18 @@ pub struct Runner<'a> {
 
 impl<'a> Runner<'a> {
     /// A runner writing logs and outputs under `<out>/logs`.
-    pub fn new(study: &'a Study, lca: String, machine: Option<Machine>) -> std::io::Result<Self> {
+    pub fn new(
+        study: &'a Study,
+        lca: String,
+        pp: String,
+        machine: Option<Machine>,
+    ) -> std::io::Result<Self> {
         let logs = study.out.join("logs");
         std::fs::create_dir_all(&logs)?;
         Ok(Runner {
             study,
             lca,
+            pp,
             machine,
             logs,
             watchdog: Watchdog::start()?,
@@ -338,6 +345,7 @@ impl<'a> Runner<'a> {
         let implementation = &study.implementations[point.implementation];
         let mut values: BTreeMap<&str, String> = BTreeMap::new();
         values.insert("lca", self.lca.clone());
+        values.insert("pp", self.pp.clone());
         values.insert("impl", implementation.name.clone());
         values.insert("replicate", point.replicate.to_string());
         for (f, v) in study.factors.iter().zip(&point.values) {
