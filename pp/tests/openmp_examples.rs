@@ -452,18 +452,17 @@ fn fft2d_dp_and_tp_give_the_reference_checksum_under_the_tool() {
                 c.is_object(),
                 "{implementation}: no region {region}: {profile}"
             );
-            // The transposes are marked as communication (pp_ompt.h), the rest is work.
-            let (marked, other) = if region.contains("transpose") {
-                ("cl", "pc")
+            // The transposes are marked as communication (pp_ompt.h), the rest is work. (At
+            // n = 64 a thread's transpose takes microseconds, as long as the tool's own events
+            // around it, which count as work: which of cl and pc is larger there is left open.)
+            let marked = if region.contains("transpose") {
+                "cl"
             } else {
-                ("pc", "cl")
+                "pc"
             };
             assert!(ns(&c[marked]) > 0, "{implementation} {region}: {c}");
-            if implementation == "dp" {
-                assert!(
-                    ns(&c[marked]) > ns(&c[other]),
-                    "{implementation} {region}: {c}"
-                );
+            if implementation == "dp" && !region.contains("transpose") {
+                assert_eq!(ns(&c["cl"]), 0, "{implementation} {region}: {c}");
             }
         }
         // tp: one region, both work and the transposes' communication.

@@ -216,8 +216,6 @@ pub fn run(args: &Args) -> Result<String> {
     Ok(text)
 }
 
-/// Ends `lca` after a stopping signal, the running command's process group killed and reaped
-/// and no row half written: with one line saying how to resume, and status 128 + the signal.
 /// `{pp}`: the `pp` program in the folder of `lca` (`exe`), as `cargo build` and an install
 /// put them. An error only when there are runs to make (`runs`), a command of the study uses
 /// `{pp}` and it is not there.
@@ -237,6 +235,8 @@ fn pp_beside(exe: &Path, study: &Study, named: &str, runs: bool) -> Result<Strin
     Ok(pp.display().to_string())
 }
 
+/// Ends `lca` after a stopping signal, the running command's process group killed and reaped
+/// and no row half written: with one line saying how to resume, and status 128 + the signal.
 fn stop(bar: &ProgressBar, signal: i32, made: usize, how: &str) -> ! {
     bar.finish_and_clear();
     eprintln!(
