@@ -160,24 +160,24 @@ pub(crate) fn with_rec<R>(f: impl FnOnce(&mut ThreadRec) -> R) -> Option<R> {
 /// Registers the calling thread as `id` of `session` (stopping a previous registration) and
 /// records `start` and a CPU sample.
 pub(crate) fn start(id: ThreadId, session: Arc<Shared>) {
-    let _ = LOCAL.try_with(|slot| {
-        let Ok(mut cur) = slot.0.try_borrow_mut() else {
-            return;
-        };
-        if let Some(old) = cur.take() {
-            old.stop();
-        }
-        session.thread_started(id);
-        let mut rec = ThreadRec::new(id, session);
+    register(id, session, |rec| {
         rec.push(RawKind::Start);
         rec.sample_cpu();
-        *cur = Some(rec);
     });
 }
 
 /// Registers the calling thread as `id` of `session` (stopping a previous registration) with
 /// the given first events, each at its own clock reading instead of now.
 pub(crate) fn start_with(id: ThreadId, session: Arc<Shared>, first: &[(u64, RawKind)]) {
+    register(id, session, |rec| {
+        rec.buf
+            .extend(first.iter().map(|&(ticks, kind)| Raw { ticks, kind }));
+    });
+}
+
+/// Registers the calling thread (stopping a previous registration) and records its first
+/// events with `first`.
+fn register(id: ThreadId, session: Arc<Shared>, first: impl FnOnce(&mut ThreadRec)) {
     let _ = LOCAL.try_with(|slot| {
         let Ok(mut cur) = slot.0.try_borrow_mut() else {
             return;
@@ -187,8 +187,7 @@ pub(crate) fn start_with(id: ThreadId, session: Arc<Shared>, first: &[(u64, RawK
         }
         session.thread_started(id);
         let mut rec = ThreadRec::new(id, session);
-        rec.buf
-            .extend(first.iter().map(|&(ticks, kind)| Raw { ticks, kind }));
+        first(&mut rec);
         *cur = Some(rec);
     });
 }
