@@ -216,11 +216,14 @@ pub fn parallel_end(word: u64) {
 pub fn implicit_begin(word: u64, index: u32) {
     with_local(|l| {
         l.depth += 1;
-        if l.depth > 1 || word & NESTED != 0 {
-            if l.id.is_none() && !l.counted_nested {
-                l.counted_nested = true;
-                run::note_nested_only();
-            }
+        // A thread of a nested team that is not one of the p processors is not recorded; one
+        // that is (an idle thread of the outermost team lent to a nested team) works there.
+        let nested = l.depth > 1 || word & NESTED != 0;
+        if nested && l.id.is_none() && !l.counted_nested {
+            l.counted_nested = true;
+            run::note_nested_only();
+        }
+        if l.depth > 1 || nested && l.id.is_none() {
             return;
         }
         let p = run::p();

@@ -390,3 +390,36 @@ int main(void) {
     assert!(!dir.join("none.log").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_recorded_thread_lent_to_a_nested_team_works_there() {
+    let dir = temp("lent");
+    let Some((tool, exe)) = build(
+        "a_recorded_thread_lent_to_a_nested_team_works_there",
+        &dir,
+        r#"
+__attribute__((noinline)) static void both(void) {
+    #pragma omp parallel
+    burn(5);
+}
+__attribute__((noinline)) static void lone(void) {
+    /* A team of one whose nested team of two takes thread 1 from libomp's pool (idle, outside
+       every region) when libomp reuses it. */
+    #pragma omp parallel num_threads(1)
+    {
+        #pragma omp parallel num_threads(2)
+        burn(20);
+    }
+}
+int main(void) { omp_set_max_active_levels(2); both(); lone(); return 0; }
+"#,
+    ) else {
+        return;
+    };
+    let r = run(&tool, &exe, &dir, 2, "");
+    // Its work in the nested team is begun and ended like any (no unmatched end).
+    assert!(r.profile.warnings.is_empty(), "{:?}", r.profile.warnings);
+    let worked = r.category(Category::Pc) + r.category(Category::Rc);
+    assert!(worked >= 30.0 * 0.99, "pc + rc {worked}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
