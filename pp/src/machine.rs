@@ -81,6 +81,23 @@ pub struct Machine {
     pub copy: Copy,
     /// Thread-to-thread hand-off latency (half a round trip through a channel).
     pub handoff: Measurement,
+    /// The MPI point-to-point message time (`pp calibrate --mpi`), if measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mpi: Option<Mpi>,
+}
+
+/// The MPI half round trip by message size between two ranks: `t = alpha_ns + bytes /
+/// beta_bytes_per_ns` per size interval, as for copies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mpi {
+    /// The MPI library, as its `mpirun --version` names itself.
+    pub library: String,
+    /// Where the two ranks were: `node` (the same node).
+    pub locality: String,
+    /// The piecewise-linear fit, by increasing size.
+    pub segments: Vec<Segment>,
+    /// The measurements it was fitted to (half round trips).
+    pub points: Vec<CopyPoint>,
 }
 
 /// A machine file that cannot be read or used.
@@ -107,20 +124,7 @@ pub enum MachineError {
 impl Machine {
     /// Ideal time to move `bytes` with one thread: the calibrated copy time, in ns.
     pub fn ideal_copy_ns(&self, bytes: u64) -> u64 {
-        let segments = &self.copy.segments;
-        let Some(segment) = segments
-            .iter()
-            .find(|s| bytes < s.to_bytes)
-            .or(segments.last())
-        else {
-            return 0;
-        };
-        let t = segment.alpha_ns + bytes as f64 / segment.beta_bytes_per_ns;
-        if t.is_finite() && t > 0.0 {
-            t.round() as u64
-        } else {
-            0
-        }
+        piecewise_ns(&self.copy.segments, bytes)
     }
 
     /// Parses a machine file's text; `path` names it in errors.
@@ -174,26 +178,62 @@ impl Machine {
     }
 
     fn check(&self) -> Result<(), String> {
-        if self.copy.segments.is_empty() {
-            return Err("copy.segments is empty".into());
-        }
-        for (k, s) in self.copy.segments.iter().enumerate() {
-            if !(s.beta_bytes_per_ns.is_finite() && s.beta_bytes_per_ns > 0.0) {
-                return Err(format!(
-                    "copy.segments[{k}].beta_bytes_per_ns must be a positive number"
-                ));
-            }
-            if !s.alpha_ns.is_finite() {
-                return Err(format!("copy.segments[{k}].alpha_ns must be a number"));
-            }
-            if s.to_bytes <= s.from_bytes {
-                return Err(format!(
-                    "copy.segments[{k}]: to_bytes must exceed from_bytes"
-                ));
-            }
+        check_segments("copy", &self.copy.segments)?;
+        if let Some(mpi) = &self.mpi {
+            check_segments("mpi", &mpi.segments)?;
         }
         Ok(())
     }
+}
+
+impl Mpi {
+    /// Ideal time of an MPI message of `bytes` between two ranks: the calibrated half round
+    /// trip, in ns.
+    pub fn ideal_message_ns(&self, bytes: u64) -> u64 {
+        piecewise_ns(&self.segments, bytes)
+    }
+}
+
+/// `alpha_ns + bytes / beta_bytes_per_ns` of the first segment with `bytes < to_bytes` (the
+/// last segment beyond them all), rounded; 0 where that is not a positive number.
+fn piecewise_ns(segments: &[Segment], bytes: u64) -> u64 {
+    let Some(segment) = segments
+        .iter()
+        .find(|s| bytes < s.to_bytes)
+        .or(segments.last())
+    else {
+        return 0;
+    };
+    let t = segment.alpha_ns + bytes as f64 / segment.beta_bytes_per_ns;
+    if t.is_finite() && t > 0.0 {
+        t.round() as u64
+    } else {
+        0
+    }
+}
+
+/// The segments of `table` are usable: at least one, each with a number for `alpha_ns`, a
+/// positive `beta_bytes_per_ns` and `to_bytes` beyond `from_bytes`.
+fn check_segments(table: &str, segments: &[Segment]) -> Result<(), String> {
+    if segments.is_empty() {
+        return Err(format!("{table}.segments is empty"));
+    }
+    for (k, s) in segments.iter().enumerate() {
+        if !(s.beta_bytes_per_ns.is_finite() && s.beta_bytes_per_ns > 0.0) {
+            return Err(format!(
+                "{table}.segments[{k}].beta_bytes_per_ns must be a positive number"
+            ));
+        }
+        if !s.alpha_ns.is_finite() {
+            return Err(format!("{table}.segments[{k}].alpha_ns must be a number"));
+        }
+        if s.to_bytes <= s.from_bytes {
+            return Err(format!(
+                "{table}.segments[{k}]: to_bytes must exceed from_bytes"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The default machine file: `$PP_MACHINE`, else `$XDG_CONFIG_HOME/pp/machine.toml`, else
@@ -259,7 +299,49 @@ pub(crate) mod tests {
                 }],
             },
             handoff: m(800.0),
+            mpi: None,
         }
+    }
+
+    #[test]
+    fn an_mpi_table_is_optional_checked_and_piecewise_linear() {
+        let mut m = example();
+        let text = m.to_toml();
+        assert!(!text.contains("[mpi]"), "no MPI table unless measured");
+        let time = m.handoff.clone();
+        assert_eq!(Machine::parse("old", &text).unwrap(), m);
+        m.mpi = Some(Mpi {
+            library: "mpirun (Open MPI) 4.1.4".into(),
+            locality: "node".into(),
+            segments: vec![
+                Segment {
+                    from_bytes: 0,
+                    to_bytes: 4096,
+                    alpha_ns: 300.0,
+                    beta_bytes_per_ns: 2.0,
+                },
+                Segment {
+                    from_bytes: 4096,
+                    to_bytes: 1 << 40,
+                    alpha_ns: 1000.0,
+                    beta_bytes_per_ns: 8.0,
+                },
+            ],
+            points: vec![CopyPoint { bytes: 8, time }],
+        });
+        let text = m.to_toml();
+        let back = Machine::parse("new", &text).unwrap();
+        assert_eq!(back, m);
+        let mpi = back.mpi.unwrap();
+        assert_eq!(mpi.ideal_message_ns(0), 300);
+        assert_eq!(mpi.ideal_message_ns(1000), 800);
+        assert_eq!(mpi.ideal_message_ns(8192), 1000 + 1024);
+        let bad = text.replace("beta_bytes_per_ns = 8.0", "beta_bytes_per_ns = 0.0");
+        let e = Machine::parse("bad", &bad).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "bad: mpi.segments[1].beta_bytes_per_ns must be a positive number"
+        );
     }
 
     #[test]

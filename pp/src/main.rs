@@ -74,6 +74,15 @@ enum Command {
         /// Replace an existing machine file.
         #[arg(long)]
         force: bool,
+        /// Also measure MPI messages between two ranks of this node (needs mpicc and mpirun).
+        #[arg(long)]
+        mpi: bool,
+        /// The MPI compiler wrapper for --mpi.
+        #[arg(long, value_name = "CC", default_value = "mpicc", requires = "mpi")]
+        mpicc: String,
+        /// The MPI launcher with its options for --mpi (split at spaces), e.g. "mpirun --mca btl self,vader".
+        #[arg(long, value_name = "CMD", default_value = "mpirun", requires = "mpi")]
+        mpirun: String,
     },
     /// Run an OpenMP program (clang -fopenmp) with the OMPT tool, then print its profile.
     Run(run::RunArgs),
@@ -86,7 +95,14 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Some(Command::Convert { input, output, to }) => convert(&input, &output, to.as_deref()),
-        Some(Command::Calibrate { out, quick, force }) => calibrate(out, quick, force),
+        Some(Command::Calibrate {
+            out,
+            quick,
+            force,
+            mpi,
+            mpicc,
+            mpirun,
+        }) => calibrate(out, quick, force, mpi.then_some((mpicc, mpirun))),
         Some(Command::Run(args)) => return run_program(&args),
         None => profile(&cli.profile),
     };
@@ -158,7 +174,12 @@ fn convert(input: &Path, output: &Path, to: Option<&str>) -> Result<()> {
     Ok(())
 }
 
-fn calibrate(out: Option<PathBuf>, quick: bool, force: bool) -> Result<()> {
+fn calibrate(
+    out: Option<PathBuf>,
+    quick: bool,
+    force: bool,
+    mpi: Option<(String, String)>,
+) -> Result<()> {
     let path = out.or_else(pp::machine::default_path).ok_or_else(|| {
         anyhow!("no place for the machine file: give --out FILE (HOME is not set)")
     })?;
@@ -181,8 +202,21 @@ fn calibrate(out: Option<PathBuf>, quick: bool, force: bool) -> Result<()> {
             eprint!("\r\x1b[2Kpp calibrate: {status}");
         }
     };
-    let machine = pp::calibrate::calibrate(&settings, &mut progress);
-    if terminal {
+    let mut machine = pp::calibrate::calibrate(&settings, &mut progress);
+    if let Some((mpicc, mpirun)) = mpi {
+        let mut settings = if quick {
+            pp::calibrate::mpi::MpiSettings::quick()
+        } else {
+            pp::calibrate::mpi::MpiSettings::standard()
+        };
+        settings.mpicc = mpicc;
+        settings.mpirun = mpirun.split_whitespace().map(String::from).collect();
+        let measured = pp::calibrate::mpi::measure(&settings, &mut progress);
+        if terminal {
+            eprintln!();
+        }
+        machine.mpi = Some(measured.map_err(|e| anyhow!("--mpi: {e}; nothing written"))?);
+    } else if terminal {
         eprintln!();
     }
     machine.save(&path)?;

@@ -49,3 +49,70 @@ fn quick_calibration_gives_a_usable_machine() {
         );
     }
 }
+
+/// `pp calibrate --mpi --quick` on this node: an `[mpi]` table with a point per size and
+/// segments tiling the sizes from 0. Without Open MPI (mpicc and mpirun), it passes and says
+/// it skipped.
+#[test]
+fn mpi_calibration_adds_the_message_model() {
+    use pp::calibrate::mpi::{MpiSettings, measure};
+    let found = |tool: &str| {
+        std::process::Command::new(tool)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !(found("mpicc") && found("mpirun")) {
+        eprintln!(
+            "skipped: mpi_calibration_adds_the_message_model: no mpicc or mpirun (tools/system-packages.sh installs Open MPI)"
+        );
+        return;
+    }
+    let settings = MpiSettings::quick();
+    let mpi = measure(&settings, &mut |_| {}).unwrap();
+    assert_eq!(mpi.locality, "node");
+    assert!(!mpi.library.is_empty());
+    let sizes: Vec<u64> = mpi.points.iter().map(|p| p.bytes).collect();
+    assert_eq!(sizes, settings.sizes);
+    for p in &mpi.points {
+        assert_eq!(p.time.reps, settings.reps);
+        assert!(p.time.min_ns > 0.0 && p.time.min_ns <= p.time.median_ns);
+    }
+    let segments = &mpi.segments;
+    assert_eq!(segments[0].from_bytes, 0);
+    for (k, s) in segments.iter().enumerate() {
+        assert!(s.alpha_ns >= 0.0 && s.beta_bytes_per_ns > 0.0, "{s:?}");
+        assert!(k == 0 || s.from_bytes == segments[k - 1].to_bytes);
+    }
+    assert!(mpi.ideal_message_ns(1 << 20) > mpi.ideal_message_ns(8));
+}
+
+/// Without the MPI compiler `pp calibrate --mpi` says so in one line and writes nothing.
+#[test]
+fn mpi_calibration_without_mpicc_is_one_line_and_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("pp-calibrate-mpi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("machine.toml");
+    let run = assert_cmd::Command::cargo_bin("pp")
+        .unwrap()
+        .args([
+            "calibrate",
+            "--quick",
+            "--mpi",
+            "--mpicc",
+            "/nonexistent/mpicc",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("/nonexistent/mpicc not found") && err.contains("nothing written"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -18,6 +18,7 @@
 //! takes `min_reps` samples but is not re-measured.
 
 pub mod measure;
+pub mod mpi;
 pub mod segments;
 pub mod summary;
 pub mod table;
@@ -155,6 +156,7 @@ pub fn calibrate(settings: &Settings, progress: &mut dyn FnMut(&str)) -> Machine
         about: about(),
         copy: Copy { segments, points },
         handoff,
+        mpi: None,
     }
 }
 

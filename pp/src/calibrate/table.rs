@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::segments::END_BYTES;
-use crate::machine::{CV_LIMIT, Machine, Measurement};
+use crate::machine::{CV_LIMIT, CopyPoint, Machine, Measurement, Segment};
 
 /// The calibration table: provenance; one line per copy size (bytes, size, reps, min, median,
 /// CV, bandwidth of the minimum, `FLAG` where the CV stayed above 5%); the fitted segments;
@@ -20,12 +20,57 @@ pub fn table(machine: &Machine) -> String {
         out,
         "\nsingle-thread copy (minimum of reps; differential timing of short copies):"
     );
+    points(&mut out, &machine.copy.points);
+    let _ = writeln!(out, "\ncopy model t = alpha + bytes / beta:");
+    segments(&mut out, &machine.copy.segments);
+
+    let h = &machine.handoff;
+    let _ = writeln!(
+        out,
+        "\nhand-off latency (half a channel round trip): min {:.1} ns, median {:.1} ns, CV {:.1}%, {} reps{}",
+        h.min_ns,
+        h.median_ns,
+        100.0 * h.cv,
+        h.reps,
+        flag(h)
+    );
+
+    let mut figures = machine.copy.points.len() + 1;
+    let mut flagged = machine
+        .copy
+        .points
+        .iter()
+        .filter(|p| p.time.flagged)
+        .count()
+        + usize::from(machine.handoff.flagged);
+    if let Some(mpi) = &machine.mpi {
+        let _ = writeln!(
+            out,
+            "\nMPI half round trip, 2 ranks on this {} ({}; minimum of reps):",
+            mpi.locality, mpi.library
+        );
+        points(&mut out, &mpi.points);
+        let _ = writeln!(out, "\nMPI message model t = alpha + bytes / beta:");
+        segments(&mut out, &mpi.segments);
+        figures += mpi.points.len();
+        flagged += mpi.points.iter().filter(|p| p.time.flagged).count();
+    }
+    let _ = writeln!(
+        out,
+        "flagged: {flagged} of {figures} figures (CV above {:.0}%; copies and the hand-off after measuring again)",
+        100.0 * CV_LIMIT
+    );
+    out
+}
+
+/// One line per size: bytes, size, reps, min, median, CV, bandwidth of the minimum, `FLAG`.
+fn points(out: &mut String, points: &[CopyPoint]) {
     let _ = writeln!(
         out,
         "{:>12} {:>9} {:>5} {:>14} {:>14} {:>7} {:>8}",
         "bytes", "size", "reps", "min ns", "median ns", "CV", "GB/s"
     );
-    for point in &machine.copy.points {
+    for point in points {
         let m = &point.time;
         let gbps = if m.min_ns > 0.0 {
             format!("{:.2}", point.bytes as f64 / m.min_ns)
@@ -45,10 +90,12 @@ pub fn table(machine: &Machine) -> String {
             flag(m)
         );
     }
+}
 
-    let _ = writeln!(out, "\ncopy model t = alpha + bytes / beta:");
-    let last = machine.copy.segments.len().saturating_sub(1);
-    for (k, s) in machine.copy.segments.iter().enumerate() {
+/// One line per fitted interval.
+fn segments(out: &mut String, segments: &[Segment]) {
+    let last = segments.len().saturating_sub(1);
+    for (k, s) in segments.iter().enumerate() {
         let to = if k == last && s.to_bytes >= END_BYTES {
             "∞".to_string()
         } else {
@@ -62,32 +109,6 @@ pub fn table(machine: &Machine) -> String {
             s.beta_bytes_per_ns
         );
     }
-
-    let h = &machine.handoff;
-    let _ = writeln!(
-        out,
-        "\nhand-off latency (half a channel round trip): min {:.1} ns, median {:.1} ns, CV {:.1}%, {} reps{}",
-        h.min_ns,
-        h.median_ns,
-        100.0 * h.cv,
-        h.reps,
-        flag(h)
-    );
-
-    let figures = machine.copy.points.len() + 1;
-    let flagged = machine
-        .copy
-        .points
-        .iter()
-        .filter(|p| p.time.flagged)
-        .count()
-        + usize::from(machine.handoff.flagged);
-    let _ = writeln!(
-        out,
-        "flagged: {flagged} of {figures} figures (CV above {:.0}% even when measured again)",
-        100.0 * CV_LIMIT
-    );
-    out
 }
 
 fn flag(m: &Measurement) -> &'static str {
