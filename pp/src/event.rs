@@ -141,6 +141,43 @@ pub enum EventKind {
         /// Phase name.
         name: Sym,
     },
+    /// The thread sends a message to thread `peer` (MPI: when the send call starts, blocking
+    /// or not). A point in time; the time the thread blocks is a `wait send` interval.
+    Send {
+        /// The receiving thread (rank).
+        peer: ThreadId,
+        /// The message tag.
+        tag: u32,
+        /// Bytes sent.
+        bytes: u64,
+        /// The communicator, if not the world.
+        comm: Option<Sym>,
+    },
+    /// The thread has received a message from thread `peer` (MPI: when the receive completes:
+    /// the blocking call's end, or the wait or test that completed it). A point in time; the
+    /// time the thread blocks is a `wait recv` interval.
+    Recv {
+        /// The sending thread (rank), as matched.
+        peer: ThreadId,
+        /// The message tag, as matched.
+        tag: u32,
+        /// Bytes received.
+        bytes: u64,
+        /// The communicator, if not the world.
+        comm: Option<Sym>,
+    },
+    /// The thread enters a collective operation (its waiting inside is a `wait barrier`
+    /// interval).
+    Coll {
+        /// The operation (`allreduce`, `alltoall`, ...).
+        op: Sym,
+        /// Bytes this thread contributes.
+        bytes: u64,
+        /// The root thread of a rooted operation.
+        root: Option<ThreadId>,
+        /// The communicator, if not the world.
+        comm: Option<Sym>,
+    },
 }
 
 /// An event: when, which thread, what.

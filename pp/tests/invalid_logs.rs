@@ -529,3 +529,109 @@ mod any_events {
         }
     }
 }
+
+/// Two ranks exchanging messages: rank 0 sends tags 5, 5, 6 and, on another communicator, 5;
+/// rank 1 receives them in another order across channels but in order within each.
+const MESSAGES: &str = "pplog 1 p=2
+0 0 start
+0 1 start
+10 0 send 1 5 100
+11 0 send 1 5 200
+12 0 send 1 6 300
+13 0 send 1 5 400 comm=sub
+14 0 coll allreduce 8 comm=sub
+14 1 coll allreduce 8 comm=sub
+20 1 recv 0 6 300
+21 1 recv 0 5 100
+22 1 recv 0 5 400 comm=sub
+23 1 recv 0 5 200
+30 0 stop
+30 1 stop
+";
+
+#[test]
+fn messages_match_per_communicator_sender_and_tag_in_order() {
+    assert_eq!(warnings(MESSAGES), Vec::<String>::new());
+}
+
+#[test]
+fn rule_20_a_receive_needs_an_earlier_send_of_its_channel_and_bytes() {
+    // Rank 1's third receive of tag 5 finds no send left; its receive of 100 bytes meets the
+    // send of 100 but says 101.
+    let log = MESSAGES
+        .replace("21 1 recv 0 5 100", "21 1 recv 0 5 101")
+        .replace("23 1 recv 0 5 200", "23 1 recv 0 5 200\n24 1 recv 0 5 200");
+    let w = breaks(
+        &log,
+        "rule 20: recv without an earlier send to match (same communicator, from its peer, with its tag)",
+        "once",
+        14,
+        &["rule 20: recv whose bytes differ from its send's"],
+    );
+    assert!(
+        w.contains("(thread 1 at 24 ns, from thread 0, tag 5)"),
+        "{w}"
+    );
+    // A receive before its send (the clocks disagree) matches nothing either.
+    let early =
+        "pplog 1 p=2\n0 0 start\n0 1 start\n5 1 recv 0 1 8\n6 0 send 1 1 8\n9 0 stop\n9 1 stop\n";
+    let w = warnings(early);
+    assert_eq!(w.len(), 2, "{w:#?}");
+    assert!(
+        w[0].starts_with("rule 20: recv without an earlier send"),
+        "{w:#?}"
+    );
+    assert!(w[1].starts_with("rule 21: sends never received"), "{w:#?}");
+}
+
+#[test]
+fn rule_21_every_send_is_received_by_the_end_of_the_log() {
+    let log = MESSAGES
+        .replace("20 1 recv 0 6 300\n", "")
+        .replace("23 1 recv 0 5 200\n", "");
+    assert_eq!(
+        warnings(&log),
+        [
+            "rule 21: sends never received by the end of the log (2 of them, the first from \
+          thread 0 to thread 1, tag 5, at 11 ns); they match nothing"
+        ]
+    );
+}
+
+#[test]
+fn message_events_with_bad_fields_are_one_line_errors() {
+    for (line, error) in [
+        ("5 0 send 2 1 8", "send: <peer>: thread 2 is not below p=2"),
+        (
+            "5 0 recv 1 -1 8",
+            "recv: <tag>: expected a non-negative integer, found '-1'",
+        ),
+        (
+            "5 0 send 1 4294967296 8",
+            "send: <tag>: '4294967296' does not fit in 32 bits",
+        ),
+        (
+            "5 0 send 1 1 8 sub",
+            "send: expected comm=<name>, found 'sub'",
+        ),
+        ("5 0 recv 1 1", "recv: missing <bytes>"),
+        (
+            "5 0 coll bcast 8 root=2",
+            "coll: root: thread 2 is not below p=2",
+        ),
+        ("5 0 coll bcast 8 root=1 root=0", "coll: root= given twice"),
+        (
+            "5 0 coll bcast 8 comm=a comm=b",
+            "coll: unexpected argument 'comm=b'",
+        ),
+    ] {
+        let log = format!("pplog 1 p=2\n0 0 start\n{line}\n");
+        let e = LogReader::from_bytes("m.log", log.into_bytes())
+            .and_then(|mut r| r.for_each_event(|_, _| {}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("m.log:3: "), "{line}: {e}");
+        assert!(e.contains(error), "{line}: {e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+}

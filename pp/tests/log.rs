@@ -459,6 +459,10 @@ enum GenKind {
     CommEnd(u64),
     Cpu(u64, Option<u64>),
     Phase(usize),
+    /// Send or receive: (receive?, peer, tag, bytes, comm).
+    Message(bool, u32, u32, u64, Option<usize>),
+    /// Collective: (op, bytes, root, comm).
+    Coll(usize, u64, Option<u32>, Option<usize>),
 }
 
 const POOL: [&str; 6] = ["fft", "rows", "x_1", "über", "a=b", "q"];
@@ -483,11 +487,15 @@ fn gen_kind() -> impl Strategy<Value = GenKind> {
         opt.clone().prop_map(GenKind::WorkBegin),
         opt.clone().prop_map(GenKind::WorkEnd),
         (0..6usize, opt.clone()).prop_map(|(k, o)| GenKind::WaitBegin(k, o)),
-        (0..6usize, opt).prop_map(|(k, o)| GenKind::WaitEnd(k, o)),
+        (0..6usize, opt.clone()).prop_map(|(k, o)| GenKind::WaitEnd(k, o)),
         big().prop_map(GenKind::CommBegin),
         big().prop_map(GenKind::CommEnd),
         (big(), proptest::option::of(big())).prop_map(|(c, d)| GenKind::Cpu(c, d)),
-        name.prop_map(GenKind::Phase),
+        name.clone().prop_map(GenKind::Phase),
+        (any::<bool>(), 0..8u32, any::<u32>(), big(), opt.clone())
+            .prop_map(|(r, peer, tag, b, c)| GenKind::Message(r, peer, tag, b, c)),
+        (name, big(), proptest::option::of(0..8u32), opt)
+            .prop_map(|(op, b, root, c)| GenKind::Coll(op, b, root, c)),
     ]
 }
 
@@ -561,6 +569,24 @@ fn gen_log() -> impl Strategy<Value = GenLog> {
                             run_delay_ns: d,
                         },
                         GenKind::Phase(n) => EventKind::Phase { name: name(n) },
+                        GenKind::Message(false, peer, tag, bytes, c) => EventKind::Send {
+                            peer: peer % p,
+                            tag,
+                            bytes,
+                            comm: c.map(name),
+                        },
+                        GenKind::Message(true, peer, tag, bytes, c) => EventKind::Recv {
+                            peer: peer % p,
+                            tag,
+                            bytes,
+                            comm: c.map(name),
+                        },
+                        GenKind::Coll(op, bytes, root, c) => EventKind::Coll {
+                            op: name(op),
+                            bytes,
+                            root: root.map(|r| r % p),
+                            comm: c.map(name),
+                        },
                     };
                     out.push(Event {
                         t,
@@ -1199,7 +1225,7 @@ fn convert_goes_both_ways_through_files_and_refuses_to_overwrite_its_input() {
     assert_eq!(
         e.to_string(),
         format!(
-            "{}:3: unknown event 'nonsense' (expected one of start, stop, region_begin, region_end, work_begin, work_end, wait_begin, wait_end, comm_begin, comm_end, cpu, phase)",
+            "{}:3: unknown event 'nonsense' (expected one of start, stop, region_begin, region_end, work_begin, work_end, wait_begin, wait_end, comm_begin, comm_end, cpu, phase, send, recv, coll)",
             broken.display()
         )
     );

@@ -121,6 +121,10 @@ mod recorder {
                 EventKind::CommEnd { bytes } => format!("comm_end {bytes}"),
                 EventKind::Cpu { .. } => "cpu".into(),
                 EventKind::Phase { name } => format!("phase {}", n(name)),
+                // The recorder records no messages.
+                EventKind::Send { .. } | EventKind::Recv { .. } | EventKind::Coll { .. } => {
+                    format!("{:?}", e.kind)
+                }
             }
         }
 

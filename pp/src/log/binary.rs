@@ -76,7 +76,7 @@ pub(crate) const DEF_NAME: u8 = 0x01;
 pub(crate) const DEF_TEAM: u8 = 0x02;
 
 /// The longest record: tag, dt, region id, name, team.
-pub(crate) const MAX_RECORD: usize = 1 + 10 + 10 + 5 + 5;
+pub(crate) const MAX_RECORD: usize = 1 + 10 + 5 + 5 + 10 + 5;
 
 const T_START: u8 = 0x01;
 const T_STOP: u8 = 0x02;
@@ -92,6 +92,11 @@ const T_COMM_END: u8 = 0x0B;
 const T_CPU: u8 = 0x0C;
 const T_PHASE: u8 = 0x0D;
 const T_CPU_DELAY: u8 = 0x0E;
+const T_SEND: u8 = 0x30;
+const T_RECV: u8 = 0x31;
+const T_COLL: u8 = 0x32;
+/// Added to the tags of `send`, `recv` and `coll` when a communicator follows.
+const WITH_COMM: u8 = 0x04;
 const T_WAIT_BEGIN: u8 = 0x10;
 const T_WAIT_BEGIN_OBJECT: u8 = 0x18;
 const T_WAIT_END: u8 = 0x20;
@@ -127,6 +132,8 @@ impl BlockState {
 pub(crate) struct Defined {
     pub names: u32,
     pub teams: u32,
+    /// The header's `p`: a message's peer and a collective's root must be below it.
+    pub p: u32,
 }
 
 /// Why a record could not be decoded.
@@ -185,6 +192,9 @@ pub(crate) fn encode_record(buf: &mut Vec<u8>, st: &mut BlockState, t: u64, kind
             ..
         } => (T_CPU_DELAY, None),
         EventKind::Phase { name } => (T_PHASE, Some(name.0)),
+        EventKind::Send { comm, .. } => opt(T_SEND, T_SEND + WITH_COMM, comm),
+        EventKind::Recv { comm, .. } => opt(T_RECV, T_RECV + WITH_COMM, comm),
+        EventKind::Coll { comm, .. } => opt(T_COLL, T_COLL + WITH_COMM, comm),
     };
     buf.push(tag);
     varint::put(buf, dt);
@@ -216,6 +226,29 @@ pub(crate) fn encode_record(buf: &mut Vec<u8>, st: &mut BlockState, t: u64, kind
                 st.delay = delay;
             }
         }
+        EventKind::Send {
+            peer, tag, bytes, ..
+        }
+        | EventKind::Recv {
+            peer, tag, bytes, ..
+        } => {
+            varint::put(buf, u64::from(peer));
+            varint::put(buf, u64::from(tag));
+            varint::put(buf, bytes);
+            if let Some(s) = sym {
+                varint::put(buf, u64::from(s));
+            }
+        }
+        EventKind::Coll {
+            op, bytes, root, ..
+        } => {
+            varint::put(buf, u64::from(op.0));
+            varint::put(buf, bytes);
+            varint::put(buf, root.map_or(0, |r| u64::from(r) + 1));
+            if let Some(s) = sym {
+                varint::put(buf, u64::from(s));
+            }
+        }
         _ => {
             if let Some(s) = sym {
                 varint::put(buf, u64::from(s));
@@ -237,6 +270,9 @@ fn tag_name(tag: u8) -> &'static str {
         T_COMM_END => "comm_end",
         T_CPU | T_CPU_DELAY => "cpu",
         T_PHASE => "phase",
+        T_SEND | 0x34 => "send",
+        T_RECV | 0x35 => "recv",
+        T_COLL | 0x36 => "coll",
         0x10..=0x15 | 0x18..=0x1D => "wait_begin",
         0x20..=0x25 | 0x28..=0x2D => "wait_end",
         _ => "record",
@@ -276,6 +312,26 @@ fn sym(data: &[u8], pos: &mut usize, tag: u8, name: &str, d: &Defined) -> Result
         Ok(Sym(v as u32))
     } else {
         Err(undefined(tag, name, "name", v, d.names))
+    }
+}
+
+/// A thread id field: below the header's `p`.
+fn thread_field(
+    data: &[u8],
+    pos: &mut usize,
+    tag: u8,
+    name: &str,
+    d: &Defined,
+) -> Result<u32, Damage> {
+    let v = field(data, pos, tag, name)?;
+    if v < u64::from(d.p) {
+        Ok(v as u32)
+    } else {
+        Err(Damage::Bad(format!(
+            "{}: {name} {v} is not below p={}",
+            tag_name(tag),
+            d.p
+        )))
     }
 }
 
@@ -355,6 +411,63 @@ pub(crate) fn decode_record(
         T_PHASE => EventKind::Phase {
             name: sym(data, &mut at, tag, "name", d)?,
         },
+        0x30 | 0x31 | 0x34 | 0x35 => {
+            let peer = thread_field(data, &mut at, tag, "peer", d)?;
+            let msg_tag = field(data, &mut at, tag, "tag")?;
+            let msg_tag = u32::try_from(msg_tag).map_err(|_| {
+                Damage::Bad(format!(
+                    "{}: tag {msg_tag} does not fit in 32 bits",
+                    tag_name(tag)
+                ))
+            })?;
+            let bytes = field(data, &mut at, tag, "bytes")?;
+            let comm = if tag & WITH_COMM != 0 {
+                Some(sym(data, &mut at, tag, "comm", d)?)
+            } else {
+                None
+            };
+            if tag & !WITH_COMM == T_SEND {
+                EventKind::Send {
+                    peer,
+                    tag: msg_tag,
+                    bytes,
+                    comm,
+                }
+            } else {
+                EventKind::Recv {
+                    peer,
+                    tag: msg_tag,
+                    bytes,
+                    comm,
+                }
+            }
+        }
+        0x32 | 0x36 => {
+            let op = sym(data, &mut at, tag, "op", d)?;
+            let bytes = field(data, &mut at, tag, "bytes")?;
+            let root = match field(data, &mut at, tag, "root")? {
+                0 => None,
+                r if r <= u64::from(d.p) => Some((r - 1) as u32),
+                r => {
+                    return Err(Damage::Bad(format!(
+                        "coll: root {} is not below p={}",
+                        r - 1,
+                        d.p
+                    )));
+                }
+            };
+            let comm = if tag & WITH_COMM != 0 {
+                Some(sym(data, &mut at, tag, "comm", d)?)
+            } else {
+                None
+            };
+            EventKind::Coll {
+                op,
+                bytes,
+                root,
+                comm,
+            }
+        }
         0x10..=0x15 => EventKind::WaitBegin {
             kind: WaitKind::ALL[usize::from(tag - T_WAIT_BEGIN)],
             object: None,
@@ -429,6 +542,42 @@ mod tests {
             },
             EventKind::CommBegin { bytes: 65536 },
             EventKind::CommEnd { bytes: u64::MAX },
+            EventKind::Send {
+                peer: 3,
+                tag: u32::MAX,
+                bytes: u64::MAX,
+                comm: Some(Sym(2)),
+            },
+            EventKind::Send {
+                peer: 0,
+                tag: 0,
+                bytes: 0,
+                comm: None,
+            },
+            EventKind::Recv {
+                peer: 3,
+                tag: 7,
+                bytes: 1 << 20,
+                comm: None,
+            },
+            EventKind::Recv {
+                peer: 1,
+                tag: 7,
+                bytes: 8,
+                comm: Some(Sym(0)),
+            },
+            EventKind::Coll {
+                op: Sym(1),
+                bytes: 4096,
+                root: Some(3),
+                comm: Some(Sym(2)),
+            },
+            EventKind::Coll {
+                op: Sym(1),
+                bytes: 0,
+                root: None,
+                comm: None,
+            },
             EventKind::Cpu {
                 thread_cpu_ns: 5,
                 run_delay_ns: None,
@@ -468,7 +617,11 @@ mod tests {
         for (k, &t) in kinds.iter().zip(&times) {
             encode_record(&mut buf, &mut st, t, k);
         }
-        let d = Defined { names: 3, teams: 2 };
+        let d = Defined {
+            names: 3,
+            teams: 2,
+            p: 4,
+        };
         let mut st = BlockState::new(100);
         let mut pos = 0;
         for (k, &t) in kinds.iter().zip(&times) {
@@ -490,11 +643,51 @@ mod tests {
     }
 
     #[test]
+    fn a_peer_or_root_beyond_p_is_damage() {
+        let d = Defined {
+            names: 1,
+            teams: 0,
+            p: 2,
+        };
+        for (kind, message) in [
+            (
+                EventKind::Send {
+                    peer: 2,
+                    tag: 0,
+                    bytes: 1,
+                    comm: None,
+                },
+                "send: peer 2 is not below p=2",
+            ),
+            (
+                EventKind::Coll {
+                    op: Sym(0),
+                    bytes: 1,
+                    root: Some(5),
+                    comm: None,
+                },
+                "coll: root 5 is not below p=2",
+            ),
+        ] {
+            let mut buf = Vec::new();
+            encode_record(&mut buf, &mut BlockState::new(0), 0, &kind);
+            let mut pos = 0;
+            let err = decode_record(&buf, &mut pos, &mut BlockState::new(0), &d).unwrap_err();
+            assert_eq!(err, Damage::Bad(message.into()));
+            assert_eq!(pos, 0);
+        }
+    }
+
+    #[test]
     fn undefined_symbols_and_bad_tags_are_damage() {
         let mut buf = Vec::new();
         let mut st = BlockState::new(0);
         encode_record(&mut buf, &mut st, 5, &EventKind::Phase { name: Sym(4) });
-        let d = Defined { names: 4, teams: 0 };
+        let d = Defined {
+            names: 4,
+            teams: 0,
+            p: 1,
+        };
         let mut pos = 0;
         let err = decode_record(&buf, &mut pos, &mut BlockState::new(0), &d).unwrap_err();
         assert_eq!(

@@ -197,6 +197,7 @@ impl Index {
             params,
         };
         check_header(&header).map_err(|m| fail(n_at, m))?;
+        self.defined.p = header.p;
         self.header = header;
         Ok(at as u64)
     }

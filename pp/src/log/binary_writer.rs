@@ -103,8 +103,8 @@ impl<W: Write> BinaryWriter<W> {
                 )));
             }
             prev = e.t;
-            let (name, team) = references(&e.kind);
-            if let Some(s) = name {
+            let (names, team) = references(&e.kind);
+            for s in names.into_iter().flatten() {
                 if s as usize >= symbols.len() {
                     return Err(invalid(format!(
                         "block of thread {thread}: event at {} references name {s}, but the table has {}",
@@ -113,6 +113,18 @@ impl<W: Write> BinaryWriter<W> {
                     )));
                 }
                 names_needed = names_needed.max(s + 1);
+            }
+            if let EventKind::Send { peer, .. }
+            | EventKind::Recv { peer, .. }
+            | EventKind::Coll {
+                root: Some(peer), ..
+            } = e.kind
+                && peer >= self.p
+            {
+                return Err(invalid(format!(
+                    "block of thread {thread}: event at {}: peer {peer} is not below p={}",
+                    e.t, self.p
+                )));
             }
             if let Some(t) = team {
                 teams_needed = teams_needed.max(t + 1);
@@ -237,16 +249,19 @@ fn push_def(chunks: &mut Vec<Vec<u8>>, chunk: &mut Vec<u8>, def: &[u8]) -> io::R
     Ok(())
 }
 
-/// The name and team ids an event references.
-fn references(kind: &EventKind) -> (Option<u32>, Option<u32>) {
+/// The name ids (up to two) and the team id an event references.
+fn references(kind: &EventKind) -> ([Option<u32>; 2], Option<u32>) {
+    let one = |s: Option<crate::event::Sym>| [s.map(|s| s.0), None];
     match *kind {
-        EventKind::RegionBegin { name, team, .. } => (Some(name.0), team.map(|t| t.0)),
-        EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => (label.map(|s| s.0), None),
+        EventKind::RegionBegin { name, team, .. } => (one(Some(name)), team.map(|t| t.0)),
+        EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => (one(label), None),
         EventKind::WaitBegin { object, .. } | EventKind::WaitEnd { object, .. } => {
-            (object.map(|s| s.0), None)
+            (one(object), None)
         }
-        EventKind::Phase { name } => (Some(name.0), None),
-        _ => (None, None),
+        EventKind::Phase { name } => (one(Some(name)), None),
+        EventKind::Send { comm, .. } | EventKind::Recv { comm, .. } => (one(comm), None),
+        EventKind::Coll { op, comm, .. } => ([Some(op.0), comm.map(|s| s.0)], None),
+        _ => ([None, None], None),
     }
 }
 

@@ -26,7 +26,7 @@ pub(crate) struct TextLog {
 }
 
 const EVENTS: &str = "start, stop, region_begin, region_end, work_begin, work_end, wait_begin, \
-                      wait_end, comm_begin, comm_end, cpu, phase";
+                      wait_end, comm_begin, comm_end, cpu, phase, send, recv, coll";
 const WAIT_KINDS: &str = "lock, barrier, cond, recv, send, other";
 const HEADER_USAGE: &str = "pplog 1 p=<threads> [key=value ..]";
 
@@ -314,6 +314,8 @@ fn arity(event: &str) -> Option<(usize, usize, &'static str)> {
         "comm_begin" | "comm_end" => (1, 0, " <bytes>"),
         "cpu" => (1, 1, " <thread_cpu_ns> [run_delay_ns]"),
         "phase" => (1, 0, " <name>"),
+        "send" | "recv" => (3, 1, " <peer> <tag> <bytes> [comm=<name>]"),
+        "coll" => (2, 2, " <op> <bytes> [root=<thread>] [comm=<name>]"),
         _ => return None,
     })
 }
@@ -432,11 +434,76 @@ fn parse_event(
             thread_cpu_ns: num("<thread_cpu_ns>", args[0])?,
             run_delay_ns: args.get(1).map(|a| num("[run_delay_ns]", a)).transpose()?,
         },
+        "send" | "recv" => {
+            let peer = parse_u32(&format!("{event}: <peer>"), args[0])?;
+            if peer >= p {
+                return Err(format!("{event}: <peer>: thread {peer} is not below p={p}"));
+            }
+            let tag = parse_u32(&format!("{event}: <tag>"), args[1])?;
+            let bytes = num("<bytes>", args[2])?;
+            let comm = match args.get(3) {
+                None => None,
+                Some(tok) => Some(name("[comm=<name>]", keyed(event, "comm", tok)?)?),
+            };
+            if event == "send" {
+                EventKind::Send {
+                    peer,
+                    tag,
+                    bytes,
+                    comm,
+                }
+            } else {
+                EventKind::Recv {
+                    peer,
+                    tag,
+                    bytes,
+                    comm,
+                }
+            }
+        }
+        "coll" => {
+            let op = name("<op>", args[0])?;
+            let bytes = num("<bytes>", args[1])?;
+            let (mut root, mut comm) = (None, None);
+            for tok in &args[2..] {
+                if let Some(r) = tok.strip_prefix("root=") {
+                    if root.is_some() {
+                        return Err(format!("{event}: root= given twice"));
+                    }
+                    let r = parse_u32(&format!("{event}: [root=<thread>]"), r)?;
+                    if r >= p {
+                        return Err(format!("{event}: root: thread {r} is not below p={p}"));
+                    }
+                    root = Some(r);
+                } else if comm.is_none() {
+                    comm = Some(name("[comm=<name>]", keyed(event, "comm", tok)?)?);
+                } else {
+                    return Err(format!(
+                        "{event}: unexpected argument '{}' (expected `{event}{usage}`)",
+                        excerpt(tok)
+                    ));
+                }
+            }
+            EventKind::Coll {
+                op,
+                bytes,
+                root,
+                comm,
+            }
+        }
         _ => EventKind::Phase {
             name: name("<name>", args[0])?,
         },
     };
     Ok(Event { t, thread, kind })
+}
+
+/// The value of `key=value` in `tok`.
+fn keyed<'a>(event: &str, key: &str, tok: &'a str) -> Result<&'a str, String> {
+    tok.strip_prefix(key)
+        .and_then(|r| r.strip_prefix('='))
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| format!("{event}: expected {key}=<name>, found '{}'", excerpt(tok)))
 }
 
 fn parse_team(

@@ -84,6 +84,25 @@ impl<W: Write> TextWriter<W> {
             line.push_str(n);
             Ok(())
         };
+        // ` comm=<name>`: a name with its key.
+        let comm = |line: &mut String, c: Option<Sym>| -> io::Result<()> {
+            if let Some(c) = c {
+                name(line, c)?;
+                let at = line.rfind(' ').map_or(0, |i| i + 1);
+                line.insert_str(at, "comm=");
+            }
+            Ok(())
+        };
+        let peer_ok = |peer: u32| -> io::Result<()> {
+            if peer < self.p {
+                Ok(())
+            } else {
+                Err(invalid(format!(
+                    "event at {t}: peer {peer} is not below p={}",
+                    self.p
+                )))
+            }
+        };
         match kind {
             EventKind::Start => line.push_str("start"),
             EventKind::Stop => line.push_str("stop"),
@@ -157,6 +176,42 @@ impl<W: Write> TextWriter<W> {
             EventKind::Phase { name: n } => {
                 line.push_str("phase");
                 name(line, n)?;
+            }
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm: c,
+            }
+            | EventKind::Recv {
+                peer,
+                tag,
+                bytes,
+                comm: c,
+            } => {
+                peer_ok(peer)?;
+                let word = if matches!(kind, EventKind::Send { .. }) {
+                    "send"
+                } else {
+                    "recv"
+                };
+                let _ = write!(line, "{word} {peer} {tag} {bytes}");
+                comm(line, c)?;
+            }
+            EventKind::Coll {
+                op,
+                bytes,
+                root,
+                comm: c,
+            } => {
+                line.push_str("coll");
+                name(line, op)?;
+                let _ = write!(line, " {bytes}");
+                if let Some(root) = root {
+                    peer_ok(root)?;
+                    let _ = write!(line, " root={root}");
+                }
+                comm(line, c)?;
             }
         }
         line.push('\n');

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use super::messages::{Messages, Sent};
 use super::rules::{CATEGORIES, Category, Own, RUNNABLE_FROM, Situation, classify};
 use super::totals::{ThreadTotals, Totals};
 use super::violations::{Violation, Violations};
@@ -192,6 +193,8 @@ pub struct Sweep<'s> {
     last_t: u64,
     events: u64,
     violations: Violations,
+    /// Sends waiting for their receives (rules 20 and 21).
+    messages: Messages,
     sink: Option<&'s mut dyn Sink>,
     /// Intervals closed during the current event, for the sink.
     pending: Vec<Interval>,
@@ -260,6 +263,7 @@ impl<'s> Sweep<'s> {
             last_t: 0,
             events: 0,
             violations: Violations::default(),
+            messages: Messages::default(),
             sink,
             pending: Vec::new(),
             scratch: Vec::new(),
@@ -385,6 +389,34 @@ impl<'s> Sweep<'s> {
                     }
                 }
             },
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+            } => self
+                .messages
+                .send(comm, e.thread, peer, tag, Sent { t, bytes }),
+            EventKind::Recv {
+                peer,
+                tag,
+                bytes,
+                comm,
+            } => match self.messages.recv(comm, peer, e.thread, tag) {
+                None => self.violate(Violation::RecvWithoutSend, || {
+                    format!("thread {i} at {t} ns, from thread {peer}, tag {tag}")
+                }),
+                Some(sent) if sent.bytes != bytes => {
+                    self.violate(Violation::RecvBytesDiffer, || {
+                        format!(
+                            "thread {i} at {t} ns received {bytes} bytes, thread {peer} sent {} at {} ns",
+                            sent.bytes, sent.t
+                        )
+                    })
+                }
+                Some(_) => {}
+            },
+            EventKind::Coll { .. } => {}
             EventKind::Phase { name } => {
                 let th = &mut self.threads[i];
                 if th.phase != Some(name) {
@@ -494,6 +526,11 @@ impl<'s> Sweep<'s> {
             let n = self.slots.len();
             self.violations.add(Violation::RegionOpenAtEnd, 0, || {
                 format!("{n} of them, first region {id}")
+            });
+        }
+        if let (n, Some((from, to, tag, at))) = self.messages.unreceived() {
+            self.violations.add(Violation::SendNeverReceived, 0, || {
+                format!("{n} of them, the first from thread {from} to thread {to}, tag {tag}, at {at} ns")
             });
         }
         for j in 0..self.p {
@@ -1082,6 +1119,9 @@ fn name(kind: &EventKind) -> &'static str {
         EventKind::CommEnd { .. } => "comm_end",
         EventKind::Cpu { .. } => "cpu",
         EventKind::Phase { .. } => "phase",
+        EventKind::Send { .. } => "send",
+        EventKind::Recv { .. } => "recv",
+        EventKind::Coll { .. } => "coll",
     }
 }
 

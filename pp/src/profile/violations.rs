@@ -39,6 +39,9 @@ pub(crate) enum Violation {
     AfterLastStop,
     OpenAtEnd,
     RegionOpenAtEnd,
+    RecvWithoutSend,
+    RecvBytesDiffer,
+    SendNeverReceived,
 }
 
 /// What a kind of violation is: the rule it breaks (its number in docs/event-log.md), what
@@ -54,7 +57,7 @@ const fn kind(rule: u8, what: &'static str, then: &'static str) -> Kind {
 }
 
 /// Every kind, in the order of [`Violation`] (and of the warnings).
-pub(crate) const KINDS: [Kind; 31] = [
+pub(crate) const KINDS: [Kind; 34] = [
     kind(1, "event of a thread not below p", "ignored"),
     kind(
         2,
@@ -186,6 +189,21 @@ pub(crate) const KINDS: [Kind; 31] = [
         "regions still open at the end of the log",
         "they count up to the end of the window",
     ),
+    kind(
+        20,
+        "recv without an earlier send to match (same communicator, from its peer, with its tag)",
+        "it matches nothing",
+    ),
+    kind(
+        20,
+        "recv whose bytes differ from its send's",
+        "they match anyway",
+    ),
+    kind(
+        21,
+        "sends never received by the end of the log",
+        "they match nothing",
+    ),
 ];
 
 /// The first violation of a kind.
@@ -200,12 +218,22 @@ struct First {
 }
 
 /// Violations counted per kind, with the first of each.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Violations {
     count: [u64; KINDS.len()],
     first: Vec<(Violation, First)>,
     /// Kinds whose first violation has no place yet (`first[unplaced..]`).
     unplaced: usize,
+}
+
+impl Default for Violations {
+    fn default() -> Self {
+        Violations {
+            count: [0; KINDS.len()],
+            first: Vec::new(),
+            unplaced: 0,
+        }
+    }
 }
 
 impl Violations {
@@ -331,7 +359,7 @@ mod tests {
 
     #[test]
     fn kinds_follow_the_enum() {
-        assert_eq!(KINDS.len(), Violation::RegionOpenAtEnd as usize + 1);
+        assert_eq!(KINDS.len(), Violation::SendNeverReceived as usize + 1);
         assert!(KINDS.windows(2).all(|w| w[0].rule <= w[1].rule));
     }
 }

@@ -32,6 +32,24 @@ pub fn describe(e: &Event, s: &Symbols) -> String {
             run_delay_ns: Some(delay),
         } => format!("cpu {thread_cpu_ns} {delay}"),
         EventKind::Phase { name: n } => format!("phase {}", s.name(n)),
+        EventKind::Send {
+            peer,
+            tag,
+            bytes,
+            comm,
+        } => format!("send {peer} {tag} {bytes}{}", name(comm)),
+        EventKind::Recv {
+            peer,
+            tag,
+            bytes,
+            comm,
+        } => format!("recv {peer} {tag} {bytes}{}", name(comm)),
+        EventKind::Coll {
+            op,
+            bytes,
+            root,
+            comm,
+        } => format!("coll {} {bytes} {root:?}{}", s.name(op), name(comm)),
     };
     format!("{} {} {what}", e.t, e.thread)
 }
