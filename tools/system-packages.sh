@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Installs the optional system packages the OpenMP work needs: clang and LLVM's OpenMP runtime
-# (libomp-dev), with which `pp run` and the OpenMP examples and tests run. Idempotent: it checks
+# Installs the optional system packages the OpenMP and MPI work needs: clang and LLVM's OpenMP
+# runtime (libomp-dev), with which `pp run` and the OpenMP examples and tests run, and Open MPI
+# (openmpi-bin: mpirun; libopenmpi-dev: mpicc and the headers), with which the MPI examples
+# (examples/mpi) and their tests run. Idempotent: it checks
 # first and does nothing when they are present. As root with apt-get it installs what is
 # missing; otherwise it prints what it would have run and exits 0 (the tests that need the
 # packages then say they were skipped and why). `.ci/run` calls it before the tests.
 #
 # Debian bookworm: clang and libomp-dev are LLVM 14. Do not add libomp-19-dev: it removes
 # libomp-14's files.
+#
+# MPI: Open MPI only (Debian's default MPI). MPICH (mpich, libmpich-dev) can be installed
+# beside it; which one `mpicc` and `mpirun` mean is then update-alternatives' choice (mpi,
+# mpirun), and Open MPI's own stay reachable as mpicc.openmpi and mpirun.openmpi.
 set -uo pipefail
 
 missing=()
@@ -33,6 +39,19 @@ if have_libomp; then
     echo "system-packages: libomp-dev: present"
 else
     missing+=(libomp-dev)
+fi
+
+# Open MPI: mpicc comes with libopenmpi-dev, mpirun with openmpi-bin. Any MPI's commands count
+# as present (an MPICH installed by hand is not replaced).
+if command -v mpicc >/dev/null 2>&1; then
+    echo "system-packages: mpicc: present ($(command -v mpicc))"
+else
+    missing+=(libopenmpi-dev)
+fi
+if command -v mpirun >/dev/null 2>&1; then
+    echo "system-packages: mpirun: present ($(command -v mpirun))"
+else
+    missing+=(openmpi-bin)
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

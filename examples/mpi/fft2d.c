@@ -1,0 +1,245 @@
+/* fft2d: the 2D FFT of the paper (Crovella & LeBlanc, lost cycles analysis) with MPI, its data
+ * parallel form over ranks. The same computation, input, command line and checksum as the
+ * Rust workload (workloads/fft2d, `lca workload fft2d`) and the OpenMP example
+ * (examples/openmp/fft2d.c): every iteration k transforms the n x n complex matrix X_k(i, j)
+ * (a hash of i, j, k) into Y_k = FFT2(X_k), for --iters matrices one after the other; the
+ * checksum is the sum of the magnitudes of the last Y.
+ *
+ *   mpirun -np P fft2d [-n N] [--iters K] [--check]
+ *
+ * The n lines of the matrix are distributed over the P ranks in blocks of n/P (n must be
+ * divisible by P). Every iteration, as the OpenMP dp's five loops:
+ *   init     each rank computes its lines of X_k column-major (line j holds column j);
+ *   columns  the 1-D FFT of each of its lines (the column FFTs, local);
+ *   transpose by MPI_Alltoall: rank r sends rank d the entries d*n/P..(d+1)*n/P-1 of each of
+ *            its lines (n/P x n/P complex numbers), then reorders what it received so that
+ *            its lines are rows r*n/P..(r+1)*n/P-1 of the matrix (the communication);
+ *   rows     the 1-D FFT of each of its lines, now rows: its block of Y_k, row-major.
+ * After the last iteration rank 0 gathers Y (MPI_Gather) and prints the time and the checksum,
+ * summed in the order of the OpenMP example's dp (row-major).
+ *
+ * --check compares the last Y with a direct (O(n^3)) 2D DFT on rank 0 and exits 1 on a
+ * mismatch. n must be a power of two (an iterative radix-2 FFT). */
+#define _POSIX_C_SOURCE 200809L
+#include <complex.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+typedef double complex cplx;
+
+/* The largest relative error --check accepts, as the Rust workload's. */
+#define TOLERANCE 1e-10
+#define MAX_N 8192
+#define PI 3.14159265358979323846
+
+static int n, iters, log2n;
+static cplx *twiddle;    /* twiddle[k] = exp(-2 pi i k / n), k < n/2 */
+static uint32_t *bitrev; /* bit reversal of log2n bits */
+
+/* ---- the input: X_k(i, j), the Rust workload's hash (workloads/fft2d/src/matrix.rs) ---- */
+
+static uint64_t splitmix64(uint64_t x) {
+    uint64_t z = x + 0x9E3779B97F4A7C15u;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    return z ^ (z >> 31);
+}
+
+static double unit(uint64_t h) { return (double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
+
+static cplx input(uint64_t i, uint64_t j, uint64_t k) {
+    uint64_t seed = k * 0x9E3779B97F4A7C15u ^ i * 0xC2B2AE3D27D4EB4Fu ^ j * 0x165667B19E3779F9u;
+    uint64_t a = splitmix64(seed);
+    uint64_t b = splitmix64(a);
+    return unit(a) + unit(b) * I;
+}
+
+/* ---- the 1-D FFT: iterative radix-2, in place, forward (exp(-2 pi i ...)) ---- */
+
+static void fft_plan(void) {
+    twiddle = malloc(sizeof(cplx) * (n / 2 + 1));
+    bitrev = malloc(sizeof(uint32_t) * n);
+    if (!twiddle || !bitrev) {
+        fprintf(stderr, "fft2d: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int k = 0; k < n / 2; k++) twiddle[k] = cexp(-2.0 * PI * I * k / n);
+    for (int i = 0; i < n; i++) {
+        uint32_t r = 0;
+        for (int b = 0; b < log2n; b++) r |= (uint32_t)((i >> b) & 1) << (log2n - 1 - b);
+        bitrev[i] = r;
+    }
+}
+
+static void fft_line(cplx *x) {
+    for (int i = 0; i < n; i++) {
+        int j = (int)bitrev[i];
+        if (i < j) {
+            cplx t = x[i];
+            x[i] = x[j];
+            x[j] = t;
+        }
+    }
+    for (int len = 2; len <= n; len <<= 1) {
+        int half = len / 2, step = n / len;
+        for (int s = 0; s < n; s += len) {
+            for (int k = 0; k < half; k++) {
+                cplx w = twiddle[k * step] * x[s + k + half];
+                x[s + k + half] = x[s + k] - w;
+                x[s + k] += w;
+            }
+        }
+    }
+}
+
+/* ---- one iteration's phases on this rank's m = n/P lines, lines lo..lo+m-1 ---- */
+
+/* Line l of `lines` is column lo+l of X_k. */
+static void init_columns(cplx *lines, int lo, int m, int k) {
+    for (int l = 0; l < m; l++)
+        for (int i = 0; i < n; i++) lines[(size_t)l * n + i] = input(i, lo + l, k);
+}
+
+static void fft_lines(cplx *lines, int m) {
+    for (int l = 0; l < m; l++) fft_line(lines + (size_t)l * n);
+}
+
+/* The transpose of the distributed matrix: `lines` (columns lo.. of the matrix) become its rows
+ * lo..; `pack` and `unpack` are n*m scratch. */
+static void transpose(cplx *lines, cplx *pack, cplx *unpack, int m, int ranks) {
+    /* pack[d][l][e] = lines[l][d*m + e]: the block for rank d, row-major by my line. */
+    for (int d = 0; d < ranks; d++)
+        for (int l = 0; l < m; l++)
+            memcpy(pack + ((size_t)d * m + l) * m, lines + (size_t)l * n + (size_t)d * m, sizeof(cplx) * m);
+    MPI_Alltoall(pack, 2 * m * m, MPI_DOUBLE, unpack, 2 * m * m, MPI_DOUBLE, MPI_COMM_WORLD);
+    /* unpack[s][l][e]: rank s's line s*m+l (column s*m+l), entry my_lo+e (row my_lo+e):
+     * row e of mine, column s*m+l. */
+    for (int s = 0; s < ranks; s++)
+        for (int l = 0; l < m; l++) {
+            const cplx *from = unpack + ((size_t)s * m + l) * m;
+            size_t column = (size_t)s * m + l;
+            for (int e = 0; e < m; e++) lines[(size_t)e * n + column] = from[e];
+        }
+}
+
+/* ---- --check: a direct 2D DFT of X_{iters-1}, rows then columns, against y row-major ---- */
+
+static int check(const cplx *y) {
+    int k = iters - 1;
+    cplx *a = malloc(sizeof(cplx) * n * n);
+    if (!a) {
+        fprintf(stderr, "fft2d: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < n; i++)
+        for (int v = 0; v < n; v++) {
+            cplx s = 0;
+            for (int j = 0; j < n; j++) s += input(i, j, k) * cexp(-2.0 * PI * I * (double)((int64_t)j * v % n) / n);
+            a[(size_t)i * n + v] = s;
+        }
+    double diff = 0, scale = 0;
+    for (int u = 0; u < n; u++)
+        for (int v = 0; v < n; v++) {
+            cplx s = 0;
+            for (int i = 0; i < n; i++) s += a[(size_t)i * n + v] * cexp(-2.0 * PI * I * (double)((int64_t)i * u % n) / n);
+            double d = cabs(y[(size_t)u * n + v] - s);
+            if (d > diff || isnan(d)) diff = d;
+            if (cabs(s) > scale) scale = cabs(s);
+        }
+    free(a);
+    double error = scale == 0 ? diff : diff / scale;
+    if (!(error <= TOLERANCE)) {
+        fprintf(stderr, "fft2d: iteration %d differs from the direct 2D DFT: relative error %.3e > %.0e\n", k, error, TOLERANCE);
+        return 1;
+    }
+    printf("check: iteration %d matches the direct 2D DFT (relative error %.2e)\n", k, error);
+    return 0;
+}
+
+static const char *usage =
+    "usage: mpirun -np P fft2d [-n N] [--iters K] [--check]\n"
+    "  2D FFT of an n x n complex matrix, repeated for K matrices, its lines distributed over\n"
+    "  the P ranks, the transpose by MPI_Alltoall; n a power of two divisible by P.\n"
+    "  Defaults: -n 256 --iters 100.\n";
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, ranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    int do_check = 0;
+    n = 256;
+    iters = 100;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            if (rank == 0) fputs(usage, stdout);
+            MPI_Finalize();
+            return 0;
+        }
+        if (!strcmp(a, "--check")) {
+            do_check = 1;
+            continue;
+        }
+        if (i + 1 >= argc) usage_error("fft2d", "%s: unknown or missing its value (try --help)", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "-n"))
+            n = (int)parse_long("fft2d", "-n", v, 1, MAX_N);
+        else if (!strcmp(a, "--iters"))
+            iters = (int)parse_long("fft2d", "--iters", v, 1, 1000000000);
+        else
+            usage_error("fft2d", "%s: unknown argument (try --help)", a);
+    }
+    if (n & (n - 1)) usage_error("fft2d", "-n %d: expected a power of two (a radix-2 FFT)", n);
+    if (n % ranks) usage_error("fft2d", "-n %d: not divisible by the %d ranks (each rank holds n/P lines)", n, ranks);
+    for (log2n = 0; (1 << log2n) < n; log2n++) {
+    }
+    int m = n / ranks, lo = rank * m;
+    /* Set-up outside the timed run: the plan and this rank's buffers, written so that their
+     * pages exist. */
+    fft_plan();
+    size_t bytes = sizeof(cplx) * (size_t)n * m;
+    cplx *lines = malloc(bytes), *pack = malloc(bytes), *unpack = malloc(bytes);
+    cplx *y = rank == 0 ? malloc(sizeof(cplx) * (size_t)n * n) : NULL;
+    if (!lines || !pack || !unpack || (rank == 0 && !y)) {
+        fprintf(stderr, "fft2d: out of memory (n = %d)\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    memset(lines, 0, bytes);
+    memset(pack, 0, bytes);
+    memset(unpack, 0, bytes);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = MPI_Wtime();
+    for (int k = 0; k < iters; k++) {
+        init_columns(lines, lo, m, k);
+        fft_lines(lines, m);
+        transpose(lines, pack, unpack, m, ranks);
+        fft_lines(lines, m);
+    }
+    double seconds = MPI_Wtime() - start;
+    /* Rank r's lines are rows r*m..: in rank order, Y row-major. */
+    MPI_Gather(lines, 2 * n * m, MPI_DOUBLE, y, 2 * n * m, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    int status = 0;
+    if (rank == 0) {
+        double checksum = 0;
+        for (size_t i = 0; i < (size_t)n * n; i++) checksum += cabs(y[i]);
+        printf("n=%d ranks=%d iters=%d: %.6f s, %.3f ms per iteration\nchecksum %.9e\n", n, ranks, iters, seconds,
+               1e3 * seconds / iters, checksum);
+        status = do_check ? check(y) : 0;
+    }
+    MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    free(lines);
+    free(pack);
+    free(unpack);
+    free(y);
+    free(twiddle);
+    free(bitrev);
+    MPI_Finalize();
+    return status;
+}
