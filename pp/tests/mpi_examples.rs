@@ -441,3 +441,165 @@ fn bad_arguments_get_a_one_line_error_and_exit_2() {
         program_error(&run, message, open);
     }
 }
+
+/// `pp run [--log LOG] -- mpirun -np NP PROGRAM ARGS` (Open MPI's flags as [`mpirun`] gives
+/// them): its output, and the log profiled by `pp --format json`.
+fn pp_run(open_mpi: bool, np: usize, program: &Path, args: &[&str], log: &Path) -> (Run, Value) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_pp"));
+    command
+        .arg("run")
+        .arg("--log")
+        .arg(log)
+        .args(["--", "mpirun"]);
+    if open_mpi {
+        command.args(["--oversubscribe", "--bind-to", "none"]);
+    }
+    let what = format!("pp run -- mpirun -np {np} {}", program.display());
+    let out = command
+        .arg("-np")
+        .arg(np.to_string())
+        .arg(program)
+        .args(args)
+        .env("PP_MACHINE", "/nonexistent/machine.toml")
+        .env("PP_RUN_DELAY", "0")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let run = Run {
+        what,
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    run.ok();
+    let json = Command::new(env!("CARGO_BIN_EXE_pp"))
+        .args(["--format", "json"])
+        .arg(log)
+        .env("PP_MACHINE", "/nonexistent/machine.toml")
+        .output()
+        .unwrap();
+    assert!(
+        json.status.success(),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    (run, serde_json::from_slice(&json.stdout).unwrap())
+}
+
+/// Seconds of `category` for thread `t` of a `pp --format json` profile.
+fn seconds(profile: &Value, t: usize, category: &str) -> f64 {
+    profile["by_thread"][t][category]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{profile}"))
+}
+
+use serde_json::Value;
+
+#[test]
+fn pp_run_traces_ranks_a_late_sender_is_sl_and_an_imbalance_li() {
+    let test = "pp_run_traces_ranks_a_late_sender_is_sl_and_an_imbalance_li";
+    let Some((dir, open, _one_at_a_time)) = examples(test) else {
+        return;
+    };
+    let scratch = std::env::temp_dir().join(format!("pp-mpi-run-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let log = scratch.join("run.log");
+
+    // The receiver (rank 1) waits for each of 4 sends that follow 30 ms of CPU: sl.
+    let (run, profile) = pp_run(
+        open,
+        2,
+        &dir.join("late_sender"),
+        &["--ms", "30", "--repeats", "4"],
+        &log,
+    );
+    assert_eq!(profile["p"], 2, "{profile}");
+    assert!(
+        !run.stderr.contains("warning: ") || run.stderr.lines().all(|l| !l.contains("rule ")),
+        "{}",
+        run.stderr
+    );
+    let sl = seconds(&profile, 1, "sl");
+    assert!(
+        sl >= 4.0 * (0.030 - SLACK_MS / 1e3),
+        "rank 1's sl {sl} s:\n{}\n{profile}",
+        run.stdout
+    );
+
+    // Rank r burns (r+1)·20 ms before an allreduce: rank 0 waits while the others work: li.
+    let (run, profile) = pp_run(
+        open,
+        4,
+        &dir.join("imbalance"),
+        &["--ms", "20", "--repeats", "3"],
+        &log,
+    );
+    assert_eq!(profile["p"], 4, "{profile}");
+    assert!(
+        run.stderr.lines().all(|l| !l.contains("rule ")),
+        "{}",
+        run.stderr
+    );
+    assert!(seconds(&profile, 0, "li") > 0.0, "{profile}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn pp_run_matches_every_message_of_the_fft_and_keeps_its_checksum() {
+    let test = "pp_run_matches_every_message_of_the_fft_and_keeps_its_checksum";
+    let Some((dir, open, _one_at_a_time)) = examples(test) else {
+        return;
+    };
+    let scratch = std::env::temp_dir().join(format!("pp-mpi-fft-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let log = scratch.join("run.log");
+    let (run, profile) = pp_run(
+        open,
+        4,
+        &dir.join("fft2d"),
+        &["-n", "64", "--iters", "3"],
+        &log,
+    );
+    assert!(run.stdout.contains(CHECKSUM_N64_ITERS3), "{}", run.stdout);
+    assert_eq!(profile["p"], 4);
+    // The log reads with no broken rule: every receive met its send (rules 20 and 21).
+    let check = Command::new(env!("CARGO_BIN_EXE_pp"))
+        .arg(&log)
+        .env("PP_MACHINE", "/nonexistent/machine.toml")
+        .output()
+        .unwrap();
+    let warnings = String::from_utf8_lossy(&check.stderr);
+    assert!(warnings.lines().all(|l| !l.contains("rule ")), "{warnings}");
+    // Each rank entered the alltoall of every iteration (and the gathers).
+    // pp run writes the merged log in the text encoding.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let alltoalls = text
+        .lines()
+        .filter(|l| l.contains(" coll alltoall "))
+        .count();
+    assert!(alltoalls >= 4 * 3, "{alltoalls} alltoalls:\n{text}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn pp_run_without_mpicc_says_so_in_one_line() {
+    let test = "pp_run_without_mpicc_says_so_in_one_line";
+    let Some((dir, open, _one_at_a_time)) = examples(test) else {
+        return;
+    };
+    let _ = open;
+    let out = Command::new(env!("CARGO_BIN_EXE_pp"))
+        .args(["run", "--", "mpirun", "-np", "2"])
+        .arg(dir.join("late_sender"))
+        .env("PP_MPICC", "/nonexistent/mpicc")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("pp run: /nonexistent/mpicc not found"),
+        "{err}"
+    );
+}

@@ -1,5 +1,8 @@
 //! `pp run`: runs an unmodified OpenMP program with the OMPT tool (`libpp_ompt.so`) loaded
-//! into LLVM's OpenMP runtime, then profiles the log it wrote (docs/pp-run.md).
+//! into LLVM's OpenMP runtime, then profiles the log it wrote (docs/pp-run.md); or an MPI
+//! program's ranks under `mpirun` with the MPI tracer ([`mpi`], docs/mpi.md).
+
+mod mpi;
 
 use std::ffi::OsString;
 use std::os::fd::AsFd;
@@ -94,10 +97,13 @@ pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
         ));
     }
     let tmp = tmp_path(&log);
+    let program = &args.command[0];
+    if mpi::is_launcher(program) {
+        return run_mpi(args, &log, &params);
+    }
     let tool = find_tool()?;
 
     let before = (identity(&log), identity(&tmp));
-    let program = &args.command[0];
     let mut command = Command::new(program);
     command
         .args(&args.command[1..])
@@ -106,7 +112,67 @@ pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
         .env("OMP_TOOL", "enabled")
         .env("PP_LOG", &log)
         .env("PP_PARAMS", params.join(" "));
-    if args.line {
+    let status = execute(command, program, args.line)?;
+
+    if identity(&log).is_some_and(|now| Some(now) != before.0) {
+        return Ok(Ran { status, log });
+    }
+    if identity(&tmp).is_some_and(|now| Some(now) != before.1) {
+        eprintln!(
+            "pp run: warning: {} left no finished log; profiling {} (what it wrote before it stopped)",
+            show(program),
+            tmp.display()
+        );
+        return Ok(Ran { status, log: tmp });
+    }
+    let why = diagnose(program, &tool);
+    Err(fail(
+        if status == 0 { 1 } else { status },
+        format!("{} wrote no log {}: {why}", show(program), log.display()),
+    ))
+}
+
+/// `pp run -- mpirun ...`: the tracer preloaded into the ranks, their logs merged into `log`.
+fn run_mpi(args: &RunArgs, log: &Path, params: &[String]) -> Result<Ran, Failure> {
+    let program = &args.command[0];
+    let dir = mpi::scratch(log)?;
+    let result = (|| {
+        let tracer = mpi::build_tracer(&dir)?;
+        let mut command = Command::new(program);
+        command
+            .args(&args.command[1..])
+            .env("LD_PRELOAD", preload(&tracer))
+            .env("PP_MPI_LOG", dir.join("rank"));
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            // Open MPI refuses root without both (MPICH ignores them).
+            command
+                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+        }
+        let status = execute(command, program, args.line)?;
+        match mpi::merge(&dir, log, params)? {
+            Some(_) => Ok(Ran {
+                status,
+                log: log.to_path_buf(),
+            }),
+            None => Err(fail(
+                if status == 0 { 1 } else { status },
+                format!(
+                    "{} wrote no log {}: no rank reached MPI_Finalize with the tracer (is the program built with this MPI's mpicc, and dynamically linked?)",
+                    show(program),
+                    log.display()
+                ),
+            )),
+        }
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Runs the program as `pp run` does (see [`run`]) and gives its status as a shell does.
+fn execute(mut command: Command, program: &OsString, line: bool) -> Result<u8, Failure> {
+    if line {
         // Standard output holds only the row.
         let stderr = std::io::stderr()
             .as_fd()
@@ -131,28 +197,11 @@ pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
             .wait()
             .map_err(|e| fail(1, format!("waiting for {}: {e}", show(program))))?
     };
-    let status = match (status.code(), status.signal()) {
+    Ok(match (status.code(), status.signal()) {
         (Some(code), _) => code.clamp(0, 255) as u8,
         (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
         (None, None) => 1,
-    };
-
-    if identity(&log).is_some_and(|now| Some(now) != before.0) {
-        return Ok(Ran { status, log });
-    }
-    if identity(&tmp).is_some_and(|now| Some(now) != before.1) {
-        eprintln!(
-            "pp run: warning: {} left no finished log; profiling {} (what it wrote before it stopped)",
-            show(program),
-            tmp.display()
-        );
-        return Ok(Ran { status, log: tmp });
-    }
-    let why = diagnose(program, &tool);
-    Err(fail(
-        if status == 0 { 1 } else { status },
-        format!("{} wrote no log {}: {why}", show(program), log.display()),
-    ))
+    })
 }
 
 /// Checks `--param` tokens as the log header and `pp -l` would: `key=value`, both tokens, the
