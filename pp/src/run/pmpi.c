@@ -47,7 +47,12 @@ static void emit(uint64_t t, const char *fmt, ...) {
     if (cap - len < 256) {
         size_t ncap = cap ? cap * 2 : 1 << 20;
         char *n = realloc(buf, ncap);
-        if (!n) { tracing = 0; return; }
+        if (!n) {
+            tracing = 0;
+            fprintf(stderr, "pp-mpi: rank %d: out of memory for events; recording stops\n",
+                    world_rank);
+            return;
+        }
         buf = n;
         cap = ncap;
     }
@@ -57,7 +62,11 @@ static void emit(uint64_t t, const char *fmt, ...) {
     va_start(ap, fmt);
     k = vsnprintf(buf + len, cap - len, fmt, ap);
     va_end(ap);
-    if (k < 0 || (size_t)k >= cap - len) { tracing = 0; return; }
+    if (k < 0 || (size_t)k >= cap - len) {
+        tracing = 0;
+        fprintf(stderr, "pp-mpi: rank %d: an event did not fit; recording stops\n", world_rank);
+        return;
+    }
     len += (size_t)k;
     buf[len++] = '\n';
 }
@@ -277,9 +286,17 @@ int MPI_Wait(MPI_Request *req, MPI_Status *status) {
 }
 
 int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
-    MPI_Request before[n > 0 ? n : 1];
-    MPI_Status local[n > 0 ? n : 1];
-    if (statuses == MPI_STATUSES_IGNORE) statuses = local;
+    /* The requests before completion and, when the caller ignores them, the statuses: on the
+       heap, since n may be large. */
+    size_t k = n > 0 ? (size_t)n : 1;
+    MPI_Request *before = malloc(k * sizeof *before);
+    MPI_Status *local = statuses == MPI_STATUSES_IGNORE ? malloc(k * sizeof *local) : NULL;
+    if (!before || (statuses == MPI_STATUSES_IGNORE && !local)) {
+        free(before);
+        free(local);
+        return PMPI_Waitall(n, reqs, statuses);
+    }
+    if (local) statuses = local;
     for (int i = 0; i < n; i++) before[i] = reqs[i];
     call_begin();
     wait_begin("recv", NULL);
@@ -287,6 +304,8 @@ int MPI_Waitall(int n, MPI_Request reqs[], MPI_Status statuses[]) {
     for (int i = 0; i < n; i++) completed(before[i], &statuses[i]);
     wait_end("recv", NULL);
     call_end();
+    free(before);
+    free(local);
     return r;
 }
 
