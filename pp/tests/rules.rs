@@ -437,3 +437,97 @@ fn rule_1_with_a_machine_file_comm_beyond_its_ideal_time_is_resource_contention(
     let p = profile(log);
     assert_eq!(thread(&p, 0), [0, 0, 0, 1080, 0, 220]);
 }
+
+/// Rank 1 waits in a receive from 10 to 100 ns; rank 0 works until 60, then sends 64 bytes.
+const LATE_SENDER: &str = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 region_begin 0 mpi
+0 1 region_begin 0 mpi
+0 0 work_begin
+0 1 work_begin
+10 1 work_end
+10 1 wait_begin recv
+60 0 work_end
+60 0 send 1 3 64
+60 0 work_begin
+100 1 recv 0 3 64
+100 1 wait_end recv
+100 1 work_begin
+120 0 work_end
+120 1 work_end
+120 0 region_end 0
+120 1 region_end 0
+120 0 stop
+120 1 stop
+";
+
+#[test]
+fn rule_2_a_receive_waits_for_its_late_sender_then_transfers() {
+    // 10-60: the sender had not sent yet (sl, the late sender); 60-100: the transfer (cl).
+    let p = profile(LATE_SENDER);
+    assert_eq!(thread(&p, 1), [0, 0, 50, 40, 0, 10 + 20]);
+    assert_eq!(thread(&p, 0), [0, 0, 0, 0, 0, 120]);
+    // With a machine file whose MPI model makes 64 bytes ideally 5 + 64/2 = 37 ns, the
+    // transfer is cl up to that and rc.comm beyond.
+    let machine = format!(
+        "{MACHINE}\n[mpi]\nlibrary = \"test\"\nlocality = \"node\"\npoints = []\n\
+         [[mpi.segments]]\nfrom_bytes = 0\nto_bytes = 1099511627776\nalpha_ns = 5.0\n\
+         beta_bytes_per_ns = 2.0\n"
+    );
+    let p = profile_on(
+        LATE_SENDER,
+        Some(Machine::parse("m.toml", &machine).unwrap()),
+    );
+    assert_eq!(thread(&p, 1), [0, 0, 50, 37, 3, 30]);
+    assert_eq!(p.totals.sub("rc.comm"), Some(3));
+    assert_eq!(p.total_ns(), 2 * 120);
+}
+
+#[test]
+fn rule_2_a_receive_whose_message_was_sent_before_it_waited_is_all_transfer() {
+    // The send at 5 comes before the wait at 10: 10-100 is transfer.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+5 0 send 1 3 64
+10 1 work_end
+10 1 wait_begin recv
+100 1 recv 0 3 64
+100 1 wait_end recv
+100 1 work_begin
+120 0 work_end
+120 1 work_end
+120 0 stop
+120 1 stop
+";
+    let p = profile(log);
+    assert_eq!(thread(&p, 1), [0, 0, 0, 90, 0, 30]);
+}
+
+#[test]
+fn rule_2_a_wait_for_several_receives_transfers_after_the_last_send() {
+    // Rank 2 waits 10-100 for two messages, sent at 40 (rank 0) and 70 (rank 1): it waits for
+    // a partner until 70 (sl), then the transfer (cl). A wait that received nothing stays sl.
+    let p = profile(
+        "pplog 1 p=3
+0 0 start
+0 1 start
+0 2 start
+10 2 wait_begin recv
+40 0 send 2 1 8
+70 1 send 2 1 8
+100 2 recv 1 1 8
+100 2 recv 0 1 8
+100 2 wait_end recv
+100 2 wait_begin recv
+110 2 wait_end recv
+120 0 stop
+120 1 stop
+120 2 stop
+",
+    );
+    assert_eq!(thread(&p, 2), [0, 10 + 10, 60 + 10, 30, 0, 0]);
+}

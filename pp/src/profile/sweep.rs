@@ -90,6 +90,17 @@ struct ThreadState {
     last_delay: Option<u64>,
     unbacked_since_delay: u64,
     entered_since_delay: Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
+    /// The open `wait recv` (the outermost one), for the late-sender split: its begin, the
+    /// latest time a message it received was sent (none yet: `None`) and the largest of them.
+    recv_wait: Option<RecvWait>,
+}
+
+/// A `wait recv` and the messages received in it (see [`Sweep::split_receive`]).
+#[derive(Debug, Clone, Copy)]
+struct RecvWait {
+    begin: u64,
+    last_send: Option<u64>,
+    bytes: u64,
 }
 
 /// An open interval and its begin's arguments, which its end must repeat (see [`arg`]).
@@ -292,6 +303,7 @@ impl<'s> Sweep<'s> {
                 last_delay: None,
                 unbacked_since_delay: 0,
                 entered_since_delay: Vec::new(),
+                recv_wait: None,
             });
         }
         sweep
@@ -335,9 +347,21 @@ impl<'s> Sweep<'s> {
             EventKind::WorkBegin { .. } => self.push(i, t, Own::Work, arg(&e.kind)),
             EventKind::WorkEnd { .. } => self.pop(i, t, Own::Work, arg(&e.kind)),
             EventKind::WaitBegin { kind, .. } => {
+                if kind == WaitKind::Recv && self.threads[i].recv_wait.is_none() {
+                    self.threads[i].recv_wait = Some(RecvWait {
+                        begin: t,
+                        last_send: None,
+                        bytes: 0,
+                    });
+                }
                 self.push(i, t, Own::waiting_for(kind), arg(&e.kind))
             }
-            EventKind::WaitEnd { kind, .. } => self.pop(i, t, Own::waiting_for(kind), arg(&e.kind)),
+            EventKind::WaitEnd { kind, .. } => {
+                if kind == WaitKind::Recv {
+                    self.split_receive(i, t);
+                }
+                self.pop(i, t, Own::waiting_for(kind), arg(&e.kind))
+            }
             EventKind::Cpu {
                 thread_cpu_ns,
                 run_delay_ns,
@@ -406,15 +430,20 @@ impl<'s> Sweep<'s> {
                 None => self.violate(Violation::RecvWithoutSend, || {
                     format!("thread {i} at {t} ns, from thread {peer}, tag {tag}")
                 }),
-                Some(sent) if sent.bytes != bytes => {
-                    self.violate(Violation::RecvBytesDiffer, || {
-                        format!(
-                            "thread {i} at {t} ns received {bytes} bytes, thread {peer} sent {} at {} ns",
-                            sent.bytes, sent.t
-                        )
-                    })
+                Some(sent) => {
+                    if let Some(w) = &mut self.threads[i].recv_wait {
+                        w.last_send = Some(w.last_send.map_or(sent.t, |l| l.max(sent.t)));
+                        w.bytes = w.bytes.max(bytes);
+                    }
+                    if sent.bytes != bytes {
+                        self.violate(Violation::RecvBytesDiffer, || {
+                            format!(
+                                "thread {i} at {t} ns received {bytes} bytes, thread {peer} sent {} at {} ns",
+                                sent.bytes, sent.t
+                            )
+                        })
+                    }
                 }
-                Some(_) => {}
             },
             EventKind::Coll { .. } => {}
             EventKind::Phase { name } => {
@@ -957,7 +986,7 @@ impl<'s> Sweep<'s> {
         waits.clear();
         for &(ctx, at) in &self.threads[i].entered_since_delay {
             let now = self.waited(ctx);
-            waits.push((ctx, std::array::from_fn(|k| now[k] - at[k])));
+            waits.push((ctx, std::array::from_fn(|k| now[k].saturating_sub(at[k]))));
         }
         let per_category: [(usize, u64); RUNNABLE_FROM.len()] =
             std::array::from_fn(|k| (k, waits.iter().map(|w| w.1[k]).sum()));
@@ -990,6 +1019,39 @@ impl<'s> Sweep<'s> {
 
     /// Re-evaluates thread `i` at `t`; a changed category closes its stretch.
     #[inline(always)]
+    /// At the end of thread `i`'s `wait recv` (at `t`), the late-sender split (DESIGN §4 rule
+    /// 2): of the wait, the time before the last message it received was sent is waiting for
+    /// the partner (sl, as attributed); the rest is the transfer, moved from sl to cl — with
+    /// a machine file that has an `[mpi]` model, cl up to the ideal time of the largest
+    /// message and rc.comm beyond. Waits in which nothing was received stay sl.
+    fn split_receive(&mut self, i: usize, t: u64) {
+        let Some(RecvWait {
+            begin,
+            last_send: Some(last_send),
+            bytes,
+        }) = self.threads[i].recv_wait.take()
+        else {
+            return;
+        };
+        self.close(i, t);
+        let start = begin.max(last_send);
+        let transfer = t.saturating_sub(start);
+        if transfer == 0 {
+            return;
+        }
+        let ideal = self
+            .machine
+            .as_ref()
+            .and_then(|m| m.mpi.as_ref())
+            .map_or(transfer, |mpi| mpi.ideal_message_ns(bytes));
+        let ctx = self.threads[i].ctx;
+        let totals = &mut self.contexts.totals[ctx as usize];
+        let transfer = transfer.min(totals.get(Category::Sl));
+        let cl = transfer.min(ideal);
+        totals.move_to(Category::Sl, Category::Cl, cl);
+        totals.move_to_rc_comm(Category::Sl, transfer - cl);
+    }
+
     fn retag(&mut self, i: usize, t: u64) {
         let category = self.category_of(i);
         if category != self.threads[i].category {

@@ -93,6 +93,20 @@ impl ThreadTotals {
         self.sub[RC_CPU] += ns;
     }
 
+    /// Moves time from one category to another (at most what `from` holds).
+    pub(crate) fn move_to(&mut self, from: Category, to: Category, ns: u64) {
+        let ns = ns.min(self.get(from));
+        self.ns[from.index()] -= ns;
+        self.ns[to.index()] += ns;
+    }
+
+    /// Moves time from `from` to rc as rc.comm (a message's transfer beyond its ideal time).
+    pub(crate) fn move_to_rc_comm(&mut self, from: Category, ns: u64) {
+        let ns = ns.min(self.get(from));
+        self.ns[from.index()] -= ns;
+        self.add_rc_comm(ns);
+    }
+
     /// Adds data movement beyond its ideal time to rc (sub-category rc.comm).
     #[inline]
     pub(crate) fn add_rc_comm(&mut self, ns: u64) {
