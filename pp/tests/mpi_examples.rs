@@ -603,3 +603,26 @@ fn pp_run_without_mpicc_says_so_in_one_line() {
         "{err}"
     );
 }
+
+#[test]
+fn pp_run_inside_mpirun_is_a_clear_error() {
+    let test = "pp_run_inside_mpirun_is_a_clear_error";
+    let Some((dir, open, _one_at_a_time)) = examples(test) else {
+        return;
+    };
+    let run = mpirun(
+        open,
+        2,
+        Path::new(env!("CARGO_BIN_EXE_pp")),
+        &["run", "--", dir.join("late_sender").to_str().unwrap()],
+    );
+    assert_ne!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("pp run is itself a rank of an MPI launch (OMPI_COMM_WORLD_RANK is set)")
+            || run.stderr.contains("(PMI_RANK is set)")
+            || run.stderr.contains("(PMIX_RANK is set)"),
+        "{}",
+        run.stderr
+    );
+}

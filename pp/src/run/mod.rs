@@ -75,6 +75,17 @@ pub struct Ran {
 /// non-zero status, else 1.
 pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
     let params = check_params(&args.params)?;
+    if let Some(var) = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .into_iter()
+        .find(|v| std::env::var_os(v).is_some())
+    {
+        return Err(fail(
+            2,
+            format!(
+                "pp run is itself a rank of an MPI launch ({var} is set): run `pp run -- mpirun ... PROGRAM` instead, which records every rank into one log"
+            ),
+        ));
+    }
     let cwd = std::env::current_dir()
         .map_err(|e| fail(1, format!("cannot read the current directory: {e}")))?;
     let log = cwd.join(
