@@ -1017,8 +1017,6 @@ impl<'s> Sweep<'s> {
         self.table[own][in_region][team_busy as usize]
     }
 
-    /// Re-evaluates thread `i` at `t`; a changed category closes its stretch.
-    #[inline(always)]
     /// At the end of thread `i`'s `wait recv` (at `t`), the late-sender split (DESIGN §4 rule
     /// 2): of the wait, the time before the last message it received was sent is waiting for
     /// the partner (sl, as attributed); the rest is the transfer, moved from sl to cl — with
@@ -1052,6 +1050,8 @@ impl<'s> Sweep<'s> {
         totals.move_to_rc_comm(Category::Sl, transfer - cl);
     }
 
+    /// Re-evaluates thread `i` at `t`; a changed category closes its stretch.
+    #[inline(always)]
     fn retag(&mut self, i: usize, t: u64) {
         let category = self.category_of(i);
         if category != self.threads[i].category {
