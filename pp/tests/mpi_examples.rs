@@ -626,3 +626,51 @@ fn pp_run_inside_mpirun_is_a_clear_error() {
         run.stderr
     );
 }
+
+#[test]
+fn pp_run_moves_a_rank_with_another_clock_onto_rank_0s() {
+    // The tracer's test hook puts rank 1's clock 50 ms behind rank 0's: unaligned, each of its
+    // receives would end 50 ms before its message was sent (rule 20). The offsets measured at
+    // MPI_Init and MPI_Finalize move it back.
+    let test = "pp_run_moves_a_rank_with_another_clock_onto_rank_0s";
+    let Some((dir, open, _one_at_a_time)) = examples(test) else {
+        return;
+    };
+    let scratch = std::env::temp_dir().join(format!("pp-mpi-skew-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let log = scratch.join("run.log");
+    // SAFETY: the tests of this file run one at a time (`_one_at_a_time`), and this one puts
+    // the variable back before it returns.
+    unsafe { std::env::set_var("PP_MPI_TEST_SKEW_NS", "0,-50000000") };
+    let (run, profile) = pp_run(
+        open,
+        2,
+        &dir.join("late_sender"),
+        &["--ms", "30", "--repeats", "3"],
+        &log,
+    );
+    unsafe { std::env::remove_var("PP_MPI_TEST_SKEW_NS") };
+    assert!(
+        run.stderr.lines().all(|l| !l.contains("rule ")),
+        "{}",
+        run.stderr
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let offsets: Vec<i64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# clock_offset "))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    // Two offsets a rank; rank 1's about +50 ms (the ping-pong's half round trip off at most).
+    assert_eq!(offsets.len(), 4, "{text}");
+    assert!(
+        offsets.iter().any(|&o| (o - 50_000_000).abs() < 1_000_000),
+        "{offsets:?}"
+    );
+    let sl = seconds(&profile, 1, "sl");
+    assert!(
+        sl >= 3.0 * (0.030 - SLACK_MS / 1e3),
+        "rank 1's sl {sl}:\n{profile}"
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+}

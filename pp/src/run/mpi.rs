@@ -111,12 +111,7 @@ pub fn merge(dir: &Path, log: &Path, params: &[String]) -> Result<Option<usize>,
     let mut missing = Vec::new();
     for r in 0..p {
         match if r == 0 { Some(first.clone()) } else { read(r) } {
-            Some(rank) => {
-                for line in rank.lines().skip(1) {
-                    text.push_str(line);
-                    text.push('\n');
-                }
-            }
+            Some(rank) => align(&rank, &mut text),
             None => missing.push(r),
         }
     }
@@ -128,4 +123,66 @@ pub fn merge(dir: &Path, log: &Path, params: &[String]) -> Result<Option<usize>,
     files::output::write(log, text.as_bytes())
         .map_err(|e| fail(1, format!("{}: {}", log.display(), e.reason())))?;
     Ok(Some(p))
+}
+
+/// Appends the events of one rank's log (after its header) to `out`, their times moved onto
+/// rank 0's clock: by the offsets the tracer measured at `MPI_Init` and `MPI_Finalize`
+/// (`# clock_offset <local ns> <offset ns>`), interpolated linearly between them (the clocks
+/// may drift apart), the first alone when there is one. Other lines pass as they are (the
+/// reader reports what is wrong with them).
+fn align(rank: &str, out: &mut String) {
+    let offsets: Vec<(u64, i64)> = rank
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.strip_prefix("# clock_offset ")?.split_whitespace();
+            Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+        })
+        .collect();
+    let offset = |t: u64| -> i64 {
+        match offsets.as_slice() {
+            [] => 0,
+            [(_, o)] => *o,
+            [(ta, oa), (tb, ob), ..] if tb > ta => {
+                let f = (t as f64 - *ta as f64) / (*tb - *ta) as f64;
+                oa + ((ob - oa) as f64 * f).round() as i64
+            }
+            [(_, o), ..] => *o,
+        }
+    };
+    for line in rank.lines().skip(1) {
+        let moved = line.split_once(' ').and_then(|(t, rest)| {
+            let t: u64 = t.parse().ok()?;
+            let t = (i128::from(t) + i128::from(offset(t))).clamp(0, i128::from(u64::MAX));
+            Some(format!("{t} {rest}"))
+        });
+        match moved {
+            Some(m) => out.push_str(&m),
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_move_onto_rank_0s_clock_between_the_two_offsets() {
+        let rank = "pplog 1 p=2\n# clock_offset 1000 50\n1000 1 start\n1500 1 recv 0 1 8\n\
+                    2000 1 stop\n# clock_offset 2000 150\nnot an event\n";
+        let mut out = String::new();
+        align(rank, &mut out);
+        assert_eq!(
+            out,
+            "# clock_offset 1000 50\n1050 1 start\n1600 1 recv 0 1 8\n2150 1 stop\n\
+             # clock_offset 2000 150\nnot an event\n"
+        );
+        let mut out = String::new();
+        align("pplog 1 p=2\n# clock_offset 10 -20\n15 1 start\n", &mut out);
+        assert_eq!(out, "# clock_offset 10 -20\n0 1 start\n");
+        let mut out = String::new();
+        align("pplog 1 p=2\n5 1 start\n", &mut out);
+        assert_eq!(out, "5 1 start\n");
+    }
 }

@@ -10,6 +10,8 @@
  *   then work_begin again; a collective: `coll <op> <bytes> [root=]` and a barrier wait;
  *   CPU samples at the ends of each wait (MPI polls while it waits: its CPU time must not
  *   back the work around it), at most one per 50 us.
+ * At MPI_Init and MPI_Finalize each rank measures its clock's offset from rank 0's (a short
+ * ping-pong, `# clock_offset` comments in its log), so that ranks on other nodes line up.
  * Only MPI_COMM_WORLD's ranks are threads; a message on another communicator is recorded
  * with its peer translated to a world rank and `comm=c<handle index>`.
  */
@@ -26,11 +28,54 @@ static char *buf;
 static size_t len, cap;
 static int world_rank = -1, world_size = 0;
 static int tracing;
+/* PP_MPI_LOG is set: every rank takes part in the clock offsets, recorded or not. */
+static int measuring;
+
+/* Added to this rank's clock: 0, except in tests of the clock alignment, which give each
+ * rank's skew in PP_MPI_TEST_SKEW_NS ("0,-50000000,..."). */
+static int64_t skew;
 
 static uint64_t now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec + (uint64_t)skew;
+}
+
+/* Rank 0's clock minus this rank's, in ns, from the ping-pong of shortest round trip among
+ * 16 (rank 0 answers each rank in turn with its time; the offset is that time minus the
+ * middle of the round trip). Every rank takes part; rank 0's is 0. */
+#define OFFSET_TAG 32766
+static int64_t offset_to_rank0(void) {
+    int64_t best = 0;
+    uint64_t best_rtt = UINT64_MAX;
+    for (int r = 1; r < world_size; r++) {
+        for (int k = 0; k < 16; k++) {
+            if (world_rank == 0) {
+                char ping;
+                PMPI_Recv(&ping, 1, MPI_CHAR, r, OFFSET_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                uint64_t t0 = now();
+                PMPI_Send(&t0, 1, MPI_UINT64_T, r, OFFSET_TAG, MPI_COMM_WORLD);
+            } else if (world_rank == r) {
+                char ping = 0;
+                uint64_t t0, a = now();
+                PMPI_Send(&ping, 1, MPI_CHAR, 0, OFFSET_TAG, MPI_COMM_WORLD);
+                PMPI_Recv(&t0, 1, MPI_UINT64_T, 0, OFFSET_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                uint64_t b = now();
+                if (b - a < best_rtt) {
+                    best_rtt = b - a;
+                    best = (int64_t)(t0 - (a + (b - a) / 2));
+                }
+            }
+        }
+    }
+    return best;
+}
+
+/* Writes `# clock_offset <local time> <offset>`: a comment to the log's readers, which pp run
+ * reads to move this rank's times onto rank 0's clock. */
+static void note_offset(void) {
+    int64_t off = offset_to_rank0();
+    if (out) fprintf(out, "# clock_offset %llu %lld\n", (unsigned long long)now(), (long long)off);
 }
 
 static uint64_t cpu_now(void) {
@@ -183,15 +228,24 @@ static void begin_trace(void) {
     for (int i = 0; i < MAX_REQ; i++) recvs[i].req = MPI_REQUEST_NULL;
     const char *base = getenv("PP_MPI_LOG");
     if (!base || !*base) return;
+    measuring = 1;
+    const char *skews = getenv("PP_MPI_TEST_SKEW_NS");
+    for (int r = 0; skews && *skews; r++) {
+        char *end;
+        long long v = strtoll(skews, &end, 10);
+        if (r == world_rank) skew = v;
+        skews = *end == ',' ? end + 1 : "";
+    }
     char path[4096];
     snprintf(path, sizeof path, "%s.rank%d", base, world_rank);
     out = fopen(path, "w");
+    if (out) fprintf(out, "pplog 1 p=%d\n", world_size);
+    note_offset();
     if (!out) {
         fprintf(stderr, "pp-mpi: cannot write %s; rank %d is not recorded\n", path, world_rank);
         return;
     }
     tracing = 1;
-    fprintf(out, "pplog 1 p=%d\n", world_size);
     uint64_t t = now();
     emit(t, "start");
     emit(t, "region_begin 0 mpi");
@@ -218,10 +272,14 @@ int MPI_Finalize(void) {
         uint64_t t = now();
         emit(t, "region_end 0");
         emit(t, "stop");
+    }
+    if (measuring) note_offset();
+    if (tracing) {
         fwrite(buf, 1, len, out);
-        fclose(out);
         tracing = 0;
     }
+    if (out) fclose(out);
+    out = NULL;
     return PMPI_Finalize();
 }
 
