@@ -147,8 +147,7 @@ static void wait_end(const char *kind, const char *object) {
     cpu_sample();
 }
 
-/* The world rank of `rank` in `comm`, and the communicator's name for the log ("" for the
- * world). */
+/* The world rank of `rank` in `comm`. */
 static int world_of(MPI_Comm comm, int rank) {
     if (comm == MPI_COMM_WORLD || rank < 0) return rank;
     MPI_Group g, w;
@@ -161,6 +160,7 @@ static int world_of(MPI_Comm comm, int rank) {
     return out_rank;
 }
 
+/* The communicator's part of an event line: "" for the world, else " comm=c<Fortran handle>". */
 static void comm_name(MPI_Comm comm, char *name, size_t n) {
     if (comm == MPI_COMM_WORLD) {
         name[0] = 0;
@@ -202,7 +202,7 @@ static struct {
 
 static void remember_recv(MPI_Request req, MPI_Datatype type, MPI_Comm comm) {
     for (int i = 0; i < MAX_REQ; i++)
-        if (recvs[i].req == MPI_REQUEST_NULL || recvs[i].req == 0) {
+        if (recvs[i].req == MPI_REQUEST_NULL) {
             recvs[i].req = req;
             recvs[i].type = type;
             recvs[i].comm = comm;
