@@ -24,10 +24,11 @@ fn readme_lines() -> Vec<(usize, String)> {
     let mut openmp = false;
     let mut lines = Vec::new();
     for (i, line) in readme.lines().enumerate() {
-        // The OpenMP section's lines need clang and the examples built: tests/openmp_examples.rs
-        // runs them (and skips visibly without clang).
+        // The OpenMP and MPI sections' lines need clang or Open MPI and the examples built:
+        // tests/openmp_examples.rs and tests/mpi_examples.rs run them (and skip visibly).
         if line.starts_with("## ") {
-            openmp = line.starts_with("## Measuring an OpenMP program");
+            openmp = line.starts_with("## Measuring an OpenMP program")
+                || line.starts_with("## Measuring an MPI program");
         }
         if openmp {
             continue;
