@@ -30,73 +30,13 @@
 #include <string.h>
 
 #include "common.h"
-
-typedef double complex cplx;
+#include "../openmp/fft.h" /* the input and the 1-D FFT, shared with the other fft2d.c */
 
 /* The largest relative error --check accepts, as the Rust workload's. */
 #define TOLERANCE 1e-10
 #define MAX_N 8192
-#define PI 3.14159265358979323846
 
-static int n, iters, log2n;
-static cplx *twiddle;    /* twiddle[k] = exp(-2 pi i k / n), k < n/2 */
-static uint32_t *bitrev; /* bit reversal of log2n bits */
-
-/* ---- the input: X_k(i, j), the Rust workload's hash (workloads/fft2d/src/matrix.rs) ---- */
-
-static uint64_t splitmix64(uint64_t x) {
-    uint64_t z = x + 0x9E3779B97F4A7C15u;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    return z ^ (z >> 31);
-}
-
-static double unit(uint64_t h) { return (double)(h >> 11) * (2.0 / 9007199254740992.0) - 1.0; }
-
-static cplx input(uint64_t i, uint64_t j, uint64_t k) {
-    uint64_t seed = k * 0x9E3779B97F4A7C15u ^ i * 0xC2B2AE3D27D4EB4Fu ^ j * 0x165667B19E3779F9u;
-    uint64_t a = splitmix64(seed);
-    uint64_t b = splitmix64(a);
-    return unit(a) + unit(b) * I;
-}
-
-/* ---- the 1-D FFT: iterative radix-2, in place, forward (exp(-2 pi i ...)) ---- */
-
-static void fft_plan(void) {
-    twiddle = malloc(sizeof(cplx) * (n / 2 + 1));
-    bitrev = malloc(sizeof(uint32_t) * n);
-    if (!twiddle || !bitrev) {
-        fprintf(stderr, "fft2d: out of memory\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    for (int k = 0; k < n / 2; k++) twiddle[k] = cexp(-2.0 * PI * I * k / n);
-    for (int i = 0; i < n; i++) {
-        uint32_t r = 0;
-        for (int b = 0; b < log2n; b++) r |= (uint32_t)((i >> b) & 1) << (log2n - 1 - b);
-        bitrev[i] = r;
-    }
-}
-
-static void fft_line(cplx *x) {
-    for (int i = 0; i < n; i++) {
-        int j = (int)bitrev[i];
-        if (i < j) {
-            cplx t = x[i];
-            x[i] = x[j];
-            x[j] = t;
-        }
-    }
-    for (int len = 2; len <= n; len <<= 1) {
-        int half = len / 2, step = n / len;
-        for (int s = 0; s < n; s += len) {
-            for (int k = 0; k < half; k++) {
-                cplx w = twiddle[k * step] * x[s + k + half];
-                x[s + k + half] = x[s + k] - w;
-                x[s + k] += w;
-            }
-        }
-    }
-}
+static int iters;
 
 /* ---- one iteration's phases on this rank's m = n/P lines, lines lo..lo+m-1 ---- */
 
@@ -203,7 +143,10 @@ int main(int argc, char **argv) {
     int m = n / ranks, lo = rank * m;
     /* Set-up outside the timed run: the plan and this rank's buffers, written so that their
      * pages exist. */
-    fft_plan();
+    if (fft_plan() != 0) {
+        fprintf(stderr, "fft2d: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     size_t bytes = sizeof(cplx) * (size_t)n * m;
     cplx *lines = malloc(bytes), *pack = malloc(bytes), *unpack = malloc(bytes);
     cplx *y = rank == 0 ? malloc(sizeof(cplx) * (size_t)n * n) : NULL;
