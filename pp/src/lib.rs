@@ -6,5 +6,6 @@ pub mod calibrate;
 pub mod event;
 pub mod log;
 pub mod machine;
+pub mod mpicc;
 pub mod profile;
 pub mod recorder;

@@ -6,16 +6,20 @@
 //! wrapper (`mpicc`), runs it with `mpirun -np 2`, reads its samples and fits them with the
 //! copy model's fitter.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use crate::machine::{CopyPoint, Mpi};
+use crate::mpicc;
 
 use super::segments::fit_segments;
 use super::summary::summarize;
 
 /// The ping-pong program (C, MPI).
 pub const PINGPONG_C: &str = include_str!("pingpong.c");
+
+/// What needs MPI, for the message when a tool is missing.
+const PURPOSE: &str = "pp calibrate --mpi";
 
 /// What to measure and with which tools.
 #[derive(Debug, Clone)]
@@ -56,7 +60,7 @@ impl MpiSettings {
 /// Measures the half round trip (one line of error on failure: the tool that failed, and the
 /// first line it printed).
 pub fn measure(settings: &MpiSettings, progress: &mut dyn FnMut(&str)) -> Result<Mpi, String> {
-    let dir = scratch()?;
+    let dir = mpicc::scratch(&std::env::temp_dir(), "pp-calibrate-mpi")?;
     let result = measure_in(&dir, settings, progress);
     let _ = std::fs::remove_dir_all(&dir);
     result
@@ -67,54 +71,43 @@ fn measure_in(
     settings: &MpiSettings,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Mpi, String> {
-    let source = dir.join("pingpong.c");
-    let program = dir.join("pingpong");
-    std::fs::write(&source, PINGPONG_C)
-        .map_err(|e| format!("cannot write {}: {e}", source.display()))?;
     progress(&format!(
         "mpi: compiling the ping-pong with {}",
         settings.mpicc
     ));
-    let compiled = Command::new(&settings.mpicc)
-        .args(["-O2", "-o"])
-        .arg(&program)
-        .arg(&source)
-        .output()
-        .map_err(|e| missing(&settings.mpicc, &e))?;
-    if !compiled.status.success() {
-        return Err(format!(
-            "{} could not compile the ping-pong: {}",
-            settings.mpicc,
-            first_line(&compiled.stderr)
-        ));
-    }
+    let program = mpicc::build(
+        &settings.mpicc,
+        &["-O2"],
+        PINGPONG_C,
+        dir,
+        "pingpong",
+        "the ping-pong",
+        PURPOSE,
+    )?;
     let (launcher, options) = settings.mpirun.split_first().ok_or("--mpirun is empty")?;
     let library = Command::new(launcher)
         .arg("--version")
         .output()
-        .map(|o| first_line(&o.stdout))
+        .map(|o| mpicc::first_line(&o.stdout))
         .unwrap_or_default();
     progress(&format!(
         "mpi: {} sizes x {} samples with {launcher} -np 2",
         settings.sizes.len(),
         settings.reps
     ));
-    let ran = Command::new(launcher)
+    let ran = mpicc::allow_root(&mut Command::new(launcher))
         .args(options)
         .args(["-np", "2"])
         .arg(&program)
         .arg(settings.reps.to_string())
         .args(settings.sizes.iter().map(u64::to_string))
-        // Open MPI refuses root without these (MPICH ignores them).
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .output()
-        .map_err(|e| missing(launcher, &e))?;
+        .map_err(|e| mpicc::missing(launcher, &e, PURPOSE))?;
     if !ran.status.success() {
         return Err(format!(
             "{launcher} -np 2 pingpong failed ({}): {}",
             ran.status,
-            first_line(&ran.stderr)
+            mpicc::first_line(&ran.stderr)
         ));
     }
     let samples = parse_samples(&String::from_utf8_lossy(&ran.stdout))?;
@@ -171,39 +164,6 @@ pub fn parse_samples(output: &str) -> Result<Vec<(u64, Vec<f64>)>, String> {
         out.push((bytes, ns));
     }
     Ok(out)
-}
-
-fn missing(tool: &str, e: &std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        format!(
-            "{tool} not found: pp calibrate --mpi needs MPI (tools/system-packages.sh installs Open MPI)"
-        )
-    } else {
-        format!("cannot run {tool}: {e}")
-    }
-}
-
-fn first_line(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes)
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim()
-        .to_string()
-}
-
-/// A fresh folder for the ping-pong's source and program.
-fn scratch() -> Result<PathBuf, String> {
-    let base = std::env::temp_dir();
-    for k in 0..100 {
-        let dir = base.join(format!("pp-calibrate-mpi-{}-{k}", std::process::id()));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
-        }
-    }
-    Err(format!("cannot create a folder in {}", base.display()))
 }
 
 #[cfg(test)]

@@ -156,10 +156,7 @@ fn run_mpi(args: &RunArgs, log: &Path, params: &[String]) -> Result<Ran, Failure
             .env("PP_MPI_LOG", dir.join("rank"));
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
-            // Open MPI refuses root without both (MPICH ignores them).
-            command
-                .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-                .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+            pp::mpicc::allow_root(&mut command);
         }
         let status = execute(command, program, args.line)?;
         match mpi::merge(&dir, log, params)? {

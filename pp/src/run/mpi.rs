@@ -5,7 +5,6 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use super::{Failure, fail};
 
@@ -32,40 +31,17 @@ pub fn is_launcher(program: &OsString) -> bool {
 
 /// The tracer compiled into `dir` (which pp run removes afterwards).
 pub fn build_tracer(dir: &Path) -> Result<PathBuf, Failure> {
-    let source = dir.join("pmpi.c");
-    let library = dir.join("libpp_pmpi.so");
-    std::fs::write(&source, PMPI_C)
-        .map_err(|e| fail(1, format!("cannot write {}: {e}", source.display())))?;
     let mpicc = std::env::var("PP_MPICC").unwrap_or_else(|_| "mpicc".into());
-    let out = Command::new(&mpicc)
-        .args(["-shared", "-fPIC", "-O2", "-o"])
-        .arg(&library)
-        .arg(&source)
-        .output()
-        .map_err(|e| {
-            fail(
-                1,
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    format!(
-                        "{mpicc} not found: pp run builds its MPI tracer with the MPI compiler wrapper (tools/system-packages.sh installs Open MPI; PP_MPICC names another)"
-                    )
-                } else {
-                    format!("cannot run {mpicc}: {e}")
-                },
-            )
-        })?;
-    if !out.status.success() {
-        let first = String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("")
-            .to_string();
-        return Err(fail(
-            1,
-            format!("{mpicc} could not build the MPI tracer: {first}"),
-        ));
-    }
-    Ok(library)
+    pp::mpicc::build(
+        &mpicc,
+        &["-shared", "-fPIC", "-O2"],
+        PMPI_C,
+        dir,
+        "libpp_pmpi.so",
+        "the MPI tracer",
+        "pp run -- mpirun (PP_MPICC names another compiler wrapper)",
+    )
+    .map_err(|e| fail(1, e))
 }
 
 /// A fresh folder beside the log for the tracer and the ranks' logs.
@@ -75,18 +51,7 @@ pub fn scratch(log: &Path) -> Result<PathBuf, Failure> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "pp.log".into());
-    for k in 0..100 {
-        let dir = base.join(format!(".{stem}.mpi-{}-{k}", std::process::id()));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(fail(1, format!("cannot create {}: {e}", dir.display()))),
-        }
-    }
-    Err(fail(
-        1,
-        format!("cannot create a folder in {}", base.display()),
-    ))
+    pp::mpicc::scratch(base, &format!(".{stem}.mpi")).map_err(|e| fail(1, e))
 }
 
 /// The ranks' logs in `dir` (`rank.rank<r>`) merged into `log`: one header with `p` from rank
