@@ -75,13 +75,16 @@ struct AtExit;
 
 impl Drop for AtExit {
     fn drop(&mut self) {
-        with_local(|l| {
-            close_frames(l);
-            if l.serial {
-                recorder::work_end(None);
-                l.serial = false;
-            }
-        });
+        with_local(end_open);
+    }
+}
+
+/// Ends the waits and the serial work the thread still has open.
+fn end_open(l: &mut Local) {
+    close_frames(l);
+    if l.serial {
+        recorder::work_end(None);
+        l.serial = false;
     }
 }
 
@@ -416,11 +419,7 @@ pub fn loop_end() {
 pub fn thread_end() {
     with_local(|l| {
         if l.id.take().is_some() {
-            close_frames(l);
-            if l.serial {
-                recorder::work_end(None);
-                l.serial = false;
-            }
+            end_open(l);
             recorder::thread_stop();
         }
     });
@@ -428,12 +427,6 @@ pub fn thread_end() {
 
 /// The runtime shuts down (on this thread): the serial work ends and the log is finished.
 pub fn finalize() {
-    with_local(|l| {
-        close_frames(l);
-        if l.serial {
-            recorder::work_end(None);
-            l.serial = false;
-        }
-    });
+    with_local(end_open);
     run::finish();
 }
