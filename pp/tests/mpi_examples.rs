@@ -23,6 +23,10 @@ use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
+mod readme_section;
+
 const PROGRAMS: [&str; 4] = ["pingpong", "late_sender", "imbalance", "fft2d"];
 
 /// What a measured wait may fall short of its lower bound by: the ranks leave the barrier that
@@ -493,8 +497,6 @@ fn seconds(profile: &Value, t: usize, category: &str) -> f64 {
         .unwrap_or_else(|| panic!("{profile}"))
 }
 
-use serde_json::Value;
-
 #[test]
 fn pp_run_traces_ranks_a_late_sender_is_sl_and_an_imbalance_li() {
     let test = "pp_run_traces_ranks_a_late_sender_is_sl_and_an_imbalance_li";
@@ -677,53 +679,13 @@ fn pp_run_moves_a_rank_with_another_clock_onto_rank_0s() {
 
 #[test]
 fn the_readme_mpi_lines_run() {
-    // The `$ pp` lines of the README's section "Measuring an MPI program", in order, in a
-    // scratch folder whose examples/mpi/build holds the compiled examples.
-    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
-    let mut section = false;
-    let mut lines = Vec::new();
-    for (i, line) in readme.lines().enumerate() {
-        if line.starts_with("## ") {
-            section = line.starts_with("## Measuring an MPI program");
-        }
-        if let Some(command) = line.strip_prefix("$ pp ").filter(|_| section) {
-            let command = command.find(" #").map_or(command, |at| &command[..at]);
-            lines.push((i + 1, format!("pp {}", command.trim())));
-        }
-    }
+    // The `$ pp` lines of the README's section "Measuring an MPI program", in order.
+    let lines = readme_section::pp_lines("## Measuring an MPI program");
     assert!(lines.len() >= 2, "{lines:?}");
     let Some((built, _open, _one_at_a_time)) = examples("the_readme_mpi_lines_run") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("pp-mpi-readme-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("bin")).unwrap();
-    std::fs::create_dir_all(dir.join("examples/mpi")).unwrap();
-    std::os::unix::fs::symlink(built, dir.join("examples/mpi/build")).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pp"), dir.join("bin/pp")).unwrap();
-    let path = format!(
-        "{}:{}",
-        dir.join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    for (number, line) in &lines {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(line)
-            .current_dir(&dir)
-            .env("PATH", &path)
-            .env_remove("PP_LOG")
-            .env("PP_MACHINE", "/nonexistent/machine.toml")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "README.md:{number}: `{line}` failed ({}):\n{stderr}",
-            out.status
-        );
-        assert!(!stderr.contains("panicked"), "README.md:{number}: {stderr}");
-    }
+    let dir = readme_section::run("pp-mpi-readme", &lines, "mpi", built, &[]);
     assert!(dir.join("pp.log").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -25,6 +25,8 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 use serde_json::Value;
 
+mod readme_section;
+
 const PROGRAMS: [&str; 3] = ["categories", "known", "fft2d"];
 
 fn repository() -> PathBuf {
@@ -471,61 +473,20 @@ fn fft2d_dp_and_tp_give_the_reference_checksum_under_the_tool() {
     }
 }
 
-/// The `$ pp ...` lines of the README's OpenMP section, trailing comments cut.
-fn readme_pp_lines() -> Vec<(usize, String)> {
-    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
-    let mut section = false;
-    let mut lines = Vec::new();
-    for (i, line) in readme.lines().enumerate() {
-        if line.starts_with("## ") {
-            section = line.starts_with("## Measuring an OpenMP program");
-        }
-        let Some(command) = line.strip_prefix("$ pp ").filter(|_| section) else {
-            continue;
-        };
-        let command = command.find(" #").map_or(command, |at| &command[..at]);
-        lines.push((i + 1, format!("pp {}", command.trim())));
-    }
-    lines
-}
-
 #[test]
 fn the_readme_openmp_lines_run() {
-    let lines = readme_pp_lines();
+    let lines = readme_section::pp_lines("## Measuring an OpenMP program");
     assert!(lines.len() >= 3, "{lines:?}");
     let Some((built, _one_at_a_time)) = examples("the_readme_openmp_lines_run") else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("pp-openmp-readme-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("bin")).unwrap();
-    std::fs::create_dir_all(dir.join("examples/openmp")).unwrap();
-    std::os::unix::fs::symlink(built, dir.join("examples/openmp/build")).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pp"), dir.join("bin/pp")).unwrap();
-    let path = format!(
-        "{}:{}",
-        dir.join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
+    let dir = readme_section::run(
+        "pp-openmp-readme",
+        &lines,
+        "openmp",
+        built,
+        &["OMP_NUM_THREADS"],
     );
-    for (number, line) in &lines {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(line)
-            .current_dir(&dir)
-            .env("PATH", &path)
-            .env_remove("PP_LOG")
-            .env_remove("OMP_NUM_THREADS")
-            .env("PP_MACHINE", "/nonexistent/machine.toml")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "README.md:{number}: `{line}` failed ({}):\n{stderr}",
-            out.status
-        );
-        assert!(!stderr.contains("panicked"), "README.md:{number}: {stderr}");
-    }
     assert!(dir.join("pp.log").is_file());
     let data = std::fs::read_to_string(dir.join("data.dat")).unwrap();
     assert_eq!(data.lines().count(), 1, "{data}");
