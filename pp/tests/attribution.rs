@@ -5,7 +5,7 @@
 //! exactly, and the categories must sum to `p × wall`; so must the breakdowns by innermost
 //! region and by phase (before rc.cpu, which is shared over them in integer parts).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use pp::event::{Event, EventKind, Header, Sym, Symbols, WaitKind};
 use pp::machine::Machine;
@@ -32,86 +32,30 @@ impl Rng {
 
 const HORIZON: u64 = 300;
 
+/// Random events of `p` threads, in time order, with the order they were made in for equal
+/// times.
+struct Schedule {
+    events: Vec<(u64, usize, Event)>,
+}
+
+impl Schedule {
+    fn push(&mut self, t: u64, thread: u32, kind: EventKind) {
+        let order = self.events.len();
+        self.events.push((t, order, Event { t, thread, kind }));
+    }
+}
+
 /// Random valid events of `p` threads, in time order.
 fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
     let mut rng = Rng(seed | 1);
     let mut symbols = Symbols::default();
     let names = ["a", "b", "c"].map(|n| symbols.intern(n));
-    let mut events: Vec<(u64, usize, Event)> = Vec::new();
-    let mut push = |t: u64, thread: u32, kind: EventKind| {
-        let order = events.len();
-        events.push((t, order, Event { t, thread, kind }));
-    };
-    for thread in 0..p {
-        if rng.chance(10) {
-            continue; // a thread that never starts
-        }
-        let mut t = rng.below(30);
-        let (mut cpu, mut delay) = (0, 0);
-        push(t, thread, EventKind::Start);
-        while t < HORIZON {
-            let step = 1 + rng.below(20);
-            match rng.below(6) {
-                0 => t += step, // idle gap
-                1 => {
-                    push(t, thread, EventKind::WorkBegin { label: None });
-                    let end = t + step + rng.below(30);
-                    while t < end {
-                        t += 1 + rng.below(8);
-                        if rng.chance(30) {
-                            let (b, e) = if rng.chance(50) {
-                                let kind = WaitKind::ALL[rng.below(6) as usize];
-                                (
-                                    EventKind::WaitBegin { kind, object: None },
-                                    EventKind::WaitEnd { kind, object: None },
-                                )
-                            } else {
-                                let bytes = rng.below(4096);
-                                (EventKind::CommBegin { bytes }, EventKind::CommEnd { bytes })
-                            };
-                            push(t, thread, b);
-                            t += rng.below(10);
-                            push(t, thread, e);
-                        }
-                    }
-                    push(t, thread, EventKind::WorkEnd { label: None });
-                }
-                2 => {
-                    let kind = WaitKind::ALL[rng.below(6) as usize];
-                    push(t, thread, EventKind::WaitBegin { kind, object: None });
-                    t += step;
-                    push(t, thread, EventKind::WaitEnd { kind, object: None });
-                }
-                3 => {
-                    push(t, thread, EventKind::CommBegin { bytes: 64 });
-                    t += step;
-                    push(t, thread, EventKind::CommEnd { bytes: 64 });
-                }
-                4 => {
-                    let name = names[rng.below(3) as usize];
-                    push(t, thread, EventKind::Phase { name });
-                    t += rng.below(3);
-                }
-                _ => {
-                    // CPU clock advances by at most the elapsed time, sometimes much less;
-                    // most samples carry a run-queue delay, which grows by a few ns.
-                    cpu += rng.below(t + 1 - cpu.min(t));
-                    delay += rng.below(15);
-                    let run_delay_ns = rng.chance(70).then_some(delay);
-                    push(
-                        t,
-                        thread,
-                        EventKind::Cpu {
-                            thread_cpu_ns: cpu,
-                            run_delay_ns,
-                        },
-                    );
-                    t += rng.below(3);
-                }
-            }
-        }
-        push(t + rng.below(10), thread, EventKind::Stop);
-    }
+    let mut s = Schedule { events: Vec::new() };
+    // Regions first, so that messages are received only in waits that no region boundary
+    // cuts (a region beginning or ending at the wait's end counts: its event comes first):
+    // pp splits a receive's wait where it ends, in the context (region, phase) it ends in,
+    // and leaves as `sl` the part of the transfer that lies in an earlier context.
+    let mut boundaries = Vec::new();
     for id in 0..rng.below(5) {
         let begin = rng.below(HORIZON);
         let end = begin + rng.below(HORIZON / 2);
@@ -123,22 +67,154 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
         };
         let name = names[rng.below(3) as usize];
         let by = rng.below(p as u64) as u32;
-        push(begin, by, EventKind::RegionBegin { id, name, team });
-        push(end, by, EventKind::RegionEnd { id });
+        s.push(begin, by, EventKind::RegionBegin { id, name, team });
+        s.push(end, by, EventKind::RegionEnd { id });
+        boundaries.extend([begin, end]);
     }
+    // Messages received: (sender, receiver, time received, tag, bytes); sent at the end.
+    let mut messages: Vec<(u32, u32, u64, u32, u64)> = Vec::new();
+    // A wait of `kind` by `thread` over `[t, t + len]`; a `recv` wait that no region boundary
+    // cuts mostly receives one or two messages inside.
+    let mut wait = |s: &mut Schedule, rng: &mut Rng, thread: u32, t: u64, len: u64, kind| {
+        s.push(t, thread, EventKind::WaitBegin { kind, object: None });
+        let uncut = !boundaries.iter().any(|&b| t < b && b <= t + len);
+        if kind == WaitKind::Recv && uncut && t > 0 && rng.chance(70) {
+            for _ in 0..1 + rng.below(2) {
+                let at = t + rng.below(len + 1);
+                let (peer, tag, bytes) = (
+                    rng.below(p as u64) as u32,
+                    rng.below(2) as u32,
+                    rng.below(4096),
+                );
+                messages.push((peer, thread, at, tag, bytes));
+                let comm = None;
+                s.push(
+                    at,
+                    thread,
+                    EventKind::Recv {
+                        peer,
+                        tag,
+                        bytes,
+                        comm,
+                    },
+                );
+            }
+        }
+        s.push(t + len, thread, EventKind::WaitEnd { kind, object: None });
+    };
+    for thread in 0..p {
+        if rng.chance(10) {
+            continue; // a thread that never starts
+        }
+        let mut t = rng.below(30);
+        let (mut cpu, mut delay) = (0, 0);
+        s.push(t, thread, EventKind::Start);
+        while t < HORIZON {
+            let step = 1 + rng.below(20);
+            match rng.below(6) {
+                0 => t += step, // idle gap
+                1 => {
+                    s.push(t, thread, EventKind::WorkBegin { label: None });
+                    let end = t + step + rng.below(30);
+                    while t < end {
+                        t += 1 + rng.below(8);
+                        if rng.chance(30) {
+                            let len = rng.below(10);
+                            if rng.chance(50) {
+                                let kind = WaitKind::ALL[rng.below(6) as usize];
+                                wait(&mut s, &mut rng, thread, t, len, kind);
+                            } else {
+                                let bytes = rng.below(4096);
+                                s.push(t, thread, EventKind::CommBegin { bytes });
+                                s.push(t + len, thread, EventKind::CommEnd { bytes });
+                            }
+                            t += len;
+                        }
+                    }
+                    s.push(t, thread, EventKind::WorkEnd { label: None });
+                }
+                2 => {
+                    let kind = WaitKind::ALL[rng.below(6) as usize];
+                    wait(&mut s, &mut rng, thread, t, step, kind);
+                    t += step;
+                }
+                3 => {
+                    s.push(t, thread, EventKind::CommBegin { bytes: 64 });
+                    t += step;
+                    s.push(t, thread, EventKind::CommEnd { bytes: 64 });
+                }
+                4 => {
+                    let name = names[rng.below(3) as usize];
+                    s.push(t, thread, EventKind::Phase { name });
+                    t += rng.below(3);
+                }
+                _ => {
+                    // CPU clock advances by at most the elapsed time, sometimes much less;
+                    // most samples carry a run-queue delay, which grows by a few ns.
+                    cpu += rng.below(t + 1 - cpu.min(t));
+                    delay += rng.below(15);
+                    let run_delay_ns = rng.chance(70).then_some(delay);
+                    s.push(
+                        t,
+                        thread,
+                        EventKind::Cpu {
+                            thread_cpu_ns: cpu,
+                            run_delay_ns,
+                        },
+                    );
+                    t += rng.below(3);
+                }
+            }
+        }
+        s.push(t + rng.below(10), thread, EventKind::Stop);
+    }
+    // Each message's send, strictly before its receive (so before it in time order), and a
+    // few sends nobody receives. A channel's receives match its sends oldest first, which
+    // need not be the pairs made here (their bytes may then differ: rule 20 warns).
+    for (from, to, at, tag, bytes) in messages {
+        let comm = None;
+        s.push(
+            rng.below(at),
+            from,
+            EventKind::Send {
+                peer: to,
+                tag,
+                bytes,
+                comm,
+            },
+        );
+    }
+    for _ in 0..rng.below(3) {
+        let (from, to) = (rng.below(p as u64) as u32, rng.below(p as u64) as u32);
+        let (tag, bytes, comm) = (0, 8, None);
+        s.push(
+            rng.below(HORIZON),
+            from,
+            EventKind::Send {
+                peer: to,
+                tag,
+                bytes,
+                comm,
+            },
+        );
+    }
+    let mut events = s.events;
     events.sort_by_key(|&(t, order, _)| (t, order));
     (events.into_iter().map(|(_, _, e)| e).collect(), symbols)
 }
 
 /// A fast machine: moving `b` bytes ideally takes `2 + b/512` ns, so that the generated
-/// comm intervals (up to ~20 ns, up to 4 KiB) are sometimes within, sometimes beyond it.
+/// comm intervals (up to ~20 ns, up to 4 KiB) are sometimes within, sometimes beyond it; an
+/// MPI message of `b` bytes `3 + b/1024` ns.
 fn machine() -> Machine {
     Machine::parse(
         "test",
         "[about]\nhost = \"t\"\ncores = 2\nmeasured_at = 0\npp_version = \"0\"\n\
          [copy]\npoints = []\n[[copy.segments]]\nfrom_bytes = 0\nto_bytes = 1099511627776\n\
          alpha_ns = 2.0\nbeta_bytes_per_ns = 512.0\n\
-         [handoff]\nreps = 1\nmin_ns = 1.0\nmedian_ns = 1.0\ncv = 0.0\nflagged = false\n",
+         [handoff]\nreps = 1\nmin_ns = 1.0\nmedian_ns = 1.0\ncv = 0.0\nflagged = false\n\
+         [mpi]\nlibrary = \"test\"\nlocality = \"node\"\npoints = []\n[[mpi.segments]]\n\
+         from_bytes = 0\nto_bytes = 1099511627776\nalpha_ns = 3.0\nbeta_bytes_per_ns = 1024.0\n",
     )
     .unwrap()
 }
@@ -183,18 +259,56 @@ fn brute_force(
     // Per thread: (time, name) of each phase event.
     let mut phases: Vec<Vec<(u64, Sym)>> = vec![Vec::new(); p];
     let mut cpu: Vec<Vec<(u64, u64, Option<u64>)>> = vec![Vec::new(); p];
+    // Sends not received yet per (sender, receiver, tag), oldest first: (time, bytes).
+    let mut unreceived: BTreeMap<(u32, u32, u32), VecDeque<u64>> = BTreeMap::new();
+    // Per thread: its open `recv` wait's (begin, time its last matched message was sent,
+    // largest bytes received); then per thread its receiving waits as (begin, end, start of
+    // the transfer, ideal time of the transfer).
+    let mut receiving: Vec<Option<(u64, Option<u64>, u64)>> = vec![None; p];
+    let mut transfers: Vec<Vec<(u64, u64, u64, u64)>> = vec![Vec::new(); p];
     for e in events {
         let i = e.thread as usize;
         match e.kind {
             EventKind::WorkBegin { .. } => open[i].push((e.t, 0)),
             EventKind::WaitBegin { kind, .. } => {
+                if kind == WaitKind::Recv {
+                    receiving[i] = Some((e.t, None, 0));
+                }
                 open[i].push((e.t, if kind == WaitKind::Barrier { 3 } else { 1 }))
+            }
+            EventKind::Send { peer, tag, .. } => {
+                let channel = (e.thread, peer, tag);
+                unreceived.entry(channel).or_default().push_back(e.t);
+            }
+            EventKind::Recv {
+                peer, tag, bytes, ..
+            } => {
+                let sent = unreceived
+                    .get_mut(&(peer, e.thread, tag))
+                    .and_then(|q| q.pop_front());
+                if let (Some(sent), Some((_, last, most))) = (sent, &mut receiving[i]) {
+                    *last = Some(last.map_or(sent, |l| l.max(sent)));
+                    *most = (*most).max(bytes);
+                }
             }
             EventKind::CommBegin { bytes } => {
                 open[i].push((e.t, 2));
                 if let Some(m) = machine {
                     deadlines[i].push((e.t, e.t + m.ideal_copy_ns(bytes)));
                 }
+            }
+            EventKind::WaitEnd {
+                kind: WaitKind::Recv,
+                ..
+            } => {
+                if let Some((begin, Some(sent), bytes)) = receiving[i].take() {
+                    let ideal = machine
+                        .and_then(|m| m.mpi.as_ref())
+                        .map_or(u64::MAX, |mpi| mpi.ideal_message_ns(bytes));
+                    transfers[i].push((begin, e.t, begin.max(sent), ideal));
+                }
+                let (b, k) = open[i].pop().unwrap();
+                intervals[i].push((b, e.t, open[i].len(), k));
             }
             EventKind::WorkEnd { .. } | EventKind::WaitEnd { .. } | EventKind::CommEnd { .. } => {
                 let (b, k) = open[i].pop().unwrap();
@@ -253,7 +367,18 @@ fn brute_force(
                         _ => Category::Cl,
                     }
                 }
-                Some(1) => Category::Sl,
+                // Waiting: for a late sender (sl) until the last message received in the
+                // wait was sent, then the transfer: cl up to its ideal time, rc beyond.
+                Some(1) => {
+                    let transfer = transfers[i].iter().find(|&&(b, e, _, _)| b <= x && x < e);
+                    match transfer {
+                        Some(&(_, _, from, ideal)) if x >= from && x - from >= ideal => {
+                            Category::Rc
+                        }
+                        Some(&(_, _, from, _)) if x >= from => Category::Cl,
+                        _ => Category::Sl,
+                    }
+                }
                 Some(0) => {
                     work_at[i].push(x);
                     Category::Pc
@@ -412,6 +537,8 @@ proptest! {
                         "rule 5: event of a thread after its stop",
                         "rule 14: region_end of a region that is not the thread's innermost",
                         "rule 18: events after the last stop",
+                        "rule 20: recv whose bytes differ from its send's",
+                        "rule 21: ",
                     ];
                     prop_assert!(allowed.iter().any(|a| w.starts_with(a)), "{}", w);
                 }
