@@ -7,6 +7,7 @@ mod plan;
 mod predict;
 mod rank;
 mod report;
+mod shapes;
 mod specs;
 mod study;
 mod validate;

@@ -25,6 +25,11 @@ pub struct Args {
     /// `--shape 'li:p=p*sqrt(p)'` (repeatable).
     #[arg(long, value_name = "CAT:FACTOR=EXPR")]
     shape: Vec<String>,
+    /// A shapes file (TOML: `[li]` then `n = "n*log2(n)"`, one table per category), as if each
+    /// entry were a `--shape`; a `--shape` for the same category and factor wins. The paper's
+    /// Table 1 is `datasets/data/paper/table1-shapes.toml`.
+    #[arg(long, value_name = "FILE")]
+    shapes: Option<PathBuf>,
     /// Override the combination chosen by allocation of variation: `li=multiplicative`,
     /// or `additive` for every category (repeatable).
     #[arg(long, value_name = "[CAT=]additive|multiplicative")]
@@ -69,7 +74,7 @@ pub fn run(args: &Args) -> Result<String> {
     });
     let options = BuildOptions {
         name,
-        choices: choices(&args.shape, &args.combine, &categories)?,
+        choices: choices(&shapes(args, &categories)?, &args.combine, &categories)?,
         categories,
         conditions,
         created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
@@ -86,6 +91,26 @@ pub fn run(args: &Args) -> Result<String> {
             Ok(fit::model_file::write(&model))
         }
     }
+}
+
+/// The `--shape`s, after the `--shapes` file's entries (so that they win: the later one of a
+/// category and factor is kept).
+fn shapes(args: &Args, categories: &[String]) -> Result<Vec<String>> {
+    let mut all = Vec::new();
+    if let Some(path) = &args.shapes {
+        for (category, factor, expr) in crate::shapes::read(path)? {
+            if !categories.contains(&category) {
+                bail!(
+                    "{}: [{category}]: not a modelled category ({}; --cat chooses them)",
+                    path.display(),
+                    categories.join(", ")
+                );
+            }
+            all.push(format!("{category}:{factor}={expr}"));
+        }
+    }
+    all.extend(args.shape.iter().cloned());
+    Ok(all)
 }
 
 /// The user's shapes and combinations, by category.
