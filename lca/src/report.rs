@@ -112,14 +112,33 @@ pub fn winner_map(
     pair.winner_map(&pair.default_axis(u)?, &pair.default_axis(v)?, &[], 41)
 }
 
-/// The winner map of two models as HTML, or why there is none.
+/// The winner map of two models as HTML; where they vary one factor, where they cross along
+/// it (as `lca crossover` says it); else why there is none.
 fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
+    let along = || -> Result<String, fit::crossover::CrossoverError> {
+        let pair = fit::crossover::Pair::new(a, b)?;
+        let free = pair.free(&[])?;
+        let [var] = &free[..] else {
+            return Err(fit::crossover::CrossoverError(String::new()));
+        };
+        let c = pair.crossover(&pair.default_axis(var)?, &[], 512)?;
+        let text = reports::crossover::crossover(&c, reports::ranking::Format::Text);
+        Ok(format!(
+            "<h2>Which is faster: {} or {}, along {}</h2>\n<pre>{}</pre>\n",
+            reports::html::escape(&a.name),
+            reports::html::escape(&b.name),
+            reports::html::escape(var),
+            reports::html::escape(&text)
+        ))
+    };
     match winner_map(a, b) {
         Ok(map) => reports::html::winner_map(&map),
-        Err(e) => format!(
-            "<p class=\"note\">No winner map: {}</p>\n",
-            reports::html::escape(&e.to_string())
-        ),
+        Err(e) => along().unwrap_or_else(|_| {
+            format!(
+                "<p class=\"note\">No winner map: {}</p>\n",
+                reports::html::escape(&e.to_string())
+            )
+        }),
     }
 }
 
