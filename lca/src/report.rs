@@ -74,11 +74,11 @@ pub fn write(
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let extra = match models {
+    let lead = match models {
         [a, b] => map_section(a, b),
         _ => String::new(),
     };
-    let page = report(title, &sections, &extra)?;
+    let page = report(title, &lead, &sections)?;
     let charts = out.join("charts");
     std::fs::create_dir_all(&charts)
         .with_context(|| format!("{}: cannot create", charts.display()))?;
@@ -112,8 +112,8 @@ pub fn winner_map(
     pair.winner_map(&pair.default_axis(u)?, &pair.default_axis(v)?, &[], 41)
 }
 
-/// The winner map of two models as HTML; where they vary one factor, where they cross along
-/// it (as `lca crossover` says it); else why there is none.
+/// The verdict and winner map of two models as HTML; where they vary one factor, the verdict
+/// and where they cross along it (as `lca crossover` says it); else why there is none.
 fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
     let along = || -> Result<String, fit::crossover::CrossoverError> {
         let pair = fit::crossover::Pair::new(a, b)?;
@@ -124,10 +124,12 @@ fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
         let c = pair.crossover(&pair.default_axis(var)?, &[], 512)?;
         let text = reports::crossover::crossover(&c, reports::ranking::Format::Text);
         Ok(format!(
-            "<h2>Which is faster: {} or {}, along {}</h2>\n<pre>{}</pre>\n",
+            "<h2>Which is faster: {} or {}, along {}</h2>\n<p class=\"verdict\">{}</p>\n\
+             <pre>{}</pre>\n",
             reports::html::escape(&a.name),
             reports::html::escape(&b.name),
             reports::html::escape(var),
+            reports::html::escape(&reports::verdict::along(&c)),
             reports::html::escape(&text)
         ))
     };

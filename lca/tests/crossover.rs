@@ -138,6 +138,7 @@ fn text_report() {
     insta::assert_snapshot!(text, @r#"
     A: sq  B: lin  along n from 16 to 2048 (log scale), 512 samples  at p=1
     who wins: no intervals (a model written by hand): the lower mean wins, untested
+    verdict: Comparing means only (models without intervals: untested), at p = 1: sq is faster for n ≤ 100; lin is faster for n ≥ 100. Part of it lies outside the measured runs (extrapolation).
     crossing   at n = 100        T_A = T_B = 10000; no interval
     n from 16 to 100               A (sq) wins (no intervals: untested), T_B/T_A up to 6.250 at n = 16
     n from 100 to 2048             B (lin) wins (no intervals: untested), T_A/T_B up to 20.48 at n = 2048
@@ -303,6 +304,7 @@ fn winner_map_of_a_known_pair() {
     insta::assert_snapshot!(text, @r#"
     A: a  B: b  winner map over n from 1 to 100 (log scale) across and p from 1 to 64 (log scale) up
     who wins: no intervals (a model written by hand): the lower mean wins, untested
+    verdict: Comparing means only (models without intervals: untested): a is faster for p ≤ 38.1 (n ≤ 55.6 at p = 1, n ≤ 1.46 at p = 38.1): 43.2% of the map; b is faster for all p from 1 to 64 (n ≥ 55.6 at p = 1, all n from 1 to 100 at p = 64): 56.8% of the map.
     A = a faster, B = b faster, = equal (no intervals)
           p
          64 |BBBBBBBBB
@@ -404,12 +406,62 @@ fn fitted_models_give_bands() {
         text.contains("cannot be told apart at 90% (T_A = "),
         "{text}"
     );
+    // The verdict names the band's ends (to 3 significant digits) as the undecided stretch
+    // (its numbers: 90, p's 1, then the ends).
+    let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap();
+    let numbers: Vec<f64> = verdict
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|w| w.trim_end_matches('.').parse().ok())
+        .collect();
+    assert_eq!(
+        verdict,
+        format!(
+            "verdict: At 90% confidence, at p = 1: sq is faster for n ≤ {0}; lin is faster for \
+             n ≥ {1}. For n from {0} to {1} these runs cannot tell them apart.",
+            numbers[2], numbers[3]
+        ),
+        "{text}"
+    );
+    assert!((numbers[2] - lo).abs() < 0.005 * lo, "{verdict} vs {lo}");
+    assert!((numbers[3] - hi).abs() < 0.005 * hi, "{verdict} vs {hi}");
     // The map of the same pair names the same verdicts: one factor free, so --var n is
     // implied; the CSV carries significance per side.
     let csv = stdout(&["crossover", &models[0], &models[1], "--format", "csv"]);
     assert!(
         csv.contains(",crossing,") && csv.contains(",true,"),
         "{csv}"
+    );
+}
+
+#[test]
+fn verdicts_without_a_crossing() {
+    let dir = scratch("crossover-verdicts");
+    let sq = model(&dir, "sq", "n^2");
+    let double = model(&dir, "double", "2*n^2");
+    let verdict = |a: &str, b: &str| {
+        let text = stdout(&["crossover", a, b, "--var", "n"]);
+        text.lines()
+            .find_map(|l| l.strip_prefix("verdict: ").map(str::to_string))
+            .unwrap_or_else(|| panic!("{text}"))
+    };
+    assert_eq!(
+        verdict(&sq, &double),
+        "Comparing means only (models without intervals: untested), at p = 1: sq is faster \
+         for all n from 32 to 1024."
+    );
+    assert_eq!(
+        verdict(&double, &sq),
+        "Comparing means only (models without intervals: untested), at p = 1: sq is faster \
+         for all n from 32 to 1024."
+    );
+    let same = path(write(
+        &dir,
+        "same.toml",
+        &std::fs::read_to_string(&sq).unwrap(),
+    ));
+    assert_eq!(
+        verdict(&sq, &same),
+        "sq and same predict the same time for all n from 32 to 1024 at p = 1."
     );
 }
 

@@ -234,6 +234,7 @@ fn text(c: &Crossover) -> String {
         &c.fixed,
         c.intervals,
     );
+    let _ = writeln!(out, "verdict: {}", crate::verdict::along(c));
     if c.meetings.is_empty() {
         out.push_str("no crossover in the range\n");
     }
@@ -404,6 +405,7 @@ fn map_text(m: &WinnerMap) -> String {
         &m.fixed,
         m.intervals,
     );
+    let _ = writeln!(out, "verdict: {}", crate::verdict::map(m));
     let tie = if m.intervals {
         "cannot be told apart at 90%"
     } else {

@@ -11,6 +11,7 @@ use crate::chart::{Chart, ChartError, render_svg};
 use crate::figures::{Runs, category_charts, speedup_charts, stacked_charts, validation_chart};
 use crate::file_names::distinct_stems;
 use crate::number::significant;
+use crate::verdict::human;
 
 /// One implementation in a report.
 pub struct Section<'a> {
@@ -53,10 +54,11 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:
 text-align:left;vertical-align:top}code{font-size:.95em;overflow-wrap:anywhere}\
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(640px,1fr));gap:1em}\
 figure{margin:0}table.map td{width:14px;height:10px;padding:0;border:none}\
-table.map th{font-weight:normal;padding:0 .4em;border:none}svg{width:100%;height:auto;display:block}p.note{color:#555}.warn{color:#a40000}";
+table.map th{font-weight:normal;padding:0 .4em;border:none}svg{width:100%;height:auto;display:block}p.note{color:#555}p.verdict{font-size:1.15em;background:#f4f7fb;border-left:4px solid #4a90d9;padding:.6em .8em}.warn{color:#a40000}";
 
-/// Builds the report of the sections, with `extra` HTML (already escaped) appended.
-pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, ChartError> {
+/// Builds the report: the title, then `lead` HTML (already escaped: the verdict and the winner
+/// map of two implementations), then the sections.
+pub fn report(title: &str, lead: &str, sections: &[Section]) -> Result<Report, ChartError> {
     let mut html = String::new();
     let mut charts: Vec<(String, Chart)> = Vec::new();
     let _ = write!(
@@ -67,6 +69,7 @@ pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, 
          Intervals are 90%.</p>\n",
         escape(title)
     );
+    html.push_str(lead);
     let stems = distinct_stems(sections.iter().map(|s| s.model.name.as_str()));
     for (section, stem) in sections.iter().zip(&stems) {
         let model = section.model;
@@ -152,21 +155,21 @@ pub fn report(title: &str, sections: &[Section], extra: &str) -> Result<Report, 
         }
         html.push_str("</div>\n");
     }
-    html.push_str(extra);
     html.push_str("</body></html>\n");
     Ok(Report { html, charts })
 }
 
-/// The winner map of two implementations as a coloured grid (the second factor upwards),
-/// with the crossover boundary listed under it.
+/// The verdict and the winner map of two implementations as a coloured grid (the second factor
+/// upwards), with the crossover boundary's points folded under it.
 pub fn winner_map(map: &WinnerMap) -> String {
     let mut html = format!(
-        "<h2>Which is faster: {} (A) or {} (B)</h2>\n<p>{} across, {} up{}. \
+        "<h2>Which is faster: {} (A) or {} (B)</h2>\n<p class=\"verdict\">{}</p>\n<p>{} across, {} up{}. \
          <span style=\"background:#4a90d9;color:#fff\">&nbsp;A&nbsp;</span> {} faster, \
          <span style=\"background:#f5a623\">&nbsp;B&nbsp;</span> {} faster, \
          <span style=\"background:#ddd\">&nbsp;=&nbsp;</span> {}.</p>\n",
         escape(&map.a),
         escape(&map.b),
+        escape(&crate::verdict::map(map)),
         escape(&map.u.factor),
         escape(&map.v.factor),
         if map.fixed.is_empty() {
@@ -185,8 +188,8 @@ pub fn winner_map(map: &WinnerMap) -> String {
     );
     html.push_str("<table class=\"map\">\n");
     for (j, row) in map.cells.iter().enumerate().rev() {
-        let label = if j == 0 || j + 1 == map.cells.len() {
-            significant(map.vs[j], 4)
+        let label = if j == 0 || j + 1 == map.cells.len() || j == map.cells.len() / 2 {
+            format!("{} = {}", escape(&map.v.factor), human(map.vs[j]))
         } else {
             String::new()
         };
@@ -204,14 +207,22 @@ pub fn winner_map(map: &WinnerMap) -> String {
         }
         html.push_str("</tr>\n");
     }
-    let (first, last) = (map.us[0], map.us[map.us.len() - 1]);
+    let (first, middle, last) = (
+        map.us[0],
+        map.us[map.us.len() / 2],
+        map.us[map.us.len() - 1],
+    );
+    let third = map.us.len() / 3;
     let _ = writeln!(
         html,
-        "<tr><th></th><td colspan=\"{}\">{} = {} … {}</td></tr></table>",
-        map.us.len(),
-        escape(&map.u.factor),
-        significant(first, 4),
-        significant(last, 4)
+        "<tr><th></th><td colspan=\"{third}\">{u} = {first}</td>\
+         <td colspan=\"{rest}\" style=\"text-align:center\">{u} = {middle}</td>\
+         <td colspan=\"{third}\" style=\"text-align:right\">{u} = {last}</td></tr></table>",
+        rest = map.us.len() - 2 * third,
+        u = escape(&map.u.factor),
+        first = human(first),
+        middle = human(middle),
+        last = human(last)
     );
     if map.boundary.is_empty() {
         html.push_str("<p>No crossover inside the map.</p>\n");
@@ -236,7 +247,9 @@ pub fn winner_map(map: &WinnerMap) -> String {
             .collect();
         let _ = writeln!(
             html,
-            "<p>Boundary (T<sub>A</sub> = T<sub>B</sub>): {}.</p>",
+            "<details><summary>Boundary (T<sub>A</sub> = T<sub>B</sub>): {} points</summary>\
+             <p>{}.</p></details>",
+            points.len(),
             points.join("; ")
         );
     }

@@ -12,3 +12,4 @@ pub mod prediction;
 pub mod ranking;
 pub mod validation;
 pub mod variation;
+pub mod verdict;

@@ -1,0 +1,236 @@
+//! The verdict: one or two sentences a person can act on, saying which implementation is
+//! faster where, at what confidence, and where the runs cannot tell — from a crossover along
+//! one factor or a winner map over two. It restates what `fit::crossover` decided (the one rule
+//! of who wins); it decides nothing itself.
+
+use fit::crossover::{Axis, Crossover, Side, Winner, WinnerMap};
+
+/// A factor's value for people: whole numbers from 100 up, else 3 significant digits, without
+/// trailing zeros (`65`, `2.27`, `0.5`, `1024`).
+pub fn human(v: f64) -> String {
+    if !v.is_finite() {
+        return crate::number::significant(v, 3);
+    }
+    if v.abs() >= 100.0 {
+        return format!("{v:.0}");
+    }
+    let s = crate::number::significant(v, 3);
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Where `[from, to]` lies on the axis, in words: the whole range, `n ≤ 65`, `n ≥ 65`, or
+/// `n from 65 to 180`.
+fn stretch(axis: &Axis, from: f64, to: f64) -> String {
+    let f = &axis.factor;
+    let (lo_end, hi_end) = (near(from, axis.lo), near(to, axis.hi));
+    match (lo_end, hi_end) {
+        (true, true) => format!("all {f} from {} to {}", human(axis.lo), human(axis.hi)),
+        (true, false) => format!("{f} ≤ {}", human(to)),
+        (false, true) => format!("{f} ≥ {}", human(from)),
+        (false, false) => format!("{f} from {} to {}", human(from), human(to)),
+    }
+}
+
+/// Equal up to the printed precision of the axis' ends.
+fn near(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+fn name(w: Winner, a: &str, b: &str) -> String {
+    match w {
+        Winner::A => a.to_string(),
+        Winner::B => b.to_string(),
+        Winner::Tie => String::new(),
+    }
+}
+
+/// How sure, and where the other factors are: `At 90% confidence, at p = 26: `.
+fn lead(intervals: bool, fixed: &[(String, f64)]) -> String {
+    let how = if intervals {
+        "At 90% confidence"
+    } else {
+        "Comparing means only (models without intervals: untested)"
+    };
+    if fixed.is_empty() {
+        return format!("{how}: ");
+    }
+    let parts: Vec<String> = fixed
+        .iter()
+        .map(|(f, v)| format!("{f} = {}", human(*v)))
+        .collect();
+    format!("{how}, at {}: ", parts.join(", "))
+}
+
+/// ` at p = 26` where other factors are held, else nothing.
+fn at(fixed: &[(String, f64)]) -> String {
+    if fixed.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = fixed
+        .iter()
+        .map(|(f, v)| format!("{f} = {}", human(*v)))
+        .collect();
+    format!(" at {}", parts.join(", "))
+}
+
+/// The verdict along one factor: who is faster on which stretch, and where the runs cannot
+/// tell the two apart.
+pub fn along(c: &Crossover) -> String {
+    let sides: Vec<&Side> = c.sides.iter().filter(|s| s.to > s.from).collect();
+    let wins: Vec<String> = sides
+        .iter()
+        .filter(|s| s.winner != Winner::Tie)
+        .map(|s| {
+            format!(
+                "{} is faster for {}",
+                name(s.winner, &c.a, &c.b),
+                stretch(&c.axis, s.from, s.to)
+            )
+        })
+        .collect();
+    let ties: Vec<String> = sides
+        .iter()
+        .filter(|s| s.winner == Winner::Tie)
+        .map(|s| stretch(&c.axis, s.from, s.to))
+        .collect();
+    let mut out = if wins.is_empty() {
+        format!(
+            "{} and {} {} for {}{}.",
+            c.a,
+            c.b,
+            if c.intervals {
+                "cannot be told apart at 90%"
+            } else {
+                "predict the same time"
+            },
+            stretch(&c.axis, c.axis.lo, c.axis.hi),
+            at(&c.fixed)
+        )
+    } else {
+        format!("{}{}.", lead(c.intervals, &c.fixed), wins.join("; "))
+    };
+    if !wins.is_empty() && !ties.is_empty() {
+        out.push_str(&format!(
+            " For {} these runs cannot tell them apart.",
+            ties.join(" and ")
+        ));
+    }
+    out.push_str(&extrapolated(!c.extrapolation.is_empty()));
+    out
+}
+
+/// The verdict over two factors: for each implementation the levels of the second factor
+/// where it is faster somewhere, and along the first where it is faster at the lowest and the
+/// highest of those levels; then how much of the map is undecided.
+pub fn map(m: &WinnerMap) -> String {
+    let cells = (m.us.len() * m.vs.len()).max(1);
+    let mut sentences = Vec::new();
+    let mut decided = 0;
+    for w in [Winner::A, Winner::B] {
+        // Per level where `w` wins somewhere: the level and the hull of its stretches along u.
+        let mut levels: Vec<(f64, f64, f64)> = Vec::new();
+        let mut count = 0;
+        for (j, row) in m.cells.iter().enumerate() {
+            let n = row.iter().filter(|&&c| c == w).count();
+            if n == 0 {
+                continue;
+            }
+            count += n;
+            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            for s in m.levels.get(j).into_iter().flatten() {
+                if s.winner == w && s.to > s.from {
+                    lo = lo.min(s.from);
+                    hi = hi.max(s.to);
+                }
+            }
+            for (i, &c) in row.iter().enumerate() {
+                if c == w {
+                    lo = lo.min(m.us[i]);
+                    hi = hi.max(m.us[i]);
+                }
+            }
+            levels.push((m.vs[j], lo, hi));
+        }
+        let (Some(&(v0, lo0, hi0)), Some(&(v1, lo1, hi1))) = (levels.first(), levels.last()) else {
+            continue;
+        };
+        decided += count;
+        let v = &m.v.factor;
+        let (first, last) = (stretch(&m.u, lo0, hi0), stretch(&m.u, lo1, hi1));
+        let region = if v0 == v1 {
+            format!("{first} at {v} = {}", human(v0))
+        } else if first == last {
+            format!("{first} when {}", stretch(&m.v, v0, v1))
+        } else {
+            format!(
+                "{} ({first} at {v} = {}, {last} at {v} = {})",
+                stretch(&m.v, v0, v1),
+                human(v0),
+                human(v1)
+            )
+        };
+        let share = human(100.0 * count as f64 / cells as f64);
+        sentences.push(format!(
+            "{} is faster for {region}: {share}% of the map",
+            name(w, &m.a, &m.b)
+        ));
+    }
+    let undecided = 100.0 * (cells - decided) as f64 / cells as f64;
+    let mut out = if sentences.is_empty() {
+        format!(
+            "{} and {} {} anywhere on the map ({} by {}){}.",
+            m.a,
+            m.b,
+            if m.intervals {
+                "cannot be told apart at 90%"
+            } else {
+                "predict the same time"
+            },
+            stretch(&m.u, m.u.lo, m.u.hi),
+            stretch(&m.v, m.v.lo, m.v.hi),
+            at(&m.fixed)
+        )
+    } else {
+        format!("{}{}.", lead(m.intervals, &m.fixed), sentences.join("; "))
+    };
+    if !sentences.is_empty() && decided < cells {
+        out.push_str(&format!(
+            " Elsewhere ({}% of the map) {}.",
+            human(undecided),
+            if m.intervals {
+                "these runs cannot tell them apart"
+            } else {
+                "they predict the same time"
+            }
+        ));
+    }
+    out.push_str(&extrapolated(!m.extrapolation.is_empty()));
+    out
+}
+
+fn extrapolated(yes: bool) -> String {
+    if yes {
+        " Part of it lies outside the measured runs (extrapolation).".into()
+    } else {
+        String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human;
+
+    #[test]
+    fn numbers_for_people() {
+        assert_eq!(human(65.0163), "65");
+        assert_eq!(human(2.2738), "2.27");
+        assert_eq!(human(0.5), "0.5");
+        assert_eq!(human(1024.0), "1024");
+        assert_eq!(human(8.0), "8");
+        assert_eq!(human(0.000123), "0.000123");
+    }
+}
