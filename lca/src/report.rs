@@ -75,7 +75,7 @@ pub fn write(
         })
         .collect::<Result<Vec<_>>>()?;
     let lead = match models {
-        [a, b] => map_section(a, b),
+        [a, b] => map_section(a, b, &sections),
         _ => String::new(),
     };
     let page = report(title, &lead, &sections)?;
@@ -114,7 +114,7 @@ pub fn winner_map(
 
 /// The verdict and winner map of two models as HTML; where they vary one factor, the verdict
 /// and where they cross along it (as `lca crossover` says it); else why there is none.
-fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
+fn map_section(a: &PerformanceModel, b: &PerformanceModel, sections: &[Section]) -> String {
     let along = || -> Result<String, fit::crossover::CrossoverError> {
         let pair = fit::crossover::Pair::new(a, b)?;
         let free = pair.free(&[])?;
@@ -134,7 +134,7 @@ fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
         ))
     };
     match winner_map(a, b) {
-        Ok(map) => reports::html::winner_map(&map),
+        Ok(map) => reports::html::winner_map(&map, &measured(&map, sections)),
         Err(e) => along().unwrap_or_else(|_| {
             format!(
                 "<p class=\"note\">No winner map: {}</p>\n",
@@ -142,6 +142,19 @@ fn map_section(a: &PerformanceModel, b: &PerformanceModel) -> String {
             )
         }),
     }
+}
+
+/// Both implementations' measured runs as points of the map, `(u, v)`.
+fn measured(map: &fit::crossover::WinnerMap, sections: &[Section]) -> Vec<(f64, f64)> {
+    let mut points = Vec::new();
+    for s in sections {
+        let at = |f: &str| s.model.factors.iter().position(|x| x == f);
+        let (Some(u), Some(v)) = (at(&map.u.factor), at(&map.v.factor)) else {
+            continue;
+        };
+        points.extend(s.runs.points.iter().map(|p| (p[u], p[v])));
+    }
+    points
 }
 
 /// The rows of the model's implementation that hold a number for every factor and category.

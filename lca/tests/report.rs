@@ -60,6 +60,25 @@ fn report_of_two_models_with_measured_runs() {
         html.contains("mean relative error of T<sub>p</sub>"),
         "{html}"
     );
+    // The verdict and the winner map come first, before the implementations' sections; the
+    // map draws the boundary of the means and every measured run of both (16 model runs and
+    // 9 validation runs each, at 5 x 5 distinct points of the grid at most).
+    let verdict = html
+        .find("<p class=\"verdict\">At 90% confidence: ")
+        .unwrap();
+    let map = html.find("<figure class=\"map\"><svg ").unwrap();
+    assert!(
+        verdict < map && map < html.find("<h2>dp</h2>").unwrap(),
+        "{html}"
+    );
+    let map_svg = &html[map..map + html[map..].find("</svg>").unwrap()];
+    assert!(map_svg.contains("<polyline"), "a boundary line");
+    let runs = map_svg.matches("<circle").count() / 2;
+    assert!(
+        runs >= 50,
+        "{runs} measured runs drawn (a white disc and a ring each)"
+    );
+    assert!(map_svg.contains("n, log scale"), "the axis names its scale");
     let files = std::fs::read_dir(out.join("charts")).unwrap().count();
     assert_eq!(files, 2 * svgs);
 

@@ -22,9 +22,9 @@ pub const SIZE: (u32, u32) = (1024, 640);
 pub const MAX_LABEL_CHARS: usize = 60;
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
-const FAMILY: &str = "sans-serif";
+pub(crate) const FAMILY: &str = "sans-serif";
 const LEGEND_FONT_PX: u32 = 15;
-const PALETTE: [RGBColor; 8] = [
+pub(crate) const PALETTE: [RGBColor; 8] = [
     RGBColor(31, 119, 180),  // blue
     RGBColor(255, 127, 14),  // orange
     RGBColor(44, 160, 44),   // green
@@ -187,7 +187,7 @@ fn os_error_in(text: &str) -> Option<io::Error> {
 }
 
 /// Registers the bundled font under the family name plotters uses by default.
-fn ensure_font() -> Result<(), String> {
+pub(crate) fn ensure_font() -> Result<(), String> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
     let ok = *REGISTERED.get_or_init(|| register_font(FAMILY, FontStyle::Normal, FONT).is_ok());
     ok.then_some(())

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use fit::crossover::{Winner, WinnerMap};
+use fit::crossover::WinnerMap;
 use fit::performance::PerformanceModel;
 use fit::validation::Validation;
 
@@ -53,8 +53,7 @@ color:#222}h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.3em .6em;\
 text-align:left;vertical-align:top}code{font-size:.95em;overflow-wrap:anywhere}\
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(640px,1fr));gap:1em}\
-figure{margin:0}table.map td{width:14px;height:10px;padding:0;border:none}\
-table.map th{font-weight:normal;padding:0 .4em;border:none}svg{width:100%;height:auto;display:block}p.note{color:#555}p.verdict{font-size:1.15em;background:#f4f7fb;border-left:4px solid #4a90d9;padding:.6em .8em}.warn{color:#a40000}";
+figure{margin:0}figure.map{max-width:1000px}svg{width:100%;height:auto;display:block}p.note{color:#555}p.verdict{font-size:1.15em;background:#f4f7fb;border-left:4px solid #4a90d9;padding:.6em .8em}.warn{color:#a40000}";
 
 /// Builds the report: the title, then `lead` HTML (already escaped: the verdict and the winner
 /// map of two implementations), then the sections.
@@ -161,69 +160,56 @@ pub fn report(title: &str, lead: &str, sections: &[Section]) -> Result<Report, C
 
 /// The verdict and the winner map of two implementations as a coloured grid (the second factor
 /// upwards), with the crossover boundary's points folded under it.
-pub fn winner_map(map: &WinnerMap) -> String {
+pub fn winner_map(map: &WinnerMap, runs: &[(f64, f64)]) -> String {
+    let swatch = |colour: &str, text: &str| {
+        format!(
+            "<span style=\"background:{colour};padding:0 .5em;margin-right:.3em\">&nbsp;</span>{text}"
+        )
+    };
+    let (a, b) = (escape(&map.a), escape(&map.b));
+    let decided = if map.intervals {
+        "faster at 90%"
+    } else {
+        "faster (no intervals: untested)"
+    };
+    let legend = [
+        swatch("#1f77b4", &format!("{a} {decided}")),
+        swatch("#ff7f0e", &format!("{b} {decided}")),
+        swatch("#bbd6e8", &format!("{a}'s mean lower, undecided")),
+        swatch("#ffd8b6", &format!("{b}'s mean lower, undecided")),
+        "<b>&mdash;</b> T<sub>A</sub> = T<sub>B</sub> (means)".to_string(),
+        "&#9675; measured runs".to_string(),
+    ];
     let mut html = format!(
-        "<h2>Which is faster: {} (A) or {} (B)</h2>\n<p class=\"verdict\">{}</p>\n<p>{} across, {} up{}. \
-         <span style=\"background:#4a90d9;color:#fff\">&nbsp;A&nbsp;</span> {} faster, \
-         <span style=\"background:#f5a623\">&nbsp;B&nbsp;</span> {} faster, \
-         <span style=\"background:#ddd\">&nbsp;=&nbsp;</span> {}.</p>\n",
-        escape(&map.a),
-        escape(&map.b),
+        "<h2>Which is faster: {a} (A) or {b} (B)</h2>\n<p class=\"verdict\">{}</p>\n\
+         <p>{} across, {} up{}: {}.</p>\n",
         escape(&crate::verdict::map(map)),
         escape(&map.u.factor),
         escape(&map.v.factor),
         if map.fixed.is_empty() {
             String::new()
         } else {
-            let fixed: Vec<String> = map.fixed.iter().map(|(f, v)| format!("{f}={v}")).collect();
+            let fixed: Vec<String> = map
+                .fixed
+                .iter()
+                .map(|(f, v)| format!("{f} = {}", human(*v)))
+                .collect();
             format!(" at {}", escape(&fixed.join(", ")))
         },
-        escape(&map.a),
-        escape(&map.b),
-        if map.intervals {
-            "cannot be told apart at 90%"
-        } else {
-            "equal"
-        }
+        legend.join(", ")
     );
-    html.push_str("<table class=\"map\">\n");
-    for (j, row) in map.cells.iter().enumerate().rev() {
-        let label = if j == 0 || j + 1 == map.cells.len() || j == map.cells.len() / 2 {
-            format!("{} = {}", escape(&map.v.factor), human(map.vs[j]))
-        } else {
-            String::new()
-        };
-        let _ = write!(html, "<tr><th>{label}</th>");
-        for cell in row {
-            let (colour, text) = match cell {
-                Winner::A => ("#4a90d9", "A"),
-                Winner::B => ("#f5a623", "B"),
-                Winner::Tie => ("#ddd", "="),
-            };
-            let _ = write!(
+    match crate::map_chart::svg(map, runs) {
+        Ok(svg) => {
+            let _ = writeln!(
                 html,
-                "<td style=\"background:{colour}\" title=\"{text}\"></td>"
+                "<figure class=\"map\">{}</figure>",
+                scalable_map(&svg)
             );
         }
-        html.push_str("</tr>\n");
+        Err(e) => {
+            let _ = writeln!(html, "<p class=\"warn\">{}</p>", escape(&e.to_string()));
+        }
     }
-    let (first, middle, last) = (
-        map.us[0],
-        map.us[map.us.len() / 2],
-        map.us[map.us.len() - 1],
-    );
-    let third = map.us.len() / 3;
-    let _ = writeln!(
-        html,
-        "<tr><th></th><td colspan=\"{third}\">{u} = {first}</td>\
-         <td colspan=\"{rest}\" style=\"text-align:center\">{u} = {middle}</td>\
-         <td colspan=\"{third}\" style=\"text-align:right\">{u} = {last}</td></tr></table>",
-        rest = map.us.len() - 2 * third,
-        u = escape(&map.u.factor),
-        first = human(first),
-        middle = human(middle),
-        last = human(last)
-    );
     if map.boundary.is_empty() {
         html.push_str("<p>No crossover inside the map.</p>\n");
     } else {
@@ -254,6 +240,15 @@ pub fn winner_map(map: &WinnerMap) -> String {
         );
     }
     html
+}
+
+/// The map's SVG with a viewBox of its own size.
+fn scalable_map(svg: &str) -> String {
+    let svg = svg
+        .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>")
+        .trim_start();
+    let (w, h) = crate::map_chart::SIZE;
+    svg.replacen("<svg ", &format!("<svg viewBox=\"0 0 {w} {h}\" "), 1)
 }
 
 /// Gives an SVG a viewBox so that CSS can scale it to its container.

@@ -6,6 +6,7 @@ pub mod crossover;
 pub mod figures;
 pub mod file_names;
 pub mod html;
+pub mod map_chart;
 pub mod model;
 pub mod number;
 pub mod prediction;
