@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Width and height of every chart, in pixels.
 pub const SIZE: (u32, u32) = (1024, 640);
-/// Longest legend label, in characters, before it is cut with an ellipsis.
+/// Longest legend line, in characters: a longer label is wrapped onto more lines.
 pub const MAX_LABEL_CHARS: usize = 60;
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
@@ -50,13 +50,21 @@ pub struct Chart {
     pub curves: Vec<Curve>,
 }
 
-/// One fitted model drawn as a line through dense samples.
+/// One fitted model drawn as a line through dense samples, in a colour of its own, with
+/// optionally a shaded band and its own measured points in the same colour.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Curve {
     /// Legend text, usually the model with its fitted coefficients.
     pub label: String,
     /// Samples in increasing x; non-finite values break the line.
     pub points: Vec<(f64, f64)>,
+    /// A band `(x, low, high)` in increasing x, shaded in the curve's colour: an interval
+    /// around it, or the layer under it in a stacked chart.
+    pub band: Vec<(f64, f64, f64)>,
+    /// The band is a stacked layer (nearly opaque), not an interval (light).
+    pub area: bool,
+    /// Measured points that belong to this curve, drawn in its colour.
+    pub dots: Vec<(f64, f64)>,
 }
 
 /// Output format of a chart file.
@@ -198,6 +206,49 @@ fn text<E: Display>(e: E) -> String {
     e.to_string()
 }
 
+/// Splits `s` into lines of at most `max` characters so that a formula is shown whole:
+/// between the parts of a legend (`"   "`) or before a term's ` + `, and only where a part is
+/// longer than a line at its other spaces (a word longer than `max` stays whole).
+fn wrap(s: &str, max: usize) -> Vec<String> {
+    let len = |s: &str| s.chars().count();
+    // The parts, each with its separator from the previous one.
+    let mut parts: Vec<(&str, String)> = Vec::new();
+    for (k, piece) in s.split("   ").enumerate() {
+        for (t, term) in piece.split(" + ").enumerate() {
+            let (sep, text) = match (k, t) {
+                (0, 0) => ("", term.to_string()),
+                (_, 0) => ("   ", term.to_string()),
+                _ => (" ", format!("+ {term}")),
+            };
+            parts.push((sep, text));
+        }
+    }
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for (sep, part) in parts {
+        if !line.is_empty() && len(&line) + len(sep) + len(&part) <= max {
+            line.push_str(sep);
+            line.push_str(&part);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        // A part longer than a line: at its spaces.
+        for word in part.split(' ') {
+            if !line.is_empty() && len(&line) + 1 + len(word) > max {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    lines.push(line);
+    lines
+}
+
 /// Cuts `s` to at most `max` characters, marking a cut with an ellipsis.
 fn truncate(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -240,7 +291,14 @@ fn finite((x, y): &(f64, f64)) -> bool {
 /// Axis ranges: all finite data, the y range clamped to 1.5 measured spans beyond
 /// the measurements, and starting at 0 when the measurements are non-negative.
 fn ranges(chart: &Chart) -> ((f64, f64), (f64, f64)) {
-    let measured: Vec<(f64, f64)> = chart.points.iter().copied().filter(finite).collect();
+    let dots = chart.curves.iter().flat_map(|c| c.dots.iter());
+    let measured: Vec<(f64, f64)> = chart
+        .points
+        .iter()
+        .chain(dots)
+        .copied()
+        .filter(finite)
+        .collect();
     let all = || {
         let samples = chart.curves.iter().flat_map(|c| c.points.iter());
         measured.iter().chain(samples.filter(|p| finite(p)))
@@ -291,6 +349,29 @@ fn clip(points: &[(f64, f64)], (lo, hi): (f64, f64)) -> Vec<Vec<(f64, f64)>> {
         }
     }
     runs
+}
+
+/// A band as polygons: its stretches of finite samples, each the upper edge forwards and the
+/// lower edge back, clamped to `lo..=hi` in y (the plot's own limits).
+fn bands(band: &[(f64, f64, f64)], (lo, hi): (f64, f64)) -> Vec<Vec<(f64, f64)>> {
+    let mut runs: Vec<Vec<(f64, f64, f64)>> = vec![Vec::new()];
+    for &(x, a, b) in band {
+        if x.is_finite() && a.is_finite() && b.is_finite() {
+            if let Some(r) = runs.last_mut() {
+                r.push((x, a.clamp(lo, hi), b.clamp(lo, hi)));
+            }
+        } else if runs.last().is_some_and(|r| !r.is_empty()) {
+            runs.push(Vec::new());
+        }
+    }
+    runs.into_iter()
+        .filter(|r| r.len() > 1)
+        .map(|r| {
+            let upper = r.iter().map(|&(x, _, b)| (x, b));
+            let lower = r.iter().rev().map(|&(x, a, _)| (x, a));
+            upper.chain(lower).collect()
+        })
+        .collect()
 }
 
 /// The corner whose legend box would cover the least data, upper left on ties.
@@ -364,10 +445,22 @@ fn draw<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Resu
     let mut labels = vec![];
     for (i, curve) in chart.curves.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        let label = match curve.label.trim() {
-            "" => format!("curve {}", i + 1),
-            l => truncate(l, MAX_LABEL_CHARS),
-        };
+        let mut lines = match curve.label.trim() {
+            "" => vec![format!("curve {}", i + 1)],
+            l => wrap(l, MAX_LABEL_CHARS),
+        }
+        .into_iter();
+        let label = lines.next().unwrap_or_default();
+        if !curve.band.is_empty() {
+            let opacity = if curve.area { 0.75 } else { 0.2 };
+            for run in bands(&curve.band, y) {
+                ctx.draw_series(std::iter::once(Polygon::new(
+                    run,
+                    color.mix(opacity).filled(),
+                )))
+                .map_err(text)?;
+            }
+        }
         let paths = clip(&curve.points, y).into_iter();
         ctx.draw_series(paths.map(|run| PathElement::new(run, color.stroke_width(2))))
             .map_err(text)?
@@ -376,6 +469,27 @@ fn draw<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Resu
                 PathElement::new([(lx, ly), (lx + 20, ly)], color.stroke_width(2))
             });
         labels.push(label);
+        // A long label goes on in legend lines of its own, without a marker.
+        for more in lines {
+            ctx.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+                .map_err(text)?
+                .label(format!("  {more}"))
+                .legend(|(lx, ly)| EmptyElement::at((lx, ly)));
+            labels.push(more);
+        }
+    }
+    for (i, curve) in chart.curves.iter().enumerate() {
+        let color = PALETTE[i % PALETTE.len()];
+        let dots = curve
+            .dots
+            .iter()
+            .filter(|p| finite(p) && (y.0..=y.1).contains(&p.1));
+        ctx.draw_series(dots.map(|&p| {
+            EmptyElement::at(p)
+                + Circle::new((0, 0), 5, color.filled())
+                + Circle::new((0, 0), 5, BLACK.stroke_width(1))
+        }))
+        .map_err(text)?;
     }
     if !chart.points.is_empty() {
         let dots = chart
@@ -423,6 +537,48 @@ mod tests {
     use super::*;
 
     #[test]
+    fn long_labels_wrap_at_spaces_whole() {
+        let label = "(0.000298 ± 0.000017)·p·√p + (1.5 ± 0.2)·n   R2 0.991";
+        assert_eq!(
+            wrap(label, 30),
+            ["(0.000298 ± 0.000017)·p·√p", "+ (1.5 ± 0.2)·n   R2 0.991"]
+        );
+        assert_eq!(
+            wrap(label, 24),
+            [
+                "(0.000298 ±",
+                "0.000017)·p·√p",
+                "+ (1.5 ± 0.2)·n",
+                "R2 0.991"
+            ]
+        );
+        assert_eq!(wrap(label, 200), [label]);
+        assert_eq!(wrap("", 10), [""]);
+        // Nothing is lost: the words come back in order.
+        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(words(&wrap(label, 10).join(" ")), words(label));
+    }
+
+    #[test]
+    fn a_band_is_a_polygon_per_finite_stretch_clamped_to_the_plot() {
+        let band = [
+            (0.0, 1.0, 2.0),
+            (1.0, 1.0, 9.0),
+            (2.0, f64::NAN, 2.0),
+            (3.0, 0.0, 1.0),
+            (4.0, 0.5, 1.5),
+        ];
+        let polygons = bands(&band, (0.0, 5.0));
+        assert_eq!(
+            polygons,
+            [
+                vec![(0.0, 2.0), (1.0, 5.0), (1.0, 1.0), (0.0, 1.0)],
+                vec![(3.0, 1.0), (4.0, 1.5), (4.0, 0.5), (3.0, 0.0)],
+            ]
+        );
+    }
+
+    #[test]
     fn truncate_counts_characters_not_bytes() {
         assert_eq!(truncate("√p", 2), "√p");
         assert_eq!(truncate("√√√", 2), "√…");
@@ -462,6 +618,7 @@ mod tests {
             curves: vec![Curve {
                 label: "exp".into(),
                 points: vec![(1.0, 1.0), (2.0, 1e12)],
+                ..Curve::default()
             }],
             ..Chart::default()
         };

@@ -101,10 +101,7 @@ pub fn category_charts(model: &PerformanceModel, runs: &Runs) -> Vec<Chart> {
                         (x, category.fit.evaluate(&point))
                     })
                     .collect();
-                chart.curves.push(Curve {
-                    label: format!("model at {}", at_text(model, &edge, f)),
-                    points: curve,
-                });
+                let mut dots = Vec::new();
                 for (point, values) in runs.points.iter().zip(&runs.categories) {
                     let on_edge = point
                         .iter()
@@ -112,9 +109,15 @@ pub fn category_charts(model: &PerformanceModel, runs: &Runs) -> Vec<Chart> {
                         .enumerate()
                         .all(|(g, (v, e))| g == f || v == e);
                     if on_edge && values[c].is_finite() {
-                        chart.points.push((point[f], values[c]));
+                        dots.push((point[f], values[c]));
                     }
                 }
+                chart.curves.push(Curve {
+                    label: format!("model at {}", at_text(model, &edge, f)),
+                    points: curve,
+                    dots,
+                    ..Curve::default()
+                });
             }
             charts.push(chart);
         }
@@ -122,8 +125,8 @@ pub fn category_charts(model: &PerformanceModel, runs: &Runs) -> Vec<Chart> {
     charts
 }
 
-/// Lost cycles stacked against each factor (the other factors at their highest level):
-/// one line per running sum pc, pc + li, ... .
+/// Lost cycles stacked against each factor (the other factors at their highest level): one
+/// filled layer per category, pc at the bottom, its top the running sum pc, pc + li, ... .
 pub fn stacked_charts(model: &PerformanceModel) -> Vec<Chart> {
     let mut charts = Vec::new();
     for (f, factor) in model.factors.iter().enumerate() {
@@ -135,20 +138,19 @@ pub fn stacked_charts(model: &PerformanceModel) -> Vec<Chart> {
         let xs = samples(lo, hi, 200);
         let mut sums = vec![0.0; xs.len()];
         let mut curves = Vec::new();
-        for (c, category) in model.categories.iter().enumerate() {
+        for category in &model.categories {
+            let below = sums.clone();
             for (x, sum) in xs.iter().zip(sums.iter_mut()) {
                 let mut point = at.clone();
                 point[f] = *x;
                 *sum += category.fit.evaluate(&point);
             }
-            let label = if c == 0 {
-                category.category.clone()
-            } else {
-                format!("+ {}", category.category)
-            };
             curves.push(Curve {
-                label,
+                label: category.category.clone(),
                 points: xs.iter().copied().zip(sums.iter().copied()).collect(),
+                band: (0..xs.len()).map(|i| (xs[i], below[i], sums[i])).collect(),
+                area: true,
+                ..Curve::default()
             });
         }
         charts.push(Chart {
@@ -158,7 +160,7 @@ pub fn stacked_charts(model: &PerformanceModel) -> Vec<Chart> {
                 at_text(model, &at, f)
             ),
             x_label: factor.clone(),
-            y_label: "processor-seconds (running sum)".into(),
+            y_label: "processor-seconds (stacked)".into(),
             points: Vec::new(),
             curves,
         });
@@ -184,6 +186,7 @@ pub fn validation_chart(model: &PerformanceModel, runs: &Runs) -> Option<Chart> 
         curves: vec![Curve {
             label: "predicted = measured".into(),
             points: vec![(0.0, 0.0), (hi, hi)],
+            ..Curve::default()
         }],
     })
 }
@@ -227,8 +230,93 @@ pub fn speedup_charts(model: &PerformanceModel) -> Vec<Chart> {
         speedup.curves.push(Curve {
             label: label.clone(),
             points: s,
+            ..Curve::default()
         });
-        efficiency.curves.push(Curve { label, points: e });
+        efficiency.curves.push(Curve {
+            label,
+            points: e,
+            ..Curve::default()
+        });
     }
     vec![speedup, efficiency]
+}
+
+/// Both implementations' `T_p` against each factor they share, at the lowest and the highest
+/// level of the other factors (the first model's ranges), each with the 90% confidence band
+/// of its mean and its measured runs at that level as dots in its colour. None unless the
+/// two models have the same factors.
+pub fn comparison_charts(
+    a: (&PerformanceModel, &Runs),
+    b: (&PerformanceModel, &Runs),
+) -> Vec<Chart> {
+    let (ma, mb) = (a.0, b.0);
+    let mut same = ma.factors.clone();
+    let mut theirs = mb.factors.clone();
+    same.sort();
+    theirs.sort();
+    if same != theirs {
+        return Vec::new();
+    }
+    let mut charts = Vec::new();
+    for (f, factor) in ma.factors.iter().enumerate() {
+        // The two models' ranges of the factor together (the same factors, by name).
+        let theirs = mb.factors.iter().position(|x| x == factor).unwrap_or(f);
+        let lo = ma.ranges[f].0.min(mb.ranges[theirs].0);
+        let hi = ma.ranges[f].1.max(mb.ranges[theirs].1);
+        if !(lo.is_finite() && hi.is_finite()) || lo == hi {
+            continue;
+        }
+        let mut chart = Chart {
+            title: format!("T_p of {} and {} against {factor}", ma.name, mb.name),
+            x_label: factor.clone(),
+            y_label: "T_p (s), 90% band of the mean".into(),
+            ..Chart::default()
+        };
+        for edge in edges(ma, f) {
+            let at = at_text(ma, &edge, f);
+            for (model, runs) in [a, b] {
+                // This model's point for a value of the factor at this edge (factors by name).
+                let point = |x: f64| -> Vec<f64> {
+                    model
+                        .factors
+                        .iter()
+                        .map(|g| {
+                            let k = ma.factors.iter().position(|h| h == g).unwrap_or(0);
+                            if k == f { x } else { edge[k] }
+                        })
+                        .collect()
+                };
+                let (mut curve, mut band) = (Vec::new(), Vec::new());
+                for x in samples(lo, hi, 200) {
+                    let t = model.predict(&point(x)).time;
+                    curve.push((x, t.value));
+                    if t.mean_half_width.is_finite() {
+                        band.push((x, t.value - t.mean_half_width, t.value + t.mean_half_width));
+                    }
+                }
+                let g = model.factors.iter().position(|h| h == factor).unwrap_or(0);
+                let dots = runs
+                    .points
+                    .iter()
+                    .zip(&runs.time)
+                    .filter(|(p, t)| {
+                        t.is_finite()
+                            && p.iter()
+                                .enumerate()
+                                .all(|(k, v)| k == g || point(p[g])[k] == *v)
+                    })
+                    .map(|(p, t)| (p[g], *t))
+                    .collect();
+                chart.curves.push(Curve {
+                    label: format!("{} at {at}", model.name),
+                    points: curve,
+                    band,
+                    dots,
+                    ..Curve::default()
+                });
+            }
+        }
+        charts.push(chart);
+    }
+    charts
 }

@@ -8,7 +8,9 @@ use fit::performance::PerformanceModel;
 use fit::validation::Validation;
 
 use crate::chart::{Chart, ChartError, render_svg};
-use crate::figures::{Runs, category_charts, speedup_charts, stacked_charts, validation_chart};
+use crate::figures::{
+    Runs, category_charts, comparison_charts, speedup_charts, stacked_charts, validation_chart,
+};
 use crate::file_names::distinct_stems;
 use crate::number::significant;
 use crate::verdict::human;
@@ -69,6 +71,22 @@ pub fn report(title: &str, lead: &str, sections: &[Section]) -> Result<Report, C
         escape(title)
     );
     html.push_str(lead);
+    if let [a, b] = sections {
+        let figures = comparison_charts((a.model, &a.runs), (b.model, &b.runs));
+        if !figures.is_empty() {
+            html.push_str("<div class=\"charts\">\n");
+            for (i, chart) in figures.into_iter().enumerate() {
+                let svg = render_svg(&chart)?;
+                let _ = writeln!(
+                    html,
+                    "<figure>{}</figure>",
+                    scalable(svg.trim_start_matches(|c| c != '<'))
+                );
+                charts.push((format!("compare-{:02}", i + 1), chart));
+            }
+            html.push_str("</div>\n");
+        }
+    }
     let stems = distinct_stems(sections.iter().map(|s| s.model.name.as_str()));
     for (section, stem) in sections.iter().zip(&stems) {
         let model = section.model;

@@ -310,6 +310,7 @@ pub fn chart(observations: &Observations, ranking: &Ranking) -> Chart {
                     (x, fit.evaluate(&point))
                 })
                 .collect(),
+            ..Curve::default()
         })
         .collect();
     Chart {

@@ -13,6 +13,7 @@ fn sample(label: &str, lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> Curve {
     Curve {
         label: label.into(),
         points,
+        ..Curve::default()
     }
 }
 
@@ -86,10 +87,17 @@ fn svg_names_title_axes_and_every_curve_escaped() {
     assert!(svg.contains("(0.000298 ± 0.000017)·p·√p"));
     assert!(svg.contains("&lt;explodes&gt;"));
     assert!(!svg.contains("<explodes>"));
-    // The long label is cut to 60 characters ending in an ellipsis.
-    let cut = format!("{}…", &"very long label ".repeat(10)[..59]);
-    assert!(svg.contains(&cut), "missing {cut}");
-    assert!(!svg.contains(&"very long label ".repeat(10)));
+    // The long label (159 characters) is wrapped whole onto legend lines of at most 60: 57,
+    // 59 and 41 characters, every word kept.
+    let first = "very long label very long label very long label very long";
+    assert!(svg.contains(&format!(">\n{first}\n<")), "missing {first}");
+    let second = "label very long label very long label very long label very";
+    assert!(
+        svg.contains(&format!(">\n  {second}\n<")),
+        "missing {second}"
+    );
+    assert!(svg.contains(">\n  long label very long label very long label\n<"));
+    assert!(!svg.contains('…'));
 }
 
 #[test]
@@ -104,6 +112,7 @@ fn edge_cases_still_render() {
     let curve = |label: &str, points: Vec<(f64, f64)>| Curve {
         label: label.into(),
         points,
+        ..Curve::default()
     };
     let nan = f64::NAN;
     let inf = f64::INFINITY;
