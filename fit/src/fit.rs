@@ -389,6 +389,28 @@ impl Fit {
     /// quantities to first order (delta method): `var(mean) = gᵀ C g` with `g` the gradient
     /// of the prediction, and a new observation adds the residual variance.
     pub fn predict(&self, point: &[f64]) -> Prediction {
+        let (value, g) = self.gradient(point);
+        let var_mean = if g.is_empty() {
+            0.0
+        } else {
+            // A covariance projected on active constraints is positive semidefinite only up to
+            // rounding: where a constraint holds the model at zero, gᵀCg can come out a hair
+            // below zero (NaN interval). NaN (no covariance: a model written by hand) stays.
+            let v = (g.transpose() * &self.covariance * &g)[(0, 0)];
+            if v < 0.0 { 0.0 } else { v }
+        };
+        let t = t_quantile(self.dof);
+        Prediction::bounded(
+            value,
+            t * (var_mean + self.noise_variance(value)).sqrt(),
+            t * var_mean.sqrt(),
+            self.floor(),
+        )
+    }
+
+    /// The model's value at a point (not held at its floor) and its gradient with respect to
+    /// the fitted quantities, coefficients then parameters: what [`Fit::covariance`] is of.
+    pub fn gradient(&self, point: &[f64]) -> (f64, DVector<f64>) {
         let params = self.parameter_values();
         let k = self.terms.len();
         let mut g = DVector::zeros(k + params.len());
@@ -402,27 +424,16 @@ impl Fit {
                 g[k + q] += c.value * d;
             }
         }
-        let var_mean = if g.is_empty() {
-            0.0
-        } else {
-            // A covariance projected on active constraints is positive semidefinite only up to
-            // rounding: where a constraint holds the model at zero, gᵀCg can come out a hair
-            // below zero (NaN interval). NaN (no covariance: a model written by hand) stays.
-            let v = (g.transpose() * &self.covariance * &g)[(0, 0)];
-            if v < 0.0 { 0.0 } else { v }
-        };
-        let t = t_quantile(self.dof);
-        // A new observation's own noise: sd of the weighted residuals, unweighted at `value`.
-        let noise_sd = match self.weighting {
-            Weighting::Absolute => self.residual_sd,
-            Weighting::Relative => self.residual_sd * value.abs(),
-        };
-        Prediction::bounded(
-            value,
-            t * (var_mean + noise_sd.powi(2)).sqrt(),
-            t * var_mean.sqrt(),
-            self.floor(),
-        )
+        (value, g)
+    }
+
+    /// The variance of one new observation's own noise where the model is `value`: the
+    /// residual variance, relative to the value for a relative fit.
+    pub fn noise_variance(&self, value: f64) -> f64 {
+        match self.weighting {
+            Weighting::Absolute => self.residual_sd.powi(2),
+            Weighting::Relative => (self.residual_sd * value).powi(2),
+        }
     }
 
     /// Why this fit should not be trusted, if it should not: it explains less than the data's

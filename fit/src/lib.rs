@@ -8,6 +8,7 @@ pub mod candidates;
 pub mod combination;
 mod constrained;
 pub mod crossover;
+pub mod decision;
 pub mod domain;
 pub mod expr;
 pub mod fit;

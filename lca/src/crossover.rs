@@ -46,6 +46,24 @@ pub struct Args {
     /// Output format: text, csv or json.
     #[arg(long, default_value = "text", value_name = "FORMAT")]
     format: String,
+    /// Also propose the K runs that would most shrink the region where the two cannot be told
+    /// apart, per second of run: a run of one implementation at a point narrows the 90%
+    /// intervals of E[T_A] - E[T_B] everywhere as one more observation updates its fits'
+    /// covariance (rank one, the means kept); its gain is the drop of the mean relative
+    /// amount by which the intervals straddle zero over the region (101 points along --var,
+    /// 21 x 21 over a map; candidates 21, or 9 x 9, whole numbers on whole-number axes); its
+    /// cost its predicted T_p plus --run-overhead. Chosen one after another (text or json).
+    #[arg(long, value_name = "K")]
+    suggest: Option<usize>,
+    /// What a run costs beyond its predicted T_p, in seconds (starting, recording and
+    /// profiling it), for --suggest.
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "SECONDS",
+        requires = "suggest"
+    )]
+    run_overhead: f64,
 }
 
 /// Runs the command and returns what to print.
@@ -107,14 +125,87 @@ pub fn run(args: &Args) -> Result<String> {
             if let Some((name, _)) = ranges.iter().find(|(f, _)| *f != var) {
                 bail!("--range {name}: only --var {var} is varied; fix {name} with --at");
             }
-            let c = pair.crossover(&axis(&var)?, &fixed, args.samples)?;
-            Ok(reports::crossover::crossover(&c, format))
+            let axis = axis(&var)?;
+            let c = pair.crossover(&axis, &fixed, args.samples)?;
+            let out = reports::crossover::crossover(&c, format);
+            with_suggestions(out, &pair, &[axis], &fixed, args, format, "the range")
         }
         None => {
             let (u, v) = (axis(&free[0])?, axis(&free[1])?);
             let map = pair.winner_map(&u, &v, &fixed, args.cells)?;
-            Ok(reports::crossover::winner_map(&map, format))
+            let out = reports::crossover::winner_map(&map, format);
+            with_suggestions(out, &pair, &[u, v], &fixed, args, format, "the map")
         }
+    }
+}
+
+/// A point: every factor by name.
+type Point = Vec<(String, f64)>;
+
+/// The region's points over the axes (101 along one, 21 x 21 over two) and the candidate
+/// runs (21 along one, 9 x 9 over two; whole numbers where an axis runs between whole
+/// numbers at least 4 apart, as processor counts do), each with the fixed values.
+fn grids(axes: &[Axis], fixed: &[(String, f64)]) -> (Vec<Point>, Vec<Point>) {
+    let (region, candidates) = if axes.len() == 1 { (101, 21) } else { (21, 9) };
+    let levels = |a: &Axis, count: usize, whole: bool| -> Vec<f64> {
+        let mut values = a.samples(count);
+        if whole && a.lo.fract() == 0.0 && a.hi.fract() == 0.0 && a.hi - a.lo >= 4.0 {
+            values.iter_mut().for_each(|v| *v = v.round());
+            values.dedup();
+        }
+        values
+    };
+    let grid = |count: usize, whole: bool| {
+        let mut points: Vec<Point> = vec![fixed.to_vec()];
+        for a in axes {
+            let values = levels(a, count, whole);
+            points = points
+                .into_iter()
+                .flat_map(|p| {
+                    values.iter().map(move |&v| {
+                        let mut p = p.clone();
+                        p.push((a.factor.clone(), v));
+                        p
+                    })
+                })
+                .collect();
+        }
+        points
+    };
+    (grid(region, false), grid(candidates, true))
+}
+
+/// `out` with the suggested runs after it (text), or inside it (JSON).
+fn with_suggestions(
+    out: String,
+    pair: &Pair,
+    axes: &[Axis],
+    fixed: &[(String, f64)],
+    args: &Args,
+    format: Format,
+    region: &str,
+) -> Result<String> {
+    let Some(k) = args.suggest else {
+        return Ok(out);
+    };
+    if k == 0 || k > 100 {
+        bail!("--suggest {k}: give a number of runs from 1 to 100");
+    }
+    if !(args.run_overhead >= 0.0 && args.run_overhead.is_finite()) {
+        bail!(
+            "--run-overhead {}: give seconds, 0 or more",
+            args.run_overhead
+        );
+    }
+    let (points, candidates) = grids(axes, fixed);
+    let decision = fit::decision::suggest(pair, &points, &candidates, k, args.run_overhead)?;
+    match format {
+        Format::Text => Ok(format!(
+            "{out}{}",
+            reports::decision::text(&decision, region)
+        )),
+        Format::Json => Ok(reports::decision::into_json(&out, &decision)?),
+        Format::Csv => bail!("--suggest: give --format text or json (CSV has no place for runs)"),
     }
 }
 

@@ -465,6 +465,87 @@ fn verdicts_without_a_crossing() {
     );
 }
 
+/// A model of `n` (p held at 1) with one category, one coefficient and statistics, so that
+/// its predictions have intervals: `pc = value * term`, the coefficient's variance given.
+fn fitted(
+    dir: &Path,
+    name: &str,
+    term: &str,
+    value: f64,
+    variance: f64,
+    noise: (&str, f64),
+) -> String {
+    let (weighting, residual_sd) = noise;
+    let text = format!(
+        "format = 1\nname = \"{name}\"\nfactors = [\"n\"]\nheld = {{ p = 1 }}\n\
+         range = {{ n = [1.0, 100.0] }}\n\n[[category]]\nname = \"pc\"\nformula = \"{term}\"\n\n\
+         [category.statistics]\nmethod = \"linear\"\nweighting = \"{weighting}\"\n\
+         observations = 10\ndof = 9\nsse = 1.0\nsst = 10.0\nr2 = 0.9\nadj_r2 = 0.9\ncv = 0.1\n\
+         residual_sd = {residual_sd:?}\ncovariance = [[{variance:?}]]\n\n\
+         [[category.coefficient]]\nname = \"{term}\"\nvalue = {value:?}\n"
+    );
+    path(write(dir, &format!("{name}.toml"), &text))
+}
+
+/// The first suggested run: (implementation, n).
+fn first_run(a: &str, b: &str, overhead: &str) -> (String, f64) {
+    let doc = json(&[
+        "crossover",
+        a,
+        b,
+        "--var",
+        "n",
+        "--suggest",
+        "3",
+        "--run-overhead",
+        overhead,
+    ]);
+    let run = &doc["next_runs"]["runs"][0];
+    let undecided = doc["next_runs"]["undecided"].as_f64().unwrap();
+    let after = run["undecided_after"].as_f64().unwrap();
+    assert!(undecided > 0.0 && after <= undecided, "{doc}");
+    (
+        run["name"].as_str().unwrap().to_string(),
+        run["at"]["n"].as_f64().unwrap(),
+    )
+}
+
+#[test]
+fn the_suggested_run_is_the_known_best() {
+    // T_A = c g(n) with c = 1 uncertain, T_B a constant known almost exactly; they cross
+    // at n = 50, undecided around it. A run of B tells nothing new; a run of A at n adds the
+    // information g(n)^2 / s(n)^2 about c. The candidates are tried from n = 1 up, so a
+    // criterion that ignored cost or information would pick n = 1 (the first of equals).
+    let dir = scratch("crossover-suggest");
+    // Relative noise, s(n) = 0.1 c g(n): every run of A tells the same about c, so the
+    // cheapest is best: with g = 200 - n and no overhead per run, the largest n.
+    let b = fitted(&dir, "b", "1", 150.0, 1e-12, ("absolute", 1e-6));
+    let relative = fitted(&dir, "a", "200 - n", 1.0, 0.01, ("relative", 0.1));
+    assert_eq!(first_run(&relative, &b, "0"), ("a".to_string(), 100.0));
+    // Absolute noise and g = n: a run at n tells n^2 / s^2, most at the largest n; with a
+    // large overhead per run every run costs about the same, so the most informative is best.
+    let b = fitted(&dir, "b", "1", 50.0, 1e-12, ("absolute", 1e-6));
+    let absolute = fitted(&dir, "a", "n", 1.0, 0.01, ("absolute", 5.0));
+    assert_eq!(
+        first_run(&absolute, &b, "1000000"),
+        ("a".to_string(), 100.0)
+    );
+    // The same in the other order: the run is still of the uncertain one.
+    assert_eq!(
+        first_run(&b, &absolute, "1000000"),
+        ("a".to_string(), 100.0)
+    );
+    // Nothing to decide without intervals.
+    let hand = model(&dir, "hand", "n");
+    let e = error_of(&["crossover", &hand, &b, "--var", "n", "--suggest", "2"]);
+    assert!(e.contains("has no intervals"), "{e}");
+    let e = error_of(&["crossover", &absolute, &b, "--var", "n", "--suggest", "0"]);
+    assert!(
+        e.contains("--suggest 0: give a number of runs from 1 to 100"),
+        "{e}"
+    );
+}
+
 #[test]
 fn bad_input_gets_one_line_errors() {
     let dir = scratch("crossover-bad");

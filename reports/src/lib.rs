@@ -3,6 +3,7 @@
 //! Reports format what `fit` computed; they never compute statistics themselves.
 pub mod chart;
 pub mod crossover;
+pub mod decision;
 pub mod figures;
 pub mod file_names;
 pub mod html;
