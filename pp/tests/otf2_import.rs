@@ -512,7 +512,9 @@ fn opari2_fork_join_and_critical() {
     let (log, _) = import(&anchor);
     for line in [
         "1000 0 region_begin 1 !$omp_parallel_@b.c:5",
+        "1000 0 phase !$omp_parallel_@b.c:5",
         "2000 0 wait_begin lock critical",
+        "4000 0 phase main",
         "2500 0 wait_end lock critical",
         "4000 0 region_end 1",
         "1000 1 work_begin",
@@ -611,4 +613,51 @@ fn a_missing_file_a_directory_and_damaged_traces_are_one_line_errors() {
     let bytes = std::fs::read(&evt).unwrap();
     std::fs::write(&evt, &bytes[..bytes.len() / 2]).unwrap();
     fails(&anchor, "events");
+}
+
+#[test]
+fn mpi_with_openmp_threads_numbers_every_thread_and_messages_go_to_the_ranks_first() {
+    let test = "mpi_with_openmp_threads_numbers_every_thread_and_messages_go_to_the_ranks_first";
+    let Some(writer) = ready(test) else { return };
+    let mut s = Script::new(1_000_000_000, 0);
+    s.region(0, "main", FUNCTION, USER)
+        .region(1, "MPI_Init_thread", FUNCTION, MPI)
+        .region(2, "MPI_Finalize", FUNCTION, MPI)
+        .region(3, "MPI_Send", POINT2POINT, MPI)
+        .region(4, "MPI_Recv", POINT2POINT, MPI)
+        .region(5, "!$omp parallel @h.c:1", PARALLEL, OPENMP)
+        // Rank 0 is locations 0 and 1, rank 1 locations 2 and 3: threads 0..3.
+        .process(0, &[0, 1])
+        .process(1, &[2, 3])
+        .world(&[0, 2]);
+    s.events(&rank(
+        0,
+        "enter 0 5000 3\nsend 0 5000 1 0 7 64\nleave 0 5100 3",
+    ));
+    s.events(&rank(
+        2,
+        "thread_fork 2 2000 2\nteam_begin 2 2000 0\nenter 2 2000 5\nleave 2 3000 5\n\
+         team_end 2 3000 0\nthread_join 2 3000\n\
+         enter 2 4000 4\nrecv 2 5600 0 0 7 64\nleave 2 5600 4",
+    ));
+    s.events("team_begin 3 2000 0\nenter 3 2000 5\nleave 3 3000 5\nteam_end 3 3000 0");
+    let anchor = s.write(writer, test);
+    let (log, _) = import(&anchor);
+    assert!(log.starts_with("pplog 1 p=4\n"), "{log}");
+    for line in [
+        "1000 0 region_begin 0 mpi team=0,2",
+        "1000 2 region_begin 0 mpi team=0,2",
+        "5000 0 send 2 7 64",
+        "5600 2 recv 0 7 64",
+        "2000 2 region_begin 1 !$omp_parallel_@h.c:1 team=2,3",
+        "3000 2 region_end 1",
+        "2000 3 start",
+    ] {
+        assert!(has_line(&log, line), "no '{line}' in\n{log}");
+    }
+    let p = profile(&anchor);
+    assert_eq!(ns(&p, Some(2), "sl"), 1000);
+    assert_eq!(ns(&p, Some(2), "cl"), 600);
+    assert_eq!(ns(&p, Some(3), "pc"), 1000);
+    assert_eq!(ns(&p, Some(1), "pc"), 0, "a thread without records is idle");
 }

@@ -40,6 +40,8 @@ pub struct Location {
     pub kind: u8,
     /// Its location group (a process).
     pub group: u32,
+    /// How many event records it has (0: it has no event file).
+    pub events: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -284,10 +286,15 @@ extern "C" fn location(
     id: u64,
     _name: u32,
     kind: u8,
-    _events: u64,
+    events: u64,
     group: u32,
 ) -> CallbackCode {
-    defs(user).locations.push(Location { id, kind, group });
+    defs(user).locations.push(Location {
+        id,
+        kind,
+        group,
+        events,
+    });
     CALLBACK_SUCCESS
 }
 

@@ -425,9 +425,8 @@ impl<'a> Mapper<'a> {
                 if let Some(Frame::Team) = self.threads[th as usize].frames.last() {
                     self.threads[th as usize].frames.pop();
                     self.team_end(th, t);
-                } else {
-                    self.phase(th, t);
                 }
+                self.phase(th, t);
             }
             Frame::Other => {}
         }

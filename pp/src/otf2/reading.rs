@@ -76,7 +76,13 @@ pub fn read(lib: &Lib, anchor: &Path) -> Result<Read, String> {
         return Err("no CPU thread locations: nothing to import".into());
     }
     let mut mapper = Mapper::new(&defs, &layout);
-    let mut threads: Vec<u64> = layout.thread_of.keys().copied().collect();
+    // The threads' locations that have events (one without has no event file to open).
+    let mut threads: Vec<u64> = defs
+        .locations
+        .iter()
+        .filter(|l| l.events > 0 && layout.thread_of.contains_key(&l.id))
+        .map(|l| l.id)
+        .collect();
     threads.sort_unstable();
     // SAFETY: OTF2 calls on an open reader; the mapper is the callbacks' user data and
     // outlives the reading.
