@@ -742,3 +742,112 @@ impl<'a> Mapper<'a> {
         (header, self.symbols, events)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The mapping without the OTF2 library: records handed to the mapper as the reader's
+    //! callbacks would (pp/tests/otf2_import.rs reads real traces).
+
+    use super::*;
+    use crate::otf2::definitions::{Location, Region};
+
+    fn defs(regions: &[(&str, u8, u8)], threads: &[(u64, u32)]) -> Definitions {
+        let mut d = Definitions::default();
+        d.clock = Some((1_000_000_000, 0));
+        for (id, &(name, role, paradigm)) in regions.iter().enumerate() {
+            let region = Region {
+                name: name.into(),
+                role,
+                paradigm,
+            };
+            d.regions.insert(id as u32, region);
+        }
+        for &(id, group) in threads {
+            d.locations.push(Location {
+                id,
+                kind: 1,
+                group,
+                events: 1,
+            });
+        }
+        d
+    }
+
+    fn text(header: &Header, symbols: &Symbols, events: &[Event]) -> String {
+        let mut w = crate::log::TextWriter::new(Vec::new(), header).unwrap();
+        for e in events {
+            w.write_event(e, symbols).unwrap();
+        }
+        String::from_utf8(w.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_send_and_its_receive_between_init_and_finalize() {
+        let d = defs(
+            &[
+                ("MPI_Init", 1, PARADIGM_MPI),
+                ("MPI_Finalize", 1, PARADIGM_MPI),
+                ("MPI_Send", 28, PARADIGM_MPI),
+                ("MPI_Recv", 28, PARADIGM_MPI),
+            ],
+            &[(0, 0), (1, 1)],
+        );
+        let layout = d.layout();
+        let mut m = Mapper::new(&d, &layout);
+        for loc in [0, 1] {
+            m.enter(loc, 0, 0);
+            m.leave(loc, 100, 0);
+        }
+        m.enter(0, 500, 2);
+        m.send(0, 510, 1, 0, 9, 32);
+        m.leave(0, 520, 2);
+        m.enter(1, 200, 3);
+        m.recv(1, 700, 0, 0, 9, 32);
+        m.leave(1, 700, 3);
+        m.enter(0, 1000, 1);
+        m.enter(1, 1000, 1);
+        let (header, symbols, events) = m.finish();
+        assert_eq!(
+            text(&header, &symbols, &events),
+            "pplog 1 p=2\n100 0 start\n100 0 region_begin 0 mpi\n100 0 work_begin\n\
+             100 1 start\n100 1 region_begin 0 mpi\n100 1 work_begin\n\
+             200 1 work_end\n200 1 wait_begin recv\n\
+             500 0 work_end\n500 0 wait_begin send\n500 0 send 1 9 32\n\
+             520 0 wait_end send\n520 0 work_begin\n\
+             700 1 recv 0 9 32\n700 1 wait_end recv\n700 1 work_begin\n\
+             1000 0 work_end\n1000 0 region_end 0\n1000 0 stop\n\
+             1000 1 work_end\n1000 1 region_end 0\n1000 1 stop\n"
+        );
+    }
+
+    #[test]
+    fn a_collective_without_its_end_record_is_dropped_and_its_wait_kept() {
+        let d = defs(&[("MPI_Allreduce", 25, PARADIGM_MPI)], &[(0, 0)]);
+        let layout = d.layout();
+        let mut m = Mapper::new(&d, &layout);
+        m.enter(0, 10, 0);
+        m.leave(0, 30, 0);
+        let (header, symbols, events) = m.finish();
+        assert_eq!(
+            text(&header, &symbols, &events),
+            "pplog 1 p=1\n10 0 start\n10 0 work_begin\n10 0 work_end\n\
+             10 0 wait_begin barrier allreduce\n30 0 wait_end barrier allreduce\n\
+             30 0 work_begin\n30 0 work_end\n30 0 stop\n"
+        );
+    }
+
+    #[test]
+    fn ticks_become_ns_and_names_tokens() {
+        let mut d = defs(&[], &[(0, 0)]);
+        d.clock = Some((3_000_000_000, 10));
+        let layout = d.layout();
+        let m = Mapper::new(&d, &layout);
+        assert_eq!(m.ns(3010), 1000);
+        assert_eq!(m.ns(7511), 2500);
+        assert_eq!(m.ns(5), 0, "before the offset");
+        assert_eq!(m.ns(u64::MAX), (u64::MAX - 10) / 3);
+        assert_eq!(token("a b\t#c\u{1}"), "a_b__c_");
+        assert_eq!(token(""), "_");
+        assert_eq!(token(&"é".repeat(150)).len(), 200);
+    }
+}
