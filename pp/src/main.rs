@@ -250,7 +250,7 @@ fn profile(args: &ProfileArgs) -> Result<()> {
         other => bail!("--format '{other}': expected text or json"),
     };
     let path = log_path(args.log.as_ref());
-    let mut reader = LogReader::open(&path)?;
+    let mut reader = import::open(&path)?.map_or_else(|| LogReader::open(&path), Ok)?;
     // Messages name standard input as the reader does.
     let path = if path.as_os_str() == "-" {
         PathBuf::from("stdin")

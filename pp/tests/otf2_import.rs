@@ -334,6 +334,19 @@ fn a_late_sender_is_sl_on_the_receiver_and_the_transfer_cl() {
     // Rank 0's blocking send waits 100 ns (sl, docs/mpi.md).
     assert_eq!(ns(&p, Some(0), "sl"), 100);
     assert_eq!(ns(&p, Some(0), "pc"), 4000 + 3900);
+    // `pp TRACE.otf2` profiles the trace directly: the same row as the imported log's.
+    let row = |path: &Path| {
+        let out = pp().arg("-l").arg(path).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let direct = row(&anchor);
+    assert!(direct.contains(" sl=0.000003100 "), "{direct}");
+    assert_eq!(direct, row(&anchor.parent().unwrap().with_extension("log")));
 }
 
 #[test]

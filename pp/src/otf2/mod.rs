@@ -14,7 +14,7 @@ use std::path::Path;
 use crate::event::{Event, ThreadId};
 use crate::log::{BinaryWriter, Encoding, TextWriter};
 
-/// What [`import`] did.
+/// What [`import()`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportStats {
     /// Threads (`p`).
