@@ -56,7 +56,7 @@ fn report(stats: &ImportStats) {
         eprintln!("pp import: ignored {n} {kind}{records}");
     }
     eprintln!(
-        "pp import: {} records of {} threads into {} events",
-        stats.records, stats.threads, stats.events
+        "pp import: {} records into {} events (p={})",
+        stats.records, stats.events, stats.threads
     );
 }

@@ -113,7 +113,13 @@ impl Lib {
                 unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
             }
         };
-        format!("{}: {}", text(name), text(description))
+        let (name, description) = (text(name), text(description));
+        // Errors from the operating system are named by their number alone.
+        if name.is_empty() || name.bytes().all(|b| b.is_ascii_digit()) {
+            description
+        } else {
+            format!("{name}: {description}")
+        }
     }
 }
 
