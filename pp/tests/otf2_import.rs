@@ -621,6 +621,18 @@ fn a_missing_file_a_directory_and_damaged_traces_are_one_line_errors() {
     let text = dir.join("text.otf2");
     std::fs::write(&text, "pplog 1 p=1\n").unwrap();
     fails(&text, "not a readable OTF2 anchor file");
+    // The output may not be the anchor file itself.
+    let before = std::fs::read(&anchor).unwrap();
+    let out = pp()
+        .arg("import")
+        .arg(&anchor)
+        .arg("-o")
+        .arg(&anchor)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to overwrite it"));
+    assert_eq!(std::fs::read(&anchor).unwrap(), before);
     // A trace whose event file was cut in half.
     let evt = dir.join("traces/0.evt");
     let bytes = std::fs::read(&evt).unwrap();

@@ -43,6 +43,12 @@ pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStat
         }
         Ok(_) => {}
     }
+    if std::fs::canonicalize(out).ok() == std::fs::canonicalize(trace).ok() {
+        return Err(format!(
+            "{}: is the trace's anchor file; refusing to overwrite it",
+            out.display()
+        ));
+    }
     if out == Path::new("-") && encoding == Encoding::Binary {
         return Err(
             "standard output takes the text encoding only (--to text, or name a file)".into(),
