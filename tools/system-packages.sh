@@ -2,7 +2,9 @@
 # Installs the optional system packages the OpenMP and MPI work needs: clang and LLVM's OpenMP
 # runtime (libomp-dev), with which `pp run` and the OpenMP examples and tests run, and Open MPI
 # (openmpi-bin: mpirun; libopenmpi-dev: mpicc and the headers), with which the MPI examples
-# (examples/mpi) and their tests run. Idempotent: it checks
+# (examples/mpi) and their tests run, and the OTF2 library (libopen-trace-format2-dev: the
+# library `pp import` loads at run time and the headers its tests write traces with;
+# otf2-tools: otf2-print, which checks those traces). Idempotent: it checks
 # first and does nothing when they are present. As root with apt-get it installs what is
 # missing; otherwise it prints what it would have run and exits 0 (the tests that need the
 # packages then say they were skipped and why). `.ci/run` calls it before the tests.
@@ -52,6 +54,18 @@ if command -v mpirun >/dev/null 2>&1; then
     echo "system-packages: mpirun: present ($(command -v mpirun))"
 else
     missing+=(openmpi-bin)
+fi
+
+# OTF2: the library and headers `pp import` and its tests need, and otf2-print.
+if [ -e /usr/include/otf2/otf2.h ] && compgen -G '/usr/lib/*/libopen-trace-format2.so*' >/dev/null; then
+    echo "system-packages: libopen-trace-format2-dev: present"
+else
+    missing+=(libopen-trace-format2-dev)
+fi
+if command -v otf2-print >/dev/null 2>&1; then
+    echo "system-packages: otf2-print: present ($(command -v otf2-print))"
+else
+    missing+=(otf2-tools)
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -7,5 +7,6 @@ pub mod event;
 pub mod log;
 pub mod machine;
 pub mod mpicc;
+pub mod otf2;
 pub mod profile;
 pub mod recorder;

@@ -11,6 +11,7 @@ use pp::log::{Encoding, LogReader};
 use pp::machine::Machine;
 use pp::profile::{By, Category, ChromeTrace, Profile, RowError, Sink, Sweep};
 
+mod import;
 mod run;
 
 /// Predicate profiler: where did the processor time of a parallel run go?
@@ -86,6 +87,8 @@ enum Command {
     },
     /// Run an OpenMP program (clang -fopenmp) with the OMPT tool, then print its profile.
     Run(run::RunArgs),
+    /// Turn an OTF2 trace (Score-P's DIR/traces.otf2) into a pp log (docs/otf2.md).
+    Import(import::ImportArgs),
 }
 
 fn main() -> ExitCode {
@@ -104,6 +107,7 @@ fn main() -> ExitCode {
             mpirun,
         }) => calibrate(out, quick, force, mpi.then_some((mpicc, mpirun))),
         Some(Command::Run(args)) => return run_program(&args),
+        Some(Command::Import(args)) => import::import(&args),
         None => profile(&cli.profile),
     };
     match result {
@@ -246,7 +250,7 @@ fn profile(args: &ProfileArgs) -> Result<()> {
         other => bail!("--format '{other}': expected text or json"),
     };
     let path = log_path(args.log.as_ref());
-    let mut reader = LogReader::open(&path)?;
+    let mut reader = import::open(&path)?.map_or_else(|| LogReader::open(&path), Ok)?;
     // Messages name standard input as the reader does.
     let path = if path.as_os_str() == "-" {
         PathBuf::from("stdin")

@@ -1,0 +1,104 @@
+//! `pp import`: an OTF2 trace (Score-P's `traces.otf2`) into a pp event log. The OTF2 library
+//! is loaded at run time ([`ffi`]); the trace's definitions ([`definitions`]) say which
+//! location is which thread, and [`events`] maps its records (docs/otf2.md has the table).
+
+mod definitions;
+mod events;
+mod ffi;
+mod reading;
+
+use std::collections::BTreeMap;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use crate::event::{Event, ThreadId};
+use crate::log::{BinaryWriter, Encoding, TextWriter};
+
+/// What [`import()`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportStats {
+    /// Threads (`p`).
+    pub threads: u32,
+    /// OTF2 records read.
+    pub records: u64,
+    /// pp events written.
+    pub events: u64,
+    /// Records not mapped, by kind.
+    pub ignored: BTreeMap<&'static str, u64>,
+}
+
+/// Events per block of a binary log.
+const BLOCK_EVENTS: usize = 4096;
+
+/// Reads the OTF2 trace whose anchor file is `trace` and writes it as a pp log to `out`
+/// (`-`: standard output, text only) in `encoding`. Errors are one line, naming the file.
+pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStats, String> {
+    let shown = trace.display();
+    match std::fs::metadata(trace) {
+        Err(e) => return Err(format!("{shown}: {}", files_error(&e))),
+        Ok(m) if m.is_dir() => {
+            return Err(format!(
+                "{shown}: a directory, not an OTF2 anchor file (give DIR/traces.otf2)"
+            ));
+        }
+        Ok(_) => {}
+    }
+    if std::fs::canonicalize(out).ok() == std::fs::canonicalize(trace).ok() {
+        return Err(format!(
+            "{}: is the trace's anchor file; refusing to overwrite it",
+            out.display()
+        ));
+    }
+    if out == Path::new("-") && encoding == Encoding::Binary {
+        return Err(
+            "standard output takes the text encoding only (--to text, or name a file)".into(),
+        );
+    }
+    let lib = ffi::lib()?;
+    let (header, symbols, events, records, ignored) =
+        reading::read(lib, trace).map_err(|e| format!("{shown}: {e}"))?;
+    let out_name = out.display().to_string();
+    let mut target = files::Target::open(out).map_err(|e| e.reason())?;
+    let werr = |e: io::Error| format!("{out_name}: {e}");
+    match encoding {
+        Encoding::Text => {
+            let mut w = TextWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?;
+            for e in &events {
+                w.write_event(e, &symbols).map_err(werr)?;
+            }
+            w.finish().map_err(werr)?.flush().map_err(werr)?;
+        }
+        Encoding::Binary => {
+            let mut w = BinaryWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?;
+            let mut pending: BTreeMap<ThreadId, Vec<Event>> = BTreeMap::new();
+            for e in &events {
+                let block = pending.entry(e.thread).or_default();
+                block.push(*e);
+                if block.len() >= BLOCK_EVENTS {
+                    w.write_block(e.thread, block, &symbols).map_err(werr)?;
+                    block.clear();
+                }
+            }
+            for (thread, block) in pending {
+                if !block.is_empty() {
+                    w.write_block(thread, &block, &symbols).map_err(werr)?;
+                }
+            }
+            w.finish().map_err(werr)?.flush().map_err(werr)?;
+        }
+    }
+    target.commit().map_err(|e| e.reason())?;
+    Ok(ImportStats {
+        threads: header.p,
+        records,
+        events: events.len() as u64,
+        ignored,
+    })
+}
+
+fn files_error(e: &io::Error) -> String {
+    match e.kind() {
+        io::ErrorKind::NotFound => "no such file".into(),
+        _ => e.to_string(),
+    }
+}
