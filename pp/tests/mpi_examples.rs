@@ -12,6 +12,9 @@
 //! * `imbalance.c`: rank 0 waits in `MPI_Allreduce` at least (p-1)·Y less [`SLACK_MS`], and
 //!   every rank burned its (r+1)·Y;
 //! * `pingpong.c` prints a line per size, 0 B and 1 B..4 MiB in powers of 4;
+//! * `calls.c`, under `pp run` (the tracer): every call the tracer records beyond the basic
+//!   ones, each rank's `recv` and `send` events as many as the program received and sent,
+//!   no unmatched message, and each collective's bytes the documented ones;
 //! * every program answers a bad argument with a one-line error and exit status 2.
 //!
 //! No wall-clock upper bounds: the machine is shared and noisy. Without `mpicc` or `mpirun`
@@ -27,7 +30,7 @@ use serde_json::Value;
 
 mod readme_section;
 
-const PROGRAMS: [&str; 4] = ["pingpong", "late_sender", "imbalance", "fft2d"];
+const PROGRAMS: [&str; 5] = ["pingpong", "late_sender", "imbalance", "fft2d", "calls"];
 
 /// What a measured wait may fall short of its lower bound by: the ranks leave the barrier that
 /// starts each repeat at slightly different times, and a rank may be descheduled for a time
@@ -431,6 +434,11 @@ fn bad_arguments_get_a_one_line_error_and_exit_2() {
             "imbalance: --ms '-1': expected a number",
         ),
         (
+            "calls",
+            &["--many", "0"][..],
+            "calls: --many '0': expected an integer",
+        ),
+        (
             "fft2d",
             &["-n", "48"][..],
             "fft2d: -n 48: expected a power of two",
@@ -674,6 +682,106 @@ fn pp_run_moves_a_rank_with_another_clock_onto_rank_0s() {
         sl >= 3.0 * (0.030 - SLACK_MS / 1e3),
         "rank 1's sl {sl}:\n{profile}"
     );
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// The events of `kind` in a text log, per thread: their words after the kind.
+fn events(log: &str, p: usize, kind: &str) -> Vec<Vec<String>> {
+    let mut per = vec![Vec::new(); p];
+    for line in log.lines().filter(|l| !l.starts_with('#')) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() >= 3 && words[2] == kind {
+            let t: usize = words[1].parse().unwrap_or_else(|_| panic!("{line}"));
+            per[t].push(words[3..].join(" "));
+        }
+    }
+    per
+}
+
+#[test]
+fn pp_run_records_every_wrapped_call_of_calls_c() {
+    // calls.c makes one of each call the tracer records beyond the basic ones, on a ring; each
+    // rank receives 16 + N messages (its header comment counts them) and contributes known
+    // bytes to each collective.
+    let test = "pp_run_records_every_wrapped_call_of_calls_c";
+    let Some((dir, open, _one_at_a_time)) = examples(test) else {
+        return;
+    };
+    let scratch = std::env::temp_dir().join(format!("pp-mpi-calls-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let log = scratch.join("run.log");
+    // Beyond the 4096 receives the tracer once kept outstanding.
+    let n = 5000;
+    for p in [2, 4] {
+        let (run, profile) = pp_run(
+            open,
+            p,
+            &dir.join("calls"),
+            &["--many", &n.to_string()],
+            &log,
+        );
+        assert_eq!(profile["p"], p, "{profile}");
+        // Every receive met its send and every send its receive (rules 20 and 21).
+        assert!(
+            run.stderr.lines().all(|l| !l.contains("rule ")),
+            "{}",
+            run.stderr
+        );
+        // The program's lines "rank received" (pp's profile follows them).
+        let printed: Vec<(usize, usize)> = run
+            .stdout
+            .lines()
+            .filter_map(|l| {
+                let mut w = l.split_whitespace();
+                let row = (w.next()?.parse().ok()?, w.next()?.parse().ok()?);
+                w.next().is_none().then_some(row)
+            })
+            .collect();
+        assert_eq!(
+            printed,
+            (0..p).map(|r| (r, 16 + n)).collect::<Vec<_>>(),
+            "{}",
+            run.stdout
+        );
+        let text = std::fs::read_to_string(&log).unwrap();
+        let recvs = events(&text, p, "recv");
+        let sends = events(&text, p, "send");
+        for r in 0..p {
+            assert_eq!(recvs[r].len(), 16 + n, "rank {r}'s recv events");
+            assert_eq!(sends[r].len(), 16 + n, "rank {r}'s send events");
+            // Every message came from the left, 4-byte ints.
+            let left = (r + p - 1) % p;
+            assert!(
+                recvs[r]
+                    .iter()
+                    .all(|e| e.starts_with(&format!("{left} ")) && e.ends_with(" 4")),
+                "rank {r}: {:?}",
+                recvs[r]
+            );
+        }
+        // The collectives but the barriers, in order, with this rank's bytes (docs/mpi.md):
+        // 4·p(p+1)/2, 8p, then 4(r+1) thrice, 4·p(p+1)/2, 8p, 12, 12, and the final gather of
+        // one long.
+        let colls = events(&text, p, "coll");
+        for (r, got) in colls.iter().enumerate() {
+            let got: Vec<&String> = got.iter().filter(|e| !e.starts_with("barrier")).collect();
+            let tri = 2 * p * (p + 1);
+            let own = 4 * (r + 1);
+            let expected = [
+                format!("alltoallv {tri}"),
+                format!("alltoallv {}", 8 * p),
+                format!("allgatherv {own}"),
+                format!("gatherv {own} root=0"),
+                format!("scatterv {own} root=0"),
+                format!("reduce_scatter {tri}"),
+                format!("reduce_scatter_block {}", 8 * p),
+                "scan 12".to_string(),
+                "exscan 12".to_string(),
+                "gather 8 root=0".to_string(),
+            ];
+            assert_eq!(got, expected.iter().collect::<Vec<_>>(), "rank {r}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
