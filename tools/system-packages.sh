@@ -68,6 +68,14 @@ else
     missing+=(otf2-tools)
 fi
 
+# gfortran: Open MPI's mpifort runs it; with it the Fortran MPI example (examples/mpi/*.f90)
+# and its test run (pp's tracer records Fortran's `mpif.h` and `use mpi` calls).
+if command -v gfortran >/dev/null 2>&1; then
+    echo "system-packages: gfortran: present ($(command -v gfortran))"
+else
+    missing+=(gfortran)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
     echo "system-packages: nothing to install"
     exit 0

@@ -15,6 +15,8 @@
 //! * `calls.c`, under `pp run` (the tracer): every call the tracer records beyond the basic
 //!   ones, each rank's `recv` and `send` events as many as the program received and sent,
 //!   no unmatched message, and each collective's bytes the documented ones;
+//! * `late_sender.f90` (when `mpifort` works), under `pp run`: the same events as
+//!   `late_sender.c`, and rank 1's `sl` at least what rank 0 burned;
 //! * every program answers a bad argument with a one-line error and exit status 2.
 //!
 //! No wall-clock upper bounds: the machine is shared and noisy. Without `mpicc` or `mpirun`
@@ -96,6 +98,37 @@ fn built() -> &'static Result<PathBuf, String> {
         }
         Ok(dir)
     })
+}
+
+/// `late_sender.f90` compiled with `mpifort` beside the C examples, or why it cannot be.
+fn built_fortran() -> Result<PathBuf, String> {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = built().as_ref().map_err(Clone::clone)?;
+            // mpifort runs gfortran: without it, it fails even on --version.
+            let works = Command::new("mpifort")
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if !works {
+                return Err("mpifort does not work (gfortran missing?)".into());
+            }
+            let program = dir.join("late_sender_f90");
+            let out = Command::new("mpifort")
+                .args(["-O2", "-Wall", "-o"])
+                .arg(&program)
+                .arg(repository().join("examples/mpi/late_sender.f90"))
+                .output()
+                .unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && !stderr.contains("Warning"),
+                "late_sender.f90 does not compile cleanly:\n{stderr}"
+            );
+            Ok(program)
+        })
+        .clone()
 }
 
 /// The right to run programs: one test at a time (they measure waits; 4 ranks already
@@ -782,6 +815,81 @@ fn pp_run_records_every_wrapped_call_of_calls_c() {
             assert_eq!(got, expected.iter().collect::<Vec<_>>(), "rank {r}");
         }
     }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// Each thread's events in a text log without their times and CPU samples (which differ from
+/// run to run): what the tracer recorded, call by call.
+fn calls_recorded(log: &str, p: usize) -> Vec<Vec<String>> {
+    let mut per = vec![Vec::new(); p];
+    for line in log.lines().filter(|l| !l.starts_with('#')).skip(1) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.len() >= 3 && words[2] != "cpu" {
+            let t: usize = words[1].parse().unwrap_or_else(|_| panic!("{line}"));
+            per[t].push(words[2..].join(" "));
+        }
+    }
+    per
+}
+
+#[test]
+fn pp_run_traces_fortran_as_it_traces_c() {
+    // late_sender.f90 makes late_sender.c's calls through Fortran's bindings (`use mpi`), which
+    // call PMPI_* directly: the tracer's Fortran entry points must record the same events, and
+    // pp give the receiver the same sl, at least the sender's burn.
+    let test = "pp_run_traces_fortran_as_it_traces_c";
+    let Some((dir, open, _one_at_a_time)) = examples(test) else {
+        return;
+    };
+    let fortran = match built_fortran() {
+        Ok(program) => program,
+        Err(why) => {
+            eprintln!("skipped: {test}: {why} (tools/system-packages.sh installs it)");
+            return;
+        }
+    };
+    let scratch = std::env::temp_dir().join(format!("pp-mpi-f90-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let log = scratch.join("run.log");
+    let args = ["--ms", "30", "--repeats", "4"];
+    let mut recorded = Vec::new();
+    for program in [dir.join("late_sender"), fortran] {
+        let (run, profile) = pp_run(open, 2, &program, &args, &log);
+        assert_eq!(profile["p"], 2, "{profile}");
+        assert!(
+            run.stderr.lines().all(|l| !l.contains("rule ")),
+            "{}",
+            run.stderr
+        );
+        // repeat burn_cpu_ms burn_wall_ms recv_wait_ms: the CPU rank 0 burned before each send.
+        let burned: f64 = run
+            .stdout
+            .lines()
+            .filter_map(|l| {
+                let w: Vec<f64> = l
+                    .split_whitespace()
+                    .map(|c| c.parse().ok())
+                    .collect::<Option<_>>()?;
+                (w.len() == 4).then(|| w[1] / 1e3)
+            })
+            .sum();
+        assert!(burned >= 4.0 * 0.030, "{}", run.stdout);
+        let sl = seconds(&profile, 1, "sl");
+        assert!(
+            sl >= burned - 4.0 * SLACK_MS / 1e3,
+            "{}: rank 1's sl {sl} s, rank 0 burned {burned} s:\n{}\n{profile}",
+            run.what,
+            run.stdout
+        );
+        recorded.push(calls_recorded(&std::fs::read_to_string(&log).unwrap(), 2));
+    }
+    assert_eq!(recorded[0], recorded[1], "C, then Fortran");
+    // Each rank's barriers, and rank 1's receives of rank 0's sends.
+    assert!(
+        recorded[1][1].contains(&"recv 0 7 8".to_string()),
+        "{:?}",
+        recorded[1]
+    );
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
