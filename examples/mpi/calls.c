@@ -22,15 +22,21 @@
  *   (4*p(p+1)/2), MPI_Reduce_scatter_block of 2 ints each (8p), MPI_Scan and MPI_Exscan of
  *   3 ints (12).
  *
- * So every rank receives 16 + N messages. Each rank counts what it received (a cancelled
+ * Meanwhile, when MPI provides MPI_THREAD_MULTIPLE (asked for by MPI_Init_thread), a second
+ * thread of each rank makes 1000 MPI_Sendrecv on the ring and an MPI_Allreduce, on a duplicate
+ * of MPI_COMM_WORLD: the tracer records only the thread that initialised MPI.
+ *
+ * So every rank's first thread receives 16 + N messages. Each rank counts what it received (a cancelled
  * receive is not counted), checks what the collectives computed, and rank 0 prints a line per
  * rank.
  *
  *   mpirun -np 4 calls [--many N]
  *
- * Output: a '#' header, then per rank: rank received. */
+ * Output: '#' headers (one says whether the second thread ran), then per rank: rank received
+ * (by its first thread). */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +64,19 @@ static void post(int *out, int *in, int tag, MPI_Request reqs[2]) {
     *out = rank;
     MPI_Irecv(in, 1, MPI_INT, left, tag, MPI_COMM_WORLD, &reqs[0]);
     MPI_Isend(out, 1, MPI_INT, right, tag, MPI_COMM_WORLD, &reqs[1]);
+}
+
+/* The second thread: messages on its own communicator while the first thread makes its calls. */
+static MPI_Comm second_comm;
+static void *second_thread(void *unused) {
+    (void)unused;
+    int v = rank;
+    for (int i = 0; i < 1000; i++)
+        MPI_Sendrecv_replace(&v, 1, MPI_INT, right, 0, left, 0, second_comm, MPI_STATUS_IGNORE);
+    int sum = 0;
+    MPI_Allreduce(&v, &sum, 1, MPI_INT, MPI_SUM, second_comm);
+    check(sum == size * (size - 1) / 2, "the second thread's allreduce");
+    return NULL;
 }
 
 static void completion_calls(void) {
@@ -228,7 +247,8 @@ static void v_collectives(void) {
 }
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long n = 5000;
@@ -248,18 +268,29 @@ int main(int argc, char **argv) {
     }
     right = (rank + 1) % size;
     left = (rank + size - 1) % size;
+    pthread_t second;
+    int threads = provided == MPI_THREAD_MULTIPLE;
+    if (threads) {
+        MPI_Comm_dup(MPI_COMM_WORLD, &second_comm);
+        check(pthread_create(&second, NULL, second_thread, NULL) == 0, "pthread_create");
+    }
     completion_calls();
     persistent_requests();
     send_modes();
     many(n);
     v_collectives();
+    if (threads) {
+        pthread_join(second, NULL);
+        MPI_Comm_free(&second_comm);
+    }
     long *all = malloc((size_t)size * sizeof(long));
     check(all != NULL, "out of memory");
     MPI_Gather(&received, 1, MPI_LONG, all, 1, MPI_LONG, 0, MPI_COMM_WORLD);
     if (rank == 0) {
         printf("# calls: %d ranks, %ld receives outstanding at once in one step\n"
+               "# second thread: %s\n"
                "# rank received\n",
-               size, n);
+               size, n, threads ? "yes" : "no (no MPI_THREAD_MULTIPLE)");
         for (int q = 0; q < size; q++) printf("%d %ld\n", q, all[q]);
     }
     free(all);

@@ -51,12 +51,16 @@ static uint64_t now(void) {
     return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec + (uint64_t)skew;
 }
 
-/* Rank 0's clock minus this rank's, in ns, from the ping-pong of shortest round trip among
- * 16 (rank 0 answers each rank in turn with its time; the offset is that time minus the
- * middle of the round trip). Every rank takes part; rank 0's is 0. */
+/* Rank 0's clock minus this rank's, in ns, from 16 ping-pongs with rank 0, which answers each
+ * rank in turn with its time t0. Each round trip from a to b on this rank's clock bounds the
+ * offset: rank 0 read t0 between them, so the offset lies in [t0 - b, t0 - a]. The offset is
+ * the value nearest 0 in all 16 intervals: 0 for ranks that share rank 0's clock (on its
+ * node: CLOCK_MONOTONIC is the kernel's), else within the shortest round trip of the truth.
+ * (Intervals that do not meet mean a clock jumped: then the middle of the shortest round
+ * trip.) Every rank takes part; rank 0's is 0. */
 #define OFFSET_TAG 32766
 static int64_t offset_to_rank0(void) {
-    int64_t best = 0;
+    int64_t lo = INT64_MIN, hi = INT64_MAX, shortest = 0;
     uint64_t best_rtt = UINT64_MAX;
     for (int r = 1; r < world_size; r++) {
         for (int k = 0; k < 16; k++) {
@@ -71,14 +75,19 @@ static int64_t offset_to_rank0(void) {
                 PMPI_Send(&ping, 1, MPI_CHAR, 0, OFFSET_TAG, MPI_COMM_WORLD);
                 PMPI_Recv(&t0, 1, MPI_UINT64_T, 0, OFFSET_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 uint64_t b = now();
+                int64_t from = (int64_t)(t0 - b), to = (int64_t)(t0 - a);
+                if (from > lo) lo = from;
+                if (to < hi) hi = to;
                 if (b - a < best_rtt) {
                     best_rtt = b - a;
-                    best = (int64_t)(t0 - (a + (b - a) / 2));
+                    shortest = (int64_t)(t0 - (a + (b - a) / 2));
                 }
             }
         }
     }
-    return best;
+    if (world_rank == 0) return 0;
+    if (lo > hi) return shortest;
+    return lo > 0 ? lo : hi < 0 ? hi : 0;
 }
 
 /* Writes `# clock_offset <local time> <offset>`: a comment to the log's readers, which pp run
