@@ -13,7 +13,9 @@
  * At MPI_Init and MPI_Finalize each rank measures its clock's offset from rank 0's (a short
  * ping-pong, `# clock_offset` comments in its log), so that ranks on other nodes line up.
  * Only MPI_COMM_WORLD's ranks are threads; a message on another communicator is recorded
- * with its peer translated to a world rank and `comm=c<handle index>`.
+ * with its peer translated to a world rank and `comm=c<handle index>`. Under
+ * MPI_THREAD_MULTIPLE only the thread that initialised MPI is recorded. Fortran's `mpif.h` and
+ * `use mpi` calls have entry points of their own (at the end).
  */
 #define _GNU_SOURCE
 #include <mpi.h>
