@@ -17,6 +17,8 @@
 //!   no unmatched message, and each collective's bytes the documented ones;
 //! * `late_sender.f90` (when `mpifort` works), under `pp run`: the same events as
 //!   `late_sender.c`, and rank 1's `sl` at least what rank 0 burned;
+//! * `calls.f90`, under `pp run`: each Fortran entry point of the tracer recorded (every
+//!   receive and send, each collective's bytes);
 //! * every program answers a bad argument with a one-line error and exit status 2.
 //!
 //! No wall-clock upper bounds: the machine is shared and noisy. Without `mpicc` or `mpirun`
@@ -100,8 +102,11 @@ fn built() -> &'static Result<PathBuf, String> {
     })
 }
 
-/// `late_sender.f90` compiled with `mpifort` beside the C examples, or why it cannot be.
-fn built_fortran() -> Result<PathBuf, String> {
+/// The Fortran examples (`<name>.f90`), compiled with `mpifort` as `<name>_f90`.
+const FORTRAN_PROGRAMS: [&str; 2] = ["late_sender", "calls"];
+
+/// The Fortran examples compiled with `mpifort` beside the C ones, or why they cannot be.
+fn built_fortran() -> Result<&'static Path, String> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BUILT
         .get_or_init(|| {
@@ -114,21 +119,24 @@ fn built_fortran() -> Result<PathBuf, String> {
             if !works {
                 return Err("mpifort does not work (gfortran missing?)".into());
             }
-            let program = dir.join("late_sender_f90");
-            let out = Command::new("mpifort")
-                .args(["-O2", "-Wall", "-o"])
-                .arg(&program)
-                .arg(repository().join("examples/mpi/late_sender.f90"))
-                .output()
-                .unwrap();
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            assert!(
-                out.status.success() && !stderr.contains("Warning"),
-                "late_sender.f90 does not compile cleanly:\n{stderr}"
-            );
-            Ok(program)
+            for name in FORTRAN_PROGRAMS {
+                let out = Command::new("mpifort")
+                    .args(["-O2", "-Wall", "-o"])
+                    .arg(dir.join(format!("{name}_f90")))
+                    .arg(repository().join(format!("examples/mpi/{name}.f90")))
+                    .output()
+                    .unwrap();
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    out.status.success() && !stderr.contains("Warning"),
+                    "{name}.f90 does not compile cleanly:\n{stderr}"
+                );
+            }
+            Ok(dir.clone())
         })
-        .clone()
+        .as_ref()
+        .map(PathBuf::as_path)
+        .map_err(Clone::clone)
 }
 
 /// The right to run programs: one test at a time (they measure waits; 4 ranks already
@@ -851,7 +859,7 @@ fn pp_run_traces_fortran_as_it_traces_c() {
         return;
     };
     let fortran = match built_fortran() {
-        Ok(program) => program,
+        Ok(dir) => dir.join("late_sender_f90"),
         Err(why) => {
             eprintln!("skipped: {test}: {why} (tools/system-packages.sh installs it)");
             return;
@@ -899,6 +907,66 @@ fn pp_run_traces_fortran_as_it_traces_c() {
         "{:?}",
         recorded[1]
     );
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn pp_run_records_every_fortran_entry_point_of_calls_f90() {
+    // calls.f90 calls each of the tracer's Fortran entry points on a ring: each rank receives
+    // 5 messages and contributes known bytes (4-byte integers) to each collective.
+    let test = "pp_run_records_every_fortran_entry_point_of_calls_f90";
+    let Some((_, open, _one_at_a_time)) = examples(test) else {
+        return;
+    };
+    let dir = match built_fortran() {
+        Ok(dir) => dir,
+        Err(why) => {
+            eprintln!("skipped: {test}: {why} (tools/system-packages.sh installs it)");
+            return;
+        }
+    };
+    let scratch = std::env::temp_dir().join(format!("pp-mpi-calls-f90-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let log = scratch.join("run.log");
+    for p in [2, 4] {
+        let (run, profile) = pp_run(open, p, &dir.join("calls_f90"), &[], &log);
+        assert_eq!(profile["p"], p, "{profile}");
+        assert!(
+            run.stderr.lines().all(|l| !l.contains("rule ")),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            (0..p).all(|r| run.stdout.lines().any(|l| l == format!("{r} 5"))),
+            "{}",
+            run.stdout
+        );
+        let text = std::fs::read_to_string(&log).unwrap();
+        let recvs = events(&text, p, "recv");
+        let sends = events(&text, p, "send");
+        let colls = events(&text, p, "coll");
+        let all_to_all = format!("alltoall {}", 4 * p);
+        let expected = [
+            "barrier 0",
+            "bcast 12 root=0",
+            "reduce 8 root=0",
+            "allreduce 4",
+            &all_to_all,
+            "gather 8 root=0",
+            "scatter 8 root=0",
+            "allgather 4",
+            "gather 4 root=0",
+        ];
+        for r in 0..p {
+            let left = (r + p - 1) % p;
+            let tags: Vec<String> = (1..=5).map(|tag| format!("{left} {tag} 4")).collect();
+            assert_eq!(recvs[r], tags, "rank {r}'s receives");
+            let right = (r + 1) % p;
+            let tags: Vec<String> = (1..=5).map(|tag| format!("{right} {tag} 4")).collect();
+            assert_eq!(sends[r], tags, "rank {r}'s sends");
+            assert_eq!(colls[r], expected, "rank {r}'s collectives");
+        }
+    }
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
