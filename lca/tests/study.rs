@@ -372,3 +372,60 @@ fn a_run_with_an_empty_window_or_a_clashing_key_is_refused_like_pp_l() {
         "{data}"
     );
 }
+
+/// Like `FAKE`, without sleeping or failing, but the point n=32 p=2 takes 20% longer in its
+/// even replicates ($3): the only noisy point.
+const NOISY: &str = r#"p=$1; n=$2; r=$3
+w=$(( n * p + 10 * n ))
+if [ "$n,$p" = "32,2" ] && [ $(( r % 2 )) = 0 ]; then w=$(( w * 6 / 5 )); fi
+end=$(( w + 7 ))
+{ printf 'pplog 1 p=%s n=%s\n0 0 start\n0 0 work_begin\n%s 0 work_end\n%s 0 stop\n' $p $n $w $end
+  i=1; while [ $i -lt $p ]; do printf '0 %s start\n0 %s work_begin\n%s %s work_end\n%s %s stop\n' $i $i $n $i $end $i; i=$((i+1)); done
+} > "$PP_LOG""#;
+
+#[test]
+fn precision_adds_runs_where_t_p_is_noisy_and_resumes_without_more() {
+    let dir = scratch("study-precision");
+    let _ = std::fs::remove_dir_all(dir.join("study-fake"));
+    let command = |name: &str| {
+        format!(
+            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{NOISY}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\"]\n"
+        )
+    };
+    let text = format!(
+        "name = \"fake\"\ndesign = \"edges:1\"\n\n[precision]\ntarget = 0.03\nmax_replicates = 8\n\n\
+         [factors]\nn = \"32..512:log2\"\np = \"2..8:lin:7\"\n\n[validate]\ngrid = {{ n = \"64,256\", p = \"3,6\" }}\n\n{}\n{}",
+        command("a"),
+        command("b")
+    );
+    write(&dir, "fake.toml", &text);
+    let out = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // 12 points per implementation: one run each, then a second everywhere (one run has no
+    // spread), then the noisy corner alone up to 8 (alternating +-10% never gets within 3%).
+    let made = rows(&dir);
+    assert_eq!(made.len(), 2 * (12 * 2 + 6), "{made:?}");
+    for name in ["a", "b"] {
+        let noisy: Vec<&String> = made
+            .iter()
+            .filter(|r| {
+                r.contains(&format!("impl={name} ")) && r.contains(" n=32 ") && r.contains(" p=2 ")
+            })
+            .collect();
+        assert_eq!(noisy.len(), 8, "{noisy:?}");
+    }
+    assert!(
+        stdout.contains("±3% (90%) reached at 11 of 12 points with 2 to 8 runs"),
+        "{stdout}"
+    );
+    // Walls of 391 and 467 ns, four each: mean 429, sd 40.6.
+    assert!(stdout.contains("most 9.5% at a n=32 p=2"), "{stdout}");
+    // Resumed: nothing more to make, the same rows.
+    let again = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.success(), "{stdout}");
+    assert!(stdout.contains(", 0 made now"), "{stdout}");
+    assert_eq!(rows(&dir), made);
+}

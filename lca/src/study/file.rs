@@ -89,10 +89,23 @@ pub struct Study {
     pub design: Design,
     /// Runs per point.
     pub replicates: usize,
+    /// More runs of a point until its `T_p` is known this well (`[precision]`), if asked for.
+    pub precision: Option<Precision>,
     /// The validation points (values in factor order), distinct, in the file's order.
     pub validate: Vec<Vec<f64>>,
     /// The implementations.
     pub implementations: Vec<Implementation>,
+}
+
+/// `[precision]`: a point gets more runs, one at a time, until the 90% confidence interval of
+/// its mean `T_p` is within `target` of the mean (relative half-width), or it has
+/// `max_replicates` runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Precision {
+    /// The relative half-width to reach, e.g. 0.03 for ±3%.
+    pub target: f64,
+    /// The most runs of a point.
+    pub max_replicates: usize,
 }
 
 /// One implementation: its name (the datafile's `impl`) and its command.
@@ -198,8 +211,16 @@ struct Raw {
     replicates: Option<Spanned<i64>>,
     timeout_s: Option<Spanned<f64>>,
     validate: Option<RawValidate>,
+    precision: Option<Spanned<RawPrecision>>,
     #[serde(default)]
     implementation: Vec<Spanned<RawImplementation>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPrecision {
+    target: Spanned<f64>,
+    max_replicates: Spanned<i64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -320,6 +341,37 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
                     r.get_ref()
                 ),
             ));
+        }
+    };
+    let precision = match &raw.precision {
+        None => None,
+        Some(p) => {
+            let p = p.get_ref();
+            let target = *p.target.get_ref();
+            if !(target > 0.0 && target < 1.0) {
+                return Err(error(
+                    p.target.span().start,
+                    format!(
+                        "target = {target}: expected the relative half-width of the 90% \
+                         interval of T_p, above 0 and below 1 (0.03 for ±3%)"
+                    ),
+                ));
+            }
+            let most = *p.max_replicates.get_ref();
+            let least = replicates.max(2) as i64;
+            if !(least..=MAX_REPLICATES).contains(&most) {
+                return Err(error(
+                    p.max_replicates.span().start,
+                    format!(
+                        "max_replicates = {most}: expected {least} to {MAX_REPLICATES} (at \
+                         least replicates, and 2: one run has no spread)"
+                    ),
+                ));
+            }
+            Some(Precision {
+                target,
+                max_replicates: most as usize,
+            })
         }
     };
     let timeout = |t: &Spanned<f64>| -> Result<f64, StudyError> {
@@ -530,6 +582,7 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         factors,
         design,
         replicates,
+        precision,
         validate,
         implementations,
     })
@@ -708,6 +761,30 @@ command = ["prog", "-n{n}", "{p}", "{{x}}", "{ a; }{x", "}{ p}"]
             e.starts_with("s.toml:2: replicates = 1001: expected 1 to 1000"),
             "{e}"
         );
+        let precision = |table: &str| {
+            GOOD.replace(
+                "name = \"t\"",
+                &format!("name = \"t\"\nreplicates = 3\n{table}"),
+            )
+        };
+        let e = err(&precision("[precision]\ntarget = 0\nmax_replicates = 5\n"));
+        assert!(
+            e.starts_with("s.toml:4: target = 0: expected the relative"),
+            "{e}"
+        );
+        let e = err(&precision(
+            "[precision]\ntarget = 0.03\nmax_replicates = 2\n",
+        ));
+        assert!(
+            e.starts_with("s.toml:5: max_replicates = 2: expected 3 to 1000"),
+            "{e}"
+        );
+        let e = err(&precision("[precision]\ntarget = 0.03\n"));
+        assert!(e.contains("missing field `max_replicates`"), "{e}");
+        let e = err(&precision(
+            "[precision]\ntarget = 0.03\nmax_replicates = 5\nmin = 1\n",
+        ));
+        assert!(e.contains("unknown field `min`"), "{e}");
         let e = err("name = \"t\"\n[factors]\nn = \"1,2\"\n");
         assert!(
             e.starts_with("s.toml:") && e.contains("[[implementation]]"),

@@ -7,6 +7,7 @@
 mod child;
 pub mod file;
 mod lock;
+mod precision;
 pub mod runner;
 mod signals;
 mod watchdog;
@@ -99,14 +100,20 @@ pub fn run(args: &Args) -> Result<String> {
         None => (file::parse(DEFAULT_NAME, DEFAULT)?, "lca study".to_string()),
     };
     let started = Instant::now();
-    let points = runner::points(&study)?;
+    let mut points = runner::points(&study)?;
+    if study.precision.is_some() {
+        let times = precision::times(&study).map_err(|e| anyhow!(e))?;
+        let more = precision::earlier(&study, &points, &times);
+        points.extend(more);
+    }
     std::fs::create_dir_all(&study.out)
         .with_context(|| format!("{}: cannot create the output folder", study.out.display()))?;
     let _lock = lock::take(&study.out)?;
     let measured = runner::measured(&study).map_err(|e| anyhow!(e))?;
-    let todo: Vec<&Point> = points
+    let todo: Vec<Point> = points
         .iter()
         .filter(|p| !measured.contains(&p.key(&study)))
+        .cloned()
         .collect();
     let machine = match &study.machine {
         Some(path) => Some(pp::machine::Machine::load(path)?),
@@ -158,48 +165,81 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let mut failures = 0;
     let mut communicated = false;
+    let mut failed: HashSet<Key> = HashSet::new();
     let stopping = signals::Guard::install().context("cannot handle signals")?;
-    for (i, point) in todo.iter().enumerate() {
-        if let Some(signal) = signals::caught() {
-            stop(&bar, signal, i, &how);
-        }
-        let label = point.label(&study);
-        bar.set_message(label.clone());
-        let begun = Instant::now();
-        match runner.run(point) {
-            Ran::Measured(m) => {
-                runner::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
-                communicated |= m.communicated;
-                bar.suspend(|| {
-                    if hidden {
-                        eprintln!(
-                            "[{}/{}] {label}: {:.2} s",
-                            i + 1,
-                            todo.len(),
-                            begun.elapsed().as_secs_f64()
-                        );
-                    }
-                    for w in &m.warnings {
-                        eprintln!("lca study: warning: {label}: {w}");
-                    }
-                });
+    let mut made = 0;
+    let mut round: Vec<Point> = todo.clone();
+    let mut planned = round.len();
+    loop {
+        for point in &round {
+            if let Some(signal) = signals::caught() {
+                stop(&bar, signal, made, &how);
             }
-            Ran::Failed(failure) => {
-                failures += 1;
-                bar.suspend(|| eprintln!("lca study: {label}: {failure}"));
+            let label = point.label(&study);
+            bar.set_message(label.clone());
+            let begun = Instant::now();
+            match runner.run(point) {
+                Ran::Measured(m) => {
+                    runner::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
+                    communicated |= m.communicated;
+                    bar.suspend(|| {
+                        if hidden {
+                            eprintln!(
+                                "[{}/{planned}] {label}: {:.2} s",
+                                made + 1,
+                                begun.elapsed().as_secs_f64()
+                            );
+                        }
+                        for w in &m.warnings {
+                            eprintln!("lca study: warning: {label}: {w}");
+                        }
+                    });
+                }
+                Ran::Failed(failure) => {
+                    failures += 1;
+                    failed.insert(point.key(&study));
+                    bar.suspend(|| eprintln!("lca study: {label}: {failure}"));
+                }
+                Ran::Stopped(signal) => stop(&bar, signal, made, &how),
             }
-            Ran::Stopped(signal) => stop(&bar, signal, i, &how),
+            made += 1;
+            bar.inc(1);
         }
-        bar.inc(1);
+        // [precision]: another round of replicates where T_p is not yet known well enough.
+        let Some(target) = study.precision else {
+            break;
+        };
+        let times = precision::times(&study).map_err(|e| anyhow!(e))?;
+        let known: HashSet<Key> = points.iter().map(|p| p.key(&study)).collect();
+        round = precision::next_round(&study, &points, &times, target, &failed)
+            .into_iter()
+            .filter(|p| !known.contains(&p.key(&study)))
+            .collect();
+        if round.is_empty() {
+            break;
+        }
+        bar.suspend(|| {
+            eprintln!(
+                "lca study {}: {} more runs: their T_p is not yet within ±{}% (90%)",
+                study.name,
+                round.len(),
+                100.0 * target.target
+            )
+        });
+        planned += round.len();
+        bar.inc_length(round.len() as u64);
+        points.extend(round.iter().cloned());
     }
     drop(stopping);
     if let Some(signal) = signals::caught() {
-        stop(&bar, signal, todo.len(), &how);
+        stop(&bar, signal, made, &how);
     }
     bar.finish_and_clear();
 
     let outcomes = models(&study, &points)?;
-    let mut text = summary(&study, &points, todo.len(), failures, started.elapsed());
+    let mut text = summary(&study, &points, made, failures, started.elapsed());
+    let times = precision::times(&study).map_err(|e| anyhow!(e))?;
+    text += &precision::report(&study, &points, &times);
     if !calibrated && communicated {
         text += "note: no machine calibration (pp calibrate): all communication time counts as cl, none as rc.comm\n";
     }
@@ -208,9 +248,8 @@ pub fn run(args: &Args) -> Result<String> {
     if failures > 0 {
         crate::write_stdout(&text)?;
         bail!(
-            "{failures} of {} runs failed (reported above, with their standard error); run the \
-             study again to retry them",
-            todo.len()
+            "{failures} of {made} runs failed (reported above, with their standard error); run \
+             the study again to retry them"
         );
     }
     Ok(text)
@@ -264,10 +303,28 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
         let map = crate::report::winner_map(a, b);
         match map {
             Ok(map) => {
+                text += &format!("\nverdict: {}", reports::verdict::map(&map));
                 let path = study.out.join("crossover.txt");
-                let map = reports::crossover::winner_map(&map, reports::ranking::Format::Text);
-                files::output::write(&path, map.as_bytes()).map_err(|e| anyhow!("{e}"))?;
+                let written = reports::crossover::winner_map(&map, reports::ranking::Format::Text);
+                files::output::write(&path, written.as_bytes()).map_err(|e| anyhow!("{e}"))?;
                 text += &format!("\ncrossover: {}\n", path.display());
+                let files: Vec<String> = outcomes
+                    .iter()
+                    .filter_map(|o| o.model_file.as_deref())
+                    .map(|f| f.display().to_string())
+                    .collect();
+                if map.intervals
+                    && map
+                        .cells
+                        .iter()
+                        .flatten()
+                        .any(|&w| w == fit::crossover::Winner::Tie)
+                {
+                    text += &format!(
+                        "next runs: lca crossover {} {} --suggest 6   (the runs that would decide most)\n",
+                        files[0], files[1]
+                    );
+                }
             }
             Err(e) => text += &format!("\ncrossover: none ({e})\n"),
         }
@@ -407,6 +464,21 @@ fn summary(
         "logs:     {} (each run's log, standard output and error)",
         study.out.join("logs").display()
     );
+    // Runs with more processors than the machine has: real contention, kept and counted.
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    if let Some(f) = study.factors.iter().position(|f| f.name == "p") {
+        let over = points
+            .iter()
+            .filter(|pt| pt.values[f] > cores as f64)
+            .count();
+        if over > 0 && cores > 0 {
+            let _ = writeln!(
+                text,
+                "note:     {over} runs have p above this machine's {cores} cores: oversubscribed, \
+                 their contention is real and counted (rc.cpu), kept in the models"
+            );
+        }
+    }
     text
 }
 

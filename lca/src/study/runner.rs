@@ -135,7 +135,7 @@ pub fn points(study: &Study) -> Result<Vec<Point>, design::PlanError> {
 }
 
 /// The key of a datafile line written by a study over `factors`, if it is one.
-fn key_of_line(line: &str, factors: &[&str]) -> Option<Key> {
+pub(crate) fn key_of_line(line: &str, factors: &[&str]) -> Option<Key> {
     let line = line.trim();
     if line.is_empty() || line.starts_with('#') {
         return None;
