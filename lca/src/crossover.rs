@@ -140,12 +140,12 @@ pub fn run(args: &Args) -> Result<String> {
 }
 
 /// A point: every factor by name.
-type Point = Vec<(String, f64)>;
+pub(crate) type Point = Vec<(String, f64)>;
 
 /// The region's points over the axes (101 along one, 21 x 21 over two) and the candidate
 /// runs (21 along one, 9 x 9 over two; whole numbers where an axis runs between whole
 /// numbers at least 4 apart, as processor counts do), each with the fixed values.
-fn grids(axes: &[Axis], fixed: &[(String, f64)]) -> (Vec<Point>, Vec<Point>) {
+pub(crate) fn grids(axes: &[Axis], fixed: &[(String, f64)]) -> (Vec<Point>, Vec<Point>) {
     let (region, candidates) = if axes.len() == 1 { (101, 21) } else { (21, 9) };
     let levels = |a: &Axis, count: usize, whole: bool| -> Vec<f64> {
         let mut values = a.samples(count);

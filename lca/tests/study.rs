@@ -429,3 +429,75 @@ fn precision_adds_runs_where_t_p_is_noisy_and_resumes_without_more() {
     assert!(stdout.contains(", 0 made now"), "{stdout}");
     assert_eq!(rows(&dir), made);
 }
+
+/// Like `NOISY`, but every point's even replicates take 10% longer, and implementation b
+/// ($4) 2% longer than a: two implementations the runs can hardly tell apart.
+const CLOSE: &str = r#"p=$1; n=$2; r=$3
+w=$(( n * p + 10 * n ))
+if [ $(( r % 2 )) = 0 ]; then w=$(( w * 11 / 10 )); fi
+if [ "$4" = b ]; then w=$(( w * 51 / 50 )); fi
+end=$(( w + 7 ))
+{ printf 'pplog 1 p=%s n=%s\n0 0 start\n0 0 work_begin\n%s 0 work_end\n%s 0 stop\n' $p $n $w $end
+  i=1; while [ $i -lt $p ]; do printf '0 %s start\n0 %s work_begin\n%s %s work_end\n%s %s stop\n' $i $i $n $i $end $i; i=$((i+1)); done
+} > "$PP_LOG""#;
+
+#[test]
+fn decide_spends_its_budget_where_the_crossover_is_undecided_and_resumes() {
+    let dir = scratch("study-decide");
+    let _ = std::fs::remove_dir_all(dir.join("study-fake"));
+    let command = |name: &str| {
+        format!(
+            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{CLOSE}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\", \"{{impl}}\"]\n"
+        )
+    };
+    let text = format!(
+        "name = \"fake\"\ndesign = \"edges:1\"\nreplicates = 2\n\n[decide]\nbudget = 5\nper_round = 2\n\n\
+         [factors]\nn = \"32..512:log2\"\np = \"2..8:lin:7\"\n\n{}\n{}",
+        command("a"),
+        command("b")
+    );
+    write(&dir, "fake.toml", &text);
+    let out = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    // 8 design points, 2 replicates, 2 implementations; then 5 chosen runs in rounds of 2, 2, 1.
+    let made = rows(&dir);
+    assert_eq!(made.len(), 8 * 2 * 2 + 5, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("2 runs to decide the crossover"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("1 runs to decide the crossover"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("decide:   5 of 5 runs chosen where they would most narrow"),
+        "{stdout}"
+    );
+    // The chosen runs are rows of their own role (the models are fitted to them too).
+    let chosen = made.iter().filter(|r| r.contains(" role=decide ")).count();
+    assert_eq!(chosen, 5, "{made:?}");
+    assert!(
+        stdout.contains("study fake: 37 runs, 37 made now"),
+        "{stdout}"
+    );
+    // Both models are fitted to them: 16 design runs each and the 5 chosen between them.
+    let model_runs: usize = stdout
+        .lines()
+        .filter(|l| l.starts_with("a ") || l.starts_with("b "))
+        .filter_map(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+        .sum();
+    assert_eq!(model_runs, 37, "{stdout}");
+    // Resumed: the budget is spent; nothing more is made.
+    let again = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&again.stdout);
+    assert!(again.status.success(), "{stdout}");
+    assert!(stdout.contains(", 0 made now"), "{stdout}");
+    assert!(
+        stdout.contains("(spent by an earlier start of the study)"),
+        "{stdout}"
+    );
+    assert_eq!(rows(&dir), made);
+}

@@ -32,6 +32,9 @@ const MAX_TIMEOUT_S: f64 = 30.0 * 24.0 * 3600.0;
 /// The most runs per point: beyond it a count is a typo, and the plan would not fit in memory.
 const MAX_REPLICATES: i64 = 1000;
 
+/// The most runs `[decide]` may spend.
+const MAX_DECIDE: i64 = 10_000;
+
 /// The most points along each edge of an `edges:K` design (edges:10^12 asked for 8 TB).
 const MAX_EDGE_POINTS: usize = 1000;
 
@@ -91,6 +94,8 @@ pub struct Study {
     pub replicates: usize,
     /// More runs of a point until its `T_p` is known this well (`[precision]`), if asked for.
     pub precision: Option<Precision>,
+    /// Runs chosen to decide the crossover of the first two implementations (`[decide]`).
+    pub decide: Option<Decide>,
     /// The validation points (values in factor order), distinct, in the file's order.
     pub validate: Vec<Vec<f64>>,
     /// The implementations.
@@ -106,6 +111,18 @@ pub struct Precision {
     pub target: f64,
     /// The most runs of a point.
     pub max_replicates: usize,
+}
+
+/// `[decide]`: after the planned runs, runs chosen where they would most shrink the region
+/// in which the first two implementations cannot be told apart (`lca crossover --suggest`),
+/// `per_round` at a time with the models refitted between rounds, until the region is decided
+/// or `budget` runs are spent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decide {
+    /// The most runs to spend.
+    pub budget: usize,
+    /// Runs chosen per round.
+    pub per_round: usize,
 }
 
 /// One implementation: its name (the datafile's `impl`) and its command.
@@ -212,8 +229,16 @@ struct Raw {
     timeout_s: Option<Spanned<f64>>,
     validate: Option<RawValidate>,
     precision: Option<Spanned<RawPrecision>>,
+    decide: Option<Spanned<RawDecide>>,
     #[serde(default)]
     implementation: Vec<Spanned<RawImplementation>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDecide {
+    budget: Spanned<i64>,
+    per_round: Option<Spanned<i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -371,6 +396,29 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
             Some(Precision {
                 target,
                 max_replicates: most as usize,
+            })
+        }
+    };
+    let decide = match &raw.decide {
+        None => None,
+        Some(d) => {
+            let d = d.get_ref();
+            let count = |v: &Spanned<i64>, what: &str, most: i64| {
+                if (1..=most).contains(v.get_ref()) {
+                    Ok(*v.get_ref() as usize)
+                } else {
+                    Err(error(
+                        v.span().start,
+                        format!("{what} = {}: expected 1 to {most} runs", v.get_ref()),
+                    ))
+                }
+            };
+            Some(Decide {
+                budget: count(&d.budget, "budget", MAX_DECIDE)?,
+                per_round: match &d.per_round {
+                    None => 4,
+                    Some(v) => count(v, "per_round", 100)?,
+                },
             })
         }
     };
@@ -569,6 +617,14 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         });
     }
 
+    if let (Some(d), true) = (&raw.decide, implementations.len() < 2) {
+        return Err(error(
+            d.span().start,
+            "[decide] settles the crossover of the first two implementations: give two \
+             [[implementation]]s"
+                .into(),
+        ));
+    }
     let out = PathBuf::from(raw.out.unwrap_or_else(|| format!("study-{name}")));
     let datafile = raw
         .datafile
@@ -583,6 +639,7 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         design,
         replicates,
         precision,
+        decide,
         validate,
         implementations,
     })
@@ -777,6 +834,21 @@ command = ["prog", "-n{n}", "{p}", "{{x}}", "{ a; }{x", "}{ p}"]
         ));
         assert!(
             e.starts_with("s.toml:5: max_replicates = 2: expected 3 to 1000"),
+            "{e}"
+        );
+        let e = err(&precision("[decide]\nbudget = 0\n"));
+        assert!(
+            e.starts_with("s.toml:4: budget = 0: expected 1 to 10000 runs"),
+            "{e}"
+        );
+        let e = err(&precision("[decide]\nbudget = 10\n"));
+        assert!(
+            e.contains("[decide] settles the crossover of the first two"),
+            "{e}"
+        );
+        let e = err(&precision("[decide]\nbudget = 10\nper_round = 101\n"));
+        assert!(
+            e.starts_with("s.toml:5: per_round = 101: expected 1 to 100"),
             "{e}"
         );
         let e = err(&precision("[precision]\ntarget = 0.03\n"));

@@ -5,6 +5,7 @@
 //! the bundled fft2d study ([`DEFAULT`]).
 
 mod child;
+mod decide;
 pub mod file;
 mod lock;
 mod precision;
@@ -101,10 +102,14 @@ pub fn run(args: &Args) -> Result<String> {
     };
     let started = Instant::now();
     let mut points = runner::points(&study)?;
-    if study.precision.is_some() {
+    if study.precision.is_some() || study.decide.is_some() {
         let times = precision::times(&study).map_err(|e| anyhow!(e))?;
         let more = precision::earlier(&study, &points, &times);
         points.extend(more);
+        if study.decide.is_some() {
+            let chosen = decide::earlier(&study, &times);
+            points.extend(chosen);
+        }
     }
     std::fs::create_dir_all(&study.out)
         .with_context(|| format!("{}: cannot create the output folder", study.out.display()))?;
@@ -163,55 +168,24 @@ pub fn run(args: &Args) -> Result<String> {
     if !hidden {
         bar.enable_steady_tick(Duration::from_millis(200));
     }
-    let mut failures = 0;
-    let mut communicated = false;
-    let mut failed: HashSet<Key> = HashSet::new();
+    let mut progress = Progress {
+        failures: 0,
+        communicated: false,
+        failed: HashSet::new(),
+        made: 0,
+        planned: todo.len(),
+    };
     let stopping = signals::Guard::install().context("cannot handle signals")?;
-    let mut made = 0;
     let mut round: Vec<Point> = todo.clone();
-    let mut planned = round.len();
     loop {
-        for point in &round {
-            if let Some(signal) = signals::caught() {
-                stop(&bar, signal, made, &how);
-            }
-            let label = point.label(&study);
-            bar.set_message(label.clone());
-            let begun = Instant::now();
-            match runner.run(point) {
-                Ran::Measured(m) => {
-                    runner::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
-                    communicated |= m.communicated;
-                    bar.suspend(|| {
-                        if hidden {
-                            eprintln!(
-                                "[{}/{planned}] {label}: {:.2} s",
-                                made + 1,
-                                begun.elapsed().as_secs_f64()
-                            );
-                        }
-                        for w in &m.warnings {
-                            eprintln!("lca study: warning: {label}: {w}");
-                        }
-                    });
-                }
-                Ran::Failed(failure) => {
-                    failures += 1;
-                    failed.insert(point.key(&study));
-                    bar.suspend(|| eprintln!("lca study: {label}: {failure}"));
-                }
-                Ran::Stopped(signal) => stop(&bar, signal, made, &how),
-            }
-            made += 1;
-            bar.inc(1);
-        }
+        make(&runner, &study, &round, &bar, &how, &mut progress)?;
         // [precision]: another round of replicates where T_p is not yet known well enough.
         let Some(target) = study.precision else {
             break;
         };
         let times = precision::times(&study).map_err(|e| anyhow!(e))?;
         let known: HashSet<Key> = points.iter().map(|p| p.key(&study)).collect();
-        round = precision::next_round(&study, &points, &times, target, &failed)
+        round = precision::next_round(&study, &points, &times, target, &progress.failed)
             .into_iter()
             .filter(|p| !known.contains(&p.key(&study)))
             .collect();
@@ -226,20 +200,75 @@ pub fn run(args: &Args) -> Result<String> {
                 100.0 * target.target
             )
         });
-        planned += round.len();
+        progress.planned += round.len();
         bar.inc_length(round.len() as u64);
         points.extend(round.iter().cloned());
     }
+    // [decide]: runs where they would most shrink the region the crossover leaves undecided.
+    let mut decided = None;
+    if let Some(decide) = study.decide {
+        let mut spent = decide::spent(&points);
+        let (mut before, mut rounds) = (None, 0);
+        while spent < decide.budget {
+            let k = decide.per_round.min(decide.budget - spent);
+            let Some((share, round)) =
+                decide::round(&study, &points, k, &|| models(&study, &points).map(|_| ()))?
+            else {
+                break;
+            };
+            before.get_or_insert(share);
+            if round.is_empty() {
+                break;
+            }
+            bar.suspend(|| {
+                eprintln!(
+                    "lca study {}: {} runs to decide the crossover ({}% of the map undecided)",
+                    study.name,
+                    round.len(),
+                    reports::verdict::human(100.0 * share)
+                )
+            });
+            progress.planned += round.len();
+            bar.inc_length(round.len() as u64);
+            points.extend(round.iter().cloned());
+            make(&runner, &study, &round, &bar, &how, &mut progress)?;
+            spent += round.len();
+            rounds += 1;
+        }
+        let how = match (before, rounds) {
+            (_, 0) if spent >= decide.budget => "(spent by an earlier start of the study)".into(),
+            (Some(share), _) if share > 0.0 => format!(
+                "({}% of it undecided before this start's; the verdict below is after them)",
+                reports::verdict::human(100.0 * share)
+            ),
+            (Some(_), _) => "(nothing is left undecided)".into(),
+            (None, _) => "(no crossover of two models to decide)".into(),
+        };
+        decided = Some(format!(
+            "decide:   {spent} of {} runs chosen where they would most narrow the undecided \
+             region of {} against {} {how}\n",
+            decide.budget, study.implementations[0].name, study.implementations[1].name
+        ));
+    }
     drop(stopping);
     if let Some(signal) = signals::caught() {
-        stop(&bar, signal, made, &how);
+        stop(&bar, signal, progress.made, &how);
     }
+    let Progress {
+        failures,
+        communicated,
+        made,
+        ..
+    } = progress;
     bar.finish_and_clear();
 
     let outcomes = models(&study, &points)?;
     let mut text = summary(&study, &points, made, failures, started.elapsed());
     let times = precision::times(&study).map_err(|e| anyhow!(e))?;
     text += &precision::report(&study, &points, &times);
+    if let Some(line) = decided {
+        text += &line;
+    }
     if !calibrated && communicated {
         text += "note: no machine calibration (pp calibrate): all communication time counts as cl, none as rc.comm\n";
     }
@@ -253,6 +282,65 @@ pub fn run(args: &Args) -> Result<String> {
         );
     }
     Ok(text)
+}
+
+/// What the runs made so far came to.
+struct Progress {
+    failures: usize,
+    communicated: bool,
+    /// Runs that failed in this start of the study (not tried again in it).
+    failed: HashSet<Key>,
+    made: usize,
+    /// Runs to make in this start, as known so far.
+    planned: usize,
+}
+
+/// Makes the runs of `round` in order, appending each measured row to the datafile.
+fn make(
+    runner: &Runner,
+    study: &Study,
+    round: &[Point],
+    bar: &ProgressBar,
+    how: &str,
+    progress: &mut Progress,
+) -> Result<()> {
+    let hidden = bar.is_hidden();
+    for point in round {
+        if let Some(signal) = signals::caught() {
+            stop(bar, signal, progress.made, how);
+        }
+        let label = point.label(study);
+        bar.set_message(label.clone());
+        let begun = Instant::now();
+        match runner.run(point) {
+            Ran::Measured(m) => {
+                runner::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
+                progress.communicated |= m.communicated;
+                bar.suspend(|| {
+                    if hidden {
+                        eprintln!(
+                            "[{}/{}] {label}: {:.2} s",
+                            progress.made + 1,
+                            progress.planned,
+                            begun.elapsed().as_secs_f64()
+                        );
+                    }
+                    for w in &m.warnings {
+                        eprintln!("lca study: warning: {label}: {w}");
+                    }
+                });
+            }
+            Ran::Failed(failure) => {
+                progress.failures += 1;
+                progress.failed.insert(point.key(study));
+                bar.suspend(|| eprintln!("lca study: {label}: {failure}"));
+            }
+            Ran::Stopped(signal) => stop(bar, signal, progress.made, how),
+        }
+        progress.made += 1;
+        bar.inc(1);
+    }
+    Ok(())
 }
 
 /// `{pp}`: the `pp` program in the folder of `lca` (`exe`), as `cargo build` and an install
@@ -351,15 +439,23 @@ fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
     let source = study.datafile.display().to_string();
     let mut outcomes = Vec::new();
     for (i, implementation) in study.implementations.iter().enumerate() {
-        let keys = |role: Role| -> HashSet<Key> {
+        let keys = |roles: &[Role]| -> HashSet<Key> {
             points
                 .iter()
-                .filter(|p| p.implementation == i && p.role == role)
+                .filter(|p| p.implementation == i && roles.contains(&p.role))
                 .map(|p| p.key(study))
                 .collect()
         };
-        let (model_text, model_runs) = runner::select(&text, study, &keys(Role::Model));
-        let (validate_text, validation_runs) = runner::select(&text, study, &keys(Role::Validate));
+        // The runs `[decide]` chose are fitted as the design's are.
+        let model_keys = keys(&[Role::Model, Role::Decide]);
+        let (model_text, model_runs) = runner::select(&text, study, &model_keys);
+        // One role for the fit (a column of two values would be a factor of text).
+        let model_text: String = model_text
+            .split_inclusive('\n')
+            .map(|l| l.replacen(" role=decide ", " role=model ", 1))
+            .collect();
+        let (validate_text, validation_runs) =
+            runner::select(&text, study, &keys(&[Role::Validate]));
         let mut outcome = Outcome {
             name: implementation.name.clone(),
             model_runs,

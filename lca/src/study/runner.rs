@@ -30,6 +30,8 @@ pub enum Role {
     Model,
     /// An extra point, measured only to check the models.
     Validate,
+    /// A run `[decide]` chose to settle the crossover: a model run too.
+    Decide,
 }
 
 impl Role {
@@ -38,6 +40,7 @@ impl Role {
         match self {
             Role::Model => "model",
             Role::Validate => "validate",
+            Role::Decide => "decide",
         }
     }
 }
@@ -64,6 +67,26 @@ pub struct Key {
     replicate: usize,
 }
 
+impl Key {
+    /// The run this key names, when its implementation is one of the study's and its values
+    /// are numbers.
+    pub fn point(&self, study: &Study) -> Option<Point> {
+        Some(Point {
+            implementation: study
+                .implementations
+                .iter()
+                .position(|i| i.name == self.implementation)?,
+            role: self.role,
+            values: self
+                .values
+                .iter()
+                .map(|v| v.parse().ok())
+                .collect::<Option<Vec<f64>>>()?,
+            replicate: self.replicate,
+        })
+    }
+}
+
 impl Point {
     /// The point's key.
     pub fn key(&self, study: &Study) -> Key {
@@ -81,8 +104,10 @@ impl Point {
         for (f, v) in study.factors.iter().zip(&self.values) {
             label += &format!(" {}={}", f.name, format_value(*v));
         }
-        if self.role == Role::Validate {
-            label += " (validate)";
+        match self.role {
+            Role::Validate => label += " (validate)",
+            Role::Decide => label += " (decide)",
+            Role::Model => {}
         }
         if study.replicates > 1 {
             label += &format!(" #{}", self.replicate);
@@ -147,6 +172,7 @@ pub(crate) fn key_of_line(line: &str, factors: &[&str]) -> Option<Key> {
     let role = match *fields.get("role")? {
         "model" => Role::Model,
         "validate" => Role::Validate,
+        "decide" => Role::Decide,
         _ => return None,
     };
     let values = factors

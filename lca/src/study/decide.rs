@@ -1,0 +1,111 @@
+//! `[decide]`: after the planned runs, runs chosen where they would most shrink the region in
+//! which the first two implementations cannot be told apart at 90% (`lca crossover
+//! --suggest`, `fit::decision`), a round at a time with the models refitted in between, until
+//! that region is empty or the budget is spent. The chosen runs are model runs (`role=model`)
+//! at points the plan did not have (or more replicates of them); a resumed study counts them
+//! against the budget.
+
+use std::collections::HashMap;
+
+use anyhow::{Result, anyhow};
+use fit::decision::Which;
+
+use super::file::Study;
+use super::runner::{Key, Point, Role};
+
+/// A point without its replicate.
+type Group = (usize, Role, Vec<u64>);
+
+fn group(p: &Point) -> Group {
+    (
+        p.implementation,
+        p.role,
+        p.values.iter().map(|v| v.to_bits()).collect(),
+    )
+}
+
+/// The runs `[decide]` chose so far.
+pub fn spent(points: &[Point]) -> usize {
+    points.iter().filter(|p| p.role == Role::Decide).count()
+}
+
+/// The runs an earlier start chose (the datafile's `role=decide` rows), as points.
+pub fn earlier(study: &Study, times: &HashMap<Key, f64>) -> Vec<Point> {
+    let mut chosen: Vec<Point> = times
+        .keys()
+        .filter_map(|k| k.point(study))
+        .filter(|p| p.role == Role::Decide)
+        .collect();
+    chosen.sort_by(|a, b| {
+        (a.implementation, &a.values, a.replicate)
+            .partial_cmp(&(b.implementation, &b.values, b.replicate))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    chosen
+}
+
+/// One round: `refit` the models from the runs so far, then the `k` runs that would most
+/// shrink the undecided region of the first two implementations' crossover, with the share of
+/// the region undecided now. None when there is no crossover to decide (a model missing, or
+/// the models vary more than two factors); no runs when everything is decided.
+pub fn round(
+    study: &Study,
+    points: &[Point],
+    k: usize,
+    refit: &dyn Fn() -> Result<()>,
+) -> Result<Option<(f64, Vec<Point>)>> {
+    refit()?;
+    let [a, b, ..] = &study.implementations[..] else {
+        return Ok(None);
+    };
+    let read = |name: &str| fit::model_file::read(&study.out.join(format!("{name}.toml")));
+    let (Ok(ma), Ok(mb)) = (read(&a.name), read(&b.name)) else {
+        return Ok(None);
+    };
+    let pair = fit::crossover::Pair::new(&ma, &mb)?;
+    let free = pair.free(&[])?;
+    if free.is_empty() || free.len() > 2 {
+        return Ok(None);
+    }
+    let axes = free
+        .iter()
+        .map(|f| pair.default_axis(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (region, candidates) = crate::crossover::grids(&axes, &[]);
+    let decision = fit::decision::suggest(&pair, &region, &candidates, k, 1.0)
+        .map_err(|e| anyhow!("[decide]: {e}"))?;
+    if decision.undecided == 0.0 {
+        return Ok(Some((0.0, Vec::new())));
+    }
+    let mut highest: HashMap<Group, usize> = HashMap::new();
+    for p in points {
+        let r = highest.entry(group(p)).or_insert(0);
+        *r = (*r).max(p.replicate);
+    }
+    let mut round = Vec::new();
+    for s in decision.suggestions {
+        let values: Vec<f64> = study
+            .factors
+            .iter()
+            .map(|f| {
+                let v = s
+                    .point
+                    .iter()
+                    .find(|(n, _)| *n == f.name)
+                    .map_or(f.levels[0], |(_, v)| *v);
+                if f.integer { v.round() } else { v }
+            })
+            .collect();
+        let mut point = Point {
+            implementation: if s.which == Which::A { 0 } else { 1 },
+            role: Role::Decide,
+            values,
+            replicate: 1,
+        };
+        let r = highest.entry(group(&point)).or_insert(0);
+        *r += 1;
+        point.replicate = *r;
+        round.push(point);
+    }
+    Ok(Some((decision.undecided, round)))
+}
