@@ -63,7 +63,11 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
                                 let kind = WaitKind::ALL[rng.below(6) as usize];
                                 (
                                     EventKind::WaitBegin { kind, object: None },
-                                    EventKind::WaitEnd { kind, object: None },
+                                    EventKind::WaitEnd {
+                                        kind,
+                                        object: None,
+                                        by: None,
+                                    },
                                 )
                             } else {
                                 let bytes = rng.below(4096);
@@ -80,7 +84,15 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
                     let kind = WaitKind::ALL[rng.below(6) as usize];
                     push(t, thread, EventKind::WaitBegin { kind, object: None });
                     t += step;
-                    push(t, thread, EventKind::WaitEnd { kind, object: None });
+                    push(
+                        t,
+                        thread,
+                        EventKind::WaitEnd {
+                            kind,
+                            object: None,
+                            by: None,
+                        },
+                    );
                 }
                 3 => {
                     push(t, thread, EventKind::CommBegin { bytes: 64 });

@@ -117,7 +117,7 @@ fn arg(kind: &EventKind) -> u64 {
     let sym = |s: Option<Sym>| s.map_or(u64::from(u32::MAX), |s| u64::from(s.0));
     match *kind {
         EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => sym(label),
-        EventKind::WaitBegin { kind, object } | EventKind::WaitEnd { kind, object } => {
+        EventKind::WaitBegin { kind, object } | EventKind::WaitEnd { kind, object, .. } => {
             (kind as u64) << 32 | sym(object)
         }
         EventKind::CommBegin { bytes } | EventKind::CommEnd { bytes } => bytes,
