@@ -86,6 +86,14 @@ enum Command {
     },
     /// Run an OpenMP program (clang -fopenmp) with the OMPT tool, then print its profile.
     Run(run::RunArgs),
+    /// The critical path of a run: its length and the threads, regions and categories on it.
+    CriticalPath {
+        /// The event log (text or binary; `-`: standard input); default $PP_LOG, else ./pp.log.
+        log: Option<PathBuf>,
+        /// Output format: text or json.
+        #[arg(long, default_value = "text")]
+        format: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -104,6 +112,9 @@ fn main() -> ExitCode {
             mpirun,
         }) => calibrate(out, quick, force, mpi.then_some((mpicc, mpirun))),
         Some(Command::Run(args)) => return run_program(&args),
+        Some(Command::CriticalPath { log, format }) => {
+            pp::graph::report::run(&log_path(log.as_ref()), &format).and_then(|t| write_stdout(&t))
+        }
         None => profile(&cli.profile),
     };
     match result {

@@ -43,6 +43,10 @@ pub struct Interval {
 pub trait Sink {
     /// One interval; `symbols` names its region and phase.
     fn interval(&mut self, interval: &Interval, symbols: &Symbols);
+
+    /// Every event [`Sweep::read`] applies, after it (for sinks that also build the activity
+    /// graph: the critical path). Nothing by default.
+    fn event(&mut self, _event: &Event, _symbols: &Symbols) {}
 }
 
 /// No context cached for a region key (see [`ThreadState::ctx_cache`]).
@@ -505,6 +509,9 @@ impl<'s> Sweep<'s> {
     pub fn read(&mut self, log: &mut LogReader) -> Result<(), LogError> {
         log.for_each_placed(|e, symbols, place| {
             self.event(e, symbols);
+            if let Some(sink) = self.sink.as_deref_mut() {
+                sink.event(e, symbols);
+            }
             if self.violations.unplaced() {
                 self.violations.place(&place);
             }
