@@ -387,3 +387,103 @@ impl Builder {
         self.graph
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Symbols;
+
+    fn graph(p: u32, events: &[(u64, ThreadId, EventKind)]) -> Graph {
+        let symbols = Symbols::default();
+        let mut b = Builder::new(&Header { p, params: vec![] });
+        for &(t, thread, kind) in events {
+            b.event(&Event { t, thread, kind }, &symbols);
+        }
+        b.finish()
+    }
+
+    fn wait(kind: WaitKind, end: bool) -> EventKind {
+        if end {
+            EventKind::WaitEnd {
+                kind,
+                object: None,
+                by: None,
+            }
+        } else {
+            EventKind::WaitBegin { kind, object: None }
+        }
+    }
+
+    #[test]
+    fn a_thread_back_at_a_barrier_joins_its_next_round() {
+        use EventKind::{Start, Stop};
+        let b = WaitKind::Barrier;
+        // Round 1: thread 1 arrives last (20); thread 0 leaves at 21, arrives again at 25
+        // (round 2) before thread 1 leaves round 1 at 30; thread 1 arrives at 40 and both
+        // leave round 2 at 41.
+        let g = graph(
+            2,
+            &[
+                (0, 0, Start),
+                (0, 1, Start),
+                (10, 0, wait(b, false)),
+                (20, 1, wait(b, false)),
+                (21, 0, wait(b, true)),
+                (25, 0, wait(b, false)),
+                (30, 1, wait(b, true)),
+                (40, 1, wait(b, false)),
+                (41, 0, wait(b, true)),
+                (41, 1, wait(b, true)),
+                (50, 0, Stop),
+                (50, 1, Stop),
+            ],
+        );
+        let arcs: Vec<(ThreadId, u64, ThreadId, u32)> = g
+            .arcs
+            .iter()
+            .map(|a| (a.from, a.from_t, a.to, a.to_node))
+            .collect();
+        // Round 1: thread 1's arrival releases thread 0; round 2: thread 1's arrival (40)
+        // again, not thread 0's arrival at 25 for thread 1's departure from round 1.
+        assert_eq!(arcs, [(1, 20, 0, 2), (1, 40, 0, 4)]);
+        assert_eq!(g.threads[0][2].arc, 0);
+        assert_eq!(g.threads[0][4].arc, 1);
+        assert_eq!(g.unknown_causes, 0);
+    }
+
+    #[test]
+    fn a_cause_before_the_wait_is_not_taken() {
+        use EventKind::{Start, Stop};
+        let r = WaitKind::Recv;
+        let send = EventKind::Send {
+            peer: 1,
+            tag: 0,
+            bytes: 8,
+            comm: None,
+        };
+        let recv = EventKind::Recv {
+            peer: 0,
+            tag: 0,
+            bytes: 8,
+            comm: None,
+        };
+        let g = graph(
+            2,
+            &[
+                (0, 0, Start),
+                (0, 1, Start),
+                (0, 1, EventKind::WorkBegin { label: None }),
+                (5, 0, send),
+                (10, 1, EventKind::WorkEnd { label: None }),
+                (10, 1, wait(r, false)),
+                (12, 1, recv),
+                (12, 1, wait(r, true)),
+                (20, 0, Stop),
+                (20, 1, Stop),
+            ],
+        );
+        assert_eq!(g.arcs.len(), 1);
+        assert_eq!(g.threads[1][4].arc, NO_ARC);
+        assert_eq!(g.window, Some((0, 20)));
+    }
+}

@@ -186,7 +186,12 @@ impl Report {
                 .map(|&(c, ns)| (c.key().to_string(), json!(ns)))
                 .collect::<serde_json::Map<_, _>>(),
             "segments": self.path.segments.iter()
-                .map(|s| json!({"thread": s.thread, "start_ns": s.start, "end_ns": s.end}))
+                .map(|s| json!({
+                    "thread": s.thread,
+                    "start_ns": s.start,
+                    "end_ns": s.end,
+                    "arc": s.arc.map(|a| a.as_str()),
+                }))
                 .collect::<Vec<_>>(),
         });
         format!("{doc}\n")
