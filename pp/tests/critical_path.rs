@@ -282,6 +282,85 @@ fn a_region_forks_to_its_members_and_joins_from_the_last() {
     assert_eq!(r.graph.arc_counts()[ArcKind::Join as usize], 1);
 }
 
+#[test]
+fn openmp_workers_are_forked_and_leave_a_barrier_at_the_next_region() {
+    // As the OMPT tool writes two regions: the worker starts at the first fork, and reports
+    // leaving each region's closing barrier only when the next region releases it.
+    let r = report(
+        "pplog 1 p=2
+0 0 start
+0 0 work_begin
+10 0 work_end
+10 0 region_begin 1 r
+10 0 work_begin
+11 1 start
+11 1 work_begin
+20 0 wait_begin barrier implicit
+30 1 wait_begin barrier implicit
+31 0 wait_end barrier implicit
+31 0 work_end
+31 0 region_end 1
+31 0 work_begin
+40 0 work_end
+40 0 region_begin 2 r
+40 0 work_begin
+41 1 wait_end barrier implicit
+41 1 work_end
+41 1 work_begin
+50 0 wait_begin barrier implicit
+60 1 wait_begin barrier implicit
+61 0 wait_end barrier implicit
+61 0 work_end
+61 0 region_end 2
+61 1 stop
+62 0 stop
+",
+    );
+    assert_eq!(
+        r.path.segments,
+        [
+            seg(0, 0, 10, None),
+            seg(1, 10, 11, Some(ArcKind::Fork)),
+            seg(1, 11, 30, None),
+            seg(0, 30, 31, Some(ArcKind::Barrier)),
+            seg(0, 31, 40, None),
+            seg(1, 40, 41, Some(ArcKind::Fork)),
+            seg(1, 41, 60, None),
+            seg(0, 60, 61, Some(ArcKind::Barrier)),
+            seg(0, 61, 62, None)
+        ]
+    );
+    assert_eq!(r.path.length(), 62);
+    assert_eq!(r.path.hops, 4);
+    assert_eq!(r.graph.unknown_causes, 0);
+}
+
+#[test]
+fn ranks_that_record_their_own_region_begin_are_not_forked() {
+    // As the MPI tracer writes MPI_Init and MPI_Finalize: every rank opens region 0 itself.
+    let r = report(
+        "pplog 1 p=2
+0 0 start
+0 0 region_begin 0 mpi
+0 0 work_begin
+5 1 start
+5 1 region_begin 0 mpi
+5 1 work_begin
+20 0 work_end
+20 0 region_end 0
+20 0 stop
+30 1 work_end
+30 1 region_end 0
+30 1 stop
+",
+    );
+    assert_eq!(r.graph.arc_counts()[ArcKind::Fork as usize], 0);
+    assert_eq!(r.graph.arc_counts()[ArcKind::Join as usize], 1);
+    // Rank 1 started late with no cause recorded: the path starts there, short of the run.
+    assert_eq!(r.path.segments, [seg(1, 5, 30, None)]);
+    assert_eq!(r.window, (0, 30));
+}
+
 /// Random runs of `p` threads, all starting at 0, in rounds: every thread works a while, then
 /// either all meet at a barrier (released 1-3 ns after the last arrives), or (when `messages`)
 /// one thread sends a message to another, which waits for it (in flight 1-5 ns). Also the

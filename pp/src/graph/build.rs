@@ -126,14 +126,20 @@ impl Builder {
             Some(_) => None,
         };
         self.candidates.clear();
-        // Fork: this thread's first event in regions another thread opened.
-        for id in std::mem::take(&mut self.threads[i].forks) {
-            if let Some(r) = self.regions.get(&id) {
-                self.candidates.push((ArcKind::Fork, r.begin));
+        // Fork: this thread's first event in regions another thread opened, after its
+        // `start` (a thread the fork starts records it first). A member that records its own
+        // `region_begin` of the region (as every MPI rank does) entered it by itself.
+        if !self.threads[i].forks.is_empty() && !matches!(e.kind, EventKind::Start) {
+            for id in std::mem::take(&mut self.threads[i].forks) {
+                let own = matches!(e.kind, EventKind::RegionBegin { id: own, .. } if own == id);
+                if let Some(r) = self.regions.get(&id)
+                    && !own
+                {
+                    self.candidates.push((ArcKind::Fork, r.begin));
+                }
             }
         }
         match e.kind {
-            EventKind::Start => self.threads[i].idle_since = t,
             EventKind::WorkBegin { .. } => self.push(i, Interval::Work, t, None),
             EventKind::CommBegin { .. } => self.push(i, Interval::Comm, t, None),
             EventKind::WaitBegin { kind, object } => {
@@ -199,7 +205,12 @@ impl Builder {
                 }
             },
             EventKind::RegionEnd { id } => self.region_end(th, id),
-            EventKind::Cpu { .. } | EventKind::Phase { .. } | EventKind::Coll { .. } => {}
+            // A thread is idle from the start of time until its first interval (so that a
+            // fork that starts it is its cause).
+            EventKind::Start
+            | EventKind::Cpu { .. }
+            | EventKind::Phase { .. }
+            | EventKind::Coll { .. } => {}
         }
         // This event is the latest of its thread in each region it is a member of.
         for &id in &self.threads[i].regions {
