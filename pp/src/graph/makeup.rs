@@ -33,16 +33,15 @@ impl Makeup {
         for seg in &path.segments {
             *threads.entry(seg.thread).or_default() += seg.end - seg.start;
             let mut covered = 0;
-            for s in stretches.overlapping(seg.thread, seg.start, seg.end) {
-                let d = s.end.min(seg.end) - s.start.max(seg.start);
+            for (d, region, category) in stretches.overlapping(seg.thread, seg.start, seg.end) {
                 covered += d;
-                *regions.entry(s.region).or_default() += d;
+                *regions.entry(region).or_default() += d;
                 // A message's time in flight is the receive's transfer, which the attribution
                 // moves from sl to cl in its totals (its stretches still show sl).
                 let category = if seg.arc == Some(ArcKind::Message) {
                     Category::Cl
                 } else {
-                    s.category
+                    category
                 };
                 let c = CATEGORIES.iter().position(|&c| c == category).unwrap_or(0);
                 categories[c] += d;
