@@ -468,6 +468,9 @@ mod recorder {
         let log = Log::read(&path);
         assert_eq!(log.count(0, "wait_begin recv results"), 1);
         assert_eq!(log.count(1, "wait_begin send handoff"), 1);
+        // The receive's end names the sending thread; the blocked send's names nobody.
+        assert_eq!(log.count(0, "wait_end recv results by=1"), 1);
+        assert_eq!(log.count(1, "wait_end send handoff"), 1);
         for t in 0..2 {
             check_thread_shape(&log, t);
         }
