@@ -115,6 +115,9 @@ pub enum EventKind {
         kind: WaitKind,
         /// Optional object.
         object: Option<Sym>,
+        /// The thread whose release, notify or send ended the wait (`by=<thread>`), where the
+        /// recorder knows it.
+        by: Option<ThreadId>,
     },
     /// The thread starts moving `bytes` of data.
     CommBegin {

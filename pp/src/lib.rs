@@ -4,6 +4,7 @@
 
 pub mod calibrate;
 pub mod event;
+pub mod graph;
 pub mod log;
 pub mod machine;
 pub mod mpicc;

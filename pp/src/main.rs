@@ -89,6 +89,14 @@ enum Command {
     Run(run::RunArgs),
     /// Turn an OTF2 trace (Score-P's DIR/traces.otf2) into a pp log (docs/otf2.md).
     Import(import::ImportArgs),
+    /// The critical path of a run: its length and the threads, regions and categories on it.
+    CriticalPath {
+        /// The event log (text or binary; `-`: standard input); default $PP_LOG, else ./pp.log.
+        log: Option<PathBuf>,
+        /// Output format: text or json.
+        #[arg(long, default_value = "text")]
+        format: String,
+    },
 }
 
 fn main() -> ExitCode {
@@ -108,6 +116,9 @@ fn main() -> ExitCode {
         }) => calibrate(out, quick, force, mpi.then_some((mpicc, mpirun))),
         Some(Command::Run(args)) => return run_program(&args),
         Some(Command::Import(args)) => import::import(&args),
+        Some(Command::CriticalPath { log, format }) => {
+            pp::graph::report::run(&log_path(log.as_ref()), &format).and_then(|t| write_stdout(&t))
+        }
         None => profile(&cli.profile),
     };
     match result {

@@ -100,7 +100,16 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
                 );
             }
         }
-        s.push(t + len, thread, EventKind::WaitEnd { kind, object: None });
+        let by = None;
+        s.push(
+            t + len,
+            thread,
+            EventKind::WaitEnd {
+                kind,
+                object: None,
+                by,
+            },
+        );
     };
     for thread in 0..p {
         if rng.chance(10) {

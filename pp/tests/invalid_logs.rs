@@ -471,7 +471,11 @@ mod any_events {
             4 => EventKind::WorkBegin { label: object },
             5 => EventKind::WorkEnd { label: object },
             6 => EventKind::WaitBegin { kind, object },
-            7 => EventKind::WaitEnd { kind, object },
+            7 => EventKind::WaitEnd {
+                kind,
+                object,
+                by: None,
+            },
             8 => EventKind::CommBegin { bytes: arg % 3 },
             9 => EventKind::CommEnd { bytes: arg % 3 },
             10 => EventKind::Cpu {

@@ -454,7 +454,7 @@ enum GenKind {
     WorkBegin(Option<usize>),
     WorkEnd(Option<usize>),
     WaitBegin(usize, Option<usize>),
-    WaitEnd(usize, Option<usize>),
+    WaitEnd(usize, Option<usize>, Option<u32>),
     CommBegin(u64),
     CommEnd(u64),
     Cpu(u64, Option<u64>),
@@ -487,7 +487,8 @@ fn gen_kind() -> impl Strategy<Value = GenKind> {
         opt.clone().prop_map(GenKind::WorkBegin),
         opt.clone().prop_map(GenKind::WorkEnd),
         (0..6usize, opt.clone()).prop_map(|(k, o)| GenKind::WaitBegin(k, o)),
-        (0..6usize, opt.clone()).prop_map(|(k, o)| GenKind::WaitEnd(k, o)),
+        (0..6usize, opt.clone(), proptest::option::of(0..8u32))
+            .prop_map(|(k, o, by)| GenKind::WaitEnd(k, o, by)),
         big().prop_map(GenKind::CommBegin),
         big().prop_map(GenKind::CommEnd),
         (big(), proptest::option::of(big())).prop_map(|(c, d)| GenKind::Cpu(c, d)),
@@ -558,9 +559,10 @@ fn gen_log() -> impl Strategy<Value = GenLog> {
                             kind: WaitKind::ALL[k],
                             object: o.map(name),
                         },
-                        GenKind::WaitEnd(k, o) => EventKind::WaitEnd {
+                        GenKind::WaitEnd(k, o, by) => EventKind::WaitEnd {
                             kind: WaitKind::ALL[k],
                             object: o.map(name),
+                            by: by.map(|b| b % p),
                         },
                         GenKind::CommBegin(b) => EventKind::CommBegin { bytes: b },
                         GenKind::CommEnd(b) => EventKind::CommEnd { bytes: b },

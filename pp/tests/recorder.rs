@@ -116,7 +116,11 @@ mod recorder {
                 EventKind::WaitBegin { kind, object } => {
                     format!("wait_begin {kind}{}", opt(object))
                 }
-                EventKind::WaitEnd { kind, object } => format!("wait_end {kind}{}", opt(object)),
+                EventKind::WaitEnd { kind, object, by } => format!(
+                    "wait_end {kind}{}{}",
+                    opt(object),
+                    by.map_or(String::new(), |b| format!(" by={b}"))
+                ),
                 EventKind::CommBegin { bytes } => format!("comm_begin {bytes}"),
                 EventKind::CommEnd { bytes } => format!("comm_end {bytes}"),
                 EventKind::Cpu { .. } => "cpu".into(),
@@ -247,9 +251,13 @@ mod recorder {
             if t > 0 {
                 assert!(log.count(t, "wait_begin lock counter") >= 1, "thread {t}");
             }
+            // Each wait's end names the thread that held the lock before (another one).
+            let others = (0..3).filter(|&o| o != t);
             assert_eq!(
                 log.count(t, "wait_begin lock counter"),
-                log.count(t, "wait_end lock counter")
+                others
+                    .map(|o| log.count(t, &format!("wait_end lock counter by={o}")))
+                    .sum::<usize>()
             );
             // comm nests in work.
             let w = d.iter().position(|x| x == "work_begin compute").unwrap();
@@ -460,6 +468,9 @@ mod recorder {
         let log = Log::read(&path);
         assert_eq!(log.count(0, "wait_begin recv results"), 1);
         assert_eq!(log.count(1, "wait_begin send handoff"), 1);
+        // The receive's end names the sending thread; the blocked send's names nobody.
+        assert_eq!(log.count(0, "wait_end recv results by=1"), 1);
+        assert_eq!(log.count(1, "wait_end send handoff"), 1);
         for t in 0..2 {
             check_thread_shape(&log, t);
         }
@@ -494,7 +505,8 @@ mod recorder {
         session.finish().unwrap();
         let log = Log::read(&path);
         assert_eq!(log.count(0, "wait_begin cond ready"), 1);
-        assert_eq!(log.count(0, "wait_end cond ready"), 1);
+        // The wait's end names the thread that notified.
+        assert_eq!(log.count(0, "wait_end cond ready by=1"), 1);
         let _ = std::fs::remove_dir_all(dir);
     }
 

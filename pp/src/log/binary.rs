@@ -101,6 +101,9 @@ const T_WAIT_BEGIN: u8 = 0x10;
 const T_WAIT_BEGIN_OBJECT: u8 = 0x18;
 const T_WAIT_END: u8 = 0x20;
 const T_WAIT_END_OBJECT: u8 = 0x28;
+/// `wait_end` with its cause (`by=<thread>`): `0x38 + k`, and with an object `0x40 + k`.
+const T_WAIT_END_BY: u8 = 0x38;
+const T_WAIT_END_OBJECT_BY: u8 = 0x40;
 
 /// The decoding (and encoding) state of one block.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -178,9 +181,21 @@ pub(crate) fn encode_record(buf: &mut Vec<u8>, st: &mut BlockState, t: u64, kind
             let k = wait_code(kind);
             opt(T_WAIT_BEGIN + k, T_WAIT_BEGIN_OBJECT + k, object)
         }
-        EventKind::WaitEnd { kind, object } => {
+        EventKind::WaitEnd {
+            kind,
+            object,
+            by: None,
+        } => {
             let k = wait_code(kind);
             opt(T_WAIT_END + k, T_WAIT_END_OBJECT + k, object)
+        }
+        EventKind::WaitEnd {
+            kind,
+            object,
+            by: Some(_),
+        } => {
+            let k = wait_code(kind);
+            opt(T_WAIT_END_BY + k, T_WAIT_END_OBJECT_BY + k, object)
         }
         EventKind::CommBegin { .. } => (T_COMM_BEGIN, None),
         EventKind::CommEnd { .. } => (T_COMM_END, None),
@@ -253,6 +268,9 @@ pub(crate) fn encode_record(buf: &mut Vec<u8>, st: &mut BlockState, t: u64, kind
             if let Some(s) = sym {
                 varint::put(buf, u64::from(s));
             }
+            if let EventKind::WaitEnd { by: Some(by), .. } = *kind {
+                varint::put(buf, u64::from(by));
+            }
         }
     }
 }
@@ -274,7 +292,7 @@ fn tag_name(tag: u8) -> &'static str {
         T_RECV | 0x35 => "recv",
         T_COLL | 0x36 => "coll",
         0x10..=0x15 | 0x18..=0x1D => "wait_begin",
-        0x20..=0x25 | 0x28..=0x2D => "wait_end",
+        0x20..=0x25 | 0x28..=0x2D | 0x38..=0x3D | 0x40..=0x45 => "wait_end",
         _ => "record",
     }
 }
@@ -479,10 +497,22 @@ pub(crate) fn decode_record(
         0x20..=0x25 => EventKind::WaitEnd {
             kind: WaitKind::ALL[usize::from(tag - T_WAIT_END)],
             object: None,
+            by: None,
         },
         0x28..=0x2D => EventKind::WaitEnd {
             kind: WaitKind::ALL[usize::from(tag - T_WAIT_END_OBJECT)],
             object: Some(sym(data, &mut at, tag, "object", d)?),
+            by: None,
+        },
+        0x38..=0x3D => EventKind::WaitEnd {
+            kind: WaitKind::ALL[usize::from(tag - T_WAIT_END_BY)],
+            object: None,
+            by: Some(thread_field(data, &mut at, tag, "by", d)?),
+        },
+        0x40..=0x45 => EventKind::WaitEnd {
+            kind: WaitKind::ALL[usize::from(tag - T_WAIT_END_OBJECT_BY)],
+            object: Some(sym(data, &mut at, tag, "object", d)?),
+            by: Some(thread_field(data, &mut at, tag, "by", d)?),
         },
         _ => return Err(unknown_tag(tag)),
     };
@@ -600,7 +630,9 @@ mod tests {
         for kind in WaitKind::ALL {
             for object in [None, Some(Sym(1))] {
                 kinds.push(EventKind::WaitBegin { kind, object });
-                kinds.push(EventKind::WaitEnd { kind, object });
+                for by in [None, Some(1)] {
+                    kinds.push(EventKind::WaitEnd { kind, object, by });
+                }
             }
         }
         kinds

@@ -310,7 +310,8 @@ fn arity(event: &str) -> Option<(usize, usize, &'static str)> {
         "region_begin" => (2, 1, " <id> <name> [team=<thread>,..]"),
         "region_end" => (1, 0, " <id>"),
         "work_begin" | "work_end" => (0, 1, " [label]"),
-        "wait_begin" | "wait_end" => (1, 1, " <kind> [object]"),
+        "wait_begin" => (1, 1, " <kind> [object]"),
+        "wait_end" => (1, 2, " <kind> [object] [by=<thread>]"),
         "comm_begin" | "comm_end" => (1, 0, " <bytes>"),
         "cpu" => (1, 1, " <thread_cpu_ns> [run_delay_ns]"),
         "phase" => (1, 0, " <name>"),
@@ -414,14 +415,33 @@ fn parse_event(
                     excerpt(args[0])
                 ));
             };
-            let object = match args.get(1) {
+            // `wait_end`'s last field may be its cause, `by=<thread>`.
+            let mut rest = &args[1..];
+            let mut by = None;
+            if event == "wait_end"
+                && let Some(v) = rest.last().and_then(|tok| tok.strip_prefix("by="))
+            {
+                let thread = parse_u32(&format!("{event}: by"), v)?;
+                if thread >= p {
+                    return Err(format!("{event}: by: thread {thread} is not below p={p}"));
+                }
+                by = Some(thread);
+                rest = &rest[..rest.len() - 1];
+            }
+            if let Some(tok) = rest.get(1) {
+                return Err(format!(
+                    "{event}: unexpected argument '{}' (expected `{event}{usage}`)",
+                    excerpt(tok)
+                ));
+            }
+            let object = match rest.first() {
                 None => None,
                 Some(tok) => Some(name("[object]", tok)?),
             };
             if event == "wait_begin" {
                 EventKind::WaitBegin { kind, object }
             } else {
-                EventKind::WaitEnd { kind, object }
+                EventKind::WaitEnd { kind, object, by }
             }
         }
         "comm_begin" => EventKind::CommBegin {

@@ -147,7 +147,10 @@ impl<W: Write> TextWriter<W> {
                     name(line, s)?;
                 }
             }
-            EventKind::WaitBegin { kind: k, object } | EventKind::WaitEnd { kind: k, object } => {
+            EventKind::WaitBegin { kind: k, object }
+            | EventKind::WaitEnd {
+                kind: k, object, ..
+            } => {
                 let word = if matches!(kind, EventKind::WaitBegin { .. }) {
                     "wait_begin"
                 } else {
@@ -156,6 +159,9 @@ impl<W: Write> TextWriter<W> {
                 let _ = write!(line, "{word} {k}");
                 if let Some(s) = object {
                     name(line, s)?;
+                }
+                if let EventKind::WaitEnd { by: Some(by), .. } = kind {
+                    let _ = write!(line, " by={by}");
                 }
             }
             EventKind::CommBegin { bytes } => {

@@ -287,7 +287,15 @@ impl<'a> Mapper<'a> {
 
     fn wait_end(&mut self, th: ThreadId, t: u64) {
         if let Some((kind, object, worked)) = self.threads[th as usize].wait.take() {
-            self.push(th, t, EventKind::WaitEnd { kind, object });
+            self.push(
+                th,
+                t,
+                EventKind::WaitEnd {
+                    kind,
+                    object,
+                    by: None,
+                },
+            );
             if worked {
                 self.work_begin(th, t);
             }

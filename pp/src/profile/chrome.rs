@@ -1,17 +1,23 @@
 //! The per-thread timeline coloured by category, in Chrome Trace Event JSON (opens in
-//! Perfetto and chrome://tracing). Written while the log streams through the profiler.
+//! Perfetto and chrome://tracing). Written while the log streams through the profiler; the
+//! critical path (see [`crate::graph`]) follows as one more track, "critical path", below the
+//! threads.
 
 use std::io::{self, Write};
 
 use super::rules::Category;
 use super::sweep::{Interval, Sink};
-use crate::event::Symbols;
+use crate::event::{Event, Header, Symbols};
+use crate::graph::{Builder, CriticalPath};
 
 /// Writes complete ("X") events, one per attributed interval, timestamps in microseconds.
 pub struct ChromeTrace<W: Write> {
     out: W,
     first: bool,
     error: Option<io::Error>,
+    p: u32,
+    /// The activity graph, for the critical path's track.
+    graph: Option<Builder>,
 }
 
 /// chrome://tracing's reserved colour names for each category.
@@ -34,6 +40,11 @@ impl<W: Write> ChromeTrace<W> {
             out,
             first: true,
             error: None,
+            p,
+            graph: Some(Builder::new(&Header {
+                p,
+                params: Vec::new(),
+            })),
         };
         for t in 0..p {
             trace.record(&format!(
@@ -58,8 +69,34 @@ impl<W: Write> ChromeTrace<W> {
         }
     }
 
-    /// Ends the JSON document; reports the first write error, if any.
+    /// The critical path's track: one complete event per segment, named by its thread.
+    fn critical_path(&mut self) {
+        let Some(builder) = self.graph.take() else {
+            return;
+        };
+        let path = CriticalPath::of(&builder.finish());
+        if path.segments.is_empty() {
+            return;
+        }
+        let tid = self.p;
+        self.record(&format!(
+            "{{\"ph\":\"M\",\"pid\":0,\"tid\":{tid},\"name\":\"thread_name\",\"args\":{{\"name\":\"critical path\"}}}}"
+        ));
+        for s in &path.segments {
+            self.record(&format!(
+                "{{\"ph\":\"X\",\"pid\":0,\"tid\":{tid},\"name\":\"thread {}\",\"cat\":\"critical_path\",\"ts\":{:.3},\"dur\":{:.3},\"args\":{{\"thread\":{}}}}}",
+                s.thread,
+                s.start as f64 / 1000.0,
+                (s.end - s.start) as f64 / 1000.0,
+                s.thread,
+            ));
+        }
+    }
+
+    /// Writes the critical path's track and ends the JSON document; reports the first write
+    /// error, if any.
     pub fn finish(mut self) -> io::Result<W> {
+        self.critical_path();
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -86,6 +123,12 @@ impl<W: Write> Sink for ChromeTrace<W> {
             name(i.phase),
         );
         self.record(&json);
+    }
+
+    fn event(&mut self, e: &Event, symbols: &Symbols) {
+        if let Some(graph) = &mut self.graph {
+            graph.event(e, symbols);
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! The predicate profiler (DESIGN §4): attribution of every thread-instant of a run to one
 //! lost-cycles category, and the reports `pp` prints.
 
-mod messages;
+pub(crate) mod messages;
 pub mod rules;
 pub mod sweep;
 pub mod totals;

@@ -43,6 +43,10 @@ pub struct Interval {
 pub trait Sink {
     /// One interval; `symbols` names its region and phase.
     fn interval(&mut self, interval: &Interval, symbols: &Symbols);
+
+    /// Every event [`Sweep::read`] applies, after it (for sinks that also build the activity
+    /// graph: the critical path). Nothing by default.
+    fn event(&mut self, _event: &Event, _symbols: &Symbols) {}
 }
 
 /// No context cached for a region key (see [`ThreadState::ctx_cache`]).
@@ -117,7 +121,7 @@ fn arg(kind: &EventKind) -> u64 {
     let sym = |s: Option<Sym>| s.map_or(u64::from(u32::MAX), |s| u64::from(s.0));
     match *kind {
         EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => sym(label),
-        EventKind::WaitBegin { kind, object } | EventKind::WaitEnd { kind, object } => {
+        EventKind::WaitBegin { kind, object } | EventKind::WaitEnd { kind, object, .. } => {
             (kind as u64) << 32 | sym(object)
         }
         EventKind::CommBegin { bytes } | EventKind::CommEnd { bytes } => bytes,
@@ -505,6 +509,9 @@ impl<'s> Sweep<'s> {
     pub fn read(&mut self, log: &mut LogReader) -> Result<(), LogError> {
         log.for_each_placed(|e, symbols, place| {
             self.event(e, symbols);
+            if let Some(sink) = self.sink.as_deref_mut() {
+                sink.event(e, symbols);
+            }
             if self.violations.unplaced() {
                 self.violations.place(&place);
             }

@@ -31,7 +31,8 @@ pub(crate) enum RawKind {
     WorkBegin(Option<&'static str>),
     WorkEnd(Option<&'static str>),
     WaitBegin(WaitKind, Option<&'static str>),
-    WaitEnd(WaitKind, Option<&'static str>),
+    /// Kind, object and the thread that ended the wait, where known.
+    WaitEnd(WaitKind, Option<&'static str>, Option<ThreadId>),
     CommBegin(u64),
     CommEnd(u64),
     /// Thread CPU time and run-queue delay.

@@ -126,6 +126,7 @@ pub fn wait(kind: WaitKind, object: impl Into<Option<&'static str>>) -> WaitGuar
     WaitGuard {
         kind,
         object,
+        by: None,
         _not_send: PhantomData,
     }
 }
@@ -245,13 +246,23 @@ impl Drop for WorkGuard {
 pub struct WaitGuard {
     kind: WaitKind,
     object: Option<&'static str>,
+    by: Option<ThreadId>,
     _not_send: NotSend,
+}
+
+impl WaitGuard {
+    /// Names the thread whose release, notify or send ends this wait: the `wait_end` says
+    /// `by=<thread>` (the critical path follows it; see docs/critical-path.md).
+    #[inline]
+    pub fn ended_by(&mut self, thread: Option<ThreadId>) {
+        self.by = thread;
+    }
 }
 
 impl Drop for WaitGuard {
     #[inline]
     fn drop(&mut self) {
-        record(RawKind::WaitEnd(self.kind, self.object));
+        record(RawKind::WaitEnd(self.kind, self.object, self.by));
     }
 }
 
@@ -300,7 +311,7 @@ pub fn wait_begin(kind: WaitKind, object: impl Into<Option<&'static str>>) {
 /// Ends what [`wait_begin`] began.
 #[inline]
 pub fn wait_end(kind: WaitKind, object: impl Into<Option<&'static str>>) {
-    record(RawKind::WaitEnd(kind, object.into()));
+    record(RawKind::WaitEnd(kind, object.into(), None));
 }
 
 /// Begins a data movement of `bytes` without a guard; see [`work_begin`].

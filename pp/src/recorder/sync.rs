@@ -12,18 +12,54 @@
 //! *TOTAL.lock().unwrap() += 1;
 //! ```
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use std::sync::{BarrierWaitResult, LockResult, MutexGuard, TryLockError, TryLockResult};
 use std::time::Duration;
 
-use crate::event::WaitKind;
+use crate::event::{ThreadId, WaitKind};
 
-use super::interval::wait;
+use super::interval::{current_thread, wait};
+
+/// No recorded thread (in a [`Cause`]).
+const NOBODY: u32 = u32::MAX;
+
+/// The last recorded thread that took a lock or notified a condition variable: what ends the
+/// next wait on it (`wait_end .. by=<thread>`).
+#[derive(Debug)]
+struct Cause(AtomicU32);
+
+impl Cause {
+    const fn new() -> Self {
+        Cause(AtomicU32::new(NOBODY))
+    }
+
+    /// Records the calling thread; returns the thread recorded before it.
+    fn swap_in(&self) -> Option<ThreadId> {
+        let previous = self
+            .0
+            .swap(current_thread().unwrap_or(NOBODY), Ordering::Relaxed);
+        (previous != NOBODY).then_some(previous)
+    }
+
+    fn get(&self) -> Option<ThreadId> {
+        let t = self.0.load(Ordering::Relaxed);
+        (t != NOBODY).then_some(t)
+    }
+}
+
+impl Default for Cause {
+    fn default() -> Self {
+        Cause::new()
+    }
+}
 
 /// A mutual-exclusion lock that records `wait lock [name]` while a `lock` blocks.
 #[derive(Debug, Default)]
 pub struct Mutex<T: ?Sized> {
     name: Option<&'static str>,
+    /// The thread that took the lock last: the one whose release ends a wait for it.
+    holder: Cause,
     inner: std::sync::Mutex<T>,
 }
 
@@ -32,6 +68,7 @@ impl<T> Mutex<T> {
     pub const fn new(value: T) -> Self {
         Mutex {
             name: None,
+            holder: Cause::new(),
             inner: std::sync::Mutex::new(value),
         }
     }
@@ -40,6 +77,7 @@ impl<T> Mutex<T> {
     pub const fn named(name: &'static str, value: T) -> Self {
         Mutex {
             name: Some(name),
+            holder: Cause::new(),
             inner: std::sync::Mutex::new(value),
         }
     }
@@ -51,22 +89,35 @@ impl<T> Mutex<T> {
 }
 
 impl<T: ?Sized> Mutex<T> {
-    /// Acquires the lock, recording a wait only if it is held by another thread. Poisoning as
-    /// in [`std::sync::Mutex::lock`].
+    /// Acquires the lock, recording a wait only if it is held by another thread; the wait's
+    /// end names the thread that held the lock before (`by=<thread>`). Poisoning as in
+    /// [`std::sync::Mutex::lock`].
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         match self.inner.try_lock() {
-            Ok(guard) => Ok(guard),
-            Err(TryLockError::Poisoned(p)) => Err(p),
+            Ok(guard) => {
+                self.holder.swap_in();
+                Ok(guard)
+            }
+            Err(TryLockError::Poisoned(p)) => {
+                self.holder.swap_in();
+                Err(p)
+            }
             Err(TryLockError::WouldBlock) => {
-                let _w = wait(WaitKind::Lock, self.name);
-                self.inner.lock()
+                let mut w = wait(WaitKind::Lock, self.name);
+                let guard = self.inner.lock();
+                w.ended_by(self.holder.swap_in());
+                guard
             }
         }
     }
 
     /// Acquires the lock if it is free (never waits, records nothing).
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-        self.inner.try_lock()
+        let guard = self.inner.try_lock();
+        if !matches!(guard, Err(TryLockError::WouldBlock)) {
+            self.holder.swap_in();
+        }
+        guard
     }
 
     /// The value, through exclusive access (no locking).
@@ -115,6 +166,8 @@ impl Barrier {
 #[derive(Debug, Default)]
 pub struct Condvar {
     name: Option<&'static str>,
+    /// The thread that notified last: the one that ends a wait.
+    notifier: Cause,
     inner: std::sync::Condvar,
 }
 
@@ -123,6 +176,7 @@ impl Condvar {
     pub const fn new() -> Self {
         Condvar {
             name: None,
+            notifier: Cause::new(),
             inner: std::sync::Condvar::new(),
         }
     }
@@ -131,14 +185,18 @@ impl Condvar {
     pub const fn named(name: &'static str) -> Self {
         Condvar {
             name: Some(name),
+            notifier: Cause::new(),
             inner: std::sync::Condvar::new(),
         }
     }
 
-    /// Waits for a notification, as [`std::sync::Condvar::wait`].
+    /// Waits for a notification, as [`std::sync::Condvar::wait`]; the wait's end names the
+    /// thread that notified last (`by=<thread>`).
     pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
-        let _w = wait(WaitKind::Cond, self.name);
-        self.inner.wait(guard)
+        let mut w = wait(WaitKind::Cond, self.name);
+        let guard = self.inner.wait(guard);
+        w.ended_by(self.notifier.get());
+        guard
     }
 
     /// Waits while `condition` holds, as [`std::sync::Condvar::wait_while`]; records a wait
@@ -154,32 +212,62 @@ impl Condvar {
         if !condition(&mut *guard) {
             return Ok(guard);
         }
-        let _w = wait(WaitKind::Cond, self.name);
-        self.inner.wait_while(guard, condition)
+        let mut w = wait(WaitKind::Cond, self.name);
+        let guard = self.inner.wait_while(guard, condition);
+        w.ended_by(self.notifier.get());
+        guard
     }
 
     /// Wakes one waiting thread.
     pub fn notify_one(&self) {
+        self.notifier.swap_in();
         self.inner.notify_one();
     }
 
     /// Wakes all waiting threads.
     pub fn notify_all(&self) {
+        self.notifier.swap_in();
         self.inner.notify_all();
     }
 }
 
-/// An unbounded channel whose receiver records `wait recv [name]` while `recv` blocks.
-/// Sending never blocks, so the sender is [`std::sync::mpsc::Sender`].
+/// An unbounded channel whose receiver records `wait recv [name]` while `recv` blocks, ended
+/// `by=` the sending thread (each value travels with its sender's id). Sending never blocks.
 ///
 /// ```
 /// let (tx, rx) = pp::recorder::sync::channel("results");
 /// std::thread::spawn(move || tx.send(42).unwrap());
 /// assert_eq!(rx.recv(), Ok(42));
 /// ```
-pub fn channel<T>(name: &'static str) -> (mpsc::Sender<T>, Receiver<T>) {
+pub fn channel<T>(name: &'static str) -> (Sender<T>, Receiver<T>) {
     let (tx, rx) = mpsc::channel();
-    (tx, Receiver::wrap(name, rx))
+    (Sender { inner: tx }, Receiver::wrap(name, rx))
+}
+
+/// A value and the recorded thread that sent it.
+type Sent<T> = (T, Option<ThreadId>);
+
+/// The sending half of [`channel`]: [`std::sync::mpsc::Sender`] that also sends its thread.
+#[derive(Debug)]
+pub struct Sender<T> {
+    inner: mpsc::Sender<Sent<T>>,
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        Sender {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> Sender<T> {
+    /// Sends a value (never waits); fails when the receiver is gone.
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        self.inner
+            .send((value, current_thread()))
+            .map_err(|SendError((v, _))| SendError(v))
+    }
 }
 
 /// A bounded channel: `recv` records `wait recv [name]`, and a `send` that blocks on a full
@@ -199,11 +287,11 @@ pub fn sync_channel<T>(name: &'static str, bound: usize) -> (SyncSender<T>, Rece
 #[derive(Debug)]
 pub struct Receiver<T> {
     name: Option<&'static str>,
-    inner: mpsc::Receiver<T>,
+    inner: mpsc::Receiver<Sent<T>>,
 }
 
 impl<T> Receiver<T> {
-    fn wrap(name: &'static str, inner: mpsc::Receiver<T>) -> Self {
+    fn wrap(name: &'static str, inner: mpsc::Receiver<Sent<T>>) -> Self {
         Receiver {
             name: Some(name),
             inner,
@@ -213,11 +301,13 @@ impl<T> Receiver<T> {
     /// Receives a value, recording a wait only if none is ready.
     pub fn recv(&self) -> Result<T, RecvError> {
         match self.inner.try_recv() {
-            Ok(v) => Ok(v),
+            Ok((v, _)) => Ok(v),
             Err(TryRecvError::Disconnected) => Err(RecvError),
             Err(TryRecvError::Empty) => {
-                let _w = wait(WaitKind::Recv, self.name);
-                self.inner.recv()
+                let mut w = wait(WaitKind::Recv, self.name);
+                let (v, by) = self.inner.recv()?;
+                w.ended_by(by);
+                Ok(v)
             }
         }
     }
@@ -225,18 +315,20 @@ impl<T> Receiver<T> {
     /// Receives a value waiting at most `timeout`, recording a wait only if none is ready.
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
         match self.inner.try_recv() {
-            Ok(v) => Ok(v),
+            Ok((v, _)) => Ok(v),
             Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
             Err(TryRecvError::Empty) => {
-                let _w = wait(WaitKind::Recv, self.name);
-                self.inner.recv_timeout(timeout)
+                let mut w = wait(WaitKind::Recv, self.name);
+                let (v, by) = self.inner.recv_timeout(timeout)?;
+                w.ended_by(by);
+                Ok(v)
             }
         }
     }
 
     /// Receives a value if one is ready (never waits, records nothing).
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.inner.try_recv()
+        self.inner.try_recv().map(|(v, _)| v)
     }
 
     /// The values until every sender is gone, each received with [`Receiver::recv`].
@@ -249,7 +341,7 @@ impl<T> Receiver<T> {
 #[derive(Debug)]
 pub struct SyncSender<T> {
     name: Option<&'static str>,
-    inner: mpsc::SyncSender<T>,
+    inner: mpsc::SyncSender<Sent<T>>,
 }
 
 impl<T> Clone for SyncSender<T> {
@@ -262,20 +354,28 @@ impl<T> Clone for SyncSender<T> {
 }
 
 impl<T> SyncSender<T> {
-    /// Sends a value, recording a wait only if the channel is full.
+    /// Sends a value, recording a wait only if the channel is full (its end names no
+    /// thread: which receive made room is not known).
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
-        match self.inner.try_send(value) {
+        match self.inner.try_send((value, current_thread())) {
             Ok(()) => Ok(()),
-            Err(TrySendError::Disconnected(v)) => Err(SendError(v)),
-            Err(TrySendError::Full(v)) => {
+            Err(TrySendError::Disconnected((v, _))) => Err(SendError(v)),
+            Err(TrySendError::Full(sent)) => {
                 let _w = wait(WaitKind::Send, self.name);
-                self.inner.send(v)
+                self.inner
+                    .send(sent)
+                    .map_err(|SendError((v, _))| SendError(v))
             }
         }
     }
 
     /// Sends a value if there is room (never waits, records nothing).
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
-        self.inner.try_send(value)
+        self.inner
+            .try_send((value, current_thread()))
+            .map_err(|e| match e {
+                TrySendError::Full((v, _)) => TrySendError::Full(v),
+                TrySendError::Disconnected((v, _)) => TrySendError::Disconnected(v),
+            })
     }
 }

@@ -213,9 +213,10 @@ impl LogFile {
                 kind,
                 object: self.label(object),
             },
-            RawKind::WaitEnd(kind, object) => EventKind::WaitEnd {
+            RawKind::WaitEnd(kind, object, by) => EventKind::WaitEnd {
                 kind,
                 object: self.label(object),
+                by,
             },
             RawKind::CommBegin(bytes) => EventKind::CommBegin { bytes },
             RawKind::CommEnd(bytes) => EventKind::CommEnd { bytes },

@@ -20,7 +20,11 @@ pub fn describe(e: &Event, s: &Symbols) -> String {
         EventKind::WorkBegin { label } => format!("work_begin{}", name(label)),
         EventKind::WorkEnd { label } => format!("work_end{}", name(label)),
         EventKind::WaitBegin { kind, object } => format!("wait_begin {kind}{}", name(object)),
-        EventKind::WaitEnd { kind, object } => format!("wait_end {kind}{}", name(object)),
+        EventKind::WaitEnd { kind, object, by } => format!(
+            "wait_end {kind}{}{}",
+            name(object),
+            by.map_or(String::new(), |b| format!(" by={b}"))
+        ),
         EventKind::CommBegin { bytes } => format!("comm_begin {bytes}"),
         EventKind::CommEnd { bytes } => format!("comm_end {bytes}"),
         EventKind::Cpu {
@@ -200,6 +204,7 @@ pub fn realistic(
                     EventKind::WaitEnd {
                         kind: WaitKind::Lock,
                         object: Some(lock),
+                        by: None,
                     },
                 );
                 produced += 2;
@@ -238,6 +243,7 @@ pub fn realistic(
                 EventKind::WaitEnd {
                     kind: WaitKind::Barrier,
                     object: None,
+                    by: None,
                 },
             );
             push(

@@ -1,0 +1,500 @@
+//! [`Builder`]: the activity graph from the events in time order, in one pass.
+
+use std::collections::{HashMap, VecDeque};
+
+use super::{ArcKind, Graph, NO_ARC, Node, RemoteArc};
+use crate::event::{Event, EventKind, Header, Sym, ThreadId, WaitKind};
+use crate::profile::messages::{Messages, Sent};
+
+/// An event of the graph: thread, node index, time.
+type At = (ThreadId, u32, u64);
+
+/// A barrier is keyed by the innermost region instance of the arriving thread (none: outside
+/// every region) and the wait's object.
+type BarrierKey = (Option<u64>, Option<Sym>);
+
+/// Builds the activity graph from events in time order (as [`crate::log::LogReader`] gives
+/// them). Events of threads at or above `p` are ignored; a thread's time going back is taken
+/// as the time before it, as the attribution does.
+#[derive(Debug)]
+pub struct Builder {
+    graph: Graph,
+    threads: Vec<ThreadState>,
+    messages: Messages,
+    regions: HashMap<u64, Region>,
+    barriers: HashMap<BarrierKey, Episodes>,
+    last_t: u64,
+    /// Remote arcs into the event being added: (kind, source).
+    candidates: Vec<(ArcKind, At)>,
+}
+
+#[derive(Debug, Default)]
+struct ThreadState {
+    /// Open work/wait/comm intervals, innermost last.
+    stack: Vec<Open>,
+    /// When the thread last became idle (no open interval).
+    idle_since: u64,
+    /// Open regions this thread is a member of, in opening order.
+    regions: Vec<u64>,
+    /// Regions opened by another thread in which this thread has had no event yet.
+    forks: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    what: Interval,
+    since: u64,
+    /// For a wait: whether a remote arc came into it (its cause is known).
+    caused: bool,
+    /// For a barrier wait: its key and episode.
+    barrier: Option<(BarrierKey, u64)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interval {
+    Work,
+    Wait(WaitKind),
+    Comm,
+}
+
+#[derive(Debug)]
+struct Region {
+    begin: At,
+    members: u32,
+    /// `region_begin`s not yet ended (one thread may record it, or every member).
+    opens: u32,
+    /// The latest event of a member in it, and the latest of another thread than that one.
+    last: Option<At>,
+    last_other: Option<At>,
+}
+
+/// The open episodes of one barrier, oldest first; `first` numbers the front one.
+#[derive(Debug, Default)]
+struct Episodes {
+    first: u64,
+    open: VecDeque<Episode>,
+}
+
+#[derive(Debug)]
+struct Episode {
+    size: u32,
+    arrived: u32,
+    departed: u32,
+    last_arrival: At,
+}
+
+impl Builder {
+    /// A builder for a run of `header.p` threads.
+    pub fn new(header: &Header) -> Self {
+        let p = header.p as usize;
+        Builder {
+            graph: Graph {
+                p: header.p,
+                threads: vec![Vec::new(); p],
+                ..Graph::default()
+            },
+            threads: (0..p).map(|_| ThreadState::default()).collect(),
+            messages: Messages::default(),
+            regions: HashMap::new(),
+            barriers: HashMap::new(),
+            last_t: 0,
+            candidates: Vec::new(),
+        }
+    }
+
+    /// Adds one event (events in time order).
+    pub fn event(&mut self, e: &Event, symbols: &crate::event::Symbols) {
+        let i = e.thread as usize;
+        if i >= self.threads.len() {
+            return;
+        }
+        let t = e.t.max(self.last_t);
+        self.last_t = t;
+        let th = e.thread;
+        let idx = self.graph.threads[i].len() as u32;
+        self.graph.threads[i].push(Node { t, arc: NO_ARC });
+        match self.graph.window {
+            None if matches!(e.kind, EventKind::Start) => self.graph.window = Some((t, t)),
+            Some((s, _)) => self.graph.window = Some((s, t)),
+            None => {}
+        }
+        let here = (th, idx, t);
+        // When the thread began to wait or idle before this event (None: it was busy).
+        let blocked_since = match self.threads[i].stack.last() {
+            None => Some(self.threads[i].idle_since),
+            Some(o) if matches!(o.what, Interval::Wait(_)) => Some(o.since),
+            Some(_) => None,
+        };
+        self.candidates.clear();
+        // Fork: this thread's first event in regions another thread opened, after its
+        // `start` (a thread the fork starts records it first). A member that records its own
+        // `region_begin` of the region (as every MPI rank does) entered it by itself.
+        if !self.threads[i].forks.is_empty() && !matches!(e.kind, EventKind::Start) {
+            for id in std::mem::take(&mut self.threads[i].forks) {
+                let own = matches!(e.kind, EventKind::RegionBegin { id: own, .. } if own == id);
+                if let Some(r) = self.regions.get(&id)
+                    && !own
+                {
+                    self.candidates.push((ArcKind::Fork, r.begin));
+                }
+            }
+        }
+        match e.kind {
+            EventKind::WorkBegin { .. } => self.push(i, Interval::Work, t, None),
+            EventKind::CommBegin { .. } => self.push(i, Interval::Comm, t, None),
+            EventKind::WaitBegin { kind, object } => {
+                let barrier = (kind == WaitKind::Barrier).then(|| self.arrive(i, object, here));
+                self.push(i, Interval::Wait(kind), t, barrier);
+            }
+            EventKind::WorkEnd { .. } => {
+                self.pop(i, Interval::Work, t);
+            }
+            EventKind::CommEnd { .. } => {
+                self.pop(i, Interval::Comm, t);
+            }
+            EventKind::WaitEnd { kind, by, .. } => {
+                if let Some(open) = self.pop(i, Interval::Wait(kind), t) {
+                    self.wait_end(i, t, open, by);
+                }
+            }
+            EventKind::Stop => {
+                self.threads[i].stack.clear();
+                self.threads[i].idle_since = t;
+            }
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+            } => self.messages.send(comm, th, peer, tag, Sent { t, bytes }),
+            EventKind::Recv {
+                peer, tag, comm, ..
+            } => {
+                if let Some(sent) = self.messages.recv(comm, peer, th, tag)
+                    && let Some(from) = self.at(peer, sent.t)
+                {
+                    self.candidates.push((ArcKind::Message, from));
+                }
+            }
+            EventKind::RegionBegin { id, team, .. } => match self.regions.get_mut(&id) {
+                Some(r) => r.opens += 1,
+                None => {
+                    let members: Vec<ThreadId> = match team.and_then(|t| symbols.get_team(t)) {
+                        Some(team) => team.to_vec(),
+                        None if team.is_some() => Vec::new(),
+                        None => (0..self.graph.p).collect(),
+                    };
+                    for &m in &members {
+                        if let Some(state) = self.threads.get_mut(m as usize) {
+                            state.regions.push(id);
+                            if m != th {
+                                state.forks.push(id);
+                            }
+                        }
+                    }
+                    self.regions.insert(
+                        id,
+                        Region {
+                            begin: here,
+                            members: members.len() as u32,
+                            opens: 1,
+                            last: None,
+                            last_other: None,
+                        },
+                    );
+                }
+            },
+            EventKind::RegionEnd { id } => self.region_end(th, id),
+            // A thread is idle from the start of time until its first interval (so that a
+            // fork that starts it is its cause).
+            EventKind::Start
+            | EventKind::Cpu { .. }
+            | EventKind::Phase { .. }
+            | EventKind::Coll { .. } => {}
+        }
+        // This event is the latest of its thread in each region it is a member of.
+        for &id in &self.threads[i].regions {
+            if let Some(r) = self.regions.get_mut(&id) {
+                match r.last {
+                    Some(last) if last.0 != th => {
+                        r.last_other = Some(last);
+                    }
+                    _ => {}
+                }
+                r.last = Some(here);
+            }
+        }
+        self.attach(i, idx, blocked_since);
+    }
+
+    /// Adds the candidate arcs into node `idx` of thread `i`, and takes the latest whose
+    /// source came after the thread began to wait or idle.
+    fn attach(&mut self, i: usize, idx: u32, blocked_since: Option<u64>) {
+        if self.candidates.is_empty() {
+            return;
+        }
+        let mut best: Option<(u64, u32)> = None;
+        for &(kind, (from, from_node, from_t)) in &self.candidates {
+            if from as usize == i || self.graph.arcs.len() >= NO_ARC as usize {
+                continue;
+            }
+            let a = self.graph.arcs.len() as u32;
+            self.graph.arcs.push(RemoteArc {
+                kind,
+                from,
+                from_node,
+                from_t,
+                to: i as ThreadId,
+                to_node: idx,
+            });
+            if blocked_since.is_some_and(|b| from_t > b) && best.is_none_or(|(t, _)| from_t > t) {
+                best = Some((from_t, a));
+            }
+            if let Some(o) = self.threads[i].stack.last_mut()
+                && matches!(o.what, Interval::Wait(_))
+            {
+                o.caused = true;
+            }
+        }
+        if let Some((_, a)) = best {
+            self.graph.threads[i][idx as usize].arc = a;
+        }
+    }
+
+    fn push(&mut self, i: usize, what: Interval, t: u64, barrier: Option<(BarrierKey, u64)>) {
+        self.threads[i].stack.push(Open {
+            what,
+            since: t,
+            caused: false,
+            barrier,
+        });
+    }
+
+    /// Closes the innermost open interval of this type (and those inside it); `None` when
+    /// there is none.
+    fn pop(&mut self, i: usize, what: Interval, t: u64) -> Option<Open> {
+        let same = |o: &Open| match (o.what, what) {
+            (Interval::Wait(_), Interval::Wait(_)) => true,
+            (a, b) => a == b,
+        };
+        let state = &mut self.threads[i];
+        let at = state.stack.iter().rposition(same)?;
+        let open = state.stack[at];
+        state.stack.truncate(at);
+        if state.stack.is_empty() {
+            state.idle_since = t;
+        }
+        Some(open)
+    }
+
+    /// A wait ends: its cause is the barrier's last arrival, the thread `by` names, or a
+    /// message received in it; otherwise it is counted as unknown.
+    fn wait_end(&mut self, i: usize, t: u64, open: Open, by: Option<ThreadId>) {
+        let mut known = open.caused;
+        if let Some((key, n)) = open.barrier {
+            known = true;
+            if let Some(from) = self.depart(key, n) {
+                self.candidates.push((ArcKind::Barrier, from));
+            }
+        }
+        if let Some(by) = by {
+            known = true;
+            if by as usize != i
+                && let Some(&(by, node, _)) = self.at(by, t).as_ref()
+            {
+                self.candidates.push((ArcKind::Cause, (by, node, t)));
+            }
+        }
+        if !known {
+            self.graph.unknown_causes += 1;
+        }
+    }
+
+    /// The last node of thread `th` at or before `t`.
+    fn at(&self, th: ThreadId, t: u64) -> Option<At> {
+        let nodes = self.graph.threads.get(th as usize)?;
+        let n = nodes.partition_point(|n| n.t <= t);
+        let k = n.checked_sub(1)?;
+        Some((th, k as u32, nodes[k].t))
+    }
+
+    /// Thread `i` arrives at a barrier: it joins the newest episode that is not full, or
+    /// opens one. Returns the key and the episode's number.
+    fn arrive(&mut self, i: usize, object: Option<Sym>, here: At) -> (BarrierKey, u64) {
+        let region = self.threads[i].regions.last().copied();
+        let size = region
+            .and_then(|id| self.regions.get(&id))
+            .map_or(self.graph.p, |r| r.members.max(1));
+        let key = (region, object);
+        let eps = self.barriers.entry(key).or_default();
+        match eps.open.back_mut() {
+            Some(ep) if ep.arrived < ep.size => {
+                ep.arrived += 1;
+                ep.last_arrival = here;
+            }
+            _ => eps.open.push_back(Episode {
+                size,
+                arrived: 1,
+                departed: 0,
+                last_arrival: here,
+            }),
+        }
+        (key, eps.first + eps.open.len() as u64 - 1)
+    }
+
+    /// A thread leaves episode `n` of a barrier: the last arrival so far is its cause.
+    /// Episodes every arrival of which has left are dropped.
+    fn depart(&mut self, key: BarrierKey, n: u64) -> Option<At> {
+        let eps = self.barriers.get_mut(&key)?;
+        let ep = eps.open.get_mut(n.checked_sub(eps.first)? as usize)?;
+        ep.departed += 1;
+        let from = ep.last_arrival;
+        while eps
+            .open
+            .front()
+            .is_some_and(|e| e.arrived == e.size && e.departed >= e.arrived)
+        {
+            eps.open.pop_front();
+            eps.first += 1;
+        }
+        if eps.open.is_empty() {
+            self.barriers.remove(&key);
+        }
+        Some(from)
+    }
+
+    /// A `region_end`: the region closes at its last end; the latest event of another member
+    /// in it is the join's source.
+    fn region_end(&mut self, th: ThreadId, id: u64) {
+        let Some(r) = self.regions.get_mut(&id) else {
+            return;
+        };
+        r.opens -= 1;
+        if r.opens > 0 {
+            return;
+        }
+        let Some(r) = self.regions.remove(&id) else {
+            return;
+        };
+        let from = match r.last {
+            Some(last) if last.0 != th => Some(last),
+            _ => r.last_other,
+        };
+        if let Some(from) = from {
+            self.candidates.push((ArcKind::Join, from));
+        }
+        for state in &mut self.threads {
+            if let Some(k) = state.regions.iter().rposition(|&r| r == id) {
+                state.regions.remove(k);
+            }
+            if let Some(k) = state.forks.iter().position(|&r| r == id) {
+                state.forks.remove(k);
+            }
+        }
+    }
+
+    /// The graph.
+    pub fn finish(self) -> Graph {
+        self.graph
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::Symbols;
+
+    fn graph(p: u32, events: &[(u64, ThreadId, EventKind)]) -> Graph {
+        let symbols = Symbols::default();
+        let mut b = Builder::new(&Header { p, params: vec![] });
+        for &(t, thread, kind) in events {
+            b.event(&Event { t, thread, kind }, &symbols);
+        }
+        b.finish()
+    }
+
+    fn wait(kind: WaitKind, end: bool) -> EventKind {
+        if end {
+            EventKind::WaitEnd {
+                kind,
+                object: None,
+                by: None,
+            }
+        } else {
+            EventKind::WaitBegin { kind, object: None }
+        }
+    }
+
+    #[test]
+    fn a_thread_back_at_a_barrier_joins_its_next_round() {
+        use EventKind::{Start, Stop};
+        let b = WaitKind::Barrier;
+        // Round 1: thread 1 arrives last (20); thread 0 leaves at 21, arrives again at 25
+        // (round 2) before thread 1 leaves round 1 at 30; thread 1 arrives at 40 and both
+        // leave round 2 at 41.
+        let g = graph(
+            2,
+            &[
+                (0, 0, Start),
+                (0, 1, Start),
+                (10, 0, wait(b, false)),
+                (20, 1, wait(b, false)),
+                (21, 0, wait(b, true)),
+                (25, 0, wait(b, false)),
+                (30, 1, wait(b, true)),
+                (40, 1, wait(b, false)),
+                (41, 0, wait(b, true)),
+                (41, 1, wait(b, true)),
+                (50, 0, Stop),
+                (50, 1, Stop),
+            ],
+        );
+        let arcs: Vec<(ThreadId, u64, ThreadId, u32)> = g
+            .arcs
+            .iter()
+            .map(|a| (a.from, a.from_t, a.to, a.to_node))
+            .collect();
+        // Round 1: thread 1's arrival releases thread 0; round 2: thread 1's arrival (40)
+        // again, not thread 0's arrival at 25 for thread 1's departure from round 1.
+        assert_eq!(arcs, [(1, 20, 0, 2), (1, 40, 0, 4)]);
+        assert_eq!(g.threads[0][2].arc, 0);
+        assert_eq!(g.threads[0][4].arc, 1);
+        assert_eq!(g.unknown_causes, 0);
+    }
+
+    #[test]
+    fn a_cause_before_the_wait_is_not_taken() {
+        use EventKind::{Start, Stop};
+        let r = WaitKind::Recv;
+        let send = EventKind::Send {
+            peer: 1,
+            tag: 0,
+            bytes: 8,
+            comm: None,
+        };
+        let recv = EventKind::Recv {
+            peer: 0,
+            tag: 0,
+            bytes: 8,
+            comm: None,
+        };
+        let g = graph(
+            2,
+            &[
+                (0, 0, Start),
+                (0, 1, Start),
+                (0, 1, EventKind::WorkBegin { label: None }),
+                (5, 0, send),
+                (10, 1, EventKind::WorkEnd { label: None }),
+                (10, 1, wait(r, false)),
+                (12, 1, recv),
+                (12, 1, wait(r, true)),
+                (20, 0, Stop),
+                (20, 1, Stop),
+            ],
+        );
+        assert_eq!(g.arcs.len(), 1);
+        assert_eq!(g.threads[1][4].arc, NO_ARC);
+        assert_eq!(g.window, Some((0, 20)));
+    }
+}

@@ -1,0 +1,210 @@
+//! `pp critical-path`: the critical path of a log, as text or JSON.
+
+use std::fmt::Write;
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use serde_json::json;
+
+use super::{ArcKind, CriticalPath, Graph, Makeup, PathSink};
+use crate::event::Symbols;
+use crate::log::LogReader;
+use crate::profile::Sweep;
+
+/// Everything `pp critical-path` reports.
+#[derive(Debug)]
+pub struct Report {
+    /// The graph.
+    pub graph: Graph,
+    /// Its critical path.
+    pub path: CriticalPath,
+    /// What the path is made of.
+    pub makeup: Makeup,
+    /// The run window, ns.
+    pub window: (u64, u64),
+    /// The log's names.
+    pub symbols: Symbols,
+}
+
+impl Report {
+    /// Reads the log at `path` (`-`: standard input), attributing it and building its graph
+    /// in one pass. Damage that ends the log early is a warning on standard error (the report
+    /// covers the events before it); a log that cannot be read at all is an error.
+    pub fn read(path: &Path) -> Result<Report> {
+        let reader = LogReader::open(path)?;
+        let name = if path.as_os_str() == "-" {
+            "stdin".to_string()
+        } else {
+            path.display().to_string()
+        };
+        Report::from_log(reader, &name)
+    }
+
+    /// [`Report::read`] of an open log; `name` stands for its file in messages.
+    pub fn from_log(mut reader: LogReader, name: &str) -> Result<Report> {
+        let header = reader.header().clone();
+        let mut sink = PathSink::new(&header);
+        let (attribution, damage) = {
+            let mut sweep = Sweep::new(&header, Some(&mut sink));
+            let damage = sweep.read(&mut reader).err();
+            (sweep.finish(reader.symbols()), damage)
+        };
+        let attribution = match (attribution, &damage) {
+            (Ok(a), _) => a,
+            (Err(e), Some(d)) => bail!("{d}; nothing to analyse before it ({e})"),
+            (Err(e), None) => bail!("{name}: {e}"),
+        };
+        if let Some(d) = &damage {
+            eprintln!("pp: warning: {d} (the critical path covers the events before it)");
+        }
+        let graph = sink.builder.finish();
+        let path = CriticalPath::of(&graph);
+        let makeup = Makeup::of(&path, &sink.stretches);
+        Ok(Report {
+            graph,
+            path,
+            makeup,
+            window: attribution.window,
+            symbols: reader.symbols().clone(),
+        })
+    }
+
+    fn wall(&self) -> u64 {
+        self.window.1 - self.window.0
+    }
+
+    fn region_name(&self, r: Option<crate::event::Sym>) -> String {
+        r.and_then(|s| self.symbols.get_name(s))
+            .unwrap_or("-")
+            .to_string()
+    }
+
+    /// The text report.
+    pub fn text(&self) -> String {
+        let len = self.path.length();
+        let pct = |ns: u64| {
+            if len == 0 {
+                0.0
+            } else {
+                100.0 * ns as f64 / len as f64
+            }
+        };
+        let mut out = String::new();
+        let wall = self.wall();
+        let _ = writeln!(
+            out,
+            "critical path: {len} ns of {wall} ns wall ({:.1}%), {} hop{} between threads",
+            if wall == 0 {
+                100.0
+            } else {
+                100.0 * len as f64 / wall as f64
+            },
+            self.path.hops,
+            if self.path.hops == 1 { "" } else { "s" }
+        );
+        if let (Some(first), Some(last)) = (self.path.segments.first(), self.path.segments.last()) {
+            let _ = writeln!(
+                out,
+                "from thread {} at {} ns to thread {} at {} ns",
+                first.thread, first.start, last.thread, last.end
+            );
+        }
+        let counts = self.graph.arc_counts();
+        let arcs: Vec<String> = ArcKind::ALL
+            .iter()
+            .zip(counts)
+            .map(|(k, n)| format!("{n} {}", k.as_str()))
+            .collect();
+        let _ = writeln!(
+            out,
+            "{} events, remote arcs: {}",
+            self.graph.events(),
+            arcs.join(", ")
+        );
+        let _ = writeln!(
+            out,
+            "{} waits with unknown cause (the path goes on through the waiting thread there)",
+            self.graph.unknown_causes
+        );
+        let mut table = |title: &str, rows: Vec<(String, u64)>| {
+            let _ = writeln!(out, "\n{title:<16} {:>14} {:>7}", "ns", "%");
+            for (k, ns) in rows {
+                let _ = writeln!(out, "{k:<16} {ns:>14} {:>7.1}", pct(ns));
+            }
+        };
+        table(
+            "thread",
+            self.makeup
+                .by_thread
+                .iter()
+                .map(|&(t, ns)| (t.to_string(), ns))
+                .collect(),
+        );
+        table(
+            "region",
+            self.makeup
+                .by_region
+                .iter()
+                .map(|&(r, ns)| (self.region_name(r), ns))
+                .collect(),
+        );
+        table(
+            "category",
+            self.makeup
+                .by_category
+                .iter()
+                .map(|&(c, ns)| (c.key().to_string(), ns))
+                .collect(),
+        );
+        out
+    }
+
+    /// The JSON report (one document, with every segment of the path).
+    pub fn json(&self) -> String {
+        let counts = self.graph.arc_counts();
+        let arcs: serde_json::Map<String, serde_json::Value> = ArcKind::ALL
+            .iter()
+            .zip(counts)
+            .map(|(k, n)| (k.as_str().to_string(), json!(n)))
+            .collect();
+        let doc = json!({
+            "length_ns": self.path.length(),
+            "wall_ns": self.wall(),
+            "window_ns": [self.window.0, self.window.1],
+            "hops": self.path.hops,
+            "events": self.graph.events(),
+            "arcs": arcs,
+            "unknown_causes": self.graph.unknown_causes,
+            "by_thread": self.makeup.by_thread.iter()
+                .map(|&(t, ns)| json!({"thread": t, "ns": ns})).collect::<Vec<_>>(),
+            "by_region": self.makeup.by_region.iter()
+                .map(|&(r, ns)| json!({
+                    "region": r.and_then(|s| self.symbols.get_name(s)),
+                    "ns": ns,
+                })).collect::<Vec<_>>(),
+            "by_category": self.makeup.by_category.iter()
+                .map(|&(c, ns)| (c.key().to_string(), json!(ns)))
+                .collect::<serde_json::Map<_, _>>(),
+            "segments": self.path.segments.iter()
+                .map(|s| json!({
+                    "thread": s.thread,
+                    "start_ns": s.start,
+                    "end_ns": s.end,
+                    "arc": s.arc.map(|a| a.as_str()),
+                }))
+                .collect::<Vec<_>>(),
+        });
+        format!("{doc}\n")
+    }
+}
+
+/// `pp critical-path LOG --format text|json`: the report to print.
+pub fn run(path: &Path, format: &str) -> Result<String> {
+    let json = match format {
+        "text" => false,
+        "json" => true,
+        other => bail!("--format '{other}': expected text or json"),
+    };
+    let report = Report::read(path)?;
+    Ok(if json { report.json() } else { report.text() })
+}
