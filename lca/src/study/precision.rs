@@ -176,7 +176,7 @@ pub fn report(study: &Study, points: &[Point], times: &HashMap<Key, f64>) -> Str
             100.0 * median,
             mine.len(),
             100.0 * worst.cv,
-            worst.point.label(study)
+            worst.point.place(study)
         );
         if let Some(precision) = study.precision {
             let reached = mine

@@ -98,8 +98,8 @@ impl Point {
         }
     }
 
-    /// `dp n=256 p=4` (with `validate` and the replicate when they matter).
-    pub fn label(&self, study: &Study) -> String {
+    /// `dp n=256 p=4` (with `validate` or `decide`), the same for every replicate.
+    pub fn place(&self, study: &Study) -> String {
         let mut label = study.implementations[self.implementation].name.clone();
         for (f, v) in study.factors.iter().zip(&self.values) {
             label += &format!(" {}={}", f.name, format_value(*v));
@@ -109,7 +109,13 @@ impl Point {
             Role::Decide => label += " (decide)",
             Role::Model => {}
         }
-        if study.replicates > 1 {
+        label
+    }
+
+    /// `dp n=256 p=4` (with `validate` and the replicate when they matter).
+    pub fn label(&self, study: &Study) -> String {
+        let mut label = self.place(study);
+        if study.replicates > 1 || self.replicate > 1 {
             label += &format!(" #{}", self.replicate);
         }
         label
@@ -130,7 +136,8 @@ impl Point {
 }
 
 /// Every run of the study: the design's points, then the validation points, each for every
-/// implementation in turn (so a partial study has comparable runs of each), each replicated.
+/// implementation in turn (so a partial study has comparable runs of each); then all of them
+/// again for each further replicate.
 pub fn points(study: &Study) -> Result<Vec<Point>, design::PlanError> {
     let plan = design::plan(&study.factors, study.design, study.replicates, None)?;
     let mut points = Vec::new();
@@ -156,6 +163,10 @@ pub fn points(study: &Study) -> Result<Vec<Point>, design::PlanError> {
             }
         }
     }
+    // Replicate by replicate: every point once, then every point again, so that the spread
+    // between a point's runs spans the whole study (the machine's drift over it too), not
+    // only back-to-back repeats, and a study stopped early has every point once.
+    points.sort_by_key(|p| p.replicate);
     Ok(points)
 }
 
