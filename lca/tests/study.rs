@@ -373,15 +373,24 @@ fn a_run_with_an_empty_window_or_a_clashing_key_is_refused_like_pp_l() {
     );
 }
 
-/// Like `FAKE`, without sleeping or failing, but the point n=32 p=2 takes 20% longer in its
-/// even replicates ($3): the only noisy point.
-const NOISY: &str = r#"p=$1; n=$2; r=$3
+/// A fake workload without sleeping or failing (p = $1, n = $2, replicate $3, implementation
+/// $4): the log of `FAKE` with thread 0 working `w` ns, which `adjust` (shell lines) may change
+/// from its `n p + 10 n`.
+fn workload(adjust: &str) -> String {
+    format!(
+        r#"p=$1; n=$2; r=$3
 w=$(( n * p + 10 * n ))
-if [ "$n,$p" = "32,2" ] && [ $(( r % 2 )) = 0 ]; then w=$(( w * 6 / 5 )); fi
+{adjust}
 end=$(( w + 7 ))
-{ printf 'pplog 1 p=%s n=%s\n0 0 start\n0 0 work_begin\n%s 0 work_end\n%s 0 stop\n' $p $n $w $end
+{{ printf 'pplog 1 p=%s n=%s\n0 0 start\n0 0 work_begin\n%s 0 work_end\n%s 0 stop\n' $p $n $w $end
   i=1; while [ $i -lt $p ]; do printf '0 %s start\n0 %s work_begin\n%s %s work_end\n%s %s stop\n' $i $i $n $i $end $i; i=$((i+1)); done
-} > "$PP_LOG""#;
+}} > "$PP_LOG""#
+    )
+}
+
+/// The point n=32 p=2 takes 20% longer in its even replicates: the only noisy point.
+const NOISY: &str =
+    r#"if [ "$n,$p" = "32,2" ] && [ $(( r % 2 )) = 0 ]; then w=$(( w * 6 / 5 )); fi"#;
 
 #[test]
 fn precision_adds_runs_where_t_p_is_noisy_and_resumes_without_more() {
@@ -389,7 +398,8 @@ fn precision_adds_runs_where_t_p_is_noisy_and_resumes_without_more() {
     let _ = std::fs::remove_dir_all(dir.join("study-fake"));
     let command = |name: &str| {
         format!(
-            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{NOISY}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\"]\n"
+            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\"]\n",
+            workload(NOISY)
         )
     };
     let text = format!(
@@ -430,16 +440,10 @@ fn precision_adds_runs_where_t_p_is_noisy_and_resumes_without_more() {
     assert_eq!(rows(&dir), made);
 }
 
-/// Like `NOISY`, but every point's even replicates take 10% longer, and implementation b
-/// ($4) 2% longer than a: two implementations the runs can hardly tell apart.
-const CLOSE: &str = r#"p=$1; n=$2; r=$3
-w=$(( n * p + 10 * n ))
-if [ $(( r % 2 )) = 0 ]; then w=$(( w * 11 / 10 )); fi
-if [ "$4" = b ]; then w=$(( w * 51 / 50 )); fi
-end=$(( w + 7 ))
-{ printf 'pplog 1 p=%s n=%s\n0 0 start\n0 0 work_begin\n%s 0 work_end\n%s 0 stop\n' $p $n $w $end
-  i=1; while [ $i -lt $p ]; do printf '0 %s start\n0 %s work_begin\n%s %s work_end\n%s %s stop\n' $i $i $n $i $end $i; i=$((i+1)); done
-} > "$PP_LOG""#;
+/// Every point's even replicates take 10% longer, and implementation b 2% longer than a: two
+/// implementations the runs can hardly tell apart.
+const CLOSE: &str = r#"if [ $(( r % 2 )) = 0 ]; then w=$(( w * 11 / 10 )); fi
+if [ "$4" = b ]; then w=$(( w * 51 / 50 )); fi"#;
 
 #[test]
 fn decide_spends_its_budget_where_the_crossover_is_undecided_and_resumes() {
@@ -447,7 +451,8 @@ fn decide_spends_its_budget_where_the_crossover_is_undecided_and_resumes() {
     let _ = std::fs::remove_dir_all(dir.join("study-fake"));
     let command = |name: &str| {
         format!(
-            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{CLOSE}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\", \"{{impl}}\"]\n"
+            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\", \"{{impl}}\"]\n",
+            workload(CLOSE)
         )
     };
     let text = format!(

@@ -71,23 +71,17 @@ pub fn report(title: &str, lead: &str, sections: &[Section]) -> Result<Report, C
         escape(title)
     );
     html.push_str(lead);
+    // The comparison's chart files are `compare-NN`; an implementation named so gets another.
+    let mut stems = distinct_stems(
+        std::iter::once("compare").chain(sections.iter().map(|s| s.model.name.as_str())),
+    );
+    let compare = stems.remove(0);
     if let [a, b] = sections {
         let figures = comparison_charts((a.model, &a.runs), (b.model, &b.runs));
         if !figures.is_empty() {
-            html.push_str("<div class=\"charts\">\n");
-            for (i, chart) in figures.into_iter().enumerate() {
-                let svg = render_svg(&chart)?;
-                let _ = writeln!(
-                    html,
-                    "<figure>{}</figure>",
-                    scalable(svg.trim_start_matches(|c| c != '<'))
-                );
-                charts.push((format!("compare-{:02}", i + 1), chart));
-            }
-            html.push_str("</div>\n");
+            grid(&mut html, &mut charts, &compare, figures)?;
         }
     }
-    let stems = distinct_stems(sections.iter().map(|s| s.model.name.as_str()));
     for (section, stem) in sections.iter().zip(&stems) {
         let model = section.model;
         let name = escape(&model.name);
@@ -160,20 +154,31 @@ pub fn report(title: &str, lead: &str, sections: &[Section]) -> Result<Report, C
         figures.extend(speedup_charts(model));
         figures.extend(validation_chart(model, &section.runs));
         figures.extend(category_charts(model, &section.runs));
-        html.push_str("<div class=\"charts\">\n");
-        for (i, chart) in figures.into_iter().enumerate() {
-            let svg = render_svg(&chart)?;
-            let _ = writeln!(
-                html,
-                "<figure>{}</figure>",
-                scalable(svg.trim_start_matches(|c| c != '<'))
-            );
-            charts.push((format!("{stem}-{:02}", i + 1), chart));
-        }
-        html.push_str("</div>\n");
+        grid(&mut html, &mut charts, stem, figures)?;
     }
     html.push_str("</body></html>\n");
     Ok(Report { html, charts })
+}
+
+/// The figures as a grid of inline SVG charts, each also kept to be written as `stem-NN`.
+fn grid(
+    html: &mut String,
+    charts: &mut Vec<(String, Chart)>,
+    stem: &str,
+    figures: Vec<Chart>,
+) -> Result<(), ChartError> {
+    html.push_str("<div class=\"charts\">\n");
+    for (i, chart) in figures.into_iter().enumerate() {
+        let svg = render_svg(&chart)?;
+        let _ = writeln!(
+            html,
+            "<figure>{}</figure>",
+            scalable(svg.trim_start_matches(|c| c != '<'))
+        );
+        charts.push((format!("{stem}-{:02}", i + 1), chart));
+    }
+    html.push_str("</div>\n");
+    Ok(())
 }
 
 /// The verdict and the winner map of two implementations as a coloured grid (the second factor

@@ -102,11 +102,7 @@ pub fn along(c: &Crossover) -> String {
             "{} and {} {} for {}{}.",
             c.a,
             c.b,
-            if c.intervals {
-                "cannot be told apart at 90%"
-            } else {
-                "predict the same time"
-            },
+            apart(c.intervals),
             stretch(&c.axis, c.axis.lo, c.axis.hi),
             at(&c.fixed)
         )
@@ -185,11 +181,7 @@ pub fn map(m: &WinnerMap) -> String {
             "{} and {} {} anywhere on the map ({} by {}){}.",
             m.a,
             m.b,
-            if m.intervals {
-                "cannot be told apart at 90%"
-            } else {
-                "predict the same time"
-            },
+            apart(m.intervals),
             stretch(&m.u, m.u.lo, m.u.hi),
             stretch(&m.v, m.v.lo, m.v.hi),
             at(&m.fixed)
@@ -210,6 +202,16 @@ pub fn map(m: &WinnerMap) -> String {
     }
     out.push_str(&extrapolated(!m.extrapolation.is_empty()));
     out
+}
+
+/// What the two do where neither wins: with intervals, the runs cannot tell them apart;
+/// without, the means are equal.
+fn apart(intervals: bool) -> &'static str {
+    if intervals {
+        "cannot be told apart at 90%"
+    } else {
+        "predict the same time"
+    }
 }
 
 fn extrapolated(yes: bool) -> String {

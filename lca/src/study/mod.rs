@@ -192,17 +192,11 @@ pub fn run(args: &Args) -> Result<String> {
         if round.is_empty() {
             break;
         }
-        bar.suspend(|| {
-            eprintln!(
-                "lca study {}: {} more runs: their T_p is not yet within ±{}% (90%)",
-                study.name,
-                round.len(),
-                100.0 * target.target
-            )
-        });
-        progress.planned += round.len();
-        bar.inc_length(round.len() as u64);
-        points.extend(round.iter().cloned());
+        let why = format!(
+            "more runs: their T_p is not yet within ±{}% (90%)",
+            100.0 * target.target
+        );
+        announce(&bar, &study, &round, &why, &mut progress, &mut points);
     }
     // [decide]: runs where they would most shrink the region the crossover leaves undecided.
     let mut decided = None;
@@ -220,17 +214,11 @@ pub fn run(args: &Args) -> Result<String> {
             if round.is_empty() {
                 break;
             }
-            bar.suspend(|| {
-                eprintln!(
-                    "lca study {}: {} runs to decide the crossover ({}% of the map undecided)",
-                    study.name,
-                    round.len(),
-                    reports::verdict::human(100.0 * share)
-                )
-            });
-            progress.planned += round.len();
-            bar.inc_length(round.len() as u64);
-            points.extend(round.iter().cloned());
+            let why = format!(
+                "runs to decide the crossover ({}% of the map undecided)",
+                reports::verdict::human(100.0 * share)
+            );
+            announce(&bar, &study, &round, &why, &mut progress, &mut points);
             make(&runner, &study, &round, &bar, &how, &mut progress)?;
             spent += round.len();
             rounds += 1;
@@ -293,6 +281,21 @@ struct Progress {
     made: usize,
     /// Runs to make in this start, as known so far.
     planned: usize,
+}
+
+/// Says that the runs of `round` come next and why, and counts them in.
+fn announce(
+    bar: &ProgressBar,
+    study: &Study,
+    round: &[Point],
+    why: &str,
+    progress: &mut Progress,
+    points: &mut Vec<Point>,
+) {
+    bar.suspend(|| eprintln!("lca study {}: {} {why}", study.name, round.len()));
+    progress.planned += round.len();
+    bar.inc_length(round.len() as u64);
+    points.extend(round.iter().cloned());
 }
 
 /// Makes the runs of `round` in order, appending each measured row to the datafile.
