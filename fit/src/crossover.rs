@@ -678,24 +678,26 @@ struct Evaluator<'m> {
     b: &'m PerformanceModel,
 }
 
-impl Evaluator<'_> {
-    fn vector(m: &PerformanceModel, point: &[(String, f64)]) -> Vec<f64> {
-        m.factors
-            .iter()
-            .map(|f| {
-                point
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| n == f)
-                    .map_or(f64::NAN, |(_, v)| *v)
-            })
-            .collect()
-    }
+/// A model's point (one value per factor, in its order) from named values: the last value of
+/// each factor, NaN for one not given.
+pub(crate) fn vector(m: &PerformanceModel, point: &[(String, f64)]) -> Vec<f64> {
+    m.factors
+        .iter()
+        .map(|f| {
+            point
+                .iter()
+                .rev()
+                .find(|(n, _)| n == f)
+                .map_or(f64::NAN, |(_, v)| *v)
+        })
+        .collect()
+}
 
+impl Evaluator<'_> {
     /// Both predictions at a point, compared; an error where a model cannot predict.
     fn at(&self, point: &[(String, f64)]) -> Result<Comparison, CrossoverError> {
-        let pa = self.a.try_predict(&Self::vector(self.a, point))?;
-        let pb = self.b.try_predict(&Self::vector(self.b, point))?;
+        let pa = self.a.try_predict(&vector(self.a, point))?;
+        let pb = self.b.try_predict(&vector(self.b, point))?;
         Ok(compare(self.a, &pa, self.b, &pb))
     }
 

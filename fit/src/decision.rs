@@ -91,19 +91,7 @@ impl<'m> Side<'m> {
     fn new(model: &'m PerformanceModel, points: &[Vec<(String, f64)>]) -> Result<Self, String> {
         let vectors: Vec<Vec<f64>> = points
             .iter()
-            .map(|named| {
-                model
-                    .factors
-                    .iter()
-                    .map(|f| {
-                        named
-                            .iter()
-                            .rev()
-                            .find(|(n, _)| n == f)
-                            .map_or(f64::NAN, |(_, v)| *v)
-                    })
-                    .collect()
-            })
+            .map(|named| crate::crossover::vector(model, named))
             .collect();
         let mut categories = Vec::new();
         for c in &model.categories {
