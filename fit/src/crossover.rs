@@ -125,9 +125,31 @@ pub fn compare(
     b: &PerformanceModel,
     pb: &TimePrediction,
 ) -> Comparison {
+    compare_with(a, pa, b, pb, [None, None])
+}
+
+/// [`compare`], each model's validated error (when given) added to its mean's variance.
+pub fn compare_with(
+    a: &PerformanceModel,
+    pa: &TimePrediction,
+    b: &PerformanceModel,
+    pb: &TimePrediction,
+    errors: [Option<ModelError>; 2],
+) -> Comparison {
     let (t_a, t_b) = (pa.time.value, pb.time.value);
     let d = t_a - t_b;
-    let half_width = match (mean_variance(a, pa), mean_variance(b, pb)) {
+    let with_error = |v: Option<(f64, f64)>, t: f64, e: Option<ModelError>| {
+        let (mut variance, mut denominator) = v?;
+        if let Some(e) = e {
+            let s2 = (e.relative_sd * t).powi(2);
+            variance += s2;
+            denominator += s2 * s2 / (e.points - 1) as f64;
+        }
+        Some((variance, denominator))
+    };
+    let va = with_error(mean_variance(a, pa), t_a, errors[0]);
+    let vb = with_error(mean_variance(b, pb), t_b, errors[1]);
+    let half_width = match (va, vb) {
         (Some((va, da)), Some((vb, db))) => {
             let variance = va + vb;
             if variance > 0.0 {
@@ -342,6 +364,8 @@ pub struct Crossover {
     pub points: Vec<(f64, Comparison)>,
     /// Both models carry prediction intervals.
     pub intervals: bool,
+    /// Each model's validated error, when the intervals hold it ([`Pair::with_model_errors`]).
+    pub errors: [Option<ModelError>; 2],
     /// Where the range leaves a model's data.
     pub extrapolation: Vec<Extrapolation>,
 }
@@ -388,8 +412,22 @@ pub struct WinnerMap {
     pub levels: Vec<Vec<Side>>,
     /// Both models carry prediction intervals.
     pub intervals: bool,
+    /// Each model's validated error, when the intervals hold it ([`Pair::with_model_errors`]).
+    pub errors: [Option<ModelError>; 2],
     /// Where the grid leaves a model's data.
     pub extrapolation: Vec<Extrapolation>,
+}
+
+/// How far a model's predicted mean `T_p` was from measured means, as a relative standard
+/// deviation from `points` validation points: the error of the model's form, which its
+/// coefficients' intervals do not hold. Added to a comparison's variance as `(sd · T_p)²` with
+/// `points − 1` degrees of freedom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ModelError {
+    /// Root mean square of `(predicted − measured) / measured` over the points.
+    pub relative_sd: f64,
+    /// The validation points it comes from (at least 2).
+    pub points: usize,
 }
 
 /// Two models to compare, checked to be over the same factors.
@@ -399,6 +437,8 @@ pub struct Pair<'m> {
     pub a: &'m PerformanceModel,
     /// The second implementation (B).
     pub b: &'m PerformanceModel,
+    /// Each model's validated error, when known ([`Pair::with_model_errors`]).
+    pub errors: [Option<ModelError>; 2],
 }
 
 impl<'m> Pair<'m> {
@@ -426,7 +466,17 @@ impl<'m> Pair<'m> {
                 a.name, b.name
             ));
         }
-        Ok(Pair { a, b })
+        Ok(Pair {
+            a,
+            b,
+            errors: [None, None],
+        })
+    }
+
+    /// The same pair, its comparisons' intervals also holding each model's validated error.
+    pub fn with_model_errors(mut self, errors: [Option<ModelError>; 2]) -> Self {
+        self.errors = errors.map(|e| e.filter(|e| e.points >= 2 && e.relative_sd.is_finite()));
+        self
     }
 
     /// The factors, in the first model's order.
@@ -509,6 +559,7 @@ impl<'m> Pair<'m> {
         Evaluator {
             a: self.a,
             b: self.b,
+            errors: self.errors,
         }
         .at(point)
     }
@@ -539,6 +590,7 @@ impl<'m> Pair<'m> {
                 .copied()
                 .zip(line.cs.iter().copied())
                 .collect(),
+            errors: self.errors,
             intervals: line.intervals(),
             extrapolation: self.extrapolation(&[axis], fixed),
         })
@@ -603,6 +655,7 @@ impl<'m> Pair<'m> {
             comparisons,
             boundary,
             levels,
+            errors: self.errors,
             intervals,
             extrapolation: self.extrapolation(&[u, v], fixed),
         })
@@ -634,6 +687,7 @@ impl<'m> Pair<'m> {
         Ok(Evaluator {
             a: self.a,
             b: self.b,
+            errors: self.errors,
         })
     }
 
@@ -676,6 +730,7 @@ fn fixed_point(fixed: &[(String, f64)], factor: &str) -> Vec<(String, f64)> {
 struct Evaluator<'m> {
     a: &'m PerformanceModel,
     b: &'m PerformanceModel,
+    errors: [Option<ModelError>; 2],
 }
 
 /// A model's point (one value per factor, in its order) from named values: the last value of
@@ -698,7 +753,7 @@ impl Evaluator<'_> {
     fn at(&self, point: &[(String, f64)]) -> Result<Comparison, CrossoverError> {
         let pa = self.a.try_predict(&vector(self.a, point))?;
         let pb = self.b.try_predict(&vector(self.b, point))?;
-        Ok(compare(self.a, &pa, self.b, &pb))
+        Ok(compare_with(self.a, &pa, self.b, &pb, self.errors))
     }
 
     /// The fixed values that are factors, plus `p` where it is held.

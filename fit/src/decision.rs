@@ -20,7 +20,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::crossover::{CrossoverError, Pair};
+use crate::crossover::{CrossoverError, ModelError, Pair};
 use crate::performance::PerformanceModel;
 use crate::stats::t_quantile_real;
 
@@ -85,10 +85,16 @@ struct Side<'m> {
     p: Vec<f64>,
     /// Predicted mean `T_p` at each point.
     time: Vec<f64>,
+    /// The model's validated error: a variance no run removes.
+    error: Option<ModelError>,
 }
 
 impl<'m> Side<'m> {
-    fn new(model: &'m PerformanceModel, points: &[Vec<(String, f64)>]) -> Result<Self, String> {
+    fn new(
+        model: &'m PerformanceModel,
+        points: &[Vec<(String, f64)>],
+        error: Option<ModelError>,
+    ) -> Result<Self, String> {
         let vectors: Vec<Vec<f64>> = points
             .iter()
             .map(|named| crate::crossover::vector(model, named))
@@ -128,6 +134,7 @@ impl<'m> Side<'m> {
             categories,
             p,
             time,
+            error,
         })
     }
 
@@ -175,6 +182,11 @@ fn measure(sides: &[Side; 2], n: usize, less: Option<(usize, &Drops)>) -> (f64, 
                     denominator += s2 * s2 / cat.dof;
                 }
             }
+            if let Some(e) = side.error {
+                let s2 = (e.relative_sd * side.time[y]).powi(2);
+                variance += s2;
+                denominator += s2 * s2 / (e.points - 1) as f64;
+            }
         }
         let (ta, tb) = (sides[0].time[y], sides[1].time[y]);
         let h = if variance > 0.0 {
@@ -207,8 +219,8 @@ pub fn suggest(
     let n = region.len();
     let points: Vec<Vec<(String, f64)>> = region.iter().chain(candidates).cloned().collect();
     let mut sides = [
-        Side::new(pair.a, &points).map_err(CrossoverError)?,
-        Side::new(pair.b, &points).map_err(CrossoverError)?,
+        Side::new(pair.a, &points, pair.errors[0]).map_err(CrossoverError)?,
+        Side::new(pair.b, &points, pair.errors[1]).map_err(CrossoverError)?,
     ];
     let (before, share) = measure(&sides, n, None);
     let mut current = before;

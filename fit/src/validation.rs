@@ -103,6 +103,37 @@ impl Validation {
     }
 }
 
+impl Validation {
+    /// The model's error on the means of its points: the runs at one point (its replicates)
+    /// averaged, the root mean square of `(predicted − mean) / mean` over the points. None
+    /// with fewer than 2 points.
+    pub fn model_error(&self) -> Option<crate::crossover::ModelError> {
+        let mut points: Vec<(Vec<u64>, f64, f64, usize)> = Vec::new();
+        for p in &self.points {
+            let key: Vec<u64> = p.predicted.point.iter().map(|v| v.to_bits()).collect();
+            match points.iter_mut().find(|q| q.0 == key) {
+                Some(q) => {
+                    q.2 += p.measured;
+                    q.3 += 1;
+                }
+                None => points.push((key, p.predicted.time.value, p.measured, 1)),
+            }
+        }
+        let errors: Vec<f64> = points
+            .iter()
+            .map(|(_, predicted, sum, n)| {
+                let mean = sum / *n as f64;
+                (predicted - mean) / mean
+            })
+            .filter(|e| e.is_finite())
+            .collect();
+        (errors.len() >= 2).then(|| crate::crossover::ModelError {
+            relative_sd: (errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64).sqrt(),
+            points: errors.len(),
+        })
+    }
+}
+
 /// Checks `model` against every row of `data` (already filtered to the implementation).
 pub fn validate(model: &PerformanceModel, data: &Datafile) -> Result<Validation, DataError> {
     let names: Vec<&str> = model.factors.iter().map(String::as_str).collect();

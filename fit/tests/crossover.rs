@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use fit::Datafile;
 use fit::combination::Choices;
-use fit::crossover::{Axis, Kind, Pair, Scale, Winner, compare};
+use fit::crossover::{Axis, Kind, ModelError, Pair, Scale, Winner, compare};
 use fit::model_file::parse;
 use fit::performance::{BuildOptions, PerformanceModel};
 use fit::stats::{t_quantile, t_quantile_real};
@@ -304,6 +304,65 @@ fn the_half_width_of_the_difference_is_the_welch_interval_of_the_two_means() {
         .unwrap();
     assert_eq!((c.winner, c.significant), (Winner::A, None));
     assert!(c.half_width.is_nan());
+}
+
+#[test]
+fn a_models_validated_error_adds_its_variance_with_its_own_degrees_of_freedom() {
+    // As above, plus (e T)^2 per model with points - 1 degrees of freedom in the Welch sum.
+    let a = fitted("sq", |n| n * n, "n^2");
+    let b = fitted("lin", |n| 100.0 * n, "n");
+    let (ea, eb) = (
+        ModelError {
+            relative_sd: 0.1,
+            points: 6,
+        },
+        ModelError {
+            relative_sd: 0.05,
+            points: 11,
+        },
+    );
+    let pair = Pair::new(&a, &b)
+        .unwrap()
+        .with_model_errors([Some(ea), Some(eb)]);
+    for x in [40.0, 100.0, 200.0] {
+        let (pa, pb) = (a.predict(&[x]), b.predict(&[x]));
+        let sa = pa.time.mean_half_width / t_quantile(a.categories[0].fit.dof);
+        let sb = pb.time.mean_half_width / t_quantile(b.categories[0].fit.dof);
+        let fa = 0.1 * pa.time.value;
+        let fb = 0.05 * pb.time.value;
+        let parts = [
+            (sa * sa, a.categories[0].fit.dof as f64),
+            (sb * sb, b.categories[0].fit.dof as f64),
+            (fa * fa, 5.0),
+            (fb * fb, 10.0),
+        ];
+        let variance: f64 = parts.iter().map(|p| p.0).sum();
+        let dof = variance * variance / parts.iter().map(|p| p.0 * p.0 / p.1).sum::<f64>();
+        let expected = t_quantile_real(dof) * variance.sqrt();
+        let c = pair.compare_at(&[("n".into(), x)]).unwrap();
+        assert!(
+            (c.half_width - expected).abs() < 1e-12 * expected,
+            "{c:?} {expected}"
+        );
+        // Wider than without the models' errors.
+        let plain = compare(&a, &pa, &b, &pb);
+        assert!(c.half_width > plain.half_width);
+    }
+    // The map and the crossover carry them, to say so.
+    let axis = pair.default_axis("n").unwrap();
+    assert_eq!(
+        pair.crossover(&axis, &[], 512).unwrap().errors,
+        [Some(ea), Some(eb)]
+    );
+    // One point tells nothing of a spread: ignored.
+    let one = ModelError {
+        relative_sd: 0.1,
+        points: 1,
+    };
+    let ignored = Pair::new(&a, &b)
+        .unwrap()
+        .with_model_errors([Some(one), None]);
+    assert_eq!(ignored.errors, [None, None]);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use fit::crossover::ModelError;
 use fit::observations::Cell;
 use fit::performance::PerformanceModel;
 use fit::validation::{Validation, ValidationPoint};
@@ -40,7 +41,14 @@ pub fn run(args: &Args) -> Result<String> {
         .map(|m| fit::model_file::read(m))
         .collect::<Result<Vec<_>, _>>()?;
     let data = args.data.as_deref().map(Datafile::read).transpose()?;
-    write(&models, data.as_ref(), &args.title, &args.out, args.force)
+    write(
+        &models,
+        data.as_ref(),
+        &args.title,
+        &args.out,
+        args.force,
+        [None, None],
+    )
 }
 
 /// Writes the report of `models` (and their measured runs) into `out`; returns what to print.
@@ -50,6 +58,7 @@ pub fn write(
     title: &str,
     out: &Path,
     force: bool,
+    errors: [Option<ModelError>; 2],
 ) -> Result<String> {
     let index = out.join("index.html");
     files::output::check(&index)?;
@@ -75,7 +84,7 @@ pub fn write(
         })
         .collect::<Result<Vec<_>>>()?;
     let lead = match models {
-        [a, b] => map_section(a, b, &sections),
+        [a, b] => map_section(a, b, &sections, errors),
         _ => String::new(),
     };
     let page = report(title, &lead, &sections)?;
@@ -96,12 +105,14 @@ pub fn write(
     ))
 }
 
-/// The winner map of two models over their two factors (41 x 41 cells).
+/// The winner map of two models over their two factors (41 x 41 cells), the models' validated
+/// errors (when given) in its intervals.
 pub fn winner_map(
     a: &PerformanceModel,
     b: &PerformanceModel,
+    errors: [Option<ModelError>; 2],
 ) -> Result<fit::crossover::WinnerMap, fit::crossover::CrossoverError> {
-    let pair = fit::crossover::Pair::new(a, b)?;
+    let pair = fit::crossover::Pair::new(a, b)?.with_model_errors(errors);
     let free = pair.free(&[])?;
     let [u, v] = &free[..] else {
         return Err(fit::crossover::CrossoverError(format!(
@@ -114,9 +125,14 @@ pub fn winner_map(
 
 /// The verdict and winner map of two models as HTML; where they vary one factor, the verdict
 /// and where they cross along it (as `lca crossover` says it); else why there is none.
-fn map_section(a: &PerformanceModel, b: &PerformanceModel, sections: &[Section]) -> String {
+fn map_section(
+    a: &PerformanceModel,
+    b: &PerformanceModel,
+    sections: &[Section],
+    errors: [Option<ModelError>; 2],
+) -> String {
     let along = || -> Result<String, fit::crossover::CrossoverError> {
-        let pair = fit::crossover::Pair::new(a, b)?;
+        let pair = fit::crossover::Pair::new(a, b)?.with_model_errors(errors);
         let free = pair.free(&[])?;
         let [var] = &free[..] else {
             return Err(fit::crossover::CrossoverError(String::new()));
@@ -133,7 +149,7 @@ fn map_section(a: &PerformanceModel, b: &PerformanceModel, sections: &[Section])
             reports::html::escape(&text)
         ))
     };
-    match winner_map(a, b) {
+    match winner_map(a, b, errors) {
         Ok(map) => reports::html::winner_map(&map, &measured(&map, sections)),
         Err(e) => along().unwrap_or_else(|_| {
             format!(

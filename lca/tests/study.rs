@@ -430,6 +430,9 @@ fn precision_adds_runs_where_t_p_is_noisy_and_resumes_without_more() {
         stdout.contains("±3% (90%) reached at 11 of 12 points with 2 to 8 runs"),
         "{stdout}"
     );
+    // The verdict twice: from the coefficients, then with each model's validated error.
+    assert_eq!(stdout.matches("\nverdict: ").count(), 2, "{stdout}");
+    assert!(stdout.contains("model error: a ±"), "{stdout}");
     // Walls of 391 and 467 ns, four each: mean 429, sd 40.6.
     assert!(stdout.contains("most 9.5% at a n=32 p=2"), "{stdout}");
     // Resumed: nothing more to make, the same rows.

@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 
 use fit::crossover::{
-    Axis, Band, Comparison, Crossover, Extrapolation, Kind, Meeting, Scale, Side, Winner, WinnerMap,
+    Axis, Band, Comparison, Crossover, Extrapolation, Kind, Meeting, ModelError, Scale, Side,
+    Winner, WinnerMap,
 };
 
 use crate::number::significant;
@@ -118,6 +119,31 @@ fn header(
     }
     out.push('\n');
     let _ = writeln!(out, "who wins: {}", rule(intervals));
+}
+
+/// The models' validated errors the intervals hold, when they do: one line.
+fn model_errors(out: &mut String, a: &str, b: &str, errors: &[Option<ModelError>; 2]) {
+    let parts: Vec<String> = [a, b]
+        .iter()
+        .zip(errors)
+        .filter_map(|(name, e)| {
+            e.map(|e| {
+                format!(
+                    "{name} ±{}% ({} validation points)",
+                    significant(100.0 * e.relative_sd, 3),
+                    e.points
+                )
+            })
+        })
+        .collect();
+    if !parts.is_empty() {
+        let _ = writeln!(
+            out,
+            "model error: {} (RMS relative error of the predicted mean T_p against the measured \
+             means), added to the intervals",
+            parts.join(", ")
+        );
+    }
 }
 
 /// `true`, `false` or empty (no intervals), for CSV.
@@ -234,6 +260,7 @@ fn text(c: &Crossover) -> String {
         &c.fixed,
         c.intervals,
     );
+    model_errors(&mut out, &c.a, &c.b, &c.errors);
     let _ = writeln!(out, "verdict: {}", crate::verdict::along(c));
     if c.meetings.is_empty() {
         out.push_str("no crossover in the range\n");
@@ -405,6 +432,7 @@ fn map_text(m: &WinnerMap) -> String {
         &m.fixed,
         m.intervals,
     );
+    model_errors(&mut out, &m.a, &m.b, &m.errors);
     let _ = writeln!(out, "verdict: {}", crate::verdict::map(m));
     let tie = if m.intervals {
         "cannot be told apart at 90%"

@@ -3,7 +3,7 @@
 //! one factor or a winner map over two. It restates what `fit::crossover` decided (the one rule
 //! of who wins); it decides nothing itself.
 
-use fit::crossover::{Axis, Crossover, Side, Winner, WinnerMap};
+use fit::crossover::{Axis, Crossover, ModelError, Side, Winner, WinnerMap};
 
 /// A factor's value for people: whole numbers from 100 up, else 3 significant digits, without
 /// trailing zeros (`65`, `2.27`, `0.5`, `1024`).
@@ -49,11 +49,11 @@ fn name(w: Winner, a: &str, b: &str) -> String {
 }
 
 /// How sure, and where the other factors are: `At 90% confidence, at p = 26: `.
-fn lead(intervals: bool, fixed: &[(String, f64)]) -> String {
-    let how = if intervals {
-        "At 90% confidence"
-    } else {
-        "Comparing means only (models without intervals: untested)"
+fn lead(intervals: bool, errors: &[Option<ModelError>; 2], fixed: &[(String, f64)]) -> String {
+    let how = match (intervals, errors.iter().any(Option::is_some)) {
+        (true, true) => "At 90% confidence, the models' validated errors included",
+        (true, false) => "At 90% confidence",
+        (false, _) => "Comparing means only (models without intervals: untested)",
     };
     if fixed.is_empty() {
         return format!("{how}: ");
@@ -107,7 +107,11 @@ pub fn along(c: &Crossover) -> String {
             at(&c.fixed)
         )
     } else {
-        format!("{}{}.", lead(c.intervals, &c.fixed), wins.join("; "))
+        format!(
+            "{}{}.",
+            lead(c.intervals, &c.errors, &c.fixed),
+            wins.join("; ")
+        )
     };
     if !wins.is_empty() && !ties.is_empty() {
         out.push_str(&format!(
@@ -187,7 +191,11 @@ pub fn map(m: &WinnerMap) -> String {
             at(&m.fixed)
         )
     } else {
-        format!("{}{}.", lead(m.intervals, &m.fixed), sentences.join("; "))
+        format!(
+            "{}{}.",
+            lead(m.intervals, &m.errors, &m.fixed),
+            sentences.join("; ")
+        )
     };
     if !sentences.is_empty() && decided < cells {
         out.push_str(&format!(

@@ -21,6 +21,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use fit::crossover::Winner;
 use fit::performance::{BuildOptions, PerformanceModel};
 use fit::{Condition, Datafile};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -84,6 +85,8 @@ struct Outcome {
     problem: Option<String>,
     /// What not to trust in the model: `category: warning` lines.
     warnings: Vec<String>,
+    /// Its error on the validation points' means, for the verdict.
+    model_error: Option<fit::crossover::ModelError>,
 }
 
 /// Runs the command; prints progress on standard error and returns the summary to print.
@@ -381,7 +384,8 @@ fn stop(bar: &ProgressBar, signal: i32, made: usize, how: &str) -> ! {
 /// The crossover of the first two implementations' models (both factors: a winner map) and
 /// the HTML report of every model with the study's runs, in the study's folder.
 fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
-    let models = outcomes
+    let built: Vec<&Outcome> = outcomes.iter().filter(|o| o.model_file.is_some()).collect();
+    let models = built
         .iter()
         .filter_map(|o| o.model_file.as_deref())
         .map(fit::model_file::read)
@@ -390,34 +394,46 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
         return Ok(String::new());
     }
     let mut text = String::new();
-    if let [a, b, ..] = &models[..] {
-        let map = crate::report::winner_map(a, b);
-        match map {
+    let mut errors = [None, None];
+    if let ([a, b, ..], [oa, ob, ..]) = (&models[..], &built[..]) {
+        errors = [oa.model_error, ob.model_error];
+        // The coefficients' uncertainty only (what `lca crossover` says from the model files),
+        // then with each model's error on the validation points, which the study measured.
+        match crate::report::winner_map(a, b, [None, None]) {
             Ok(map) => {
-                text += &format!("\nverdict: {}", reports::verdict::map(&map));
-                let path = study.out.join("crossover.txt");
-                let written = reports::crossover::winner_map(&map, reports::ranking::Format::Text);
-                files::output::write(&path, written.as_bytes()).map_err(|e| anyhow!("{e}"))?;
-                text += &format!("\ncrossover: {}\n", path.display());
-                let files: Vec<String> = outcomes
-                    .iter()
-                    .filter_map(|o| o.model_file.as_deref())
-                    .map(|f| f.display().to_string())
-                    .collect();
-                if map.intervals
-                    && map
-                        .cells
-                        .iter()
-                        .flatten()
-                        .any(|&w| w == fit::crossover::Winner::Tie)
-                {
+                text += &format!("\nverdict: {}\n", reports::verdict::map(&map));
+                if map.intervals && map.cells.iter().flatten().any(|&w| w == Winner::Tie) {
                     text += &format!(
-                        "next runs: lca crossover {} {} --suggest 6   (the runs that would decide most)\n",
-                        files[0], files[1]
+                        "next runs: lca crossover {} {} --suggest 6   (the runs that would decide \
+                         most)\n",
+                        oa.model_file.as_deref().unwrap_or(Path::new("")).display(),
+                        ob.model_file.as_deref().unwrap_or(Path::new("")).display()
                     );
                 }
             }
             Err(e) => text += &format!("\ncrossover: none ({e})\n"),
+        }
+        if errors.iter().any(Option::is_some)
+            && let Ok(map) = crate::report::winner_map(a, b, errors)
+        {
+            let sd = |name: &str, e: Option<fit::crossover::ModelError>| {
+                e.map_or(format!("{name} unknown"), |e| {
+                    format!("{name} ±{:.1}%", 100.0 * e.relative_sd)
+                })
+            };
+            text += &format!(
+                "model error: {}, {} (RMS relative error of each model's T_p on the validation \
+                 points' means)\nverdict: {}\n",
+                sd(&oa.name, errors[0]),
+                sd(&ob.name, errors[1]),
+                reports::verdict::map(&map)
+            );
+        }
+        if let Ok(map) = crate::report::winner_map(a, b, errors) {
+            let path = study.out.join("crossover.txt");
+            let written = reports::crossover::winner_map(&map, reports::ranking::Format::Text);
+            files::output::write(&path, written.as_bytes()).map_err(|e| anyhow!("{e}"))?;
+            text += &format!("crossover: {}\n", path.display());
         }
     }
     let data = fit::Datafile::read(&study.datafile)?;
@@ -428,6 +444,7 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
         &title,
         &study.out.join("report"),
         true,
+        errors,
     )?;
     Ok(text)
 }
@@ -468,6 +485,7 @@ fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
             baseline: None,
             problem: None,
             warnings: Vec::new(),
+            model_error: None,
         };
         let result = (|| -> Result<()> {
             if model_runs == 0 {
@@ -511,6 +529,7 @@ fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
                 let validation = fit::validation::validate(&model, &data)?;
                 let e = validation.model_errors();
                 outcome.errors = Some((e.mean, e.max));
+                outcome.model_error = validation.model_error();
                 outcome.baseline = validation.baseline_errors().map(|b| (b.mean, b.max));
                 let where_ = format!("{source} where impl={}, role=validate", implementation.name);
                 write(
