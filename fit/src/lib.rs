@@ -6,6 +6,7 @@
 
 pub mod candidates;
 pub mod combination;
+pub mod condition;
 mod constrained;
 pub mod crossover;
 pub mod decision;

@@ -8,8 +8,9 @@
 
 use std::fmt;
 use std::path::Path;
-use std::str::FromStr;
 use std::sync::Arc;
+
+pub use crate::condition::Condition;
 
 mod parse;
 
@@ -34,7 +35,7 @@ pub fn is_response_column(name: &str) -> bool {
 /// Numbers closer than this relative distance are the same value (`--at`, `--where`, levels).
 const TOLERANCE: f64 = 1e-9;
 
-fn same(a: f64, b: f64) -> bool {
+pub(crate) fn same(a: f64, b: f64) -> bool {
     (a - b).abs() <= TOLERANCE * a.abs().max(b.abs())
 }
 
@@ -98,7 +99,7 @@ impl<'a> Cell<'a> {
     }
 
     /// A number if the text parses as a finite float, else text (for conditions).
-    fn lenient(value: &'a str) -> Cell<'a> {
+    pub(crate) fn lenient(value: &'a str) -> Cell<'a> {
         match value.parse::<f64>() {
             Ok(x) if x.is_finite() => Cell::Number(x),
             _ => Cell::Text(value),
@@ -291,9 +292,10 @@ impl Datafile {
         &self,
         rows: Vec<&'a Row>,
         option: &str,
-        (key, value): (&str, &str),
+        condition: &Condition,
         keep: impl Fn(Cell<'_>) -> bool,
     ) -> Result<(usize, Vec<&'a Row>), DataError> {
+        let key = &condition.key;
         let col = self.find(&format!("{option} key"), key, false)?;
         let kept: Vec<&Row> = rows
             .iter()
@@ -302,8 +304,8 @@ impl Datafile {
             .collect();
         if kept.is_empty() {
             let values = self.values(&rows, col).2;
-            let (key, value) = (excerpt(key), excerpt(value));
-            let message = format!("no rows with {key} = {value} ({option}); {key} takes {values}");
+            let (key, wanted) = (excerpt(key), excerpt(&condition.spaced()));
+            let message = format!("no rows with {wanted} ({option}); {key} takes {values}");
             return Err(DataError::file(&self.source, message));
         }
         Ok((col, kept))
@@ -315,14 +317,10 @@ impl Datafile {
     /// The rows' cells are shared with `self`, not copied.
     pub fn filter(&self, conditions: &[Condition]) -> Result<Datafile, DataError> {
         let mut rows: Vec<&Row> = self.rows.iter().collect();
-        for Condition { key, value } in conditions {
-            let wanted = Cell::lenient(value);
-            let keep = |cell: Cell<'_>| match (cell, wanted) {
-                (Cell::Number(a), Cell::Number(b)) => same(a, b),
-                (Cell::Text(a), Cell::Text(b)) => a == b,
-                _ => false,
-            };
-            rows = self.select(rows, "--where", (key, value), keep)?.1;
+        for condition in conditions {
+            rows = self
+                .select(rows, "--where", condition, |cell| condition.holds(cell))?
+                .1;
         }
         let rows = rows.into_iter().cloned().collect();
         Ok(Datafile::new(&self.source, Arc::clone(&self.table), rows))
@@ -355,7 +353,8 @@ impl Datafile {
         let mut fixed = Vec::with_capacity(at.len());
         for (key, value) in at {
             let keep = |cell: Cell<'_>| matches!(cell, Cell::Number(x) if same(x, *value));
-            let (col, kept) = self.select(rows, "--at", (key, &value.to_string()), keep)?;
+            let wanted = Condition::equals(key, &value.to_string());
+            let (col, kept) = self.select(rows, "--at", &wanted, keep)?;
             rows = kept;
             fixed.push(col);
         }
@@ -448,60 +447,6 @@ fn list(mut items: Vec<String>) -> String {
         items.push(format!("... ({count} values)"));
     }
     items.join(", ")
-}
-
-/// A `key=value` condition, as given to `--where`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Condition {
-    /// The column name.
-    pub key: String,
-    /// The wanted value, compared as a number when both sides are numbers.
-    pub value: String,
-}
-
-impl Condition {
-    /// The condition as an `--at` pair: the value must be a finite number.
-    pub fn to_at(&self) -> Result<(String, f64), DataError> {
-        match Cell::lenient(&self.value) {
-            Cell::Number(x) => Ok((self.key.clone(), x)),
-            Cell::Text(_) => Err(DataError::Condition {
-                text: excerpt(&self.to_string()),
-                message: "expected a finite number after '='".into(),
-            }),
-        }
-    }
-}
-
-impl FromStr for Condition {
-    type Err = DataError;
-
-    /// Parses `key=value`; blanks around either side are dropped, neither may be empty.
-    fn from_str(text: &str) -> Result<Condition, DataError> {
-        let error = |message: &str| DataError::Condition {
-            text: excerpt(text),
-            message: message.into(),
-        };
-        let (key, value) = text
-            .split_once('=')
-            .ok_or_else(|| error("expected key=value, like impl=dp"))?;
-        let (key, value) = (key.trim(), value.trim());
-        if key.is_empty() {
-            return Err(error("the key before '=' is empty"));
-        }
-        if value.is_empty() {
-            return Err(error("the value after '=' is empty"));
-        }
-        Ok(Condition {
-            key: key.into(),
-            value: value.into(),
-        })
-    }
-}
-
-impl fmt::Display for Condition {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}={}", self.key, self.value)
-    }
 }
 
 /// What fitting consumes: one response against one or more factors, with provenance.

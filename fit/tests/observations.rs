@@ -155,7 +155,7 @@ fn conditions_parse() {
     let err = |s: &str| s.parse::<Condition>().unwrap_err().to_string();
     assert_eq!(
         err("impl"),
-        "condition 'impl': expected key=value, like impl=dp"
+        "condition 'impl': expected key=value, like impl=dp (or !=, <, <=, >, >=, or impl in dp,tp)"
     );
     assert_eq!(err("=dp"), "condition '=dp': the key before '=' is empty");
     assert_eq!(

@@ -15,8 +15,8 @@ use fit::{Condition, Datafile};
 pub struct Args {
     /// Datafile: `key=value` lines (as `pp -l` appends them) or CSV with a header row.
     datafile: PathBuf,
-    /// Keep only rows where a column has a value, e.g. `--where impl=dp` (repeatable).
-    #[arg(long = "where", value_name = "KEY=VALUE", value_delimiter = ',')]
+    /// Keep only rows that meet a condition: `impl=dp`, `role!=validate`, `p<512` (`<=`, `>`, `>=`), `impl in dp,tp` (repeatable).
+    #[arg(long = "where", value_name = "CONDITION", value_delimiter = ',')]
     filter: Vec<String>,
     /// Categories to model, comma separated [default: pc,li,ip,sl,cl,rc].
     #[arg(long = "cat", value_name = "CATEGORIES", value_delimiter = ',')]
@@ -49,11 +49,7 @@ pub struct Args {
 
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
-    let conditions = args
-        .filter
-        .iter()
-        .map(|c| c.parse::<Condition>())
-        .collect::<Result<Vec<_>, _>>()?;
+    let conditions = Condition::parse_all(&args.filter)?;
     let data = Datafile::read(&args.datafile)?.filter(&conditions)?;
     let categories: Vec<String> = if args.categories.is_empty() {
         CATEGORIES.iter().map(|c| c.to_string()).collect()
@@ -64,7 +60,8 @@ pub fn run(args: &Args) -> Result<String> {
         conditions
             .iter()
             .find(|c| c.key == "impl")
-            .map(|c| c.value.clone())
+            .and_then(|c| c.equal_value())
+            .map(str::to_string)
             .unwrap_or_else(|| {
                 args.datafile
                     .file_stem()

@@ -29,8 +29,8 @@ pub struct Args {
     /// Hold another factor fixed, e.g. `--at n=256` (repeatable, or comma separated).
     #[arg(long, value_name = "FACTOR=VALUE", value_delimiter = ',')]
     pub at: Vec<String>,
-    /// Keep only rows where a column has a value, e.g. `--where impl=dp` (repeatable).
-    #[arg(long = "where", value_name = "KEY=VALUE", value_delimiter = ',')]
+    /// Keep only rows that meet a condition: `impl=dp`, `role!=validate`, `p<512` (`<=`, `>`, `>=`), `impl in dp,tp` (repeatable).
+    #[arg(long = "where", value_name = "CONDITION", value_delimiter = ',')]
     pub filter: Vec<String>,
     /// Order of the ranking: r2 (the paper's), adj-r2, or cv (leave-one-out error); by
     /// default r2, and cv with --search (R² always favours more terms).
@@ -102,7 +102,7 @@ fn validate(args: &Args) -> Result<Config> {
         .iter()
         .map(|c| c.to_at().context("--at"))
         .collect::<Result<Vec<_>>>()?;
-    let filter = conditions("--where", &args.filter)?;
+    let filter = Condition::parse_all(&args.filter).context("--where")?;
     let user_models = args
         .models
         .iter()

@@ -185,10 +185,7 @@ fn runs(model: &PerformanceModel, data: &Datafile) -> Result<Runs> {
         .filter(|c| c.key == "impl")
         .collect();
     if implementation.is_empty() && data.columns().iter().any(|c| c == "impl") {
-        implementation.push(Condition {
-            key: "impl".into(),
-            value: model.name.clone(),
-        });
+        implementation.push(Condition::equals("impl", &model.name));
     }
     let Ok(data) = data.filter(&implementation) else {
         return Ok(Runs::default());

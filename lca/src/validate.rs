@@ -16,7 +16,7 @@ pub struct Args {
     datafile: PathBuf,
     /// Keep only rows where a column has a value [default: the model's own selection, e.g.
     /// impl=dp].
-    #[arg(long = "where", value_name = "KEY=VALUE", value_delimiter = ',')]
+    #[arg(long = "where", value_name = "CONDITION", value_delimiter = ',')]
     filter: Vec<String>,
     /// Output format: text, csv or json.
     #[arg(long, default_value = "text", value_name = "FORMAT")]
@@ -32,10 +32,7 @@ pub fn run(args: &Args) -> Result<String> {
     } else {
         &args.filter
     };
-    let conditions = filter
-        .iter()
-        .map(|c| c.parse::<Condition>())
-        .collect::<Result<Vec<_>, _>>()?;
+    let conditions = Condition::parse_all(filter)?;
     let data = Datafile::read(&args.datafile)?.filter(&conditions)?;
     let validation = fit::validation::validate(&model, &data)?;
     let mut source = args.datafile.display().to_string();

@@ -19,18 +19,14 @@ pub struct Args {
     /// The response column (e.g. `li`, `wall`).
     #[arg(long, value_name = "COLUMN")]
     response: String,
-    /// Keep only rows where a column has a value, e.g. `--where impl=dp`.
-    #[arg(long = "where", value_name = "KEY=VALUE", value_delimiter = ',')]
+    /// Keep only rows that meet a condition: `impl=dp`, `role!=validate`, `p<512` (`<=`, `>`, `>=`), `impl in dp,tp`.
+    #[arg(long = "where", value_name = "CONDITION", value_delimiter = ',')]
     filter: Vec<String>,
 }
 
 /// Runs the command and returns the table to print.
 pub fn run(args: &Args) -> Result<String> {
-    let conditions = args
-        .filter
-        .iter()
-        .map(|c| c.parse::<Condition>())
-        .collect::<Result<Vec<_>, _>>()?;
+    let conditions = Condition::parse_all(&args.filter)?;
     let data = Datafile::read(&args.datafile)?.filter(&conditions)?;
     let factors: Vec<&str> = args.factors.iter().map(String::as_str).collect();
     let obs = data.observations(&factors, &args.response, &[])?;

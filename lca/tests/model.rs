@@ -319,3 +319,47 @@ fn points_outside_a_models_domain_are_one_line_errors() {
         "{e}"
     );
 }
+
+#[test]
+fn where_takes_comparisons_and_lists() {
+    let data = datasets::path("fft2d.dat");
+    let data = data.to_str().unwrap();
+    // The bundled runs: n in 32..512, p in 2..8, dp and tp, model and validation runs.
+    let out = lca()
+        .args([
+            "model",
+            data,
+            "--where",
+            "impl in dp,ep",
+            "--where",
+            "role!=validate,n<=256",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let summary = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        summary.contains("where impl in dp,ep, role!=validate, n<=256"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("factors: n in [32, 256], p in [2, 8]"),
+        "{summary}"
+    );
+    // The file keeps the conditions as written, and reads back.
+    let model = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        model.contains("where = [\"impl in dp,ep\", \"role!=validate\", \"n<=256\"]"),
+        "{model}"
+    );
+    let e = error_of(&["model", data, "--where", "p<many"]);
+    assert!(
+        e.contains("condition 'p<many': expected a number after '<'"),
+        "{e}"
+    );
+    let e = error_of(&["model", data, "--where", "p>8"]);
+    assert!(
+        e.contains("no rows with p > 8 (--where); p takes 2, 3, 5, 7, 8"),
+        "{e}"
+    );
+}
