@@ -188,8 +188,10 @@ pub enum CombineError {
     /// A corner of the design was not measured, and the user did not choose the combination.
     #[error(
         "category '{category}': no run at the corner {corner}, so allocation of variation cannot \
-         choose between additive and multiplicative; measure every corner (an --edges design has \
-         them) or choose with --combine {category}=additive|multiplicative"
+         choose between additive and multiplicative; choose with --combine {category}=full (main \
+         effects and their product: it holds either, for one more coefficient), \
+         {category}=additive or {category}=multiplicative, or measure every corner (an --edges \
+         design has them)"
     )]
     MissingCorner {
         /// The category.
@@ -849,6 +851,17 @@ mod tests {
             err.to_string().contains("no run at the corner n=10, p=10"),
             "{err}"
         );
+        assert!(
+            err.to_string().contains("--combine y=full (main effects"),
+            "{err}"
+        );
+        // As offered, the full form fits without the corner: the product n*p is in it.
+        let mut choices = user(&[("n", "n"), ("p", "p")]);
+        choices.combination = Some(Combination::Full);
+        let model = combine(&obs, &choices).unwrap();
+        assert_eq!(model.combination, Some(Combination::Full));
+        assert_eq!(model.chosen_by, Some(ChosenBy::User));
+        assert!(model.fit.r2 > 1.0 - 1e-9, "{}", model.fit.r2);
     }
 
     #[test]

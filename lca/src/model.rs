@@ -31,8 +31,10 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     shapes: Option<PathBuf>,
     /// Override the combination chosen by allocation of variation: `li=multiplicative`,
-    /// or `additive` for every category (repeatable).
-    #[arg(long, value_name = "[CAT=]additive|multiplicative")]
+    /// or `additive` for every category, or `full` (`a + b*g(n) + c*h(p) + d*g(n)*h(p)`: it
+    /// holds either of the others for one more coefficient, the choice when the corner that
+    /// would decide between them was not measured) (repeatable).
+    #[arg(long, value_name = "[CAT=]additive|multiplicative|full")]
     combine: Vec<String>,
     /// The implementation's name [default: the value of `--where impl=...`, else the
     /// datafile's name].
