@@ -388,6 +388,25 @@ end=$(( w + 7 ))
     )
 }
 
+/// Writes `fake.toml`: a study of implementations a and b running [`workload`] with `adjust`
+/// over n = 32..512 and p = 2..8 (edges:1), with `head` before its factors (top-level
+/// settings, then tables) and `tail` after them.
+fn write_fake(dir: &Path, head: &str, tail: &str, adjust: &str) {
+    let command = |name: &str| {
+        format!(
+            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\", \"{{impl}}\"]\n",
+            workload(adjust)
+        )
+    };
+    let text = format!(
+        "name = \"fake\"\ndesign = \"edges:1\"\n{head}\n[factors]\nn = \"32..512:log2\"\n\
+         p = \"2..8:lin:7\"\n\n{tail}\n{}\n{}",
+        command("a"),
+        command("b")
+    );
+    write(dir, "fake.toml", &text);
+}
+
 /// The point n=32 p=2 takes 20% longer in its even replicates: the only noisy point.
 const NOISY: &str =
     r#"if [ "$n,$p" = "32,2" ] && [ $(( r % 2 )) = 0 ]; then w=$(( w * 6 / 5 )); fi"#;
@@ -396,19 +415,12 @@ const NOISY: &str =
 fn precision_adds_runs_where_t_p_is_noisy_and_resumes_without_more() {
     let dir = scratch("study-precision");
     let _ = std::fs::remove_dir_all(dir.join("study-fake"));
-    let command = |name: &str| {
-        format!(
-            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\"]\n",
-            workload(NOISY)
-        )
-    };
-    let text = format!(
-        "name = \"fake\"\ndesign = \"edges:1\"\n\n[precision]\ntarget = 0.03\nmax_replicates = 8\n\n\
-         [factors]\nn = \"32..512:log2\"\np = \"2..8:lin:7\"\n\n[validate]\ngrid = {{ n = \"64,256\", p = \"3,6\" }}\n\n{}\n{}",
-        command("a"),
-        command("b")
+    write_fake(
+        &dir,
+        "[precision]\ntarget = 0.03\nmax_replicates = 8\n",
+        "[validate]\ngrid = { n = \"64,256\", p = \"3,6\" }\n",
+        NOISY,
     );
-    write(&dir, "fake.toml", &text);
     let out = run_study(&dir);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -452,19 +464,12 @@ if [ "$4" = b ]; then w=$(( w * 51 / 50 )); fi"#;
 fn decide_spends_its_budget_where_the_crossover_is_undecided_and_resumes() {
     let dir = scratch("study-decide");
     let _ = std::fs::remove_dir_all(dir.join("study-fake"));
-    let command = |name: &str| {
-        format!(
-            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\", \"{{impl}}\"]\n",
-            workload(CLOSE)
-        )
-    };
-    let text = format!(
-        "name = \"fake\"\ndesign = \"edges:1\"\nreplicates = 2\n\n[decide]\nbudget = 5\nper_round = 2\n\n\
-         [factors]\nn = \"32..512:log2\"\np = \"2..8:lin:7\"\n\n{}\n{}",
-        command("a"),
-        command("b")
+    write_fake(
+        &dir,
+        "replicates = 2\n\n[decide]\nbudget = 5\nper_round = 2\n",
+        "",
+        CLOSE,
     );
-    write(&dir, "fake.toml", &text);
     let out = run_study(&dir);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);

@@ -43,6 +43,21 @@ impl Schedule {
         let order = self.events.len();
         self.events.push((t, order, Event { t, thread, kind }));
     }
+
+    /// Thread `from` sends `bytes` to `to` with `tag` at `t` (on the world communicator).
+    fn send(&mut self, t: u64, from: u32, to: u32, tag: u32, bytes: u64) {
+        let (peer, comm) = (to, None);
+        self.push(
+            t,
+            from,
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+            },
+        );
+    }
 }
 
 /// Random valid events of `p` threads, in time order.
@@ -181,31 +196,11 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
     // few sends nobody receives. A channel's receives match its sends oldest first, which
     // need not be the pairs made here (their bytes may then differ: rule 20 warns).
     for (from, to, at, tag, bytes) in messages {
-        let comm = None;
-        s.push(
-            rng.below(at),
-            from,
-            EventKind::Send {
-                peer: to,
-                tag,
-                bytes,
-                comm,
-            },
-        );
+        s.send(rng.below(at), from, to, tag, bytes);
     }
     for _ in 0..rng.below(3) {
         let (from, to) = (rng.below(p as u64) as u32, rng.below(p as u64) as u32);
-        let (tag, bytes, comm) = (0, 8, None);
-        s.push(
-            rng.below(HORIZON),
-            from,
-            EventKind::Send {
-                peer: to,
-                tag,
-                bytes,
-                comm,
-            },
-        );
+        s.send(rng.below(HORIZON), from, to, 0, 8);
     }
     let mut events = s.events;
     events.sort_by_key(|&(t, order, _)| (t, order));

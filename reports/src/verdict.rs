@@ -55,14 +55,8 @@ fn lead(intervals: bool, errors: &[Option<ModelError>; 2], fixed: &[(String, f64
         (true, false) => "At 90% confidence",
         (false, _) => "Comparing means only (models without intervals: untested)",
     };
-    if fixed.is_empty() {
-        return format!("{how}: ");
-    }
-    let parts: Vec<String> = fixed
-        .iter()
-        .map(|(f, v)| format!("{f} = {}", human(*v)))
-        .collect();
-    format!("{how}, at {}: ", parts.join(", "))
+    let comma = if fixed.is_empty() { "" } else { "," };
+    format!("{how}{comma}{}: ", at(fixed))
 }
 
 /// ` at p = 26` where other factors are held, else nothing.
