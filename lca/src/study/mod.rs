@@ -399,9 +399,14 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
         errors = [oa.model_error, ob.model_error];
         // The coefficients' uncertainty only (what `lca crossover` says from the model files),
         // then with each model's error on the validation points, which the study measured.
-        match crate::report::winner_map(a, b, [None, None]) {
+        let plain = crate::report::winner_map(a, b, [None, None]);
+        let validated = errors
+            .iter()
+            .any(Option::is_some)
+            .then(|| crate::report::winner_map(a, b, errors));
+        match &plain {
             Ok(map) => {
-                text += &format!("\nverdict: {}\n", reports::verdict::map(&map));
+                text += &format!("\nverdict: {}\n", reports::verdict::map(map));
                 if map.intervals && map.cells.iter().flatten().any(|&w| w == Winner::Tie) {
                     text += &format!(
                         "next runs: lca crossover {} {} --suggest 6   (the runs that would decide \
@@ -413,9 +418,7 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
             }
             Err(e) => text += &format!("\ncrossover: none ({e})\n"),
         }
-        if errors.iter().any(Option::is_some)
-            && let Ok(map) = crate::report::winner_map(a, b, errors)
-        {
+        if let Some(Ok(map)) = &validated {
             let sd = |name: &str, e: Option<fit::crossover::ModelError>| {
                 e.map_or(format!("{name} unknown"), |e| {
                     format!("{name} ±{:.1}%", 100.0 * e.relative_sd)
@@ -426,12 +429,13 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
                  points' means)\nverdict: {}\n",
                 sd(&oa.name, errors[0]),
                 sd(&ob.name, errors[1]),
-                reports::verdict::map(&map)
+                reports::verdict::map(map)
             );
         }
-        if let Ok(map) = crate::report::winner_map(a, b, errors) {
+        // crossover.txt holds the validated map where there is one.
+        if let Ok(map) = validated.as_ref().unwrap_or(&plain) {
             let path = study.out.join("crossover.txt");
-            let written = reports::crossover::winner_map(&map, reports::ranking::Format::Text);
+            let written = reports::crossover::winner_map(map, reports::ranking::Format::Text);
             files::output::write(&path, written.as_bytes()).map_err(|e| anyhow!("{e}"))?;
             text += &format!("crossover: {}\n", path.display());
         }
