@@ -5,7 +5,7 @@
  * (a hash of i, j, k) into Y_k = FFT2(X_k), for --iters matrices one after the other; the
  * checksum is the sum of the magnitudes of the last Y.
  *
- *   mpirun -np P fft2d [-n N] [--iters K] [--check]
+ *   mpirun -np P fft2d [-n N] [--iters K] [--transpose alltoall|p2p] [--check]
  *
  * The n lines of the matrix are distributed over the P ranks in blocks of n/P (n must be
  * divisible by P). Every iteration, as the OpenMP dp's five loops:
@@ -13,7 +13,10 @@
  *   columns  the 1-D FFT of each of its lines (the column FFTs, local);
  *   transpose by MPI_Alltoall: rank r sends rank d the entries d*n/P..(d+1)*n/P-1 of each of
  *            its lines (n/P x n/P complex numbers), then reorders what it received so that
- *            its lines are rows r*n/P..(r+1)*n/P-1 of the matrix (the communication);
+ *            its lines are rows r*n/P..(r+1)*n/P-1 of the matrix (the communication); with
+ *            --transpose p2p the same blocks go as point-to-point messages (MPI_Irecv and
+ *            MPI_Isend with every other rank, then MPI_Waitall), which a trace records one
+ *            message at a time (a what-if replay can move each onto another network);
  *   rows     the 1-D FFT of each of its lines, now rows: its block of Y_k, row-major.
  * After the last iteration rank 0 gathers Y (MPI_Gather) and prints the time and the checksum,
  * summed in the order of the OpenMP example's dp (row-major).
@@ -35,8 +38,12 @@
 /* The largest relative error --check accepts, as the Rust workload's. */
 #define TOLERANCE 1e-10
 #define MAX_N 8192
+/* The most ranks --transpose p2p takes (its requests are on the stack). */
+#define MAX_RANKS 1024
 
 static int iters;
+/* --transpose p2p: point-to-point messages instead of MPI_Alltoall. */
+static int p2p;
 
 /* ---- one iteration's phases on this rank's m = n/P lines, lines lo..lo+m-1 ---- */
 
@@ -57,7 +64,24 @@ static void transpose(cplx *lines, cplx *pack, cplx *unpack, int m, int ranks) {
     for (int d = 0; d < ranks; d++)
         for (int l = 0; l < m; l++)
             memcpy(pack + ((size_t)d * m + l) * m, lines + (size_t)l * n + (size_t)d * m, sizeof(cplx) * m);
-    MPI_Alltoall(pack, 2 * m * m, MPI_DOUBLE, unpack, 2 * m * m, MPI_DOUBLE, MPI_COMM_WORLD);
+    if (p2p) {
+        /* One block to and from every other rank; my own block is copied. */
+        int rank;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Request requests[2 * MAX_RANKS];
+        int count = 0;
+        size_t block = (size_t)m * m;
+        for (int d = 0; d < ranks; d++)
+            if (d != rank)
+                MPI_Irecv(unpack + d * block, 2 * m * m, MPI_DOUBLE, d, 0, MPI_COMM_WORLD, &requests[count++]);
+        for (int d = 0; d < ranks; d++)
+            if (d != rank)
+                MPI_Isend(pack + d * block, 2 * m * m, MPI_DOUBLE, d, 0, MPI_COMM_WORLD, &requests[count++]);
+        memcpy(unpack + rank * block, pack + rank * block, sizeof(cplx) * block);
+        MPI_Waitall(count, requests, MPI_STATUSES_IGNORE);
+    } else {
+        MPI_Alltoall(pack, 2 * m * m, MPI_DOUBLE, unpack, 2 * m * m, MPI_DOUBLE, MPI_COMM_WORLD);
+    }
     /* unpack[s][l][e]: rank s's line s*m+l (column s*m+l), entry my_lo+e (row my_lo+e):
      * row e of mine, column s*m+l. */
     for (int s = 0; s < ranks; s++)
@@ -103,10 +127,11 @@ static int check(const cplx *y) {
 }
 
 static const char *usage =
-    "usage: mpirun -np P fft2d [-n N] [--iters K] [--check]\n"
+    "usage: mpirun -np P fft2d [-n N] [--iters K] [--transpose alltoall|p2p] [--check]\n"
     "  2D FFT of an n x n complex matrix, repeated for K matrices, its lines distributed over\n"
-    "  the P ranks, the transpose by MPI_Alltoall; n a power of two divisible by P.\n"
-    "  Defaults: -n 256 --iters 100.\n";
+    "  the P ranks, the transpose by MPI_Alltoall (or, with p2p, by point-to-point messages\n"
+    "  between every pair of ranks); n a power of two divisible by P.\n"
+    "  Defaults: -n 256 --iters 100 --transpose alltoall.\n";
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -133,10 +158,15 @@ int main(int argc, char **argv) {
             n = (int)parse_long("fft2d", "-n", v, 1, MAX_N);
         else if (!strcmp(a, "--iters"))
             iters = (int)parse_long("fft2d", "--iters", v, 1, 1000000000);
+        else if (!strcmp(a, "--transpose") && (!strcmp(v, "alltoall") || !strcmp(v, "p2p")))
+            p2p = !strcmp(v, "p2p");
+        else if (!strcmp(a, "--transpose"))
+            usage_error("fft2d", "--transpose '%s': expected alltoall or p2p", v);
         else
             usage_error("fft2d", "%s: unknown argument (try --help)", a);
     }
     if (n & (n - 1)) usage_error("fft2d", "-n %d: expected a power of two (a radix-2 FFT)", n);
+    if (p2p && ranks > MAX_RANKS) usage_error("fft2d", "--transpose p2p: at most %d ranks, not %d", MAX_RANKS, ranks);
     if (n % ranks) usage_error("fft2d", "-n %d: not divisible by the %d ranks (each rank holds n/P lines)", n, ranks);
     for (log2n = 0; (1 << log2n) < n; log2n++) {
     }

@@ -273,17 +273,28 @@ fn mpirun(open_mpi: bool, np: usize, program: &Path, args: &[&str]) -> Run {
 const CHECKSUM_N64_ITERS3: &str = "checksum 1.903282890e+05";
 
 #[test]
-fn fft2d_gives_the_reference_checksum_with_1_2_and_4_ranks() {
-    let test = "fft2d_gives_the_reference_checksum_with_1_2_and_4_ranks";
+fn fft2d_gives_the_reference_checksum_with_1_2_and_4_ranks_either_transpose() {
+    let test = "fft2d_gives_the_reference_checksum_with_1_2_and_4_ranks_either_transpose";
     let Some((dir, open, _one_at_a_time)) = examples(test) else {
         return;
     };
-    for np in [1, 2, 4] {
+    for (np, transpose) in [1, 2, 4]
+        .into_iter()
+        .flat_map(|np| [(np, "alltoall"), (np, "p2p")])
+    {
         let run = mpirun(
             open,
             np,
             &dir.join("fft2d"),
-            &["-n", "64", "--iters", "3", "--check"],
+            &[
+                "-n",
+                "64",
+                "--iters",
+                "3",
+                "--check",
+                "--transpose",
+                transpose,
+            ],
         );
         let stdout = run.ok();
         assert!(
@@ -488,6 +499,11 @@ fn bad_arguments_get_a_one_line_error_and_exit_2() {
             "fft2d",
             &["--iters", "x"][..],
             "fft2d: --iters 'x': expected an integer",
+        ),
+        (
+            "fft2d",
+            &["--transpose", "ring"][..],
+            "fft2d: --transpose 'ring': expected alltoall or p2p",
         ),
     ] {
         let run = mpirun(open, 2, &dir.join(program), args);
