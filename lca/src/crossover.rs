@@ -64,6 +64,21 @@ pub struct Args {
         requires = "suggest"
     )]
     run_overhead: f64,
+    /// Measured runs that check the models: each model's error on its own implementation's
+    /// validation runs among them (`role=validate`, as `lca study` writes, or
+    /// --validate-where) widens the intervals, so that a verdict holds the models' error and
+    /// not only their coefficients' uncertainty.
+    #[arg(long, value_name = "DATAFILE")]
+    data: Option<PathBuf>,
+    /// The rows of --data that check the models [default: role=validate] (repeatable, comma
+    /// separated).
+    #[arg(
+        long,
+        value_name = "CONDITION",
+        value_delimiter = ',',
+        requires = "data"
+    )]
+    validate_where: Vec<String>,
 }
 
 /// Runs the command and returns what to print.
@@ -81,7 +96,15 @@ pub fn run(args: &Args) -> Result<String> {
     let mut a = fit::model_file::read(&args.a)?;
     let mut b = fit::model_file::read(&args.b)?;
     name_models(&mut a, &args.a, &mut b, &args.b);
-    let pair = Pair::new(&a, &b)?;
+    let errors = match &args.data {
+        Some(path) => crate::validated::model_errors(
+            [&a, &b],
+            &fit::Datafile::read(path)?,
+            &args.validate_where,
+        )?,
+        None => [None, None],
+    };
+    let pair = Pair::new(&a, &b)?.with_model_errors(errors);
     let fixed = fixed_values(&args.at)?;
     let ranges = ranges(&args.range)?;
     let free = pair.free(&fixed)?;

@@ -11,6 +11,7 @@ mod shapes;
 mod specs;
 mod study;
 mod validate;
+mod validated;
 mod variation;
 
 use std::process::ExitCode;

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use fit::Datafile;
 use fit::crossover::ModelError;
 use fit::observations::Cell;
 use fit::performance::PerformanceModel;
 use fit::validation::{Validation, ValidationPoint};
-use fit::{Condition, Datafile};
 use reports::figures::Runs;
 use reports::html::{Section, report};
 
@@ -19,9 +19,20 @@ pub struct Args {
     #[arg(required = true)]
     models: Vec<PathBuf>,
     /// Measured runs to draw against the models: each model gets the rows of its own
-    /// implementation (its `--where impl=...`), every row when it has none.
+    /// implementation (its `--where impl=...`), every row when it has none. With two models,
+    /// each model's error on the validation runs among them (`role=validate`, or
+    /// --validate-where) widens the verdict's intervals, as `lca crossover --data` does.
     #[arg(long, value_name = "DATAFILE")]
     data: Option<PathBuf>,
+    /// The rows of --data that check the models [default: role=validate, when the datafile
+    /// has a role column] (repeatable, comma separated).
+    #[arg(
+        long,
+        value_name = "CONDITION",
+        value_delimiter = ',',
+        requires = "data"
+    )]
+    validate_where: Vec<String>,
     /// The directory to write `index.html` and `charts/` into.
     #[arg(long, short, value_name = "DIR")]
     out: PathBuf,
@@ -41,13 +52,21 @@ pub fn run(args: &Args) -> Result<String> {
         .map(|m| fit::model_file::read(m))
         .collect::<Result<Vec<_>, _>>()?;
     let data = args.data.as_deref().map(Datafile::read).transpose()?;
+    let errors = match (&models[..], &data) {
+        ([a, b], Some(data))
+            if !args.validate_where.is_empty() || data.columns().iter().any(|c| c == "role") =>
+        {
+            crate::validated::model_errors([a, b], data, &args.validate_where)?
+        }
+        _ => [None, None],
+    };
     write(
         &models,
         data.as_ref(),
         &args.title,
         &args.out,
         args.force,
-        [None, None],
+        errors,
     )
 }
 
@@ -175,19 +194,7 @@ fn measured(map: &fit::crossover::WinnerMap, sections: &[Section]) -> Vec<(f64, 
 
 /// The rows of the model's implementation that hold a number for every factor and category.
 fn runs(model: &PerformanceModel, data: &Datafile) -> Result<Runs> {
-    // The model's implementation: its `--where impl=...`, else its name when the data have
-    // an `impl` column.
-    let mut implementation: Vec<Condition> = model
-        .provenance
-        .conditions
-        .iter()
-        .filter_map(|c| c.parse::<Condition>().ok())
-        .filter(|c| c.key == "impl")
-        .collect();
-    if implementation.is_empty() && data.columns().iter().any(|c| c == "impl") {
-        implementation.push(Condition::equals("impl", &model.name));
-    }
-    let Ok(data) = data.filter(&implementation) else {
+    let Some(data) = crate::validated::implementation_rows(model, data) else {
         return Ok(Runs::default());
     };
     let number = |row: usize, column: &str| match data.cell(row, column) {

@@ -416,7 +416,7 @@ fn fitted_models_give_bands() {
     assert_eq!(
         verdict,
         format!(
-            "verdict: At 90% confidence, at p = 1: sq is faster for n ≤ {0}; lin is faster for \
+            "verdict: At 90% confidence in the fitted coefficients alone, at p = 1: sq is faster for n ≤ {0}; lin is faster for \
              n ≥ {1}. For n from {0} to {1} these runs cannot tell them apart.",
             numbers[2], numbers[3]
         ),
@@ -431,6 +431,135 @@ fn fitted_models_give_bands() {
         csv.contains(",crossing,") && csv.contains(",true,"),
         "{csv}"
     );
+}
+
+/// `--data` adds each model's error on its validation runs (`role=validate`) to the
+/// intervals: sq measured 30% slower than it predicts on two points is off by 1/1.3 - 1 =
+/// -23.1% on both (RMS 23.1%), lin by nothing; the undecided band around the crossing widens.
+#[test]
+fn validation_runs_widen_the_verdict() {
+    let dir = scratch("crossover-validated");
+    let data = path(write(
+        &dir,
+        "runs.dat",
+        &(runs("sq", |n| n * n) + &runs("lin", |n| 100.0 * n)),
+    ));
+    let mut models = Vec::new();
+    for (name, shape) in [("sq", "pc:n=n^2"), ("lin", "pc:n=n")] {
+        let out = path(dir.join(format!("{name}.toml")));
+        let _ = std::fs::remove_file(&out);
+        let where_ = format!("impl={name}");
+        stdout(&[
+            "model", &data, "--where", &where_, "--cat", "pc", "--shape", shape, "--out", &out,
+        ]);
+        models.push(out);
+    }
+    let mut rows = String::new();
+    for n in [64.0_f64, 181.0] {
+        rows += &format!("impl=sq role=validate p=1 n={n} pc={}\n", 1.3 * n * n);
+        rows += &format!("impl=lin role=validate p=1 n={n} pc={}\n", 100.0 * n);
+        // Rows the models were built from do not count.
+        rows += &format!("impl=sq role=model p=1 n={n} pc={}\n", 9.0 * n * n);
+    }
+    let validation = path(write(&dir, "validation.dat", &rows));
+    let band = |extra: &[&str]| {
+        let mut args = vec!["crossover", &models[0], &models[1], "--var", "n"];
+        args.extend(extra);
+        let doc = json(&args);
+        let m = &doc["meetings"][0]["band"];
+        (m["low"].as_f64().unwrap(), m["high"].as_f64().unwrap())
+    };
+    let (lo, hi) = band(&[]);
+    let (wide_lo, wide_hi) = band(&["--data", &validation]);
+    assert!(
+        wide_lo < lo && wide_hi > hi,
+        "{lo}..{hi} -> {wide_lo}..{wide_hi}"
+    );
+
+    let text = stdout(&[
+        "crossover",
+        &models[0],
+        &models[1],
+        "--var",
+        "n",
+        "--data",
+        &validation,
+    ]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("model error: "))
+        .unwrap();
+    let sq: f64 = line["model error: sq ±".len()..]
+        .split('%')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((sq - 23.1).abs() < 0.6, "{line}");
+    assert!(
+        line.contains(", lin ±") && line.contains("(2 validation points)"),
+        "{line}"
+    );
+    assert!(
+        text.contains(
+            "verdict: At 90% confidence, the models' validated errors included, at p = 1: "
+        ),
+        "{text}"
+    );
+    // Without --data the verdict says what its intervals leave out.
+    let plain = stdout(&["crossover", &models[0], &models[1], "--var", "n"]);
+    assert!(plain.contains("model error: not included"), "{plain}");
+
+    // A datafile without a role column needs the rows named.
+    let unmarked = path(write(
+        &dir,
+        "unmarked.dat",
+        &rows
+            .replace(" role=validate", "")
+            .replace(" role=model", ""),
+    ));
+    let out = lca()
+        .args([
+            "crossover",
+            &models[0],
+            &models[1],
+            "--var",
+            "n",
+            "--data",
+            &unmarked,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("unmarked.dat: no role column") && stderr.contains("--validate-where"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    // Named, the 9 n^2 rows count too: sq's measured means are 5.15 n^2, 1/5.15 - 1 = -80.6%.
+    let named = stdout(&[
+        "crossover",
+        &models[0],
+        &models[1],
+        "--var",
+        "n",
+        "--data",
+        &unmarked,
+        "--validate-where",
+        "n>=64",
+    ]);
+    let line = named
+        .lines()
+        .find(|l| l.starts_with("model error: "))
+        .unwrap();
+    let sq: f64 = line["model error: sq ±".len()..]
+        .split('%')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((sq - 80.6).abs() < 0.6, "{line}");
 }
 
 #[test]

@@ -121,8 +121,15 @@ fn header(
     let _ = writeln!(out, "who wins: {}", rule(intervals));
 }
 
-/// The models' validated errors the intervals hold, when they do: one line.
-fn model_errors(out: &mut String, a: &str, b: &str, errors: &[Option<ModelError>; 2]) {
+/// The models' validated errors the intervals hold, or that they hold none: one line (none
+/// without intervals).
+fn model_errors(
+    out: &mut String,
+    a: &str,
+    b: &str,
+    errors: &[Option<ModelError>; 2],
+    intervals: bool,
+) {
     let parts: Vec<String> = [a, b]
         .iter()
         .zip(errors)
@@ -142,6 +149,13 @@ fn model_errors(out: &mut String, a: &str, b: &str, errors: &[Option<ModelError>
             "model error: {} (RMS relative error of the predicted mean T_p against the measured \
              means), added to the intervals",
             parts.join(", ")
+        );
+    } else if intervals {
+        let _ = writeln!(
+            out,
+            "model error: not included (the intervals hold the fitted coefficients' \
+             uncertainty only; `lca crossover --data DATAFILE` with validation runs adds each \
+             model's error)"
         );
     }
 }
@@ -260,7 +274,7 @@ fn text(c: &Crossover) -> String {
         &c.fixed,
         c.intervals,
     );
-    model_errors(&mut out, &c.a, &c.b, &c.errors);
+    model_errors(&mut out, &c.a, &c.b, &c.errors, c.intervals);
     let _ = writeln!(out, "verdict: {}", crate::verdict::along(c));
     if c.meetings.is_empty() {
         out.push_str("no crossover in the range\n");
@@ -432,7 +446,7 @@ fn map_text(m: &WinnerMap) -> String {
         &m.fixed,
         m.intervals,
     );
-    model_errors(&mut out, &m.a, &m.b, &m.errors);
+    model_errors(&mut out, &m.a, &m.b, &m.errors, m.intervals);
     let _ = writeln!(out, "verdict: {}", crate::verdict::map(m));
     let tie = if m.intervals {
         "cannot be told apart at 90%"

@@ -52,7 +52,7 @@ fn name(w: Winner, a: &str, b: &str) -> String {
 fn lead(intervals: bool, errors: &[Option<ModelError>; 2], fixed: &[(String, f64)]) -> String {
     let how = match (intervals, errors.iter().any(Option::is_some)) {
         (true, true) => "At 90% confidence, the models' validated errors included",
-        (true, false) => "At 90% confidence",
+        (true, false) => "At 90% confidence in the fitted coefficients alone",
         (false, _) => "Comparing means only (models without intervals: untested)",
     };
     let comma = if fixed.is_empty() { "" } else { "," };
@@ -96,7 +96,7 @@ pub fn along(c: &Crossover) -> String {
             "{} and {} {} for {}{}.",
             c.a,
             c.b,
-            apart(c.intervals),
+            apart(c.intervals, &c.errors),
             stretch(&c.axis, c.axis.lo, c.axis.hi),
             at(&c.fixed)
         )
@@ -179,7 +179,7 @@ pub fn map(m: &WinnerMap) -> String {
             "{} and {} {} anywhere on the map ({} by {}){}.",
             m.a,
             m.b,
-            apart(m.intervals),
+            apart(m.intervals, &m.errors),
             stretch(&m.u, m.u.lo, m.u.hi),
             stretch(&m.v, m.v.lo, m.v.hi),
             at(&m.fixed)
@@ -206,13 +206,13 @@ pub fn map(m: &WinnerMap) -> String {
     out
 }
 
-/// What the two do where neither wins: with intervals, the runs cannot tell them apart;
-/// without, the means are equal.
-fn apart(intervals: bool) -> &'static str {
-    if intervals {
-        "cannot be told apart at 90%"
-    } else {
-        "predict the same time"
+/// What the two do where neither wins: with intervals, the runs cannot tell them apart (and
+/// how sure that is); without, the means are equal.
+fn apart(intervals: bool, errors: &[Option<ModelError>; 2]) -> &'static str {
+    match (intervals, errors.iter().any(Option::is_some)) {
+        (true, true) => "cannot be told apart at 90%, the models' validated errors included,",
+        (true, false) => "cannot be told apart at 90% (in the fitted coefficients alone)",
+        (false, _) => "predict the same time",
     }
 }
 
