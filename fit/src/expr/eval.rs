@@ -16,6 +16,8 @@ impl UnOp {
             UnOp::Log => a.ln(),
             UnOp::Log2 => a.log2(),
             UnOp::Exp => a.exp(),
+            UnOp::Ceil => a.ceil(),
+            UnOp::Floor => a.floor(),
         }
     }
 
@@ -27,6 +29,8 @@ impl UnOp {
             UnOp::Log => 1.0 / a,
             UnOp::Log2 => 1.0 / (a * std::f64::consts::LN_2),
             UnOp::Exp => v,
+            // Steps: flat between whole numbers (the jumps have no derivative).
+            UnOp::Ceil | UnOp::Floor => 0.0,
         }
     }
 }

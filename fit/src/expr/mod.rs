@@ -82,6 +82,11 @@ pub enum UnOp {
     Log2,
     /// `exp(x)`
     Exp,
+    /// `ceil(x)`, the least whole number not below x: steps such as the rounds `ceil(p/c)` in
+    /// which p equal threads share c cores.
+    Ceil,
+    /// `floor(x)`, the greatest whole number not above x.
+    Floor,
 }
 
 /// Operators with two operands: the arithmetic operators and `min`, `max`.
@@ -109,6 +114,8 @@ impl UnOp {
         match self {
             UnOp::Neg => "-",
             UnOp::Sqrt => "sqrt",
+            UnOp::Ceil => "ceil",
+            UnOp::Floor => "floor",
             UnOp::Log => "log",
             UnOp::Log2 => "log2",
             UnOp::Exp => "exp",

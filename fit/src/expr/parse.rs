@@ -11,7 +11,7 @@ const MAX_DEPTH: usize = 100;
 /// walks the tree (printing, binding, dropping) recurses once per level.
 pub(crate) const MAX_TREE_DEPTH: usize = 500;
 const EXPECTED: &str = "where a number, name or '(' was expected";
-const KNOWN: &str = "(known: sqrt, log, log2, exp, min, max)";
+const KNOWN: &str = "(known: sqrt, log, log2, exp, ceil, floor, min, max)";
 
 /// An expression and the depth of its tree.
 type Parsed = Result<(Expr, usize), ParseError>;
@@ -28,6 +28,8 @@ enum Func {
 fn function(name: &str) -> Option<Func> {
     Some(match name {
         "sqrt" => Func::Un(UnOp::Sqrt),
+        "ceil" => Func::Un(UnOp::Ceil),
+        "floor" => Func::Un(UnOp::Floor),
         "log" => Func::Un(UnOp::Log),
         "log2" => Func::Un(UnOp::Log2),
         "exp" => Func::Un(UnOp::Exp),

@@ -42,6 +42,13 @@ fn known_values() {
     assert_eq!(value(max, &[("p", 2.0)], &[("theta", 3.0)]), 0.0);
     assert_eq!(value("p*sqrt(p)", &[("p", 4.0)], &[]), 8.0);
     assert_eq!(value("n^2*log2(n)", &[("p", 1.0), ("n", 4.0)], &[]), 32.0);
+    // Rounds of p equal threads on 2 cores: 1, 2, 2, 3 for p = 2..5.
+    let rounds: Vec<f64> = (2..=5)
+        .map(|p| value("ceil(p/2)", &[("p", p as f64)], &[]))
+        .collect();
+    assert_eq!(rounds, [1.0, 2.0, 2.0, 3.0]);
+    assert_eq!(value("floor(p/2)", &[("p", 5.0)], &[]), 2.0);
+    assert_eq!(value("floor(-p/2)", &[("p", 5.0)], &[]), -3.0);
     let (vars, params) = ([("p", 1.0), ("rc.cpu", 5.0)], [("b", 0.0), ("a", 3.0)]);
     assert_eq!(value("rc.cpu - min(p, $a)", &vars, &params), 4.0);
     assert_eq!(parse("p").unwrap().constant_value(), None);
@@ -105,7 +112,7 @@ fn terms() {
 }
 
 const EXPECTED: &str = "where a number, name or '(' was expected";
-const KNOWN: &str = "(known: sqrt, log, log2, exp, min, max)";
+const KNOWN: &str = "(known: sqrt, log, log2, exp, ceil, floor, min, max)";
 
 #[test]
 fn error_messages() {
@@ -220,14 +227,14 @@ fn check_gradient(src: &str, p: f64, params: &[(&str, f64)]) {
 
 fn arb_expr() -> impl Strategy<Value = Expr> {
     use {BinOp::*, UnOp::*};
-    let reserved = ["sqrt", "log", "log2", "exp", "min", "max"];
+    let reserved = ["sqrt", "log", "log2", "exp", "ceil", "floor", "min", "max"];
     let var = "[a-z_][a-z0-9_.]{0,3}".prop_filter("reserved", move |n| !reserved.contains(&&**n));
     let leaf = prop_oneof![
         prop_oneof![0.0..1e3f64, Just(1e-7), Just(2.5e20)].prop_map(Expr::Num),
         var.prop_map(Expr::Var),
         "[a-z_][a-z0-9_]{0,3}".prop_map(Expr::Param),
     ];
-    let un = prop::sample::select(&[Neg, Sqrt, Log, Log2, Exp][..]);
+    let un = prop::sample::select(&[Neg, Sqrt, Log, Log2, Exp, Ceil, Floor][..]);
     let bin = prop::sample::select(&[Add, Sub, Mul, Div, Pow, Min, Max][..]);
     leaf.prop_recursive(6, 48, 2, move |inner| {
         let unary = (un.clone(), inner.clone()).prop_map(|(op, x)| Expr::Unary(op, x.into()));
