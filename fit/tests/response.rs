@@ -185,3 +185,25 @@ fn models_of_different_things_are_not_compared() {
     assert!(e.contains("e models the response 'energy'"), "{e}");
     assert!(!e.contains('\n'));
 }
+
+#[test]
+fn a_strong_scaling_time_is_recovered_with_the_decreasing_shape() {
+    // T = 10 + 0.5 n / p: the generic shapes hold 1/p, which a run time (unlike lost cycles)
+    // needs.
+    let mut text = String::from("p,n,time\n");
+    for p in [1.0, 2.0, 4.0, 8.0, 16.0] {
+        for n in [64.0, 128.0, 256.0, 512.0, 1024.0] {
+            text.push_str(&format!("{p},{n},{}\n", 10.0 + 0.5 * n / p));
+        }
+    }
+    let data = Datafile::parse("s.csv", &text).unwrap();
+    let (model, _) = build(&data, &options(&["time"], &[])).unwrap();
+    let shapes: Vec<&str> = model.categories[0]
+        .shapes
+        .iter()
+        .map(|s| s.expr.as_str())
+        .collect();
+    assert_eq!(shapes, ["1/p", "n"]);
+    let at = model.predict(&[64.0, 2048.0]).time.value;
+    assert!((at - (10.0 + 0.5 * 2048.0 / 64.0)).abs() < 1e-6, "{at}");
+}
