@@ -60,6 +60,16 @@ fn a_response_with_a_count_and_a_text_column_is_modelled_in_its_units() {
     let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
     let value: f64 = row[5].parse().unwrap();
     assert!((value - 517.0).abs() < 1e-3, "{csv}");
+    // Validated against the response column itself (not `wall`): 5 + 0.25 * 2 * 64 = 37.
+    let out = lca()
+        .args(["validate", model.to_str().unwrap(), data.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("     2        2       64       37.00       37.00     0.0%"),
+        "{text}"
+    );
     // Without --factors, the varying count N is a factor by the stated rule; host is ignored.
     let out = lca()
         .args(["model", data.to_str().unwrap(), "--response", "latency"])
