@@ -29,6 +29,7 @@ const GENERIC: &[&str] = &[
     "{x}^3",
     "log2({x})",
     "sqrt({x})",
+    "1/{x}",
 ];
 
 /// The default candidate models (as text) for modelling `category` against `factor`.

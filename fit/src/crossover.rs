@@ -46,7 +46,7 @@ use argmin::core::{CostFunction, Error, Executor};
 use argmin::solver::brent::{BrentOpt, BrentRoot};
 
 use crate::domain::DomainError;
-use crate::performance::{PerformanceModel, TimePrediction};
+use crate::performance::{Kind as PerformanceKind, PerformanceModel, TimePrediction};
 use crate::stats::t_quantile_real;
 
 /// The fewest samples along a factor.
@@ -348,6 +348,9 @@ pub struct Extrapolation {
 pub struct Crossover {
     /// The first model's name (A).
     pub a: String,
+    /// The response compared, for response models (its own units; the lower wins); None
+    /// for run time `T_p`.
+    pub response: Option<String>,
     /// The second model's name (B).
     pub b: String,
     /// The factor and its range.
@@ -388,6 +391,9 @@ pub struct BoundaryPoint {
 pub struct WinnerMap {
     /// The first model's name (A).
     pub a: String,
+    /// The response compared, for response models (its own units; the lower wins); None
+    /// for run time `T_p`.
+    pub response: Option<String>,
     /// The second model's name (B).
     pub b: String,
     /// The first factor (columns).
@@ -441,10 +447,44 @@ pub struct Pair<'m> {
     pub errors: [Option<ModelError>; 2],
 }
 
+/// What a model's comparisons compare: None for run time `T_p`, the response's name for a
+/// response model (which must have exactly one).
+fn compared(m: &PerformanceModel) -> Result<Option<String>, CrossoverError> {
+    if m.kind == PerformanceKind::LostCycles {
+        return Ok(None);
+    }
+    match m.categories.as_slice() {
+        [one] => Ok(Some(one.category.clone())),
+        many => {
+            let names: Vec<&str> = many.iter().map(|c| c.category.as_str()).collect();
+            fail(format!(
+                "{} models {} responses ({}); compare models of one response each",
+                m.name,
+                names.len(),
+                names.join(", ")
+            ))
+        }
+    }
+}
+
 impl<'m> Pair<'m> {
     /// Checks that the two models are over the same factors and hold `p` (when held) at the
     /// same value.
     pub fn new(a: &'m PerformanceModel, b: &'m PerformanceModel) -> Result<Self, CrossoverError> {
+        let (ra, rb) = (compared(a)?, compared(b)?);
+        if ra != rb {
+            let what = |r: &Option<String>| match r {
+                None => "run time T_p (lost cycles)".to_string(),
+                Some(r) => format!("the response '{r}'"),
+            };
+            return fail(format!(
+                "the models predict different things: {} models {}, {} models {}",
+                a.name,
+                what(&ra),
+                b.name,
+                what(&rb)
+            ));
+        }
         let mut fa = a.factors.clone();
         let mut fb = b.factors.clone();
         fa.sort();
@@ -578,6 +618,7 @@ impl<'m> Pair<'m> {
         let (meetings, sides) = line.solve()?;
         Ok(Crossover {
             a: self.a.name.clone(),
+            response: compared(self.a).ok().flatten(),
             b: self.b.name.clone(),
             axis: axis.clone(),
             fixed: eval.fixed_report(fixed),
@@ -642,6 +683,7 @@ impl<'m> Pair<'m> {
         }
         Ok(WinnerMap {
             a: self.a.name.clone(),
+            response: compared(self.a).ok().flatten(),
             b: self.b.name.clone(),
             u: u.clone(),
             v: v.clone(),

@@ -51,7 +51,7 @@ impl PerformanceModel {
             return Err(fail(format!("{f}={v} is not a number")));
         }
         let p = self.processors(point);
-        if p.is_nan() || p <= 0.0 {
+        if self.kind == crate::performance::Kind::LostCycles && (p.is_nan() || p <= 0.0) {
             let held = if self.factors.iter().any(|f| f == "p") {
                 ""
             } else {
@@ -84,7 +84,7 @@ impl PerformanceModel {
                 )));
             }
         }
-        if !prediction.time.value.is_finite() {
+        if self.kind == crate::performance::Kind::LostCycles && !prediction.time.value.is_finite() {
             return Err(fail(format!("T_p is {}", prediction.time.value)));
         }
         Ok(prediction)

@@ -336,6 +336,27 @@ impl Datafile {
         response: &str,
         at: &[(String, f64)],
     ) -> Result<Observations, DataError> {
+        self.select_observations(factors, response, at, true)
+    }
+
+    /// The observations of `response` against `factors` in every row, whatever the other
+    /// columns hold (`lca model --response`: the caller has said which columns matter). Every
+    /// row must hold numbers for the factors and the response.
+    pub fn response_observations(
+        &self,
+        factors: &[&str],
+        response: &str,
+    ) -> Result<Observations, DataError> {
+        self.select_observations(factors, response, &[], false)
+    }
+
+    fn select_observations(
+        &self,
+        factors: &[&str],
+        response: &str,
+        at: &[(String, f64)],
+        others_fixed: bool,
+    ) -> Result<Observations, DataError> {
         let factor_cols: Vec<usize> = factors
             .iter()
             .map(|f| self.find("factor", f, true))
@@ -359,7 +380,7 @@ impl Datafile {
             fixed.push(col);
         }
 
-        for (col, name) in self.columns().iter().enumerate() {
+        for (col, name) in self.columns().iter().enumerate().filter(|_| others_fixed) {
             let used = factor_cols.contains(&col) || col == response_col || fixed.contains(&col);
             if used || is_response_column(name) || RUN_COLUMNS.contains(&name.as_str()) {
                 continue;

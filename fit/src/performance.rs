@@ -26,9 +26,23 @@ pub struct Provenance {
     pub created_by: String,
 }
 
+/// What a model's categories are, and so what it predicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kind {
+    /// Lost cycles in processor-seconds; the model predicts `T_p = (sum of them) / p`.
+    #[default]
+    LostCycles,
+    /// Responses in their own units (`lca model --response`, Extra-P's metrics), each
+    /// modelled and predicted on its own: no sum, no division by `p`. The first is the one that
+    /// `lca crossover` and `lca validate` compare (they take models of one response).
+    Response,
+}
+
 /// A performance model over some factors.
 #[derive(Debug, Clone)]
 pub struct PerformanceModel {
+    /// What the categories are.
+    pub kind: Kind,
     /// The implementation's name (`dp`), for reports.
     pub name: String,
     /// The factors, in the order predictions take their values.
@@ -84,7 +98,8 @@ pub enum BuildError {
 pub struct TimePrediction {
     /// The point, one value per factor.
     pub point: Vec<f64>,
-    /// `T_p` with its 90% prediction interval (half-width NaN when a category has none).
+    /// `T_p` with its 90% prediction interval (half-width NaN when a category has none); for a
+    /// [`Kind::Response`] model, the first response.
     pub time: Prediction,
     /// Each category's prediction (processor-seconds), in the model's order.
     pub categories: Vec<Prediction>,
@@ -193,6 +208,7 @@ impl PerformanceModel {
             })
             .collect();
         let mut model = PerformanceModel {
+            kind: Kind::LostCycles,
             name: options.name.clone(),
             factors,
             ranges,
@@ -298,6 +314,23 @@ impl PerformanceModel {
             .iter()
             .map(|c| c.fit.predict(point))
             .collect();
+        let extrapolated = self
+            .factors
+            .iter()
+            .zip(&self.ranges)
+            .zip(point)
+            .filter(|((_, (lo, hi)), v)| **v < *lo || **v > *hi)
+            .map(|((f, _), _)| f.clone())
+            .collect();
+        if self.kind == Kind::Response {
+            let nothing = Prediction::bounded(f64::NAN, f64::NAN, f64::NAN, f64::NEG_INFINITY);
+            return TimePrediction {
+                point: point.to_vec(),
+                time: categories.first().copied().unwrap_or(nothing),
+                categories,
+                extrapolated,
+            };
+        }
         let value = categories.iter().map(|c| c.value).sum::<f64>() / p;
         // A sum of quantities that cannot be negative cannot be either.
         let floor = if self.categories.iter().all(|c| c.fit.nonnegative) {
@@ -320,14 +353,6 @@ impl PerformanceModel {
             }
             t_quantile(variance * variance / denominator) * variance.sqrt() / p
         };
-        let extrapolated = self
-            .factors
-            .iter()
-            .zip(&self.ranges)
-            .zip(point)
-            .filter(|((_, (lo, hi)), v)| **v < *lo || **v > *hi)
-            .map(|((f, _), _)| f.clone())
-            .collect();
         TimePrediction {
             point: point.to_vec(),
             time: Prediction::bounded(

@@ -158,7 +158,20 @@ pub fn validate(model: &PerformanceModel, data: &Datafile) -> Result<Validation,
             }
         }
     }
-    let measured: Observations = if data.columns().iter().any(|c| c == "wall") {
+    let measured: Observations = if model.kind == crate::performance::Kind::Response {
+        // A response model is checked against its response column, other columns free.
+        match model.categories.as_slice() {
+            [one] => data.response_observations(&names, &one.category)?,
+            many => {
+                let names: Vec<&str> = many.iter().map(|c| c.category.as_str()).collect();
+                return Err(file_error(format!(
+                    "the model has {} responses ({}); validate a model of one",
+                    names.len(),
+                    names.join(", ")
+                )));
+            }
+        }
+    } else if data.columns().iter().any(|c| c == "wall") {
         data.observations(&names, "wall", &[])?
     } else {
         let categories: Vec<Observations> = model

@@ -2,6 +2,7 @@
 //! libraries, prints. See `lca --help`.
 
 mod crossover;
+mod extrap;
 mod model;
 mod plan;
 mod predict;

@@ -222,6 +222,16 @@ fn side_verdict(a: &str, b: &str, f: &str, s: &Side) -> String {
     }
 }
 
+/// For response models, what T_A and T_B are.
+fn compared(out: &mut String, response: Option<&str>) {
+    if let Some(r) = response {
+        let _ = writeln!(
+            out,
+            "compared: {r} in its own units (T_A, T_B are its values)"
+        );
+    }
+}
+
 fn significant_digits(v: f64) -> String {
     significant(v, 4)
 }
@@ -274,6 +284,7 @@ fn text(c: &Crossover) -> String {
         &c.fixed,
         c.intervals,
     );
+    compared(&mut out, c.response.as_deref());
     model_errors(&mut out, &c.a, &c.b, &c.errors, c.intervals);
     let _ = writeln!(out, "verdict: {}", crate::verdict::along(c));
     if c.meetings.is_empty() {
@@ -446,6 +457,7 @@ fn map_text(m: &WinnerMap) -> String {
         &m.fixed,
         m.intervals,
     );
+    compared(&mut out, m.response.as_deref());
     model_errors(&mut out, &m.a, &m.b, &m.errors, m.intervals);
     let _ = writeln!(out, "verdict: {}", crate::verdict::map(m));
     let tie = if m.intervals {

@@ -48,7 +48,15 @@ pub fn summary(model: &PerformanceModel) -> String {
         .iter()
         .map(|c| c.category.as_str())
         .collect();
-    let _ = writeln!(out, "\nT_p = ({}) / p\n", names.join(" + "));
+    if model.kind == fit::performance::Kind::Response {
+        let _ = writeln!(
+            out,
+            "\nresponses, each in its own units: {}\n",
+            names.join(", ")
+        );
+    } else {
+        let _ = writeln!(out, "\nT_p = ({}) / p\n", names.join(" + "));
+    }
     for c in &model.categories {
         category(&mut out, c);
     }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use fit::performance::{PerformanceModel, TimePrediction};
+use fit::performance::{Kind, PerformanceModel, TimePrediction};
 
 use crate::number::{prediction, significant};
 use crate::ranking::Format;
@@ -42,15 +42,20 @@ fn text(model: &PerformanceModel, predictions: &[TimePrediction]) -> String {
             );
         }
         let _ = writeln!(out);
-        let _ = writeln!(out, "  {:<6} {:>30}", "T_p", prediction(&t.time));
+        if model.kind == Kind::LostCycles {
+            let _ = writeln!(out, "  {:<6} {:>30}", "T_p", prediction(&t.time));
+        }
         for (c, p) in model.categories.iter().zip(&t.categories) {
             let _ = writeln!(out, "  {:<6} {:>30}", c.category, prediction(p));
         }
     }
-    out.push_str(
-        "(seconds; categories in processor-seconds; +/- is the 90% prediction interval, \
-         (0 .. x) one cut at zero)\n",
-    );
+    out.push_str(match model.kind {
+        Kind::LostCycles => {
+            "(seconds; categories in processor-seconds; +/- is the 90% prediction interval, \
+             (0 .. x) one cut at zero)\n"
+        }
+        Kind::Response => "(each response in its own units; +/- is the 90% prediction interval)\n",
+    });
     out
 }
 

@@ -80,8 +80,9 @@ pub fn along(c: &Crossover) -> String {
         .filter(|s| s.winner != Winner::Tie)
         .map(|s| {
             format!(
-                "{} is faster for {}",
+                "{} {} for {}",
                 name(s.winner, &c.a, &c.b),
+                better(c.response.as_deref()),
                 stretch(&c.axis, s.from, s.to)
             )
         })
@@ -169,8 +170,9 @@ pub fn map(m: &WinnerMap) -> String {
         };
         let share = human(100.0 * count as f64 / cells as f64);
         sentences.push(format!(
-            "{} is faster for {region}: {share}% of the map",
-            name(w, &m.a, &m.b)
+            "{} {} for {region}: {share}% of the map",
+            name(w, &m.a, &m.b),
+            better(m.response.as_deref())
         ));
     }
     let undecided = 100.0 * (cells - decided) as f64 / cells as f64;
@@ -204,6 +206,15 @@ pub fn map(m: &WinnerMap) -> String {
     }
     out.push_str(&extrapolated(!m.extrapolation.is_empty()));
     out
+}
+
+/// What winning means: `is faster` for run times, `has the lower latency (in its own units)`
+/// for a response.
+fn better(response: Option<&str>) -> String {
+    match response {
+        None => "is faster".into(),
+        Some(r) => format!("has the lower {r} (in its own units)"),
+    }
 }
 
 /// What the two do where neither wins: with intervals, the runs cannot tell them apart (and

@@ -38,7 +38,7 @@ use crate::combination::{
 };
 use crate::fit::{Estimate, Fit, Method, Weighting};
 use crate::model::Model;
-use crate::performance::{PerformanceModel, Provenance};
+use crate::performance::{Kind, PerformanceModel, Provenance};
 
 /// The model file format this version reads and writes.
 pub const FORMAT: u32 = 1;
@@ -59,6 +59,8 @@ pub struct ModelFileError {
 #[serde(deny_unknown_fields)]
 struct FileRecord {
     format: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    kind: Option<KindRecord>,
     #[serde(default)]
     name: String,
     factors: Vec<String>,
@@ -72,6 +74,25 @@ struct FileRecord {
     category: Vec<CategoryRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     baseline: Option<FitRecord>,
+}
+
+/// `kind = "response"`: the categories are responses in their own units, not lost cycles
+/// (absent, as in files written before it existed, or `"lost-cycles"`: lost cycles).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum KindRecord {
+    #[default]
+    LostCycles,
+    Response,
+}
+
+impl From<KindRecord> for Kind {
+    fn from(k: KindRecord) -> Kind {
+        match k {
+            KindRecord::LostCycles => Kind::LostCycles,
+            KindRecord::Response => Kind::Response,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -189,6 +210,7 @@ fn nan() -> f64 {
 pub fn write(model: &PerformanceModel) -> String {
     let record = FileRecord {
         format: FORMAT,
+        kind: (model.kind == Kind::Response).then_some(KindRecord::Response),
         name: model.name.clone(),
         factors: model.factors.clone(),
         range: model
@@ -214,11 +236,18 @@ pub fn write(model: &PerformanceModel) -> String {
         .iter()
         .map(|c| c.category.as_str())
         .collect();
-    let header = format!(
-        "# lca performance model: T_p = ({}) / p.\n\
-         # Read by `lca predict` and `lca validate`; coefficients carry 90% intervals.\n",
-        names.join(" + ")
-    );
+    let header = match model.kind {
+        Kind::LostCycles => format!(
+            "# lca performance model: T_p = ({}) / p.\n\
+             # Read by `lca predict` and `lca validate`; coefficients carry 90% intervals.\n",
+            names.join(" + ")
+        ),
+        Kind::Response => format!(
+            "# lca response model: {}, each in its own units (not lost cycles, no sum, no /p).\n\
+             # Read by `lca predict` and `lca validate`; coefficients carry 90% intervals.\n",
+            names.join("; ")
+        ),
+    };
     format!("{header}{}", emit::document(&value))
 }
 
@@ -451,6 +480,7 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
         })
         .unwrap_or_default();
     Ok(PerformanceModel {
+        kind: record.kind.unwrap_or_default().into(),
         name: record.name,
         factors,
         ranges,

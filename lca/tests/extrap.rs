@@ -1,0 +1,267 @@
+//! End-to-end tests for users coming from Extra-P: `lca model --response` on a datafile with a
+//! sample-count and a text column, an Extra-P file modelled into one table and one model file,
+//! and `lca crossover` of two response models in the response's units.
+
+mod support;
+
+use support::{error_of, lca, scratch, write};
+
+/// `latency = 5 + 0.25 p n` exactly, with a varying sample count `N` and host name.
+fn latencies(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut text = String::from("p,n,N,host,latency\n");
+    for p in [2, 4, 8, 16] {
+        for n in [64, 256, 1024] {
+            for (r, host) in ["a", "b"].iter().enumerate() {
+                let latency = 5.0 + 0.25 * (p * n) as f64;
+                text.push_str(&format!("{p},{n},{},{host},{latency}\n", 100 + r));
+            }
+        }
+    }
+    write(dir, "lat.csv", &text)
+}
+
+#[test]
+fn a_response_with_a_count_and_a_text_column_is_modelled_in_its_units() {
+    let dir = scratch("extrap-response");
+    let data = latencies(&dir);
+    let model = dir.join("lat.toml");
+    let out = lca()
+        .args(["model", data.to_str().unwrap(), "--response", "latency"])
+        .args(["--factors", "p,n", "-o", model.to_str().unwrap(), "--force"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr, "factors: p, n; ignored columns: N, host\n");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("responses, each in its own units: latency"),
+        "{stdout}"
+    );
+    let text = std::fs::read_to_string(&model).unwrap();
+    assert!(text.contains("\nkind = \"response\"\n"));
+    // 5 + 0.25 * 32 * 64 = 517, not divided by p.
+    let out = lca()
+        .args([
+            "predict",
+            model.to_str().unwrap(),
+            "--at",
+            "p=32,n=64",
+            "--format",
+            "csv",
+        ])
+        .output()
+        .unwrap();
+    let csv = String::from_utf8(out.stdout).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let value: f64 = row[5].parse().unwrap();
+    assert!((value - 517.0).abs() < 1e-3, "{csv}");
+    // Validated against the response column itself (not `wall`): 5 + 0.25 * 2 * 64 = 37.
+    let out = lca()
+        .args(["validate", model.to_str().unwrap(), data.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("     2        2       64       37.00       37.00     0.0%"),
+        "{text}"
+    );
+    // Without --factors, the varying count N is a factor by the stated rule; host is ignored.
+    let out = lca()
+        .args(["model", data.to_str().unwrap(), "--response", "latency"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("factors (inferred): p, n, N; ignored columns: host\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn response_options_refuse_what_they_cannot_do_in_one_line() {
+    let dir = scratch("extrap-errors");
+    let data = latencies(&dir);
+    let data = data.to_str().unwrap();
+    let e = error_of(&[
+        "model",
+        data,
+        "--response",
+        "latency",
+        "--repetitions",
+        "avg",
+    ]);
+    assert_eq!(
+        e,
+        "Error: --repetitions 'avg': expected all, median or mean\n"
+    );
+    let e = error_of(&["model", data, "--response", "lat"]);
+    assert!(e.starts_with("Error: "), "{e}");
+    assert!(
+        e.contains("unknown response 'lat'; the numeric columns are: p, n, N, latency"),
+        "{e}"
+    );
+    let e = error_of(&[
+        "model",
+        data,
+        "--response",
+        "latency",
+        "--factors",
+        "p,host",
+    ]);
+    assert!(
+        e.contains("lat.csv:2: field 'host': expected a number, found 'a'"),
+        "{e}"
+    );
+}
+
+const EXTRAP: &str = "\
+PARAMETER p
+PARAMETER n
+POINTS ( 2 10 ) ( 4 10 ) ( 8 10 ) ( 16 10 ) ( 32 10 )
+POINTS ( 2 20 ) ( 4 20 ) ( 8 20 ) ( 16 20 ) ( 32 20 )
+POINTS ( 2 40 ) ( 4 40 ) ( 8 40 ) ( 16 40 ) ( 32 40 )
+";
+
+/// Two callpaths: `main` = 3 + 0.5 n log2(p), `main->solve` = 1 + 2 n, each twice per point.
+fn extrap_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut text = String::from(EXTRAP);
+    let points: Vec<(f64, f64)> = [10.0, 20.0, 40.0]
+        .iter()
+        .flat_map(|&n| [2.0, 4.0, 8.0, 16.0, 32.0].map(|p| (p, n)))
+        .collect();
+    text.push_str("REGION main\nMETRIC time\n");
+    for (p, n) in &points {
+        let v = 3.0 + 0.5 * n * f64::log2(*p);
+        text.push_str(&format!("DATA {v} {v}\n"));
+    }
+    text.push_str("REGION main->solve\n");
+    for (_, n) in &points {
+        let v = 1.0 + 2.0 * n;
+        text.push_str(&format!("DATA {v} {v}\n"));
+    }
+    write(dir, "exp.txt", &text)
+}
+
+#[test]
+fn an_extrap_file_is_modelled_into_one_table_and_one_model_file() {
+    let dir = scratch("extrap-file");
+    let file = extrap_file(&dir);
+    let model = dir.join("exp.toml");
+    let out = lca()
+        .args(["model", file.to_str().unwrap(), "--predict", "p=64,n=40"])
+        .args(["-o", model.to_str().unwrap(), "--force"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        "Extra-P text: 2 callpath × metric series over p, n (repetitions: all)"
+    );
+    assert!(lines[1].starts_with("callpath"), "{stdout}");
+    // 3 + 0.5 * 40 * log2(64) = 123 and 1 + 2 * 40 = 81, in the metric's units.
+    assert!(
+        lines[2].starts_with("main         time    3.00 + 0.500*log2(p)*n  1.000"),
+        "{stdout}"
+    );
+    assert!(lines[2].contains("  123.0 ± "), "{stdout}");
+    assert!(
+        lines[3].starts_with("main->solve  time    1.00 + 2.00*n"),
+        "{stdout}"
+    );
+    assert!(lines[3].contains("  81.00 ± "), "{stdout}");
+    let text = std::fs::read_to_string(&model).unwrap();
+    assert!(text.contains("name = \"main [time]\""));
+    assert!(text.contains("name = \"main->solve [time]\""));
+    let e = error_of(&["model", file.to_str().unwrap(), "--where", "p<32"]);
+    assert!(
+        e.starts_with("Error: --where: not for an Extra-P file"),
+        "{e}"
+    );
+    let bad = write(&dir, "bad.txt", "PARAMETER p\nPOINTS 1 2\nDATA 1\nDATA x\n");
+    let e = error_of(&["model", bad.to_str().unwrap()]);
+    assert!(
+        e.ends_with("bad.txt:4: DATA: expected a finite number, found 'x'\n"),
+        "{e}"
+    );
+}
+
+#[test]
+fn two_latency_models_cross_where_the_hand_computation_says() {
+    let dir = scratch("extrap-crossover");
+    // intel 2 + 3p, open 20 + p: equal at p = 9, both 29 there.
+    for (name, a, b) in [("intel", 2, 3), ("open", 20, 1)] {
+        let mut text = String::from("p,latency\n");
+        for p in [1, 2, 4, 8, 12, 16] {
+            text.push_str(&format!("{p},{}\n", a + b * p));
+        }
+        let data = write(&dir, &format!("{name}.csv"), &text);
+        let model = dir.join(format!("{name}.toml"));
+        let out = lca()
+            .args(["model", data.to_str().unwrap(), "--response", "latency"])
+            .args(["-o", model.to_str().unwrap(), "--force"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let (a, b) = (dir.join("intel.toml"), dir.join("open.toml"));
+    let out = lca()
+        .args([
+            "crossover",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--var",
+            "p",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("compared: latency in its own units"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "verdict: At 90% confidence in the fitted coefficients alone: intel has the lower latency (in its own units) for p ≤ 9; \
+             open has the lower latency (in its own units) for p ≥ 9."
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("crossing   at p = 9          T_A = T_B = 29.00"),
+        "{text}"
+    );
+    // A lost-cycles model is not compared with a latency.
+    let lost = write(
+        &dir,
+        "lost.toml",
+        "format = 1\nname = \"lost\"\nfactors = [\"p\"]\n\n[[category]]\nname = \"pc\"\nformula = \"2*p\"\n",
+    );
+    let e = error_of(&[
+        "crossover",
+        a.to_str().unwrap(),
+        lost.to_str().unwrap(),
+        "--var",
+        "p",
+    ]);
+    assert_eq!(
+        e,
+        "Error: the models predict different things: intel models the response 'latency', \
+         lost models run time T_p (lost cycles)\n"
+    );
+}
