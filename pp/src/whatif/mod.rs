@@ -1,0 +1,160 @@
+//! `pp whatif`: a run replayed on another configuration (DESIGN §9; seed 000's LBF and NF,
+//! seed 001's `α + S/β` message model) — threads regrouped onto shared processors, messages
+//! over another network, computation faster or slower by region or phase — into a predicted
+//! log in the input's format (docs/whatif.md).
+//!
+//! [`Run::read`] keeps the log and its [activity graph](crate::graph) in memory (about 100
+//! bytes an event), [`replay`] simulates the target in predicted time order (a heap of
+//! pending events, so `O(n log p)` for `n` events, times the group size where processors are
+//! shared), [`write::events`] and [`write::write`] write the predicted log.
+
+mod load;
+mod replay;
+mod target;
+pub mod write;
+
+pub use load::{Doing, Entry, Run};
+pub use replay::{Predicted, Sample, replay};
+pub use target::{Target, load_machine, parse_groups};
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, bail};
+
+use crate::log::{Encoding, LogReader};
+
+/// `pp whatif`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct WhatifArgs {
+    /// The event log (text or binary); default $PP_LOG, else ./pp.log.
+    log: Option<PathBuf>,
+    /// Threads that share a processor: `0,1/2,3` puts 0 and 1 on one, 2 and 3 on another;
+    /// threads in no group keep a processor of their own.
+    #[arg(long, value_name = "GROUPS")]
+    group: Option<String>,
+    /// A machine file with an `[mpi]` table (pp calibrate --mpi): the target network.
+    #[arg(long, value_name = "FILE")]
+    machine: Option<PathBuf>,
+    /// Computation in this region or phase goes FACTOR times as fast (repeatable).
+    #[arg(long, value_name = "NAME=FACTOR")]
+    speed: Vec<String>,
+    /// A target file (TOML: group, machine, [speed]); the options above override it.
+    #[arg(long, value_name = "FILE.toml")]
+    target: Option<PathBuf>,
+    /// The predicted log to write (text or binary as the input).
+    #[arg(long, value_name = "PREDICTED.log")]
+    out: PathBuf,
+    /// Replace an existing --out.
+    #[arg(long)]
+    force: bool,
+}
+
+/// What a replay measured and predicted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Walls {
+    /// The log's run window, ns.
+    pub measured: u64,
+    /// The predicted log's, ns.
+    pub predicted: u64,
+}
+
+/// `pp whatif`: replays the log, writes the predicted log, returns the report.
+pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
+    let mut target = match &args.target {
+        Some(file) => Target::load(file)?,
+        None => Target::default(),
+    };
+    if let Some(g) = &args.group {
+        target.groups = parse_groups(g).map_err(|e| anyhow::anyhow!("--group {e}"))?;
+    }
+    if let Some(m) = &args.machine {
+        target.machine = Some(load_machine(m).map_err(|e| anyhow::anyhow!("--machine {e:#}"))?);
+    }
+    for s in &args.speed {
+        target.add_speed(s)?;
+    }
+    let path = args.log.clone().unwrap_or(default_log);
+    let name = if path.as_os_str() == "-" {
+        "stdin".to_string()
+    } else {
+        path.display().to_string()
+    };
+    if path.as_os_str() != "-" && args.out.exists() && same_file(&path, &args.out) {
+        bail!(
+            "--out {}: is the input log; refusing to overwrite it",
+            args.out.display()
+        );
+    }
+    let run = Run::read(LogReader::open(&path)?, &name, &target.speeds)?;
+    if run.encoding == Encoding::Binary && args.out.as_os_str() == "-" {
+        bail!("--out -: standard output takes a text log only; name a file");
+    }
+    target.processors(run.header.p)?;
+    let (walls, header, events) = predict(&run, &target)?;
+    write::write(&run, &header, &events, &args.out, args.force)?;
+    Ok(format!(
+        "measured wall:  {}\npredicted wall: {} ({:+.1}%)\nwrote {} (predicted: {})\n",
+        seconds(walls.measured),
+        seconds(walls.predicted),
+        (walls.predicted as f64 / walls.measured.max(1) as f64 - 1.0) * 100.0,
+        args.out.display(),
+        target.describe()
+    ))
+}
+
+/// Replays `run` on `target`: the measured and predicted walls, the predicted log's header
+/// and events.
+pub fn predict(
+    run: &Run,
+    target: &Target,
+) -> Result<(Walls, crate::event::Header, Vec<Vec<crate::event::Event>>)> {
+    let predicted = replay(run, target)?;
+    let sampled = target.groups.iter().any(|g| g.len() > 1);
+    let events = write::events(run, &predicted, sampled);
+    let measured = window(run.threads.iter().map(|t| t.iter().map(|e| &e.event)));
+    let predicted_wall = window(events.iter().map(|t| t.iter()));
+    let mut header = run.header.clone();
+    header.params.retain(|(k, _)| k != "predicted");
+    header
+        .params
+        .push(("predicted".to_string(), target.describe()));
+    Ok((
+        Walls {
+            measured,
+            predicted: predicted_wall,
+        },
+        header,
+        events,
+    ))
+}
+
+/// The run window's length: the first `start` to the last event (0 without a `start`).
+fn window<'a, T, I>(threads: T) -> u64
+where
+    T: Iterator<Item = I>,
+    I: Iterator<Item = &'a crate::event::Event>,
+{
+    let mut first = None::<u64>;
+    let mut last = 0;
+    for events in threads {
+        for e in events {
+            if matches!(e.kind, crate::event::EventKind::Start) {
+                first = Some(first.map_or(e.t, |f| f.min(e.t)));
+            }
+            last = last.max(e.t);
+        }
+    }
+    first.map_or(0, |f| last.saturating_sub(f))
+}
+
+/// `1.234567890 s`.
+fn seconds(ns: u64) -> String {
+    format!("{}.{:09} s", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
