@@ -40,7 +40,7 @@ impl Target {
     pub fn load(path: &Path) -> Result<Target> {
         let name = path.display().to_string();
         let text = files::input::read_text(path, "target file", files::input::MAX_SMALL_FILE)
-            .map_err(|e| anyhow!("{e}"))?;
+            .map_err(|e| anyhow!("{name}: {e}"))?;
         let file: File = toml::from_str(&text).map_err(|e| {
             let line = e
                 .span()
