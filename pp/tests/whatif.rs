@@ -22,10 +22,13 @@ fn grouped(spec: &str) -> Target {
 fn replay(text: &str, target: &Target) -> (String, u64, u64) {
     let reader = LogReader::from_bytes("test.log", text.as_bytes().to_vec()).unwrap();
     let run = Run::read(reader, "test.log", &target.speeds).unwrap();
-    let (walls, header, threads) = predict(&run, target).unwrap();
-    let mut w = TextWriter::new(Vec::new(), &header).unwrap();
-    for e in threads.iter().flatten() {
-        w.write_event(e, &run.symbols).unwrap();
+    let prediction = predict(&run, target).unwrap();
+    let walls = prediction.walls;
+    let mut w = TextWriter::new(Vec::new(), &prediction.header).unwrap();
+    for i in 0..run.threads.len() {
+        for e in prediction.events(&run, i) {
+            w.write_event(&e, &run.symbols).unwrap();
+        }
     }
     let text = String::from_utf8(w.finish().unwrap()).unwrap();
     // Sorted as a reader sorts them (by time, ties by thread, each thread's order kept).

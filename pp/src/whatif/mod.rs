@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
+use crate::event::{Event, EventKind, Header};
 use crate::log::{Encoding, LogReader};
 
 /// `pp whatif`'s arguments.
@@ -90,8 +91,9 @@ pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
         bail!("--out -: standard output takes a text log only; name a file");
     }
     target.processors(run.header.p)?;
-    let (walls, header, events) = predict(&run, &target)?;
-    write::write(&run, &header, &events, &args.out, args.force)?;
+    let prediction = predict(&run, &target)?;
+    write::write(&run, &prediction, &args.out, args.force)?;
+    let walls = prediction.walls;
     Ok(format!(
         "measured wall:  {}\npredicted wall: {} ({:+.1}%)\nwrote {} (predicted: {})\n",
         seconds(walls.measured),
@@ -102,47 +104,72 @@ pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
     ))
 }
 
-/// Replays `run` on `target`: the measured and predicted walls, the predicted log's header
-/// and events.
-pub fn predict(
-    run: &Run,
-    target: &Target,
-) -> Result<(Walls, crate::event::Header, Vec<Vec<crate::event::Event>>)> {
-    let predicted = replay(run, target)?;
+/// A replay's outcome.
+#[derive(Debug, Clone)]
+pub struct Prediction {
+    /// The measured and predicted walls.
+    pub walls: Walls,
+    /// The predicted log's header: the log's, with `predicted=<what>`.
+    pub header: Header,
+    /// Every event's predicted time.
+    pub replay: Predicted,
+    /// Whether threads without `cpu` samples get some (a processor is shared).
+    sampled: bool,
+}
+
+impl Prediction {
+    /// Thread `i`'s events in the predicted log ([`write::thread_events`]).
+    pub fn events<'a>(&'a self, run: &'a Run, i: usize) -> impl Iterator<Item = Event> + 'a {
+        write::thread_events(run, &self.replay, i, self.sampled)
+    }
+}
+
+/// Replays `run` on `target`.
+pub fn predict(run: &Run, target: &Target) -> Result<Prediction> {
+    let replay = replay(run, target)?;
     let sampled = target.groups.iter().any(|g| g.len() > 1);
-    let events = write::events(run, &predicted, sampled);
-    let measured = window(run.threads.iter().map(|t| t.iter().map(|e| &e.event)));
-    let predicted_wall = window(events.iter().map(|t| t.iter()));
+    let measured = window(
+        run.threads
+            .iter()
+            .flatten()
+            .map(|e| (e.event.t, e.event.kind)),
+    );
+    let predicted = window(
+        run.threads
+            .iter()
+            .zip(&replay.times)
+            .flat_map(|(entries, times)| {
+                entries
+                    .iter()
+                    .zip(times)
+                    .map(|(e, &t)| (t.round() as u64, e.event.kind))
+            }),
+    );
     let mut header = run.header.clone();
     header.params.retain(|(k, _)| k != "predicted");
     header
         .params
         .push(("predicted".to_string(), target.describe()));
-    Ok((
-        Walls {
+    Ok(Prediction {
+        walls: Walls {
             measured,
-            predicted: predicted_wall,
+            predicted,
         },
         header,
-        events,
-    ))
+        replay,
+        sampled,
+    })
 }
 
 /// The run window's length: the first `start` to the last event (0 without a `start`).
-fn window<'a, T, I>(threads: T) -> u64
-where
-    T: Iterator<Item = I>,
-    I: Iterator<Item = &'a crate::event::Event>,
-{
+fn window(events: impl Iterator<Item = (u64, EventKind)>) -> u64 {
     let mut first = None::<u64>;
     let mut last = 0;
-    for events in threads {
-        for e in events {
-            if matches!(e.kind, crate::event::EventKind::Start) {
-                first = Some(first.map_or(e.t, |f| f.min(e.t)));
-            }
-            last = last.max(e.t);
+    for (t, kind) in events {
+        if matches!(kind, EventKind::Start) {
+            first = Some(first.map_or(t, |f| f.min(t)));
         }
+        last = last.max(t);
     }
     first.map_or(0, |f| last.saturating_sub(f))
 }

@@ -8,83 +8,82 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
+use super::Prediction;
 use super::load::Run;
 use super::replay::Predicted;
-use crate::event::{Event, EventKind, Header};
+use crate::event::{Event, EventKind};
 use crate::log::{BinaryWriter, Encoding, TextWriter};
 
 /// Events per block of a binary log.
 const BLOCK_EVENTS: usize = 4096;
 
-/// Each thread's events at their predicted times (rounded to the ns), `cpu` samples rewritten:
+/// Thread `i`'s events at their predicted times (rounded to the ns), `cpu` samples rewritten:
 /// the CPU clock less the demand the speed factors took away, the run-queue delay plus the
 /// time the thread was runnable without a processor. A thread without samples gets one at its
 /// `start` and one at its `stop` when `sampled` (some processor is shared), so that the
 /// profile of the predicted log shows the sharing as `rc.cpu`.
-pub fn events(run: &Run, predicted: &Predicted, sampled: bool) -> Vec<Vec<Event>> {
-    let mut out = Vec::with_capacity(run.threads.len());
-    for (i, entries) in run.threads.iter().enumerate() {
-        let times = &predicted.times[i];
-        let samples = &predicted.samples[i];
-        let add = sampled
-            && !entries
-                .iter()
-                .any(|e| matches!(e.event.kind, EventKind::Cpu { .. }));
-        let mut events = Vec::with_capacity(entries.len() + if add { 2 } else { 0 });
-        let mut next_sample = samples.iter().peekable();
-        let mut cpu_floor = 0u64;
-        for (k, e) in entries.iter().enumerate() {
-            let t = times[k].round() as u64;
-            let sample = next_sample.next_if(|s| s.event == k);
-            let mut event = Event { t, ..e.event };
-            if let (
-                EventKind::Cpu {
-                    thread_cpu_ns,
-                    run_delay_ns,
+pub fn thread_events<'a>(
+    run: &'a Run,
+    predicted: &'a Predicted,
+    i: usize,
+    sampled: bool,
+) -> impl Iterator<Item = Event> + 'a {
+    let entries = &run.threads[i];
+    let times = &predicted.times[i];
+    let mut samples = predicted.samples[i].iter().peekable();
+    let add = sampled
+        && !entries
+            .iter()
+            .any(|e| matches!(e.event.kind, EventKind::Cpu { .. }));
+    let mut cpu_floor = 0u64;
+    entries.iter().enumerate().flat_map(move |(k, e)| {
+        let t = times[k].round() as u64;
+        let sample = samples.next_if(|s| s.event == k);
+        let mut event = Event { t, ..e.event };
+        if let (
+            EventKind::Cpu {
+                thread_cpu_ns,
+                run_delay_ns,
+            },
+            Some(s),
+        ) = (e.event.kind, sample)
+        {
+            let cpu = (thread_cpu_ns as f64 - s.saved).round().max(0.0) as u64;
+            cpu_floor = cpu_floor.max(cpu);
+            let delay = s.delay.round() as u64;
+            event.kind = EventKind::Cpu {
+                thread_cpu_ns: cpu_floor,
+                run_delay_ns: match run_delay_ns {
+                    Some(d) => Some(d + delay),
+                    None if delay > 0 => Some(delay),
+                    None => None,
                 },
-                Some(s),
-            ) = (e.event.kind, sample)
-            {
-                let cpu = (thread_cpu_ns as f64 - s.saved).round().max(0.0) as u64;
-                cpu_floor = cpu_floor.max(cpu);
-                let delay = s.delay.round() as u64;
-                event.kind = EventKind::Cpu {
-                    thread_cpu_ns: cpu_floor,
-                    run_delay_ns: match run_delay_ns {
-                        Some(d) => Some(d + delay),
-                        None if delay > 0 => Some(delay),
-                        None => None,
-                    },
-                };
-            }
-            let added = sample.filter(|_| add).map(|s| Event {
-                t,
-                thread: e.event.thread,
-                kind: EventKind::Cpu {
-                    thread_cpu_ns: s.served.round() as u64,
-                    run_delay_ns: Some(s.delay.round() as u64),
-                },
-            });
-            match (e.event.kind, added) {
-                (EventKind::Start, Some(cpu)) => events.extend([event, cpu]),
-                (EventKind::Stop, Some(cpu)) => events.extend([cpu, event]),
-                _ => events.push(event),
-            }
+            };
         }
-        out.push(events);
-    }
-    out
+        let added = sample.filter(|_| add).map(|s| Event {
+            t,
+            thread: e.event.thread,
+            kind: EventKind::Cpu {
+                thread_cpu_ns: s.served.round() as u64,
+                run_delay_ns: Some(s.delay.round() as u64),
+            },
+        });
+        let (first, second) = match (e.event.kind, added) {
+            (EventKind::Start, Some(cpu)) => (event, Some(cpu)),
+            (EventKind::Stop, Some(cpu)) => (cpu, Some(event)),
+            _ => (event, None),
+        };
+        std::iter::once(first).chain(second)
+    })
 }
 
-/// Writes `threads` (each in time order) as a log of `header` in `encoding` to `out` (a
-/// temporary file renamed over it when complete); `force` allows replacing an existing file.
-pub fn write(
-    run: &Run,
-    header: &Header,
-    threads: &[Vec<Event>],
-    out: &Path,
-    force: bool,
-) -> Result<()> {
+/// Writes the predicted log of `run` in its encoding to `out` (a temporary file renamed over
+/// it when complete); `force` allows replacing an existing file.
+pub fn write(run: &Run, prediction: &Prediction, out: &Path, force: bool) -> Result<()> {
+    let header = &prediction.header;
+    let mut threads: Vec<_> = (0..run.threads.len())
+        .map(|i| prediction.events(run, i).peekable())
+        .collect();
     let name = out.display().to_string();
     files::output::check(out).with_context(|| format!("--out {name}"))?;
     if out.exists() && !force {
@@ -96,17 +95,16 @@ pub fn write(
         Encoding::Text => {
             let mut w = TextWriter::new(BufWriter::new(target), header).map_err(werr)?;
             // Merged by time, ties by thread, as a reader orders them.
-            let mut at = vec![0usize; threads.len()];
             let mut heap: BinaryHeap<Reverse<(u64, usize)>> = threads
-                .iter()
+                .iter_mut()
                 .enumerate()
-                .filter_map(|(i, t)| t.first().map(|e| Reverse((e.t, i))))
+                .filter_map(|(i, t)| t.peek().map(|e| Reverse((e.t, i))))
                 .collect();
             while let Some(Reverse((_, i))) = heap.pop() {
-                w.write_event(&threads[i][at[i]], &run.symbols)
-                    .map_err(werr)?;
-                at[i] += 1;
-                if let Some(e) = threads[i].get(at[i]) {
+                if let Some(e) = threads[i].next() {
+                    w.write_event(&e, &run.symbols).map_err(werr)?;
+                }
+                if let Some(e) = threads[i].peek() {
                     heap.push(Reverse((e.t, i)));
                 }
             }
@@ -117,9 +115,16 @@ pub fn write(
         }
         Encoding::Binary => {
             let mut w = BinaryWriter::new(BufWriter::new(target), header).map_err(werr)?;
-            for (i, events) in threads.iter().enumerate() {
-                for block in events.chunks(BLOCK_EVENTS) {
-                    w.write_block(i as u32, block, &run.symbols).map_err(werr)?;
+            let mut block = Vec::with_capacity(BLOCK_EVENTS);
+            for (i, events) in threads.iter_mut().enumerate() {
+                loop {
+                    block.clear();
+                    block.extend(events.by_ref().take(BLOCK_EVENTS));
+                    if block.is_empty() {
+                        break;
+                    }
+                    w.write_block(i as u32, &block, &run.symbols)
+                        .map_err(werr)?;
                 }
             }
             w.finish()
