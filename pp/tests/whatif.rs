@@ -128,6 +128,9 @@ fn two_threads_of_100_ms_on_one_processor_take_200_ms() {
     assert_eq!(a.totals.sub("rc.cpu"), Some(200_000_000));
     // Apart, as measured.
     assert_eq!(replay(TWO_THREADS, &grouped("0/1")).2, 100_000_000);
+    // A thread in no interval (idle: a worker waiting for work) does not compete.
+    let idle = "pplog 1 p=2\n0 0 start\n0 1 start\n0 0 work_begin\n100 0 work_end\n100 0 stop\n100 1 stop\n";
+    assert_eq!(replay(idle, &grouped("0,1")).2, 100);
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! [`Run`]: a log in memory, its activity graph, and for each event what its thread does
-//! after it (computes, waits, idles) and how much faster that computation goes on the target.
+//! [`Run`]: a log in memory, its activity graph, and for each event whether its thread
+//! computes after it and how much faster that computation goes on the target.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -9,27 +9,15 @@ use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
 use crate::graph::{Builder, Graph};
 use crate::log::{Encoding, LogReader};
 
-/// What a thread does from one of its events to the next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Doing {
-    /// Computes: a `work` or `comm` interval is innermost.
-    Busy,
-    /// Waits: a `wait` interval is innermost.
-    Wait,
-    /// Started and in no interval: code the log does not label, taken as computation unless
-    /// the next event is released by another thread (a fork into a waiting worker).
-    Idle,
-    /// Not started yet, or stopped.
-    Off,
-}
-
 /// One event of a thread and what the thread does after it.
 #[derive(Debug, Clone, Copy)]
 pub struct Entry {
     /// The event.
     pub event: Event,
-    /// What the thread does until its next event.
-    pub doing: Doing,
+    /// Whether the thread computes until its next event: a `work` or `comm` interval is
+    /// innermost. Otherwise it waits, idles (in no interval: a worker waiting for its next
+    /// region, say), has not started or has stopped; none of these compete for a processor.
+    pub busy: bool,
     /// The speed factor of that stretch (its innermost region's times its phase's).
     pub factor: f64,
 }
@@ -169,12 +157,9 @@ impl Run {
                 | EventKind::Coll { .. } => {}
             }
             let s = &states[i];
-            let doing = match s.stack.last() {
-                _ if !s.started || s.stopped => Doing::Off,
-                None => Doing::Idle,
-                Some(Interval::Wait) => Doing::Wait,
-                Some(_) => Doing::Busy,
-            };
+            let busy = s.started
+                && !s.stopped
+                && matches!(s.stack.last(), Some(Interval::Work | Interval::Comm));
             let region = s
                 .regions
                 .last()
@@ -182,7 +167,7 @@ impl Run {
                 .map_or(1.0, |r| r.factor);
             threads[i].push(Entry {
                 event: e,
-                doing,
+                busy,
                 factor: region * s.phase,
             });
         }

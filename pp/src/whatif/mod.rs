@@ -13,7 +13,7 @@ mod replay;
 mod target;
 pub mod write;
 
-pub use load::{Doing, Entry, Run};
+pub use load::{Entry, Run};
 pub use replay::{Predicted, Sample, replay};
 pub use target::{Target, load_machine, parse_groups};
 

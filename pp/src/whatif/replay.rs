@@ -12,7 +12,7 @@ use std::collections::BinaryHeap;
 
 use anyhow::{Result, bail};
 
-use super::load::{Doing, Run};
+use super::load::Run;
 use super::target::Target;
 use crate::event::{EventKind, ThreadId};
 use crate::graph::{ArcKind, NO_ARC};
@@ -255,16 +255,11 @@ impl Sim<'_> {
         }
         let nodes = &self.run.graph.threads[i];
         let released = nodes[k].arc != NO_ARC;
-        let (prev, doing, factor) = match k {
-            0 => (self.threads[i].until as u64, Doing::Off, 1.0),
-            _ => (nodes[k - 1].t, entries[k - 1].doing, entries[k - 1].factor),
+        let (prev, computes, factor) = match k {
+            0 => (self.threads[i].until as u64, false, 1.0),
+            _ => (nodes[k - 1].t, entries[k - 1].busy, entries[k - 1].factor),
         };
         let measured = nodes[k].t.saturating_sub(prev) as f64;
-        let computes = match doing {
-            Doing::Busy => true,
-            Doing::Idle => !released,
-            Doing::Wait | Doing::Off => false,
-        };
         if computes && measured > 0.0 {
             let th = &mut self.threads[i];
             th.remaining = measured / factor;
