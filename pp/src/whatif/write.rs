@@ -54,7 +54,7 @@ pub fn thread_events<'a>(
             event.kind = EventKind::Cpu {
                 thread_cpu_ns: cpu_floor,
                 run_delay_ns: match run_delay_ns {
-                    Some(d) => Some(d + delay),
+                    Some(d) => Some(d.saturating_add(delay)),
                     None if delay > 0 => Some(delay),
                     None => None,
                 },
