@@ -42,7 +42,8 @@ pub struct WhatifArgs {
     /// A target file (TOML: group, machine, [speed]); the options above override it.
     #[arg(long, value_name = "FILE.toml")]
     target: Option<PathBuf>,
-    /// The predicted log to write (text or binary as the input).
+    /// The predicted log to write (text or binary as the input; `-`: standard output, text
+    /// only, and the walls go to standard error).
     #[arg(long, value_name = "PREDICTED.log")]
     out: PathBuf,
     /// Replace an existing --out.
@@ -94,14 +95,20 @@ pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
     let prediction = predict(&run, &target)?;
     write::write(&run, &prediction, &args.out, args.force)?;
     let walls = prediction.walls;
-    Ok(format!(
+    let report = format!(
         "measured wall:  {}\npredicted wall: {} ({:+.1}%)\nwrote {} (predicted: {})\n",
         seconds(walls.measured),
         seconds(walls.predicted),
         (walls.predicted as f64 / walls.measured.max(1) as f64 - 1.0) * 100.0,
         args.out.display(),
         target.describe()
-    ))
+    );
+    if args.out.as_os_str() == "-" {
+        // The predicted log has standard output.
+        eprint!("{report}");
+        return Ok(String::new());
+    }
+    Ok(report)
 }
 
 /// A replay's outcome.
@@ -142,7 +149,7 @@ pub fn predict(run: &Run, target: &Target) -> Result<Prediction> {
                 entries
                     .iter()
                     .zip(times)
-                    .map(|(e, &t)| (t.round() as u64, e.event.kind))
+                    .map(|(e, &t)| (replay.origin.saturating_add(t.round() as u64), e.event.kind))
             }),
     );
     let mut header = run.header.clone();

@@ -23,7 +23,11 @@ const EPSILON: f64 = 1e-3;
 /// The replay's result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Predicted {
-    /// Each thread's events' predicted times, ns (as `Run::threads`).
+    /// The run's first event, ns: the replay's times count from it (so that they are exact
+    /// in a double up to 2^53 ns, 104 days, of run whatever the clock's origin).
+    pub origin: u64,
+    /// Each thread's events' predicted times after [`Predicted::origin`], ns (as
+    /// `Run::threads`).
     pub times: Vec<Vec<f64>>,
     /// Each thread's scheduler accounting at its `start`, `stop` and `cpu` events, in order.
     pub samples: Vec<Vec<Sample>>,
@@ -129,7 +133,7 @@ pub fn replay(run: &Run, target: &Target) -> Result<Predicted> {
         .filter_map(|t| t.first())
         .map(|n| n.t)
         .min()
-        .unwrap_or(0) as f64;
+        .unwrap_or(0);
     let mut sim = Sim {
         run,
         deps: dependencies(run, target),
@@ -139,7 +143,7 @@ pub fn replay(run: &Run, target: &Target) -> Result<Predicted> {
                 next: 0,
                 dep: 0,
                 remaining: 0.0,
-                until: origin,
+                until: 0.0,
                 delay: 0.0,
                 served: 0.0,
                 saved: 0.0,
@@ -148,6 +152,7 @@ pub fn replay(run: &Run, target: &Target) -> Result<Predicted> {
         ],
         processors: (0..n_processors).map(|_| Processor::default()).collect(),
         out: Predicted {
+            origin,
             times: run
                 .threads
                 .iter()
@@ -160,7 +165,7 @@ pub fn replay(run: &Run, target: &Target) -> Result<Predicted> {
         waiters: vec![Vec::new(); p],
     };
     for i in 0..p {
-        sim.begin(i, origin);
+        sim.begin(i, 0.0);
     }
     while let Some(Reverse(At(t, _, item))) = sim.heap.pop() {
         match item {
@@ -256,7 +261,7 @@ impl Sim<'_> {
         let nodes = &self.run.graph.threads[i];
         let released = nodes[k].arc != NO_ARC;
         let (prev, computes, factor) = match k {
-            0 => (self.threads[i].until as u64, false, 1.0),
+            0 => (self.out.origin, false, 1.0),
             _ => (nodes[k - 1].t, entries[k - 1].busy, entries[k - 1].factor),
         };
         let measured = nodes[k].t.saturating_sub(prev) as f64;

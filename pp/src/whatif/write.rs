@@ -37,7 +37,7 @@ pub fn thread_events<'a>(
             .any(|e| matches!(e.event.kind, EventKind::Cpu { .. }));
     let mut cpu_floor = 0u64;
     entries.iter().enumerate().flat_map(move |(k, e)| {
-        let t = times[k].round() as u64;
+        let t = predicted.origin.saturating_add(times[k].round() as u64);
         let sample = samples.next_if(|s| s.event == k);
         let mut event = Event { t, ..e.event };
         if let (
