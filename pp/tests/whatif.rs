@@ -200,6 +200,54 @@ fn a_barrier_waits_for_its_last_arrival_on_the_shared_processor() {
 }
 
 #[test]
+fn an_openmp_worker_leaves_its_barrier_at_the_next_fork() {
+    // As the OMPT tool writes two regions: the worker reports leaving region 1's barrier
+    // when region 2 releases it (41, 1 ns after the fork at 40). Thread 0's serial work
+    // between the regions (9 ns, phase serial) 9 times as fast: region 2 forks at 32 and the
+    // worker leaves at 33, not 11 ns after the barrier's last arrival as measured. Its 19 ns
+    // of work: 52; thread 0's 10: 42; the barrier's release 1 ns after: 53; the stops 1 ns
+    // after their last events, as measured: 54.
+    let log = "pplog 1 p=2
+0 0 start
+0 0 work_begin
+10 0 work_end
+10 0 region_begin 1 r
+10 0 work_begin
+11 1 start
+11 1 work_begin
+20 0 wait_begin barrier implicit
+30 1 wait_begin barrier implicit
+31 0 wait_end barrier implicit
+31 0 work_end
+31 0 region_end 1
+31 0 phase serial
+31 0 work_begin
+40 0 work_end
+40 0 phase main
+40 0 region_begin 2 r
+40 0 work_begin
+41 1 wait_end barrier implicit
+41 1 work_end
+41 1 work_begin
+50 0 wait_begin barrier implicit
+60 1 wait_begin barrier implicit
+61 0 wait_end barrier implicit
+61 0 work_end
+61 0 region_end 2
+61 1 stop
+62 0 stop
+";
+    let mut t = Target::default();
+    t.add_speed("serial=9").unwrap();
+    let (out, measured, predicted) = replay(log, &t);
+    assert_eq!((measured, predicted), (62, 54));
+    assert_eq!(time_of(&out, 0, "region_begin 2 r"), 32);
+    assert_eq!(time_of(&out, 1, "wait_end barrier implicit"), 33);
+    assert_eq!(time_of(&out, 1, "wait_begin barrier implicit"), 30);
+    assert_eq!(time_of(&out, 0, "region_end 2"), 53);
+}
+
+#[test]
 fn a_late_sender_delays_the_receive_on_the_shared_processor() {
     // Thread 0 works 10 and waits for thread 1's message, sent after 50 of work and received
     // 2 ns later; 10 more of work: 62. Sharing: thread 0's 10 take 20, thread 1's other 40

@@ -229,14 +229,23 @@ fn dependencies(run: &Run, target: &Target) -> Vec<Vec<Dep>> {
             .map(|&(th, n)| g.threads[th as usize][n as usize].t)
             .max()
             .unwrap_or(0);
-        let t = g.threads[d.thread as usize][d.node as usize].t;
+        let node = g.threads[d.thread as usize][d.node as usize];
+        // Held by something later than the barrier (an OpenMP worker's barrier wait ends at
+        // the next region's fork): the barrier only orders.
+        let later = g.arcs.get(node.arc as usize).is_some_and(|a| {
+            a.kind != ArcKind::Barrier && g.threads[a.from as usize][a.from_node as usize].t > last
+        });
         deps[d.thread as usize].push(Dep {
             node: d.node,
             source: Source::Episode {
                 episode: d.episode,
                 arrived: d.arrived,
             },
-            latency: t.saturating_sub(last) as f64,
+            latency: if later {
+                0.0
+            } else {
+                node.t.saturating_sub(last) as f64
+            },
         });
     }
     for list in &mut deps {
