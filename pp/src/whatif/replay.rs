@@ -187,8 +187,8 @@ pub fn replay(run: &Run, target: &Target) -> Result<Predicted> {
 
 /// Each thread's dependencies, by node: the graph's arcs into it (a message's latency from
 /// the target's network when it has one; the latency measured when the arc is what ended the
-/// thread's wait; else none, only the order), and for a barrier's departure every arrival of
-/// its episode, with the measured release latency.
+/// thread's wait; else 1 ns, the order), and for a barrier's departure every arrival of its
+/// episode, with the measured release latency.
 fn dependencies(run: &Run, target: &Target) -> Vec<Vec<Dep>> {
     let g = &run.graph;
     let mpi = target.machine.as_ref().and_then(|m| m.mpi.as_ref());
@@ -208,10 +208,13 @@ fn dependencies(run: &Run, target: &Target) -> Vec<Vec<Dep>> {
             }
             _ => None,
         };
+        // An arc that did not hold its target up only orders: 1 ns, so that the predicted log
+        // keeps the order (a `recv` at the time of its `send` would come first when its thread
+        // is the lower; 0 where the measured log had them at the same time).
         let latency = match network {
-            Some(ns) => ns,
+            Some(ns) => ns.max(1.0),
             None if binding => t.saturating_sub(s) as f64,
-            None => 0.0,
+            None => t.saturating_sub(s).min(1) as f64,
         };
         deps[to].push(Dep {
             node: arc.to_node,
@@ -241,11 +244,10 @@ fn dependencies(run: &Run, target: &Target) -> Vec<Vec<Dep>> {
                 episode: d.episode,
                 arrived: d.arrived,
             },
-            latency: if later {
-                0.0
-            } else {
-                node.t.saturating_sub(last) as f64
-            },
+            latency: node
+                .t
+                .saturating_sub(last)
+                .min(if later { 1 } else { u64::MAX }) as f64,
         });
     }
     for list in &mut deps {
