@@ -97,6 +97,9 @@ impl Target {
                 let slot = of.get_mut(t as usize).ok_or_else(|| {
                     anyhow!("--group: thread {t} is not in the log (its threads are 0..{p})")
                 })?;
+                if *slot == Some(k as u32) {
+                    bail!("--group: thread {t} is named twice in group {}", k + 1);
+                }
                 if let Some(other) = *slot {
                     bail!(
                         "--group: thread {t} is in two groups ({} and {})",
@@ -209,6 +212,12 @@ mod tests {
         };
         let e = two.processors(3).unwrap_err().to_string();
         assert_eq!(e, "--group: thread 1 is in two groups (1 and 2)");
+        let twice = Target {
+            groups: parse_groups("0,1,0").unwrap(),
+            ..Target::default()
+        };
+        let e = twice.processors(3).unwrap_err().to_string();
+        assert_eq!(e, "--group: thread 0 is named twice in group 1");
     }
 
     #[test]
