@@ -485,7 +485,10 @@ fn pp_whatif_prints_both_walls_and_writes_the_predicted_log() {
     assert!(std::fs::read(&out).unwrap().starts_with(b"PPLOG\0"));
     let (ok, stdout, _) = pp(&["-l", o]);
     assert!(ok);
-    assert!(stdout.contains("predicted=group:0,1"), "{stdout}");
+    assert!(
+        stdout.contains("predicted=group:0,1 predicted_from=fig1.bin"),
+        "{stdout}"
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -92,7 +92,17 @@ pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
         bail!("--out -: standard output takes a text log only; name a file");
     }
     target.processors(run.header.p)?;
-    let prediction = predict(&run, &target)?;
+    let mut prediction = predict(&run, &target)?;
+    // From what: the measured log's file name, where it is a name a header can hold.
+    let params = &mut prediction.header.params;
+    params.retain(|(k, _)| k != "predicted_from");
+    if let Some(file) = path.file_name().and_then(|f| f.to_str())
+        && crate::log::is_name(file)
+        && file.parse::<f64>().is_err()
+        && path.as_os_str() != "-"
+    {
+        params.push(("predicted_from".to_string(), file.to_string()));
+    }
     write::write(&run, &prediction, &args.out, args.force)?;
     let walls = prediction.walls;
     let report = format!(
