@@ -6,7 +6,7 @@
 //! [`Run::read`] keeps the log and its [activity graph](crate::graph) in memory (about 100
 //! bytes an event), [`replay`] simulates the target in predicted time order (a heap of
 //! pending events, so `O(n log p)` for `n` events, times the group size where processors are
-//! shared), [`write::events`] and [`write::write`] write the predicted log.
+//! shared), [`write::thread_events`] and [`write::write`] write the predicted log.
 
 mod load;
 mod replay;
