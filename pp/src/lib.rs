@@ -11,3 +11,4 @@ pub mod mpicc;
 pub mod otf2;
 pub mod profile;
 pub mod recorder;
+pub mod whatif;

@@ -97,6 +97,8 @@ enum Command {
         #[arg(long, default_value = "text")]
         format: String,
     },
+    /// Replay a run on another configuration (shared processors, another network, faster regions).
+    Whatif(pp::whatif::WhatifArgs),
 }
 
 fn main() -> ExitCode {
@@ -118,6 +120,9 @@ fn main() -> ExitCode {
         Some(Command::Import(args)) => import::import(&args),
         Some(Command::CriticalPath { log, format }) => {
             pp::graph::report::run(&log_path(log.as_ref()), &format).and_then(|t| write_stdout(&t))
+        }
+        Some(Command::Whatif(args)) => {
+            pp::whatif::run(&args, log_path(None)).and_then(|t| write_stdout(&t))
         }
         None => profile(&cli.profile),
     };

@@ -8,6 +8,9 @@ use pp::log::LogReader;
 use pp::profile::Category;
 use proptest::prelude::*;
 
+mod log_support;
+use log_support::activity::random_log;
+
 fn report(text: &str) -> Report {
     let reader = LogReader::from_bytes("test.log", text.as_bytes().to_vec()).unwrap();
     Report::from_log(reader, "test.log").unwrap()
@@ -31,37 +34,7 @@ fn cat(r: &Report, c: Category) -> u64 {
         .map_or(0, |&(_, ns)| ns)
 }
 
-/// Seed 000's Figure 1 (Eom & Hollingsworth, LBF) as its text describes the PAG: process 1
-/// starts a receive after 1 unit and gets its message from process 2, which sends it after 7;
-/// process 3 receives a message process 2 sent at the start, without waiting for it. Units
-/// of 10 ns, processes 1-3 as threads 0-2, a message in flight for 1 ns (a receive must come
-/// after its send), and some work after each receive so that the run has an end.
-const FIGURE_1: &str = "pplog 1 p=3
-0 0 start
-0 1 start
-0 2 start
-0 0 work_begin
-0 1 work_begin
-0 1 send 2 0 8
-0 2 work_begin
-10 0 work_end
-10 0 wait_begin recv
-10 2 work_end
-10 2 wait_begin recv
-10 2 recv 1 0 8
-10 2 wait_end recv
-10 2 work_begin
-40 2 work_end
-40 2 stop
-70 1 send 0 0 8
-70 1 work_end
-70 1 stop
-71 0 recv 1 0 8
-71 0 wait_end recv
-71 0 work_begin
-81 0 work_end
-81 0 stop
-";
+use log_support::activity::FIGURE_1;
 
 #[test]
 fn figure_1_runs_through_the_late_sender() {
@@ -361,63 +334,6 @@ fn ranks_that_record_their_own_region_begin_are_not_forked() {
     assert_eq!(r.window, (0, 30));
 }
 
-/// Random runs of `p` threads, all starting at 0, in rounds: every thread works a while, then
-/// either all meet at a barrier (released 1-3 ns after the last arrives), or (when `messages`)
-/// one thread sends a message to another, which waits for it (in flight 1-5 ns). Also the
-/// critical path's work by hand when every round is a barrier: each round's longest work.
-fn random_log(seed: u64, p: u32, rounds: usize, messages: bool) -> (String, u64) {
-    let mut state = seed | 1;
-    let mut next = |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % n
-    };
-    let mut lines: Vec<(u64, u32, String)> = Vec::new();
-    let mut clock = vec![0u64; p as usize];
-    let mut critical_work = 0;
-    for th in 0..p {
-        lines.push((0, th, "start".into()));
-    }
-    for round in 0..rounds {
-        let arrive: Vec<u64> = clock.iter().map(|c| c + 1 + next(50)).collect();
-        for th in 0..p as usize {
-            lines.push((clock[th], th as u32, "work_begin".into()));
-            lines.push((arrive[th], th as u32, "work_end".into()));
-        }
-        if p == 1 || !messages || next(2) == 0 {
-            let last = *arrive.iter().max().unwrap();
-            critical_work += last - clock[0];
-            let release = last + 1 + next(3);
-            for th in 0..p as usize {
-                lines.push((arrive[th], th as u32, "wait_begin barrier b".into()));
-                lines.push((release, th as u32, "wait_end barrier b".into()));
-                clock[th] = release;
-            }
-        } else {
-            let from = next(u64::from(p)) as usize;
-            let to = (from + 1 + next(u64::from(p) - 1) as usize) % p as usize;
-            let tag = round % 3;
-            lines.push((arrive[from], from as u32, format!("send {to} {tag} 8")));
-            let got = arrive[to].max(arrive[from] + 1 + next(5));
-            lines.push((arrive[to], to as u32, "wait_begin recv".into()));
-            lines.push((got, to as u32, format!("recv {from} {tag} 8")));
-            lines.push((got, to as u32, "wait_end recv".into()));
-            for th in 0..p as usize {
-                clock[th] = if th == to { got } else { arrive[th] };
-            }
-        }
-    }
-    for (th, &c) in clock.iter().enumerate() {
-        lines.push((c, th as u32, "stop".into()));
-    }
-    let mut text = format!("pplog 1 p={p}\n");
-    for (t, th, what) in lines {
-        text.push_str(&format!("{t} {th} {what}\n"));
-    }
-    (text, critical_work)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -425,7 +341,7 @@ proptest! {
     fn the_path_spans_the_run_and_its_makeup_sums_to_it(
         seed in any::<u64>(), p in 1u32..5, rounds in 1usize..12
     ) {
-        let r = report(&random_log(seed, p, rounds, true).0);
+        let r = report(&random_log(seed, p, rounds, true, false).0);
         prop_assert_eq!(r.graph.unknown_causes, 0);
         let wall = r.window.1 - r.window.0;
         prop_assert_eq!(r.path.length(), wall);
@@ -446,7 +362,7 @@ proptest! {
     fn through_barriers_the_path_works_each_rounds_longest_work(
         seed in any::<u64>(), p in 1u32..5, rounds in 1usize..12
     ) {
-        let (log, work) = random_log(seed, p, rounds, false);
+        let (log, work) = random_log(seed, p, rounds, false, false);
         let r = report(&log);
         prop_assert_eq!(r.path.length(), r.window.1 - r.window.0);
         // The rest is the barriers' releases (outside a region: ip).

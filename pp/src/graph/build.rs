@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::{ArcKind, Graph, NO_ARC, Node, RemoteArc};
+use super::{ArcKind, Departure, Graph, NO_ARC, Node, RemoteArc};
 use crate::event::{Event, EventKind, Header, Sym, ThreadId, WaitKind};
 use crate::profile::messages::{Messages, Sent};
 
@@ -77,6 +77,8 @@ struct Episodes {
 
 #[derive(Debug)]
 struct Episode {
+    /// Its number in [`Graph::arrivals`].
+    id: u32,
     size: u32,
     arrived: u32,
     departed: u32,
@@ -293,8 +295,15 @@ impl Builder {
         let mut known = open.caused;
         if let Some((key, n)) = open.barrier {
             known = true;
-            if let Some(from) = self.depart(key, n) {
+            if let Some((from, episode, arrived)) = self.depart(key, n) {
                 self.candidates.push((ArcKind::Barrier, from));
+                let node = self.graph.threads[i].len() as u32 - 1;
+                self.graph.departures.push(Departure {
+                    thread: i as ThreadId,
+                    node,
+                    episode,
+                    arrived,
+                });
             }
         }
         if let Some(by) = by {
@@ -331,8 +340,13 @@ impl Builder {
             Some(ep) if ep.arrived < ep.size => {
                 ep.arrived += 1;
                 ep.last_arrival = here;
+                self.graph.arrivals[ep.id as usize].push((here.0, here.1));
             }
             _ => eps.open.push_back(Episode {
+                id: {
+                    self.graph.arrivals.push(vec![(here.0, here.1)]);
+                    self.graph.arrivals.len() as u32 - 1
+                },
                 size,
                 arrived: 1,
                 departed: 0,
@@ -342,13 +356,14 @@ impl Builder {
         (key, eps.first + eps.open.len() as u64 - 1)
     }
 
-    /// A thread leaves episode `n` of a barrier: the last arrival so far is its cause.
-    /// Episodes every arrival of which has left are dropped.
-    fn depart(&mut self, key: BarrierKey, n: u64) -> Option<At> {
+    /// A thread leaves episode `n` of a barrier: the last arrival so far is its cause; also
+    /// the episode's number and how many had arrived. Episodes every arrival of which has left
+    /// are dropped.
+    fn depart(&mut self, key: BarrierKey, n: u64) -> Option<(At, u32, u32)> {
         let eps = self.barriers.get_mut(&key)?;
         let ep = eps.open.get_mut(n.checked_sub(eps.first)? as usize)?;
         ep.departed += 1;
-        let from = ep.last_arrival;
+        let from = (ep.last_arrival, ep.id, ep.arrived);
         while eps
             .open
             .front()

@@ -25,6 +25,7 @@ mod stretches;
 
 pub use build::Builder;
 pub use critical::{CriticalPath, Segment};
+
 pub use makeup::Makeup;
 pub use stretches::{PathSink, Stretches};
 
@@ -116,6 +117,24 @@ pub struct Graph {
     /// Waits (other than barrier waits) whose end has no known cause: no `by=`, no matched
     /// message received in them. The critical path goes on through the waiting thread there.
     pub unknown_causes: u64,
+    /// Every barrier episode's arrivals (`wait_begin barrier` nodes), in arrival order, by
+    /// episode number: the arcs keep only the last arrival, a replay needs them all.
+    pub arrivals: Vec<Vec<(ThreadId, u32)>>,
+    /// Every departure from a barrier (its `wait_end` node), in the order they happened.
+    pub departures: Vec<Departure>,
+}
+
+/// A thread leaves a barrier episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Departure {
+    /// The departing thread.
+    pub thread: ThreadId,
+    /// Its `wait_end` node.
+    pub node: u32,
+    /// The episode ([`Graph::arrivals`]).
+    pub episode: u32,
+    /// How many had arrived when it left (the first ones of the episode's arrivals).
+    pub arrived: u32,
 }
 
 impl Graph {

@@ -2,6 +2,8 @@
 //! logs, and comparing events across symbol tables.
 #![allow(dead_code)]
 
+pub mod activity;
+
 use pp::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
 
 /// An event with its names resolved, comparable across symbol tables.

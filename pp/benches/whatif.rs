@@ -1,0 +1,91 @@
+//! `pp whatif` on a realistic binary log (see `tests/log_support`: regions, barriers, locks,
+//! 8 threads): reading the log and its graph, the replay, and writing the predicted log, on
+//! the identity and with the threads regrouped two by two onto 4 processors; prints seconds
+//! and events/s (best of rounds). `PP_WHATIF_BENCH_EVENTS` (default 10⁷) sets the size; with
+//! `PP_WHATIF_BENCH_KEEP=FILE` the log is kept there (for `/usr/bin/time -v pp whatif FILE
+//! --group 0,1/2,3/4,5/6,7 --out OUT`). Run: `cargo bench -p pp --bench whatif`.
+
+#[path = "../tests/log_support/mod.rs"]
+mod log_support;
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use pp::event::Symbols;
+use pp::log::{BinaryWriter, LogReader};
+use pp::whatif::{Run, Target, parse_groups, predict, write};
+
+fn main() {
+    let target: u64 = std::env::var("PP_WHATIF_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let threads = 8;
+    let header = log_support::header(threads);
+    let mut writer = BinaryWriter::new(Vec::new(), &header).expect("header");
+    let mut symbols = Symbols::default();
+    log_support::realistic(threads, target, 16384, 1, &mut symbols, |th, evs, s| {
+        writer.write_block(th, evs, s).expect("write a block");
+    });
+    let bytes = writer.finish().expect("finish");
+    let path = match std::env::var_os("PP_WHATIF_BENCH_KEEP") {
+        Some(p) => std::path::PathBuf::from(p),
+        None => std::env::temp_dir().join(format!("pp-whatif-bench-{}.log", std::process::id())),
+    };
+    std::fs::write(&path, &bytes).expect("write the log");
+    drop(bytes);
+    let out = std::env::temp_dir().join(format!("pp-whatif-bench-{}.out", std::process::id()));
+
+    let configurations = [
+        ("identity", Target::default()),
+        (
+            "regrouped 0,1/2,3/4,5/6,7",
+            Target {
+                groups: parse_groups("0,1/2,3/4,5/6,7").expect("groups"),
+                ..Target::default()
+            },
+        ),
+    ];
+    for (name, target) in &configurations {
+        let (mut read, mut replay, mut written) = (f64::INFINITY, f64::INFINITY, f64::INFINITY);
+        let mut events = 0;
+        let mut walls = None;
+        for _ in 0..3 {
+            let start = Instant::now();
+            let reader = LogReader::open(&path).expect("a log");
+            let run = Run::read(reader, "bench.log", &target.speeds).expect("a run");
+            events = run.graph.events();
+            let loaded = Instant::now();
+            let prediction = predict(&run, target).expect("a replay");
+            walls = Some(prediction.walls);
+            let replayed = Instant::now();
+            write::write(&run, &prediction, &out, true).expect("the predicted log");
+            black_box(prediction);
+            read = read.min((loaded - start).as_secs_f64());
+            replay = replay.min((replayed - loaded).as_secs_f64());
+            written = written.min(replayed.elapsed().as_secs_f64());
+        }
+        for (what, best) in [
+            ("read and graph", read),
+            ("replay", replay),
+            ("write", written),
+            ("whole", read + replay + written),
+        ] {
+            println!(
+                "{name}: {what} over {events} events: best {best:.3} s => {:.1} ns/event, {:.2} M events/s",
+                best * 1e9 / events as f64,
+                events as f64 / best / 1e6
+            );
+        }
+        if let Some(w) = walls {
+            println!(
+                "{name}: measured wall {} ns, predicted {} ns",
+                w.measured, w.predicted
+            );
+        }
+    }
+    let _ = std::fs::remove_file(&out);
+    if std::env::var_os("PP_WHATIF_BENCH_KEEP").is_none() {
+        let _ = std::fs::remove_file(&path);
+    }
+}

@@ -1,0 +1,234 @@
+//! [`Target`]: the configuration a run is replayed on — processor groups, a network and
+//! speed factors — from `pp whatif`'s options or a target file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde::Deserialize;
+
+use crate::event::ThreadId;
+use crate::machine::Machine;
+
+/// The target configuration. The default is the identity: every thread on a processor of its
+/// own, the measured message times, every speed 1.
+#[derive(Debug, Clone, Default)]
+pub struct Target {
+    /// Threads that share one processor each (LBF's process groups); threads in none keep a
+    /// processor of their own.
+    pub groups: Vec<Vec<ThreadId>>,
+    /// The target network: its `[mpi]` model gives every matched message's time.
+    pub machine: Option<Machine>,
+    /// Region or phase name → factor that divides the demand of computation in it.
+    pub speeds: BTreeMap<String, f64>,
+}
+
+/// A target file's fields (docs/whatif.md).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    group: Option<String>,
+    #[serde(default)]
+    machine: Option<PathBuf>,
+    #[serde(default)]
+    speed: BTreeMap<String, f64>,
+}
+
+impl Target {
+    /// Reads a target file; a relative `machine` is taken from the file's folder.
+    pub fn load(path: &Path) -> Result<Target> {
+        let name = path.display().to_string();
+        let text = files::input::read_text(path, "target file", files::input::MAX_SMALL_FILE)
+            .map_err(|e| anyhow!("{name}: {e}"))?;
+        let file: File = toml::from_str(&text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            let message = e.message().replace('\n', " ");
+            match line {
+                Some(line) => anyhow!("{name}:{line}: {message}"),
+                None => anyhow!("{name}: {message}"),
+            }
+        })?;
+        let mut target = Target::default();
+        if let Some(g) = &file.group {
+            target.groups = parse_groups(g).with_context(|| format!("{name}: group"))?;
+        }
+        if let Some(m) = &file.machine {
+            let m = path.parent().map_or(m.clone(), |dir| dir.join(m));
+            target.machine = Some(load_machine(&m).with_context(|| format!("{name}: machine"))?);
+        }
+        for (region, factor) in file.speed {
+            let factor = check_factor(factor).with_context(|| format!("{name}: speed.{region}"))?;
+            target.speeds.insert(region, factor);
+        }
+        Ok(target)
+    }
+
+    /// `--speed NAME=FACTOR`.
+    pub fn add_speed(&mut self, arg: &str) -> Result<()> {
+        let (name, factor) = arg
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--speed '{arg}': expected REGION_OR_PHASE=FACTOR"))?;
+        let factor = factor
+            .parse::<f64>()
+            .map_err(|_| anyhow!("--speed '{arg}': '{factor}' is not a number"))
+            .and_then(check_factor)
+            .with_context(|| format!("--speed '{arg}'"))?;
+        if name.is_empty() {
+            bail!("--speed '{arg}': no region or phase name before '='");
+        }
+        self.speeds.insert(name.to_string(), factor);
+        Ok(())
+    }
+
+    /// True when nothing changes: the replay reproduces the run.
+    pub fn is_identity(&self) -> bool {
+        self.groups.iter().all(|g| g.len() < 2) && self.machine.is_none() && self.speeds.is_empty()
+    }
+
+    /// Checks the groups against a run of `p` threads: every thread below `p`, none in two
+    /// groups. Returns each thread's processor.
+    pub fn processors(&self, p: u32) -> Result<Vec<u32>> {
+        let mut of: Vec<Option<u32>> = vec![None; p as usize];
+        for (k, g) in self.groups.iter().enumerate() {
+            for &t in g {
+                let slot = of.get_mut(t as usize).ok_or_else(|| {
+                    anyhow!("--group: thread {t} is not in the log (its threads are 0..{p})")
+                })?;
+                if *slot == Some(k as u32) {
+                    bail!("--group: thread {t} is named twice in group {}", k + 1);
+                }
+                if let Some(other) = *slot {
+                    bail!(
+                        "--group: thread {t} is in two groups ({} and {})",
+                        other + 1,
+                        k + 1
+                    );
+                }
+                *slot = Some(k as u32);
+            }
+        }
+        let mut next = self.groups.len() as u32;
+        Ok(of
+            .into_iter()
+            .map(|g| {
+                g.unwrap_or_else(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect())
+    }
+
+    /// A short description for the predicted log's header: `groups=0,1/2,3 speed:fft=2 mpi`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        let groups: Vec<&Vec<ThreadId>> = self.groups.iter().filter(|g| g.len() > 1).collect();
+        if !groups.is_empty() {
+            let g: Vec<String> = groups
+                .iter()
+                .map(|g| {
+                    g.iter()
+                        .map(|t| t.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .collect();
+            parts.push(format!("group:{}", g.join("/")));
+        }
+        if self.machine.is_some() {
+            parts.push("network:mpi".to_string());
+        }
+        for (name, f) in &self.speeds {
+            parts.push(format!("speed:{name}={f}"));
+        }
+        if parts.is_empty() {
+            "identity".to_string()
+        } else {
+            parts.join(";")
+        }
+    }
+}
+
+/// `0,1/2,3`: groups separated by `/`, threads by `,`.
+pub fn parse_groups(spec: &str) -> Result<Vec<Vec<ThreadId>>> {
+    spec.split('/')
+        .map(|g| {
+            g.split(',')
+                .map(|t| {
+                    t.trim()
+                        .parse::<ThreadId>()
+                        .map_err(|_| anyhow!("'{spec}': '{t}' is not a thread number"))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A machine file with an `[mpi]` table.
+pub fn load_machine(path: &Path) -> Result<Machine> {
+    let m = Machine::load(path)?;
+    if m.mpi.is_none() {
+        bail!(
+            "{}: no [mpi] table (pp calibrate --mpi writes one)",
+            path.display()
+        );
+    }
+    Ok(m)
+}
+
+fn check_factor(f: f64) -> Result<f64> {
+    if f.is_finite() && f > 0.0 {
+        Ok(f)
+    } else {
+        bail!("the factor must be a positive number, not {f}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_parse_and_threads_in_none_get_their_own_processor() {
+        let t = Target {
+            groups: parse_groups("0,1/3").unwrap(),
+            ..Target::default()
+        };
+        assert_eq!(t.groups, [vec![0, 1], vec![3]]);
+        assert_eq!(t.processors(5).unwrap(), [0, 0, 2, 1, 3]);
+        assert!(parse_groups("0,x").is_err());
+        assert!(parse_groups("").is_err());
+        let e = t.processors(3).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "--group: thread 3 is not in the log (its threads are 0..3)"
+        );
+        let two = Target {
+            groups: parse_groups("0,1/1,2").unwrap(),
+            ..Target::default()
+        };
+        let e = two.processors(3).unwrap_err().to_string();
+        assert_eq!(e, "--group: thread 1 is in two groups (1 and 2)");
+        let twice = Target {
+            groups: parse_groups("0,1,0").unwrap(),
+            ..Target::default()
+        };
+        let e = twice.processors(3).unwrap_err().to_string();
+        assert_eq!(e, "--group: thread 0 is named twice in group 1");
+    }
+
+    #[test]
+    fn speeds_need_a_positive_factor() {
+        let mut t = Target::default();
+        assert!(t.is_identity());
+        t.add_speed("fft=2").unwrap();
+        assert_eq!(t.speeds["fft"], 2.0);
+        assert!(!t.is_identity());
+        for bad in ["fft", "fft=0", "fft=-1", "fft=nan", "=2", "fft=x"] {
+            assert!(t.add_speed(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The predicted log: every event at its predicted time, in the input's encoding, with a
+//! `predicted=` header parameter and `cpu` samples that show the processor sharing.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::Prediction;
+use super::load::Run;
+use super::replay::Predicted;
+use crate::event::{Event, EventKind};
+use crate::log::{BinaryWriter, Encoding, TextWriter};
+
+/// Events per block of a binary log.
+const BLOCK_EVENTS: usize = 4096;
+
+/// Thread `i`'s events at their predicted times (rounded to the ns), `cpu` samples rewritten:
+/// the CPU clock less the demand the speed factors took away, the run-queue delay plus the
+/// time the thread was runnable without a processor. A thread without samples gets one at its
+/// `start` and one at its `stop` when `sampled` (some processor is shared), so that the
+/// profile of the predicted log shows the sharing as `rc.cpu`.
+pub fn thread_events<'a>(
+    run: &'a Run,
+    predicted: &'a Predicted,
+    i: usize,
+    sampled: bool,
+) -> impl Iterator<Item = Event> + 'a {
+    let entries = &run.threads[i];
+    let times = &predicted.times[i];
+    let mut samples = predicted.samples[i].iter().peekable();
+    let add = sampled
+        && !entries
+            .iter()
+            .any(|e| matches!(e.event.kind, EventKind::Cpu { .. }));
+    let mut cpu_floor = 0u64;
+    entries.iter().enumerate().flat_map(move |(k, e)| {
+        let t = predicted.origin.saturating_add(times[k].round() as u64);
+        let sample = samples.next_if(|s| s.event == k);
+        let mut event = Event { t, ..e.event };
+        if let (
+            EventKind::Cpu {
+                thread_cpu_ns,
+                run_delay_ns,
+            },
+            Some(s),
+        ) = (e.event.kind, sample)
+        {
+            let cpu = (thread_cpu_ns as f64 - s.saved).round().max(0.0) as u64;
+            cpu_floor = cpu_floor.max(cpu);
+            let delay = s.delay.round() as u64;
+            event.kind = EventKind::Cpu {
+                thread_cpu_ns: cpu_floor,
+                run_delay_ns: match run_delay_ns {
+                    Some(d) => Some(d.saturating_add(delay)),
+                    None if delay > 0 => Some(delay),
+                    None => None,
+                },
+            };
+        }
+        let added = sample.filter(|_| add).map(|s| Event {
+            t,
+            thread: e.event.thread,
+            kind: EventKind::Cpu {
+                thread_cpu_ns: s.served.round() as u64,
+                run_delay_ns: Some(s.delay.round() as u64),
+            },
+        });
+        let (first, second) = match (e.event.kind, added) {
+            (EventKind::Start, Some(cpu)) => (event, Some(cpu)),
+            (EventKind::Stop, Some(cpu)) => (cpu, Some(event)),
+            _ => (event, None),
+        };
+        std::iter::once(first).chain(second)
+    })
+}
+
+/// Writes the predicted log of `run` in its encoding to `out` (a temporary file renamed over
+/// it when complete); `force` allows replacing an existing file.
+pub fn write(run: &Run, prediction: &Prediction, out: &Path, force: bool) -> Result<()> {
+    let header = &prediction.header;
+    let mut threads: Vec<_> = (0..run.threads.len())
+        .map(|i| prediction.events(run, i).peekable())
+        .collect();
+    let name = out.display().to_string();
+    files::output::check(out).with_context(|| format!("--out {name}"))?;
+    if out.exists() && !force {
+        bail!("--out {name}: a file is already there; --force replaces it");
+    }
+    let target = files::Target::open(out).with_context(|| format!("--out {name}"))?;
+    let werr = |e: io::Error| anyhow::anyhow!("--out {name}: cannot write: {e}");
+    let target = match run.encoding {
+        Encoding::Text => {
+            let mut w = TextWriter::new(BufWriter::new(target), header).map_err(werr)?;
+            // Merged by time, ties by thread, as a reader orders them.
+            let mut heap: BinaryHeap<Reverse<(u64, usize)>> = threads
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(i, t)| t.peek().map(|e| Reverse((e.t, i))))
+                .collect();
+            while let Some(Reverse((_, i))) = heap.pop() {
+                if let Some(e) = threads[i].next() {
+                    w.write_event(&e, &run.symbols).map_err(werr)?;
+                }
+                if let Some(e) = threads[i].peek() {
+                    heap.push(Reverse((e.t, i)));
+                }
+            }
+            w.finish()
+                .map_err(werr)?
+                .into_inner()
+                .map_err(|e| werr(e.into_error()))?
+        }
+        Encoding::Binary => {
+            let mut w = BinaryWriter::new(BufWriter::new(target), header).map_err(werr)?;
+            let mut block = Vec::with_capacity(BLOCK_EVENTS);
+            for (i, events) in threads.iter_mut().enumerate() {
+                loop {
+                    block.clear();
+                    block.extend(events.by_ref().take(BLOCK_EVENTS));
+                    if block.is_empty() {
+                        break;
+                    }
+                    w.write_block(i as u32, &block, &run.symbols)
+                        .map_err(werr)?;
+                }
+            }
+            w.finish()
+                .map_err(werr)?
+                .into_inner()
+                .map_err(|e| werr(e.into_error()))?
+        }
+    };
+    let mut target = target;
+    target.flush().map_err(werr)?;
+    target.commit().with_context(|| format!("--out {name}"))?;
+    Ok(())
+}

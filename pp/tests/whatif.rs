@@ -1,0 +1,544 @@
+//! `pp whatif` on hand-written logs with answers worked out by hand (seed 000's Figure 1,
+//! processor sharing, a barrier, a late sender, speed factors, a two-segment network), the
+//! identity replay over random logs, and its errors.
+
+use assert_cmd::Command;
+use pp::log::{LogReader, TextWriter};
+use pp::profile::{Attribution, Sweep};
+use pp::whatif::{Run, Target, parse_groups, predict};
+use proptest::prelude::*;
+
+mod log_support;
+use log_support::activity::{FIGURE_1, random_log};
+
+fn grouped(spec: &str) -> Target {
+    Target {
+        groups: parse_groups(spec).unwrap(),
+        ..Target::default()
+    }
+}
+
+/// The predicted log as text, and its measured and predicted walls.
+fn replay(text: &str, target: &Target) -> (String, u64, u64) {
+    let reader = LogReader::from_bytes("test.log", text.as_bytes().to_vec()).unwrap();
+    let run = Run::read(reader, "test.log", &target.speeds).unwrap();
+    let prediction = predict(&run, target).unwrap();
+    let walls = prediction.walls;
+    let mut w = TextWriter::new(Vec::new(), &prediction.header).unwrap();
+    for i in 0..run.threads.len() {
+        for e in prediction.events(&run, i) {
+            w.write_event(&e, &run.symbols).unwrap();
+        }
+    }
+    let text = String::from_utf8(w.finish().unwrap()).unwrap();
+    // Sorted as a reader sorts them (by time, ties by thread, each thread's order kept).
+    let mut lines: Vec<(u64, u32, usize, String)> = text
+        .lines()
+        .skip(1)
+        .enumerate()
+        .map(|(k, l)| {
+            let mut f = l.split_whitespace();
+            let t = f.next().unwrap().parse().unwrap();
+            let th = f.next().unwrap().parse().unwrap();
+            (t, th, k, l.to_string())
+        })
+        .collect();
+    lines.sort();
+    let mut sorted = text.lines().next().unwrap().to_string() + "\n";
+    for l in lines {
+        sorted += &l.3;
+        sorted.push('\n');
+    }
+    (sorted, walls.measured, walls.predicted)
+}
+
+/// The predicted time of the first line of `thread` containing `what`.
+fn time_of(log: &str, thread: u32, what: &str) -> u64 {
+    log.lines()
+        .skip(1)
+        .find(|l| {
+            let f: Vec<&str> = l.splitn(3, ' ').collect();
+            f[1] == thread.to_string() && f[2] == what
+        })
+        .unwrap_or_else(|| panic!("no '{what}' of thread {thread} in\n{log}"))
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn attribution(text: &str) -> Attribution {
+    let mut reader = LogReader::from_bytes("p.log", text.as_bytes().to_vec()).unwrap();
+    let header = reader.header().clone();
+    let mut sweep = Sweep::new(&header, None);
+    sweep.read(&mut reader).unwrap();
+    sweep.finish(reader.symbols()).unwrap()
+}
+
+#[test]
+fn figure_1_regrouped_by_hand() {
+    // Threads 0 and 1 (the paper's processes 1 and 2) share a processor, thread 2 keeps its
+    // own. Both run at half speed until thread 0 has done its 10 ns of work (at 20: the
+    // paper's startRecv at 2 units); thread 1 has done 10 of its 70 and does the other 60
+    // alone, sending at 80 (the endRecv's EPT of 8 units). The receive keeps its measured
+    // 1 ns in flight (81), then 10 ns of work: 91. Thread 2's message was sent at 0, before it
+    // waited: it goes on as measured (stop at 40).
+    let (log, measured, predicted) = replay(FIGURE_1, &grouped("0,1"));
+    assert_eq!((measured, predicted), (81, 91));
+    assert_eq!(time_of(&log, 0, "wait_begin recv"), 20);
+    assert_eq!(time_of(&log, 1, "send 0 0 8"), 80);
+    assert_eq!(time_of(&log, 0, "recv 1 0 8"), 81);
+    assert_eq!(time_of(&log, 0, "stop"), 91);
+    assert_eq!(time_of(&log, 2, "stop"), 40);
+    assert!(
+        log.starts_with("pplog 1 p=3 predicted=group:0,1\n"),
+        "{log}"
+    );
+    // The sharing shows as rc.cpu: threads 0 and 1 each lost 10 ns to the other.
+    let a = attribution(&log);
+    assert_eq!(a.window, (0, 91));
+    assert_eq!(a.totals.sub("rc.cpu"), Some(20));
+    // Every thread in one group: the same, thread 2 also slowed while all three compute.
+    let (_, _, all) = replay(FIGURE_1, &grouped("0,1,2"));
+    assert!(all > 91, "{all}");
+}
+
+const TWO_THREADS: &str = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+100000000 0 work_end
+100000000 1 work_end
+100000000 0 stop
+100000000 1 stop
+";
+
+#[test]
+fn two_threads_of_100_ms_on_one_processor_take_200_ms() {
+    let (log, measured, predicted) = replay(TWO_THREADS, &grouped("0,1"));
+    assert_eq!((measured, predicted), (100_000_000, 200_000_000));
+    // Each got half the processor: 100 ms of rc.cpu each, and as much run-queue delay.
+    assert!(
+        log.contains("200000000 0 cpu 100000000 100000000\n"),
+        "{log}"
+    );
+    let a = attribution(&log);
+    assert_eq!(a.totals.sub("rc.cpu"), Some(200_000_000));
+    // Apart, as measured.
+    assert_eq!(replay(TWO_THREADS, &grouped("0/1")).2, 100_000_000);
+    // A thread in no interval (idle: a worker waiting for work) does not compete.
+    let idle = "pplog 1 p=2\n0 0 start\n0 1 start\n0 0 work_begin\n100 0 work_end\n100 0 stop\n100 1 stop\n";
+    assert_eq!(replay(idle, &grouped("0,1")).2, 100);
+}
+
+#[test]
+fn three_threads_share_one_processor_fairly() {
+    // Demands 10, 20 and 30 ns: all three at 1/3 until the first is done (30), the other two
+    // at 1/2 until the second is (50), the last alone (60).
+    let log = "pplog 1 p=3
+0 0 start
+0 1 start
+0 2 start
+0 0 work_begin
+0 1 work_begin
+0 2 work_begin
+10 0 work_end
+10 0 stop
+20 1 work_end
+20 1 stop
+30 2 work_end
+30 2 stop
+";
+    let (out, _, predicted) = replay(log, &grouped("0,1,2"));
+    assert_eq!(predicted, 60);
+    assert_eq!(time_of(&out, 0, "stop"), 30);
+    assert_eq!(time_of(&out, 1, "stop"), 50);
+    assert_eq!(time_of(&out, 2, "stop"), 60);
+}
+
+#[test]
+fn a_barrier_waits_for_its_last_arrival_on_the_shared_processor() {
+    // Thread 0 works 100, thread 1 works 60 and waits at the barrier until 100 (released at
+    // once); then both work 40: 140 measured. On one processor: both at 1/2 until thread 1's
+    // 60 are done (120), thread 0 alone for its last 40 (160), the release, then both 40s at
+    // 1/2: 240, the sum of the demands.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+60 1 work_end
+60 1 wait_begin barrier b
+100 0 work_end
+100 0 wait_begin barrier b
+100 0 wait_end barrier b
+100 1 wait_end barrier b
+100 0 work_begin
+100 1 work_begin
+140 0 work_end
+140 1 work_end
+140 0 stop
+140 1 stop
+";
+    let (out, measured, predicted) = replay(log, &grouped("0,1"));
+    assert_eq!((measured, predicted), (140, 240));
+    assert_eq!(time_of(&out, 1, "wait_begin barrier b"), 120);
+    assert_eq!(time_of(&out, 1, "wait_end barrier b"), 160);
+    // The other way round: thread 1 is slowed down so much that it arrives last. Thread 0
+    // (the measured last arrival) must still wait for it.
+    let mut slow = Target::default();
+    slow.speeds.insert("slow".into(), 0.25);
+    let log1 = log.replace("0 1 work_begin\n60", "0 1 phase slow\n0 1 work_begin\n60");
+    let (out, _, predicted) = replay(&log1, &slow);
+    // Thread 1's 60 ns take 240; thread 0 leaves the barrier then, and both work 40 (thread
+    // 1's 40 are still slow: 160).
+    assert_eq!(time_of(&out, 1, "wait_begin barrier b"), 240);
+    assert_eq!(time_of(&out, 0, "wait_end barrier b"), 240);
+    assert_eq!(predicted, 400);
+}
+
+#[test]
+fn an_openmp_worker_leaves_its_barrier_at_the_next_fork() {
+    // As the OMPT tool writes two regions: the worker reports leaving region 1's barrier
+    // when region 2 releases it (41, 1 ns after the fork at 40). Thread 0's serial work
+    // between the regions (9 ns, phase serial) 9 times as fast: region 2 forks at 32 and the
+    // worker leaves at 33, not 11 ns after the barrier's last arrival as measured. Its 19 ns
+    // of work: 52; thread 0's 10: 42; the barrier's release 1 ns after: 53; the stops 1 ns
+    // after their last events, as measured: 54.
+    let log = "pplog 1 p=2
+0 0 start
+0 0 work_begin
+10 0 work_end
+10 0 region_begin 1 r
+10 0 work_begin
+11 1 start
+11 1 work_begin
+20 0 wait_begin barrier implicit
+30 1 wait_begin barrier implicit
+31 0 wait_end barrier implicit
+31 0 work_end
+31 0 region_end 1
+31 0 phase serial
+31 0 work_begin
+40 0 work_end
+40 0 phase main
+40 0 region_begin 2 r
+40 0 work_begin
+41 1 wait_end barrier implicit
+41 1 work_end
+41 1 work_begin
+50 0 wait_begin barrier implicit
+60 1 wait_begin barrier implicit
+61 0 wait_end barrier implicit
+61 0 work_end
+61 0 region_end 2
+61 1 stop
+62 0 stop
+";
+    let mut t = Target::default();
+    t.add_speed("serial=9").unwrap();
+    let (out, measured, predicted) = replay(log, &t);
+    assert_eq!((measured, predicted), (62, 54));
+    assert_eq!(time_of(&out, 0, "region_begin 2 r"), 32);
+    assert_eq!(time_of(&out, 1, "wait_end barrier implicit"), 33);
+    assert_eq!(time_of(&out, 1, "wait_begin barrier implicit"), 30);
+    assert_eq!(time_of(&out, 0, "region_end 2"), 53);
+}
+
+#[test]
+fn a_late_sender_delays_the_receive_on_the_shared_processor() {
+    // Thread 0 works 10 and waits for thread 1's message, sent after 50 of work and received
+    // 2 ns later; 10 more of work: 62. Sharing: thread 0's 10 take 20, thread 1's other 40
+    // alone (send at 60), the receive 2 ns later (62), 10 ns of work: 72.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+10 0 work_end
+10 0 wait_begin recv
+50 1 send 0 7 64
+50 1 work_end
+50 1 stop
+52 0 recv 1 7 64
+52 0 wait_end recv
+52 0 work_begin
+62 0 work_end
+62 0 stop
+";
+    let (out, measured, predicted) = replay(log, &grouped("0,1"));
+    assert_eq!((measured, predicted), (62, 72));
+    assert_eq!(time_of(&out, 1, "send 0 7 64"), 60);
+    assert_eq!(time_of(&out, 0, "recv 1 7 64"), 62);
+}
+
+#[test]
+fn a_speed_factor_divides_exactly_its_regions_and_phases_computation() {
+    // 100 ns of work in region fft, 40 outside it in phase copy, 20 in phase other.
+    let log = "pplog 1 p=1
+0 0 start
+0 0 region_begin 1 fft
+0 0 work_begin
+100 0 work_end
+100 0 region_end 1
+100 0 phase copy
+100 0 work_begin
+140 0 work_end
+140 0 phase other
+140 0 work_begin
+160 0 work_end
+160 0 cpu 150
+160 0 stop
+";
+    let mut t = Target::default();
+    t.add_speed("fft=2").unwrap();
+    let (out, _, predicted) = replay(log, &t);
+    assert_eq!(predicted, 110);
+    assert_eq!(time_of(&out, 0, "region_end 1"), 50);
+    // The CPU clock loses the 50 ns saved.
+    assert_eq!(time_of(&out, 0, "cpu 100"), 110);
+    t.add_speed("copy=4").unwrap();
+    assert_eq!(replay(log, &t).2, 50 + 10 + 20);
+}
+
+const TWO_MESSAGES: &str = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 wait_begin recv
+0 1 work_begin
+10 1 send 0 0 512
+12 0 recv 1 0 512
+12 0 wait_end recv
+12 0 wait_begin recv
+20 1 send 0 1 4096
+20 1 work_end
+20 1 stop
+25 0 recv 1 1 4096
+25 0 wait_end recv
+25 0 stop
+";
+
+/// A machine file whose `[mpi]` model has two segments: below 1 KiB 100 ns + 1 ns a byte,
+/// from 1 KiB 1000 ns + 2 ns a byte.
+const TWO_SEGMENTS: &str = r#"
+[about]
+host = "target"
+cores = 2
+measured_at = 0
+pp_version = "0.1.0"
+[[copy.segments]]
+from_bytes = 0
+to_bytes = 1024
+alpha_ns = 1.0
+beta_bytes_per_ns = 10.0
+[copy]
+points = []
+[handoff]
+reps = 1
+min_ns = 100.0
+median_ns = 100.0
+cv = 0.0
+flagged = false
+[mpi]
+library = "test"
+locality = "node"
+points = []
+[[mpi.segments]]
+from_bytes = 0
+to_bytes = 1024
+alpha_ns = 100.0
+beta_bytes_per_ns = 1.0
+[[mpi.segments]]
+from_bytes = 1024
+to_bytes = 1048576
+alpha_ns = 1000.0
+beta_bytes_per_ns = 0.5
+"#;
+
+#[test]
+fn the_target_network_times_every_message_by_its_size() {
+    let dir = scratch("network");
+    let machine = dir.join("target.toml");
+    std::fs::write(&machine, TWO_SEGMENTS).unwrap();
+    let t = Target {
+        machine: Some(pp::whatif::load_machine(&machine).unwrap()),
+        ..Target::default()
+    };
+    // 512 B sent at 10: 100 + 512 = 612 later, received at 622; 4096 B sent at 20:
+    // 1000 + 4096 / 0.5 = 9192 later, at 9212.
+    let (out, measured, predicted) = replay(TWO_MESSAGES, &t);
+    assert_eq!((measured, predicted), (25, 9212));
+    assert_eq!(time_of(&out, 0, "recv 1 0 512"), 622);
+    assert_eq!(time_of(&out, 0, "wait_begin recv"), 0);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A log text with its `predicted=` header parameter left out.
+fn unpredicted(log: &str) -> String {
+    log.replacen(" predicted=identity", "", 1)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn the_identity_replay_reproduces_every_event_and_category(
+        seed in any::<u64>(), p in 1u32..5, rounds in 1usize..12
+    ) {
+        let (log, _) = random_log(seed, p, rounds, true, true);
+        let (out, measured, predicted) = replay(&log, &Target::default());
+        prop_assert_eq!(measured, predicted);
+        // Every event at its measured time: the canonical text of both logs is the same.
+        let mut reader = LogReader::from_bytes("m.log", log.into_bytes()).unwrap();
+        let mut events = Vec::new();
+        while let Some(e) = reader.next_event() {
+            events.push(e.unwrap());
+        }
+        let mut w = TextWriter::new(Vec::new(), reader.header()).unwrap();
+        for e in &events {
+            w.write_event(e, reader.symbols()).unwrap();
+        }
+        let measured_text = String::from_utf8(w.finish().unwrap()).unwrap();
+        prop_assert_eq!(&unpredicted(&out), &measured_text);
+        let (a, b) = (attribution(&measured_text), attribution(&out));
+        prop_assert_eq!(a.window, b.window);
+        prop_assert_eq!(a.totals, b.totals);
+        prop_assert_eq!(a.by_thread, b.by_thread);
+    }
+
+    #[test]
+    fn sharing_one_processor_takes_at_least_the_work_and_at_most_the_wall_plus_it(
+        seed in any::<u64>(), p in 2u32..5, rounds in 1usize..8
+    ) {
+        // All on one processor: never faster than the total demand (computation does not
+        // shrink), never slower than measured plus all of it (each second of demand delays
+        // the others by at most a second).
+        let (log, _) = random_log(seed, p, rounds, true, true);
+        let all = (0..p).map(|t| t.to_string()).collect::<Vec<_>>().join(",");
+        let (out, measured, predicted) = replay(&log, &grouped(&all));
+        let a = attribution(&log);
+        let work = a.totals.get(pp::profile::Category::Pc) as u64;
+        prop_assert!(predicted >= work, "{} < {}", predicted, work);
+        prop_assert!(predicted <= measured + work, "{} > {} + {}", predicted, measured, work);
+        // The predicted log is a valid log: no rule broken.
+        prop_assert!(attribution(&out).warnings.is_empty(), "{:?}", attribution(&out).warnings);
+    }
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pp-whatif-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn pp(args: &[&str]) -> (bool, String, String) {
+    let out = Command::cargo_bin("pp")
+        .unwrap()
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn pp_whatif_prints_both_walls_and_writes_the_predicted_log() {
+    let dir = scratch("cli");
+    let log = dir.join("fig1.log");
+    let out = dir.join("pred.log");
+    std::fs::write(&log, FIGURE_1).unwrap();
+    let (l, o) = (log.to_str().unwrap(), out.to_str().unwrap());
+    let (ok, stdout, stderr) = pp(&["whatif", l, "--group", "0,1", "--out", o]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        stdout,
+        format!(
+            "measured wall:  0.000000081 s\npredicted wall: 0.000000091 s (+12.3%)\nwrote {o} (predicted: group:0,1)\n"
+        )
+    );
+    // Not again without --force; the same from a target file with --force, into a binary
+    // log from a binary input.
+    let (ok, _, stderr) = pp(&["whatif", l, "--group", "0,1", "--out", o]);
+    assert!(!ok);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--force"), "{stderr}");
+    let bin = dir.join("fig1.bin");
+    assert!(pp(&["convert", l, bin.to_str().unwrap()]).0);
+    let target = dir.join("target.toml");
+    std::fs::write(&target, "group = \"0,1\"\n").unwrap();
+    let (ok, stdout, stderr) = pp(&[
+        "whatif",
+        bin.to_str().unwrap(),
+        "--target",
+        target.to_str().unwrap(),
+        "--out",
+        o,
+        "--force",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("predicted wall: 0.000000091 s"), "{stdout}");
+    assert!(std::fs::read(&out).unwrap().starts_with(b"PPLOG\0"));
+    let (ok, stdout, _) = pp(&["-l", o]);
+    assert!(ok);
+    assert!(
+        stdout.contains("predicted=group:0,1 predicted_from=fig1.bin"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_input_is_a_one_line_error_naming_what_is_wrong() {
+    let dir = scratch("bad");
+    let log = dir.join("fig1.log");
+    std::fs::write(&log, FIGURE_1).unwrap();
+    let out = dir.join("pred.log");
+    let (l, o) = (log.to_str().unwrap(), out.to_str().unwrap());
+    let target = dir.join("target.toml");
+    std::fs::write(&target, "group = \"0,1\"\n[speed]\nfft = \"fast\"\n").unwrap();
+    let bad = dir.join("bad.log");
+    std::fs::write(&bad, "pplog 1 p=2\n0 0 start\n5 7 stop\n").unwrap();
+    let t = target.to_str().unwrap();
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["--group", "0,3"],
+            "thread 3 is not in the log (its threads are 0..3)",
+        ),
+        (
+            &["--group", "0,1/1,2"],
+            "thread 1 is in two groups (1 and 2)",
+        ),
+        (&["--group", "0,x"], "'x' is not a thread number"),
+        (&["--speed", "fft=2"], "--speed fft: "),
+        (&["--speed", "fft=0"], "positive number"),
+        (&["--target", t], "target.toml:3: "),
+        (&["--machine", l], "--machine "),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["whatif", l, "--out", o];
+        all.extend_from_slice(args);
+        let (ok, _, stderr) = pp(&all);
+        assert!(!ok, "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+    let (ok, _, stderr) = pp(&["whatif", bad.to_str().unwrap(), "--out", o]);
+    assert!(!ok);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("bad.log:3"), "{stderr}");
+    for missing in [vec!["none.log"], vec![l, "--target", "none.toml"]] {
+        let mut all = vec!["whatif", "--out", o];
+        all.extend(missing);
+        let (ok, _, stderr) = pp(&all);
+        assert!(!ok);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains("none."), "{stderr}");
+    }
+    assert!(!out.exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
