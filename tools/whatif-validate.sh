@@ -91,10 +91,10 @@ skip() { echo "| $1 | skipped: $2 | | | |"; }
 fft="$lca workload fft2d -n 256 --iters 100 -p 2"
 # shellcheck disable=SC2086
 case_ rust-dp "Rust fft2d dp, p=2, n=256: 2 cores → 1" "--group 0,1" \
-    -- $fft --impl dp -- taskset -c 0 $fft --impl dp
+    :: $fft --impl dp :: taskset -c 0 $fft --impl dp
 # shellcheck disable=SC2086
 case_ rust-tp "Rust fft2d tp, p=2, n=256: 2 cores → 1" "--group 0,1" \
-    -- $fft --impl tp -- taskset -c 0 $fft --impl tp
+    :: $fft --impl tp :: taskset -c 0 $fft --impl tp
 
 omp="$root/examples/openmp/build/fft2d"
 if [ -x "$omp" ]; then
