@@ -5,7 +5,7 @@
 use assert_cmd::Command;
 use pp::log::{LogReader, TextWriter};
 use pp::profile::{Attribution, Sweep};
-use pp::whatif::{Run, Target, parse_groups, predict};
+use pp::whatif::{Demand, Run, Target, parse_groups, predict};
 use proptest::prelude::*;
 
 mod log_support;
@@ -197,6 +197,72 @@ fn a_barrier_waits_for_its_last_arrival_on_the_shared_processor() {
     assert_eq!(time_of(&out, 1, "wait_begin barrier b"), 240);
     assert_eq!(time_of(&out, 0, "wait_end barrier b"), 240);
     assert_eq!(predicted, 400);
+}
+
+#[test]
+fn an_oversubscribed_run_unshared_by_its_cpu_samples() {
+    // Two threads measured on one core: thread 0 worked 0..200 and got 100 of CPU, thread 1
+    // worked 0..300 and got 200 (alone for its last 100). Thread 0 left the barrier 20 after
+    // thread 1's arrival, 15 of them in the run queue (its delay grew 100 -> 115); thread 1
+    // 10 after, none queued. With the demand from CPU time, each on a processor of its own:
+    // thread 0 computes 100, thread 1 200 (the last arrival, at 200); thread 0 leaves
+    // 20 - 15 = 5 after (205), thread 1 10 after (210); the measured delays are gone.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 cpu 0 0
+0 1 cpu 0 0
+0 0 work_begin
+0 1 work_begin
+200 0 work_end
+200 0 cpu 100 100
+200 0 wait_begin barrier b
+300 1 work_end
+300 1 cpu 200 100
+300 1 wait_begin barrier b
+310 1 wait_end barrier b
+310 1 cpu 200 100
+310 1 stop
+320 0 wait_end barrier b
+320 0 cpu 100 115
+320 0 stop
+";
+    let unshared = Target {
+        demand: Demand::Cpu,
+        ..Target::default()
+    };
+    let (out, measured, predicted) = replay(log, &unshared);
+    assert_eq!((measured, predicted), (320, 210));
+    assert_eq!(time_of(&out, 0, "wait_begin barrier b"), 100);
+    assert_eq!(time_of(&out, 1, "wait_begin barrier b"), 200);
+    assert_eq!(time_of(&out, 0, "wait_end barrier b"), 205);
+    assert_eq!(time_of(&out, 1, "wait_end barrier b"), 210);
+    assert!(
+        out.starts_with("pplog 1 p=2 predicted=demand:cpu\n"),
+        "{out}"
+    );
+    // Its profile: the measured run's contention is gone.
+    let a = attribution(&out);
+    assert_eq!(a.totals.sub("rc.cpu"), Some(0));
+    let measured_profile = attribution(log);
+    assert!(measured_profile.totals.sub("rc.cpu").unwrap() > 0);
+    // The same demands shared again by both on one processor: 300 of work in all, as measured.
+    let both = Target {
+        groups: parse_groups("0,1").unwrap(),
+        demand: Demand::Cpu,
+        ..Target::default()
+    };
+    let (out, _, predicted) = replay(log, &both);
+    assert_eq!(time_of(&out, 1, "wait_begin barrier b"), 300);
+    assert_eq!(predicted, 310);
+    // Without CPU samples the demand is the measured time: nothing changes.
+    let bare: String = log
+        .lines()
+        .filter(|l| !l.contains(" cpu "))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let (_, measured, predicted) = replay(&bare, &unshared);
+    assert_eq!((measured, predicted), (320, 320));
 }
 
 #[test]
@@ -504,7 +570,10 @@ fn bad_input_is_a_one_line_error_naming_what_is_wrong() {
     let bad = dir.join("bad.log");
     std::fs::write(&bad, "pplog 1 p=2\n0 0 start\n5 7 stop\n").unwrap();
     let t = target.to_str().unwrap();
-    let cases: [(&[&str], &str); 7] = [
+    let demand = dir.join("demand.toml");
+    std::fs::write(&demand, "demand = \"cpus\"\n").unwrap();
+    let d = demand.to_str().unwrap();
+    let cases: [(&[&str], &str); 9] = [
         (
             &["--group", "0,3"],
             "thread 3 is not in the log (its threads are 0..3)",
@@ -517,6 +586,8 @@ fn bad_input_is_a_one_line_error_naming_what_is_wrong() {
         (&["--speed", "fft=2"], "--speed fft: "),
         (&["--speed", "fft=0"], "positive number"),
         (&["--target", t], "target.toml:3: "),
+        (&["--target", d], "demand.toml:1: "),
+        (&["--demand", "wall"], "'wall'"),
         (&["--machine", l], "--machine "),
     ];
     for (args, expected) in cases {

@@ -20,6 +20,12 @@ pub struct Entry {
     pub busy: bool,
     /// The speed factor of that stretch (its innermost region's times its phase's).
     pub factor: f64,
+    /// The share of a processor the thread had while busy between the `cpu` samples around
+    /// this stretch: their CPU clock's growth over the busy time between them, at most 1
+    /// (1 where no two samples enclose it).
+    pub share: f32,
+    /// The thread's run-queue delay between those samples, ns (0 without delays).
+    pub queued: f32,
 }
 
 /// A log read whole for a replay.
@@ -46,6 +52,10 @@ struct State {
     /// Open regions the thread is a member of, innermost last.
     regions: Vec<u64>,
     phase: f64,
+    /// The last `cpu` sample: its entry, CPU clock and run-queue delay.
+    sample: Option<(usize, u64, Option<u64>)>,
+    /// Time busy since that sample, ns.
+    busy_since: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +166,38 @@ impl Run {
                 | EventKind::Recv { .. }
                 | EventKind::Coll { .. } => {}
             }
+            // The busy time since the thread's last sample; at a sample, its share of a
+            // processor over the stretches since the last one.
+            if let Some(last) = threads[i].last()
+                && last.busy
+            {
+                states[i].busy_since += e.t.saturating_sub(last.event.t);
+            }
+            if let EventKind::Cpu {
+                thread_cpu_ns,
+                run_delay_ns,
+            } = e.kind
+            {
+                let s = &mut states[i];
+                if let Some((from, cpu, delay)) = s.sample {
+                    let grown = thread_cpu_ns.saturating_sub(cpu) as f64;
+                    let share = if s.busy_since > 0 {
+                        (grown / s.busy_since as f64).min(1.0) as f32
+                    } else {
+                        1.0
+                    };
+                    let queued = match (delay, run_delay_ns) {
+                        (Some(a), Some(b)) => b.saturating_sub(a) as f32,
+                        _ => 0.0,
+                    };
+                    for entry in &mut threads[i][from..] {
+                        entry.share = share;
+                        entry.queued = queued;
+                    }
+                }
+                s.sample = Some((threads[i].len(), thread_cpu_ns, run_delay_ns));
+                s.busy_since = 0;
+            }
             let s = &states[i];
             let busy = s.started
                 && !s.stopped
@@ -169,6 +211,8 @@ impl Run {
                 event: e,
                 busy,
                 factor: region * s.phase,
+                share: 1.0,
+                queued: 0.0,
             });
         }
         if !reader.finished() {

@@ -15,7 +15,7 @@ pub mod write;
 
 pub use load::{Entry, Run};
 pub use replay::{Predicted, Sample, replay};
-pub use target::{Target, load_machine, parse_groups};
+pub use target::{Demand, Target, load_machine, parse_groups};
 
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,13 @@ pub struct WhatifArgs {
     /// Computation in this region or phase goes FACTOR times as fast (repeatable).
     #[arg(long, value_name = "NAME=FACTOR")]
     speed: Vec<String>,
-    /// A target file (TOML: group, machine, [speed]); the options above override it.
+    /// What a computation demands of its processor: `elapsed`, its measured time (a source
+    /// run with a processor per thread), or `cpu`, the CPU time its thread received (a source
+    /// run that shared processors: more threads than cores, `taskset`): waits lose the
+    /// run-queue delay around their end too [default: elapsed].
+    #[arg(long, value_name = "elapsed|cpu")]
+    demand: Option<String>,
+    /// A target file (TOML: group, machine, demand, [speed]); the options above override it.
     #[arg(long, value_name = "FILE.toml")]
     target: Option<PathBuf>,
     /// The predicted log to write (text or binary as the input; `-`: standard output, text
@@ -74,6 +80,12 @@ pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
     }
     for s in &args.speed {
         target.add_speed(s)?;
+    }
+    match args.demand.as_deref() {
+        None => {}
+        Some("elapsed") => target.demand = Demand::Elapsed,
+        Some("cpu") => target.demand = Demand::Cpu,
+        Some(other) => bail!("--demand '{other}': expected elapsed or cpu"),
     }
     let path = args.log.clone().unwrap_or(default_log);
     let name = if path.as_os_str() == "-" {
@@ -132,12 +144,15 @@ pub struct Prediction {
     pub replay: Predicted,
     /// Whether threads without `cpu` samples get some (a processor is shared).
     sampled: bool,
+    /// Whether the measured run-queue delays are dropped (demand from CPU time: the sharing
+    /// they came from is gone).
+    unshared: bool,
 }
 
 impl Prediction {
     /// Thread `i`'s events in the predicted log ([`write::thread_events`]).
     pub fn events<'a>(&'a self, run: &'a Run, i: usize) -> impl Iterator<Item = Event> + 'a {
-        write::thread_events(run, &self.replay, i, self.sampled)
+        write::thread_events(run, &self.replay, i, self.sampled, self.unshared)
     }
 }
 
@@ -175,6 +190,7 @@ pub fn predict(run: &Run, target: &Target) -> Result<Prediction> {
         header,
         replay,
         sampled,
+        unshared: target.demand == Demand::Cpu,
     })
 }
 

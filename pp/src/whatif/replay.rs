@@ -13,7 +13,7 @@ use std::collections::BinaryHeap;
 use anyhow::{Result, bail};
 
 use super::load::Run;
-use super::target::Target;
+use super::target::{Demand, Target};
 use crate::event::{EventKind, ThreadId};
 use crate::graph::{ArcKind, NO_ARC};
 
@@ -119,6 +119,8 @@ struct Sim<'a> {
     seq: u64,
     /// Per thread: (node, waiting thread) for threads blocked on one of its events.
     waiters: Vec<Vec<(u32, ThreadId)>>,
+    /// Demand from CPU time ([`Demand::Cpu`]).
+    cpu: bool,
 }
 
 /// Replays `run` on `target`.
@@ -163,6 +165,7 @@ pub fn replay(run: &Run, target: &Target) -> Result<Predicted> {
         heap: BinaryHeap::new(),
         seq: 0,
         waiters: vec![Vec::new(); p],
+        cpu: target.demand == Demand::Cpu,
     };
     for i in 0..p {
         sim.begin(i, 0.0);
@@ -188,9 +191,19 @@ pub fn replay(run: &Run, target: &Target) -> Result<Predicted> {
 /// Each thread's dependencies, by node: the graph's arcs into it (a message's latency from
 /// the target's network when it has one; the latency measured when the arc is what ended the
 /// thread's wait; else 1 ns, the order), and for a barrier's departure every arrival of its
-/// episode, with the measured release latency.
+/// episode, with the measured release latency. With [`Demand::Cpu`] a measured latency loses
+/// the run-queue delay around the event it leads to (the thread, released, waited for a core).
 fn dependencies(run: &Run, target: &Target) -> Vec<Vec<Dep>> {
     let g = &run.graph;
+    let unqueued = |thread: usize, node: u32, latency: u64| -> f64 {
+        let latency = latency as f64;
+        match (target.demand, node.checked_sub(1)) {
+            (Demand::Cpu, Some(k)) => {
+                (latency - f64::from(run.threads[thread][k as usize].queued)).max(0.0)
+            }
+            _ => latency,
+        }
+    };
     let mpi = target.machine.as_ref().and_then(|m| m.mpi.as_ref());
     let mut deps: Vec<Vec<Dep>> = vec![Vec::new(); g.threads.len()];
     for (a, arc) in g.arcs.iter().enumerate() {
@@ -213,7 +226,7 @@ fn dependencies(run: &Run, target: &Target) -> Vec<Vec<Dep>> {
         // is the lower; 0 where the measured log had them at the same time).
         let latency = match network {
             Some(ns) => ns.max(1.0),
-            None if binding => t.saturating_sub(s) as f64,
+            None if binding => unqueued(to, arc.to_node, t.saturating_sub(s)),
             None => t.saturating_sub(s).min(1) as f64,
         };
         deps[to].push(Dep {
@@ -244,10 +257,13 @@ fn dependencies(run: &Run, target: &Target) -> Vec<Vec<Dep>> {
                 episode: d.episode,
                 arrived: d.arrived,
             },
-            latency: node
-                .t
-                .saturating_sub(last)
-                .min(if later { 1 } else { u64::MAX }) as f64,
+            latency: unqueued(
+                d.thread as usize,
+                d.node,
+                node.t
+                    .saturating_sub(last)
+                    .min(if later { 1 } else { u64::MAX }),
+            ),
         });
     }
     for list in &mut deps {
@@ -271,12 +287,22 @@ impl Sim<'_> {
         }
         let nodes = &self.run.graph.threads[i];
         let released = nodes[k].arc != NO_ARC;
-        let (prev, computes, factor) = match k {
-            0 => (self.out.origin, false, 1.0),
-            _ => (nodes[k - 1].t, entries[k - 1].busy, entries[k - 1].factor),
+        let (prev, computes, factor, share, queued) = match k {
+            0 => (self.out.origin, false, 1.0, 1.0, 0.0),
+            _ => {
+                let e = &entries[k - 1];
+                let (share, queued) = if self.cpu {
+                    (f64::from(e.share), f64::from(e.queued))
+                } else {
+                    (1.0, 0.0)
+                };
+                (nodes[k - 1].t, e.busy, e.factor, share, queued)
+            }
         };
         let measured = nodes[k].t.saturating_sub(prev) as f64;
         if computes && measured > 0.0 {
+            // What it demands: its time, or the part of it its thread ran (Demand::Cpu).
+            let measured = measured * share;
             let th = &mut self.threads[i];
             th.remaining = measured / factor;
             th.saved += measured - th.remaining;
@@ -286,7 +312,11 @@ impl Sim<'_> {
             self.processors[p].running.push(i as ThreadId);
             self.reschedule(p);
         } else {
-            let hold = if computes || released { 0.0 } else { measured };
+            let hold = if computes || released {
+                0.0
+            } else {
+                (measured - queued).max(0.0)
+            };
             self.threads[i].until = t + hold;
             self.resolve(i);
         }

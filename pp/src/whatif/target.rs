@@ -21,6 +21,22 @@ pub struct Target {
     pub machine: Option<Machine>,
     /// Region or phase name → factor that divides the demand of computation in it.
     pub speeds: BTreeMap<String, f64>,
+    /// What a computation demands of its processor: its measured time, or the CPU time it
+    /// received (for a source run that itself shared its processors).
+    pub demand: Demand,
+}
+
+/// What a computation's demand for a processor is taken from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Demand {
+    /// Its measured (elapsed) time: the source run had a processor per thread.
+    #[default]
+    Elapsed,
+    /// The CPU time its thread received over it (the `cpu` samples around it), and every
+    /// wait's measured time less the run-queue delay around its end: what the run would take
+    /// with the processors it did not have (an oversubscribed source run).
+    Cpu,
 }
 
 /// A target file's fields (docs/whatif.md).
@@ -33,6 +49,8 @@ struct File {
     machine: Option<PathBuf>,
     #[serde(default)]
     speed: BTreeMap<String, f64>,
+    #[serde(default)]
+    demand: Option<Demand>,
 }
 
 impl Target {
@@ -58,6 +76,9 @@ impl Target {
         if let Some(m) = &file.machine {
             let m = path.parent().map_or(m.clone(), |dir| dir.join(m));
             target.machine = Some(load_machine(&m).with_context(|| format!("{name}: machine"))?);
+        }
+        if let Some(d) = file.demand {
+            target.demand = d;
         }
         for (region, factor) in file.speed {
             let factor = check_factor(factor).with_context(|| format!("{name}: speed.{region}"))?;
@@ -85,7 +106,10 @@ impl Target {
 
     /// True when nothing changes: the replay reproduces the run.
     pub fn is_identity(&self) -> bool {
-        self.groups.iter().all(|g| g.len() < 2) && self.machine.is_none() && self.speeds.is_empty()
+        self.groups.iter().all(|g| g.len() < 2)
+            && self.machine.is_none()
+            && self.speeds.is_empty()
+            && self.demand == Demand::Elapsed
     }
 
     /// Checks the groups against a run of `p` threads: every thread below `p`, none in two
@@ -137,6 +161,9 @@ impl Target {
                 })
                 .collect();
             parts.push(format!("group:{}", g.join("/")));
+        }
+        if self.demand == Demand::Cpu {
+            parts.push("demand:cpu".to_string());
         }
         if self.machine.is_some() {
             parts.push("network:mpi".to_string());

@@ -19,14 +19,16 @@ const BLOCK_EVENTS: usize = 4096;
 
 /// Thread `i`'s events at their predicted times (rounded to the ns), `cpu` samples rewritten:
 /// the CPU clock less the demand the speed factors took away, the run-queue delay plus the
-/// time the thread was runnable without a processor. A thread without samples gets one at its
-/// `start` and one at its `stop` when `sampled` (some processor is shared), so that the
-/// profile of the predicted log shows the sharing as `rc.cpu`.
+/// time the thread was runnable without a processor (without the measured delay when
+/// `unshared`: demand from CPU time, the sharing it came from gone). A thread without samples
+/// gets one at its `start` and one at its `stop` when `sampled` (some processor is shared), so
+/// that the profile of the predicted log shows the sharing as `rc.cpu`.
 pub fn thread_events<'a>(
     run: &'a Run,
     predicted: &'a Predicted,
     i: usize,
     sampled: bool,
+    unshared: bool,
 ) -> impl Iterator<Item = Event> + 'a {
     let entries = &run.threads[i];
     let times = &predicted.times[i];
@@ -54,6 +56,7 @@ pub fn thread_events<'a>(
             event.kind = EventKind::Cpu {
                 thread_cpu_ns: cpu_floor,
                 run_delay_ns: match run_delay_ns {
+                    Some(_) if unshared => Some(delay),
                     Some(d) => Some(d.saturating_add(delay)),
                     None if delay > 0 => Some(delay),
                     None => None,
