@@ -10,17 +10,21 @@
 # Cases (NAME: what is predicted):
 #   rust-dp, rust-tp   the Rust fft2d (lca workload fft2d), 2 threads on 2 cores, regrouped onto
 #                      one processor (--group 0,1); measured with `taskset -c 0`
-#   omp-dp             the OpenMP fft2d (examples/openmp), the same; OMP_WAIT_POLICY=passive in
-#                      both runs (the replay assumes waits that block, not spin)
+#   rust-dp-cpu, rust-tp-cpu   the other way: 2 threads measured on one core (`taskset -c 0`),
+#                      predicted with a processor each (--demand cpu); measured on 2 cores
+#   omp-dp             the OpenMP fft2d (examples/openmp), 2 cores → 1; OMP_WAIT_POLICY=passive
+#                      in both runs (the replay assumes waits that block, not spin)
+#   omp-dp-cpu         the OpenMP fft2d, 1 core → 2, as rust-dp-cpu
 #   mpi-regroup        the MPI fft2d with --transpose p2p, 2 ranks regrouped onto one core;
 #                      Open MPI told to yield when idle (mpi_yield_when_idle) in both runs
 #   mpi-tcp-64/128     the MPI fft2d with --transpose p2p, 2 ranks over shared memory
 #                      (btl self,vader) predicted over TCP loopback (btl tcp,self) from a machine
 #                      file calibrated with `pp calibrate --mpi` over TCP; measured over TCP
 #
-# Needs release builds (`cargo build --release`), `make -C examples/openmp examples/mpi` and the
+# Needs release builds (`cargo build --release`), `make -C examples/openmp` and `make -C examples/mpi` and the
 # packages of tools/system-packages.sh; cases whose programs are missing are skipped, saying so.
-# A quiet machine matters: anything else running disturbs the measured side, not the predicted.
+# A quiet machine matters: anything else running disturbs both the traced source runs (their
+# lost time becomes demand) and the measured target runs.
 set -euo pipefail
 
 reps=5
@@ -29,7 +33,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
     --reps) reps="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
-    -h | --help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "whatif-validate: unknown argument '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -96,11 +100,20 @@ case_ rust-dp "Rust fft2d dp, p=2, n=256: 2 cores → 1" "--group 0,1" \
 case_ rust-tp "Rust fft2d tp, p=2, n=256: 2 cores → 1" "--group 0,1" \
     :: $fft --impl tp :: taskset -c 0 $fft --impl tp
 
+# shellcheck disable=SC2086
+case_ rust-dp-cpu "Rust fft2d dp, p=2, n=256: 1 core → 2" "--demand cpu" \
+    :: taskset -c 0 $fft --impl dp :: $fft --impl dp
+# shellcheck disable=SC2086
+case_ rust-tp-cpu "Rust fft2d tp, p=2, n=256: 1 core → 2" "--demand cpu" \
+    :: taskset -c 0 $fft --impl tp :: $fft --impl tp
+
 omp="$root/examples/openmp/build/fft2d"
 if [ -x "$omp" ]; then
     run=(env OMP_WAIT_POLICY=passive "$pp" run -- "$omp" --impl dp -p 2 -n 256)
     case_ omp-dp "OpenMP fft2d dp, p=2, n=256: 2 cores → 1" "--group 0,1" \
         :: "${run[@]}" :: taskset -c 0 "${run[@]}"
+    case_ omp-dp-cpu "OpenMP fft2d dp, p=2, n=256: 1 core → 2" "--demand cpu" \
+        :: taskset -c 0 "${run[@]}" :: "${run[@]}"
 else
     skip omp-dp "$omp missing (make -C examples/openmp)"
 fi

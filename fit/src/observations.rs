@@ -172,6 +172,9 @@ pub struct Datafile {
     source: String,
     table: Arc<Table>,
     rows: Vec<Row>,
+    /// Text columns the user let take several values ([`filter`](Self::filter) with `in` or
+    /// `!=`: `role in model,decide`): they are neither factors nor held to one value.
+    mixed: Vec<String>,
 }
 
 impl Datafile {
@@ -181,7 +184,13 @@ impl Datafile {
             source,
             table,
             rows,
+            mixed: Vec::new(),
         }
+    }
+
+    /// Whether `column` is a text column the user's conditions let take several values.
+    pub fn is_mixed(&self, column: &str) -> bool {
+        self.mixed.iter().any(|c| c == column)
     }
 
     /// Parses `text`, detecting the form. `source` is the name used in errors (the path as the
@@ -323,7 +332,16 @@ impl Datafile {
                 .1;
         }
         let rows = rows.into_iter().cloned().collect();
-        Ok(Datafile::new(&self.source, Arc::clone(&self.table), rows))
+        let mut data = Datafile::new(&self.source, Arc::clone(&self.table), rows);
+        data.mixed = self.mixed.clone();
+        for c in conditions {
+            if matches!(c.op, crate::condition::Op::In | crate::condition::Op::Ne)
+                && !data.is_mixed(&c.key)
+            {
+                data.mixed.push(c.key.clone());
+            }
+        }
+        Ok(data)
     }
 
     /// Selects the observations of `response` against `factors`. `at` first keeps the rows where
@@ -386,7 +404,7 @@ impl Datafile {
                 continue;
             }
             let (count, numeric, values) = self.values(&rows, col);
-            if count > 1 {
+            if count > 1 && (numeric || !self.is_mixed(name)) {
                 let option = if numeric { "--at" } else { "--where" };
                 let name = excerpt(name);
                 let message = format!(

@@ -108,8 +108,9 @@ pub struct TimePrediction {
 }
 
 /// The factors of a datafile: every numeric column, other than the responses and
-/// [`RUN_COLUMNS`](crate::observations::RUN_COLUMNS), that takes more than one value. A text column with more than one value
-/// must be fixed with `--where`.
+/// [`RUN_COLUMNS`](crate::observations::RUN_COLUMNS), that takes more than one value. A text
+/// column with more than one value must be fixed with `--where`, unless the `--where` let it
+/// take several (`role in model,decide`: [`Datafile::is_mixed`]).
 pub fn factors_of(data: &Datafile) -> Result<(Vec<String>, BTreeMap<String, f64>), BuildError> {
     let mut factors = Vec::new();
     let mut held = BTreeMap::new();
@@ -142,6 +143,7 @@ pub fn factors_of(data: &Datafile) -> Result<(Vec<String>, BTreeMap<String, f64>
                 held.insert(column.clone(), numbers[0]);
             }
             (0, 1) | (0, 0) => {}
+            (0, _) if data.is_mixed(column) => {}
             _ => {
                 // The values, and the column's name, as a short excerpt: either can be long.
                 let values: Vec<String> = numbers

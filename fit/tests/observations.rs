@@ -203,6 +203,30 @@ fn selection_errors_say_what_to_fix() {
     );
 }
 
+/// A text column the conditions let take several values (`in`, `!=`) is the user's choice to
+/// mix those rows: it is neither a factor nor held to one value; `=` still selects one.
+#[test]
+fn a_text_column_chosen_with_in_may_vary() {
+    let text = "role=model p=2 wall=4\nrole=decide p=4 wall=2\nrole=validate p=8 wall=1\n";
+    let chosen: Condition = "role in model,decide".parse().unwrap();
+    let data = parse(text).filter(std::slice::from_ref(&chosen)).unwrap();
+    assert_eq!(
+        data.observations(&["p"], "wall", &[]).unwrap().y,
+        [4.0, 2.0]
+    );
+    let not_validate = select(text, "role!=validate", "p", "wall", "").unwrap();
+    assert_eq!(not_validate.y, [4.0, 2.0]);
+    assert_eq!(
+        select(text, "", "p", "wall", "").unwrap_err(),
+        "fig2.dat: factor 'role' varies in the selected rows (role = decide, model, validate); \
+         fix it with --where role=VALUE"
+    );
+    assert!(data.is_mixed("role") && !data.is_mixed("p"));
+    let (factors, held) = fit::performance::factors_of(&data).unwrap();
+    assert_eq!(factors, ["p"]);
+    assert!(held.is_empty());
+}
+
 #[rustfmt::skip]
 const BAD_INPUT: &[(&str, &str)] = &[
     ("", "fig2.dat: no data rows"),
