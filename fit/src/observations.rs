@@ -20,9 +20,15 @@ pub use parse::{MAX_COLUMNS, MAX_LINE};
 /// are responses and never count as factors that must be held fixed.
 pub const RESPONSE_KEYS: [&str; 8] = ["wall", "total", "li", "ip", "sl", "cl", "rc", "pc"];
 
-/// Columns that number runs rather than describe them (`lca design` writes `run` and
-/// `replicate`, `lca study` writes `replicate`): never factors, free to vary between rows.
-pub const RUN_COLUMNS: [&str; 2] = ["run", "replicate"];
+/// Columns that say which run a row is rather than what it measured: never factors, free to
+/// vary between rows. `lca design` writes `run` and `replicate`, `lca study` writes
+/// `replicate`; a row profiled from `pp whatif`'s predicted log has `predicted` (what was
+/// predicted) and `predicted_from` (from which log), and a model says how many of its rows
+/// were predicted ([`PredictedRows`](crate::performance::PredictedRows)).
+pub const RUN_COLUMNS: [&str; 4] = ["run", "replicate", "predicted", "predicted_from"];
+
+/// The column that marks a predicted row (`pp whatif` writes it into its log's header).
+pub const PREDICTED: &str = "predicted";
 
 /// Whether `name` is a response column: a key of [`RESPONSE_KEYS`] or a sub-category of one.
 pub fn is_response_column(name: &str) -> bool {

@@ -14,7 +14,7 @@ use crate::stats::t_quantile_real as t_quantile;
 pub const CATEGORIES: [&str; 6] = ["pc", "li", "ip", "sl", "cl", "rc"];
 
 /// Where a model's data came from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Provenance {
     /// The datafile, as named on the command line.
     pub datafile: String,
@@ -24,6 +24,80 @@ pub struct Provenance {
     pub lines: Vec<usize>,
     /// The program that built the model, `lca 0.1.0`.
     pub created_by: String,
+    /// The rows among them that were predicted, not measured.
+    pub predicted: Option<PredictedRows>,
+}
+
+/// The rows of a model that `pp whatif` predicted (a `predicted` column) instead of a run
+/// measuring them: a model resting on them says so, and so do the verdicts drawn from it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PredictedRows {
+    /// How many of the model's rows were predicted.
+    pub rows: usize,
+    /// Of how many.
+    pub of: usize,
+    /// What predicted them: the distinct values of their `predicted` column (`demand:cpu`).
+    pub what: Vec<String>,
+    /// Each factor's range over the predicted rows, in the model's order of factors.
+    pub ranges: Vec<(f64, f64)>,
+}
+
+impl PredictedRows {
+    /// The predicted rows among `data`'s (all of them used by a model of `factors`); None
+    /// when every row was measured.
+    pub fn of(data: &Datafile, factors: &[String]) -> Option<PredictedRows> {
+        let mut found = PredictedRows {
+            of: data.rows().len(),
+            ranges: vec![(f64::INFINITY, f64::NEG_INFINITY); factors.len()],
+            ..PredictedRows::default()
+        };
+        for row in 0..data.rows().len() {
+            let what = match data.cell(row, crate::observations::PREDICTED) {
+                Some(Cell::Text(t)) => t.to_string(),
+                Some(Cell::Number(x)) => x.to_string(),
+                None => continue,
+            };
+            found.rows += 1;
+            if !found.what.contains(&what) {
+                found.what.push(what);
+            }
+            for (range, factor) in found.ranges.iter_mut().zip(factors) {
+                if let Some(Cell::Number(x)) = data.cell(row, factor) {
+                    *range = (range.0.min(x), range.1.max(x));
+                }
+            }
+        }
+        (found.rows > 0).then_some(found)
+    }
+
+    /// `48 of 96 rows predicted (pp whatif demand:cpu; p from 3 to 8)`: the factors whose
+    /// predicted rows cover less than the model's whole range are named.
+    pub fn describe(&self, factors: &[String], model_ranges: &[(f64, f64)]) -> String {
+        let narrower: Vec<String> = factors
+            .iter()
+            .zip(&self.ranges)
+            .zip(model_ranges)
+            .filter(|((_, p), m)| p.0 > m.0 || p.1 < m.1)
+            .map(|((f, p), _)| {
+                if p.0 == p.1 {
+                    format!("{f} = {}", p.0)
+                } else {
+                    format!("{f} from {} to {}", p.0, p.1)
+                }
+            })
+            .collect();
+        let where_ = if narrower.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", narrower.join(", "))
+        };
+        format!(
+            "{} of {} rows predicted (pp whatif {}{where_})",
+            self.rows,
+            self.of,
+            self.what.join(", ")
+        )
+    }
 }
 
 /// What a model's categories are, and so what it predicts.
@@ -222,9 +296,11 @@ impl PerformanceModel {
                 conditions: options.conditions.iter().map(|c| c.to_string()).collect(),
                 lines: first.lines.clone(),
                 created_by: options.created_by.clone(),
+                predicted: None,
             },
         };
         model.baseline = model.corner_plane(&observations);
+        model.provenance.predicted = PredictedRows::of(data, &model.factors);
         Ok(model)
     }
 

@@ -131,6 +131,7 @@ pub fn build(
         conditions: options.conditions.iter().map(|c| c.to_string()).collect(),
         lines: observations[0].lines.clone(),
         created_by: options.created_by.clone(),
+        predicted: None,
     };
     let mut model = from_observations(
         &options.name,
@@ -140,6 +141,7 @@ pub fn build(
         provenance,
     )?;
     model.held = roles.held.clone();
+    model.provenance.predicted = crate::performance::PredictedRows::of(data, &model.factors);
     Ok((model, roles))
 }
 

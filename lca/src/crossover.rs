@@ -150,13 +150,21 @@ pub fn run(args: &Args) -> Result<String> {
             }
             let axis = axis(&var)?;
             let c = pair.crossover(&axis, &fixed, args.samples)?;
-            let out = reports::crossover::crossover(&c, format);
+            let out = reports::verdict::with_predictions(
+                reports::crossover::crossover(&c, format),
+                format,
+                &[&a, &b],
+            )?;
             with_suggestions(out, &pair, &[axis], &fixed, args, format, "the range")
         }
         None => {
             let (u, v) = (axis(&free[0])?, axis(&free[1])?);
             let map = pair.winner_map(&u, &v, &fixed, args.cells)?;
-            let out = reports::crossover::winner_map(&map, format);
+            let out = reports::verdict::with_predictions(
+                reports::crossover::winner_map(&map, format),
+                format,
+                &[&a, &b],
+            )?;
             with_suggestions(out, &pair, &[u, v], &fixed, args, format, "the map")
         }
     }

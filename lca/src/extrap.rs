@@ -78,6 +78,7 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
             conditions: Vec::new(),
             lines,
             created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
+            predicted: None,
         },
     };
     if model.categories.is_empty() {

@@ -164,12 +164,19 @@ fn map_section(
             reports::html::escape(&a.name),
             reports::html::escape(&b.name),
             reports::html::escape(var),
-            reports::html::escape(&reports::verdict::along(&c)),
+            reports::html::escape(&match reports::verdict::predictions(&[a, b]) {
+                Some(note) => format!("{} {note}", reports::verdict::along(&c)),
+                None => reports::verdict::along(&c),
+            }),
             reports::html::escape(&text)
         ))
     };
     match winner_map(a, b, errors) {
-        Ok(map) => reports::html::winner_map(&map, &measured(&map, sections)),
+        Ok(map) => reports::html::winner_map(
+            &map,
+            &measured(&map, sections),
+            reports::verdict::predictions(&[a, b]).as_deref(),
+        ),
         Err(e) => along().unwrap_or_else(|_| {
             format!(
                 "<p class=\"note\">No winner map: {}</p>\n",

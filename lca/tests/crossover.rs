@@ -562,6 +562,65 @@ fn validation_runs_widen_the_verdict() {
     assert!((sq - 80.6).abs() < 0.6, "{line}");
 }
 
+/// Rows profiled from `pp whatif`'s predicted logs carry a `predicted` column: the model
+/// counts them, its file keeps them, and the crossover says the answer rests on them.
+#[test]
+fn a_verdict_says_what_rests_on_predicted_runs() {
+    let dir = scratch("crossover-predicted");
+    let row = |name: &str, p: u32, li: f64, predicted: bool| {
+        let mark = if predicted {
+            format!(" predicted=demand:cpu predicted_from={name}{p}.log")
+        } else {
+            String::new()
+        };
+        format!("impl={name} p={p} n=10 pc=10 li={li} ip=0 sl=0 cl=0 rc=0{mark}\n")
+    };
+    let mut text = String::new();
+    for (p, replicate) in [1u32, 2, 4, 8].iter().flat_map(|p| [(*p, 0.0), (*p, 0.1)]) {
+        text += &row("a", p, p as f64 - 1.0 + replicate, p >= 4);
+        text += &row("b", p, 2.0 * (p as f64 - 1.0) + replicate, false);
+    }
+    let data = path(write(&dir, "runs.dat", &text));
+    let mut models = Vec::new();
+    for name in ["a", "b"] {
+        let out = path(dir.join(format!("{name}.toml")));
+        let _ = std::fs::remove_file(&out);
+        let summary = stdout(&[
+            "model",
+            &data,
+            "--where",
+            &format!("impl={name}"),
+            "--cat",
+            "pc,li",
+            "--out",
+            &out,
+        ]);
+        let note =
+            "predicted, not measured: 4 of 8 rows predicted (pp whatif demand:cpu; p from 4 to 8)";
+        assert_eq!(summary.contains(note), name == "a", "{summary}");
+        models.push(out);
+    }
+    let file = std::fs::read_to_string(&models[0]).unwrap();
+    assert!(
+        file.contains("[provenance.predicted]\nrows = 4\nof = 8\n"),
+        "{file}"
+    );
+    let note = "It rests on predicted runs, not measured ones: a's model: 4 of 8 rows predicted \
+                (pp whatif demand:cpu; p from 4 to 8).";
+    let text = stdout(&["crossover", &models[0], &models[1], "--var", "p"]);
+    let lines: Vec<&str> = text.lines().collect();
+    let verdict = lines
+        .iter()
+        .position(|l| l.starts_with("verdict: "))
+        .unwrap();
+    assert_eq!(lines[verdict + 1], format!("predicted: {note}"), "{text}");
+    let doc = json(&["crossover", &models[0], &models[1], "--var", "p"]);
+    assert_eq!(doc["predicted"], note);
+    // Measured models say nothing of predictions.
+    let plain = stdout(&["crossover", &models[1], &models[1], "--var", "p"]);
+    assert!(!plain.contains("rests on predicted"), "{plain}");
+}
+
 #[test]
 fn verdicts_without_a_crossing() {
     let dir = scratch("crossover-verdicts");

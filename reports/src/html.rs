@@ -183,7 +183,7 @@ fn grid(
 
 /// The verdict and the winner map of two implementations as a coloured grid (the second factor
 /// upwards), with the crossover boundary's points folded under it.
-pub fn winner_map(map: &WinnerMap, runs: &[(f64, f64)]) -> String {
+pub fn winner_map(map: &WinnerMap, runs: &[(f64, f64)], predicted: Option<&str>) -> String {
     let swatch = |colour: &str, text: &str| {
         format!(
             "<span style=\"background:{colour};padding:0 .5em;margin-right:.3em\">&nbsp;</span>{text}"
@@ -206,7 +206,10 @@ pub fn winner_map(map: &WinnerMap, runs: &[(f64, f64)]) -> String {
     let mut html = format!(
         "<h2>Which is faster: {a} (A) or {b} (B)</h2>\n<p class=\"verdict\">{}</p>\n\
          <p>{} across, {} up{}: {}.</p>\n",
-        escape(&crate::verdict::map(map)),
+        escape(&match predicted {
+            Some(note) => format!("{} {note}", crate::verdict::map(map)),
+            None => crate::verdict::map(map),
+        }),
         escape(&map.u.factor),
         escape(&map.v.factor),
         if map.fixed.is_empty() {

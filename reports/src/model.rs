@@ -39,6 +39,13 @@ pub fn summary(model: &PerformanceModel) -> String {
         .map(|(f, (lo, hi))| format!("{f} in [{lo}, {hi}]"))
         .collect();
     let held: Vec<String> = model.held.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if let Some(predicted) = &p.predicted {
+        let _ = writeln!(
+            out,
+            "predicted, not measured: {}",
+            predicted.describe(&model.factors, &model.ranges)
+        );
+    }
     let _ = write!(out, "factors: {}", ranges.join(", "));
     if !held.is_empty() {
         let _ = write!(out, "; held: {}", held.join(", "));

@@ -4,6 +4,58 @@
 //! of who wins); it decides nothing itself.
 
 use fit::crossover::{Axis, Crossover, ModelError, Side, Winner, WinnerMap};
+use fit::performance::PerformanceModel;
+
+/// What of a comparison rests on predicted rather than measured runs (`pp whatif`'s rows):
+/// `It rests on predicted runs: dp's model on 48 of 96 rows (pp whatif demand:cpu; p from 3
+/// to 8).` None when both models rest on measured runs only.
+pub fn predictions(models: &[&PerformanceModel]) -> Option<String> {
+    let parts: Vec<String> = models
+        .iter()
+        .filter_map(|m| {
+            let p = m.provenance.predicted.as_ref()?;
+            let text = p.describe(&m.factors, &m.ranges);
+            Some(format!("{}'s model: {text}", m.name))
+        })
+        .collect();
+    (!parts.is_empty()).then(|| {
+        format!(
+            "It rests on predicted runs, not measured ones: {}.",
+            parts.join("; ")
+        )
+    })
+}
+
+/// `out` (a crossover or winner map in `format`) saying what of it rests on predicted runs: a
+/// `predicted:` line after the verdict, a `predicted` field in JSON, a `# predicted:` comment
+/// line first in CSV.
+pub fn with_predictions(
+    out: String,
+    format: crate::ranking::Format,
+    models: &[&PerformanceModel],
+) -> serde_json::Result<String> {
+    let Some(note) = predictions(models) else {
+        return Ok(out);
+    };
+    Ok(match format {
+        crate::ranking::Format::Text => {
+            let mut lines: Vec<&str> = out.lines().collect();
+            let at = lines
+                .iter()
+                .position(|l| l.starts_with("verdict: "))
+                .map_or(0, |k| k + 1);
+            let line = format!("predicted: {note}");
+            lines.insert(at, &line);
+            lines.join("\n") + "\n"
+        }
+        crate::ranking::Format::Json => {
+            let mut doc: serde_json::Value = serde_json::from_str(&out)?;
+            doc["predicted"] = serde_json::Value::String(note);
+            format!("{}\n", serde_json::to_string_pretty(&doc)?)
+        }
+        crate::ranking::Format::Csv => format!("# predicted: {note}\n{out}"),
+    })
+}
 
 /// A factor's value for people: whole numbers from 100 up, else 3 significant digits, without
 /// trailing zeros (`65`, `2.27`, `0.5`, `1024`).

@@ -38,7 +38,7 @@ use crate::combination::{
 };
 use crate::fit::{Estimate, Fit, Method, Weighting};
 use crate::model::Model;
-use crate::performance::{Kind, PerformanceModel, Provenance};
+use crate::performance::{Kind, PerformanceModel, PredictedRows, Provenance};
 
 /// The model file format this version reads and writes.
 pub const FORMAT: u32 = 1;
@@ -105,6 +105,18 @@ struct ProvenanceRecord {
     lines: Vec<usize>,
     #[serde(default)]
     created_by: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    predicted: Option<PredictedRecord>,
+}
+
+/// `[provenance.predicted]`: the rows `pp whatif` predicted.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PredictedRecord {
+    rows: usize,
+    of: usize,
+    what: Vec<String>,
+    range: BTreeMap<String, [f64; 2]>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -226,6 +238,21 @@ pub fn write(model: &PerformanceModel) -> String {
             conditions: model.provenance.conditions.clone(),
             lines: model.provenance.lines.clone(),
             created_by: model.provenance.created_by.clone(),
+            predicted: model
+                .provenance
+                .predicted
+                .as_ref()
+                .map(|p| PredictedRecord {
+                    rows: p.rows,
+                    of: p.of,
+                    what: p.what.clone(),
+                    range: model
+                        .factors
+                        .iter()
+                        .zip(&p.ranges)
+                        .map(|(f, &(lo, hi))| (f.clone(), [lo, hi]))
+                        .collect(),
+                }),
         }),
         category: model.categories.iter().map(category_record).collect(),
         baseline: model.baseline.as_ref().map(fit_record),
@@ -470,15 +497,31 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
         Some(b) => Some(restore_fit(b, "T_p", &factors).map_err(|e| format!("baseline: {e}"))?),
         None => None,
     };
-    let provenance = record
-        .provenance
-        .map(|p| Provenance {
+    let provenance = match record.provenance {
+        Some(p) => Provenance {
             datafile: p.datafile,
             conditions: p.conditions,
             lines: p.lines,
             created_by: p.created_by,
-        })
-        .unwrap_or_default();
+            predicted: match p.predicted {
+                Some(r) => Some(PredictedRows {
+                    rows: r.rows,
+                    of: r.of,
+                    what: r.what,
+                    ranges: factors
+                        .iter()
+                        .map(|f| {
+                            r.range.get(f).map(|&[lo, hi]| (lo, hi)).ok_or_else(|| {
+                                format!("provenance.predicted.range: no range for factor '{f}'")
+                            })
+                        })
+                        .collect::<Result<_, _>>()?,
+                }),
+                None => None,
+            },
+        },
+        None => Provenance::default(),
+    };
     Ok(PerformanceModel {
         kind: record.kind.unwrap_or_default().into(),
         name: record.name,
