@@ -425,3 +425,35 @@ fn local_runs_made_jobs_at_a_time_give_the_same_rows_and_a_warning() {
     );
     assert_eq!(&rows(&dir), local_rows());
 }
+
+#[test]
+fn precision_rounds_go_through_slurm_too() {
+    let Some(_one) = up("precision_rounds_go_through_slurm_too") else {
+        return;
+    };
+    let dir = fresh("slurm-precision");
+    let path = study(&dir, "-", false);
+    let file = std::fs::read_to_string(&path).unwrap().replacen(
+        "[factors]",
+        "[precision]\ntarget = 0.5\nmax_replicates = 2\n\n[factors]",
+        1,
+    );
+    write(&dir, "fake.toml", &file);
+    let out = run(&dir, &["fake.toml"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // A point with one run has no spread: every point gets a second, in a second round of
+    // arrays; the fake's runs do not vary, so that is all.
+    let said = text(&out);
+    assert_eq!(
+        said.matches("12 jobs submitted to Slurm").count(),
+        2,
+        "{said}"
+    );
+    let made = rows(&dir);
+    assert_eq!(made.len(), 2 * RUNS);
+    for row in local_rows() {
+        assert!(made.contains(row), "{row}");
+        let second = row.replace("replicate=1", "replicate=2");
+        assert!(made.contains(&second), "{second}");
+    }
+}

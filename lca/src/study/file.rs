@@ -896,6 +896,38 @@ command = ["prog", "-n{n}", "{p}", "{{x}}", "{ a; }{x", "}{ p}"]
         assert_eq!(argv, ["prog", "-n64", "3", "{x}", "{ a; }{x", "}{ p}"]);
     }
 
+    #[test]
+    fn slurm_fields() {
+        let text = GOOD.replace(
+            "name = \"t\"",
+            "name = \"t\"\ndispatch = \"slurm\"\n[slurm]\npartition = \"debug\"\naccount = \"x\"\n\
+             time = \"5\"\nmax_running = 3\noptions = [\"--exclusive\"]",
+        ) + "ntasks = \"{p}\"\nmem = \"4G\"\n";
+        let s = parse("s.toml", &text).unwrap();
+        assert_eq!(s.dispatch, Dispatch::Slurm);
+        assert_eq!(
+            s.slurm,
+            SlurmOptions {
+                partition: Some("debug".into()),
+                account: Some("x".into()),
+                time: Some("5".into()),
+                max_running: Some(3),
+                options: vec!["--exclusive".into()],
+            }
+        );
+        let values = BTreeMap::from([("p", "3".to_string())]);
+        let resources: Vec<(&str, String)> = s.implementations[0]
+            .resources
+            .iter()
+            .map(|(option, t)| (*option, t.expand(&values)))
+            .collect();
+        assert_eq!(
+            resources,
+            [("--ntasks", "3".into()), ("--mem", "4G".into())]
+        );
+        assert_eq!(parse("s.toml", GOOD).unwrap().dispatch, Dispatch::Local);
+    }
+
     fn err(text: &str) -> String {
         parse("s.toml", text).unwrap_err().to_string()
     }
