@@ -66,8 +66,11 @@ fn repository() -> PathBuf {
         .to_path_buf()
 }
 
-/// The local cluster's config (tools/slurm-local.sh's default state folder).
-const SLURM_CONF: &str = "/var/lib/lca-slurm/slurm.conf";
+/// The local cluster's config, in tools/slurm-local.sh's state folder.
+fn slurm_conf() -> PathBuf {
+    let dir = std::env::var_os("LCA_SLURM_DIR").unwrap_or_else(|| "/var/lib/lca-slurm".into());
+    PathBuf::from(dir).join("slurm.conf")
+}
 
 /// Starts the local Slurm once; why it cannot run, if it cannot.
 fn slurm() -> &'static Result<(), String> {
@@ -108,7 +111,7 @@ fn lca(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_lca"));
     command
         .current_dir(dir)
-        .env("SLURM_CONF", SLURM_CONF)
+        .env("SLURM_CONF", slurm_conf())
         .stdin(Stdio::null());
     command
 }
@@ -172,7 +175,7 @@ fn left_in_queue(dir: &Path) -> Vec<String> {
     let recorded = std::fs::read_to_string(dir.join("study-fake/slurm/jobs")).unwrap_or_default();
     let out = Command::new("squeue")
         .args(["-h", "-r", "-o", "%i"])
-        .env("SLURM_CONF", SLURM_CONF)
+        .env("SLURM_CONF", slurm_conf())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out));

@@ -43,7 +43,8 @@ const DEFAULT_NAME: &str = "the bundled study (lca study --print-default)";
 #[command(
     after_help = "A study file names the factors, the design, the validation points and each \
 implementation's command;\n`lca study --print-default` prints the bundled one as an example. \
-Stopping a study (Ctrl-C) loses\nno finished run: the same command resumes it.\n\n\
+Stopping a study (Ctrl-C) loses\nno finished run: the same command resumes it. With --dispatch slurm each run is a Slurm job\n\
+(docs/slurm.md).\n\n\
 Examples:\n  lca study                  # the bundled fft2d study (dp against tp)\n  \
 lca study --print-default > my.toml\n  lca study my.toml"
 )]
@@ -647,8 +648,11 @@ fn summary(
         study.out.join("logs").display()
     );
     // Runs with more processors than the machine has: real contention, kept and counted.
+    // (Slurm's runs are on its nodes, not this machine.)
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    if let Some(f) = study.factors.iter().position(|f| f.name == "p") {
+    if let Some(f) = study.factors.iter().position(|f| f.name == "p")
+        && study.dispatch == Dispatch::Local
+    {
         let over = points
             .iter()
             .filter(|pt| pt.values[f] > cores as f64)
