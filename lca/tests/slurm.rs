@@ -460,3 +460,45 @@ fn precision_rounds_go_through_slurm_too() {
         assert!(made.contains(&second), "{second}");
     }
 }
+
+#[test]
+fn a_job_cancelled_outside_the_study_is_reported_lost() {
+    let Some(_one) = up("a_job_cancelled_outside_the_study_is_reported_lost") else {
+        return;
+    };
+    let dir = fresh("slurm-lost");
+    study(&dir, "-", false);
+    std::fs::write(dir.join("hold"), "").unwrap();
+    let mut child = lca(&dir)
+        .args(["study", "fake.toml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("all rows but one", || {
+        assert!(child.try_wait().unwrap().is_none(), "lca study ended");
+        rows(&dir).len() == RUNS - 1
+    });
+    let held = left_in_queue(&dir);
+    assert_eq!(held.len(), 1, "{held:?}");
+    let out = Command::new("scancel")
+        .args(&held)
+        .env("SLURM_CONF", slurm_conf())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    // Gone from the queue without a completion file: reported after the grace period.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "lca study: a n=128 p=1: job {} left Slurm's queue without writing its completion file",
+            held[0]
+        )),
+        "{stderr}"
+    );
+    // What Slurm said of it, from the job's own .err.
+    assert!(stderr.contains("CANCELLED"), "{stderr}");
+    assert_eq!(rows(&dir).len(), RUNS - 1);
+}
