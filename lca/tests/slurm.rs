@@ -502,3 +502,35 @@ fn a_job_cancelled_outside_the_study_is_reported_lost() {
     assert!(stderr.contains("CANCELLED"), "{stderr}");
     assert_eq!(rows(&dir).len(), RUNS - 1);
 }
+
+#[test]
+fn local_runs_made_jobs_at_a_time_stop_on_ctrl_c_and_resume() {
+    let dir = fresh("slurm-jobs-stopped");
+    study(&dir, "-", true);
+    std::fs::write(dir.join("hold"), "").unwrap();
+    let mut child = lca(&dir)
+        .args(["study", "fake.toml", "--dispatch", "local", "--jobs", "2"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // One worker holds a n=128 p=1; the other makes every other run.
+    wait_for("all rows but one", || {
+        assert!(child.try_wait().unwrap().is_none(), "lca study ended");
+        rows(&dir).len() == RUNS - 1
+    });
+    // SAFETY: plain system call on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("`lca study fake.toml --dispatch local --jobs 2` resumes"),
+        "{stderr}"
+    );
+    assert_eq!(rows(&dir).len(), RUNS - 1);
+    std::fs::remove_file(dir.join("hold")).unwrap();
+    let out = run(&dir, &["fake.toml", "--dispatch", "local", "--jobs", "2"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(&rows(&dir), local_rows());
+}

@@ -115,9 +115,10 @@ pub fn run(args: &Args) -> Result<String> {
     };
     if let Some(dispatch) = args.dispatch {
         study.dispatch = dispatch;
-        if dispatch == Dispatch::Slurm {
-            how += " --dispatch slurm";
-        }
+        how += match dispatch {
+            Dispatch::Local => " --dispatch local",
+            Dispatch::Slurm => " --dispatch slurm",
+        };
     }
     let jobs = usize::from(args.jobs);
     if jobs > 1 {
