@@ -100,7 +100,45 @@ pub struct Study {
     pub validate: Vec<Vec<f64>>,
     /// The implementations.
     pub implementations: Vec<Implementation>,
+    /// Where the runs are made (`dispatch`; `lca study --dispatch` overrides it).
+    pub dispatch: Dispatch,
+    /// How Slurm jobs are submitted (`[slurm]`).
+    pub slurm: SlurmOptions,
 }
+
+/// Where a study's runs are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Dispatch {
+    /// On this machine, as child processes of `lca`.
+    #[default]
+    Local,
+    /// As Slurm jobs (`sbatch` job arrays), one per run.
+    Slurm,
+}
+
+/// `[slurm]`: what every job array of the study is submitted with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SlurmOptions {
+    /// `--partition`.
+    pub partition: Option<String>,
+    /// `--account`.
+    pub account: Option<String>,
+    /// `--time`, as Slurm takes it (default: from the runs' `timeout_s`).
+    pub time: Option<String>,
+    /// The most jobs of one array running at once (`--array=...%N`).
+    pub max_running: Option<usize>,
+    /// More `sbatch` options, passed as written.
+    pub options: Vec<String>,
+}
+
+/// The `sbatch` options an implementation's table may set per run, with the study's
+/// placeholders: the table's key and the option.
+pub const RESOURCES: [(&str, &str); 4] = [
+    ("ntasks", "--ntasks"),
+    ("cpus_per_task", "--cpus-per-task"),
+    ("nodes", "--nodes"),
+    ("mem", "--mem"),
+];
 
 /// `[precision]`: a point gets more runs, one at a time, until the 90% confidence interval of
 /// its mean `T_p` is within `target` of the mean (relative half-width), or it has
@@ -134,6 +172,8 @@ pub struct Implementation {
     pub command: Vec<Template>,
     /// Seconds a run may take.
     pub timeout_s: f64,
+    /// Its Slurm resources per run: the `sbatch` option and its value's template.
+    pub resources: Vec<(&'static str, Template)>,
 }
 
 /// An argument with `{name}` placeholders (`{{` and `}}` are literal braces).
@@ -230,8 +270,21 @@ struct Raw {
     validate: Option<RawValidate>,
     precision: Option<Spanned<RawPrecision>>,
     decide: Option<Spanned<RawDecide>>,
+    dispatch: Option<Spanned<String>>,
+    slurm: Option<RawSlurm>,
     #[serde(default)]
     implementation: Vec<Spanned<RawImplementation>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSlurm {
+    partition: Option<String>,
+    account: Option<String>,
+    time: Option<String>,
+    max_running: Option<Spanned<i64>>,
+    #[serde(default)]
+    options: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -262,7 +315,14 @@ struct RawImplementation {
     name: Spanned<String>,
     command: Spanned<Vec<Spanned<String>>>,
     timeout_s: Option<Spanned<f64>>,
+    ntasks: Option<Spanned<toml::Value>>,
+    cpus_per_task: Option<Spanned<toml::Value>>,
+    nodes: Option<Spanned<toml::Value>>,
+    mem: Option<Spanned<toml::Value>>,
 }
+
+/// The most jobs of an array running at once that `max_running` may ask for.
+const MAX_RUNNING: i64 = 100_000;
 
 /// A table whose keys keep the file's order.
 #[derive(Debug)]
@@ -610,10 +670,45 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
             .map(timeout)
             .transpose()?
             .unwrap_or(timeout_s);
+        let mut resources = Vec::new();
+        let given = [&imp.ntasks, &imp.cpus_per_task, &imp.nodes, &imp.mem];
+        for ((key, option), value) in RESOURCES.iter().zip(given) {
+            let Some(value) = value else { continue };
+            let at = value.span().start;
+            let text = match value.get_ref() {
+                toml::Value::Integer(n) if *n > 0 => n.to_string(),
+                toml::Value::String(s) => s.clone(),
+                other => {
+                    return Err(error(
+                        at,
+                        format!(
+                            "{key} = {}: expected a positive integer or a string with \
+                             placeholders, like \"{{p}}\"",
+                            excerpt(&other.to_string())
+                        ),
+                    ));
+                }
+            };
+            let template = Template::parse(&text);
+            if let Some(p) = template
+                .placeholders()
+                .find(|p| !names.contains(p) && !matches!(*p, "impl" | "replicate"))
+            {
+                return Err(error(
+                    at,
+                    format!(
+                        "unknown placeholder {{{p}}} in {key} of '{iname}' (known: the \
+                         factors, {{impl}}, {{replicate}})"
+                    ),
+                ));
+            }
+            resources.push((*option, template));
+        }
         implementations.push(Implementation {
             name: iname,
             command,
             timeout_s,
+            resources,
         });
     }
 
@@ -625,6 +720,44 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
                 .into(),
         ));
     }
+    let dispatch = match &raw.dispatch {
+        None => Dispatch::Local,
+        Some(d) => match d.get_ref().as_str() {
+            "local" => Dispatch::Local,
+            "slurm" => Dispatch::Slurm,
+            other => {
+                return Err(error(
+                    d.span().start,
+                    format!(
+                        "dispatch = \"{}\": expected \"local\" or \"slurm\"",
+                        excerpt(other)
+                    ),
+                ));
+            }
+        },
+    };
+    let slurm = match raw.slurm {
+        None => SlurmOptions::default(),
+        Some(s) => SlurmOptions {
+            max_running: match &s.max_running {
+                None => None,
+                Some(m) if (1..=MAX_RUNNING).contains(m.get_ref()) => Some(*m.get_ref() as usize),
+                Some(m) => {
+                    return Err(error(
+                        m.span().start,
+                        format!(
+                            "max_running = {}: expected 1 to {MAX_RUNNING} jobs",
+                            m.get_ref()
+                        ),
+                    ));
+                }
+            },
+            partition: s.partition,
+            account: s.account,
+            time: s.time,
+            options: s.options,
+        },
+    };
     let out = PathBuf::from(raw.out.unwrap_or_else(|| format!("study-{name}")));
     let datafile = raw
         .datafile
@@ -642,6 +775,8 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         decide,
         validate,
         implementations,
+        dispatch,
+        slurm,
     })
 }
 
@@ -759,6 +894,38 @@ command = ["prog", "-n{n}", "{p}", "{{x}}", "{ a; }{x", "}{ p}"]
             .map(|t| t.expand(&values))
             .collect();
         assert_eq!(argv, ["prog", "-n64", "3", "{x}", "{ a; }{x", "}{ p}"]);
+    }
+
+    #[test]
+    fn slurm_fields() {
+        let text = GOOD.replace(
+            "name = \"t\"",
+            "name = \"t\"\ndispatch = \"slurm\"\n[slurm]\npartition = \"debug\"\naccount = \"x\"\n\
+             time = \"5\"\nmax_running = 3\noptions = [\"--exclusive\"]",
+        ) + "ntasks = \"{p}\"\nmem = \"4G\"\n";
+        let s = parse("s.toml", &text).unwrap();
+        assert_eq!(s.dispatch, Dispatch::Slurm);
+        assert_eq!(
+            s.slurm,
+            SlurmOptions {
+                partition: Some("debug".into()),
+                account: Some("x".into()),
+                time: Some("5".into()),
+                max_running: Some(3),
+                options: vec!["--exclusive".into()],
+            }
+        );
+        let values = BTreeMap::from([("p", "3".to_string())]);
+        let resources: Vec<(&str, String)> = s.implementations[0]
+            .resources
+            .iter()
+            .map(|(option, t)| (*option, t.expand(&values)))
+            .collect();
+        assert_eq!(
+            resources,
+            [("--ntasks", "3".into()), ("--mem", "4G".into())]
+        );
+        assert_eq!(parse("s.toml", GOOD).unwrap().dispatch, Dispatch::Local);
     }
 
     fn err(text: &str) -> String {

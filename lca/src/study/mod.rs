@@ -7,10 +7,12 @@
 mod child;
 mod decide;
 pub mod file;
+mod jobs;
 mod lock;
 mod precision;
 pub mod runner;
 mod signals;
+mod slurm;
 mod watchdog;
 
 use std::collections::HashSet;
@@ -27,7 +29,7 @@ use fit::{Condition, Datafile};
 use indicatif::{ProgressBar, ProgressStyle};
 use reports::ranking::Format;
 
-use file::Study;
+use file::{Dispatch, Study};
 use runner::{Key, Point, Ran, Role, Runner};
 
 /// The bundled study: fft2d, dp against tp, run by this very binary (`lca workload fft2d`).
@@ -41,7 +43,8 @@ const DEFAULT_NAME: &str = "the bundled study (lca study --print-default)";
 #[command(
     after_help = "A study file names the factors, the design, the validation points and each \
 implementation's command;\n`lca study --print-default` prints the bundled one as an example. \
-Stopping a study (Ctrl-C) loses\nno finished run: the same command resumes it.\n\n\
+Stopping a study (Ctrl-C) loses\nno finished run: the same command resumes it. With --dispatch slurm each run is a Slurm job\n\
+(docs/slurm.md).\n\n\
 Examples:\n  lca study                  # the bundled fft2d study (dp against tp)\n  \
 lca study --print-default > my.toml\n  lca study my.toml"
 )]
@@ -51,6 +54,13 @@ pub struct Args {
     /// Print the bundled study file and exit.
     #[arg(long, conflicts_with = "study")]
     print_default: bool,
+    /// Where the runs are made: on this machine, or as Slurm jobs (docs/slurm.md)
+    /// [default: the study file's `dispatch`, else local].
+    #[arg(long, value_enum)]
+    dispatch: Option<Dispatch>,
+    /// Local runs made at the same time (they disturb each other's measurements).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: u16,
 }
 
 /// Runs the hidden `lca workload NAME ARGS..` (the workloads the bundled study runs), when the
@@ -94,7 +104,7 @@ pub fn run(args: &Args) -> Result<String> {
     if args.print_default {
         return Ok(DEFAULT.to_string());
     }
-    let (study, how) = match &args.study {
+    let (mut study, mut how) = match &args.study {
         Some(path) => {
             let text = files::input::read_text(path, "study file", files::input::MAX_SMALL_FILE)
                 .map_err(|e| anyhow!("{}: {e}", path.display()))?;
@@ -103,6 +113,23 @@ pub fn run(args: &Args) -> Result<String> {
         }
         None => (file::parse(DEFAULT_NAME, DEFAULT)?, "lca study".to_string()),
     };
+    if let Some(dispatch) = args.dispatch {
+        study.dispatch = dispatch;
+        how += match dispatch {
+            Dispatch::Local => " --dispatch local",
+            Dispatch::Slurm => " --dispatch slurm",
+        };
+    }
+    let jobs = usize::from(args.jobs);
+    if jobs > 1 {
+        if study.dispatch == Dispatch::Slurm {
+            bail!(
+                "--jobs is for local runs; Slurm runs as many at once as the cluster gives \
+                 (limit them with max_running in the study file's [slurm])"
+            );
+        }
+        how += &format!(" --jobs {jobs}");
+    }
     let started = Instant::now();
     let mut points = runner::points(&study)?;
     if study.precision.is_some() || study.decide.is_some() {
@@ -149,6 +176,15 @@ pub fn run(args: &Args) -> Result<String> {
         )
         .expect("a valid template"),
     );
+    if jobs > 1 && !todo.is_empty() {
+        bar.suspend(|| {
+            eprintln!(
+                "lca study: warning: --jobs {jobs}: runs made at the same time compete for the \
+                 machine's cores, caches and memory bandwidth, which disturbs the times they \
+                 measure (the models fit that contention as if it were the program's)"
+            )
+        });
+    }
     if !todo.is_empty() {
         let resumed = points.len() - todo.len();
         let note = if resumed > 0 {
@@ -181,7 +217,7 @@ pub fn run(args: &Args) -> Result<String> {
     let stopping = signals::Guard::install().context("cannot handle signals")?;
     let mut round: Vec<Point> = todo.clone();
     loop {
-        make(&runner, &study, &round, &bar, &how, &mut progress)?;
+        make(&runner, &study, &round, &bar, &how, &mut progress, jobs)?;
         // [precision]: another round of replicates where T_p is not yet known well enough.
         let Some(target) = study.precision else {
             break;
@@ -222,7 +258,7 @@ pub fn run(args: &Args) -> Result<String> {
                 reports::verdict::human(100.0 * share)
             );
             announce(&bar, &study, &round, &why, &mut progress, &mut points);
-            make(&runner, &study, &round, &bar, &how, &mut progress)?;
+            make(&runner, &study, &round, &bar, &how, &mut progress, jobs)?;
             spent += round.len();
             rounds += 1;
         }
@@ -301,7 +337,8 @@ fn announce(
     points.extend(round.iter().cloned());
 }
 
-/// Makes the runs of `round` in order, appending each measured row to the datafile.
+/// Makes the runs of `round` (one at a time, `jobs` at a time, or as Slurm jobs), appending
+/// each measured row to the datafile as its run ends.
 fn make(
     runner: &Runner,
     study: &Study,
@@ -309,43 +346,68 @@ fn make(
     bar: &ProgressBar,
     how: &str,
     progress: &mut Progress,
+    jobs: usize,
 ) -> Result<()> {
-    let hidden = bar.is_hidden();
+    let mut record = |point: &Point, ran: Ran, seconds: f64| {
+        record(study, point, ran, seconds, bar, how, progress)
+    };
+    if study.dispatch == Dispatch::Slurm {
+        return slurm::make(runner, study, round, bar, &mut record);
+    }
+    if jobs > 1 {
+        return jobs::make(runner, round, jobs, &mut record);
+    }
     for point in round {
         if let Some(signal) = signals::caught() {
-            stop(bar, signal, progress.made, how);
+            record(point, Ran::Stopped(signal), 0.0)?;
         }
-        let label = point.label(study);
-        bar.set_message(label.clone());
+        bar.set_message(point.label(study));
         let begun = Instant::now();
-        match runner.run(point) {
-            Ran::Measured(m) => {
-                runner::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
-                progress.communicated |= m.communicated;
-                bar.suspend(|| {
-                    if hidden {
-                        eprintln!(
-                            "[{}/{}] {label}: {:.2} s",
-                            progress.made + 1,
-                            progress.planned,
-                            begun.elapsed().as_secs_f64()
-                        );
-                    }
-                    for w in &m.warnings {
-                        eprintln!("lca study: warning: {label}: {w}");
-                    }
-                });
-            }
-            Ran::Failed(failure) => {
-                progress.failures += 1;
-                progress.failed.insert(point.key(study));
-                bar.suspend(|| eprintln!("lca study: {label}: {failure}"));
-            }
-            Ran::Stopped(signal) => stop(bar, signal, progress.made, how),
-        }
-        progress.made += 1;
-        bar.inc(1);
+        let ran = runner.run(point);
+        record(point, ran, begun.elapsed().as_secs_f64())?;
     }
+    Ok(())
+}
+
+/// One run's end: its row appended (and its warnings said), or its failure reported, or the
+/// study stopped (a stopping signal, which never returns).
+fn record(
+    study: &Study,
+    point: &Point,
+    ran: Ran,
+    seconds: f64,
+    bar: &ProgressBar,
+    how: &str,
+    progress: &mut Progress,
+) -> Result<()> {
+    let label = point.label(study);
+    let hidden = bar.is_hidden();
+    match ran {
+        Ran::Measured(m) => {
+            runner::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
+            progress.communicated |= m.communicated;
+            bar.suspend(|| {
+                if hidden {
+                    eprintln!(
+                        "[{}/{}] {label}: {seconds:.2} s",
+                        progress.made + 1,
+                        progress.planned,
+                    );
+                }
+                for w in &m.warnings {
+                    eprintln!("lca study: warning: {label}: {w}");
+                }
+            });
+        }
+        Ran::Failed(failure) => {
+            progress.failures += 1;
+            progress.failed.insert(point.key(study));
+            bar.suspend(|| eprintln!("lca study: {label}: {failure}"));
+        }
+        Ran::Stopped(signal) => stop(bar, signal, progress.made, how),
+    }
+    progress.made += 1;
+    bar.inc(1);
     Ok(())
 }
 
@@ -587,8 +649,11 @@ fn summary(
         study.out.join("logs").display()
     );
     // Runs with more processors than the machine has: real contention, kept and counted.
+    // (Slurm's runs are on its nodes, not this machine.)
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    if let Some(f) = study.factors.iter().position(|f| f.name == "p") {
+    if let Some(f) = study.factors.iter().position(|f| f.name == "p")
+        && study.dispatch == Dispatch::Local
+    {
         let over = points
             .iter()
             .filter(|pt| pt.values[f] > cores as f64)

@@ -122,7 +122,7 @@ impl Point {
     }
 
     /// The file name stem of the run's log and output: `dp-model-n256-p4-r1`.
-    fn stem(&self, study: &Study) -> String {
+    pub fn stem(&self, study: &Study) -> String {
         let mut stem = format!(
             "{}-{}",
             study.implementations[self.implementation].name,
@@ -376,6 +376,29 @@ impl<'a> Runner<'a> {
         })
     }
 
+    /// Another runner like this one, with a watchdog of its own: for runs made at the same
+    /// time (`--jobs`), each a child of its own runner.
+    pub fn another(&self) -> std::io::Result<Runner<'a>> {
+        Ok(Runner {
+            study: self.study,
+            lca: self.lca.clone(),
+            pp: self.pp.clone(),
+            machine: self.machine.clone(),
+            logs: self.logs.clone(),
+            watchdog: Watchdog::start()?,
+        })
+    }
+
+    /// The study it runs.
+    pub fn study(&self) -> &'a Study {
+        self.study
+    }
+
+    /// The folder of the runs' logs, standard outputs and errors.
+    pub fn logs(&self) -> &Path {
+        &self.logs
+    }
+
     /// The argument vector of a point.
     pub fn argv(&self, point: &Point) -> Vec<String> {
         let study = self.study;
@@ -417,13 +440,7 @@ impl<'a> Runner<'a> {
         let implementation = &study.implementations[point.implementation];
         let stdout_path = self.logs.join(format!("{stem}.out"));
         let stderr_path = self.logs.join(format!("{stem}.err"));
-        let fail = |reason: String| {
-            Ran::Failed(Failure {
-                stderr: tail(&stderr_path, 10),
-                reason,
-                stderr_path: stderr_path.clone(),
-            })
-        };
+        let fail = |reason: String| failed(reason, &stderr_path);
         let _ = std::fs::remove_file(log);
         let argv = self.argv(point);
         let create = |path: &Path| {
@@ -462,6 +479,14 @@ impl<'a> Runner<'a> {
         if !status.success() {
             return Err(fail(exit_reason(status)));
         }
+        self.measure(point, log, &stderr_path)
+    }
+
+    /// The row of a run whose command exited with status 0: its log (`log`) profiled. What is
+    /// wrong with the log is a failure reported with the end of the command's standard error
+    /// (`stderr_path`).
+    pub fn measure(&self, point: &Point, log: &Path, stderr_path: &Path) -> Result<Measured, Ran> {
+        let fail = |reason: String| failed(reason, stderr_path);
         if !log.exists() {
             return Err(fail(format!(
                 "the command wrote no log to $PP_LOG ({})",
@@ -546,6 +571,15 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// A run that gave no row, with the end of its standard error.
+pub fn failed(reason: String, stderr_path: &Path) -> Ran {
+    Ran::Failed(Failure {
+        stderr: tail(stderr_path, 10),
+        reason,
+        stderr_path: stderr_path.to_path_buf(),
+    })
+}
+
 fn exit_reason(status: ExitStatus) -> String {
     #[cfg(unix)]
     {
@@ -561,7 +595,7 @@ fn exit_reason(status: ExitStatus) -> String {
 }
 
 /// The last `lines` lines of a file (at most 4 KiB of it).
-fn tail(path: &Path, lines: usize) -> String {
+pub fn tail(path: &Path, lines: usize) -> String {
     // Not waiting on a FIFO, and only a regular file's end.
     let file = OpenOptions::new()
         .read(true)
