@@ -54,7 +54,7 @@ wall() { "$pp" -l "$1" 2>/dev/null | tr ' ' '\n' | sed -n 's/^wall=//p'; }
 # median of the numbers on standard input
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "| case | what is predicted | measured (s) | predicted (s) | error |"
+echo "| case | what is predicted | measured (s): median (min–max) | predicted (s): median (min–max) | error of the medians |"
 echo "|---|---|---|---|---|"
 
 # case_ NAME DESCRIPTION WHATIF_OPTIONS :: SOURCE_CMD... :: TARGET_CMD...
@@ -82,11 +82,13 @@ case_() {
         wall "$work/target.log" >>"$work/measured"
     done
     local m p
-    m=$(median <"$work/measured")
-    p=$(median <"$work/predicted")
-    awk -v n="$name" -v w="$what" -v m="$m" -v p="$p" -v r="$reps" 'BEGIN {
+    m="$(median <"$work/measured") $(sort -g "$work/measured" | sed -n '1p;$p' | tr '\n' ' ')"
+    p="$(median <"$work/predicted") $(sort -g "$work/predicted" | sed -n '1p;$p' | tr '\n' ' ')"
+    # shellcheck disable=SC2086 # three numbers each
+    set -- $m $p
+    awk -v n="$name" -v w="$what" -v m="$1" -v m0="$2" -v m1="$3" -v p="$4" -v p0="$5" -v p1="$6" 'BEGIN {
         e = (p - m) / m * 100
-        printf "| %s | %s | %.4f | %.4f | %+.1f%% |\n", n, w, m, p, e }'
+        printf "| %s | %s | %.4f (%.4f–%.4f) | %.4f (%.4f–%.4f) | %+.1f%% |\n", n, w, m, m0, m1, p, p0, p1, e }'
 }
 
 skip() { echo "| $1 | skipped: $2 | | | |"; }
