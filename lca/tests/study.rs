@@ -514,3 +514,107 @@ fn decide_spends_its_budget_where_the_crossover_is_undecided_and_resumes() {
     );
     assert_eq!(rows(&dir), made);
 }
+
+/// Writes a text log to $PP_LOG for p = $1, n = $2 as a run with p threads on 2 cores would
+/// record it: every thread works 10 n ns, of which its CPU clock grows 10 n * min(1, 2/p) (the
+/// rest it waited for a core), then stops 7 ns later.
+const SHARED: &str = r#"p=$1; n=$2; w=$(( 10 * n )); c=$w
+if [ $p -gt 2 ]; then c=$(( w * 2 / p )); fi
+{ printf 'pplog 1 p=%s n=%s\n' $p $n
+  i=0; while [ $i -lt $p ]; do
+    printf '0 %s start\n0 %s cpu 0 0\n0 %s work_begin\n%s %s work_end\n%s %s cpu %s %s\n%s %s stop\n' \
+      $i $i $i $w $i $w $i $c $(( w - c )) $(( w + 7 )) $i
+    i=$((i+1)); done
+} > "$PP_LOG""#;
+
+/// `[whatif] where = "p>2"`: the points beyond the 2 cores are run (oversubscribed) and their
+/// rows are `pp whatif --demand cpu`'s predictions from the runs' logs — a processor per
+/// thread: window 10 n * 2/p + 7 ns instead of 10 n + 7 — marked `predicted=demand:cpu`, and
+/// the model and the summary say they rest on them.
+#[test]
+fn whatif_rows_predict_the_points_beyond_the_cores() {
+    let dir = scratch("study-whatif");
+    let _ = std::fs::remove_dir_all(dir.join("study-fake"));
+    let command = format!(
+        "[[implementation]]\nname = \"a\"\ncommand = [\"sh\", \"-c\", '''{SHARED}''', \"sh\", \"{{p}}\", \"{{n}}\"]\n"
+    );
+    let text = format!(
+        "name = \"fake\"\ndesign = \"full\"\n\n[factors]\nn = \"32,64\"\np = \"1,2,4,8\"\n\n\
+         [whatif]\nwhere = \"p>2\"\n\n{command}"
+    );
+    write(&dir, "fake.toml", &text);
+    let out = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let rows = rows(&dir);
+    let window = |n: u64, p: u64| -> String {
+        let row = rows
+            .iter()
+            .find(|r| r.contains(&format!(" n={n} ")) && r.contains(&format!(" p={p} ")))
+            .unwrap_or_else(|| panic!("no row n={n} p={p} in {rows:?}"));
+        row.split_whitespace()
+            .find_map(|t| t.strip_prefix("wall="))
+            .unwrap()
+            .to_string()
+    };
+    for n in [32u64, 64] {
+        // Measured: 10 n + 7 ns; predicted beyond 2 threads: 10 n * 2/p + 7.
+        for (p, ns) in [
+            (1, 10 * n + 7),
+            (2, 10 * n + 7),
+            (4, 5 * n + 7),
+            (8, 10 * n / 4 + 7),
+        ] {
+            assert_eq!(window(n, p), format!("0.{ns:09}"), "n={n} p={p}");
+        }
+    }
+    let predicted: Vec<&String> = rows.iter().filter(|r| r.contains("predicted=")).collect();
+    assert_eq!(predicted.len(), 4, "{rows:?}");
+    assert!(
+        predicted
+            .iter()
+            .all(|r| r.contains("predicted=demand:cpu predicted_from=a-")
+                && r.contains("role=model")),
+        "{predicted:?}"
+    );
+    // The measured logs stay beside the predicted ones.
+    let logs: Vec<String> = std::fs::read_dir(dir.join("study-fake/logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        logs.iter()
+            .filter(|l| l.ends_with(".predicted.log"))
+            .count(),
+        4,
+        "{logs:?}"
+    );
+    assert!(
+        stdout.contains("a: predicted, not measured: 4 of 8 rows predicted (pp whatif demand:cpu; p from 4 to 8)"),
+        "{stdout}"
+    );
+    let model = std::fs::read_to_string(dir.join("study-fake/a.toml")).unwrap();
+    assert!(
+        model.contains("[provenance.predicted]\nrows = 4\nof = 8\n"),
+        "{model}"
+    );
+    // A condition on something that is not a factor is the study file's error.
+    write(
+        &dir,
+        "bad.toml",
+        &text.replace("where = \"p>2\"", "where = \"cores>2\""),
+    );
+    let out = lca()
+        .current_dir(&dir)
+        .args(["study", "bad.toml"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("bad.toml:") && e.contains("'cores' is not a factor of the study (n, p)"),
+        "{e}"
+    );
+}

@@ -104,6 +104,56 @@ pub struct Study {
     pub dispatch: Dispatch,
     /// How Slurm jobs are submitted (`[slurm]`).
     pub slurm: SlurmOptions,
+    /// The points whose rows `pp whatif` predicts from their runs (`[whatif]`).
+    pub whatif: Option<Whatif>,
+}
+
+/// `[whatif]`: the points whose rows `pp whatif` predicts from their runs' logs, and how
+/// (`lca/src/study/whatif.rs` replays them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Whatif {
+    /// The points whose rows are predicted: those where every condition holds (`p>2`).
+    pub conditions: Vec<fit::Condition>,
+    /// What a computation demands of its processor (`demand`, default `cpu`).
+    pub demand: pp::whatif::Demand,
+}
+
+impl Whatif {
+    /// Checks `where` and `demand` against the study's factors; an error is the message for
+    /// the study file's line.
+    pub fn new(conditions: &str, demand: Option<&str>, factors: &[&str]) -> Result<Whatif, String> {
+        let conditions = fit::Condition::parse_all(&[conditions.to_string()])
+            .map_err(|e| format!("where: {e}"))?;
+        if conditions.is_empty() {
+            return Err("where: give the points to predict, like where = \"p>2\"".into());
+        }
+        if let Some(c) = conditions
+            .iter()
+            .find(|c| !factors.contains(&c.key.as_str()))
+        {
+            return Err(format!(
+                "where: '{}' is not a factor of the study ({})",
+                c.key,
+                factors.join(", ")
+            ));
+        }
+        let demand = match demand {
+            None | Some("cpu") => pp::whatif::Demand::Cpu,
+            Some("elapsed") => pp::whatif::Demand::Elapsed,
+            Some(other) => return Err(format!("demand = '{other}': expected cpu or elapsed")),
+        };
+        Ok(Whatif { conditions, demand })
+    }
+
+    /// Whether the point with these factor values (in `factors`' order) is predicted.
+    pub fn applies(&self, factors: &[&str], values: &[f64]) -> bool {
+        self.conditions.iter().all(|c| {
+            factors
+                .iter()
+                .position(|f| *f == c.key)
+                .is_some_and(|i| c.holds(fit::observations::Cell::Number(values[i])))
+        })
+    }
 }
 
 /// Where a study's runs are made.
@@ -272,8 +322,17 @@ struct Raw {
     decide: Option<Spanned<RawDecide>>,
     dispatch: Option<Spanned<String>>,
     slurm: Option<RawSlurm>,
+    whatif: Option<Spanned<RawWhatif>>,
     #[serde(default)]
     implementation: Vec<Spanned<RawImplementation>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWhatif {
+    #[serde(rename = "where")]
+    conditions: String,
+    demand: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -758,6 +817,17 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
             options: s.options,
         },
     };
+    let whatif = match &raw.whatif {
+        None => None,
+        Some(w) => Some(
+            Whatif::new(
+                &w.get_ref().conditions,
+                w.get_ref().demand.as_deref(),
+                &names,
+            )
+            .map_err(|m| error(w.span().start, m))?,
+        ),
+    };
     let out = PathBuf::from(raw.out.unwrap_or_else(|| format!("study-{name}")));
     let datafile = raw
         .datafile
@@ -777,6 +847,7 @@ fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         implementations,
         dispatch,
         slurm,
+        whatif,
     })
 }
 

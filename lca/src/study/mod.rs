@@ -14,6 +14,7 @@ pub mod runner;
 mod signals;
 mod slurm;
 mod watchdog;
+mod whatif;
 
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -469,6 +470,9 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
         match &plain {
             Ok(map) => {
                 text += &format!("\nverdict: {}\n", reports::verdict::map(map));
+                if let Some(note) = reports::verdict::predictions(&[a, b]) {
+                    text += &format!("predicted: {note}\n");
+                }
                 if map.intervals && map.cells.iter().flatten().any(|&w| w == Winner::Tie) {
                     text += &format!(
                         "next runs: lca crossover {} {} --suggest 6   (the runs that would decide \
@@ -497,7 +501,11 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
         // crossover.txt holds the validated map where there is one.
         if let Ok(map) = validated.as_ref().unwrap_or(&plain) {
             let path = study.out.join("crossover.txt");
-            let written = reports::crossover::winner_map(map, reports::ranking::Format::Text);
+            let written = reports::verdict::with_predictions(
+                reports::crossover::winner_map(map, reports::ranking::Format::Text),
+                reports::ranking::Format::Text,
+                &[a, b],
+            )?;
             files::output::write(&path, written.as_bytes()).map_err(|e| anyhow!("{e}"))?;
             text += &format!("crossover: {}\n", path.display());
         }
@@ -590,6 +598,15 @@ fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
                         .map(move |w| format!("{}: {w}", c.category))
                 })
                 .collect();
+            if let Some(p) = &model.provenance.predicted {
+                outcome.warnings.insert(
+                    0,
+                    format!(
+                        "predicted, not measured: {}",
+                        p.describe(&model.factors, &model.ranges)
+                    ),
+                );
+            }
             if validation_runs > 0 {
                 let data = Datafile::parse(&source, &validate_text)?;
                 let validation = fit::validation::validate(&model, &data)?;

@@ -493,7 +493,19 @@ impl<'a> Runner<'a> {
                 log.display()
             )));
         }
-        let (profile, mut warnings) = self.profile(log).map_err(fail)?;
+        // [whatif]: the row is the predicted run's, from this run's log.
+        let names: Vec<&str> = self.study.factors.iter().map(|f| f.name.as_str()).collect();
+        let predicted = match &self.study.whatif {
+            Some(w) if w.applies(&names, &point.values) => {
+                let predicted = log.with_extension("predicted.log");
+                super::whatif::predict(w, log, &predicted).map_err(&fail)?;
+                Some(predicted)
+            }
+            _ => None,
+        };
+        let (profile, mut warnings) = self
+            .profile(predicted.as_deref().unwrap_or(log))
+            .map_err(fail)?;
         let communicated = profile.totals.get(Category::Cl) > 0;
         let row = self.row(point, &profile).map_err(fail)?;
         warnings.extend(profile.warnings.iter().cloned());
