@@ -433,6 +433,21 @@ fn fitted_models_give_bands() {
     );
 }
 
+/// The `model error:` line of a crossover's text and sq's error on it, %.
+fn sq_error(text: &str) -> (&str, f64) {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("model error: "))
+        .unwrap();
+    let sq = line["model error: sq ±".len()..]
+        .split('%')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    (line, sq)
+}
+
 /// `--data` adds each model's error on its validation runs (`role=validate`) to the
 /// intervals: sq measured 30% slower than it predicts on two points is off by 1/1.3 - 1 =
 /// -23.1% on both (RMS 23.1%), lin by nothing; the undecided band around the crossing widens.
@@ -485,16 +500,7 @@ fn validation_runs_widen_the_verdict() {
         "--data",
         &validation,
     ]);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("model error: "))
-        .unwrap();
-    let sq: f64 = line["model error: sq ±".len()..]
-        .split('%')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let (line, sq) = sq_error(&text);
     assert!((sq - 23.1).abs() < 0.6, "{line}");
     assert!(
         line.contains(", lin ±") && line.contains("(2 validation points)"),
@@ -549,16 +555,7 @@ fn validation_runs_widen_the_verdict() {
         "--validate-where",
         "n>=64",
     ]);
-    let line = named
-        .lines()
-        .find(|l| l.starts_with("model error: "))
-        .unwrap();
-    let sq: f64 = line["model error: sq ±".len()..]
-        .split('%')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let (line, sq) = sq_error(&named);
     assert!((sq - 80.6).abs() < 0.6, "{line}");
 }
 
