@@ -11,29 +11,11 @@ mod log_support;
 use std::hint::black_box;
 use std::time::Instant;
 
-use pp::event::Symbols;
-use pp::log::{BinaryWriter, LogReader};
+use pp::log::LogReader;
 use pp::whatif::{Run, Target, parse_groups, predict, write};
 
 fn main() {
-    let target: u64 = std::env::var("PP_WHATIF_BENCH_EVENTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
-    let threads = 8;
-    let header = log_support::header(threads);
-    let mut writer = BinaryWriter::new(Vec::new(), &header).expect("header");
-    let mut symbols = Symbols::default();
-    log_support::realistic(threads, target, 16384, 1, &mut symbols, |th, evs, s| {
-        writer.write_block(th, evs, s).expect("write a block");
-    });
-    let bytes = writer.finish().expect("finish");
-    let path = match std::env::var_os("PP_WHATIF_BENCH_KEEP") {
-        Some(p) => std::path::PathBuf::from(p),
-        None => std::env::temp_dir().join(format!("pp-whatif-bench-{}.log", std::process::id())),
-    };
-    std::fs::write(&path, &bytes).expect("write the log");
-    drop(bytes);
+    let (path, _, kept) = log_support::bench_log("WHATIF");
     let out = std::env::temp_dir().join(format!("pp-whatif-bench-{}.out", std::process::id()));
 
     let configurations = [
@@ -85,7 +67,7 @@ fn main() {
         }
     }
     let _ = std::fs::remove_file(&out);
-    if std::env::var_os("PP_WHATIF_BENCH_KEEP").is_none() {
+    if !kept {
         let _ = std::fs::remove_file(&path);
     }
 }

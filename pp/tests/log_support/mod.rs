@@ -1,4 +1,4 @@
-//! Helpers of the log tests and the log benchmark: a realistic event generator, random valid
+//! Helpers of the log tests and the benchmarks: a realistic event generator, random valid
 //! logs, and comparing events across symbol tables.
 #![allow(dead_code)]
 
@@ -286,4 +286,34 @@ pub fn header(p: u32) -> Header {
             ("n".to_string(), "256".to_string()),
         ],
     }
+}
+
+/// The benchmarks' log: a [`realistic`] binary log of 8 threads in a file. `PP_<NAME>_BENCH_EVENTS`
+/// (default 10⁷) sets its size; with `PP_<NAME>_BENCH_KEEP=FILE` it is written there and kept,
+/// else into the temporary folder. Returns its path, its header and whether it is to be kept.
+pub fn bench_log(name: &str) -> (std::path::PathBuf, Header, bool) {
+    let target: u64 = std::env::var(format!("PP_{name}_BENCH_EVENTS"))
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
+    let threads = 8;
+    let header = header(threads);
+    let mut writer = pp::log::BinaryWriter::new(Vec::new(), &header).expect("header");
+    let mut symbols = Symbols::default();
+    realistic(threads, target, 16384, 1, &mut symbols, |th, evs, s| {
+        writer.write_block(th, evs, s).expect("write a block");
+    });
+    let bytes = writer.finish().expect("finish");
+    let keep = std::env::var_os(format!("PP_{name}_BENCH_KEEP"));
+    let kept = keep.is_some();
+    let path = match keep {
+        Some(p) => std::path::PathBuf::from(p),
+        None => std::env::temp_dir().join(format!(
+            "pp-{}-bench-{}.log",
+            name.to_lowercase(),
+            std::process::id()
+        )),
+    };
+    std::fs::write(&path, &bytes).expect("write the log");
+    (path, header, kept)
 }
