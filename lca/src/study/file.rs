@@ -138,9 +138,8 @@ impl Whatif {
             ));
         }
         let demand = match demand {
-            None | Some("cpu") => pp::whatif::Demand::Cpu,
-            Some("elapsed") => pp::whatif::Demand::Elapsed,
-            Some(other) => return Err(format!("demand = '{other}': expected cpu or elapsed")),
+            None => pp::whatif::Demand::Cpu,
+            Some(d) => d.parse().map_err(|e| format!("demand = {e}"))?,
         };
         Ok(Whatif { conditions, demand })
     }

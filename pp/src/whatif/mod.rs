@@ -81,11 +81,8 @@ pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
     for s in &args.speed {
         target.add_speed(s)?;
     }
-    match args.demand.as_deref() {
-        None => {}
-        Some("elapsed") => target.demand = Demand::Elapsed,
-        Some("cpu") => target.demand = Demand::Cpu,
-        Some(other) => bail!("--demand '{other}': expected elapsed or cpu"),
+    if let Some(d) = &args.demand {
+        target.demand = d.parse().map_err(|e| anyhow::anyhow!("--demand {e}"))?;
     }
     let path = args.log.clone().unwrap_or(default_log);
     let name = if path.as_os_str() == "-" {

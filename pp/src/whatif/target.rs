@@ -39,6 +39,19 @@ pub enum Demand {
     Cpu,
 }
 
+impl std::str::FromStr for Demand {
+    type Err = String;
+
+    /// `elapsed` or `cpu`, as `--demand` and the target and study files write it.
+    fn from_str(s: &str) -> Result<Demand, String> {
+        match s {
+            "elapsed" => Ok(Demand::Elapsed),
+            "cpu" => Ok(Demand::Cpu),
+            _ => Err(format!("'{s}': expected elapsed or cpu")),
+        }
+    }
+}
+
 /// A target file's fields (docs/whatif.md).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
