@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use fit::Datafile;
 use fit::combination::Choices;
-use fit::crossover::{Axis, Kind, ModelError, Pair, Scale, Winner, compare};
+use fit::crossover::{Axis, Kind, Pair, Scale, ValidatedError, Winner, compare};
 use fit::model_file::parse;
 use fit::performance::{BuildOptions, PerformanceModel};
 use fit::stats::{t_quantile, t_quantile_real};
@@ -312,18 +312,18 @@ fn a_models_validated_error_adds_its_variance_with_its_own_degrees_of_freedom() 
     let a = fitted("sq", |n| n * n, "n^2");
     let b = fitted("lin", |n| 100.0 * n, "n");
     let (ea, eb) = (
-        ModelError {
+        ValidatedError {
             relative_sd: 0.1,
             points: 6,
         },
-        ModelError {
+        ValidatedError {
             relative_sd: 0.05,
             points: 11,
         },
     );
     let pair = Pair::new(&a, &b)
         .unwrap()
-        .with_model_errors([Some(ea), Some(eb)]);
+        .with_validated_errors([Some(ea), Some(eb)]);
     for x in [40.0, 100.0, 200.0] {
         let (pa, pb) = (a.predict(&[x]), b.predict(&[x]));
         let sa = pa.time.mean_half_width / t_quantile(a.categories[0].fit.dof);
@@ -355,13 +355,13 @@ fn a_models_validated_error_adds_its_variance_with_its_own_degrees_of_freedom() 
         [Some(ea), Some(eb)]
     );
     // One point tells nothing of a spread: ignored.
-    let one = ModelError {
+    let one = ValidatedError {
         relative_sd: 0.1,
         points: 1,
     };
     let ignored = Pair::new(&a, &b)
         .unwrap()
-        .with_model_errors([Some(one), None]);
+        .with_validated_errors([Some(one), None]);
     assert_eq!(ignored.errors, [None, None]);
 }
 

@@ -104,7 +104,7 @@ pub fn run(args: &Args) -> Result<String> {
         )?,
         None => [None, None],
     };
-    let pair = Pair::new(&a, &b)?.with_model_errors(errors);
+    let pair = Pair::new(&a, &b)?.with_validated_errors(errors);
     let fixed = fixed_values(&args.at)?;
     let ranges = ranges(&args.range)?;
     let free = pair.free(&fixed)?;

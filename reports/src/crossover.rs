@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use fit::crossover::{
-    Axis, Band, Comparison, Crossover, Extrapolation, Kind, Meeting, ModelError, Scale, Side,
+    Axis, Band, Comparison, Crossover, Extrapolation, Kind, Meeting, Scale, Side, ValidatedError,
     Winner, WinnerMap,
 };
 
@@ -127,7 +127,7 @@ fn model_errors(
     out: &mut String,
     a: &str,
     b: &str,
-    errors: &[Option<ModelError>; 2],
+    errors: &[Option<ValidatedError>; 2],
     intervals: bool,
 ) {
     let parts: Vec<String> = [a, b]

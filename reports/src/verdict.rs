@@ -3,7 +3,7 @@
 //! one factor or a winner map over two. It restates what `fit::crossover` decided (the one rule
 //! of who wins); it decides nothing itself.
 
-use fit::crossover::{Axis, Crossover, ModelError, Side, Winner, WinnerMap};
+use fit::crossover::{Axis, Crossover, Side, ValidatedError, Winner, WinnerMap};
 use fit::performance::PerformanceModel;
 
 /// What of a comparison rests on predicted rather than measured runs (`pp whatif`'s rows):
@@ -101,7 +101,7 @@ fn name(w: Winner, a: &str, b: &str) -> String {
 }
 
 /// How sure, and where the other factors are: `At 90% confidence, at p = 26: `.
-fn lead(intervals: bool, errors: &[Option<ModelError>; 2], fixed: &[(String, f64)]) -> String {
+fn lead(intervals: bool, errors: &[Option<ValidatedError>; 2], fixed: &[(String, f64)]) -> String {
     let how = match (intervals, errors.iter().any(Option::is_some)) {
         (true, true) => "At 90% confidence, the models' validated errors included",
         (true, false) => "At 90% confidence in the fitted coefficients alone",
@@ -271,7 +271,7 @@ fn better(response: Option<&str>) -> String {
 
 /// What the two do where neither wins: with intervals, the runs cannot tell them apart (and
 /// how sure that is); without, the means are equal.
-fn apart(intervals: bool, errors: &[Option<ModelError>; 2]) -> &'static str {
+fn apart(intervals: bool, errors: &[Option<ValidatedError>; 2]) -> &'static str {
     match (intervals, errors.iter().any(Option::is_some)) {
         (true, true) => "cannot be told apart at 90%, the models' validated errors included,",
         (true, false) => "cannot be told apart at 90% (in the fitted coefficients alone)",
