@@ -10,7 +10,7 @@ use super::{
 
 /// What kind of meeting point a crossover is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum MeetingKind {
     /// `T_A - T_B` changes sign: the winner changes.
     Crossing,
     /// `T_A - T_B` reaches zero without changing sign (a tangential touch).
@@ -39,7 +39,7 @@ pub struct Meeting {
     /// The factor's value.
     pub x: f64,
     /// Crossing, touch or near touch.
-    pub kind: Kind,
+    pub kind: MeetingKind,
     /// `T_A` there.
     pub t_a: f64,
     /// `T_B` there.

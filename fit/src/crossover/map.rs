@@ -4,8 +4,8 @@
 use super::pair::{compared, fixed_point};
 use super::solver::Line;
 use super::{
-    Axis, Comparison, CrossoverError, Extrapolation, Kind, Pair, SAMPLES, Side, ValidatedError,
-    Winner,
+    Axis, Comparison, CrossoverError, Extrapolation, MeetingKind, Pair, SAMPLES, Side,
+    ValidatedError, Winner,
 };
 
 /// A point of a winner map's boundary.
@@ -16,7 +16,7 @@ pub struct BoundaryPoint {
     /// The second factor's level.
     pub v: f64,
     /// Crossing or touch.
-    pub kind: Kind,
+    pub kind: MeetingKind,
     /// Whether the winner changes there at 90% (see
     /// [`Meeting::significant`](super::Meeting::significant)).
     pub significant: Option<bool>,
@@ -96,7 +96,7 @@ impl Pair<'_> {
             boundary.extend(
                 meetings
                     .into_iter()
-                    .filter(|m| m.kind != Kind::NearTouch)
+                    .filter(|m| m.kind != MeetingKind::NearTouch)
                     .map(|m| BoundaryPoint {
                         u: m.x,
                         v: y,

@@ -54,7 +54,7 @@ mod pair;
 mod rule;
 mod solver;
 
-pub use along::{Band, Crossover, Kind, Meeting, Side};
+pub use along::{Band, Crossover, Meeting, MeetingKind, Side};
 pub use axis::{Axis, Scale};
 pub use extrapolation::Extrapolation;
 pub use map::{BoundaryPoint, WinnerMap};

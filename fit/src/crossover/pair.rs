@@ -3,7 +3,7 @@
 
 use super::solver::Evaluator;
 use super::{Axis, Comparison, CrossoverError, ValidatedError, fail};
-use crate::performance::{Kind as PerformanceKind, PerformanceModel};
+use crate::performance::{Kind, PerformanceModel};
 
 /// Two models to compare, checked to be over the same factors.
 #[derive(Debug, Clone, Copy)]
@@ -19,7 +19,7 @@ pub struct Pair<'m> {
 /// What a model's comparisons compare: None for run time `T_p`, the response's name for a
 /// response model (which must have exactly one).
 pub(super) fn compared(m: &PerformanceModel) -> Result<Option<String>, CrossoverError> {
-    if m.kind == PerformanceKind::LostCycles {
+    if m.kind == Kind::LostCycles {
         return Ok(None);
     }
     match m.categories.as_slice() {

@@ -9,8 +9,8 @@ use argmin::core::{CostFunction, Error, Executor};
 use argmin::solver::brent::{BrentOpt, BrentRoot};
 
 use super::{
-    Axis, Band, Comparison, CrossoverError, Kind, Meeting, Side, TOUCH, ValidatedError, Winner,
-    compare_with,
+    Axis, Band, Comparison, CrossoverError, Meeting, MeetingKind, Side, TOUCH, ValidatedError,
+    Winner, compare_with,
 };
 use crate::performance::PerformanceModel;
 
@@ -236,7 +236,7 @@ impl<'e, 'm> Line<'e, 'm> {
     }
 
     /// Every crossing, touch and near touch, in increasing order.
-    fn meetings(&self) -> Vec<(f64, Kind)> {
+    fn meetings(&self) -> Vec<(f64, MeetingKind)> {
         let n = self.xs.len();
         let d: Vec<f64> = (0..n).map(|i| self.d(i)).collect();
         let mut out = Vec::new();
@@ -257,14 +257,17 @@ impl<'e, 'm> Line<'e, 'm> {
             let before = start.checked_sub(1).map(|j| d[j].signum());
             let after = (i < n).then(|| d[i].signum());
             let kind = match (before, after) {
-                (Some(s), Some(t)) if s == t => Kind::Touch,
-                _ => Kind::Crossing,
+                (Some(s), Some(t)) if s == t => MeetingKind::Touch,
+                _ => MeetingKind::Crossing,
             };
             out.push((self.axis.midpoint(self.xs[start], self.xs[i - 1]), kind));
         }
         for i in 0..n - 1 {
             if d[i] * d[i + 1] < 0.0 {
-                out.push((self.crossing(self.xs[i], self.xs[i + 1]), Kind::Crossing));
+                out.push((
+                    self.crossing(self.xs[i], self.xs[i + 1]),
+                    MeetingKind::Crossing,
+                ));
             }
         }
         for i in 1..n - 1 {
@@ -278,12 +281,12 @@ impl<'e, 'm> Line<'e, 'm> {
             let dx = c.difference();
             if dx * d[i] < 0.0 {
                 // Two crossings between samples.
-                out.push((self.crossing(a, x), Kind::Crossing));
-                out.push((self.crossing(x, b), Kind::Crossing));
+                out.push((self.crossing(a, x), MeetingKind::Crossing));
+                out.push((self.crossing(x, b), MeetingKind::Crossing));
             } else if dx.abs() <= TOUCH * (c.t_a.abs() + c.t_b.abs()) {
-                out.push((x, Kind::Touch));
+                out.push((x, MeetingKind::Touch));
             } else if dx.abs() <= c.half_width {
-                out.push((x, Kind::NearTouch));
+                out.push((x, MeetingKind::NearTouch));
             }
         }
         out.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -336,7 +339,7 @@ impl<'e, 'm> Line<'e, 'm> {
             cuts.extend(
                 meetings
                     .iter()
-                    .filter(|m| m.kind == Kind::Crossing)
+                    .filter(|m| m.kind == MeetingKind::Crossing)
                     .map(|m| m.x),
             );
             cuts.push(self.axis.hi);
@@ -418,7 +421,7 @@ impl<'e, 'm> Line<'e, 'm> {
         if !self.intervals() {
             return None;
         }
-        if m.kind != Kind::Crossing {
+        if m.kind != MeetingKind::Crossing {
             return Some(false);
         }
         let Some(k) = sides
