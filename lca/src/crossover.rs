@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow, bail};
 use fit::crossover::{Axis, Pair, SAMPLES};
 use fit::performance::PerformanceModel;
-use reports::ranking::Format;
+use reports::Format;
 
 /// The most samples along a factor: as many as a plan may have runs.
 const MAX_SAMPLES: usize = design::plan::MAX_RUNS;

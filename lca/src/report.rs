@@ -157,7 +157,7 @@ fn map_section(
             return Err(fit::crossover::CrossoverError(String::new()));
         };
         let c = pair.crossover(&pair.default_axis(var)?, &[], 512)?;
-        let text = reports::crossover::crossover(&c, reports::ranking::Format::Text);
+        let text = reports::crossover::crossover(&c, reports::Format::Text);
         Ok(format!(
             "<h2>Which is faster: {} or {}, along {}</h2>\n<p class=\"verdict\">{}</p>\n\
              <pre>{}</pre>\n",

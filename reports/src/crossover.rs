@@ -8,8 +8,8 @@ use fit::crossover::{
     ValidatedError, Winner, WinnerMap,
 };
 
+use crate::Format;
 use crate::number::significant;
-use crate::ranking::Format;
 
 /// The crossovers along one factor: text (meetings, then sides), CSV (one row per meeting and
 /// per side) or JSON.

@@ -31,14 +31,14 @@ pub fn predictions(models: &[&PerformanceModel]) -> Option<String> {
 /// line first in CSV.
 pub fn with_predictions(
     out: String,
-    format: crate::ranking::Format,
+    format: crate::Format,
     models: &[&PerformanceModel],
 ) -> serde_json::Result<String> {
     let Some(note) = predictions(models) else {
         return Ok(out);
     };
     Ok(match format {
-        crate::ranking::Format::Text => {
+        crate::Format::Text => {
             let mut lines: Vec<&str> = out.lines().collect();
             let at = lines
                 .iter()
@@ -48,12 +48,12 @@ pub fn with_predictions(
             lines.insert(at, &line);
             lines.join("\n") + "\n"
         }
-        crate::ranking::Format::Json => {
+        crate::Format::Json => {
             let mut doc: serde_json::Value = serde_json::from_str(&out)?;
             doc["predicted"] = serde_json::Value::String(note);
             format!("{}\n", serde_json::to_string_pretty(&doc)?)
         }
-        crate::ranking::Format::Csv => format!("# predicted: {note}\n{out}"),
+        crate::Format::Csv => format!("# predicted: {note}\n{out}"),
     })
 }
 

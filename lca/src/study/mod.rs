@@ -28,7 +28,7 @@ use fit::crossover::Winner;
 use fit::performance::{BuildOptions, PerformanceModel};
 use fit::{Condition, Datafile};
 use indicatif::{ProgressBar, ProgressStyle};
-use reports::ranking::Format;
+use reports::Format;
 
 use file::{Dispatch, Study};
 use runner::{Key, Point, Ran, Role, Runner};
@@ -502,8 +502,8 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
         if let Ok(map) = validated.as_ref().unwrap_or(&plain) {
             let path = study.out.join("crossover.txt");
             let written = reports::verdict::with_predictions(
-                reports::crossover::winner_map(map, reports::ranking::Format::Text),
-                reports::ranking::Format::Text,
+                reports::crossover::winner_map(map, reports::Format::Text),
+                reports::Format::Text,
                 &[a, b],
             )?;
             files::output::write(&path, written.as_bytes()).map_err(|e| anyhow!("{e}"))?;
