@@ -9,8 +9,10 @@
 
 use std::fs::File;
 
-use super::binary::{BlockState, Damage, Defined, decode_record};
+use pp_recorder::log::binary::BlockState;
+
 use super::binary_index::{BlockRef, Index, Source, read_at};
+use super::decode::{Damage, Defined, decode_record};
 use super::merge::{EXHAUSTED, LoserTree};
 use super::{LogError, Place};
 use crate::event::{Event, EventKind, Header, Symbols, ThreadId};

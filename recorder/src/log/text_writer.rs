@@ -10,7 +10,7 @@ use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
 /// Writes a text log in canonical form: the header `pplog 1 p=<p> key=value ..` (parameters in
 /// order), then one line `<t_ns> <thread> <event> [args]` per event with single spaces and no
 /// comments. Events are written in the order given; for the canonical form of a log give them
-/// in global time order, ties by thread (as [`super::LogReader`] returns them). Output is
+/// in global time order, ties by thread (as `pp::log::LogReader` returns them). Output is
 /// buffered internally; [`TextWriter::finish`] flushes.
 #[derive(Debug)]
 pub struct TextWriter<W: Write> {

@@ -9,12 +9,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use crate::clock::Clock;
 use crate::event::{Event, EventKind, Header, Sym, Symbols, TeamRef, ThreadId};
 use crate::log::{BinaryWriter, is_name};
-
-use super::buffer::{ALL_THREADS, Raw, RawKind};
-use super::clock::Clock;
-use super::team_table::TeamTable;
+use crate::raw::{ALL_THREADS, Raw, RawKind};
+use crate::team_table::TeamTable;
 
 /// Events converted and written at a time: a block of the log holds at most this many.
 const CONVERT_CHUNK: usize = 4096;

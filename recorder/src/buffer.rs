@@ -2,50 +2,13 @@
 //! session's log writer when the buffer is full, when the thread stops or exits, when the
 //! session finishes, and from the panic hook.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::sync::Arc;
 
-use crate::event::{ThreadId, WaitKind};
-
-use super::clock::{Clock, RunDelay, thread_cpu_ns};
-use super::session::Shared;
-
-/// Region team index meaning "all `p` threads".
-pub(crate) const ALL_THREADS: u32 = u32::MAX;
-
-/// What happened, as recorded on the hot path: names are `&'static str` (interned into the
-/// log's symbol table only at flush), teams an index into the session's team table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RawKind {
-    Start,
-    Stop,
-    RegionBegin {
-        id: u64,
-        name: &'static str,
-        /// [`ALL_THREADS`] or an index into the session's team table.
-        team: u32,
-    },
-    RegionEnd {
-        id: u64,
-    },
-    WorkBegin(Option<&'static str>),
-    WorkEnd(Option<&'static str>),
-    WaitBegin(WaitKind, Option<&'static str>),
-    /// Kind, object and the thread that ended the wait, where known.
-    WaitEnd(WaitKind, Option<&'static str>, Option<ThreadId>),
-    CommBegin(u64),
-    CommEnd(u64),
-    /// Thread CPU time and run-queue delay.
-    Cpu(u64, Option<u64>),
-    Phase(&'static str),
-}
-
-/// A raw event: clock ticks and what happened (40 bytes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Raw {
-    pub(crate) ticks: u64,
-    pub(crate) kind: RawKind,
-}
+use crate::clock::{Clock, RunDelay, thread_cpu_ns};
+use crate::event::ThreadId;
+use crate::raw::{Raw, RawKind};
+use crate::shared::{Shared, in_writer};
 
 /// The recording state of one registered thread.
 pub(crate) struct ThreadRec {
@@ -130,8 +93,6 @@ impl Drop for Slot {
 
 thread_local! {
     static LOCAL: Slot = const { Slot(RefCell::new(None)) };
-    /// Set while this thread holds the log writer's lock (the panic hook must not take it).
-    static IN_WRITER: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Appends an event on the calling thread if it is registered; otherwise does nothing.
@@ -214,38 +175,8 @@ pub(crate) fn current_session() -> Option<Arc<Shared>> {
 /// Flushes the calling thread's buffer from the panic hook: skipped if this thread is inside
 /// the recorder (its buffer borrowed or the writer lock held), where flushing could deadlock.
 pub(crate) fn flush_for_panic() {
-    if IN_WRITER.try_with(Cell::get).unwrap_or(true) {
+    if in_writer() {
         return;
     }
     with_rec(ThreadRec::flush);
-}
-
-/// Marks that this thread holds the log writer's lock for the guard's lifetime.
-pub(crate) struct InWriter(());
-
-impl InWriter {
-    pub(crate) fn enter() -> InWriter {
-        let _ = IN_WRITER.try_with(|f| f.set(true));
-        InWriter(())
-    }
-}
-
-impl Drop for InWriter {
-    fn drop(&mut self) {
-        let _ = IN_WRITER.try_with(|f| f.set(false));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn raw_events_are_compact() {
-        assert!(
-            std::mem::size_of::<Raw>() <= 40,
-            "{}",
-            std::mem::size_of::<Raw>()
-        );
-    }
 }

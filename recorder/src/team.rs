@@ -17,11 +17,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
+use crate::buffer;
 use crate::event::ThreadId;
-
-use super::buffer;
-use super::interval::{RegionGuard, cpu_sample, phase, thread_start, thread_stop, work};
-use super::session::{self, Shared};
+use crate::interval::{RegionGuard, cpu_sample, phase, thread_start, thread_stop, work};
+use crate::shared::{self, Shared};
 
 /// How long dropping a team waits for its threads to record `stop` and exit.
 const EXIT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -40,7 +39,7 @@ struct Inner {
 /// A rayon thread pool of exactly `n` recorded threads.
 ///
 /// ```
-/// use pp::recorder::{self, Session, Team};
+/// use pp_recorder::{self as recorder, Session, Team};
 /// # let dir = std::env::temp_dir().join(format!("pp-doc-team-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
 /// let session = Session::builder(2).path(dir.join("pp.log")).start()?;
@@ -177,8 +176,8 @@ impl Team {
     }
 
     /// An SPMD region (like `#pragma omp parallel`): `f` runs once on every thread of the team,
-    /// which records the work it does itself ([`work`], [`comm`](super::comm), the
-    /// [`sync`](super::sync) wrappers). Each thread samples its CPU clock before and after its
+    /// which records the work it does itself ([`work`], [`comm`](crate::comm), the
+    /// [`sync`](crate::sync) wrappers). Each thread samples its CPU clock before and after its
     /// part (two reads of about 0.5 µs each: keep regions well above that); a thread of the
     /// team records `region_begin`/`region_end`. Returns the parts' results by thread index.
     pub fn region<R, F>(&self, name: &'static str, f: F) -> Vec<R>
@@ -264,7 +263,7 @@ impl Team {
     /// Registers every thread with the active session if the team was built before it (or
     /// for an earlier one); checked once per session.
     fn ensure_registered(&self) {
-        let generation = session::current_generation();
+        let generation = shared::current_generation();
         let inner = self.inner();
         if generation == 0 || inner.registered.load(Ordering::Acquire) == generation {
             return;
@@ -292,7 +291,7 @@ impl Drop for Team {
 }
 
 /// Stops the threads of every live team that are registered with `shared` (from
-/// [`Session::finish`](super::Session::finish)).
+/// [`Session::finish`](crate::Session::finish)).
 pub(crate) fn stop_live_teams(shared: &Arc<Shared>) {
     let teams: Vec<Arc<Inner>> = TEAMS
         .lock()

@@ -3,16 +3,15 @@
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Once};
+use std::time::Duration;
 
+use crate::buffer;
+use crate::clock::{Clock, ClockSource};
+use crate::epoch::Epoch;
 use crate::event::{Header, ThreadId};
-
-use super::buffer::{self, InWriter, Raw};
-use super::clock::{Clock, ClockSource};
-use super::team_table::TeamTable;
-use super::writer::LogFile;
+use crate::log_file::LogFile;
+use crate::shared::{self, Shared};
 
 /// Default capacity of a thread's buffer, in events (40 bytes each: 640 KiB per thread).
 pub const DEFAULT_BUFFER_EVENTS: usize = 16 * 1024;
@@ -20,103 +19,8 @@ pub const DEFAULT_BUFFER_EVENTS: usize = 16 * 1024;
 /// Default time [`Session::finish`] waits for registered threads to stop.
 pub const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The active session, if any: what `thread_start` registers with.
-static CURRENT: Mutex<Option<Arc<Shared>>> = Mutex::new(None);
-/// Generation of the active session (0: none); lets a team notice a new session.
-static GENERATION: AtomicU64 = AtomicU64::new(0);
-static NEXT_GENERATION: AtomicU64 = AtomicU64::new(1);
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The state of a session shared by its threads.
-pub(crate) struct Shared {
-    pub(crate) p: u32,
-    pub(crate) clock: Clock,
-    pub(crate) buffer_events: usize,
-    /// Distinguishes sessions (a team checks its threads' registration against it).
-    #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
-    pub(crate) generation: u64,
-    /// The epoch the session's time 0 was taken from, if any ([`SessionBuilder::epoch`]).
-    pub(crate) epoch: Option<super::Epoch>,
-    next_region: AtomicU64,
-    log: Mutex<LogFile>,
-    teams: Mutex<TeamTable>,
-    /// Registered threads that have not stopped (a list: a misused id may appear twice).
-    active: Mutex<Vec<ThreadId>>,
-    stopped: Condvar,
-}
-
-impl Shared {
-    /// A fresh region instance id.
-    pub(crate) fn next_region(&self) -> u64 {
-        self.next_region.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// The index of an explicit region team; ids not below `p` are left out, and a team left
-    /// empty means all threads.
-    pub(crate) fn team_index(&self, threads: &[ThreadId]) -> u32 {
-        let team: Vec<ThreadId> = threads.iter().copied().filter(|&t| t < self.p).collect();
-        if team.is_empty() {
-            return super::buffer::ALL_THREADS;
-        }
-        lock(&self.teams).intern(&team)
-    }
-
-    /// Writes one block of a thread's raw events.
-    pub(crate) fn write_block(&self, thread: ThreadId, raw: &[Raw]) {
-        let _mark = InWriter::enter();
-        lock(&self.log).write_block(thread, raw, &self.clock, &self.teams);
-    }
-
-    pub(crate) fn thread_started(&self, id: ThreadId) {
-        lock(&self.active).push(id);
-    }
-
-    pub(crate) fn thread_stopped(&self, id: ThreadId) {
-        let mut active = lock(&self.active);
-        if let Some(i) = active.iter().position(|&a| a == id) {
-            active.swap_remove(i);
-        }
-        self.stopped.notify_all();
-    }
-
-    /// Waits until every registered thread stopped or `timeout` passed; returns the threads
-    /// that did not stop.
-    fn wait_stopped(&self, timeout: Duration) -> Vec<ThreadId> {
-        let deadline = Instant::now() + timeout;
-        let mut active = lock(&self.active);
-        while !active.is_empty() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                break;
-            }
-            active = self
-                .stopped
-                .wait_timeout(active, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-        let mut left = active.clone();
-        left.sort_unstable();
-        left
-    }
-}
-
-/// The active session, if any.
-pub(crate) fn current() -> Option<Arc<Shared>> {
-    lock(&CURRENT).clone()
-}
-
-/// The generation of the active session, 0 when none is active.
-#[cfg_attr(not(feature = "rayon"), allow(dead_code))]
-pub(crate) fn current_generation() -> u64 {
-    GENERATION.load(Ordering::Acquire)
-}
-
 /// A recording session: opens the log, gives the threads that register with it
-/// ([`thread_start`](super::thread_start), or a [`Team`](super::Team)) a clock and a writer,
+/// ([`thread_start`](crate::thread_start), or a [`Team`](crate::Team)) a clock and a writer,
 /// and on [`finish`](Session::finish) (or drop) completes the log.
 ///
 /// The log goes to `$PP_LOG`, or `./pp.log`, or the path given to [`SessionBuilder::path`].
@@ -124,7 +28,7 @@ pub(crate) fn current_generation() -> u64 {
 /// readable prefix; finishing renames it over `<path>`, replacing the previous run's log.
 ///
 /// ```
-/// use pp::recorder::{self, Session};
+/// use pp_recorder::{self as recorder, Session};
 /// # let dir = std::env::temp_dir().join(format!("pp-doc-session-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir).unwrap();
 /// let session = Session::builder(1)
@@ -174,7 +78,7 @@ pub struct SessionBuilder {
     path: Option<PathBuf>,
     buffer_events: usize,
     clock: Option<ClockSource>,
-    epoch: Option<super::Epoch>,
+    epoch: Option<Epoch>,
     stop_timeout: Duration,
 }
 
@@ -183,7 +87,7 @@ impl Session {
     /// header), writing to `$PP_LOG` or `./pp.log`.
     ///
     /// ```no_run
-    /// let session = pp::recorder::Session::start(4, &[("impl", "dp"), ("n", "256")])?;
+    /// let session = pp_recorder::Session::start(4, &[("impl", "dp"), ("n", "256")])?;
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn start(p: u32, params: &[(&str, &str)]) -> io::Result<Session> {
@@ -230,14 +134,14 @@ impl Session {
         self.shared.clock.source()
     }
 
-    /// A [`Team`](super::Team) of `p` threads, ids `0..p`.
+    /// A [`Team`](crate::Team) of `p` threads, ids `0..p`.
     #[cfg(feature = "rayon")]
-    pub fn team(&self) -> io::Result<super::Team> {
-        super::Team::new(self.shared.p as usize)
+    pub fn team(&self) -> io::Result<crate::Team> {
+        crate::Team::new(self.shared.p as usize)
     }
 
     /// Completes the log: stops the calling thread if it is registered, stops the threads of
-    /// every live [`Team`](super::Team), waits (up to the stop timeout) for other registered
+    /// every live [`Team`](crate::Team), waits (up to the stop timeout) for other registered
     /// threads to stop, writes the end marker and renames `<path>.tmp` to `<path>`.
     ///
     /// On a write error the `.tmp` prefix stays and the error is returned. Call it outside the
@@ -248,22 +152,13 @@ impl Session {
 
     fn finish_inner(&mut self) -> io::Result<FinishReport> {
         self.done = true;
-        {
-            let mut cur = lock(&CURRENT);
-            if cur.as_ref().is_some_and(|s| Arc::ptr_eq(s, &self.shared)) {
-                *cur = None;
-                GENERATION.store(0, Ordering::Release);
-            }
-        }
+        shared::deactivate(&self.shared);
         let shared = self.shared.clone();
         buffer::stop_if(|s| Arc::ptr_eq(s, &shared));
         #[cfg(feature = "rayon")]
-        super::team::stop_live_teams(&self.shared);
+        crate::team::stop_live_teams(&self.shared);
         let unstopped = self.shared.wait_stopped(self.stop_timeout);
-        let _mark = InWriter::enter();
-        let mut log = lock(&self.shared.log);
-        let events = log.close()?;
-        let (refused_blocks, first_refusal) = log.refused();
+        let (events, (refused_blocks, first_refusal)) = self.shared.close_log()?;
         Ok(FinishReport {
             path: self.path.clone(),
             events,
@@ -322,8 +217,8 @@ impl SessionBuilder {
 
     /// Takes `epoch` as the log's time 0 (and its clock, instead of [`SessionBuilder::clock`]):
     /// for a tracer that learns `p` after the program started. The thread that took it then
-    /// registers with [`thread_start_at_epoch`](super::thread_start_at_epoch).
-    pub fn epoch(mut self, epoch: super::Epoch) -> Self {
+    /// registers with [`thread_start_at_epoch`](crate::thread_start_at_epoch).
+    pub fn epoch(mut self, epoch: Epoch) -> Self {
         self.epoch = Some(epoch);
         self
     }
@@ -341,46 +236,33 @@ impl SessionBuilder {
     /// it), `AlreadyExists` when another
     /// session is active, or the error of creating the log file.
     pub fn start(self) -> io::Result<Session> {
-        let mut cur = lock(&CURRENT);
-        if cur.is_some() {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                "a recording session is already active in this process",
-            ));
-        }
-        let path = resolve_path(self.path, std::env::var_os("PP_LOG"));
-        let header = Header {
-            p: self.p,
-            params: self.params,
-        };
-        let log = LogFile::create(&path, &header).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("creating the log {}: {e}", path.display()),
-            )
+        let mut paths = None;
+        let shared = shared::activate(|| {
+            let path = resolve_path(self.path, std::env::var_os("PP_LOG"));
+            let header = Header {
+                p: self.p,
+                params: self.params,
+            };
+            let log = LogFile::create(&path, &header).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("creating the log {}: {e}", path.display()),
+                )
+            })?;
+            paths = Some((log.path().to_path_buf(), log.tmp().to_path_buf()));
+            let clock = match self.epoch {
+                Some(e) => e.clock,
+                None => Clock::start(self.clock.unwrap_or_else(ClockSource::detect)),
+            };
+            Ok(Shared::new(
+                self.p,
+                clock,
+                self.epoch,
+                self.buffer_events,
+                log,
+            ))
         })?;
-        let tmp = log.tmp().to_path_buf();
-        let path = log.path().to_path_buf();
-        let clock = match self.epoch {
-            Some(e) => e.clock,
-            None => Clock::start(self.clock.unwrap_or_else(ClockSource::detect)),
-        };
-        let generation = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
-        let shared = Arc::new(Shared {
-            p: self.p,
-            clock,
-            epoch: self.epoch,
-            buffer_events: self.buffer_events,
-            generation,
-            next_region: AtomicU64::new(0),
-            log: Mutex::new(log),
-            teams: Mutex::new(TeamTable::default()),
-            active: Mutex::new(Vec::new()),
-            stopped: Condvar::new(),
-        });
-        *cur = Some(shared.clone());
-        GENERATION.store(generation, Ordering::Release);
-        drop(cur);
+        let (path, tmp) = paths.expect("set when the session was made");
         install_panic_hook();
         Ok(Session {
             shared,

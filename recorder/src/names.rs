@@ -8,9 +8,9 @@ use std::sync::{Mutex, PoisonError};
 /// with equal text return the same string). Use it once per name, not per event: it locks.
 ///
 /// ```
-/// let label = pp::recorder::name(&format!("block{}", 3));
+/// let label = pp_recorder::name(&format!("block{}", 3));
 /// assert_eq!(label, "block3");
-/// assert!(std::ptr::eq(label, pp::recorder::name("block3")));
+/// assert!(std::ptr::eq(label, pp_recorder::name("block3")));
 /// ```
 pub fn name(s: &str) -> &'static str {
     static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);

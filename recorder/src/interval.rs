@@ -1,17 +1,17 @@
 //! The per-thread recording API: registration, regions, work, waits, communication, phases.
 //!
 //! Every function acts on the calling thread and does nothing when the thread is not
-//! registered with an active [`Session`](super::Session), so instrumented code runs unchanged
+//! registered with an active [`Session`](crate::Session), so instrumented code runs unchanged
 //! (at the cost of a thread-local check) without a session. Intervals are guards that end on
 //! drop; on one thread they nest only as DESIGN §3 allows: `work` may contain `comm` and
 //! `wait`, nothing else overlaps (not checked at run time).
 
 use std::marker::PhantomData;
 
+use crate::buffer::{self, record, with_rec};
 use crate::event::{ThreadId, WaitKind};
-
-use super::buffer::{self, ALL_THREADS, RawKind, record, with_rec};
-use super::session;
+use crate::raw::{ALL_THREADS, RawKind};
+use crate::shared;
 
 /// Makes a guard `!Send`: its end event must be recorded by the thread that began it.
 type NotSend = PhantomData<*const ()>;
@@ -20,13 +20,48 @@ type NotSend = PhantomData<*const ()>;
 /// `start` and a CPU sample. Returns `false` (and records nothing) when no session is active
 /// or `id` is not below `p`. A thread already registered is stopped first.
 pub fn thread_start(id: ThreadId) -> bool {
-    match session::current() {
+    match shared::current() {
         Some(s) if id < s.p => {
             buffer::start(id, s);
             true
         }
         _ => false,
     }
+}
+
+/// Registers the calling thread as thread `id` of the active session from the session's epoch:
+/// records `start` and the epoch's CPU sample at time 0, then, when given, `phase <phase>` and
+/// `work_begin [label]` (for `work: Some(label)`), also at time 0. The work stays open, to be
+/// ended with [`work_end`](work_end). Call it on the thread that took the epoch.
+/// Returns `false` (and records nothing) when no session is active, it has no epoch, or `id`
+/// is not below `p`.
+pub fn thread_start_at_epoch(
+    id: ThreadId,
+    phase: Option<&'static str>,
+    work: Option<Option<&'static str>>,
+) -> bool {
+    let Some(s) = shared::current() else {
+        return false;
+    };
+    let Some(epoch) = s.epoch else {
+        return false;
+    };
+    if id >= s.p {
+        return false;
+    }
+    let base = epoch.clock.base();
+    let mut first = vec![(base, RawKind::Start)];
+    if let Some(cpu) = epoch.cpu {
+        first.push((base, RawKind::Cpu(cpu, epoch.delay)));
+    }
+    if let Some(name) = phase {
+        first.push((base, RawKind::Phase(name)));
+    }
+    if let Some(label) = work {
+        first.push((base, RawKind::WorkBegin(label)));
+    }
+    buffer::start_with(id, s, &first);
+    true
 }
 
 /// Ends the calling thread's part of the run: records a CPU sample and `stop`, writes the
@@ -43,8 +78,8 @@ pub fn thread_stop() {
 /// std::thread::scope(|s| {
 ///     for i in 0..2 {
 ///         s.spawn(move || {
-///             let _t = pp::recorder::thread(i);
-///             let _w = pp::recorder::work(None);
+///             let _t = pp_recorder::thread(i);
+///             let _w = pp_recorder::work(None);
 ///         });
 ///     }
 /// });
@@ -83,7 +118,7 @@ pub fn phase(name: &'static str) {
 /// sample; the guard records a CPU sample and `region_end` on drop.
 ///
 /// ```
-/// let _r = pp::recorder::region("solve");
+/// let _r = pp_recorder::region("solve");
 /// ```
 pub fn region(name: &'static str) -> RegionGuard {
     RegionGuard::begin(name, None, true)
@@ -98,7 +133,7 @@ pub fn region_with_team(name: &'static str, team: &[ThreadId]) -> RegionGuard {
 /// Inside a region it is parallel work, outside every region serial work.
 ///
 /// ```
-/// use pp::recorder::work;
+/// use pp_recorder::work;
 /// let _w = work("fft");      // labelled
 /// let _v = work(None);       // unlabelled
 /// ```
@@ -113,10 +148,10 @@ pub fn work(label: impl Into<Option<&'static str>>) -> WorkGuard {
 }
 
 /// Marks explicit synchronization (`wait_begin <kind> [object]`) until the guard drops. The
-/// [`sync`](super::sync) wrappers record their blocking waits with it.
+/// [`sync`](crate::sync) wrappers record their blocking waits with it.
 ///
 /// ```
-/// use pp::{event::WaitKind, recorder::wait};
+/// use pp_recorder::{event::WaitKind, wait};
 /// let _w = wait(WaitKind::Other, "disk");
 /// ```
 #[inline]
@@ -138,7 +173,7 @@ pub fn wait(kind: WaitKind, object: impl Into<Option<&'static str>>) -> WaitGuar
 /// let src = vec![1u8; 4096];
 /// let mut dst = vec![0u8; 4096];
 /// {
-///     let _c = pp::recorder::comm(src.len() as u64);
+///     let _c = pp_recorder::comm(src.len() as u64);
 ///     dst.copy_from_slice(&src);
 /// }
 /// ```
@@ -285,7 +320,7 @@ impl Drop for CommGuard {
 /// callbacks (the OMPT tool): the caller pairs them on one thread, as the guards do.
 ///
 /// ```
-/// use pp::{event::WaitKind, recorder};
+/// use pp_recorder::{self as recorder, event::WaitKind};
 /// recorder::work_begin(None);
 /// recorder::wait_begin(WaitKind::Barrier, "b0");
 /// recorder::wait_end(WaitKind::Barrier, "b0");

@@ -2,7 +2,7 @@
 
 /// Why a varint could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum VarintError {
+pub enum VarintError {
     /// The data ends inside the varint.
     Eof,
     /// The varint does not fit in 64 bits.
@@ -12,7 +12,7 @@ pub(crate) enum VarintError {
 /// Appends `v` as an unsigned LEB128 varint (7 bits per byte, low bits first, high bit set on
 /// every byte but the last).
 #[inline]
-pub(crate) fn put(buf: &mut Vec<u8>, mut v: u64) {
+pub fn put(buf: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         buf.push(v as u8 | 0x80);
         v >>= 7;
@@ -23,7 +23,7 @@ pub(crate) fn put(buf: &mut Vec<u8>, mut v: u64) {
 /// Reads an unsigned LEB128 varint at `*pos`, advancing `*pos` past it: for fields that are
 /// usually one byte (symbol ids, small differences), checked first.
 #[inline(always)]
-pub(crate) fn get(data: &[u8], pos: &mut usize) -> Result<u64, VarintError> {
+pub fn get(data: &[u8], pos: &mut usize) -> Result<u64, VarintError> {
     if let Some(&b) = data.get(*pos)
         && b < 0x80
     {
@@ -39,7 +39,7 @@ pub(crate) fn get(data: &[u8], pos: &mut usize) -> Result<u64, VarintError> {
 /// When 4 bytes are available, varints of up to 4 bytes (values below 2²⁸) are decoded from
 /// one little-endian word without a branch on their length.
 #[inline(always)]
-pub(crate) fn get_wide(data: &[u8], pos: &mut usize) -> Result<u64, VarintError> {
+pub fn get_wide(data: &[u8], pos: &mut usize) -> Result<u64, VarintError> {
     if let Some(bytes) = data.get(*pos..).and_then(|s| s.first_chunk::<4>()) {
         let word = u32::from_le_bytes(*bytes);
         let stops = !word & 0x8080_8080;
@@ -82,13 +82,13 @@ fn get_long(data: &[u8], pos: usize) -> Result<(u64, usize), VarintError> {
 
 /// Zigzag-encodes a signed difference so that small magnitudes give small varints.
 #[inline]
-pub(crate) fn zigzag(v: i64) -> u64 {
+pub fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
 
 /// Inverse of [`zigzag`].
 #[inline]
-pub(crate) fn unzigzag(u: u64) -> i64 {
+pub fn unzigzag(u: u64) -> i64 {
     ((u >> 1) as i64) ^ -((u & 1) as i64)
 }
 

@@ -1,4 +1,8 @@
-//! The recorder: what an instrumented program links to write its event log (DESIGN §3).
+//! `pp-recorder`: what an instrumented program links to write its event log (DESIGN §3): the
+//! events ([`event`]), the recording API at the crate root, and the log writers ([`log`]). It
+//! depends on nothing beyond `std`, `libc`, the workspace's `files` and (for [`Team`]) rayon,
+//! so a traced program pulls in no command-line or serialization crates; `pp` reads and
+//! profiles what it writes.
 //!
 //! A [`Session`] opens the log (`$PP_LOG` or `./pp.log`) with the number of processors `p`
 //! and the run parameters. Threads register as `0..p` ([`thread_start`], or a [`Team`], a
@@ -22,7 +26,7 @@
 //! outside its work then shows as idle or waiting instead of rc).
 //!
 //! ```
-//! use pp::recorder::{self, Session, sync::Mutex};
+//! use pp_recorder::{self as recorder, Session, sync::Mutex};
 //! # let dir = std::env::temp_dir().join(format!("pp-doc-mod-{}", std::process::id()));
 //! # std::fs::create_dir_all(&dir).unwrap();
 //! let session = Session::builder(2).param("impl", "demo").path(dir.join("pp.log")).start()?;
@@ -39,24 +43,30 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+pub mod event;
+pub mod log;
+pub mod sync;
+
 mod buffer;
 mod clock;
 mod epoch;
 mod interval;
+mod log_file;
 mod names;
+mod raw;
 mod session;
-pub mod sync;
+mod shared;
 #[cfg(feature = "rayon")]
 mod team;
 mod team_table;
-mod writer;
 
 pub use clock::{ClockSource, RunDelay, thread_cpu_ns};
-pub use epoch::{Epoch, thread_start_at_epoch};
+pub use epoch::Epoch;
 pub use interval::{
     CommGuard, RegionGuard, ThreadGuard, WaitGuard, WorkGuard, comm, comm_begin, comm_end,
     cpu_sample, current_thread, flush, phase, region, region_begin, region_end, region_with_team,
-    thread, thread_start, thread_stop, wait, wait_begin, wait_end, work, work_begin, work_end,
+    thread, thread_start, thread_start_at_epoch, thread_stop, wait, wait_begin, wait_end, work,
+    work_begin, work_end,
 };
 pub use names::name;
 pub use session::{

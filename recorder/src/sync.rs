@@ -9,7 +9,7 @@
 //! `std::sync::Mutex` (4.5 ns); writing the taker at every lock had made it 6.6-7.2 ns.
 //!
 //! ```
-//! use pp::recorder::sync::Mutex;
+//! use pp_recorder::sync::Mutex;
 //! static TOTAL: Mutex<u64> = Mutex::named("total", 0);
 //! *TOTAL.lock().unwrap() += 1;
 //! ```
@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use crate::event::{ThreadId, WaitKind};
 
-use super::interval::{current_thread, wait};
+use crate::interval::{current_thread, wait};
 
 /// No recorded thread (in a [`Cause`]).
 const NOBODY: u32 = u32::MAX;
@@ -246,7 +246,7 @@ impl Condvar {
 /// `by=` the sending thread (each value travels with its sender's id). Sending never blocks.
 ///
 /// ```
-/// let (tx, rx) = pp::recorder::sync::channel("results");
+/// let (tx, rx) = pp_recorder::sync::channel("results");
 /// std::thread::spawn(move || tx.send(42).unwrap());
 /// assert_eq!(rx.recv(), Ok(42));
 /// ```
