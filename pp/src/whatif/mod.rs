@@ -3,7 +3,7 @@
 //! over another network, computation faster or slower by region or phase — into a predicted
 //! log in the input's format (docs/whatif.md).
 //!
-//! [`Run::read`] keeps the log and its [activity graph](crate::graph) in memory (about 100
+//! [`MeasuredRun::read`] keeps the log and its [activity graph](crate::graph) in memory (about 100
 //! bytes an event), [`replay`] simulates the target in predicted time order (a heap of
 //! pending events, so `O(n log p)` for `n` events, times the group size where processors are
 //! shared), [`write::thread_events`] and [`write::write`] write the predicted log.
@@ -13,7 +13,7 @@ mod replay;
 mod target;
 pub mod write;
 
-pub use load::{Entry, Run};
+pub use load::{Entry, MeasuredRun};
 pub use replay::{Predicted, Sample, replay};
 pub use target::{Demand, Target, load_machine, parse_groups};
 
@@ -24,37 +24,26 @@ use anyhow::{Result, bail};
 use crate::event::{Event, EventKind, Header};
 use crate::log::{Encoding, LogReader};
 
-/// `pp whatif`'s arguments.
-#[derive(Debug, clap::Args)]
-pub struct WhatifArgs {
-    /// The event log (text or binary); default $PP_LOG, else ./pp.log.
-    log: Option<PathBuf>,
-    /// Threads that share a processor: `0,1/2,3` puts 0 and 1 on one, 2 and 3 on another;
-    /// threads in no group keep a processor of their own.
-    #[arg(long, value_name = "GROUPS")]
-    group: Option<String>,
-    /// A machine file with an `[mpi]` table (pp calibrate --mpi): the target network.
-    #[arg(long, value_name = "FILE")]
-    machine: Option<PathBuf>,
-    /// Computation in this region or phase goes FACTOR times as fast (repeatable).
-    #[arg(long, value_name = "NAME=FACTOR")]
-    speed: Vec<String>,
-    /// What a computation demands of its processor: `elapsed`, its measured time (a source
-    /// run with a processor per thread), or `cpu`, the CPU time its thread received (a source
-    /// run that shared processors: more threads than cores, `taskset`): waits lose the
-    /// run-queue delay around their end too [default: elapsed].
-    #[arg(long, value_name = "elapsed|cpu")]
-    demand: Option<String>,
-    /// A target file (TOML: group, machine, demand, [speed]); the options above override it.
-    #[arg(long, value_name = "FILE.toml")]
-    target: Option<PathBuf>,
-    /// The predicted log to write (text or binary as the input; `-`: standard output, text
-    /// only, and the walls go to standard error).
-    #[arg(long, value_name = "PREDICTED.log")]
-    out: PathBuf,
-    /// Replace an existing --out.
-    #[arg(long)]
-    force: bool,
+/// What `pp whatif` is asked (its options, parsed): [`run`] builds the [`Target`] from them.
+#[derive(Debug, Clone, Default)]
+pub struct WhatifOptions {
+    /// The event log (text or binary; `-`: standard input).
+    pub log: PathBuf,
+    /// Threads that share a processor (`0,1/2,3`), see [`parse_groups`].
+    pub group: Option<String>,
+    /// A machine file with an `[mpi]` table: the target network.
+    pub machine: Option<PathBuf>,
+    /// `NAME=FACTOR`: computation in this region or phase goes FACTOR times as fast.
+    pub speed: Vec<String>,
+    /// What a computation demands of its processor (default: the target file's, else
+    /// [`Demand::Elapsed`]).
+    pub demand: Option<Demand>,
+    /// A target file; the options above override it.
+    pub target: Option<PathBuf>,
+    /// The predicted log to write (`-`: standard output, text only).
+    pub out: PathBuf,
+    /// Replace an existing `out`.
+    pub force: bool,
 }
 
 /// What a replay measured and predicted.
@@ -66,8 +55,9 @@ pub struct Walls {
     pub predicted: u64,
 }
 
-/// `pp whatif`: replays the log, writes the predicted log, returns the report.
-pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
+/// `pp whatif`: replays the log, writes the predicted log, returns the report (for standard
+/// error when the predicted log goes to standard output).
+pub fn run(args: &WhatifOptions) -> Result<String> {
     let mut target = match &args.target {
         Some(file) => Target::load(file)?,
         None => Target::default(),
@@ -81,10 +71,10 @@ pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
     for s in &args.speed {
         target.add_speed(s)?;
     }
-    if let Some(d) = &args.demand {
-        target.demand = d.parse().map_err(|e| anyhow::anyhow!("--demand {e}"))?;
+    if let Some(d) = args.demand {
+        target.demand = d;
     }
-    let path = args.log.clone().unwrap_or(default_log);
+    let path = args.log.clone();
     let name = if path.as_os_str() == "-" {
         "stdin".to_string()
     } else {
@@ -96,7 +86,7 @@ pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
             args.out.display()
         );
     }
-    let run = Run::read(LogReader::open(&path)?, &name, &target.speeds)?;
+    let run = MeasuredRun::read(LogReader::open(&path)?, &name, &target.speeds)?;
     if run.encoding == Encoding::Binary && args.out.as_os_str() == "-" {
         bail!("--out -: standard output takes a text log only; name a file");
     }
@@ -122,17 +112,12 @@ pub fn run(args: &WhatifArgs, default_log: PathBuf) -> Result<String> {
         args.out.display(),
         target.describe()
     );
-    if args.out.as_os_str() == "-" {
-        // The predicted log has standard output.
-        eprint!("{report}");
-        return Ok(String::new());
-    }
     Ok(report)
 }
 
 /// A replay's outcome.
 #[derive(Debug, Clone)]
-pub struct Prediction {
+pub struct PredictedLog {
     /// The measured and predicted walls.
     pub walls: Walls,
     /// The predicted log's header: the log's, with `predicted=<what>`.
@@ -146,15 +131,19 @@ pub struct Prediction {
     unshared: bool,
 }
 
-impl Prediction {
+impl PredictedLog {
     /// Thread `i`'s events in the predicted log ([`write::thread_events`]).
-    pub fn events<'a>(&'a self, run: &'a Run, i: usize) -> impl Iterator<Item = Event> + 'a {
+    pub fn events<'a>(
+        &'a self,
+        run: &'a MeasuredRun,
+        i: usize,
+    ) -> impl Iterator<Item = Event> + 'a {
         write::thread_events(run, &self.replay, i, self.sampled, self.unshared)
     }
 }
 
 /// Replays `run` on `target`.
-pub fn predict(run: &Run, target: &Target) -> Result<Prediction> {
+pub fn predict(run: &MeasuredRun, target: &Target) -> Result<PredictedLog> {
     let replay = replay(run, target)?;
     let sampled = target.groups.iter().any(|g| g.len() > 1);
     let measured = window(
@@ -179,7 +168,7 @@ pub fn predict(run: &Run, target: &Target) -> Result<Prediction> {
     header
         .params
         .push(("predicted".to_string(), target.describe()));
-    Ok(Prediction {
+    Ok(PredictedLog {
         walls: Walls {
             measured,
             predicted,

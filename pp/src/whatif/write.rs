@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::Prediction;
-use super::load::Run;
+use super::PredictedLog;
+use super::load::MeasuredRun;
 use super::replay::Predicted;
 use crate::event::{Event, EventKind};
 use crate::log::{BinaryWriter, Encoding, TextWriter};
@@ -24,7 +24,7 @@ const BLOCK_EVENTS: usize = 4096;
 /// gets one at its `start` and one at its `stop` when `sampled` (some processor is shared), so
 /// that the profile of the predicted log shows the sharing as `rc.cpu`.
 pub fn thread_events<'a>(
-    run: &'a Run,
+    run: &'a MeasuredRun,
     predicted: &'a Predicted,
     i: usize,
     sampled: bool,
@@ -82,7 +82,7 @@ pub fn thread_events<'a>(
 
 /// Writes the predicted log of `run` in its encoding to `out` (a temporary file renamed over
 /// it when complete); `force` allows replacing an existing file.
-pub fn write(run: &Run, prediction: &Prediction, out: &Path, force: bool) -> Result<()> {
+pub fn write(run: &MeasuredRun, prediction: &PredictedLog, out: &Path, force: bool) -> Result<()> {
     let header = &prediction.header;
     let mut threads: Vec<_> = (0..run.threads.len())
         .map(|i| prediction.events(run, i).peekable())

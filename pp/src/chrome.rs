@@ -5,10 +5,9 @@
 
 use std::io::{self, Write};
 
-use super::rules::Category;
-use super::sweep::{Interval, Sink};
 use crate::event::{Event, Header, Symbols};
 use crate::graph::{Builder, CriticalPath};
+use crate::profile::{Category, Interval, Sink};
 
 /// Writes complete ("X") events, one per attributed interval, timestamps in microseconds.
 pub struct ChromeTrace<W: Write> {

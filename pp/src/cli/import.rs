@@ -1,10 +1,12 @@
-//! `pp import TRACE -o LOG`: an OTF2 trace into a pp event log ([`pp::otf2`]).
+//! `pp import TRACE -o LOG`: an OTF2 trace into a pp event log ([`pp::trace::otf2`]).
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use pp::log::{Encoding, LogReader};
-use pp::otf2::ImportStats;
+use pp::trace::otf2::ImportStats;
+
+use super::values::To;
 
 /// `pp import`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -15,18 +17,14 @@ pub struct ImportArgs {
     #[arg(short = 'o', long = "out", value_name = "LOG")]
     out: PathBuf,
     /// Encoding of the log: text or binary.
-    #[arg(long, default_value = "text")]
-    to: String,
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    to: To,
 }
 
 /// Imports the trace; says on standard error what it did not map.
 pub fn import(args: &ImportArgs) -> Result<()> {
-    let encoding = match args.to.as_str() {
-        "text" => Encoding::Text,
-        "binary" => Encoding::Binary,
-        other => bail!("--to '{other}': expected text or binary"),
-    };
-    let stats = pp::otf2::import(&args.trace, &args.out, encoding).map_err(anyhow::Error::msg)?;
+    let stats = pp::trace::otf2::import(&args.trace, &args.out, args.to.into())
+        .map_err(anyhow::Error::msg)?;
     report(&stats);
     Ok(())
 }
@@ -39,7 +37,8 @@ pub fn open(path: &Path) -> Result<Option<LogReader>> {
         return Ok(None);
     }
     let tmp = std::env::temp_dir().join(format!(".pp-import-{}.log", std::process::id()));
-    let imported = pp::otf2::import(path, &tmp, Encoding::Binary).map_err(anyhow::Error::msg);
+    let imported =
+        pp::trace::otf2::import(path, &tmp, Encoding::Binary).map_err(anyhow::Error::msg);
     let opened = imported.and_then(|stats| {
         report(&stats);
         let file = std::fs::File::open(&tmp).context("the imported log")?;

@@ -1,5 +1,5 @@
 //! `pp run -- mpirun ...`: an MPI program's ranks are the processors. `pp run` compiles the
-//! tracer `pmpi.c` with the MPI compiler wrapper (`$PP_MPICC`, else `mpicc`), preloads it into
+//! tracer ([`TRACER_C`], from `pmpi/`) with the MPI compiler wrapper (`$PP_MPICC`, else `mpicc`), preloads it into
 //! the ranks (the launcher passes the environment on to them), and merges the text log each
 //! rank writes at `MPI_Finalize` into one log (docs/mpi.md).
 
@@ -8,8 +8,12 @@ use std::path::{Path, PathBuf};
 
 use super::{Failure, fail};
 
-/// The tracer's source.
-const PMPI_C: &str = include_str!("pmpi.c");
+/// The tracer's C source: its three files, compiled as one.
+pub const TRACER_C: &str = concat!(
+    include_str!("pmpi/tracer.c"),
+    include_str!("pmpi/c_calls.c"),
+    include_str!("pmpi/fortran_calls.c"),
+);
 
 /// Launchers whose program's ranks are traced.
 const LAUNCHERS: [&str; 6] = [
@@ -32,10 +36,10 @@ pub fn is_launcher(program: &OsString) -> bool {
 /// The tracer compiled into `dir` (which pp run removes afterwards).
 pub fn build_tracer(dir: &Path) -> Result<PathBuf, Failure> {
     let mpicc = std::env::var("PP_MPICC").unwrap_or_else(|_| "mpicc".into());
-    pp::mpicc::build(
+    crate::trace::mpicc::build(
         &mpicc,
         &["-shared", "-fPIC", "-O2"],
-        PMPI_C,
+        TRACER_C,
         dir,
         "libpp_pmpi.so",
         "the MPI tracer",
@@ -51,13 +55,18 @@ pub fn scratch(log: &Path) -> Result<PathBuf, Failure> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "pp.log".into());
-    pp::mpicc::scratch(base, &format!(".{stem}.mpi")).map_err(|e| fail(1, e))
+    crate::trace::mpicc::scratch(base, &format!(".{stem}.mpi")).map_err(|e| fail(1, e))
 }
 
 /// The ranks' logs in `dir` (`rank.rank<r>`) merged into `log`: one header with `p` from rank
 /// 0's and `params`, then every rank's events (a text log's reader sorts them by time). Says
-/// which ranks wrote nothing; `None` when no rank wrote a log.
-pub fn merge(dir: &Path, log: &Path, params: &[String]) -> Result<Option<usize>, Failure> {
+/// which ranks wrote nothing (to `warn`); `None` when no rank wrote a log.
+pub fn merge(
+    dir: &Path,
+    log: &Path,
+    params: &[String],
+    warn: &mut dyn FnMut(String),
+) -> Result<Option<usize>, Failure> {
     let read = |r: usize| std::fs::read_to_string(dir.join(format!("rank.rank{r}"))).ok();
     let Some(first) = read(0) else {
         return Ok(None);
@@ -81,9 +90,9 @@ pub fn merge(dir: &Path, log: &Path, params: &[String]) -> Result<Option<usize>,
         }
     }
     if !missing.is_empty() {
-        eprintln!(
-            "pp run: warning: ranks {missing:?} of {p} wrote no log (they did not reach MPI_Finalize, or the launcher did not pass LD_PRELOAD on): their time is idle"
-        );
+        warn(format!(
+            "ranks {missing:?} of {p} wrote no log (they did not reach MPI_Finalize, or the launcher did not pass LD_PRELOAD on): their time is idle"
+        ));
     }
     files::output::write(log, text.as_bytes())
         .map_err(|e| fail(1, format!("{}: {}", log.display(), e.reason())))?;

@@ -757,7 +757,7 @@ mod tests {
     //! callbacks would (pp/tests/otf2_import.rs reads real traces).
 
     use super::*;
-    use crate::otf2::definitions::{Location, Region};
+    use crate::trace::otf2::definitions::{Location, Region};
 
     fn defs(regions: &[(&str, u8, u8)], threads: &[(u64, u32)]) -> Definitions {
         let mut d = Definitions::default();

@@ -1,8 +1,9 @@
-//! `pp run`: runs an unmodified OpenMP program with the OMPT tool (`libpp_ompt.so`) loaded
-//! into LLVM's OpenMP runtime, then profiles the log it wrote (docs/pp-run.md); or an MPI
-//! program's ranks under `mpirun` with the MPI tracer ([`mpi`], docs/mpi.md).
+//! `pp run`'s launcher: runs an unmodified OpenMP program with the OMPT tool (`libpp_ompt.so`)
+//! loaded into LLVM's OpenMP runtime and finds the log it wrote (docs/pp-run.md); or an MPI
+//! program's ranks under `mpirun` with the MPI tracer ([`mpi`], docs/mpi.md). Profiling the log
+//! is the caller's part.
 
-mod mpi;
+pub mod mpi;
 
 use std::ffi::OsString;
 use std::os::fd::AsFd;
@@ -11,46 +12,34 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use pp::event::Header;
-use pp::log::TextWriter;
-use pp::profile::{Profile, RowError};
+use crate::event::Header;
+use crate::log::TextWriter;
+use crate::profile::{Profile, RowError};
 
 /// The tool's file name.
 const TOOL: &str = "libpp_ompt.so";
 
-/// Run an OpenMP program with the OMPT tool, then print its profile (or its datafile row).
-#[derive(Debug, clap::Args)]
-#[command(
-    after_help = "The program must use LLVM's OpenMP runtime (clang -fopenmp); GCC's libgomp has no tools interface.\n\
-The tool is $PP_OMPT_LIBRARY, else libpp_ompt.so beside pp, else deps/libpp_ompt.so beside it.\n\
-The program gets OMP_TOOL_LIBRARIES=<tool>, LD_PRELOAD=<tool>[:...], OMP_TOOL=enabled, PP_LOG=<log> and PP_PARAMS=<params>.\n\
-pp run exits with the program's status (128+s if killed by signal s).\n\n\
-Examples:\n  pp run -- ./fft 512\n  pp run -l --param impl=dp --param n=512 -- ./fft 512 >> fft.dat"
-)]
-pub struct RunArgs {
-    /// Print one datafile row instead of the table; the program's standard output goes to
-    /// standard error.
-    #[arg(short = 'l', long = "line")]
-    pub line: bool,
-    /// Where the program's log goes (default: $PP_LOG, else ./pp.log).
-    #[arg(long, value_name = "FILE")]
-    pub log: Option<PathBuf>,
-    /// Machine file from `pp calibrate` (as for `pp`).
-    #[arg(long, value_name = "FILE")]
-    pub machine: Option<PathBuf>,
-    /// A run parameter for the log header and the datafile row (repeatable).
-    #[arg(long = "param", value_name = "KEY=VALUE")]
-    pub params: Vec<String>,
-    /// The program and its arguments (after `--`).
-    #[arg(required = true, trailing_var_arg = true, value_name = "PROGRAM")]
+/// What to run and where its log goes (`pp run`'s options, parsed).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The program and its arguments.
     pub command: Vec<OsString>,
+    /// Where the program's log goes (default: $PP_LOG, else ./pp.log).
+    pub log: Option<PathBuf>,
+    /// Run parameters `key=value` for the log header (checked by [`run`]).
+    pub params: Vec<String>,
+    /// The program's standard output goes to standard error (standard output holds only the
+    /// datafile row that follows).
+    pub stdout_to_stderr: bool,
 }
 
 /// How `pp run` ends: an exit status, with a one-line message for standard error when it is
 /// `pp run`'s own failure.
 #[derive(Debug)]
 pub struct Failure {
+    /// The exit status.
     pub status: u8,
+    /// Why, in one line.
     pub message: String,
 }
 
@@ -70,10 +59,10 @@ pub struct Ran {
     pub log: PathBuf,
 }
 
-/// Checks the arguments, runs the program and finds the log it wrote. Argument errors have
+/// Checks the options, runs the program and finds the log it wrote. Argument errors have
 /// status 2; a program that cannot be started 127 (not found) or 126; no log: the program's
-/// non-zero status, else 1.
-pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
+/// non-zero status, else 1. `warn` receives each warning (one line) when it arises.
+pub fn run(args: &RunOptions, warn: &mut dyn FnMut(String)) -> Result<Ran, Failure> {
     let params = check_params(&args.params)?;
     if let Some(var) = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
         .into_iter()
@@ -110,7 +99,7 @@ pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
     let tmp = tmp_path(&log);
     let program = &args.command[0];
     if mpi::is_launcher(program) {
-        return run_mpi(args, &log, &params);
+        return run_mpi(args, &log, &params, warn);
     }
     let tool = find_tool()?;
 
@@ -123,17 +112,17 @@ pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
         .env("OMP_TOOL", "enabled")
         .env("PP_LOG", &log)
         .env("PP_PARAMS", params.join(" "));
-    let status = execute(command, program, args.line)?;
+    let status = execute(command, program, args.stdout_to_stderr)?;
 
     if identity(&log).is_some_and(|now| Some(now) != before.0) {
         return Ok(Ran { status, log });
     }
     if identity(&tmp).is_some_and(|now| Some(now) != before.1) {
-        eprintln!(
-            "pp run: warning: {} left no finished log; profiling {} (what it wrote before it stopped)",
+        warn(format!(
+            "{} left no finished log; profiling {} (what it wrote before it stopped)",
             show(program),
             tmp.display()
-        );
+        ));
         return Ok(Ran { status, log: tmp });
     }
     let why = diagnose(program, &tool);
@@ -144,7 +133,12 @@ pub fn run(args: &RunArgs) -> Result<Ran, Failure> {
 }
 
 /// `pp run -- mpirun ...`: the tracer preloaded into the ranks, their logs merged into `log`.
-fn run_mpi(args: &RunArgs, log: &Path, params: &[String]) -> Result<Ran, Failure> {
+fn run_mpi(
+    args: &RunOptions,
+    log: &Path,
+    params: &[String],
+    warn: &mut dyn FnMut(String),
+) -> Result<Ran, Failure> {
     let program = &args.command[0];
     let dir = mpi::scratch(log)?;
     let result = (|| {
@@ -156,10 +150,10 @@ fn run_mpi(args: &RunArgs, log: &Path, params: &[String]) -> Result<Ran, Failure
             .env("PP_MPI_LOG", dir.join("rank"));
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
-            pp::mpicc::allow_root(&mut command);
+            crate::trace::mpicc::allow_root(&mut command);
         }
-        let status = execute(command, program, args.line)?;
-        match mpi::merge(&dir, log, params)? {
+        let status = execute(command, program, args.stdout_to_stderr)?;
+        match mpi::merge(&dir, log, params, warn)? {
             Some(_) => Ok(Ran {
                 status,
                 log: log.to_path_buf(),
@@ -179,8 +173,12 @@ fn run_mpi(args: &RunArgs, log: &Path, params: &[String]) -> Result<Ran, Failure
 }
 
 /// Runs the program as `pp run` does (see [`run`]) and gives its status as a shell does.
-fn execute(mut command: Command, program: &OsString, line: bool) -> Result<u8, Failure> {
-    if line {
+fn execute(
+    mut command: Command,
+    program: &OsString,
+    stdout_to_stderr: bool,
+) -> Result<u8, Failure> {
+    if stdout_to_stderr {
         // Standard output holds only the row.
         let stderr = std::io::stderr()
             .as_fd()
