@@ -6,7 +6,10 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use super::{ArcKind, CriticalPath, Graph, Makeup, PathSink};
+use super::critical::CriticalPath;
+use super::makeup::Makeup;
+use super::stretches::PathSink;
+use super::{ArcKind, Graph};
 use crate::event::Symbols;
 use crate::log::LogReader;
 use crate::profile::profile_log;

@@ -9,11 +9,13 @@
 //! shared), [`write::thread_events`] and [`write::write`] write the predicted log.
 
 mod load;
+mod predict;
 mod replay;
 mod target;
 pub mod write;
 
 pub use load::{Entry, MeasuredRun};
+pub use predict::{PredictedLog, Walls, predict};
 pub use replay::{Predicted, Sample, replay};
 pub use target::{Demand, Target, load_machine, parse_groups};
 
@@ -21,7 +23,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, bail};
 
-use crate::event::{Event, EventKind, Header};
 use crate::log::{Encoding, LogReader};
 
 /// What `pp whatif` is asked (its options, parsed): [`run`] builds the [`Target`] from them.
@@ -44,15 +45,6 @@ pub struct WhatifOptions {
     pub out: PathBuf,
     /// Replace an existing `out`.
     pub force: bool,
-}
-
-/// What a replay measured and predicted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Walls {
-    /// The log's run window, ns.
-    pub measured: u64,
-    /// The predicted log's, ns.
-    pub predicted: u64,
 }
 
 /// `pp whatif`: replays the log, writes the predicted log, returns the report (for standard
@@ -113,84 +105,6 @@ pub fn run(args: &WhatifOptions) -> Result<String> {
         target.describe()
     );
     Ok(report)
-}
-
-/// A replay's outcome.
-#[derive(Debug, Clone)]
-pub struct PredictedLog {
-    /// The measured and predicted walls.
-    pub walls: Walls,
-    /// The predicted log's header: the log's, with `predicted=<what>`.
-    pub header: Header,
-    /// Every event's predicted time.
-    pub replay: Predicted,
-    /// Whether threads without `cpu` samples get some (a processor is shared).
-    sampled: bool,
-    /// Whether the measured run-queue delays are dropped (demand from CPU time: the sharing
-    /// they came from is gone).
-    unshared: bool,
-}
-
-impl PredictedLog {
-    /// Thread `i`'s events in the predicted log ([`write::thread_events`]).
-    pub fn events<'a>(
-        &'a self,
-        run: &'a MeasuredRun,
-        i: usize,
-    ) -> impl Iterator<Item = Event> + 'a {
-        write::thread_events(run, &self.replay, i, self.sampled, self.unshared)
-    }
-}
-
-/// Replays `run` on `target`.
-pub fn predict(run: &MeasuredRun, target: &Target) -> Result<PredictedLog> {
-    let replay = replay(run, target)?;
-    let sampled = target.groups.iter().any(|g| g.len() > 1);
-    let measured = window(
-        run.threads
-            .iter()
-            .flatten()
-            .map(|e| (e.event.t, e.event.kind)),
-    );
-    let predicted = window(
-        run.threads
-            .iter()
-            .zip(&replay.times)
-            .flat_map(|(entries, times)| {
-                entries
-                    .iter()
-                    .zip(times)
-                    .map(|(e, &t)| (replay.origin.saturating_add(t.round() as u64), e.event.kind))
-            }),
-    );
-    let mut header = run.header.clone();
-    header.params.retain(|(k, _)| k != "predicted");
-    header
-        .params
-        .push(("predicted".to_string(), target.describe()));
-    Ok(PredictedLog {
-        walls: Walls {
-            measured,
-            predicted,
-        },
-        header,
-        replay,
-        sampled,
-        unshared: target.demand == Demand::Cpu,
-    })
-}
-
-/// The run window's length: the first `start` to the last event (0 without a `start`).
-fn window(events: impl Iterator<Item = (u64, EventKind)>) -> u64 {
-    let mut first = None::<u64>;
-    let mut last = 0;
-    for (t, kind) in events {
-        if matches!(kind, EventKind::Start) {
-            first = Some(first.map_or(t, |f| f.min(t)));
-        }
-        last = last.max(t);
-    }
-    first.map_or(0, |f| last.saturating_sub(f))
 }
 
 /// `1.234567890 s`.

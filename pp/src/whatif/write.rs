@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::PredictedLog;
 use super::load::MeasuredRun;
+use super::predict::PredictedLog;
 use super::replay::Predicted;
 use crate::event::{Event, EventKind};
 use crate::log::{BinaryWriter, Encoding, TextWriter};
@@ -78,6 +78,17 @@ pub fn thread_events<'a>(
         };
         std::iter::once(first).chain(second)
     })
+}
+
+impl PredictedLog {
+    /// Thread `i`'s events in the predicted log ([`thread_events`]).
+    pub fn events<'a>(
+        &'a self,
+        run: &'a MeasuredRun,
+        i: usize,
+    ) -> impl Iterator<Item = Event> + 'a {
+        thread_events(run, &self.replay, i, self.sampled, self.unshared)
+    }
 }
 
 /// Writes the predicted log of `run` in its encoding to `out` (a temporary file renamed over

@@ -2,10 +2,10 @@
 //! change of category or context closes its stretch, which is added to the totals of its
 //! context (and handed to the sink).
 
-use super::state::{NO_CTX, OWNS, own_index};
+use super::state::{NO_CTX, own_index};
 use super::{Interval, Sweep};
 use crate::event::ThreadId;
-use crate::profile::rules::{CATEGORIES, Category, Own, Situation, classify};
+use crate::profile::rules::Category;
 
 impl Sweep<'_> {
     /// Moves thread `i` to the context of its current region and phase (closing its open
@@ -136,23 +136,6 @@ impl Sweep<'_> {
             });
         }
     }
-}
-
-/// The rule table evaluated for every situation, so that the sweep looks categories up.
-pub(super) fn rule_table() -> [[[Category; 2]; 2]; OWNS] {
-    let mut table = [[[CATEGORIES[0]; 2]; 2]; OWNS];
-    for (o, &own) in Own::ALL.iter().enumerate() {
-        for in_region in [false, true] {
-            for team_busy in [false, true] {
-                table[o][in_region as usize][team_busy as usize] = classify(&Situation {
-                    own,
-                    in_region,
-                    team_busy,
-                });
-            }
-        }
-    }
-    table
 }
 
 /// Adds work time to a context that is not the last one worked in.

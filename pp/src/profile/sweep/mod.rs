@@ -32,9 +32,10 @@ use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId, WaitKind};
 use crate::log::{LogError, LogReader};
 use crate::machine::Machine;
 use crate::messages::{Messages, Sent};
-use attribute::rule_table;
-use nesting::describe;
-use state::{Contexts, IdHasher, NO_DEADLINE, OWNS, RecvWait, Region, ThreadState, arg, own_index};
+use state::{
+    Contexts, IdHasher, NO_DEADLINE, OWNS, RecvWait, Region, ThreadState, arg, describe, own_index,
+    rule_table,
+};
 
 /// An attributed stretch of one thread's time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! do not match their begin, regions ended out of turn).
 
 use super::Sweep;
-use super::state::Open;
+use super::state::{Open, describe};
 use crate::event::{EventKind, WaitKind};
 use crate::profile::rules::Own;
 use crate::profile::violations::Violation;
@@ -191,26 +191,6 @@ pub(super) fn end_name(own: Own) -> &'static str {
         Own::Comm => "comm_end",
         _ => "wait_end",
     }
-}
-
-/// Open intervals for a message, outermost first: `work, comm`; past six, the first six and
-/// how many in all (a message is one short line however deep the stack).
-pub(super) fn describe(open: &[Open]) -> String {
-    const SHOWN: usize = 6;
-    let names: Vec<&str> = open
-        .iter()
-        .take(SHOWN)
-        .map(|o| match o.own {
-            Own::Work => "work",
-            Own::Comm => "comm",
-            _ => "wait",
-        })
-        .collect();
-    let mut text = names.join(", ");
-    if open.len() > SHOWN {
-        text.push_str(&format!(", … ({} in all)", open.len()));
-    }
-    text
 }
 
 /// Whether an end of `ending` closes an open `open` interval: the same kind, or two waits

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::Hasher;
 
 use crate::event::{EventKind, Sym, ThreadId};
-use crate::profile::rules::{Category, Own, RUNNABLE_FROM};
+use crate::profile::rules::{CATEGORIES, Category, Own, RUNNABLE_FROM, Situation, classify};
 use crate::profile::totals::{ThreadTotals, Totals};
 
 /// No context cached for a region key (see [`ThreadState::ctx_cache`]).
@@ -168,4 +168,41 @@ impl Hasher for IdHasher {
     fn write_u64(&mut self, n: u64) {
         self.0 = (n ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
+}
+
+/// Open intervals for a message, outermost first: `work, comm`; past six, the first six and
+/// how many in all (a message is one short line however deep the stack).
+pub(super) fn describe(open: &[Open]) -> String {
+    const SHOWN: usize = 6;
+    let names: Vec<&str> = open
+        .iter()
+        .take(SHOWN)
+        .map(|o| match o.own {
+            Own::Work => "work",
+            Own::Comm => "comm",
+            _ => "wait",
+        })
+        .collect();
+    let mut text = names.join(", ");
+    if open.len() > SHOWN {
+        text.push_str(&format!(", … ({} in all)", open.len()));
+    }
+    text
+}
+
+/// The rule table evaluated for every situation, so that the sweep looks categories up.
+pub(super) fn rule_table() -> [[[Category; 2]; 2]; OWNS] {
+    let mut table = [[[CATEGORIES[0]; 2]; 2]; OWNS];
+    for (o, &own) in Own::ALL.iter().enumerate() {
+        for in_region in [false, true] {
+            for team_busy in [false, true] {
+                table[o][in_region as usize][team_busy as usize] = classify(&Situation {
+                    own,
+                    in_region,
+                    team_busy,
+                });
+            }
+        }
+    }
+    table
 }

@@ -3,7 +3,10 @@
 //! program's ranks under `mpirun` with the MPI tracer ([`mpi`], docs/mpi.md). Profiling the log
 //! is the caller's part.
 
+mod failure;
 pub mod mpi;
+
+pub use failure::Failure;
 
 use std::ffi::OsString;
 use std::os::fd::AsFd;
@@ -15,6 +18,7 @@ use std::process::{Command, Stdio};
 use crate::event::Header;
 use crate::log::TextWriter;
 use crate::profile::{Profile, RowError};
+use failure::fail;
 
 /// The tool's file name.
 const TOOL: &str = "libpp_ompt.so";
@@ -31,23 +35,6 @@ pub struct RunOptions {
     /// The program's standard output goes to standard error (standard output holds only the
     /// datafile row that follows).
     pub stdout_to_stderr: bool,
-}
-
-/// How `pp run` ends: an exit status, with a one-line message for standard error when it is
-/// `pp run`'s own failure.
-#[derive(Debug)]
-pub struct Failure {
-    /// The exit status.
-    pub status: u8,
-    /// Why, in one line.
-    pub message: String,
-}
-
-fn fail(status: u8, message: impl Into<String>) -> Failure {
-    Failure {
-        status,
-        message: message.into(),
-    }
 }
 
 /// What the run left behind: the program's status and the log to profile (`<log>.tmp` when

@@ -6,7 +6,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::{Failure, fail};
+use super::failure::{Failure, fail};
 
 /// The tracer's C source: its three files, compiled as one.
 pub const TRACER_C: &str = concat!(
