@@ -2,10 +2,10 @@
 //!
 //! A tracer that learns `p` only after the program has been running a while (the OMPT tool
 //! learns it from the first parallel region's team) takes an [`Epoch`] when the program starts,
-//! starts the [`Session`](crate::Session) later with [`SessionBuilder::epoch`](crate::SessionBuilder::epoch),
-//! and registers the thread that took the epoch with
-//! [`thread_start_at_epoch`](crate::thread_start_at_epoch): its `start`,
-//! its first CPU sample and, if asked, the serial work it has been doing since, are recorded at
+//! starts the [`Session`](crate::Session) later with
+//! [`SessionBuilder::epoch`](crate::SessionBuilder::epoch), and registers the thread that took
+//! the epoch with [`thread_start_at_epoch`](crate::thread_start_at_epoch): its `start`, its
+//! first CPU sample and, if asked, the serial work it has been doing since, are recorded at
 //! time 0 as if the session had started then.
 
 use crate::clock::{Clock, ClockSource, RunDelay, thread_cpu_ns};

@@ -3,10 +3,11 @@
 //! over another network, computation faster or slower by region or phase — into a predicted
 //! log in the input's format (docs/whatif.md).
 //!
-//! [`MeasuredRun::read`] keeps the log and its [activity graph](crate::graph) in memory (about 100
-//! bytes an event), [`replay`] simulates the target in predicted time order (a heap of
+//! [`MeasuredRun::read`] keeps the log and its [activity graph](crate::graph) in memory (about
+//! 100 bytes an event), [`replay`] simulates the target in predicted time order (a heap of
 //! pending events, so `O(n log p)` for `n` events, times the group size where processors are
-//! shared), [`write::thread_events`] and [`write::write`] write the predicted log.
+//! shared), [`predict`] gives the [`PredictedLog`], and [`write::thread_events`] and
+//! [`write::write`] write it. [`run`] is `pp whatif` from its [`WhatifOptions`].
 
 mod load;
 mod predict;

@@ -1,7 +1,7 @@
 //! `pp run -- mpirun ...`: an MPI program's ranks are the processors. `pp run` compiles the
-//! tracer ([`TRACER_C`], from `pmpi/`) with the MPI compiler wrapper (`$PP_MPICC`, else `mpicc`), preloads it into
-//! the ranks (the launcher passes the environment on to them), and merges the text log each
-//! rank writes at `MPI_Finalize` into one log (docs/mpi.md).
+//! tracer ([`TRACER_C`], from `pmpi/`) with the MPI compiler wrapper (`$PP_MPICC`, else
+//! `mpicc`), preloads it into the ranks (the launcher passes the environment on to them), and
+//! merges the text log each rank writes at `MPI_Finalize` into one log (docs/mpi.md).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
