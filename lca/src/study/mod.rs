@@ -28,7 +28,7 @@ use fit::crossover::Winner;
 use fit::performance::{BuildOptions, PerformanceModel};
 use fit::{Condition, Datafile};
 use indicatif::{ProgressBar, ProgressStyle};
-use reports::ranking::Format;
+use reports::Format;
 
 use file::{Dispatch, Study};
 use runner::{Key, Point, Ran, Role, Runner};
@@ -97,7 +97,7 @@ struct Outcome {
     /// What not to trust in the model: `category: warning` lines.
     warnings: Vec<String>,
     /// Its error on the validation points' means, for the verdict.
-    model_error: Option<fit::crossover::ModelError>,
+    model_error: Option<fit::crossover::ValidatedError>,
 }
 
 /// Runs the command; prints progress on standard error and returns the summary to print.
@@ -485,7 +485,7 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
             Err(e) => text += &format!("\ncrossover: none ({e})\n"),
         }
         if let Some(Ok(map)) = &validated {
-            let sd = |name: &str, e: Option<fit::crossover::ModelError>| {
+            let sd = |name: &str, e: Option<fit::crossover::ValidatedError>| {
                 e.map_or(format!("{name} unknown"), |e| {
                     format!("{name} ±{:.1}%", 100.0 * e.relative_sd)
                 })
@@ -502,8 +502,8 @@ fn compare(study: &Study, outcomes: &[Outcome]) -> Result<String> {
         if let Ok(map) = validated.as_ref().unwrap_or(&plain) {
             let path = study.out.join("crossover.txt");
             let written = reports::verdict::with_predictions(
-                reports::crossover::winner_map(map, reports::ranking::Format::Text),
-                reports::ranking::Format::Text,
+                reports::crossover::winner_map(map, reports::Format::Text),
+                reports::Format::Text,
                 &[a, b],
             )?;
             files::output::write(&path, written.as_bytes()).map_err(|e| anyhow!("{e}"))?;
@@ -612,7 +612,7 @@ fn models(study: &Study, points: &[Point]) -> Result<Vec<Outcome>> {
                 let validation = fit::validation::validate(&model, &data)?;
                 let e = validation.model_errors();
                 outcome.errors = Some((e.mean, e.max));
-                outcome.model_error = validation.model_error();
+                outcome.model_error = validation.validated_error();
                 outcome.baseline = validation.baseline_errors().map(|b| (b.mean, b.max));
                 let where_ = format!("{source} where impl={}, role=validate", implementation.name);
                 write(
