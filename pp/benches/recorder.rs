@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use pp::recorder::{self, ClockSource, Session, Team};
+use pp_recorder::{self as recorder, ClockSource, Session, Team};
 use rayon::prelude::*;
 
 fn scratch() -> PathBuf {

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use pp::log::LogReader;
 use pp::machine::Machine;
-use pp::profile::{Category, Profile, Sweep};
+use pp::profile::{Category, Profile, profile_log};
 
 use super::child::{self, Ended};
 use super::file::{Study, format_value};
@@ -519,27 +519,9 @@ impl<'a> Runner<'a> {
     /// What `pp -l` does with the log.
     fn profile(&self, log: &Path) -> Result<(Profile, Vec<String>), String> {
         let mut reader = LogReader::open(log).map_err(|e| e.to_string())?;
-        let header = reader.header().clone();
-        let mut sweep = Sweep::new(&header, None);
-        if let Some(m) = &self.machine {
-            sweep = sweep.with_machine(m.clone());
-        }
-        sweep
-            .read(&mut reader)
-            .map_err(|e| format!("the log is damaged: {e}"))?;
-        if !reader.finished() {
-            return Err(format!(
-                "{}: the log has no end marker (the run did not finish)",
-                log.display()
-            ));
-        }
-        let attribution = sweep
-            .finish(reader.symbols())
-            .map_err(|e| format!("{}: {e}", log.display()))?;
-        Ok((
-            Profile::new(header, attribution, reader.symbols()),
-            Vec::new(),
-        ))
+        let profile = profile_log(&mut reader, self.machine.clone(), None)
+            .whole(&log.display().to_string())?;
+        Ok((profile, Vec::new()))
     }
 
     /// The profile's datafile row with the study's fields: `impl` (the study's name wins),

@@ -5,8 +5,10 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead};
 
-use super::limits::SymbolBudget;
-use super::{LogError, MAX_LINE, check_header, excerpt, is_name};
+use pp_recorder::log::{check_header, excerpt, is_name};
+
+use super::error::LogError;
+use super::limits::{MAX_LINE, SymbolBudget};
 use crate::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
 
 /// A parsed text log.

@@ -45,6 +45,7 @@ pub enum RowError {
 
 /// A breakdown dimension (`--by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum By {
     /// Per thread.
     Thread,

@@ -23,7 +23,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pp::recorder::{self, Team};
+use pp_recorder::{self as recorder, Team};
 use rustfft::Fft;
 
 use crate::matrix::{C64, Layout, input};
