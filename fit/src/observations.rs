@@ -1,4 +1,4 @@
-//! Datafiles (DESIGN §5) and the observations selected from them for fitting.
+//! Datafiles (docs/datafile.md) and the observations selected from them for fitting.
 //!
 //! A datafile holds one run per line, either as whitespace-separated `key=value` tokens (what
 //! `pp -l` appends) or as CSV with a header row. The form is detected from the first line that
@@ -16,8 +16,8 @@ mod parse;
 
 pub use parse::{MAX_COLUMNS, MAX_LINE};
 
-/// The outputs of a run (DESIGN §5); columns named so, or so followed by `.` (like `rc.cpu`),
-/// are responses and never count as factors that must be held fixed.
+/// The outputs of a run (docs/datafile.md); columns named so, or so followed by `.` (like
+/// `rc.cpu`), are responses and never count as factors that must be held fixed.
 pub const RESPONSE_KEYS: [&str; 8] = ["wall", "total", "li", "ip", "sl", "cl", "rc", "pc"];
 
 /// Columns that say which run a row is rather than what it measured: never factors, free to

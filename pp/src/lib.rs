@@ -1,6 +1,7 @@
-//! `pp`, the predicate profiler: reads the event log that the recorder (the `pp-recorder`
-//! crate) or a tracer wrote, attributes every thread-instant to one lost-cycles category
-//! (DESIGN §4), and analyses the run further. Its modules, each importing only those above it:
+//! `pp`, the predicate profiler: reads the event log that the recorder (the `pp-recorder` crate) or
+//! a tracer wrote, attributes every thread-instant to one lost-cycles category
+//! (docs/attribution.md), and analyses the run further. Its modules, each importing only those
+//! above it:
 //!
 //! * [`log`]: reading logs (text and binary) and converting between the encodings;
 //! * [`machine`]: the machine file `pp calibrate` writes (copy and message costs);

@@ -1,5 +1,5 @@
-//! The events of a run (DESIGN §3), shared by the text and binary encodings, the recorder and
-//! the profiler.
+//! The events of a run (docs/event-log.md), shared by the text and binary encodings, the recorder
+//! and the profiler.
 //!
 //! Names (region names, work labels, wait objects, phase names) and region teams are interned
 //! in a [`Symbols`] table so that an [`Event`] is small and `Copy`: a log of 10⁸ events is

@@ -3,7 +3,7 @@
 //! Every function acts on the calling thread and does nothing when the thread is not
 //! registered with an active [`Session`](crate::Session), so instrumented code runs unchanged
 //! (at the cost of a thread-local check) without a session. Intervals are guards that end on
-//! drop; on one thread they nest only as DESIGN §3 allows: `work` may contain `comm` and
+//! drop; on one thread they nest only as docs/event-log.md allows: `work` may contain `comm` and
 //! `wait`, nothing else overlaps (not checked at run time).
 
 use std::marker::PhantomData;

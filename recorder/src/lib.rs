@@ -1,8 +1,8 @@
-//! `pp-recorder`: what an instrumented program links to write its event log (DESIGN §3): the
-//! events ([`event`]), the recording API at the crate root, and the log writers ([`log`]). It
-//! depends on nothing beyond `std`, `libc`, the workspace's `files` and (for [`Team`]) rayon,
-//! so a traced program pulls in no command-line or serialization crates; `pp` reads and
-//! profiles what it writes.
+//! `pp-recorder`: what an instrumented program links to write its event log (docs/event-log.md):
+//! the events ([`event`]), the recording API at the crate root, and the log writers ([`log`]). It
+//! depends on nothing beyond `std`, `libc`, the workspace's `files` and (for [`Team`]) rayon, so a
+//! traced program pulls in no command-line or serialization crates; `pp` reads and profiles what it
+//! writes.
 //!
 //! A [`Session`] opens the log (`$PP_LOG` or `./pp.log`) with the number of processors `p`
 //! and the run parameters. Threads register as `0..p` ([`thread_start`], or a [`Team`], a
@@ -29,16 +29,12 @@
 //! use pp_recorder::{self as recorder, Session, sync::Mutex};
 //! # let dir = std::env::temp_dir().join(format!("pp-doc-mod-{}", std::process::id()));
 //! # std::fs::create_dir_all(&dir).unwrap();
-//! let session = Session::builder(2).param("impl", "demo").path(dir.join("pp.log")).start()?;
-//! let team = session.team()?;
-//! let total = Mutex::named("total", 0u64);
-//! team.run(|| { let _w = recorder::work("setup"); });            // serial work
-//! team.region("sum", |part| {
-//!     let mine: u64 = { let _w = recorder::work(None); (0..1000).map(|i| i * part.index() as u64).sum() };
-//!     *total.lock().unwrap() += mine;                           // waits recorded if contended
-//! });
-//! drop(team);
-//! let report = session.finish()?;
+//! let session = Session::builder(2).param("impl", "demo").path(dir.join("pp.log")).start()?; let
+//! team = session.team()?; let total = Mutex::named("total", 0u64); team.run(|| { let _w =
+//! recorder::work("setup"); });            // serial work team.region("sum", |part| { let mine: u64
+//! = { let _w = recorder::work(None); (0..1000).map(|i| i * part.index() as u64).sum() };
+//! *total.lock().unwrap() += mine;                           // waits recorded if contended });
+//! drop(team); let report = session.finish()?;
 //! # assert!(report.events > 0);
 //! # Ok::<(), std::io::Error>(())
 //! ```

@@ -1,4 +1,4 @@
-//! Reading the event log of a run (DESIGN §3): a reader that detects which encoding it is
+//! Reading the event log of a run (docs/event-log.md): a reader that detects which encoding it is
 //! given and returns the events in global time order, and [`convert`] between the encodings.
 //! The writers, the encodings' layout and what both sides check come from the recorder crate
 //! ([`pp_recorder::log`]) and are re-exported here.

@@ -1,4 +1,4 @@
-//! Reading the text encoding (DESIGN §3): the log is read as a stream of lines of at most
+//! Reading the text encoding (docs/event-log.md): the log is read as a stream of lines of at most
 //! [`MAX_LINE`] bytes, its events are kept in memory (with their line numbers) and stably sorted
 //! by time, then thread.
 

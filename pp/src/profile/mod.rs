@@ -1,5 +1,5 @@
-//! The predicate profiler (DESIGN §4): attribution of every thread-instant of a run to one
-//! lost-cycles category ([`Sweep`]), the [`Profile`] `pp` prints, and [`profile_log`], which
+//! The predicate profiler (docs/attribution.md): attribution of every thread-instant of a run to
+//! one lost-cycles category ([`Sweep`]), the [`Profile`] `pp` prints, and [`profile_log`], which
 //! takes a log to its profile.
 
 mod log_profile;

@@ -1,4 +1,4 @@
-//! `pp whatif`: a run replayed on another configuration (DESIGN §9; seed 000's LBF and NF,
+//! `pp whatif`: a run replayed on another configuration (docs/whatif.md; seed 000's LBF and NF,
 //! seed 001's `α + S/β` message model) — threads regrouped onto shared processors, messages
 //! over another network, computation faster or slower by region or phase — into a predicted
 //! log in the input's format (docs/whatif.md).

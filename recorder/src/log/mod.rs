@@ -1,6 +1,6 @@
-//! Writing the event log of a run (DESIGN §3): the normative text encoding ([`TextWriter`]) and
-//! the compact binary encoding ([`BinaryWriter`], layout in [`binary`]), and what both check
-//! (a header's fields, names). Reading a log is `pp::log`'s job.
+//! Writing the event log of a run (docs/event-log.md): the normative text encoding ([`TextWriter`])
+//! and the compact binary encoding ([`BinaryWriter`], layout in [`binary`]), and what both check (a
+//! header's fields, names). Reading a log is `pp::log`'s job.
 //!
 //! # Text encoding
 //!

@@ -96,11 +96,11 @@ impl Sweep<'_> {
         self.waits = waits;
     }
 
-    /// At the end of thread `i`'s `wait recv` (at `t`), the late-sender split (DESIGN §4 rule
-    /// 2): of the wait, the time before the last message it received was sent is waiting for
-    /// the partner (sl, as attributed); the rest is the transfer, moved from sl to cl — with
-    /// a machine file that has an `[mpi]` model, cl up to the ideal time of the largest
-    /// message and rc.comm beyond. Waits in which nothing was received stay sl.
+    /// At the end of thread `i`'s `wait recv` (at `t`), the late-sender split (docs/attribution.md,
+    /// "Communication: `cl` and `rc.comm`"): of the wait, the time before the last message it
+    /// received was sent is waiting for the partner (sl, as attributed); the rest is the transfer,
+    /// moved from sl to cl — with a machine file that has an `[mpi]` model, cl up to the ideal time
+    /// of the largest message and rc.comm beyond. Waits in which nothing was received stay sl.
     pub(super) fn split_receive(&mut self, i: usize, t: u64) {
         let Some(RecvWait {
             begin,
