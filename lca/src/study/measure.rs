@@ -293,7 +293,7 @@ impl Progress<'_> {
 }
 
 /// A line on standard error, above the progress bar.
-fn say(bar: &ProgressBar, line: String) {
+pub(super) fn say(bar: &ProgressBar, line: String) {
     bar.suspend(|| eprintln!("{line}"));
 }
 

@@ -35,6 +35,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use indicatif::ProgressBar;
 
 use super::file::{Study, format_value};
+use super::measure::say;
 use super::plan::Point;
 use super::runner::{self, Ran, Runner};
 use super::signals;
@@ -176,11 +177,6 @@ pub fn make(
     }
     say(bar, line);
     wait(runner, &folder, waiting, bar, record)
-}
-
-/// A line on standard error, above the progress bar.
-fn say(bar: &ProgressBar, line: String) {
-    bar.suspend(|| eprintln!("{line}"));
 }
 
 /// Sorts the points of `round` by what an earlier start left of them: a job that finished
@@ -600,5 +596,5 @@ fn cancel(waiting: &[Waiting], bar: &ProgressBar) {
             arrays.join(", ")
         ),
     };
-    bar.suspend(|| eprintln!("{line}"));
+    say(bar, line);
 }
