@@ -126,7 +126,7 @@ fn measured(map: &fit::crossover::WinnerMap, sections: &[Section]) -> Vec<(f64, 
 
 /// The rows of the model's implementation that hold a number for every factor and category.
 fn runs(model: &PerformanceModel, data: &Datafile) -> Result<Runs> {
-    let Some(data) = crate::model_error::implementation_rows(model, data) else {
+    let Some(data) = crate::validated_error::implementation_rows(model, data) else {
         return Ok(Runs::default());
     };
     let number = |row: usize, column: &str| match data.cell(row, column) {

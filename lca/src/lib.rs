@@ -7,11 +7,12 @@
 //! * [`compare`]: two implementations' models compared: the winner map, and the points over
 //!   which the runs that would decide most are weighed.
 //! * [`html_report`]: the HTML report of models and their measured runs.
-//! * [`model_error`]: the models' own error on validation runs, for verdicts.
+//! * [`validated_error`]: the models' own error on runs they were not built from, which
+//!   verdicts hold beside the coefficients' uncertainty.
 //! * [`shapes`]: the shapes file of `lca model --shapes`.
 
 pub mod compare;
 pub mod html_report;
-pub mod model_error;
 pub mod shapes;
 pub mod study;
+pub mod validated_error;

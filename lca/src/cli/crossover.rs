@@ -97,7 +97,7 @@ pub fn run(args: &Args) -> Result<String> {
     let mut b = fit::model_file::read(&args.b)?;
     name_models(&mut a, &args.a, &mut b, &args.b);
     let errors = match &args.data {
-        Some(path) => lca::model_error::model_errors(
+        Some(path) => lca::validated_error::model_errors(
             [&a, &b],
             &fit::Datafile::read(path)?,
             &args.validate_where,

@@ -50,7 +50,7 @@ pub fn run(args: &Args) -> Result<String> {
         ([a, b], Some(data))
             if !args.validate_where.is_empty() || data.columns().iter().any(|c| c == "role") =>
         {
-            lca::model_error::model_errors([a, b], data, &args.validate_where)?
+            lca::validated_error::model_errors([a, b], data, &args.validate_where)?
         }
         _ => [None, None],
     };
