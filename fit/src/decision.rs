@@ -20,7 +20,7 @@
 
 use nalgebra::{DMatrix, DVector};
 
-use crate::crossover::{CrossoverError, ModelError, Pair};
+use crate::crossover::{CrossoverError, Pair, ValidatedError};
 use crate::performance::PerformanceModel;
 use crate::stats::t_quantile_real;
 
@@ -86,14 +86,14 @@ struct Side<'m> {
     /// Predicted mean `T_p` at each point.
     time: Vec<f64>,
     /// The model's validated error: a variance no run removes.
-    error: Option<ModelError>,
+    error: Option<ValidatedError>,
 }
 
 impl<'m> Side<'m> {
     fn new(
         model: &'m PerformanceModel,
         points: &[Vec<(String, f64)>],
-        error: Option<ModelError>,
+        error: Option<ValidatedError>,
     ) -> Result<Self, String> {
         let vectors: Vec<Vec<f64>> = points
             .iter()

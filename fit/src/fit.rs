@@ -10,7 +10,7 @@ use crate::model::Model;
 use crate::observations::Observations;
 use crate::problem::Problem;
 use crate::stats::{adjusted_r_squared, r_squared, t_quantile, total_sum_of_squares};
-use crate::{constrained, nonlinear, profile};
+use crate::{constrained, nonlinear, threshold_fit};
 
 /// Terms cancel when each contributes more than this many times the largest measured value
 /// (see [`Fit::cancelling_terms`]).
@@ -511,7 +511,7 @@ fn method_for(model: &Model) -> Method {
     match model.parameters() {
         [] => Method::Linear,
         thresholds
-            if thresholds.len() <= profile::MAX_THRESHOLDS
+            if thresholds.len() <= threshold_fit::MAX_THRESHOLDS
                 && thresholds
                     .iter()
                     .all(|p| model.parameter_role(p) == Some(ParamRole::Threshold)) =>
@@ -537,7 +537,7 @@ pub(crate) fn solve(
                 sse: ls.sse,
             })
         }
-        Method::Profile => profile::fit(problem, start),
+        Method::Profile => threshold_fit::fit(problem, start),
         Method::LevenbergMarquardt => nonlinear::fit(problem, start),
     }
 }

@@ -21,12 +21,12 @@ mod nonlinear;
 pub mod observations;
 pub mod performance;
 mod problem;
-mod profile;
 pub mod ranking;
 pub mod repetitions;
 pub mod response;
 pub mod search;
 pub mod stats;
+mod threshold_fit;
 pub mod validation;
 pub mod variation;
 

@@ -10,6 +10,7 @@ use crate::stats::t_quantile;
 
 /// The statistic that orders candidates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum RankBy {
     /// R², highest first (the paper's choice).
@@ -155,6 +156,16 @@ fn descending(a: f64, b: f64) -> Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "clap")]
+    #[test]
+    fn the_command_line_names_are_the_parsed_ones() {
+        use clap::ValueEnum;
+        for by in RankBy::value_variants() {
+            let name = by.to_possible_value().expect("not skipped");
+            assert_eq!(name.get_name().parse::<RankBy>(), Ok(*by));
+        }
+    }
 
     fn obs(y: Vec<f64>) -> Observations {
         Observations::new(

@@ -10,6 +10,7 @@ use crate::observations::Observations;
 
 /// How replicates of a point enter a fit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Repetitions {
     /// Every run is an observation.
     #[default]
@@ -92,6 +93,17 @@ pub fn summarise(obs: Observations, how: Repetitions) -> Observations {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "clap")]
+    #[test]
+    fn the_command_line_names_are_the_parsed_ones() {
+        use clap::ValueEnum;
+        for how in Repetitions::value_variants() {
+            let name = how.to_possible_value().expect("not skipped");
+            assert_eq!(name.get_name(), how.to_string());
+            assert_eq!(name.get_name().parse::<Repetitions>(), Ok(*how));
+        }
+    }
 
     fn obs() -> Observations {
         let p = vec![2.0, 2.0, 2.0, 4.0, 4.0, 2.0];

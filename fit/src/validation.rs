@@ -107,7 +107,7 @@ impl Validation {
     /// The model's error on the means of its points: the runs at one point (its replicates)
     /// averaged, the root mean square of `(predicted − mean) / mean` over the points. None
     /// with fewer than 2 points.
-    pub fn model_error(&self) -> Option<crate::crossover::ModelError> {
+    pub fn validated_error(&self) -> Option<crate::crossover::ValidatedError> {
         let mut points: Vec<(Vec<u64>, f64, f64, usize)> = Vec::new();
         for p in &self.points {
             let key: Vec<u64> = p.predicted.point.iter().map(|v| v.to_bits()).collect();
@@ -127,7 +127,7 @@ impl Validation {
             })
             .filter(|e| e.is_finite())
             .collect();
-        (errors.len() >= 2).then(|| crate::crossover::ModelError {
+        (errors.len() >= 2).then(|| crate::crossover::ValidatedError {
             relative_sd: (errors.iter().map(|e| e * e).sum::<f64>() / errors.len() as f64).sqrt(),
             points: errors.len(),
         })

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use fit::Datafile;
 use fit::combination::Choices;
-use fit::crossover::{Axis, Kind, ModelError, Pair, Scale, Winner, compare};
+use fit::crossover::{Axis, MeetingKind, Pair, Scale, ValidatedError, Winner, compare};
 use fit::model_file::parse;
 use fit::performance::{BuildOptions, PerformanceModel};
 use fit::stats::{t_quantile, t_quantile_real};
@@ -46,7 +46,7 @@ fn one_crossing_in_both_directions() {
     let c = pair.crossover(&axis, &[], 512).unwrap();
     assert_eq!(c.meetings.len(), 1, "{c:#?}");
     let m = &c.meetings[0];
-    assert_eq!(m.kind, Kind::Crossing);
+    assert_eq!(m.kind, MeetingKind::Crossing);
     assert!(close(m.x, 100.0, 1e-10), "{}", m.x);
     assert!(close(m.t_a, 10000.0, 1e-9));
     assert!(m.band.is_none(), "hand-written models have no intervals");
@@ -87,7 +87,7 @@ fn several_crossings_alternate_winners() {
         for (r, expected) in roots.iter().zip([1.0, 2.0, 3.0]) {
             assert!(close(*r, expected, 1e-10), "{roots:?}");
         }
-        assert!(c.meetings.iter().all(|m| m.kind == Kind::Crossing));
+        assert!(c.meetings.iter().all(|m| m.kind == MeetingKind::Crossing));
         let winners: Vec<Winner> = c.sides.iter().map(|s| s.winner).collect();
         let expected = if flip {
             [Winner::B, Winner::A, Winner::B, Winner::A]
@@ -144,7 +144,7 @@ fn tangential_touch_in_both_directions() {
             let axis = Axis::new("n", lo, hi).unwrap();
             let c = pair.crossover(&axis, &[], 512).unwrap();
             assert_eq!(c.meetings.len(), 1, "[{lo}, {hi}]: {:?}", c.meetings);
-            assert_eq!(c.meetings[0].kind, Kind::Touch);
+            assert_eq!(c.meetings[0].kind, MeetingKind::Touch);
             assert!(close(c.meetings[0].x, 1.0, 1e-6), "{}", c.meetings[0].x);
             assert_eq!(c.sides.len(), 1, "a touch does not change the winner");
             assert_eq!(c.sides[0].winner, winner);
@@ -161,13 +161,19 @@ fn a_touch_on_a_sample_is_found() {
     assert_eq!(axis.scale, Scale::Linear);
     let c = pair.crossover(&axis, &[], 512).unwrap();
     assert_eq!(c.meetings.len(), 1, "{:?}", c.meetings);
-    assert_eq!((c.meetings[0].x, c.meetings[0].kind), (1.0, Kind::Touch));
+    assert_eq!(
+        (c.meetings[0].x, c.meetings[0].kind),
+        (1.0, MeetingKind::Touch)
+    );
     // And a crossing on a sample: n^2 + 1 against 2n + 1 (roots 0 and 2; 0 is the range's end).
     let b = model("twice", "2*n + 1");
     let pair = Pair::new(&a, &b).unwrap();
     let c = pair.crossover(&axis, &[], 512).unwrap();
-    let found: Vec<(f64, Kind)> = c.meetings.iter().map(|m| (m.x, m.kind)).collect();
-    assert_eq!(found, [(0.0, Kind::Crossing), (2.0, Kind::Crossing)]);
+    let found: Vec<(f64, MeetingKind)> = c.meetings.iter().map(|m| (m.x, m.kind)).collect();
+    assert_eq!(
+        found,
+        [(0.0, MeetingKind::Crossing), (2.0, MeetingKind::Crossing)]
+    );
     assert_eq!(c.sides.len(), 2);
     assert_eq!(
         (c.sides[0].winner, c.sides[1].winner),
@@ -312,18 +318,18 @@ fn a_models_validated_error_adds_its_variance_with_its_own_degrees_of_freedom() 
     let a = fitted("sq", |n| n * n, "n^2");
     let b = fitted("lin", |n| 100.0 * n, "n");
     let (ea, eb) = (
-        ModelError {
+        ValidatedError {
             relative_sd: 0.1,
             points: 6,
         },
-        ModelError {
+        ValidatedError {
             relative_sd: 0.05,
             points: 11,
         },
     );
     let pair = Pair::new(&a, &b)
         .unwrap()
-        .with_model_errors([Some(ea), Some(eb)]);
+        .with_validated_errors([Some(ea), Some(eb)]);
     for x in [40.0, 100.0, 200.0] {
         let (pa, pb) = (a.predict(&[x]), b.predict(&[x]));
         let sa = pa.time.mean_half_width / t_quantile(a.categories[0].fit.dof);
@@ -355,13 +361,13 @@ fn a_models_validated_error_adds_its_variance_with_its_own_degrees_of_freedom() 
         [Some(ea), Some(eb)]
     );
     // One point tells nothing of a spread: ignored.
-    let one = ModelError {
+    let one = ValidatedError {
         relative_sd: 0.1,
         points: 1,
     };
     let ignored = Pair::new(&a, &b)
         .unwrap()
-        .with_model_errors([Some(one), None]);
+        .with_validated_errors([Some(one), None]);
     assert_eq!(ignored.errors, [None, None]);
 }
 
@@ -453,7 +459,7 @@ fn winner_map_of_a_known_pair() {
     assert_eq!(map.boundary.len(), inside.len(), "{:?}", map.boundary);
     for (point, p) in map.boundary.iter().zip(&inside) {
         assert_eq!(point.v, *p);
-        assert_eq!(point.kind, Kind::Crossing);
+        assert_eq!(point.kind, MeetingKind::Crossing);
         assert!(close(point.u, 500.0 / (9.0 * p), 1e-10), "{point:?}");
     }
     // Swapped, the winners swap.
@@ -507,8 +513,8 @@ fn a_near_touch_is_a_stretch_where_the_two_cannot_be_told_apart() {
     let c = pair
         .crossover(&Axis::new("n", 32.0, 256.0).unwrap(), &[], 512)
         .unwrap();
-    let kinds: Vec<Kind> = c.meetings.iter().map(|m| m.kind).collect();
-    assert_eq!(kinds, [Kind::NearTouch], "{:#?}", c.meetings);
+    let kinds: Vec<MeetingKind> = c.meetings.iter().map(|m| m.kind).collect();
+    assert_eq!(kinds, [MeetingKind::NearTouch], "{:#?}", c.meetings);
     let m = &c.meetings[0];
     assert_eq!(m.significant, Some(false));
     let band = m.band.unwrap();

@@ -2,7 +2,7 @@
 //! the points over which `fit::decision::suggest` weighs the runs that would decide most
 //! (`lca crossover --suggest`, the study's `[decide]`).
 
-use fit::crossover::{Axis, CrossoverError, ModelError, Pair, WinnerMap};
+use fit::crossover::{Axis, CrossoverError, Pair, ValidatedError, WinnerMap};
 use fit::performance::PerformanceModel;
 
 /// The winner map of two models over their two factors (41 x 41 cells), the models' validated
@@ -10,9 +10,9 @@ use fit::performance::PerformanceModel;
 pub fn winner_map(
     a: &PerformanceModel,
     b: &PerformanceModel,
-    errors: [Option<ModelError>; 2],
+    errors: [Option<ValidatedError>; 2],
 ) -> Result<WinnerMap, CrossoverError> {
-    let pair = Pair::new(a, b)?.with_model_errors(errors);
+    let pair = Pair::new(a, b)?.with_validated_errors(errors);
     let free = pair.free(&[])?;
     let [u, v] = &free[..] else {
         return Err(CrossoverError(format!(

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use fit::Datafile;
-use fit::crossover::ModelError;
+use fit::crossover::ValidatedError;
 use fit::observations::Cell;
 use fit::performance::PerformanceModel;
 use fit::validation::{Validation, ValidationPoint};
@@ -20,7 +20,7 @@ pub fn write(
     title: &str,
     out: &Path,
     force: bool,
-    errors: [Option<ModelError>; 2],
+    errors: [Option<ValidatedError>; 2],
 ) -> Result<String> {
     let index = out.join("index.html");
     files::output::check(&index)?;
@@ -73,16 +73,16 @@ fn map_section(
     a: &PerformanceModel,
     b: &PerformanceModel,
     sections: &[Section],
-    errors: [Option<ModelError>; 2],
+    errors: [Option<ValidatedError>; 2],
 ) -> String {
     let along = || -> Result<String, fit::crossover::CrossoverError> {
-        let pair = fit::crossover::Pair::new(a, b)?.with_model_errors(errors);
+        let pair = fit::crossover::Pair::new(a, b)?.with_validated_errors(errors);
         let free = pair.free(&[])?;
         let [var] = &free[..] else {
             return Err(fit::crossover::CrossoverError(String::new()));
         };
         let c = pair.crossover(&pair.default_axis(var)?, &[], 512)?;
-        let text = reports::crossover::crossover(&c, reports::ranking::Format::Text);
+        let text = reports::crossover::crossover(&c, reports::Format::Text);
         Ok(format!(
             "<h2>Which is faster: {} or {}, along {}</h2>\n<p class=\"verdict\">{}</p>\n\
              <pre>{}</pre>\n",

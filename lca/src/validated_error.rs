@@ -4,7 +4,7 @@
 //! still be "faster at 90%" (README: three runs of the same study disagreed so).
 
 use anyhow::{Result, anyhow};
-use fit::crossover::ModelError;
+use fit::crossover::ValidatedError;
 use fit::performance::PerformanceModel;
 use fit::{Condition, Datafile};
 
@@ -30,13 +30,13 @@ pub fn implementation_rows(model: &PerformanceModel, data: &Datafile) -> Option<
 /// Each model's error on the rows of `data` that meet `conditions` (default: `role=validate`
 /// when `data` has a `role` column, else an error saying how to choose them) within its own
 /// implementation's rows: the root mean square relative error of its `T_p` on the points'
-/// means ([`fit::validation::Validation::model_error`]). None for a model with fewer than two
+/// means ([`fit::validation::Validation::validated_error`]). None for a model with fewer than two
 /// such points.
 pub fn model_errors(
     models: [&PerformanceModel; 2],
     data: &Datafile,
     conditions: &[String],
-) -> Result<[Option<ModelError>; 2]> {
+) -> Result<[Option<ValidatedError>; 2]> {
     let conditions = if conditions.is_empty() {
         if !data.columns().iter().any(|c| c == "role") {
             return Err(anyhow!(
@@ -49,14 +49,14 @@ pub fn model_errors(
     } else {
         Condition::parse_all(conditions)?
     };
-    let error = |model: &PerformanceModel| -> Result<Option<ModelError>> {
+    let error = |model: &PerformanceModel| -> Result<Option<ValidatedError>> {
         let Some(rows) = implementation_rows(model, data) else {
             return Ok(None);
         };
         let Ok(rows) = rows.filter(&conditions) else {
             return Ok(None);
         };
-        Ok(fit::validation::validate(model, &rows)?.model_error())
+        Ok(fit::validation::validate(model, &rows)?.validated_error())
     };
     Ok([error(models[0])?, error(models[1])?])
 }

@@ -4,12 +4,12 @@
 use std::fmt::Write as _;
 
 use fit::crossover::{
-    Axis, Band, Comparison, Crossover, Extrapolation, Kind, Meeting, ModelError, Scale, Side,
-    Winner, WinnerMap,
+    Axis, Band, Comparison, Crossover, Extrapolation, Meeting, MeetingKind, Scale, Side,
+    ValidatedError, Winner, WinnerMap,
 };
 
+use crate::Format;
 use crate::number::significant;
-use crate::ranking::Format;
 
 /// The crossovers along one factor: text (meetings, then sides), CSV (one row per meeting and
 /// per side) or JSON.
@@ -47,11 +47,11 @@ fn t(v: f64) -> String {
     significant(v, 4)
 }
 
-fn kind_name(k: Kind) -> &'static str {
+fn kind_name(k: MeetingKind) -> &'static str {
     match k {
-        Kind::Crossing => "crossing",
-        Kind::Touch => "touch",
-        Kind::NearTouch => "near_touch",
+        MeetingKind::Crossing => "crossing",
+        MeetingKind::Touch => "touch",
+        MeetingKind::NearTouch => "near_touch",
     }
 }
 
@@ -127,7 +127,7 @@ fn model_errors(
     out: &mut String,
     a: &str,
     b: &str,
-    errors: &[Option<ModelError>; 2],
+    errors: &[Option<ValidatedError>; 2],
     intervals: bool,
 ) {
     let parts: Vec<String> = [a, b]
@@ -177,8 +177,8 @@ fn significance_json(s: Option<bool>) -> serde_json::Value {
 fn meeting_significance(m: &Meeting) -> &'static str {
     match (m.kind, m.significant) {
         (_, None) => "",
-        (Kind::Crossing, Some(true)) => "; the winner changes at 90%",
-        (Kind::Crossing, Some(false)) => "; not significant: no winner on both sides at 90%",
+        (MeetingKind::Crossing, Some(true)) => "; the winner changes at 90%",
+        (MeetingKind::Crossing, Some(false)) => "; not significant: no winner on both sides at 90%",
         (_, Some(_)) => "; the winner does not change",
     }
 }
@@ -291,7 +291,7 @@ fn text(c: &Crossover) -> String {
         out.push_str("no crossover in the range\n");
     }
     for m in &c.meetings {
-        let times = if m.kind == Kind::NearTouch {
+        let times = if m.kind == MeetingKind::NearTouch {
             format!("T_A = {}, T_B = {}", t(m.t_a), t(m.t_b))
         } else {
             format!("T_A = T_B = {}", t(m.t_a))
@@ -512,9 +512,9 @@ fn map_text(m: &WinnerMap) -> String {
             .filter(|b| b.v == v)
             .map(|b| {
                 let what = match (b.kind, b.significant) {
-                    (Kind::Crossing, Some(true)) => " (significant)",
-                    (Kind::Crossing, Some(false)) => " (not significant)",
-                    (Kind::Crossing, None) => "",
+                    (MeetingKind::Crossing, Some(true)) => " (significant)",
+                    (MeetingKind::Crossing, Some(false)) => " (not significant)",
+                    (MeetingKind::Crossing, None) => "",
                     (_, _) => " (touch)",
                 };
                 format!("{}={}{what}", m.u.factor, x(b.u))

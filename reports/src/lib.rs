@@ -6,6 +6,7 @@ pub mod crossover;
 pub mod decision;
 pub mod figures;
 pub mod file_names;
+mod format;
 pub mod html;
 pub mod map_chart;
 pub mod model;
@@ -15,3 +16,5 @@ pub mod ranking;
 pub mod validation;
 pub mod variation;
 pub mod verdict;
+
+pub use crate::format::Format;

@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 
 use fit::performance::{Kind, PerformanceModel, TimePrediction};
 
+use crate::Format;
 use crate::number::{prediction, significant};
-use crate::ranking::Format;
 
 /// The predictions as text (one block per point), CSV (one row per point) or JSON.
 pub fn predictions(

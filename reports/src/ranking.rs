@@ -7,32 +7,9 @@ use std::fmt::Write as _;
 use fit::{Estimate, Fit, Observations, Prediction, RankBy, Ranking};
 use serde::Serialize;
 
+use crate::Format;
 use crate::chart::{Chart, Curve};
 use crate::number::{estimate as format_estimate, significant};
-
-/// Output formats of a ranking.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Aligned lines in the paper's style.
-    Text,
-    /// One JSON document.
-    Json,
-    /// One CSV row per model.
-    Csv,
-}
-
-impl std::str::FromStr for Format {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "text" => Ok(Format::Text),
-            "json" => Ok(Format::Json),
-            "csv" => Ok(Format::Csv),
-            _ => Err(format!("unknown format '{s}' (expected text, json or csv)")),
-        }
-    }
-}
 
 /// Everything a ranking report shows.
 #[derive(Debug, Clone)]

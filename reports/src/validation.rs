@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use fit::performance::PerformanceModel;
 use fit::validation::Validation;
 
+use crate::Format;
 use crate::number::significant;
-use crate::ranking::Format;
 
 /// The validation as text, CSV (one row per run) or JSON.
 pub fn validation(

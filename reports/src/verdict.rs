@@ -3,7 +3,7 @@
 //! one factor or a winner map over two. It restates what `fit::crossover` decided (the one rule
 //! of who wins); it decides nothing itself.
 
-use fit::crossover::{Axis, Crossover, ModelError, Side, Winner, WinnerMap};
+use fit::crossover::{Axis, Crossover, Side, ValidatedError, Winner, WinnerMap};
 use fit::performance::PerformanceModel;
 
 /// What of a comparison rests on predicted rather than measured runs (`pp whatif`'s rows):
@@ -31,14 +31,14 @@ pub fn predictions(models: &[&PerformanceModel]) -> Option<String> {
 /// line first in CSV.
 pub fn with_predictions(
     out: String,
-    format: crate::ranking::Format,
+    format: crate::Format,
     models: &[&PerformanceModel],
 ) -> serde_json::Result<String> {
     let Some(note) = predictions(models) else {
         return Ok(out);
     };
     Ok(match format {
-        crate::ranking::Format::Text => {
+        crate::Format::Text => {
             let mut lines: Vec<&str> = out.lines().collect();
             let at = lines
                 .iter()
@@ -48,12 +48,12 @@ pub fn with_predictions(
             lines.insert(at, &line);
             lines.join("\n") + "\n"
         }
-        crate::ranking::Format::Json => {
+        crate::Format::Json => {
             let mut doc: serde_json::Value = serde_json::from_str(&out)?;
             doc["predicted"] = serde_json::Value::String(note);
             format!("{}\n", serde_json::to_string_pretty(&doc)?)
         }
-        crate::ranking::Format::Csv => format!("# predicted: {note}\n{out}"),
+        crate::Format::Csv => format!("# predicted: {note}\n{out}"),
     })
 }
 
@@ -101,7 +101,7 @@ fn name(w: Winner, a: &str, b: &str) -> String {
 }
 
 /// How sure, and where the other factors are: `At 90% confidence, at p = 26: `.
-fn lead(intervals: bool, errors: &[Option<ModelError>; 2], fixed: &[(String, f64)]) -> String {
+fn lead(intervals: bool, errors: &[Option<ValidatedError>; 2], fixed: &[(String, f64)]) -> String {
     let how = match (intervals, errors.iter().any(Option::is_some)) {
         (true, true) => "At 90% confidence, the models' validated errors included",
         (true, false) => "At 90% confidence in the fitted coefficients alone",
@@ -271,7 +271,7 @@ fn better(response: Option<&str>) -> String {
 
 /// What the two do where neither wins: with intervals, the runs cannot tell them apart (and
 /// how sure that is); without, the means are equal.
-fn apart(intervals: bool, errors: &[Option<ModelError>; 2]) -> &'static str {
+fn apart(intervals: bool, errors: &[Option<ValidatedError>; 2]) -> &'static str {
     match (intervals, errors.iter().any(Option::is_some)) {
         (true, true) => "cannot be told apart at 90%, the models' validated errors included,",
         (true, false) => "cannot be told apart at 90% (in the fitted coefficients alone)",

@@ -1,7 +1,8 @@
 //! Snapshots of the ranking report on the bundled Figure-2-shaped data.
 
 use fit::{Datafile, Model, RankBy, Weighting, rank};
-use reports::ranking::{Format, RankingReport};
+use reports::Format;
+use reports::ranking::RankingReport;
 
 fn render(format: Format, predict_at: &[Vec<f64>]) -> String {
     let data = Datafile::parse("fig2.dat", datasets::FIG2).unwrap();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow, bail};
 use fit::crossover::{Axis, Pair, SAMPLES};
 use fit::performance::PerformanceModel;
-use reports::ranking::Format;
+use reports::Format;
 
 /// The most samples along a factor: as many as a plan may have runs.
 const MAX_SAMPLES: usize = design::plan::MAX_RUNS;
@@ -104,7 +104,7 @@ pub fn run(args: &Args) -> Result<String> {
         )?,
         None => [None, None],
     };
-    let pair = Pair::new(&a, &b)?.with_model_errors(errors);
+    let pair = Pair::new(&a, &b)?.with_validated_errors(errors);
     let fixed = fixed_values(&args.at)?;
     let ranges = ranges(&args.range)?;
     let free = pair.free(&fixed)?;

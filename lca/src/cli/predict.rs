@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Result, anyhow, bail};
 use design::{Design, plan};
 use fit::performance::PerformanceModel;
-use reports::ranking::Format;
+use reports::Format;
 
 /// Predict run time and lost cycles from a model file.
 #[derive(Debug, clap::Args)]

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use fit::observations::excerpt;
 use fit::{Condition, Datafile, Model, Observations, RankBy, Ranking, Weighting};
-use reports::ranking::{Format, RankingReport};
+use reports::Format;
+use reports::ranking::RankingReport;
 
 /// How many models `--search` adds to the ranking.
 const SEARCH_KEEP: usize = 5;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, anyhow};
 use fit::{Condition, Datafile};
-use reports::ranking::Format;
+use reports::Format;
 
 /// Check a model's predictions against measured runs.
 #[derive(Debug, clap::Args)]

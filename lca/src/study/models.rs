@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
-use fit::crossover::ModelError;
+use fit::crossover::ValidatedError;
 use fit::performance::{BuildOptions, PerformanceModel};
 use fit::{Condition, Datafile};
-use reports::ranking::Format;
+use reports::Format;
 
 use super::datafile::Rows;
 use super::file::{Implementation, Study};
@@ -38,7 +38,7 @@ pub struct Fitted {
     /// What not to trust in the model: `category: warning` lines.
     pub warnings: Vec<String>,
     /// Its error on the validation points' means, for the verdict.
-    pub model_error: Option<ModelError>,
+    pub validated_error: Option<ValidatedError>,
 }
 
 /// Builds, saves and validates the model of every implementation of the study from the rows
@@ -68,7 +68,7 @@ pub fn fit(study: &Study, points: &[Point], rows: &Rows) -> Vec<Fitted> {
                 baseline: None,
                 problem: None,
                 warnings: Vec::new(),
-                model_error: None,
+                validated_error: None,
             };
             let built = build(
                 study,
@@ -128,7 +128,7 @@ fn build(
         let validation = fit::validation::validate(model, &data)?;
         let e = validation.model_errors();
         fitted.errors = Some((e.mean, e.max));
-        fitted.model_error = validation.model_error();
+        fitted.validated_error = validation.validated_error();
         fitted.baseline = validation.baseline_errors().map(|b| (b.mean, b.max));
         let where_ = format!(
             "{} where impl={}, role=validate",

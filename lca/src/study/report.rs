@@ -7,9 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow};
-use fit::crossover::{ModelError, Winner, WinnerMap};
+use fit::crossover::{ValidatedError, Winner, WinnerMap};
 use fit::performance::PerformanceModel;
-use reports::ranking::Format;
+use reports::Format;
 
 use super::datafile::Rows;
 use super::file::{Dispatch, Study};
@@ -71,7 +71,7 @@ fn compare(study: &Study, fitted: &[Fitted], rows: &Rows) -> Result<String> {
     let mut text = String::new();
     let mut errors = [None, None];
     if let ([a, b, ..], [fa, fb, ..]) = (&models[..], &built[..]) {
-        errors = [fa.model_error, fb.model_error];
+        errors = [fa.validated_error, fb.validated_error];
         text += &verdicts(study, [a, b], [fa, fb])?;
     }
     let title = format!("Lost cycles analysis: study {}", study.name);
@@ -96,7 +96,7 @@ fn verdicts(
     [fa, fb]: [&Fitted; 2],
 ) -> Result<String> {
     let mut text = String::new();
-    let errors = [fa.model_error, fb.model_error];
+    let errors = [fa.validated_error, fb.validated_error];
     let plain = crate::compare::winner_map(a, b, [None, None]);
     let validated = errors
         .iter()
@@ -120,7 +120,7 @@ fn verdicts(
         Err(e) => text += &format!("\ncrossover: none ({e})\n"),
     }
     if let Some(Ok(map)) = &validated {
-        let sd = |name: &str, e: Option<ModelError>| {
+        let sd = |name: &str, e: Option<ValidatedError>| {
             e.map_or(format!("{name} unknown"), |e| {
                 format!("{name} ±{:.1}%", 100.0 * e.relative_sd)
             })

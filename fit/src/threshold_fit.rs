@@ -22,13 +22,13 @@ pub(crate) const MAX_THRESHOLDS: usize = 2;
 const ROUNDS: usize = 4;
 
 /// The residual sum of squares as a function of threshold `index`, the others held.
-struct Profile<'p, 'a> {
+struct ThresholdRss<'p, 'a> {
     problem: &'p Problem<'a>,
     at: Vec<f64>,
     index: usize,
 }
 
-impl CostFunction for Profile<'_, '_> {
+impl CostFunction for ThresholdRss<'_, '_> {
     type Param = f64;
     type Output = f64;
 
@@ -100,7 +100,7 @@ pub(crate) fn fit(problem: &Problem, start: Option<&Solution>) -> Result<Solutio
             if b <= a {
                 continue;
             }
-            let profile = Profile {
+            let profile = ThresholdRss {
                 problem,
                 at: at.clone(),
                 index,

@@ -1,0 +1,139 @@
+//! The crossovers of two models along one factor: where they meet (crossings, touches, near
+//! touches), the band around each meeting where the two cannot be told apart, and the sides of
+//! one verdict with the largest advantage on each (see [the module](super)).
+
+use super::pair::{compared, fixed_point};
+use super::solver::Line;
+use super::{
+    Axis, Comparison, CrossoverError, Extrapolation, Pair, SAMPLES, ValidatedError, Winner,
+};
+
+/// What kind of meeting point a crossover is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeetingKind {
+    /// `T_A - T_B` changes sign: the winner changes.
+    Crossing,
+    /// `T_A - T_B` reaches zero without changing sign (a tangential touch).
+    Touch,
+    /// `|T_A - T_B|` has a local minimum inside the 90% half-width of the difference without
+    /// reaching zero: the two cannot be told apart there, the winner does not change.
+    NearTouch,
+}
+
+/// The interval around a crossover where the two cannot be told apart at 90%.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Band {
+    /// Lower edge.
+    pub lo: f64,
+    /// Upper edge.
+    pub hi: f64,
+    /// The band reaches the range's lower end (it may go further).
+    pub lo_open: bool,
+    /// The band reaches the range's upper end (it may go further).
+    pub hi_open: bool,
+}
+
+/// One point where the two models meet (or nearly do).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Meeting {
+    /// The factor's value.
+    pub x: f64,
+    /// Crossing, touch or near touch.
+    pub kind: MeetingKind,
+    /// `T_A` there.
+    pub t_a: f64,
+    /// `T_B` there.
+    pub t_b: f64,
+    /// Where the two cannot be told apart at 90%; None without intervals.
+    pub band: Option<Band>,
+    /// Whether the winner changes here at 90%: A wins on one side of the band and B on the
+    /// other (always false for a touch or near touch); None without intervals.
+    pub significant: Option<bool>,
+}
+
+/// A stretch of the range with one verdict of [`compare`](super::compare): A wins, B wins, or (with
+/// intervals) the two cannot be told apart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Side {
+    /// Lower end (the range's end, a crossing, or where the verdict changes).
+    pub from: f64,
+    /// Upper end.
+    pub to: f64,
+    /// The faster implementation; `Tie` where the two cannot be told apart at 90%.
+    pub winner: Winner,
+    /// Whether the verdict is significant at 90% (false for `Tie`); None without intervals.
+    pub significant: Option<bool>,
+    /// Where the advantage is largest.
+    pub at: f64,
+    /// `T_A` there.
+    pub t_a: f64,
+    /// `T_B` there.
+    pub t_b: f64,
+    /// The largest `T_loser / T_winner` on the side (NaN where no time there is positive, and
+    /// where the two cannot be told apart; 1 for equal models without intervals).
+    pub ratio: f64,
+}
+/// The crossovers of two models along one factor.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Crossover {
+    /// The first model's name (A).
+    pub a: String,
+    /// The response compared, for response models (its own units; the lower wins); None
+    /// for run time `T_p`.
+    pub response: Option<String>,
+    /// The second model's name (B).
+    pub b: String,
+    /// The factor and its range.
+    pub axis: Axis,
+    /// The values of the other factors (and held values that matter, such as `p`).
+    pub fixed: Vec<(String, f64)>,
+    /// How many samples were taken.
+    pub samples: usize,
+    /// Where the models meet, in increasing order.
+    pub meetings: Vec<Meeting>,
+    /// The stretches of one verdict, in increasing order.
+    pub sides: Vec<Side>,
+    /// Every sample and its comparison, in increasing order.
+    pub points: Vec<(f64, Comparison)>,
+    /// Both models carry prediction intervals.
+    pub intervals: bool,
+    /// Each model's validated error, when the intervals hold it ([`Pair::with_validated_errors`]).
+    pub errors: [Option<ValidatedError>; 2],
+    /// Where the range leaves a model's data.
+    pub extrapolation: Vec<Extrapolation>,
+}
+
+impl Pair<'_> {
+    /// The crossovers along `axis` with every other factor fixed, from `samples` samples (at
+    /// least [`SAMPLES`]).
+    pub fn crossover(
+        &self,
+        axis: &Axis,
+        fixed: &[(String, f64)],
+        samples: usize,
+    ) -> Result<Crossover, CrossoverError> {
+        let eval = self.evaluator(&[&axis.factor], fixed)?;
+        let samples = samples.max(SAMPLES);
+        let line = Line::sample(&eval, axis, fixed_point(fixed, &axis.factor), samples)?;
+        let (meetings, sides) = line.solve()?;
+        Ok(Crossover {
+            a: self.a.name.clone(),
+            response: compared(self.a).ok().flatten(),
+            b: self.b.name.clone(),
+            axis: axis.clone(),
+            fixed: eval.fixed_report(fixed),
+            samples,
+            meetings,
+            sides,
+            points: line
+                .xs
+                .iter()
+                .copied()
+                .zip(line.cs.iter().copied())
+                .collect(),
+            errors: self.errors,
+            intervals: line.intervals(),
+            extrapolation: self.extrapolation(&[axis], fixed),
+        })
+    }
+}

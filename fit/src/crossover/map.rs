@@ -1,0 +1,130 @@
+//! Which implementation wins over a grid of two factors, and the boundary where the winner
+//! changes: the crossovers along the first factor at each level of the second.
+
+use super::pair::{compared, fixed_point};
+use super::solver::Line;
+use super::{
+    Axis, Comparison, CrossoverError, Extrapolation, MeetingKind, Pair, SAMPLES, Side,
+    ValidatedError, Winner,
+};
+
+/// A point of a winner map's boundary.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BoundaryPoint {
+    /// The first factor's value (the crossover along it).
+    pub u: f64,
+    /// The second factor's level.
+    pub v: f64,
+    /// Crossing or touch.
+    pub kind: MeetingKind,
+    /// Whether the winner changes there at 90% (see
+    /// [`Meeting::significant`](super::Meeting::significant)).
+    pub significant: Option<bool>,
+}
+
+/// Which implementation wins over a grid of two factors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WinnerMap {
+    /// The first model's name (A).
+    pub a: String,
+    /// The response compared, for response models (its own units; the lower wins); None
+    /// for run time `T_p`.
+    pub response: Option<String>,
+    /// The second model's name (B).
+    pub b: String,
+    /// The first factor (columns).
+    pub u: Axis,
+    /// The second factor (rows).
+    pub v: Axis,
+    /// The values of the other factors.
+    pub fixed: Vec<(String, f64)>,
+    /// The first factor's grid values.
+    pub us: Vec<f64>,
+    /// The second factor's grid values.
+    pub vs: Vec<f64>,
+    /// `cells[j][i]`: the winner at `(us[i], vs[j])` by [`compare`](super::compare); `Tie`
+    /// where the two cannot be told apart at 90% (or, without intervals, where they meet within
+    /// [`TOUCH`](super::TOUCH)).
+    pub cells: Vec<Vec<Winner>>,
+    /// `comparisons[j][i]`: the comparison behind `cells[j][i]`.
+    pub comparisons: Vec<Vec<Comparison>>,
+    /// For each level of the second factor, the crossovers along the first.
+    pub boundary: Vec<BoundaryPoint>,
+    /// `levels[j]`: the sides along the first factor at `vs[j]`, as [`Pair::crossover`] finds
+    /// them (who wins on which side of the boundary).
+    pub levels: Vec<Vec<Side>>,
+    /// Both models carry prediction intervals.
+    pub intervals: bool,
+    /// Each model's validated error, when the intervals hold it ([`Pair::with_validated_errors`]).
+    pub errors: [Option<ValidatedError>; 2],
+    /// Where the grid leaves a model's data.
+    pub extrapolation: Vec<Extrapolation>,
+}
+
+impl Pair<'_> {
+    /// Which model wins over a `cells x cells` grid of two factors (`u` across, `v` down) with
+    /// every other factor fixed, and the crossovers and sides along `u` at each level of `v`.
+    pub fn winner_map(
+        &self,
+        u: &Axis,
+        v: &Axis,
+        fixed: &[(String, f64)],
+        cells: usize,
+    ) -> Result<WinnerMap, CrossoverError> {
+        let eval = self.evaluator(&[&u.factor, &v.factor], fixed)?;
+        let cells = cells.max(2);
+        let (us, vs) = (u.samples(cells), v.samples(cells));
+        let mut comparisons = Vec::with_capacity(vs.len());
+        let mut boundary = Vec::new();
+        let mut levels = Vec::with_capacity(vs.len());
+        let mut intervals = true;
+        for &y in &vs {
+            let mut values = fixed_point(fixed, &u.factor);
+            values.push((v.factor.clone(), y));
+            let row = us
+                .iter()
+                .map(|&x| {
+                    let mut point = values.clone();
+                    point.push((u.factor.clone(), x));
+                    eval.at(&point)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            comparisons.push(row);
+            let line = Line::sample(&eval, u, values, SAMPLES)?;
+            intervals &= line.intervals();
+            let (meetings, sides) = line.solve()?;
+            boundary.extend(
+                meetings
+                    .into_iter()
+                    .filter(|m| m.kind != MeetingKind::NearTouch)
+                    .map(|m| BoundaryPoint {
+                        u: m.x,
+                        v: y,
+                        kind: m.kind,
+                        significant: m.significant,
+                    }),
+            );
+            levels.push(sides);
+        }
+        Ok(WinnerMap {
+            a: self.a.name.clone(),
+            response: compared(self.a).ok().flatten(),
+            b: self.b.name.clone(),
+            u: u.clone(),
+            v: v.clone(),
+            fixed: eval.fixed_report(fixed),
+            us,
+            vs,
+            cells: comparisons
+                .iter()
+                .map(|row| row.iter().map(|c| c.winner).collect())
+                .collect(),
+            comparisons,
+            boundary,
+            levels,
+            errors: self.errors,
+            intervals,
+            extrapolation: self.extrapolation(&[u, v], fixed),
+        })
+    }
+}
