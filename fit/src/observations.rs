@@ -267,6 +267,15 @@ impl Datafile {
         table.texts.get(index).map(|t| Cell::Text(t))
     }
 
+    /// The rows at `rows` (indices into [`rows`](Self::rows)), in that order, as a datafile of
+    /// their own, as if the file had held only their lines: its columns are those these rows
+    /// have, in the order first seen among them, and each row keeps its line.
+    pub fn subset(&self, rows: &[usize]) -> Datafile {
+        let mut data = parse::subset(self, rows.iter().filter_map(|&r| self.rows.get(r)));
+        data.mixed = self.mixed.clone();
+        data
+    }
+
     /// The columns that hold at least one number.
     pub fn numeric_columns(&self) -> Vec<&str> {
         let mut numeric = vec![false; self.table.columns.len()];

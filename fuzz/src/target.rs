@@ -9,7 +9,7 @@ use pp::log::LogReader;
 use pp::profile::{By, Profile, Sink, Sweep};
 
 use crate::checks::{self, Failure, one_line};
-use crate::study_file;
+use lca::study::file as study_file;
 
 /// What a case is fed to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -97,7 +97,7 @@ pub fn run(args: &Args) -> Result<String> {
     let mut b = fit::model_file::read(&args.b)?;
     name_models(&mut a, &args.a, &mut b, &args.b);
     let errors = match &args.data {
-        Some(path) => crate::validated::model_errors(
+        Some(path) => lca::validated_error::model_errors(
             [&a, &b],
             &fit::Datafile::read(path)?,
             &args.validate_where,
@@ -170,42 +170,6 @@ pub fn run(args: &Args) -> Result<String> {
     }
 }
 
-/// A point: every factor by name.
-pub(crate) type Point = Vec<(String, f64)>;
-
-/// The region's points over the axes (101 along one, 21 x 21 over two) and the candidate
-/// runs (21 along one, 9 x 9 over two; whole numbers where an axis runs between whole
-/// numbers at least 4 apart, as processor counts do), each with the fixed values.
-pub(crate) fn grids(axes: &[Axis], fixed: &[(String, f64)]) -> (Vec<Point>, Vec<Point>) {
-    let (region, candidates) = if axes.len() == 1 { (101, 21) } else { (21, 9) };
-    let levels = |a: &Axis, count: usize, whole: bool| -> Vec<f64> {
-        let mut values = a.samples(count);
-        if whole && a.lo.fract() == 0.0 && a.hi.fract() == 0.0 && a.hi - a.lo >= 4.0 {
-            values.iter_mut().for_each(|v| *v = v.round());
-            values.dedup();
-        }
-        values
-    };
-    let grid = |count: usize, whole: bool| {
-        let mut points: Vec<Point> = vec![fixed.to_vec()];
-        for a in axes {
-            let values = levels(a, count, whole);
-            points = points
-                .into_iter()
-                .flat_map(|p| {
-                    values.iter().map(move |&v| {
-                        let mut p = p.clone();
-                        p.push((a.factor.clone(), v));
-                        p
-                    })
-                })
-                .collect();
-        }
-        points
-    };
-    (grid(region, false), grid(candidates, true))
-}
-
 /// `out` with the suggested runs after it (text), or inside it (JSON).
 fn with_suggestions(
     out: String,
@@ -228,7 +192,7 @@ fn with_suggestions(
             args.run_overhead
         );
     }
-    let (points, candidates) = grids(axes, fixed);
+    let (points, candidates) = lca::compare::grids(axes, fixed);
     let decision = fit::decision::suggest(pair, &points, &candidates, k, args.run_overhead)?;
     match format {
         Format::Text => Ok(format!(
@@ -259,14 +223,14 @@ fn name_models(a: &mut PerformanceModel, pa: &Path, b: &mut PerformanceModel, pb
 fn fixed_values(specs: &[String]) -> Result<Vec<(String, f64)>> {
     let mut values = Vec::new();
     for spec in specs {
-        values.extend(crate::specs::values(spec)?);
+        values.extend(super::specs::values(spec)?);
     }
     Ok(values)
 }
 
 /// `--range n=32..1024` (any `lca design` factor; its extremes) by factor.
 fn ranges(specs: &[String]) -> Result<Vec<(String, (f64, f64))>> {
-    let factors = crate::specs::factors(specs, "--range")?;
+    let factors = super::specs::factors(specs, "--range")?;
     Ok(factors
         .iter()
         .map(|f| (f.name.clone(), f.extremes()))

@@ -1,7 +1,8 @@
-//! `lca report MODEL... [--data DATAFILE] --out DIR`: one self-contained HTML page (charts
-//! inline as SVG) with every chart also written as SVG and PNG beside it.
+//! The HTML report of models and their measured runs: one self-contained page (charts inline
+//! as SVG), every chart also written as SVG and PNG beside it; with two models, their verdict
+//! and winner map. `lca report` writes it from model files, `lca study` from its models.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use fit::Datafile;
@@ -12,67 +13,9 @@ use fit::validation::{Validation, ValidationPoint};
 use reports::figures::Runs;
 use reports::html::{Section, report};
 
-/// Write an HTML report with charts of one or more models (and measured runs).
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Model files (one per implementation).
-    #[arg(required = true)]
-    models: Vec<PathBuf>,
-    /// Measured runs to draw against the models: each model gets the rows of its own
-    /// implementation (its `--where impl=...`), every row when it has none. With two models,
-    /// each model's error on the validation runs among them (`role=validate`, or
-    /// --validate-where) widens the verdict's intervals, as `lca crossover --data` does.
-    #[arg(long, value_name = "DATAFILE")]
-    data: Option<PathBuf>,
-    /// The rows of --data that check the models [default: role=validate, when the datafile
-    /// has a role column] (repeatable, comma separated).
-    #[arg(
-        long,
-        value_name = "CONDITION",
-        value_delimiter = ',',
-        requires = "data"
-    )]
-    validate_where: Vec<String>,
-    /// The directory to write `index.html` and `charts/` into.
-    #[arg(long, short, value_name = "DIR")]
-    out: PathBuf,
-    /// The page's title.
-    #[arg(long, default_value = "Lost cycles analysis")]
-    title: String,
-    /// Replace an existing report in DIR.
-    #[arg(long)]
-    force: bool,
-}
-
-/// Runs the command and returns what to print.
-pub fn run(args: &Args) -> Result<String> {
-    let models = args
-        .models
-        .iter()
-        .map(|m| fit::model_file::read(m))
-        .collect::<Result<Vec<_>, _>>()?;
-    let data = args.data.as_deref().map(Datafile::read).transpose()?;
-    let errors = match (&models[..], &data) {
-        ([a, b], Some(data))
-            if !args.validate_where.is_empty() || data.columns().iter().any(|c| c == "role") =>
-        {
-            crate::validated::model_errors([a, b], data, &args.validate_where)?
-        }
-        _ => [None, None],
-    };
-    write(
-        &models,
-        data.as_ref(),
-        &args.title,
-        &args.out,
-        args.force,
-        errors,
-    )
-}
-
 /// Writes the report of `models` (and their measured runs) into `out`; returns what to print.
 pub fn write(
-    models: &[PerformanceModel],
+    models: &[&PerformanceModel],
     data: Option<&Datafile>,
     title: &str,
     out: &Path,
@@ -124,24 +67,6 @@ pub fn write(
     ))
 }
 
-/// The winner map of two models over their two factors (41 x 41 cells), the models' validated
-/// errors (when given) in its intervals.
-pub fn winner_map(
-    a: &PerformanceModel,
-    b: &PerformanceModel,
-    errors: [Option<ValidatedError>; 2],
-) -> Result<fit::crossover::WinnerMap, fit::crossover::CrossoverError> {
-    let pair = fit::crossover::Pair::new(a, b)?.with_validated_errors(errors);
-    let free = pair.free(&[])?;
-    let [u, v] = &free[..] else {
-        return Err(fit::crossover::CrossoverError(format!(
-            "a winner map needs two factors; the models vary {}",
-            free.join(", ")
-        )));
-    };
-    pair.winner_map(&pair.default_axis(u)?, &pair.default_axis(v)?, &[], 41)
-}
-
 /// The verdict and winner map of two models as HTML; where they vary one factor, the verdict
 /// and where they cross along it (as `lca crossover` says it); else why there is none.
 fn map_section(
@@ -171,7 +96,7 @@ fn map_section(
             reports::html::escape(&text)
         ))
     };
-    match winner_map(a, b, errors) {
+    match crate::compare::winner_map(a, b, errors) {
         Ok(map) => reports::html::winner_map(
             &map,
             &measured(&map, sections),
@@ -201,7 +126,7 @@ fn measured(map: &fit::crossover::WinnerMap, sections: &[Section]) -> Vec<(f64, 
 
 /// The rows of the model's implementation that hold a number for every factor and category.
 fn runs(model: &PerformanceModel, data: &Datafile) -> Result<Runs> {
-    let Some(data) = crate::validated::implementation_rows(model, data) else {
+    let Some(data) = crate::validated_error::implementation_rows(model, data) else {
         return Ok(Runs::default());
     };
     let number = |row: usize, column: &str| match data.cell(row, column) {

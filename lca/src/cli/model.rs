@@ -87,7 +87,7 @@ pub fn run(args: &Args) -> Result<String> {
         .parse()
         .map_err(|e| anyhow!("--repetitions {e}"))?;
     if fit::extrap::detect_file(&args.datafile) {
-        return crate::extrap::run(args, repetitions);
+        return super::extrap::run(args, repetitions);
     }
     if args.predict.is_some() {
         bail!("--predict is for Extra-P files; for a model file use `lca predict MODEL --at ...`");
@@ -194,7 +194,7 @@ pub fn name(args: &Args, conditions: &[Condition]) -> String {
 fn shapes(args: &Args, categories: &[String]) -> Result<Vec<String>> {
     let mut all = Vec::new();
     if let Some(path) = &args.shapes {
-        for (category, factor, expr) in crate::shapes::read(path)? {
+        for (category, factor, expr) in lca::shapes::read(path)? {
             if !categories.contains(&category) {
                 bail!(
                     "{}: [{category}]: not a modelled category ({}; --cat chooses them)",

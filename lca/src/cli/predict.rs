@@ -35,7 +35,7 @@ pub fn run(args: &Args) -> Result<String> {
     }
     let mut points = Vec::new();
     for spec in &args.at {
-        let values = crate::specs::values(spec)?;
+        let values = super::specs::values(spec)?;
         points.push(
             model
                 .point(&values)
@@ -73,7 +73,7 @@ pub fn run(args: &Args) -> Result<String> {
 
 /// The points of the full factorial over the grid's factors, in the model's factor order.
 fn grid(model: &PerformanceModel, specs: &[String]) -> Result<Vec<Vec<f64>>> {
-    let factors = crate::specs::factors(specs, "--grid")?;
+    let factors = super::specs::factors(specs, "--grid")?;
     let plan = plan(&factors, Design::Full, 1, None).map_err(|e| {
         let message = e.to_string().replace("--factor", "--grid");
         anyhow!("--grid: {}", message.replace("the design", "the grid"))
