@@ -1,6 +1,6 @@
 //! `lca model DATAFILE [--where impl=dp]`: the performance model of one implementation — every
 //! category over every factor, shapes combined additively or multiplicatively — as a TOML
-//! model file (DESIGN §7).
+//! model file (docs/model-file.md).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
