@@ -2,7 +2,6 @@
 //! calls the libraries and returns the text to print.
 
 pub mod crossover;
-pub mod extrap;
 pub mod model;
 pub mod plan;
 pub mod predict;

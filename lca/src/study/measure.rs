@@ -1,10 +1,9 @@
 //! The run phase: making the runs of the plan that the datafile has no row for yet (so a start
 //! resumes where an earlier one stopped), one at a time, `--jobs` at a time or as Slurm jobs,
 //! each measured row appended as its run ends; the progress on standard error. A stopping
-//! signal (Ctrl-C) ends the study between rows with [`Stopped`].
+//! signal (Ctrl-C) ends the study between rows with [`super::Stopped`].
 
 use std::collections::HashSet;
-use std::fmt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -12,39 +11,11 @@ use anyhow::{Context, Result, anyhow};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::file::{Dispatch, Study};
+use super::options::Options;
 use super::plan::{Key, Point};
+use super::progress::{Progress, say};
 use super::runner::{Ran, Runner};
-use super::{Options, datafile, jobs, lock, signals, slurm};
-
-/// A study ended by a stopping signal (SIGINT, SIGTERM, SIGHUP): the running command's process
-/// group was killed and reaped, and no row was half written. Its message says how to resume;
-/// the process should end with status `128 + signal`.
-#[derive(Debug)]
-pub struct Stopped {
-    /// The signal.
-    pub signal: i32,
-    /// Runs made in this start.
-    made: usize,
-    /// Runs this start planned, as known when it stopped.
-    planned: u64,
-    /// The command that resumes the study.
-    resume: String,
-}
-
-impl fmt::Display for Stopped {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "lca study: stopped by {} after {} of {} runs; no finished run is lost: `{}` resumes",
-            signals::name(self.signal),
-            self.made,
-            self.planned,
-            self.resume
-        )
-    }
-}
-
-impl std::error::Error for Stopped {}
+use super::{datafile, jobs, lock, signals, slurm};
 
 /// The study's output folder, created, and held by this start ([`lock`]) for as long as the
 /// lock lives.
@@ -225,76 +196,6 @@ impl<'a> Session<'a> {
             calibrated: self.calibrated,
         })
     }
-}
-
-/// What the runs made so far came to, and the progress bar that shows it.
-struct Progress<'a> {
-    study: &'a Study,
-    bar: ProgressBar,
-    /// The command that resumes the study.
-    resume: &'a str,
-    failures: usize,
-    communicated: bool,
-    /// Runs that failed in this start of the study (not tried again in it).
-    failed: HashSet<Key>,
-    made: usize,
-    /// Runs to make in this start, as known so far.
-    planned: usize,
-}
-
-impl Progress<'_> {
-    /// One run's end: its row appended (and its warnings said), or its failure reported, or
-    /// the study stopped ([`Stopped`], the error returned).
-    fn record(&mut self, point: &Point, ran: Ran, seconds: f64) -> Result<()> {
-        let study = self.study;
-        let label = point.label(study);
-        let hidden = self.bar.is_hidden();
-        match ran {
-            Ran::Measured(m) => {
-                datafile::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
-                self.communicated |= m.communicated;
-                self.bar.suspend(|| {
-                    if hidden {
-                        eprintln!(
-                            "[{}/{}] {label}: {seconds:.2} s",
-                            self.made + 1,
-                            self.planned
-                        );
-                    }
-                    for w in &m.warnings {
-                        eprintln!("lca study: warning: {label}: {w}");
-                    }
-                });
-            }
-            Ran::Failed(failure) => {
-                self.failures += 1;
-                self.failed.insert(point.key(study));
-                self.bar
-                    .suspend(|| eprintln!("lca study: {label}: {failure}"));
-            }
-            Ran::Stopped(signal) => return Err(self.stop(signal)),
-        }
-        self.made += 1;
-        self.bar.inc(1);
-        Ok(())
-    }
-
-    /// The error that ends the study after a stopping signal, the progress bar cleared.
-    fn stop(&self, signal: i32) -> anyhow::Error {
-        self.bar.finish_and_clear();
-        Stopped {
-            signal,
-            made: self.made,
-            planned: self.bar.length().unwrap_or(0),
-            resume: self.resume.to_string(),
-        }
-        .into()
-    }
-}
-
-/// A line on standard error, above the progress bar.
-pub(super) fn say(bar: &ProgressBar, line: String) {
-    bar.suspend(|| eprintln!("{line}"));
 }
 
 /// The machine calibration: the study's `machine`, else `pp`'s default one when it exists.

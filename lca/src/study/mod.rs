@@ -5,7 +5,7 @@
 //! Without a file, `lca study` runs the bundled fft2d study ([`DEFAULT`]).
 //!
 //! The study goes in phases, each a module:
-//! * [`file`]: the study file, read and checked ([`Study`]);
+//! * [`file`](mod@file): the study file, read and checked ([`Study`]);
 //! * `plan`: the runs it asks for (`Point`s, each with the `Key` of its datafile row);
 //! * `measure`: making them (locally, `--jobs` at a time, or as Slurm jobs), appending each
 //!   row, resuming; `precision` adds replicates where `T_p` is not known well enough;
@@ -21,8 +21,10 @@ mod jobs;
 mod lock;
 mod measure;
 mod models;
+mod options;
 mod plan;
 mod precision;
+mod progress;
 mod report;
 mod runner;
 mod signals;
@@ -32,11 +34,12 @@ mod whatif;
 
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Result, anyhow};
 
 use file::Study;
 
-pub use measure::Stopped;
+pub use options::Options;
+pub use progress::Stopped;
 pub use report::Report;
 
 /// The bundled study: fft2d, dp against tp, run by the `lca` binary (`lca workload fft2d`).
@@ -45,18 +48,19 @@ pub const DEFAULT: &str = include_str!("default.toml");
 /// What the bundled study is called in messages.
 pub const DEFAULT_NAME: &str = "the bundled study (lca study --print-default)";
 
-/// A study to carry out, and how.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// The checked study, its `dispatch` as the command line chose.
-    pub study: Study,
-    /// The study as messages name it: its file, or [`DEFAULT_NAME`].
-    pub named: String,
-    /// The command that resumes the study (`lca study my.toml --jobs 2`), for the line that a
-    /// stopped study prints.
-    pub resume: String,
-    /// Local runs made at the same time.
-    pub jobs: usize,
+/// The plan phase: every run of the study file ([`plan::points`]), then the runs an earlier
+/// start of the study added for `[precision]` and chose for `[decide]` (its datafile's rows).
+fn plan(study: &Study) -> Result<Vec<plan::Point>> {
+    let mut points = plan::points(study)?;
+    if study.precision.is_some() || study.decide.is_some() {
+        let times = precision::times(study).map_err(|e| anyhow!(e))?;
+        let more = precision::earlier(study, &points, &times);
+        points.extend(more);
+        if study.decide.is_some() {
+            points.extend(decide::earlier(study, &times));
+        }
+    }
+    Ok(points)
 }
 
 /// Carries out the study: measures every point that has no row yet (progress on standard
@@ -66,7 +70,7 @@ pub struct Options {
 pub fn run(options: &Options) -> Result<Report> {
     let study = &options.study;
     let started = Instant::now();
-    let mut points = plan::plan(study)?;
+    let mut points = plan(study)?;
     let _lock = measure::claim(study)?;
     let todo = measure::todo(study, &points)?;
     let mut session = measure::Session::start(options, &points, &todo)?;

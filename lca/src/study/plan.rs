@@ -1,15 +1,14 @@
 //! The plan phase: the runs a study asks for. Each [`Point`] is an implementation at factor
 //! values with a role and a replicate; its [`Key`] names its row in the datafile. The plan is the
 //! design's points and the validation points, every replicate, then what an earlier start of
-//! the study added (`[precision]`'s replicates, `[decide]`'s chosen runs), read from the
-//! datafile; later rounds add to it as the study goes ([`super::precision`], [`super::decide`]).
+//! the study added (`[precision]`'s replicates, `[decide]`'s chosen runs), which those rounds'
+//! modules read from the datafile; later rounds add to it as the study goes ([`super::precision`], [`super::decide`]).
 
 use std::collections::BTreeMap;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 
 use super::file::{Study, format_value};
-use super::{decide, precision};
 
 /// Why a point is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -155,21 +154,6 @@ pub fn points(study: &Study) -> Result<Vec<Point>, design::PlanError> {
     // between a point's runs spans the whole study (the machine's drift over it too), not
     // only back-to-back repeats, and a study stopped early has every point once.
     points.sort_by_key(|p| p.replicate);
-    Ok(points)
-}
-
-/// The plan phase: every run of [`points`], then the runs an earlier start of the study added
-/// for `[precision]` and chose for `[decide]` (its datafile's rows).
-pub fn plan(study: &Study) -> Result<Vec<Point>> {
-    let mut points = points(study)?;
-    if study.precision.is_some() || study.decide.is_some() {
-        let times = precision::times(study).map_err(|e| anyhow!(e))?;
-        let more = precision::earlier(study, &points, &times);
-        points.extend(more);
-        if study.decide.is_some() {
-            points.extend(decide::earlier(study, &times));
-        }
-    }
     Ok(points)
 }
 

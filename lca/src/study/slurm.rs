@@ -35,8 +35,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use indicatif::ProgressBar;
 
 use super::file::{Study, format_value};
-use super::measure::say;
 use super::plan::Point;
+use super::progress::say;
 use super::runner::{self, Ran, Runner};
 use super::signals;
 

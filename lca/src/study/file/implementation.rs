@@ -3,8 +3,8 @@
 
 use toml::Spanned;
 
-use super::check::{Source, is_name, timeout};
 use super::raw::RawImplementation;
+use super::source::{Source, is_name, timeout};
 use super::template::Template;
 use super::{BUILTINS, Implementation, RESOURCES, StudyError, excerpt};
 

@@ -24,6 +24,7 @@
 mod check;
 mod implementation;
 mod raw;
+mod source;
 mod template;
 #[cfg(test)]
 mod tests;

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use toml::Spanned;
 
-use super::check::{Source, parse_factor};
 use super::raw::{Ordered, RawValidate};
+use super::source::{Source, parse_factor};
 use super::{StudyError, excerpt};
 
 /// The most points a validation grid may have, counted before any is made.

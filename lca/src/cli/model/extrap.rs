@@ -11,7 +11,7 @@ use fit::performance::{Kind, PerformanceModel, Provenance};
 use fit::repetitions::Repetitions;
 use reports::number::significant;
 
-use super::model::Args;
+use super::Args;
 
 /// Runs `lca model` on an Extra-P file.
 pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
@@ -44,7 +44,7 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
         combination,
         ..Default::default()
     };
-    let name = super::model::name(args, &[]);
+    let name = super::name(args, &[]);
     // Each series on its own: one that cannot be modelled is a row of the table, not an error.
     let mut rows: Vec<(String, String, Result<CategoryModel, String>)> = Vec::new();
     let mut lines = Vec::new();
@@ -92,7 +92,7 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
     }
     let point = match &args.predict {
         Some(spec) => {
-            let values = super::specs::values(spec)?;
+            let values = crate::cli::specs::values(spec)?;
             Some(
                 model
                     .point(&values)
@@ -102,7 +102,7 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
         None => None,
     };
     let table = table(&experiment, &rows, point.as_deref(), repetitions);
-    super::model::output(args, &model, table)
+    super::output(args, &model, table)
 }
 
 /// The table: one row per callpath × metric.

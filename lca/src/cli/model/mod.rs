@@ -2,6 +2,8 @@
 //! category over every factor, shapes combined additively or multiplicatively — as a TOML
 //! model file (docs/model-file.md).
 
+mod extrap;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -90,7 +92,7 @@ pub struct Args {
 pub fn run(args: &Args) -> Result<String> {
     let repetitions = args.repetitions;
     if fit::extrap::detect_file(&args.datafile) {
-        return super::extrap::run(args, repetitions);
+        return extrap::run(args, repetitions);
     }
     if args.predict.is_some() {
         bail!("--predict is for Extra-P files; for a model file use `lca predict MODEL --at ...`");
