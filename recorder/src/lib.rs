@@ -29,12 +29,16 @@
 //! use pp_recorder::{self as recorder, Session, sync::Mutex};
 //! # let dir = std::env::temp_dir().join(format!("pp-doc-mod-{}", std::process::id()));
 //! # std::fs::create_dir_all(&dir).unwrap();
-//! let session = Session::builder(2).param("impl", "demo").path(dir.join("pp.log")).start()?; let
-//! team = session.team()?; let total = Mutex::named("total", 0u64); team.run(|| { let _w =
-//! recorder::work("setup"); });            // serial work team.region("sum", |part| { let mine: u64
-//! = { let _w = recorder::work(None); (0..1000).map(|i| i * part.index() as u64).sum() };
-//! *total.lock().unwrap() += mine;                           // waits recorded if contended });
-//! drop(team); let report = session.finish()?;
+//! let session = Session::builder(2).param("impl", "demo").path(dir.join("pp.log")).start()?;
+//! let team = session.team()?;
+//! let total = Mutex::named("total", 0u64);
+//! team.run(|| { let _w = recorder::work("setup"); });            // serial work
+//! team.region("sum", |part| {
+//!     let mine: u64 = { let _w = recorder::work(None); (0..1000).map(|i| i * part.index() as u64).sum() };
+//!     *total.lock().unwrap() += mine;                           // waits recorded if contended
+//! });
+//! drop(team);
+//! let report = session.finish()?;
 //! # assert!(report.events > 0);
 //! # Ok::<(), std::io::Error>(())
 //! ```
