@@ -1,0 +1,62 @@
+//! Lines a user types (the README's, a `--help`'s examples), run as the user would: through
+//! `sh -c`, so that redirections and quotes work, with this build's binaries first on `PATH`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// `sh -c <line>` in `dir` with the folder `bin` (links to the binaries under test) first on
+/// `PATH`. The caller sets or clears whatever else the line must not see.
+pub fn shell(dir: &Path, bin: &Path, line: &str) -> Command {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env("PATH", path);
+    command
+}
+
+/// Checks that the line `line`, from `origin` (`README.md:12`), ran to success without a
+/// panic; its standard output.
+///
+/// # Panics
+/// When it failed or panicked: the message names the origin and the line and holds standard
+/// error.
+pub fn ran(origin: &str, line: &str, out: &Output) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{origin}: `{line}` failed ({}):\n{stderr}",
+        out.status
+    );
+    assert!(!stderr.contains("panicked"), "{origin}: `{line}`: {stderr}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_runs_in_its_folder_with_bin_first_on_the_path() {
+        let dir = crate::scratch("shell");
+        let bin = dir.join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let out = shell(&dir, &bin, "pwd; echo \"$PATH\" | cut -d: -f1")
+            .output()
+            .unwrap();
+        let stdout = ran("here:1", "pwd", &out);
+        let mut lines = stdout.lines();
+        let pwd = std::fs::canonicalize(lines.next().unwrap()).unwrap();
+        assert_eq!(pwd, std::fs::canonicalize(&dir).unwrap());
+        assert_eq!(lines.next().unwrap(), bin.display().to_string());
+        let out = shell(&dir, &bin, "exit 3").output().unwrap();
+        assert!(std::panic::catch_unwind(|| ran("here:2", "exit 3", &out)).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
