@@ -7,19 +7,9 @@
 //! and quotes work as they do for the user. Only success is checked here: the numbers have
 //! their own tests.
 
-mod support;
-
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use support::scratch;
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use test_support::{ran, repository, scratch, shell};
 
 /// A scratch folder with `datasets/` linked in and a `bin/` holding this build's `lca`.
 fn workspace(name: &str) -> PathBuf {
@@ -42,26 +32,11 @@ fn workspace(name: &str) -> PathBuf {
 
 /// Runs one shell line in `dir`; panics with its output unless it succeeds.
 fn run(dir: &Path, line: &str, origin: &str) -> String {
-    let path = format!(
-        "{}:{}",
-        dir.join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .current_dir(dir)
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{origin}: `{line}` failed ({}):\n{stderr}",
-        out.status
-    );
-    assert!(!stderr.contains("panicked"), "{origin}: `{line}`: {stderr}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    ran(
+        origin,
+        line,
+        &shell(dir, &dir.join("bin"), line).output().unwrap(),
+    )
 }
 
 /// The README's `$ lca ...` lines inside code blocks, without trailing `# comments`.
