@@ -13,6 +13,7 @@ use pp::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
 use pp::log::{BinaryWriter, Encoding, LogError, LogReader, TextWriter, convert};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
+use test_support::scratch;
 
 /// Every event of a log and the error that ended it, if any.
 fn drain(r: &mut LogReader) -> (Vec<Event>, Option<LogError>) {
@@ -800,7 +801,7 @@ fn every_cut_of_a_binary_log_yields_a_prefix_and_an_error() {
 #[test]
 fn every_cut_of_a_binary_log_file_yields_a_prefix_and_an_error() {
     let (bytes, _) = small_log();
-    let dir = temp_dir("cuts");
+    let dir = scratch("cuts");
     let path = dir.join("cut.log");
     for cut in 0..=bytes.len() {
         std::fs::write(&path, &bytes[..cut]).unwrap();
@@ -861,7 +862,7 @@ fn a_log_larger_than_the_scan_window_reads_the_same_from_a_file() {
     });
     let bytes = w.finish().unwrap();
     assert!(bytes.len() > events_at + 20 * 4096, "{}", bytes.len());
-    let dir = temp_dir("window");
+    let dir = scratch("window");
     let path = dir.join("big.log");
     let name = path.display().to_string();
     let step = (bytes.len() - events_at) / 12;
@@ -1061,13 +1062,7 @@ proptest! {
 
 fn fuzz_file() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| temp_dir("fuzz")).join("m.log")
-}
-
-fn temp_dir(what: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pp-log-test-{what}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    DIR.get_or_init(|| scratch("fuzz")).join("m.log")
 }
 
 /// Specific damage gets specific messages.
@@ -1189,7 +1184,7 @@ fn a_realistic_log_takes_few_bytes_per_event() {
 
 #[test]
 fn convert_goes_both_ways_through_files_and_refuses_to_overwrite_its_input() {
-    let dir = temp_dir("convert");
+    let dir = scratch("convert");
     let text = "pplog 1 p=2 impl=dp\n1 0 start\n1 1 start\n5 0 region_begin 1 fft team=0,1\n\
                 9 1 phase serial\n12 0 stop\n12 1 stop\n";
     let t = dir.join("a.log");

@@ -5,17 +5,7 @@
 //! `pp calibrate` writes under a scratch `$HOME`, never the user's. Only success is checked:
 //! the figures have their own tests.
 
-mod examples_support;
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use test_support::{example, ran, repository, scratch, shell};
 
 /// The README's `pp` lines inside code blocks, comments cut, `cargo run` spelled as binaries.
 fn readme_lines() -> Vec<(usize, String)> {
@@ -74,8 +64,7 @@ fn spell(command: &str) -> String {
 
 #[test]
 fn every_readme_pp_line_runs() {
-    let dir = std::env::temp_dir().join(format!("pp-readme-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("readme");
     let bin = dir.join("bin");
     let home = dir.join("home");
     std::fs::create_dir_all(&bin).unwrap();
@@ -86,35 +75,19 @@ fn every_readme_pp_line_runs() {
     for (_, line) in &lines {
         for word in line.split_whitespace() {
             if ["categories", "contention"].contains(&word) && !bin.join(word).exists() {
-                std::os::unix::fs::symlink(examples_support::example(word), bin.join(word))
-                    .unwrap();
+                std::os::unix::fs::symlink(example("pp", word), bin.join(word)).unwrap();
             }
         }
     }
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     for (number, line) in &lines {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(line)
-            .current_dir(&dir)
-            .env("PATH", &path)
+        let out = shell(&dir, &bin, line)
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env_remove("PP_LOG")
             .env_remove("PP_MACHINE")
             .output()
             .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "README.md:{number}: `{line}` failed ({}):\n{stderr}",
-            out.status
-        );
-        assert!(!stderr.contains("panicked"), "README.md:{number}: {stderr}");
+        ran(&format!("README.md:{number}"), line, &out);
     }
     // What the lines promise to leave: a log, a row, a trace, a machine file.
     for file in ["pp.log", "datafile", "trace.json"] {
