@@ -12,17 +12,13 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-use test_support::{scratch, skip};
+use test_support::{scratch, setting, skip};
 
 /// Message sizes reported, bytes.
 const SIZES: [u64; 4] = [0, 1024, 65536, 1 << 20];
 
 fn main() -> ExitCode {
-    let runs: usize = std::env::var("PP_MPI_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(11)
-        .max(11);
+    let runs: usize = setting("PP_MPI_BENCH_RUNS", 11).max(11);
     let dir = scratch("pingpong");
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let program = dir.join("pingpong");

@@ -23,7 +23,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use pp::log::LogReader;
-use test_support::{scratch, skip};
+use test_support::{scratch, setting, skip};
 
 /// One program setting: `WORK CHUNKS REGIONS` of overhead.c.
 struct Setting {
@@ -34,11 +34,7 @@ struct Setting {
 }
 
 fn main() -> ExitCode {
-    let runs: usize = std::env::var("PP_OMPT_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(11)
-        .max(11);
+    let runs: usize = setting("PP_OMPT_BENCH_RUNS", 11).max(11);
     let Some(tool) = find_tool() else {
         skip(
             "ompt_overhead",

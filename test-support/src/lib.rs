@@ -10,7 +10,8 @@
 //!   refused to replace what is not a regular file);
 //! * C programs compiled or the test skipped: [`compile`], [`Toolchain`], [`skip`];
 //! * processes: [`wait_for`] (a condition, with a cap), [`limit`] (a resource limit on a
-//!   child), [`one_at_a_time`] (tests that must not overlap), [`time`] (benchmarks).
+//!   child), [`one_at_a_time`] (tests that must not overlap), [`time`] and [`setting`]
+//!   (benchmarks).
 //!
 //! It sits below every crate of the workspace and depends on none of them (std and libc only),
 //! so that any crate can take it as a dev-dependency. The path of a binary is known only to
@@ -30,7 +31,7 @@ mod serial;
 mod shell;
 mod wait;
 
-pub use bench::time;
+pub use bench::{setting, time};
 pub use commands::{NO_MACHINE, cargo_build};
 pub use compile::{NotBuilt, Toolchain, compile, skip};
 pub use errors::{error_of, one_line_error, stdout_of};
