@@ -1,5 +1,5 @@
-//! Every `lca` example a user can copy runs: the README's `$ lca ...` lines, in order, in a
-//! scratch folder that holds the bundled `datasets/` and `pp/` (the model files one line
+//! Every `lca` example a user can copy runs: the `$ lca ...` lines of the README and of the
+//! guides (docs/measuring.md, modelling.md, comparing.md), in order, in a scratch folder that holds the bundled `datasets/` and `pp/` (the model files one line
 //! writes, the next reads), and the `Examples:` of every `--help`, and the `--grid` examples of
 //! `lca predict --help` (the issue that asked for this test found one that failed).
 //!
@@ -39,12 +39,35 @@ fn run(dir: &Path, line: &str, origin: &str) -> String {
     )
 }
 
-/// The README's `$ lca ...` lines inside code blocks, without trailing `# comments`.
-fn readme_lines() -> Vec<(usize, String)> {
-    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+/// The pages whose `lca` lines run, in order: a guide's lines read the model files an earlier
+/// page's lines wrote.
+const PAGES: [&str; 4] = [
+    "README.md",
+    "docs/measuring.md",
+    "docs/modelling.md",
+    "docs/comparing.md",
+];
+
+/// The pages' `$ lca ...` lines inside code blocks, without trailing `# comments`, each with
+/// its `page:line`.
+fn readme_lines() -> Vec<(String, String)> {
+    let mut lines = Vec::new();
+    for page in PAGES {
+        let text = std::fs::read_to_string(repository().join(page)).unwrap();
+        lines.extend(
+            page_lines(&text)
+                .into_iter()
+                .map(|(number, line)| (format!("{page}:{number}"), line)),
+        );
+    }
+    lines
+}
+
+/// One page's `$ lca ...` lines with their line numbers.
+fn page_lines(text: &str) -> Vec<(usize, String)> {
     let mut in_code = false;
     let mut lines = Vec::new();
-    for (i, line) in readme.lines().enumerate() {
+    for (i, line) in text.lines().enumerate() {
         if line.trim_start().starts_with("```") {
             in_code = !in_code;
             continue;
@@ -70,10 +93,10 @@ fn every_readme_lca_line_runs() {
     let dir = workspace("readme");
     let lines = readme_lines();
     assert!(lines.len() >= 10, "found only {lines:?}");
-    for (number, line) in &lines {
-        run(&dir, line, &format!("README.md:{number}"));
+    for (origin, line) in &lines {
+        run(&dir, line, origin);
     }
-    println!("ran {} README lines", lines.len());
+    println!("ran {} lines of {}", lines.len(), PAGES.join(", "));
 }
 
 /// The `Examples:` lines of a help text: indented lines starting with `lca ` after it.

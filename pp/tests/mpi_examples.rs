@@ -946,7 +946,7 @@ fn pp_run_records_every_fortran_entry_point_of_calls_f90() {
 
 #[test]
 fn the_readme_mpi_lines_run() {
-    // The `$ pp` lines of the README's section "Measuring an MPI program", in order.
+    // The `$ pp` lines of the section of docs/measuring.md "Measuring an MPI program", in order.
     let lines = readme_section::pp_lines("## Measuring an MPI program");
     assert!(lines.len() >= 2, "{lines:?}");
     let Some((built, _open, _one_at_a_time)) = examples("the_readme_mpi_lines_run") else {

@@ -13,7 +13,7 @@
 //!   reference, `lca workload fft2d --no-record -n 64 --iters 3`), and their `--check` against
 //!   a direct DFT passes, under the tool and without it (which needs only clang), where bad
 //!   arguments get a one-line error;
-//! * the `$ pp` lines of the README's section "Measuring an OpenMP program" run, in order, in a
+//! * the `$ pp` lines of the section of docs/measuring.md "Measuring an OpenMP program" run, in order, in a
 //!   scratch folder whose `examples/openmp/build` holds the compiled examples.
 //!
 //! Without clang, libomp or the tool each test passes and says on standard error what it

@@ -1,5 +1,5 @@
-//! Every `pp` line of the README runs: its `$ pp ...` and `$ cargo run --release -p pp ...`
-//! lines, in order, in one scratch folder (the log one line writes, the next reads), through
+//! Every `pp` line of the README and of the guide docs/measuring.md runs: their `$ pp ...` and
+//! `$ cargo run --release -p pp ...` lines, in order, in one scratch folder (the log one line writes, the next reads), through
 //! `sh -c` with this build's `pp` first on `PATH`. `cargo run -p pp --example NAME -- ARGS`
 //! stands for the example binary this build made, `cargo run -p pp --bin pp -- ARGS` for `pp`.
 //! `pp calibrate` writes under a scratch `$HOME`, never the user's. Only success is checked:
@@ -7,13 +7,30 @@
 
 use test_support::{example, ran, repository, scratch, shell};
 
-/// The README's `pp` lines inside code blocks, comments cut, `cargo run` spelled as binaries.
-fn readme_lines() -> Vec<(usize, String)> {
-    let readme = std::fs::read_to_string(repository().join("README.md")).unwrap();
+/// The pages whose `pp` lines run, in order (the guide's lines read the log the README's wrote).
+const PAGES: [&str; 2] = ["README.md", "docs/measuring.md"];
+
+/// The pages' `pp` lines inside code blocks, comments cut, `cargo run` spelled as binaries,
+/// each with its `page:line`.
+fn readme_lines() -> Vec<(String, String)> {
+    let mut lines = Vec::new();
+    for page in PAGES {
+        let text = std::fs::read_to_string(repository().join(page)).unwrap();
+        lines.extend(
+            page_lines(&text)
+                .into_iter()
+                .map(|(number, line)| (format!("{page}:{number}"), line)),
+        );
+    }
+    lines
+}
+
+/// One page's `pp` lines with their line numbers.
+fn page_lines(text: &str) -> Vec<(usize, String)> {
     let mut in_code = false;
     let mut openmp = false;
     let mut lines = Vec::new();
-    for (i, line) in readme.lines().enumerate() {
+    for (i, line) in text.lines().enumerate() {
         // The OpenMP and MPI sections' lines need clang or Open MPI and the examples built:
         // tests/openmp_examples.rs and tests/mpi_examples.rs run them (and skip visibly).
         if line.starts_with("## ") {
@@ -79,7 +96,7 @@ fn every_readme_pp_line_runs() {
             }
         }
     }
-    for (number, line) in &lines {
+    for (origin, line) in &lines {
         let out = shell(&dir, &bin, line)
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
@@ -87,7 +104,7 @@ fn every_readme_pp_line_runs() {
             .env_remove("PP_MACHINE")
             .output()
             .unwrap();
-        ran(&format!("README.md:{number}"), line, &out);
+        ran(origin, line, &out);
     }
     // What the lines promise to leave: a log, a row, a trace, a machine file.
     for file in ["pp.log", "datafile", "trace.json"] {

@@ -1,4 +1,4 @@
-//! Running the `$ pp` lines of one README section, in order, as a user would from the
+//! Running the `$ pp` lines of one section of the guide docs/measuring.md, in order, as a user would from the
 //! repository root: in a scratch folder whose `examples/<kind>/build` is the examples the test
 //! built and whose `pp` (on `PATH`) is the one under test. Shared by the tests of the OpenMP
 //! and MPI sections, whose lines need their compilers and so are not run by `readme.rs`.
@@ -8,10 +8,13 @@ use std::path::{Path, PathBuf};
 
 use test_support::{NO_MACHINE, ran, scratch, shell};
 
-/// The `$ pp ...` lines of the README section whose heading starts with `heading`, with their
-/// line numbers, trailing ` #` comments cut.
+/// The page whose sections these are.
+pub const PAGE: &str = "docs/measuring.md";
+
+/// The `$ pp ...` lines of the section of [`PAGE`] whose heading starts with `heading`, with
+/// their line numbers, trailing ` #` comments cut.
 pub fn pp_lines(heading: &str) -> Vec<(usize, String)> {
-    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(PAGE);
     let readme = std::fs::read_to_string(readme).unwrap();
     let mut section = false;
     let mut lines = Vec::new();
@@ -51,7 +54,7 @@ pub fn run(
             command.env_remove(var);
         }
         ran(
-            &format!("README.md:{number}"),
+            &format!("{PAGE}:{number}"),
             line,
             &command.output().unwrap(),
         );
