@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use test_support::{ran, repository, scratch, shell};
+use test_support::{lines_of_pages, ran, repository, scratch, shell};
 
 /// A scratch folder with `datasets/` linked in and a `bin/` holding this build's `lca`.
 fn workspace(name: &str) -> PathBuf {
@@ -51,16 +51,7 @@ const PAGES: [&str; 4] = [
 /// The pages' `$ lca ...` lines inside code blocks, without trailing `# comments`, each with
 /// its `page:line`.
 fn readme_lines() -> Vec<(String, String)> {
-    let mut lines = Vec::new();
-    for page in PAGES {
-        let text = std::fs::read_to_string(repository().join(page)).unwrap();
-        lines.extend(
-            page_lines(&text)
-                .into_iter()
-                .map(|(number, line)| (format!("{page}:{number}"), line)),
-        );
-    }
-    lines
+    lines_of_pages(&PAGES, page_lines)
 }
 
 /// One page's `$ lca ...` lines with their line numbers.

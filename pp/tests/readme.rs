@@ -5,7 +5,7 @@
 //! `pp calibrate` writes under a scratch `$HOME`, never the user's. Only success is checked:
 //! the figures have their own tests.
 
-use test_support::{example, ran, repository, scratch, shell};
+use test_support::{example, lines_of_pages, ran, scratch, shell};
 
 /// The pages whose `pp` lines run, in order (the guide's lines read the log the README's wrote).
 const PAGES: [&str; 2] = ["README.md", "docs/measuring.md"];
@@ -13,16 +13,7 @@ const PAGES: [&str; 2] = ["README.md", "docs/measuring.md"];
 /// The pages' `pp` lines inside code blocks, comments cut, `cargo run` spelled as binaries,
 /// each with its `page:line`.
 fn readme_lines() -> Vec<(String, String)> {
-    let mut lines = Vec::new();
-    for page in PAGES {
-        let text = std::fs::read_to_string(repository().join(page)).unwrap();
-        lines.extend(
-            page_lines(&text)
-                .into_iter()
-                .map(|(number, line)| (format!("{page}:{number}"), line)),
-        );
-    }
-    lines
+    lines_of_pages(&PAGES, page_lines)
 }
 
 /// One page's `pp` lines with their line numbers.

@@ -4,7 +4,7 @@
 //! * folders and files: [`scratch`] (a fresh folder per test), [`temp_path`], [`write`],
 //!   [`repository`] (the workspace's root);
 //! * commands: [`pp!`] and [`lca!`] (the binaries under test), [`cargo_build`], [`example`]
-//!   and [`record`] (example programs), [`shell`] and [`ran`] (a line a user types);
+//!   and [`record`] (example programs), [`shell`], [`ran`] and [`lines_of_pages`] (a line a user types);
 //! * what a command shows: [`stdout_of`] (it succeeded), [`one_line_error`] and [`error_of`]
 //!   (it failed, saying why in one line), [`hostile_targets`] and [`assert_untouched`] (it
 //!   refused to replace what is not a regular file);
@@ -41,5 +41,5 @@ pub use outputs::{IsKind, assert_untouched, hostile_targets};
 pub use repository::repository;
 pub use scratch::{scratch, temp_path, write};
 pub use serial::one_at_a_time;
-pub use shell::{ran, shell};
+pub use shell::{lines_of_pages, ran, shell};
 pub use wait::{wait_for, wait_for_every};

@@ -1,8 +1,33 @@
-//! Lines a user types (the README's, a `--help`'s examples), run as the user would: through
-//! `sh -c`, so that redirections and quotes work, with this build's binaries first on `PATH`.
+//! Lines a user types (the README's and the guides', a `--help`'s examples), run as the user
+//! would: through `sh -c`, so that redirections and quotes work, with this build's binaries
+//! first on `PATH`.
 
 use std::path::Path;
 use std::process::{Command, Output};
+
+use crate::repository;
+
+/// The lines `pick` takes from the text of each of `pages` (paths from the repository's root,
+/// read in order), each with where it stands: `(page:line, line)`. `pick` returns a page's
+/// lines with their line numbers.
+///
+/// # Panics
+/// When a page cannot be read.
+pub fn lines_of_pages(
+    pages: &[&str],
+    pick: impl Fn(&str) -> Vec<(usize, String)>,
+) -> Vec<(String, String)> {
+    let mut lines = Vec::new();
+    for page in pages {
+        let text = std::fs::read_to_string(repository().join(page)).unwrap();
+        lines.extend(
+            pick(&text)
+                .into_iter()
+                .map(|(number, line)| (format!("{page}:{number}"), line)),
+        );
+    }
+    lines
+}
 
 /// `sh -c <line>` in `dir` with the folder `bin` (links to the binaries under test) first on
 /// `PATH`. The caller sets or clears whatever else the line must not see.
@@ -41,6 +66,24 @@ pub fn ran(origin: &str, line: &str, out: &Output) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_named_by_page_and_line() {
+        let lines = lines_of_pages(&["Cargo.toml", "test-support/Cargo.toml"], |text| {
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| l.starts_with("[workspace]") || l.starts_with("[lib]"))
+                .map(|(i, l)| (i + 1, l.to_string()))
+                .collect()
+        });
+        assert_eq!(
+            lines,
+            [
+                ("Cargo.toml:1".to_string(), "[workspace]".to_string()),
+                ("test-support/Cargo.toml:9".into(), "[lib]".into()),
+            ]
+        );
+    }
 
     #[test]
     fn a_line_runs_in_its_folder_with_bin_first_on_the_path() {
