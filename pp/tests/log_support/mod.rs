@@ -1,8 +1,11 @@
 //! Helpers of the log tests and the benchmarks: a realistic event generator, random valid
-//! logs, and comparing events across symbol tables.
+//! logs, and comparing events across symbol tables; the activity graph's logs ([`activity`]),
+//! logs made for the log tests ([`generated`]) and a log read to its end ([`reading`]).
 #![allow(dead_code)]
 
 pub mod activity;
+pub mod generated;
+pub mod reading;
 
 use pp::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
 
