@@ -1,7 +1,7 @@
-//! Least squares under linear inequality constraints, `min ||X b - y||²` subject to
-//! `G b ≥ 0`: how a category's model is kept from predicting negative lost cycles inside the
-//! range it was fitted on (DESIGN §7). Each row of `G` holds the model's terms evaluated at one
-//! point of that range, so `G b ≥ 0` says the model is non-negative there.
+//! Least squares under linear inequality constraints, `min ||X b - y||²` subject to `G b ≥ 0`: how
+//! a category's model is kept from predicting negative lost cycles inside the range it was fitted
+//! on (docs/model-file.md). Each row of `G` holds the model's terms evaluated at one point of that
+//! range, so `G b ≥ 0` says the model is non-negative there.
 //!
 //! The problem is a convex quadratic program, solved by Clarabel's interior-point method on
 //! the column-scaled problem (the same scaling [`least_squares`](crate::linear::least_squares)

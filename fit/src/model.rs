@@ -1,5 +1,6 @@
 //! A model: a sum of terms, each with its own fitted coefficient, optionally with nonlinear
-//! parameters (DESIGN §7). `1 + p` means `c0 + c1*p`; `0` is the model that predicts nothing.
+//! parameters (docs/model-file.md). `1 + p` means `c0 + c1*p`; `0` is the model that predicts
+//! nothing.
 
 use std::collections::BTreeSet;
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Datafiles (DESIGN §5) and the observations selected from them for fitting.
+//! Datafiles (docs/datafile.md) and the observations selected from them for fitting.
 //!
 //! A datafile holds one run per line, either as whitespace-separated `key=value` tokens (what
 //! `pp -l` appends) or as CSV with a header row. The form is detected from the first line that
@@ -16,8 +16,8 @@ mod parse;
 
 pub use parse::{MAX_COLUMNS, MAX_LINE};
 
-/// The outputs of a run (DESIGN §5); columns named so, or so followed by `.` (like `rc.cpu`),
-/// are responses and never count as factors that must be held fixed.
+/// The outputs of a run (docs/datafile.md); columns named so, or so followed by `.` (like
+/// `rc.cpu`), are responses and never count as factors that must be held fixed.
 pub const RESPONSE_KEYS: [&str; 8] = ["wall", "total", "li", "ip", "sl", "cl", "rc", "pc"];
 
 /// Columns that say which run a row is rather than what it measured: never factors, free to
@@ -265,6 +265,15 @@ impl Datafile {
         }
         let index = usize::try_from(bits & !TEXT).ok()?;
         table.texts.get(index).map(|t| Cell::Text(t))
+    }
+
+    /// The rows at `rows` (indices into [`rows`](Self::rows)), in that order, as a datafile of
+    /// their own, as if the file had held only their lines: its columns are those these rows
+    /// have, in the order first seen among them, and each row keeps its line.
+    pub fn subset(&self, rows: &[usize]) -> Datafile {
+        let mut data = parse::subset(self, rows.iter().filter_map(|&r| self.rows.get(r)));
+        data.mixed = self.mixed.clone();
+        data
     }
 
     /// The columns that hold at least one number.

@@ -1,5 +1,5 @@
 //! The performance model of one implementation: a multi-factor model per category and the run
-//! time they add up to, `T_p = (pc + li + ip + sl + cl + rc) / p` (DESIGN §1, §7), with the
+//! time they add up to, `T_p = (pc + li + ip + sl + cl + rc) / p` (docs/model-file.md), with the
 //! paper's baseline beside it: the least-squares plane `a + b*n + c*p` through the corners.
 
 use std::collections::BTreeMap;

@@ -11,11 +11,6 @@ pub mod runner;
 pub mod seeds;
 pub mod target;
 
-/// `lca study`'s study file parser, compiled here as it is (the `lca` crate has no library).
-#[allow(dead_code)]
-#[path = "../../lca/src/study/file.rs"]
-pub mod study_file;
-
 /// Failure kinds accepted for now, as `(target, kind)`: printed, not failed. Empty: every
 /// failure fails CI. Reproducers are in `fuzz/regressions/` (and, for hangs not yet fixed,
 /// `fuzz/known-slow/`).

@@ -209,9 +209,9 @@ fn study_files() -> Vec<Vec<u8>> {
     let inline = doc_blocks()
         .into_iter()
         .chain(raw_strings("lca/tests/study.rs"))
-        .chain(raw_strings("lca/src/study/file.rs"))
+        .chain(raw_strings("lca/src/study/file/tests.rs"))
         .chain(string_literals("lca/tests"))
-        .chain(string_literals("lca/src/study/file.rs"));
+        .chain(string_literals("lca/src/study/file"));
     seeds.extend(
         inline
             .filter(|b| b.contains("[[implementation]]"))

@@ -4,11 +4,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
+use pp::chrome::ChromeTrace;
 use pp::log::LogReader;
-use pp::profile::{By, ChromeTrace, Profile, Sink, Sweep};
+use pp::profile::{By, Profile, Sink, Sweep};
 
 use crate::checks::{self, Failure, one_line};
-use crate::study_file;
+use lca::study::file as study_file;
 
 /// What a case is fed to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,23 +1,13 @@
 //! `lca`: lost cycles analysis from the command line. Parses, validates, calls the
-//! libraries, prints. See `lca --help`.
+//! libraries (`lca`'s own among them), prints. See `lca --help`.
 
-mod crossover;
-mod extrap;
-mod model;
-mod plan;
-mod predict;
-mod rank;
-mod report;
-mod shapes;
-mod specs;
-mod study;
-mod validate;
-mod validated;
-mod variation;
+mod cli;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+use cli::{crossover, model, plan, predict, rank, report, study, validate, variation};
 
 /// Lost cycles analysis: which simple model explains the measured lost cycles?
 #[derive(Debug, Parser)]
@@ -76,17 +66,24 @@ fn main() -> ExitCode {
     };
     match output.and_then(|text| write_stdout(&text)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("Error: {e:#}");
-            ExitCode::FAILURE
-        }
+        Err(e) => match e.downcast_ref::<lca::study::Stopped>() {
+            // The line that says how to resume, and status 128 + the signal.
+            Some(stopped) => {
+                eprintln!("{stopped}");
+                ExitCode::from(u8::try_from(128 + stopped.signal).unwrap_or(u8::MAX))
+            }
+            None => {
+                eprintln!("Error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 
 /// Writes the report with one write: a file that standard output appends to gets it whole or
 /// is cut back to its old length (a full disk); a closed pipe (`lca ... | head`) is not an
 /// error.
-fn write_stdout(text: &str) -> anyhow::Result<()> {
+pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
     match files::append::stdout(text.as_bytes()) {
         Err(e) if e.io_error().kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         written => Ok(written?),

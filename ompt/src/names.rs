@@ -60,7 +60,7 @@ fn name(codeptr: *const c_void, make: impl FnOnce(&mut Table) -> String) -> &'st
         return name;
     }
     let made = make(table);
-    let name = pp::recorder::name(&token(&made));
+    let name = pp_recorder::name(&token(&made));
     table.given.insert(key, name);
     name
 }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
-use pp::recorder::{ClockSource, Epoch, Session};
+use pp_recorder::{ClockSource, Epoch, Session};
 
 /// The epoch: when the tool library was loaded (at program start when preloaded, as `pp run`
 /// does; else when the OpenMP runtime starts and loads it).
@@ -74,7 +74,7 @@ pub fn start(p: u32) -> bool {
             }
         }
         drop(s);
-        return pp::recorder::thread_start_at_epoch(0, Some("serial"), Some(None));
+        return pp_recorder::thread_start_at_epoch(0, Some("serial"), Some(None));
     }
     false
 }
@@ -97,7 +97,7 @@ fn params() -> Vec<(String, String)> {
 /// region, then finishes the log (the calling thread's serial work is ended by the caller).
 pub fn finish() {
     if P.load(Ordering::Acquire) == 0 && start(1) {
-        pp::recorder::work_end(None);
+        pp_recorder::work_end(None);
     }
     let Some(session) = session().take() else {
         return;

@@ -12,8 +12,8 @@ use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{OnceLock, PoisonError, RwLock};
 
-use pp::event::WaitKind;
-use pp::recorder;
+use pp_recorder as recorder;
+use pp_recorder::event::WaitKind;
 
 use crate::{names, run};
 

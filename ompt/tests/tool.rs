@@ -12,7 +12,7 @@ use std::process::Command;
 
 use pp::event::{EventKind, WaitKind};
 use pp::log::LogReader;
-use pp::profile::{Category, Profile, Sweep};
+use pp::profile::{Category, Profile, profile_log};
 
 use test_support::{NotBuilt, compile, scratch, skip};
 
@@ -138,7 +138,6 @@ fn run(tool: &Path, exe: &Path, dir: &Path, threads: u32, params: &str) -> Run {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     let mut reader = LogReader::open(&log).unwrap_or_else(|e| panic!("{e}\n{stderr}"));
-    let header = reader.header().clone();
     let mut events = Vec::new();
     let mut names = Vec::new();
     reader
@@ -150,11 +149,9 @@ fn run(tool: &Path, exe: &Path, dir: &Path, threads: u32, params: &str) -> Run {
         })
         .unwrap();
     let mut reader = LogReader::open(&log).unwrap();
-    let mut sweep = Sweep::new(&header, None);
-    sweep.read(&mut reader).unwrap();
-    let attribution = sweep.finish(reader.symbols()).unwrap();
-    assert!(reader.finished(), "the log has its end marker");
-    let profile = Profile::new(header, attribution, reader.symbols());
+    let profiled = profile_log(&mut reader, None, None);
+    assert!(profiled.finished, "the log has its end marker");
+    let profile = profiled.whole("run.log").unwrap();
     Run {
         profile,
         events,

@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use pp::event::Symbols;
 use pp::log::{BinaryWriter, LogReader};
-use pp::profile::Sweep;
+use pp::profile::profile_log;
 
 use test_support::setting;
 
@@ -107,10 +107,9 @@ fn main() {
     let reset_again = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let start = Instant::now();
     let mut reader = LogReader::open(&path).expect("open");
-    let header = reader.header().clone();
-    let mut sweep = Sweep::new(&header, None);
-    sweep.read(&mut reader).expect("a valid log");
-    let attribution = sweep.finish(reader.symbols()).expect("a window");
+    let attribution = profile_log(&mut reader, None, None)
+        .whole("bench.log")
+        .expect("a whole log");
     assert!(
         attribution.warnings.is_empty(),
         "{:?}",

@@ -1,5 +1,5 @@
 //! The MPI tracer's overhead per MPI call (issue 19): the ping-pong of `examples/mpi`, run
-//! alternately without and with the tracer (`pp/src/run/pmpi.c`, compiled and preloaded as
+//! alternately without and with the tracer (`pp/src/trace/run/pmpi/`, compiled and preloaded as
 //! `pp run -- mpirun` does), at least 11 times each way, 2 ranks. A half round trip is one
 //! message: one traced send on one rank and one traced receive on the other, so the tracer's
 //! cost per call is half the difference of the minimum half round trips. A third, untraced run
@@ -23,6 +23,8 @@ fn main() -> ExitCode {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let program = dir.join("pingpong");
     let tracer = dir.join("libpp_pmpi.so");
+    let tracer_c = dir.join("pmpi.c");
+    std::fs::write(&tracer_c, pp::trace::run::mpi::TRACER_C).expect("the tracer's source");
     let built = Command::new("mpicc")
         .args(["-O2", "-std=c11", "-o"])
         .arg(&program)
@@ -33,7 +35,7 @@ fn main() -> ExitCode {
         && Command::new("mpicc")
             .args(["-shared", "-fPIC", "-O2", "-o"])
             .arg(&tracer)
-            .arg(repo.join("pp/src/run/pmpi.c"))
+            .arg(&tracer_c)
             .status()
             .is_ok_and(|s| s.success());
     if !built {

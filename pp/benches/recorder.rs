@@ -10,7 +10,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use pp::recorder::{self, ClockSource, Session, Team};
+use pp_recorder::{self as recorder, ClockSource, Session, Team};
 use rayon::prelude::*;
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {

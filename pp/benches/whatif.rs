@@ -3,7 +3,7 @@
 //! the identity and with the threads regrouped two by two onto 4 processors; prints seconds
 //! and events/s (best of rounds). `PP_WHATIF_BENCH_EVENTS` (default 10⁷) sets the size; with
 //! `PP_WHATIF_BENCH_KEEP=FILE` the log is kept there (for `/usr/bin/time -v pp whatif FILE
-//! --group 0,1/2,3/4,5/6,7 --out OUT`). Run: `cargo bench -p pp --bench whatif`.
+//! --group 0,1/2,3/4,5/6,7 --out OUT`). MeasuredRun: `cargo bench -p pp --bench whatif`.
 
 #[path = "../tests/log_support/mod.rs"]
 mod log_support;
@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use pp::log::LogReader;
-use pp::whatif::{Run, Target, parse_groups, predict, write};
+use pp::whatif::{MeasuredRun, Target, parse_groups, predict, write};
 
 fn main() {
     let (path, _, kept) = log_support::bench_log("WHATIF");
@@ -35,7 +35,7 @@ fn main() {
         for _ in 0..3 {
             let start = Instant::now();
             let reader = LogReader::open(&path).expect("a log");
-            let run = Run::read(reader, "bench.log", &target.speeds).expect("a run");
+            let run = MeasuredRun::read(reader, "bench.log", &target.speeds).expect("a run");
             events = run.graph.events();
             let loaded = Instant::now();
             let prediction = predict(&run, target).expect("a replay");

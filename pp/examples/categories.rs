@@ -23,7 +23,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
-use pp::recorder::{self, Session, Team, sync::Mutex};
+use pp_recorder::{self as recorder, Session, Team, sync::Mutex};
 
 #[path = "support/mod.rs"]
 mod support;

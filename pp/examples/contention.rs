@@ -25,7 +25,7 @@ mod support;
 use std::hint::black_box;
 use std::process::ExitCode;
 
-use pp::recorder::{self, Session, Team};
+use pp_recorder::{self as recorder, Session, Team};
 use support::{iters_per_ms, spin};
 
 /// Bytes per copy: well beyond the last-level cache, so copies stream through memory.

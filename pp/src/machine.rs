@@ -1,4 +1,4 @@
-//! The machine file (DESIGN §6): what `pp calibrate` measured, and the ideal times the
+//! The machine file (docs/machine-file.md): what `pp calibrate` measured, and the ideal times the
 //! profiler derives from it — a `comm` interval moving `bytes` ideally takes the calibrated
 //! single-thread copy time; what it takes beyond that is resource contention (`rc.comm`).
 //!

@@ -4,15 +4,15 @@
 
 use pp::event::{Event, EventKind, Header, Symbols, TeamRef};
 use pp::log::LogReader;
-use pp::profile::Sweep;
+use pp::profile::{Sweep, profile_log};
 
 /// The warnings of a text log.
 fn warnings(log: &str) -> Vec<String> {
     let mut reader = LogReader::from_bytes("rules.log", log.as_bytes().to_vec()).unwrap();
-    let header = reader.header().clone();
-    let mut sweep = Sweep::new(&header, None);
-    sweep.read(&mut reader).unwrap();
-    sweep.finish(reader.symbols()).unwrap().warnings
+    profile_log(&mut reader, None, None)
+        .whole("rules.log")
+        .unwrap()
+        .warnings
 }
 
 /// How the reader names line `line` of a test log.

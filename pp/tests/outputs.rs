@@ -149,7 +149,7 @@ fn the_recorder_refuses_to_replace_what_is_not_a_regular_file() {
     // `PP_LOG=/dev/null` run as root renamed the log over the device.
     let dir = scratch("recorder");
     for (target, kind) in hostile_targets(&dir, "") {
-        let Err(e) = pp::recorder::Session::builder(1).path(&target).start() else {
+        let Err(e) = pp_recorder::Session::builder(1).path(&target).start() else {
             panic!("{} was accepted", target.display());
         };
         assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput, "{e}");

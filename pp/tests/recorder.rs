@@ -9,7 +9,7 @@ mod recorder {
 
     use pp::event::{Event, EventKind, Header, Symbols, ThreadId};
     use pp::log::LogReader;
-    use pp::recorder::{self, Session, Team, sync};
+    use pp_recorder::{self as recorder, Session, Team, sync};
     use test_support::{one_at_a_time, scratch};
 
     /// The calling thread's kernel id, for [`until_blocked`].
@@ -719,5 +719,63 @@ mod recorder {
         let log = Log::read(&path);
         assert_eq!(log.count(0, "phase step_1"), 1);
         let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A tracer that learns `p` late (the OMPT tool) registers its first thread at the epoch.
+    #[test]
+    fn a_thread_registered_at_the_epoch_starts_and_works_from_time_0() {
+        let _serial = one_at_a_time();
+        let dir = scratch("epoch");
+        let path = dir.join("epoch.log");
+        let epoch = recorder::Epoch::now();
+        // The program runs a while before it knows p.
+        let mut x = 0u64;
+        for i in 0..200_000u64 {
+            x = x.wrapping_add(std::hint::black_box(i));
+        }
+        let session = Session::builder(2)
+            .epoch(epoch)
+            .path(&path)
+            .start()
+            .unwrap();
+        assert!(recorder::thread_start_at_epoch(
+            0,
+            Some("serial"),
+            Some(None)
+        ));
+        assert!(
+            !recorder::thread_start_at_epoch(2, None, None),
+            "2 is not below p"
+        );
+        recorder::work_end(None);
+        session.finish().unwrap();
+        let mut reader = LogReader::open(&path).unwrap();
+        let mut events = Vec::new();
+        reader
+            .for_each_event(|e, s| {
+                let phase = match e.kind {
+                    EventKind::Phase { name } => Some(s.name(name).to_owned()),
+                    _ => None,
+                };
+                events.push((e.t, e.kind, phase));
+            })
+            .unwrap();
+        assert!(matches!(events[0], (0, EventKind::Start, _)), "{events:?}");
+        assert!(
+            matches!(events[1], (0, EventKind::Cpu { .. }, _)),
+            "{events:?}"
+        );
+        assert_eq!(events[2].2.as_deref(), Some("serial"));
+        assert!(matches!(
+            events[3],
+            (0, EventKind::WorkBegin { label: None }, _)
+        ));
+        // The work ends after the time the program ran before the session started.
+        let end = events
+            .iter()
+            .find(|e| matches!(e.1, EventKind::WorkEnd { .. }))
+            .unwrap();
+        assert!(end.0 > 0, "{events:?} {x}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -2,7 +2,7 @@
 
 use pp::log::LogReader;
 use pp::machine::Machine;
-use pp::profile::{Category, Profile, Sweep};
+use pp::profile::{Category, Profile, profile_log};
 
 fn profile(text: &str) -> Profile {
     profile_on(text, None)
@@ -10,14 +10,9 @@ fn profile(text: &str) -> Profile {
 
 fn profile_on(text: &str, machine: Option<Machine>) -> Profile {
     let mut reader = LogReader::from_bytes("rule.log", text.as_bytes().to_vec()).unwrap();
-    let header = reader.header().clone();
-    let mut sweep = Sweep::new(&header, None);
-    if let Some(machine) = machine {
-        sweep = sweep.with_machine(machine);
-    }
-    sweep.read(&mut reader).unwrap();
-    let a = sweep.finish(reader.symbols()).unwrap();
-    Profile::new(header, a, reader.symbols())
+    profile_log(&mut reader, machine, None)
+        .whole("rule.log")
+        .unwrap()
 }
 
 /// (li, ip, sl, cl, rc, pc) of thread `i`.

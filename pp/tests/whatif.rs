@@ -3,8 +3,8 @@
 //! identity replay over random logs, and its errors.
 
 use pp::log::{LogReader, TextWriter};
-use pp::profile::{Attribution, Sweep};
-use pp::whatif::{Demand, Run, Target, parse_groups, predict};
+use pp::profile::{Profile, profile_log};
+use pp::whatif::{Demand, MeasuredRun, Target, parse_groups, predict};
 use proptest::prelude::*;
 use test_support::scratch;
 
@@ -21,7 +21,7 @@ fn grouped(spec: &str) -> Target {
 /// The predicted log as text, and its measured and predicted walls.
 fn replay(text: &str, target: &Target) -> (String, u64, u64) {
     let reader = LogReader::from_bytes("test.log", text.as_bytes().to_vec()).unwrap();
-    let run = Run::read(reader, "test.log", &target.speeds).unwrap();
+    let run = MeasuredRun::read(reader, "test.log", &target.speeds).unwrap();
     let prediction = predict(&run, target).unwrap();
     let walls = prediction.walls;
     let mut w = TextWriter::new(Vec::new(), &prediction.header).unwrap();
@@ -68,12 +68,9 @@ fn time_of(log: &str, thread: u32, what: &str) -> u64 {
         .unwrap()
 }
 
-fn attribution(text: &str) -> Attribution {
+fn attribution(text: &str) -> Profile {
     let mut reader = LogReader::from_bytes("p.log", text.as_bytes().to_vec()).unwrap();
-    let header = reader.header().clone();
-    let mut sweep = Sweep::new(&header, None);
-    sweep.read(&mut reader).unwrap();
-    sweep.finish(reader.symbols()).unwrap()
+    profile_log(&mut reader, None, None).whole("p.log").unwrap()
 }
 
 #[test]
@@ -563,7 +560,7 @@ fn bad_input_is_a_one_line_error_naming_what_is_wrong() {
     let demand = dir.join("demand.toml");
     std::fs::write(&demand, "demand = \"cpus\"\n").unwrap();
     let d = demand.to_str().unwrap();
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--group", "0,3"],
             "thread 3 is not in the log (its threads are 0..3)",
@@ -577,7 +574,6 @@ fn bad_input_is_a_one_line_error_naming_what_is_wrong() {
         (&["--speed", "fft=0"], "positive number"),
         (&["--target", t], "target.toml:3: "),
         (&["--target", d], "demand.toml:1: "),
-        (&["--demand", "wall"], "'wall'"),
         (&["--machine", l], "--machine "),
     ];
     for (args, expected) in cases {
@@ -588,6 +584,15 @@ fn bad_input_is_a_one_line_error_naming_what_is_wrong() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
+    // A bad --demand is clap's error (it was one line, `--demand 'wall': expected elapsed or
+    // cpu`): it names the option, the value and the possible values.
+    let (ok, _, stderr) = pp(&["whatif", l, "--out", o, "--demand", "wall"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("invalid value 'wall' for '--demand <elapsed|cpu>'")
+            && stderr.contains("[possible values: elapsed, cpu]"),
+        "{stderr}"
+    );
     let (ok, _, stderr) = pp(&["whatif", bad.to_str().unwrap(), "--out", o]);
     assert!(!ok);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

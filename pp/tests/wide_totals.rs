@@ -4,15 +4,13 @@
 //! p × wall, categories sum to total, sub-categories to their parent) in exact integers.
 
 use pp::log::LogReader;
-use pp::profile::{Profile, Sweep};
+use pp::profile::{Profile, profile_log};
 
 fn profile(text: &str) -> Profile {
     let mut reader = LogReader::from_bytes("wide.log", text.as_bytes().to_vec()).unwrap();
-    let header = reader.header().clone();
-    let mut sweep = Sweep::new(&header, None);
-    sweep.read(&mut reader).unwrap();
-    let a = sweep.finish(reader.symbols()).unwrap();
-    Profile::new(header, a, reader.symbols())
+    profile_log(&mut reader, None, None)
+        .whole("wide.log")
+        .unwrap()
 }
 
 /// A field of a datafile row in nanoseconds, read exactly from its `S.NNNNNNNNN` seconds.

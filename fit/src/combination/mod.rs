@@ -1,4 +1,4 @@
-//! The multi-factor model of one category (DESIGN §7): a shape per factor, `g(n)`, `h(p)`,
+//! The multi-factor model of one category (docs/model-file.md): a shape per factor, `g(n)`, `h(p)`,
 //! combined additively, `a + b*g(n) + c*h(p)`, or multiplicatively, `a + d*g(n)*h(p)`.
 //!
 //! * **Shapes** come from the user, or are ranked among the paper's defaults for the

@@ -1,4 +1,4 @@
-//! Crossover points of two implementations' performance models (DESIGN §1): where along one
+//! Crossover points of two implementations' performance models (docs/comparing.md): where along one
 //! factor `T_A - T_B` changes sign, which implementation wins on each side and by how much, and
 //! how uncertain each crossing is; over two factors, a winner map and its boundary.
 //!

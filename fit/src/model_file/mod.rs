@@ -1,4 +1,4 @@
-//! Model files (DESIGN §7): a [`PerformanceModel`] as TOML — per category the formula,
+//! Model files (docs/model-file.md): a [`PerformanceModel`] as TOML — per category the formula,
 //! coefficients with intervals and covariance, fit statistics, shapes, the combination and
 //! the allocation of variation that chose it; the corner-plane baseline; provenance.
 //!

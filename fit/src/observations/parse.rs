@@ -67,6 +67,26 @@ pub(super) fn read(source: &str, mut input: impl BufRead) -> Result<Datafile, Da
     Ok(table.finish(source))
 }
 
+/// The cells of `rows` (rows of `data`) read again into a table of their own.
+pub(super) fn subset<'a>(data: &Datafile, rows: impl Iterator<Item = &'a Row>) -> Datafile {
+    let mut table = Builder::default();
+    for row in rows {
+        table.start(row.line);
+        for &col in &data.table.cols[row.start..row.end] {
+            let Some(cell) = data.get(row, col as usize) else {
+                continue;
+            };
+            let name = &data.table.columns[col as usize];
+            let col = table
+                .column(name)
+                .expect("no more columns than its datafile");
+            table.push(col, cell);
+        }
+        table.end();
+    }
+    table.finish(data.source())
+}
+
 /// The two forms; a CSV file's header (column indices) once read.
 enum Form {
     KeyValue,
@@ -313,6 +333,14 @@ impl Builder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_subset_is_its_rows_read_alone() {
+        let data = Datafile::parse("t", "a=1 b=x\nb=y c=2 a=3\n# note\nc=4 a=5 b=x\n").unwrap();
+        let alone = Datafile::parse("t", "\nb=y c=2 a=3\n\nc=4 a=5 b=x\n").unwrap();
+        assert_eq!(data.subset(&[1, 2]), alone);
+        assert_eq!(data.subset(&[1, 2]).columns(), ["b", "c", "a"]);
+    }
 
     #[test]
     fn csv_fields_trim_and_unquote() {

@@ -10,8 +10,11 @@ use std::collections::HashMap;
 use anyhow::{Result, anyhow};
 use fit::decision::Which;
 
-use super::file::Study;
-use super::runner::{Key, Point, Role};
+use super::datafile::Rows;
+use super::file::{Decide, Study};
+use super::measure::Session;
+use super::models::{self, Fitted};
+use super::plan::{Key, Point, Role};
 
 /// A point without its replicate.
 type Group = (usize, Role, Vec<u64>);
@@ -44,25 +47,82 @@ pub fn earlier(study: &Study, times: &HashMap<Key, f64>) -> Vec<Point> {
     chosen
 }
 
-/// One round: `refit` the models from the runs so far, then the `k` runs that would most
-/// shrink the undecided region of the first two implementations' crossover, with the share of
-/// the region undecided now. None when there is no crossover to decide (a model missing, or
-/// the models vary more than two factors); no runs when everything is decided.
+/// The decide phase: rounds of runs chosen by [`round`], each made and added to `points`,
+/// the models fitted again before each, until the budget is spent or nothing is left
+/// undecided; the summary's line on them.
+pub fn rounds(
+    session: &mut Session,
+    study: &Study,
+    points: &mut Vec<Point>,
+) -> Result<Option<String>> {
+    let Some(decide) = study.decide else {
+        return Ok(None);
+    };
+    let mut spent = spent(points);
+    let (mut before, mut rounds) = (None, 0);
+    while spent < decide.budget {
+        let k = decide.per_round.min(decide.budget - spent);
+        let fitted = models::fit(study, points, &Rows::read(study)?);
+        let Some((share, runs)) = round(study, points, &fitted, k)? else {
+            break;
+        };
+        before.get_or_insert(share);
+        if runs.is_empty() {
+            break;
+        }
+        let why = format!(
+            "runs to decide the crossover ({}% of the map undecided)",
+            reports::verdict::human(100.0 * share)
+        );
+        session.announce(&runs, &why, points);
+        session.make(&runs)?;
+        spent += runs.len();
+        rounds += 1;
+    }
+    Ok(Some(summary(study, decide, spent, before, rounds)))
+}
+
+/// The summary's line: the runs chosen, and how much was undecided before this start's.
+fn summary(
+    study: &Study,
+    decide: Decide,
+    spent: usize,
+    before: Option<f64>,
+    rounds: usize,
+) -> String {
+    let how = match (before, rounds) {
+        (_, 0) if spent >= decide.budget => "(spent by an earlier start of the study)".into(),
+        (Some(share), _) if share > 0.0 => format!(
+            "({}% of it undecided before this start's; the verdict below is after them)",
+            reports::verdict::human(100.0 * share)
+        ),
+        (Some(_), _) => "(nothing is left undecided)".into(),
+        (None, _) => "(no crossover of two models to decide)".into(),
+    };
+    format!(
+        "decide:   {spent} of {} runs chosen where they would most narrow the undecided \
+         region of {} against {} {how}\n",
+        decide.budget, study.implementations[0].name, study.implementations[1].name
+    )
+}
+
+/// One round: the `k` runs that would most shrink the undecided region of the crossover of the
+/// first two implementations' `fitted` models, with the share of the region undecided now.
+/// None when there is no crossover to decide (a model missing, or the models vary more than two
+/// factors); no runs when everything is decided.
 pub fn round(
     study: &Study,
     points: &[Point],
+    fitted: &[Fitted],
     k: usize,
-    refit: &dyn Fn() -> Result<()>,
 ) -> Result<Option<(f64, Vec<Point>)>> {
-    refit()?;
-    let [a, b, ..] = &study.implementations[..] else {
+    let [a, b, ..] = fitted else {
         return Ok(None);
     };
-    let read = |name: &str| fit::model_file::read(&study.out.join(format!("{name}.toml")));
-    let (Ok(ma), Ok(mb)) = (read(&a.name), read(&b.name)) else {
+    let (Some(ma), Some(mb)) = (&a.model, &b.model) else {
         return Ok(None);
     };
-    let pair = fit::crossover::Pair::new(&ma, &mb)?;
+    let pair = fit::crossover::Pair::new(ma, mb)?;
     let free = pair.free(&[])?;
     if free.is_empty() || free.len() > 2 {
         return Ok(None);
@@ -71,7 +131,7 @@ pub fn round(
         .iter()
         .map(|f| pair.default_axis(f))
         .collect::<Result<Vec<_>, _>>()?;
-    let (region, candidates) = crate::crossover::grids(&axes, &[]);
+    let (region, candidates) = crate::compare::grids(&axes, &[]);
     let decision = fit::decision::suggest(&pair, &region, &candidates, k, 1.0)
         .map_err(|e| anyhow!("[decide]: {e}"))?;
     if decision.undecided == 0.0 {

@@ -10,7 +10,8 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 
-use super::runner::{Point, Ran, Runner};
+use super::plan::Point;
+use super::runner::{Ran, Runner};
 use super::signals;
 
 /// Makes the runs of `round`, `jobs` at a time, handing each end to `record` (in the calling

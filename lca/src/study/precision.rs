@@ -8,8 +8,36 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use anyhow::{Result, anyhow};
+
 use super::file::{Precision, Study};
-use super::runner::{Key, Point, Role, key_of_line};
+use super::measure::Session;
+use super::plan::{Key, Point, Role, key_of_line};
+
+/// The precision phase: rounds of one more replicate of every point whose `T_p` is not yet
+/// known to the target ([`next_round`]), each made and added to `points`, until there is none.
+pub fn rounds(session: &mut Session, study: &Study, points: &mut Vec<Point>) -> Result<()> {
+    let Some(target) = study.precision else {
+        return Ok(());
+    };
+    loop {
+        let times = times(study).map_err(|e| anyhow!(e))?;
+        let known: HashSet<Key> = points.iter().map(|p| p.key(study)).collect();
+        let round: Vec<Point> = next_round(study, points, &times, target, session.failed())
+            .into_iter()
+            .filter(|p| !known.contains(&p.key(study)))
+            .collect();
+        if round.is_empty() {
+            return Ok(());
+        }
+        let why = format!(
+            "more runs: their T_p is not yet within ±{}% (90%)",
+            100.0 * target.target
+        );
+        session.announce(&round, &why, points);
+        session.make(&round)?;
+    }
+}
 
 /// The `wall` of every complete row of the datafile, by its run's key.
 pub fn times(study: &Study) -> Result<HashMap<Key, f64>, String> {

@@ -35,7 +35,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use indicatif::ProgressBar;
 
 use super::file::{Study, format_value};
-use super::runner::{self, Point, Ran, Runner};
+use super::measure::say;
+use super::plan::Point;
+use super::runner::{self, Ran, Runner};
 use super::signals;
 
 /// How long a job may be gone from `squeue` without a completion file before it is reported
@@ -77,6 +79,20 @@ struct Folder {
 }
 
 impl Folder {
+    /// The study's Slurm folder, with its `done` folder, created.
+    fn create(study: &Study, runner: &Runner) -> Result<Folder> {
+        let absolute = |p: &Path| {
+            std::path::absolute(p).with_context(|| format!("{}: no absolute path", p.display()))
+        };
+        let folder = Folder {
+            dir: absolute(&study.out.join("slurm"))?,
+            logs: absolute(runner.logs())?,
+        };
+        std::fs::create_dir_all(folder.dir.join("done"))
+            .with_context(|| format!("{}: cannot create", folder.dir.display()))?;
+        Ok(folder)
+    }
+
     fn done_path(&self, stem: &str) -> PathBuf {
         self.dir.join("done").join(stem)
     }
@@ -127,64 +143,22 @@ impl Folder {
     }
 }
 
+/// Handed each run's end: its row, its failure, or the study stopped.
+type Record<'r> = dyn FnMut(&Point, Ran, f64) -> Result<()> + 'r;
+
 /// Makes the runs of `round` as Slurm jobs, handing each end to `record`.
 pub fn make(
     runner: &Runner,
     study: &Study,
     round: &[Point],
     bar: &ProgressBar,
-    record: &mut dyn FnMut(&Point, Ran, f64) -> Result<()>,
+    record: &mut Record,
 ) -> Result<()> {
     if round.is_empty() {
         return Ok(());
     }
-    let absolute = |p: &Path| {
-        std::path::absolute(p).with_context(|| format!("{}: no absolute path", p.display()))
-    };
-    let folder = Folder {
-        dir: absolute(&study.out.join("slurm"))?,
-        logs: absolute(runner.logs())?,
-    };
-    std::fs::create_dir_all(folder.dir.join("done"))
-        .with_context(|| format!("{}: cannot create", folder.dir.display()))?;
-    let recorded = folder.recorded()?;
-    let queued = squeue()?;
-    let say = |line: String| bar.suspend(|| eprintln!("{line}"));
-
-    // Each point: finished while no lca watched, still queued or running, or to submit.
-    let mut waiting: Vec<Waiting> = Vec::new();
-    let mut submit: Vec<&Point> = Vec::new();
-    for point in round {
-        let stem = point.stem(study);
-        let job = recorded.get(&stem);
-        if let Some(done) = folder.done(&stem).filter(|d| Some(&d.job) == job) {
-            let _ = std::fs::remove_file(folder.done_path(&stem));
-            match finish(runner, &folder, point, &stem, &done) {
-                Ran::Measured(m) => record(point, Ran::Measured(m), done.seconds)?,
-                ran => {
-                    if let Ran::Failed(f) = ran {
-                        say(format!(
-                            "lca study: {}: its job {} from an earlier start gave no row ({}); \
-                             submitting it again",
-                            point.label(study),
-                            done.job,
-                            f.reason
-                        ));
-                    }
-                    submit.push(point);
-                }
-            }
-        } else if let Some(job) = job.filter(|j| queued.contains(*j)) {
-            waiting.push(Waiting {
-                point,
-                stem,
-                job: job.clone(),
-                gone: None,
-            });
-        } else {
-            submit.push(point);
-        }
-    }
+    let folder = Folder::create(study, runner)?;
+    let (mut waiting, submit) = resume(runner, study, &folder, round, bar, record)?;
     let adopted = waiting.len();
     let arrays = submit_all(study, runner, &folder, &submit, &mut waiting)?;
     let mut line = format!(
@@ -201,8 +175,71 @@ pub fn make(
             "; {adopted} from an earlier start still queued or running, not submitted again"
         );
     }
-    say(line);
+    say(bar, line);
+    wait(runner, &folder, waiting, bar, record)
+}
 
+/// Sorts the points of `round` by what an earlier start left of them: a job that finished
+/// while no `lca` watched gives its row now (`record`); one still queued or running is waited
+/// for (the first list); any other point is to submit (the second).
+fn resume<'p>(
+    runner: &Runner,
+    study: &Study,
+    folder: &Folder,
+    round: &'p [Point],
+    bar: &ProgressBar,
+    record: &mut Record,
+) -> Result<(Vec<Waiting<'p>>, Vec<&'p Point>)> {
+    let recorded = folder.recorded()?;
+    let queued = squeue()?;
+    let mut waiting: Vec<Waiting> = Vec::new();
+    let mut submit: Vec<&Point> = Vec::new();
+    for point in round {
+        let stem = point.stem(study);
+        let job = recorded.get(&stem);
+        if let Some(done) = folder.done(&stem).filter(|d| Some(&d.job) == job) {
+            let _ = std::fs::remove_file(folder.done_path(&stem));
+            match finish(runner, folder, point, &stem, &done) {
+                Ran::Measured(m) => record(point, Ran::Measured(m), done.seconds)?,
+                ran => {
+                    if let Ran::Failed(f) = ran {
+                        say(
+                            bar,
+                            format!(
+                                "lca study: {}: its job {} from an earlier start gave no row \
+                                 ({}); submitting it again",
+                                point.label(study),
+                                done.job,
+                                f.reason
+                            ),
+                        );
+                    }
+                    submit.push(point);
+                }
+            }
+        } else if let Some(job) = job.filter(|j| queued.contains(*j)) {
+            waiting.push(Waiting {
+                point,
+                stem,
+                job: job.clone(),
+                gone: None,
+            });
+        } else {
+            submit.push(point);
+        }
+    }
+    Ok((waiting, submit))
+}
+
+/// Waits for the `waiting` jobs, handing each end to `record` as its completion file appears
+/// (or as it is found lost); a stopping signal cancels those left.
+fn wait(
+    runner: &Runner,
+    folder: &Folder,
+    mut waiting: Vec<Waiting>,
+    bar: &ProgressBar,
+    record: &mut Record,
+) -> Result<()> {
     let mut polled = Instant::now();
     let mut squeue_failed = false;
     while !waiting.is_empty() {
@@ -214,24 +251,7 @@ pub fn make(
         bar.set_message(format!("{} Slurm jobs queued or running", waiting.len()));
         let mut i = 0;
         while i < waiting.len() {
-            let w = &waiting[i];
-            let ended = match folder.done(&w.stem) {
-                Some(done) if done.job == w.job => Some((
-                    finish(runner, &folder, w.point, &w.stem, &done),
-                    done.seconds,
-                )),
-                _ if w.gone.is_some_and(|t| t.elapsed() >= GRACE) => {
-                    let err = folder.dir.join(format!("{}.err", w.job));
-                    let reason = format!(
-                        "job {} left Slurm's queue without writing its completion file \
-                         (cancelled, past its time limit, or its node failed)",
-                        w.job
-                    );
-                    Some((runner::failed(reason, &err), 0.0))
-                }
-                _ => None,
-            };
-            match ended {
+            match ended(runner, folder, &waiting[i]) {
                 Some((ran, seconds)) => {
                     let w = waiting.swap_remove(i);
                     record(w.point, ran, seconds)?;
@@ -255,7 +275,7 @@ pub fn make(
                 }
                 Err(e) if !squeue_failed => {
                     squeue_failed = true;
-                    say(format!("lca study: warning: {e:#}; asking again"));
+                    say(bar, format!("lca study: warning: {e:#}; asking again"));
                 }
                 Err(_) => {}
             }
@@ -263,6 +283,27 @@ pub fn make(
         std::thread::sleep(LOOK);
     }
     Ok(())
+}
+
+/// How a waited-for job ended, with its seconds, if it has: its completion file, or gone from
+/// `squeue` for longer than [`GRACE`] without one.
+fn ended(runner: &Runner, folder: &Folder, w: &Waiting) -> Option<(Ran, f64)> {
+    match folder.done(&w.stem) {
+        Some(done) if done.job == w.job => Some((
+            finish(runner, folder, w.point, &w.stem, &done),
+            done.seconds,
+        )),
+        _ if w.gone.is_some_and(|t| t.elapsed() >= GRACE) => {
+            let err = folder.dir.join(format!("{}.err", w.job));
+            let reason = format!(
+                "job {} left Slurm's queue without writing its completion file \
+                 (cancelled, past its time limit, or its node failed)",
+                w.job
+            );
+            Some((runner::failed(reason, &err), 0.0))
+        }
+        _ => None,
+    }
 }
 
 /// What a run whose completion file is `done` gave: its row, or why none.
@@ -555,5 +596,5 @@ fn cancel(waiting: &[Waiting], bar: &ProgressBar) {
             arrays.join(", ")
         ),
     };
-    bar.suspend(|| eprintln!("{line}"));
+    say(bar, line);
 }

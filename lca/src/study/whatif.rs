@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pp::whatif::{Run, Target};
+use pp::whatif::{MeasuredRun, Target};
 
 use super::file::Whatif;
 
@@ -22,7 +22,7 @@ pub fn predict(whatif: &Whatif, log: &Path, out: &Path) -> Result<(), String> {
         ..Target::default()
     };
     let replay = || -> anyhow::Result<()> {
-        let run = Run::read(pp::log::LogReader::open(log)?, &name, &BTreeMap::new())?;
+        let run = MeasuredRun::read(pp::log::LogReader::open(log)?, &name, &BTreeMap::new())?;
         let mut prediction = pp::whatif::predict(&run, &target)?;
         if let Some(file) = log.file_name().and_then(|f| f.to_str())
             && pp::log::is_name(file)

@@ -31,7 +31,7 @@ use std::hint::black_box;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::summarize;
+use super::summary::summarize;
 use crate::machine::Measurement;
 
 /// Tries per timing in a differential sample; the best counts.

@@ -1,5 +1,5 @@
-//! `pp calibrate`: measures this machine for the ideal times the profiler needs (DESIGN §6)
-//! and produces the [`Machine`] file.
+//! `pp calibrate`: measures this machine for the ideal times the profiler needs
+//! (docs/machine-file.md) and produces the [`Machine`] file.
 //!
 //! Measured the way Schumann's machine analyser did: differential micro-benchmarks, repeated,
 //! the minimum taken, the coefficient of variation reported (see [`measure`] for the timing

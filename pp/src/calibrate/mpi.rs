@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::machine::{CopyPoint, Mpi};
-use crate::mpicc;
+use crate::trace::mpicc;
 
 use super::segments::fit_segments;
 use super::summary::summarize;

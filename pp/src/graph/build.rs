@@ -4,7 +4,7 @@ use std::collections::{HashMap, VecDeque};
 
 use super::{ArcKind, Departure, Graph, NO_ARC, Node, RemoteArc};
 use crate::event::{Event, EventKind, Header, Sym, ThreadId, WaitKind};
-use crate::profile::messages::{Messages, Sent};
+use crate::messages::{Messages, Sent};
 
 /// An event of the graph: thread, node index, time.
 type At = (ThreadId, u32, u64);

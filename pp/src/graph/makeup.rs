@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 
-use super::{ArcKind, CriticalPath, Stretches};
+use super::ArcKind;
+use super::critical::CriticalPath;
+use super::stretches::Stretches;
 use crate::event::{Sym, ThreadId};
 use crate::profile::{CATEGORIES, Category};
 

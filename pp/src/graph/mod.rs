@@ -1,5 +1,5 @@
-//! The program activity graph of a run (DESIGN §9; the PAG of seed 000, Eom & Hollingsworth)
-//! and its critical path.
+//! The program activity graph of a run (docs/critical-path.md; the PAG of seed 000, Eom &
+//! Hollingsworth) and its critical path.
 //!
 //! The nodes are the events of each thread, in time order; a *local arc* joins a thread's
 //! consecutive events and weighs the thread's time between them. A *remote arc* says that an

@@ -6,10 +6,13 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde_json::json;
 
-use super::{ArcKind, CriticalPath, Graph, Makeup, PathSink};
+use super::critical::CriticalPath;
+use super::makeup::Makeup;
+use super::stretches::PathSink;
+use super::{ArcKind, Graph};
 use crate::event::Symbols;
 use crate::log::LogReader;
-use crate::profile::Sweep;
+use crate::profile::profile_log;
 
 /// Everything `pp critical-path` reports.
 #[derive(Debug)]
@@ -24,12 +27,15 @@ pub struct Report {
     pub window: (u64, u64),
     /// The log's names.
     pub symbols: Symbols,
+    /// Damage that ended the log early (the report covers the events before it), as a
+    /// warning for standard error.
+    pub warning: Option<String>,
 }
 
 impl Report {
     /// Reads the log at `path` (`-`: standard input), attributing it and building its graph
-    /// in one pass. Damage that ends the log early is a warning on standard error (the report
-    /// covers the events before it); a log that cannot be read at all is an error.
+    /// in one pass. Damage that ends the log early is a [`Report::warning`] (the report covers
+    /// the events before it); a log that cannot be read at all is an error.
     pub fn read(path: &Path) -> Result<Report> {
         let reader = LogReader::open(path)?;
         let name = if path.as_os_str() == "-" {
@@ -42,21 +48,16 @@ impl Report {
 
     /// [`Report::read`] of an open log; `name` stands for its file in messages.
     pub fn from_log(mut reader: LogReader, name: &str) -> Result<Report> {
-        let header = reader.header().clone();
-        let mut sink = PathSink::new(&header);
-        let (attribution, damage) = {
-            let mut sweep = Sweep::new(&header, Some(&mut sink));
-            let damage = sweep.read(&mut reader).err();
-            (sweep.finish(reader.symbols()), damage)
-        };
-        let attribution = match (attribution, &damage) {
-            (Ok(a), _) => a,
+        let mut sink = PathSink::new(reader.header());
+        let profiled = profile_log(&mut reader, None, Some(&mut sink));
+        let profile = match (profiled.profile, &profiled.damage) {
+            (Ok(p), _) => p,
             (Err(e), Some(d)) => bail!("{d}; nothing to analyse before it ({e})"),
             (Err(e), None) => bail!("{name}: {e}"),
         };
-        if let Some(d) = &damage {
-            eprintln!("pp: warning: {d} (the critical path covers the events before it)");
-        }
+        let warning = profiled
+            .damage
+            .map(|d| format!("{d} (the critical path covers the events before it)"));
         let graph = sink.builder.finish();
         let path = CriticalPath::of(&graph);
         let makeup = Makeup::of(&path, &sink.stretches);
@@ -64,8 +65,9 @@ impl Report {
             graph,
             path,
             makeup,
-            window: attribution.window,
+            window: profile.window,
             symbols: reader.symbols().clone(),
+            warning,
         })
     }
 
@@ -196,15 +198,4 @@ impl Report {
         });
         format!("{doc}\n")
     }
-}
-
-/// `pp critical-path LOG --format text|json`: the report to print.
-pub fn run(path: &Path, format: &str) -> Result<String> {
-    let json = match format {
-        "text" => false,
-        "json" => true,
-        other => bail!("--format '{other}': expected text or json"),
-    };
-    let report = Report::read(path)?;
-    Ok(if json { report.json() } else { report.text() })
 }

@@ -1,7 +1,7 @@
 //! [`PathSink`]: builds the activity graph and keeps each thread's attributed stretches while
 //! the attribution sweeps the log, so that the critical path's make-up comes from one pass.
 
-use super::Builder;
+use super::build::Builder;
 use crate::event::{Event, Header, Sym, Symbols, ThreadId};
 use crate::profile::{CATEGORIES, Category, Interval, Sink};
 

@@ -7,12 +7,15 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
-use super::binary::{
-    DEF_NAME, DEF_TEAM, Defined, ITEM_BLOCK, ITEM_DEFS, ITEM_END, MAGIC, MAX_CHUNK, VERSION,
+use pp_recorder::log::binary::{
+    DEF_NAME, DEF_TEAM, ITEM_BLOCK, ITEM_DEFS, ITEM_END, MAGIC, MAX_CHUNK, VERSION,
 };
+use pp_recorder::log::varint::{self, VarintError};
+use pp_recorder::log::{check_header, excerpt, is_name};
+
+use super::decode::Defined;
+use super::error::LogError;
 use super::limits::SymbolBudget;
-use super::varint::{self, VarintError};
-use super::{LogError, check_header, excerpt, is_name};
 use crate::event::{Header, Symbols, ThreadId};
 
 /// Where the log's bytes are.

@@ -9,10 +9,13 @@
 
 use std::fs::File;
 
-use super::binary::{BlockState, Damage, Defined, decode_record};
+use pp_recorder::log::binary::BlockState;
+
 use super::binary_index::{BlockRef, Index, Source, read_at};
+use super::decode::{Damage, Defined, decode_record};
+use super::error::LogError;
 use super::merge::{EXHAUSTED, LoserTree};
-use super::{LogError, Place};
+use super::place::Place;
 use crate::event::{Event, EventKind, Header, Symbols, ThreadId};
 
 /// How a thread's data ends, once its last event is decoded.

@@ -7,7 +7,10 @@ use std::path::Path;
 
 use files::Target;
 
-use super::{BinaryWriter, Encoding, LogError, LogReader, TextWriter};
+use pp_recorder::log::{BinaryWriter, Encoding, TextWriter};
+
+use super::error::LogError;
+use super::reader::LogReader;
 use crate::event::{Event, ThreadId};
 
 /// What [`convert`] did.

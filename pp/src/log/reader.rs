@@ -6,7 +6,11 @@ use std::path::Path;
 
 use super::binary_reader::BinaryLog;
 use super::text::{self, TextLog};
-use super::{Encoding, LogError, MAX_PIPED, Place};
+use pp_recorder::log::Encoding;
+
+use super::error::LogError;
+use super::limits::MAX_PIPED;
+use super::place::Place;
 use crate::event::{Event, Header, Symbols};
 
 /// Reads a log of either encoding, detected from its first bytes (see [`Encoding::detect`]),

@@ -1,12 +1,14 @@
-//! Reading the text encoding (DESIGN §3): the log is read as a stream of lines of at most
+//! Reading the text encoding (docs/event-log.md): the log is read as a stream of lines of at most
 //! [`MAX_LINE`] bytes, its events are kept in memory (with their line numbers) and stably sorted
 //! by time, then thread.
 
 use std::collections::HashMap;
 use std::io::{self, BufRead};
 
-use super::limits::SymbolBudget;
-use super::{LogError, MAX_LINE, check_header, excerpt, is_name};
+use pp_recorder::log::{check_header, excerpt, is_name};
+
+use super::error::LogError;
+use super::limits::{MAX_LINE, SymbolBudget};
 use crate::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
 
 /// A parsed text log.

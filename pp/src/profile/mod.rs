@@ -1,17 +1,16 @@
-//! The predicate profiler (DESIGN §4): attribution of every thread-instant of a run to one
-//! lost-cycles category, and the reports `pp` prints.
+//! The predicate profiler (docs/attribution.md): attribution of every thread-instant of a run to
+//! one lost-cycles category ([`Sweep`]), the [`Profile`] `pp` prints, and [`profile_log`], which
+//! takes a log to its profile.
 
-pub(crate) mod messages;
+mod log_profile;
+pub mod report;
 pub mod rules;
 pub mod sweep;
 pub mod totals;
 mod violations;
 
+pub use log_profile::{LogProfile, profile_log};
+pub use report::{By, Profile, RowError};
 pub use rules::{CATEGORIES, Category, RULES, SUBCATEGORIES};
 pub use sweep::{Attribution, Interval, Sink, Sweep, SweepError};
 pub use totals::Totals;
-pub mod chrome;
-pub mod report;
-
-pub use chrome::ChromeTrace;
-pub use report::{By, Profile, RowError};

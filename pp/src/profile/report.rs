@@ -1,4 +1,4 @@
-//! What `pp` prints: the paper's Figure 1 table, a datafile row (DESIGN §5), breakdowns by
+//! What `pp` prints: the paper's Figure 1 table, a datafile row (docs/datafile.md), breakdowns by
 //! thread, region or phase, and JSON.
 
 use std::fmt::Write as _;
@@ -45,6 +45,7 @@ pub enum RowError {
 
 /// A breakdown dimension (`--by`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum By {
     /// Per thread.
     Thread,
@@ -179,7 +180,7 @@ impl Profile {
         Ok(self.datafile_row())
     }
 
-    /// One datafile row (DESIGN §5): every run parameter, `p`, `wall`, `total`, each
+    /// One datafile row (docs/datafile.md): every run parameter, `p`, `wall`, `total`, each
     /// category and sub-category, in seconds. Unchecked: see
     /// [`Profile::checked_datafile_row`].
     pub fn datafile_row(&self) -> String {

@@ -1,5 +1,5 @@
 //! The lost-cycles categories and the predicates that assign one to every thread-instant
-//! (DESIGN §4), as a table: a category is added or redefined by editing [`RULES`].
+//! (docs/attribution.md), as a table: a category is added or redefined by editing [`RULES`].
 
 use std::fmt;
 
@@ -138,11 +138,11 @@ pub struct Rule {
     pub category: Category,
     /// When it applies.
     pub when: fn(&Situation) -> bool,
-    /// DESIGN §4 wording.
+    /// Its wording in docs/attribution.md.
     pub doc: &'static str,
 }
 
-/// The attribution table; the first rule that applies wins. Rules 1-5 of DESIGN §4.
+/// The attribution table; the first rule that applies wins. The rules of docs/attribution.md.
 pub const RULES: [Rule; 8] = [
     Rule {
         category: Category::Cl,

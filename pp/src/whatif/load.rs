@@ -1,4 +1,4 @@
-//! [`Run`]: a log in memory, its activity graph, and for each event whether its thread
+//! [`MeasuredRun`]: a log in memory, its activity graph, and for each event whether its thread
 //! computes after it and how much faster that computation goes on the target.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -30,7 +30,7 @@ pub struct Entry {
 
 /// A log read whole for a replay.
 #[derive(Debug)]
-pub struct Run {
+pub struct MeasuredRun {
     /// The log's header.
     pub header: Header,
     /// Its names.
@@ -72,12 +72,16 @@ struct Region {
     opens: u32,
 }
 
-impl Run {
+impl MeasuredRun {
     /// Reads every event of `reader` (named `name` in messages), with `speeds` (region or
     /// phase name → factor) applied to the computation in them. A speed for a name that is
     /// neither a region's nor a phase's is an error; damage that ends the log early is an
     /// error too (a replay of part of a run predicts nothing).
-    pub fn read(mut reader: LogReader, name: &str, speeds: &BTreeMap<String, f64>) -> Result<Run> {
+    pub fn read(
+        mut reader: LogReader,
+        name: &str,
+        speeds: &BTreeMap<String, f64>,
+    ) -> Result<MeasuredRun> {
         let header = reader.header().clone();
         let encoding = reader.encoding();
         let p = header.p as usize;
@@ -226,7 +230,7 @@ impl Run {
                 bail!("--speed {speed}: {name} has no region or phase of that name");
             }
         }
-        Ok(Run {
+        Ok(MeasuredRun {
             header,
             symbols,
             encoding,

@@ -12,7 +12,7 @@ use std::collections::BinaryHeap;
 
 use anyhow::{Result, bail};
 
-use super::load::Run;
+use super::load::MeasuredRun;
 use super::target::{Demand, Target};
 use crate::event::{EventKind, ThreadId};
 use crate::graph::{ArcKind, NO_ARC};
@@ -27,7 +27,7 @@ pub struct Predicted {
     /// in a double up to 2^53 ns, 104 days, of run whatever the clock's origin).
     pub origin: u64,
     /// Each thread's events' predicted times after [`Predicted::origin`], ns (as
-    /// `Run::threads`).
+    /// `MeasuredRun::threads`).
     pub times: Vec<Vec<f64>>,
     /// Each thread's scheduler accounting at its `start`, `stop` and `cpu` events, in order.
     pub samples: Vec<Vec<Sample>>,
@@ -109,7 +109,7 @@ impl Ord for At {
 }
 
 struct Sim<'a> {
-    run: &'a Run,
+    run: &'a MeasuredRun,
     deps: Vec<Vec<Dep>>,
     of: Vec<u32>,
     threads: Vec<Thread>,
@@ -124,7 +124,7 @@ struct Sim<'a> {
 }
 
 /// Replays `run` on `target`.
-pub fn replay(run: &Run, target: &Target) -> Result<Predicted> {
+pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
     let p = run.header.p as usize;
     let of = target.processors(run.header.p)?;
     let n_processors = of.iter().max().map_or(0, |&m| m as usize + 1);
@@ -193,7 +193,7 @@ pub fn replay(run: &Run, target: &Target) -> Result<Predicted> {
 /// thread's wait; else 1 ns, the order), and for a barrier's departure every arrival of its
 /// episode, with the measured release latency. With [`Demand::Cpu`] a measured latency loses
 /// the run-queue delay around the event it leads to (the thread, released, waited for a core).
-fn dependencies(run: &Run, target: &Target) -> Vec<Vec<Dep>> {
+fn dependencies(run: &MeasuredRun, target: &Target) -> Vec<Vec<Dep>> {
     let g = &run.graph;
     let unqueued = |thread: usize, node: u32, latency: u64| -> f64 {
         let latency = latency as f64;

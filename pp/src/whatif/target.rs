@@ -28,6 +28,7 @@ pub struct Target {
 
 /// What a computation's demand for a processor is taken from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Demand {
     /// Its measured (elapsed) time: the source run had a processor per thread.

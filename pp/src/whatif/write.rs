@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::Prediction;
-use super::load::Run;
+use super::load::MeasuredRun;
+use super::predict::PredictedLog;
 use super::replay::Predicted;
 use crate::event::{Event, EventKind};
 use crate::log::{BinaryWriter, Encoding, TextWriter};
@@ -24,7 +24,7 @@ const BLOCK_EVENTS: usize = 4096;
 /// gets one at its `start` and one at its `stop` when `sampled` (some processor is shared), so
 /// that the profile of the predicted log shows the sharing as `rc.cpu`.
 pub fn thread_events<'a>(
-    run: &'a Run,
+    run: &'a MeasuredRun,
     predicted: &'a Predicted,
     i: usize,
     sampled: bool,
@@ -80,9 +80,20 @@ pub fn thread_events<'a>(
     })
 }
 
+impl PredictedLog {
+    /// Thread `i`'s events in the predicted log ([`thread_events`]).
+    pub fn events<'a>(
+        &'a self,
+        run: &'a MeasuredRun,
+        i: usize,
+    ) -> impl Iterator<Item = Event> + 'a {
+        thread_events(run, &self.replay, i, self.sampled, self.unshared)
+    }
+}
+
 /// Writes the predicted log of `run` in its encoding to `out` (a temporary file renamed over
 /// it when complete); `force` allows replacing an existing file.
-pub fn write(run: &Run, prediction: &Prediction, out: &Path, force: bool) -> Result<()> {
+pub fn write(run: &MeasuredRun, prediction: &PredictedLog, out: &Path, force: bool) -> Result<()> {
     let header = &prediction.header;
     let mut threads: Vec<_> = (0..run.threads.len())
         .map(|i| prediction.events(run, i).peekable())

@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use pp::recorder::Team;
+use pp_recorder::Team;
 use rustfft::Fft;
 
 use crate::matrix::{C64, Layout, Matrix, MatrixRef};

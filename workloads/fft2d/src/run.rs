@@ -8,7 +8,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use pp::recorder::{Session, Team};
+use pp_recorder::{Session, Team};
 use rustfft::{Fft, FftPlanner};
 
 use crate::matrix::MatrixRef;

@@ -6,7 +6,7 @@
 //! Every loop splits the `n` lines of a matrix into one contiguous block per thread of the team
 //! (block sizes differ by at most one line; a thread whose block is empty, as when the team
 //! has more threads than the matrix has lines, does nothing). What is recorded, and what the
-//! profiler makes of it (DESIGN §4):
+//! profiler makes of it (docs/attribution.md):
 //!
 //! | loop | recorded as | category |
 //! |---|---|---|
@@ -23,7 +23,7 @@ use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pp::recorder::{self, Team};
+use pp_recorder::{self as recorder, Team};
 use rustfft::Fft;
 
 use crate::matrix::{C64, Layout, input};

@@ -21,8 +21,8 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pp::recorder::Team;
-use pp::recorder::sync::{Receiver, sync_channel};
+use pp_recorder::Team;
+use pp_recorder::sync::{Receiver, sync_channel};
 use rustfft::Fft;
 
 use crate::matrix::{C64, Layout, Matrix, MatrixRef};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use pp::log::LogReader;
-use pp::profile::{CATEGORIES, Category, Profile, Sweep};
+use pp::profile::{CATEGORIES, Category, Profile, profile_log};
 
 use test_support::{one_line_error, temp_path};
 
@@ -27,12 +27,9 @@ fn temp_log(name: &str) -> PathBuf {
 /// What `pp` does with a log (no machine calibration: all communication is `cl`).
 fn profile(path: &Path) -> Profile {
     let mut reader = LogReader::open(path).unwrap();
-    let header = reader.header().clone();
-    let mut sweep = Sweep::new(&header, None);
-    sweep.read(&mut reader).unwrap();
-    assert!(reader.finished(), "the log has no end marker");
-    let a = sweep.finish(reader.symbols()).unwrap();
-    let profile = Profile::new(header, a, reader.symbols());
+    let profiled = profile_log(&mut reader, None, None);
+    assert!(profiled.finished, "the log has no end marker");
+    let profile = profiled.whole(&path.display().to_string()).unwrap();
     assert!(profile.warnings.is_empty(), "{:?}", profile.warnings);
     profile
 }

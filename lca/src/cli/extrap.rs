@@ -1,0 +1,218 @@
+//! `lca model FILE` on an Extra-P file (text, JSON or JSON Lines, told by content): every
+//! callpath × metric modelled over the parameters, a table of them (model, R², leave-one-out
+//! error, the prediction at `--predict`), and one model file holding them all, each
+//! callpath × metric a response named `callpath [metric]`.
+
+use std::fmt::Write as _;
+
+use anyhow::{Result, anyhow, bail};
+use fit::combination::CategoryModel;
+use fit::performance::{Kind, PerformanceModel, Provenance};
+use fit::repetitions::Repetitions;
+use reports::number::significant;
+
+use super::model::Args;
+
+/// Runs `lca model` on an Extra-P file.
+pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
+    let refused = [
+        (!args.filter.is_empty(), "--where"),
+        (!args.response.is_empty(), "--response"),
+        (!args.categories.is_empty(), "--cat"),
+        (!args.shape.is_empty() || args.shapes.is_some(), "--shape"),
+    ];
+    if let Some((_, option)) = refused.iter().find(|r| r.0) {
+        bail!(
+            "{option}: not for an Extra-P file (every callpath and metric is modelled over \
+             its parameters)"
+        );
+    }
+    if args.combine.iter().any(|c| c.contains('=')) {
+        bail!("--combine: an Extra-P file takes one form for every callpath and metric");
+    }
+    let experiment = fit::extrap::read(&args.datafile)?;
+    let source = experiment.source.clone();
+    let combination = match args.combine.last() {
+        Some(how) => Some(
+            how.trim()
+                .parse()
+                .map_err(|e| anyhow!("--combine '{how}': {e}"))?,
+        ),
+        None => None,
+    };
+    let choices = fit::combination::Choices {
+        combination,
+        ..Default::default()
+    };
+    let name = super::model::name(args, &[]);
+    // Each series on its own: one that cannot be modelled is a row of the table, not an error.
+    let mut rows: Vec<(String, String, Result<CategoryModel, String>)> = Vec::new();
+    let mut lines = Vec::new();
+    for series in &experiment.series {
+        let obs = series.observations(&source, &experiment.parameters);
+        if lines.is_empty() {
+            lines = obs.lines.clone();
+        }
+        let obs = fit::repetitions::summarise(obs, repetitions);
+        let model = fit::combination::combine(&obs, &choices).map_err(|e| e.to_string());
+        rows.push((series.callpath.clone(), series.metric.clone(), model));
+    }
+    let mut ranges = vec![(f64::INFINITY, f64::NEG_INFINITY); experiment.parameters.len()];
+    for series in &experiment.series {
+        for point in &series.points {
+            for (r, &x) in ranges.iter_mut().zip(point) {
+                *r = (r.0.min(x), r.1.max(x));
+            }
+        }
+    }
+    let model = PerformanceModel {
+        kind: Kind::Response,
+        name,
+        factors: experiment.parameters.clone(),
+        ranges,
+        held: Default::default(),
+        categories: rows.iter().filter_map(|r| r.2.clone().ok()).collect(),
+        baseline: None,
+        provenance: Provenance {
+            datafile: source.clone(),
+            conditions: Vec::new(),
+            lines,
+            created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
+            predicted: None,
+        },
+    };
+    if model.categories.is_empty() {
+        let first = rows.iter().find_map(|r| r.2.as_ref().err());
+        bail!(
+            "{source}: no callpath and metric could be modelled{}",
+            first
+                .map(|e| format!(", the first: {e}"))
+                .unwrap_or_default()
+        );
+    }
+    let point = match &args.predict {
+        Some(spec) => {
+            let values = super::specs::values(spec)?;
+            Some(
+                model
+                    .point(&values)
+                    .map_err(|e| anyhow!("--predict '{spec}': {e}"))?,
+            )
+        }
+        None => None,
+    };
+    let table = table(&experiment, &rows, point.as_deref(), repetitions);
+    super::model::output(args, &model, table)
+}
+
+/// The table: one row per callpath × metric.
+fn table(
+    experiment: &fit::extrap::Experiment,
+    rows: &[(String, String, Result<CategoryModel, String>)],
+    point: Option<&[f64]>,
+    repetitions: Repetitions,
+) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} callpath × metric series over {} (repetitions: {repetitions})",
+        experiment.format,
+        rows.len(),
+        experiment.parameters.join(", ")
+    );
+    let at = point.map(|p| {
+        let values: Vec<String> = experiment
+            .parameters
+            .iter()
+            .zip(p)
+            .map(|(f, v)| format!("{f}={v}"))
+            .collect();
+        values.join(",")
+    });
+    let mut lines = vec![vec![
+        "callpath".to_string(),
+        "metric".to_string(),
+        "model".to_string(),
+        "R²".to_string(),
+        "LOO".to_string(),
+        at.map_or_else(String::new, |at| format!("at {at} (90%)")),
+    ]];
+    for (callpath, metric, model) in rows {
+        let mut line = vec![dash(callpath), dash(metric)];
+        match model {
+            Err(e) => line.push(format!("cannot be modelled: {e}")),
+            Ok(m) => {
+                line.push(expression(m));
+                line.push(significant(m.fit.r2, 4));
+                line.push(significant(m.fit.cv, 3));
+                if let Some(point) = point {
+                    let p = m.fit.predict(point);
+                    line.push(format!(
+                        "{} ± {}",
+                        significant(p.value, 4),
+                        significant(p.half_width, 2)
+                    ));
+                }
+            }
+        }
+        lines.push(line);
+    }
+    let columns = lines.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|j| {
+            lines
+                .iter()
+                .filter(|l| l.len() > j + 1)
+                .map(|l| l[j].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for line in &lines {
+        let cells: Vec<String> = line
+            .iter()
+            .enumerate()
+            .map(|(j, c)| {
+                let pad = widths[j].saturating_sub(c.chars().count());
+                if j + 1 == line.len() {
+                    c.clone()
+                } else {
+                    format!("{c}{}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+    }
+    out.push('\n');
+    out
+}
+
+fn dash(name: &str) -> String {
+    if name.is_empty() {
+        "-".into()
+    } else {
+        name.to_string()
+    }
+}
+
+/// The fitted model with its coefficients: `3.1 + 0.52*p*log2(p)`.
+fn expression(m: &CategoryModel) -> String {
+    let terms: Vec<String> = m
+        .fit
+        .coefficients
+        .iter()
+        .map(|e| {
+            let c = significant(e.value, 3);
+            if e.name == "1" {
+                c
+            } else {
+                format!("{c}*{}", e.name)
+            }
+        })
+        .collect();
+    let mut text = terms.join(" + ").replace("+ -", "- ");
+    for p in &m.fit.parameters {
+        let _ = write!(text, "  ({} = {})", p.name, significant(p.value, 3));
+    }
+    text
+}

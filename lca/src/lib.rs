@@ -1,0 +1,18 @@
+//! Lost cycles analysis (Crovella & LeBlanc 1994) as a library: what `lca`'s commands share,
+//! and `lca study`, a whole analysis end to end. The `lca` binary (`src/main.rs`) parses the
+//! command line, calls this library and prints; nothing here reads the command line or writes
+//! to standard output (a study's progress goes to standard error).
+//!
+//! * [`study`]: a whole analysis in phases: plan, measure, fit, decide, report.
+//! * [`compare`]: two implementations' models compared: the winner map, and the points over
+//!   which the runs that would decide most are weighed.
+//! * [`html_report`]: the HTML report of models and their measured runs.
+//! * [`validated_error`]: the models' own error on runs they were not built from, which
+//!   verdicts hold beside the coefficients' uncertainty.
+//! * [`shapes`]: the shapes file of `lca model --shapes`.
+
+pub mod compare;
+pub mod html_report;
+pub mod shapes;
+pub mod study;
+pub mod validated_error;

@@ -1,0 +1,328 @@
+//! The run phase: making the runs of the plan that the datafile has no row for yet (so a start
+//! resumes where an earlier one stopped), one at a time, `--jobs` at a time or as Slurm jobs,
+//! each measured row appended as its run ends; the progress on standard error. A stopping
+//! signal (Ctrl-C) ends the study between rows with [`Stopped`].
+
+use std::collections::HashSet;
+use std::fmt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::file::{Dispatch, Study};
+use super::plan::{Key, Point};
+use super::runner::{Ran, Runner};
+use super::{Options, datafile, jobs, lock, signals, slurm};
+
+/// A study ended by a stopping signal (SIGINT, SIGTERM, SIGHUP): the running command's process
+/// group was killed and reaped, and no row was half written. Its message says how to resume;
+/// the process should end with status `128 + signal`.
+#[derive(Debug)]
+pub struct Stopped {
+    /// The signal.
+    pub signal: i32,
+    /// Runs made in this start.
+    made: usize,
+    /// Runs this start planned, as known when it stopped.
+    planned: u64,
+    /// The command that resumes the study.
+    resume: String,
+}
+
+impl fmt::Display for Stopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "lca study: stopped by {} after {} of {} runs; no finished run is lost: `{}` resumes",
+            signals::name(self.signal),
+            self.made,
+            self.planned,
+            self.resume
+        )
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+/// The study's output folder, created, and held by this start ([`lock`]) for as long as the
+/// lock lives.
+pub fn claim(study: &Study) -> Result<lock::Lock> {
+    std::fs::create_dir_all(&study.out)
+        .with_context(|| format!("{}: cannot create the output folder", study.out.display()))?;
+    lock::take(&study.out)
+}
+
+/// The runs of `points` that the datafile has no row for.
+pub fn todo(study: &Study, points: &[Point]) -> Result<Vec<Point>> {
+    let measured = datafile::measured(study).map_err(|e| anyhow!(e))?;
+    Ok(points
+        .iter()
+        .filter(|p| !measured.contains(&p.key(study)))
+        .cloned()
+        .collect())
+}
+
+/// What the runs of this start came to.
+#[derive(Debug, Clone, Copy)]
+pub struct Made {
+    /// Runs made (measured or failed).
+    pub made: usize,
+    /// Runs that gave no row.
+    pub failures: usize,
+    /// Whether a run moved data.
+    pub communicated: bool,
+    /// Whether the runs were profiled with a machine calibration.
+    pub calibrated: bool,
+}
+
+/// Making runs: the runner, the progress shown, and what the runs came to so far. While it
+/// lives, a stopping signal is noted instead of ending the process.
+pub struct Session<'a> {
+    runner: Runner<'a>,
+    progress: Progress<'a>,
+    jobs: usize,
+    calibrated: bool,
+    stopping: signals::Guard,
+}
+
+impl<'a> Session<'a> {
+    /// Starts making the runs of `todo` (of the plan's `points`): finds the programs and the
+    /// machine calibration, says how many runs there are to make, shows the progress.
+    pub fn start(options: &'a Options, points: &[Point], todo: &[Point]) -> Result<Session<'a>> {
+        let study = &options.study;
+        let machine = machine(study)?;
+        let calibrated = machine.is_some();
+        let exe = std::env::current_exe()
+            .map_err(|e| anyhow!("cannot find this program ({{lca}}): {e}"))?;
+        let pp = pp_beside(&exe, study, &options.named, !todo.is_empty())?;
+        let lca = exe.display().to_string();
+        let runner = Runner::new(study, lca, pp, machine)
+            .with_context(|| format!("{}: cannot create the logs folder", study.out.display()))?;
+        let bar = ProgressBar::new(todo.len() as u64);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} ETA {eta} {msg}",
+            )
+            .expect("a valid template"),
+        );
+        let jobs = options.jobs;
+        if !todo.is_empty() {
+            if jobs > 1 {
+                say(
+                    &bar,
+                    format!(
+                        "lca study: warning: --jobs {jobs}: runs made at the same time compete \
+                         for the machine's cores, caches and memory bandwidth, which disturbs \
+                         the times they measure (the models fit that contention as if it were \
+                         the program's)"
+                    ),
+                );
+            }
+            let resumed = points.len() - todo.len();
+            let note = if resumed > 0 {
+                format!(
+                    ", resuming: {resumed} already in {}",
+                    study.datafile.display()
+                )
+            } else {
+                String::new()
+            };
+            say(
+                &bar,
+                format!(
+                    "lca study {}: {} runs to make{note}",
+                    study.name,
+                    todo.len()
+                ),
+            );
+        }
+        if !bar.is_hidden() {
+            bar.enable_steady_tick(Duration::from_millis(200));
+        }
+        let progress = Progress {
+            study,
+            bar,
+            resume: &options.resume,
+            failures: 0,
+            communicated: false,
+            failed: HashSet::new(),
+            made: 0,
+            planned: todo.len(),
+        };
+        let stopping = signals::Guard::install().context("cannot handle signals")?;
+        Ok(Session {
+            runner,
+            progress,
+            jobs,
+            calibrated,
+            stopping,
+        })
+    }
+
+    /// Makes the runs of `round` (one at a time, `jobs` at a time, or as Slurm jobs), appending
+    /// each measured row to the datafile as its run ends.
+    pub fn make(&mut self, round: &[Point]) -> Result<()> {
+        let Session {
+            runner,
+            progress,
+            jobs,
+            ..
+        } = self;
+        let study = progress.study;
+        let bar = progress.bar.clone();
+        let mut record =
+            |point: &Point, ran: Ran, seconds: f64| progress.record(point, ran, seconds);
+        if study.dispatch == Dispatch::Slurm {
+            return slurm::make(runner, study, round, &bar, &mut record);
+        }
+        if *jobs > 1 {
+            return jobs::make(runner, round, *jobs, &mut record);
+        }
+        for point in round {
+            if let Some(signal) = signals::caught() {
+                record(point, Ran::Stopped(signal), 0.0)?;
+            }
+            bar.set_message(point.label(study));
+            let begun = Instant::now();
+            let ran = runner.run(point);
+            record(point, ran, begun.elapsed().as_secs_f64())?;
+        }
+        Ok(())
+    }
+
+    /// Says that the runs of `round` come next and why, and counts them in (and in `points`).
+    pub fn announce(&mut self, round: &[Point], why: &str, points: &mut Vec<Point>) {
+        let progress = &mut self.progress;
+        say(
+            &progress.bar,
+            format!("lca study {}: {} {why}", progress.study.name, round.len()),
+        );
+        progress.planned += round.len();
+        progress.bar.inc_length(round.len() as u64);
+        points.extend(round.iter().cloned());
+    }
+
+    /// The runs that failed in this start (not tried again in it).
+    pub fn failed(&self) -> &HashSet<Key> {
+        &self.progress.failed
+    }
+
+    /// Ends the making of runs: stopping signals end the process again, and one received
+    /// meanwhile ends the study ([`Stopped`]).
+    pub fn finish(self) -> Result<Made> {
+        drop(self.stopping);
+        if let Some(signal) = signals::caught() {
+            return Err(self.progress.stop(signal));
+        }
+        let progress = self.progress;
+        progress.bar.finish_and_clear();
+        Ok(Made {
+            made: progress.made,
+            failures: progress.failures,
+            communicated: progress.communicated,
+            calibrated: self.calibrated,
+        })
+    }
+}
+
+/// What the runs made so far came to, and the progress bar that shows it.
+struct Progress<'a> {
+    study: &'a Study,
+    bar: ProgressBar,
+    /// The command that resumes the study.
+    resume: &'a str,
+    failures: usize,
+    communicated: bool,
+    /// Runs that failed in this start of the study (not tried again in it).
+    failed: HashSet<Key>,
+    made: usize,
+    /// Runs to make in this start, as known so far.
+    planned: usize,
+}
+
+impl Progress<'_> {
+    /// One run's end: its row appended (and its warnings said), or its failure reported, or
+    /// the study stopped ([`Stopped`], the error returned).
+    fn record(&mut self, point: &Point, ran: Ran, seconds: f64) -> Result<()> {
+        let study = self.study;
+        let label = point.label(study);
+        let hidden = self.bar.is_hidden();
+        match ran {
+            Ran::Measured(m) => {
+                datafile::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
+                self.communicated |= m.communicated;
+                self.bar.suspend(|| {
+                    if hidden {
+                        eprintln!(
+                            "[{}/{}] {label}: {seconds:.2} s",
+                            self.made + 1,
+                            self.planned
+                        );
+                    }
+                    for w in &m.warnings {
+                        eprintln!("lca study: warning: {label}: {w}");
+                    }
+                });
+            }
+            Ran::Failed(failure) => {
+                self.failures += 1;
+                self.failed.insert(point.key(study));
+                self.bar
+                    .suspend(|| eprintln!("lca study: {label}: {failure}"));
+            }
+            Ran::Stopped(signal) => return Err(self.stop(signal)),
+        }
+        self.made += 1;
+        self.bar.inc(1);
+        Ok(())
+    }
+
+    /// The error that ends the study after a stopping signal, the progress bar cleared.
+    fn stop(&self, signal: i32) -> anyhow::Error {
+        self.bar.finish_and_clear();
+        Stopped {
+            signal,
+            made: self.made,
+            planned: self.bar.length().unwrap_or(0),
+            resume: self.resume.to_string(),
+        }
+        .into()
+    }
+}
+
+/// A line on standard error, above the progress bar.
+pub(super) fn say(bar: &ProgressBar, line: String) {
+    bar.suspend(|| eprintln!("{line}"));
+}
+
+/// The machine calibration: the study's `machine`, else `pp`'s default one when it exists.
+fn machine(study: &Study) -> Result<Option<pp::machine::Machine>> {
+    Ok(match &study.machine {
+        Some(path) => Some(pp::machine::Machine::load(path)?),
+        None => match pp::machine::default_path().filter(|p| p.exists()) {
+            Some(path) => Some(pp::machine::Machine::load(&path)?),
+            None => None,
+        },
+    })
+}
+
+/// `{pp}`: the `pp` program in the folder of `lca` (`exe`), as `cargo build` and an install
+/// put them. An error only when there are runs to make (`runs`), a command of the study uses
+/// `{pp}` and it is not there.
+fn pp_beside(exe: &Path, study: &Study, named: &str, runs: bool) -> Result<String> {
+    let pp = exe.with_file_name(format!("pp{}", std::env::consts::EXE_SUFFIX));
+    let used = study
+        .implementations
+        .iter()
+        .flat_map(|i| &i.command)
+        .any(|t| t.placeholders().any(|p| p == "pp"));
+    if runs && used && !pp.is_file() {
+        return Err(anyhow!(
+            "{named}: the commands use {{pp}}, but there is no pp beside lca ({}); build both (cargo build --release -p pp -p lca)",
+            pp.display()
+        ));
+    }
+    Ok(pp.display().to_string())
+}

@@ -1,0 +1,8 @@
+//! Tracers and importers: where a log comes from when the program does not link the recorder.
+//! [`run`] launches an unmodified OpenMP program with the OMPT tool, or an MPI program's ranks
+//! with the PMPI tracer, and finds the log they wrote; [`mpicc`] builds the MPI helpers `pp`
+//! carries as C sources; [`otf2`] imports an OTF2 trace (Score-P) into a log.
+
+pub mod mpicc;
+pub mod otf2;
+pub mod run;

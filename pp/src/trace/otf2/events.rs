@@ -1,0 +1,861 @@
+//! The mapping of OTF2 event records onto pp events (the table in docs/otf2.md): one
+//! [`Mapper`] takes the records of every location in time order and keeps, per thread, what
+//! it is doing (working, waiting, in an MPI call, in an OpenMP team).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use super::definitions::{Definitions, Layout, PARADIGM_MPI};
+use super::ffi::UNDEFINED_U32;
+use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId, WaitKind};
+
+/// `OTF2_REGION_ROLE_PARALLEL`.
+const ROLE_PARALLEL: u8 = 5;
+/// `OTF2_REGION_ROLE_CRITICAL`.
+const ROLE_CRITICAL: u8 = 12;
+/// `OTF2_REGION_ROLE_BARRIER` and `OTF2_REGION_ROLE_IMPLICIT_BARRIER`.
+const ROLE_BARRIER: u8 = 15;
+const ROLE_IMPLICIT_BARRIER: u8 = 16;
+/// `OTF2_REGION_ROLE_COLL_ONE2ALL` .. `OTF2_REGION_ROLE_COLL_OTHER`.
+const ROLES_COLLECTIVE: std::ops::RangeInclusive<u8> = 23..=26;
+
+/// MPI calls whose time is a `send` wait.
+const MPI_SENDS: [&str; 4] = ["MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend"];
+/// MPI calls whose time is a `recv` wait.
+const MPI_RECVS: [&str; 9] = [
+    "MPI_Recv",
+    "MPI_Sendrecv",
+    "MPI_Sendrecv_replace",
+    "MPI_Wait",
+    "MPI_Waitall",
+    "MPI_Waitany",
+    "MPI_Waitsome",
+    "MPI_Probe",
+    "MPI_Mprobe",
+];
+/// MPI collectives known by name (for traces whose regions carry no collective role).
+const MPI_COLLECTIVES: [&str; 16] = [
+    "MPI_Barrier",
+    "MPI_Bcast",
+    "MPI_Reduce",
+    "MPI_Allreduce",
+    "MPI_Alltoall",
+    "MPI_Alltoallv",
+    "MPI_Gather",
+    "MPI_Gatherv",
+    "MPI_Scatter",
+    "MPI_Scatterv",
+    "MPI_Allgather",
+    "MPI_Allgatherv",
+    "MPI_Reduce_scatter",
+    "MPI_Reduce_scatter_block",
+    "MPI_Scan",
+    "MPI_Exscan",
+];
+/// OpenMP lock calls whose time until the lock is acquired is a `lock` wait.
+const OMP_LOCKS: [&str; 2] = ["omp_set_lock", "omp_set_nest_lock"];
+
+/// The longest name the import writes (longer region names are cut).
+const MAX_NAME: usize = 200;
+
+/// What an entered region is to its thread.
+#[derive(Debug, Clone, Copy)]
+enum Frame {
+    /// `MPI_Init`: the rank's part of the run starts at its `Leave`.
+    Init,
+    /// The outermost MPI call; `waits` when its time is a wait.
+    Mpi { waits: bool },
+    /// A barrier or lock region whose time is a wait.
+    Wait,
+    /// An OpenMP parallel region that made the thread a team member (no `ThreadTeamBegin`).
+    Team,
+    /// A user region (names the thread's phase).
+    User(Sym),
+    /// Anything else: an MPI call inside an MPI call, `MPI_Finalize`.
+    Other,
+}
+
+#[derive(Debug, Default)]
+struct Thread {
+    started: bool,
+    stopped: bool,
+    /// The first thread of its process: works outside OpenMP teams.
+    master: bool,
+    /// An MPI rank's thread in a trace with `MPI_Init`: starts at its `Leave`.
+    waits_for_init: bool,
+    in_mpi_region: bool,
+    in_work: bool,
+    /// The open wait, and whether the thread worked before it.
+    wait: Option<(WaitKind, Option<Sym>, bool)>,
+    frames: Vec<Frame>,
+    mpi_depth: u32,
+    mpi_enter_t: u64,
+    /// The index of the `coll` whose operation comes with `MpiCollectiveEnd`.
+    pending_coll: Option<usize>,
+    team_depth: u32,
+    fork_depth: u32,
+    last_t: u64,
+}
+
+/// The open outermost OpenMP region of a process.
+#[derive(Debug)]
+struct OmpRegion {
+    id: u64,
+    /// The index of its `region_begin`, completed (name, team) as the region goes on.
+    begin: usize,
+    forker: ThreadId,
+    named: bool,
+    members: BTreeSet<ThreadId>,
+}
+
+/// Turns OTF2 records into pp events.
+#[derive(Debug)]
+pub struct Mapper<'a> {
+    defs: &'a Definitions,
+    layout: &'a Layout,
+    resolution: u64,
+    offset: u64,
+    symbols: Symbols,
+    region_syms: HashMap<u32, Sym>,
+    events: Vec<Event>,
+    /// Indices of `coll` events never completed by an `MpiCollectiveEnd` (dropped).
+    unfinished: BTreeSet<usize>,
+    threads: Vec<Thread>,
+    rank_of: HashMap<ThreadId, u32>,
+    omp: HashMap<u32, OmpRegion>,
+    next_region: u64,
+    /// Records read and not mapped, by kind.
+    pub ignored: BTreeMap<&'static str, u64>,
+    /// Records read.
+    pub records: u64,
+    /// The location and time (ticks) of the last record read.
+    pub last: (u64, u64),
+}
+
+/// Whether region `name` of `paradigm` is an MPI call.
+fn is_mpi(name: &str, paradigm: u8) -> bool {
+    paradigm == PARADIGM_MPI || name.starts_with("MPI_")
+}
+
+/// A name as a token of the log: whitespace, `#` and control characters become `_`, cut to
+/// [`MAX_NAME`] bytes; an empty name is `_`.
+pub fn token(name: &str) -> String {
+    let mut out = String::with_capacity(name.len().min(MAX_NAME));
+    for c in name.chars() {
+        if out.len() + c.len_utf8() > MAX_NAME {
+            break;
+        }
+        out.push(if c.is_whitespace() || c.is_control() || c == '#' {
+            '_'
+        } else {
+            c
+        });
+    }
+    if out.is_empty() {
+        out.push('_');
+    }
+    out
+}
+
+impl<'a> Mapper<'a> {
+    /// A mapper for the trace with these definitions and threads.
+    pub fn new(defs: &'a Definitions, layout: &'a Layout) -> Mapper<'a> {
+        let (resolution, offset) = defs.clock.unwrap_or((1_000_000_000, 0));
+        let has_init = defs
+            .regions
+            .values()
+            .any(|r| r.name == "MPI_Init" || r.name == "MPI_Init_thread");
+        let mut threads: Vec<Thread> = (0..layout.p()).map(|_| Thread::default()).collect();
+        for (i, t) in threads.iter_mut().enumerate() {
+            t.master = i == 0 || layout.group_of_thread[i] != layout.group_of_thread[i - 1];
+        }
+        let rank_of: HashMap<ThreadId, u32> = layout
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(r, &t)| (t, r as u32))
+            .collect();
+        if has_init {
+            for &t in &layout.ranks {
+                threads[t as usize].waits_for_init = true;
+            }
+        }
+        Mapper {
+            defs,
+            layout,
+            resolution: resolution.max(1),
+            offset,
+            symbols: Symbols::default(),
+            region_syms: HashMap::new(),
+            events: Vec::new(),
+            unfinished: BTreeSet::new(),
+            threads,
+            rank_of,
+            omp: HashMap::new(),
+            next_region: 1,
+            ignored: BTreeMap::new(),
+            records: 0,
+            last: (0, 0),
+        }
+    }
+
+    /// Counts a record that is not mapped.
+    pub fn ignore(&mut self, kind: &'static str) {
+        *self.ignored.entry(kind).or_default() += 1;
+    }
+
+    /// Nanoseconds since the trace's global offset.
+    pub fn ns(&self, ticks: u64) -> u64 {
+        let since = ticks.saturating_sub(self.offset) as u128;
+        u64::try_from(since * 1_000_000_000 / self.resolution as u128).unwrap_or(u64::MAX)
+    }
+
+    /// The thread of a location and the record's time in ns; `None` (the record counted as
+    /// ignored) for a location that is not a CPU thread.
+    fn at(&mut self, location: u64, ticks: u64) -> Option<(ThreadId, u64)> {
+        self.records += 1;
+        self.last = (location, ticks);
+        let Some(&th) = self.layout.thread_of.get(&location) else {
+            self.ignore("records of locations that are not CPU threads");
+            return None;
+        };
+        let t = self.ns(ticks);
+        let s = &mut self.threads[th as usize];
+        let t = t.max(s.last_t);
+        s.last_t = t;
+        if !s.started && !s.waits_for_init {
+            s.started = true;
+            s.in_work = s.master;
+            self.push(th, t, EventKind::Start);
+            if self.threads[th as usize].in_work {
+                self.push(th, t, EventKind::WorkBegin { label: None });
+            }
+        }
+        Some((th, t))
+    }
+
+    /// Adds an event while the thread is between its start and its stop; returns its index.
+    fn push(&mut self, thread: ThreadId, t: u64, kind: EventKind) -> Option<usize> {
+        let s = &self.threads[thread as usize];
+        if !s.started || s.stopped {
+            return None;
+        }
+        self.events.push(Event { t, thread, kind });
+        Some(self.events.len() - 1)
+    }
+
+    fn name(&mut self, name: &str) -> Sym {
+        self.symbols.intern(&token(name))
+    }
+
+    fn region_sym(&mut self, region: u32) -> Sym {
+        if let Some(&s) = self.region_syms.get(&region) {
+            return s;
+        }
+        let name = match self.defs.regions.get(&region) {
+            Some(r) => r.name.clone(),
+            None => format!("region{region}"),
+        };
+        let s = self.name(&name);
+        self.region_syms.insert(region, s);
+        s
+    }
+
+    fn work_begin(&mut self, th: ThreadId, t: u64) {
+        if !self.threads[th as usize].in_work {
+            self.threads[th as usize].in_work = true;
+            self.push(th, t, EventKind::WorkBegin { label: None });
+        }
+    }
+
+    fn work_end(&mut self, th: ThreadId, t: u64) {
+        if self.threads[th as usize].in_work {
+            self.threads[th as usize].in_work = false;
+            self.push(th, t, EventKind::WorkEnd { label: None });
+        }
+    }
+
+    fn wait_begin(&mut self, th: ThreadId, t: u64, kind: WaitKind, object: Option<Sym>) -> bool {
+        if self.threads[th as usize].wait.is_some() {
+            return false;
+        }
+        let worked = self.threads[th as usize].in_work;
+        self.work_end(th, t);
+        self.threads[th as usize].wait = Some((kind, object, worked));
+        self.push(th, t, EventKind::WaitBegin { kind, object });
+        true
+    }
+
+    fn wait_end(&mut self, th: ThreadId, t: u64) {
+        if let Some((kind, object, worked)) = self.threads[th as usize].wait.take() {
+            self.push(
+                th,
+                t,
+                EventKind::WaitEnd {
+                    kind,
+                    object,
+                    by: None,
+                },
+            );
+            if worked {
+                self.work_begin(th, t);
+            }
+        }
+    }
+
+    /// The phase after a user region is entered or left: the innermost one's name.
+    fn phase(&mut self, th: ThreadId, t: u64) {
+        let innermost = self.threads[th as usize]
+            .frames
+            .iter()
+            .rev()
+            .find_map(|f| match f {
+                Frame::User(s) => Some(*s),
+                _ => None,
+            });
+        if let Some(name) = innermost {
+            self.push(th, t, EventKind::Phase { name });
+        }
+    }
+
+    /// `Enter`.
+    pub fn enter(&mut self, location: u64, ticks: u64, region: u32) {
+        let Some((th, t)) = self.at(location, ticks) else {
+            return;
+        };
+        let (name, role, paradigm) = match self.defs.regions.get(&region) {
+            Some(r) => (r.name.as_str(), r.role, r.paradigm),
+            None => ("", 0, 0),
+        };
+        let frame = if is_mpi(name, paradigm) {
+            self.enter_mpi(th, t, name, role)
+        } else if role == ROLE_BARRIER || role == ROLE_IMPLICIT_BARRIER {
+            let object = self.name(if role == ROLE_BARRIER {
+                "barrier"
+            } else {
+                "implicit_barrier"
+            });
+            if self.wait_begin(th, t, WaitKind::Barrier, Some(object)) {
+                Frame::Wait
+            } else {
+                Frame::Other
+            }
+        } else if role == ROLE_CRITICAL || OMP_LOCKS.contains(&name) {
+            let object = self.name(if role == ROLE_CRITICAL {
+                "critical"
+            } else {
+                name
+            });
+            if self.wait_begin(th, t, WaitKind::Lock, Some(object)) {
+                Frame::Wait
+            } else {
+                Frame::Other
+            }
+        } else if role == ROLE_PARALLEL {
+            let sym = self.region_sym(region);
+            self.name_omp_region(th, sym);
+            if self.threads[th as usize].team_depth == 0 {
+                self.team_begin(th, t);
+                self.threads[th as usize].frames.push(Frame::Team);
+            }
+            Frame::User(sym)
+        } else {
+            Frame::User(self.region_sym(region))
+        };
+        self.threads[th as usize].frames.push(frame);
+        if let Frame::User(_) = frame {
+            self.phase(th, t);
+        }
+    }
+
+    fn enter_mpi(&mut self, th: ThreadId, t: u64, name: &str, role: u8) -> Frame {
+        if name == "MPI_Init" || name == "MPI_Init_thread" {
+            return Frame::Init;
+        }
+        if name == "MPI_Finalize" {
+            self.finish_thread(th, t);
+            return Frame::Other;
+        }
+        let s = &mut self.threads[th as usize];
+        if s.mpi_depth > 0 {
+            return Frame::Other;
+        }
+        s.mpi_depth = 1;
+        s.mpi_enter_t = t;
+        let collective = ROLES_COLLECTIVE.contains(&role)
+            || role == ROLE_BARRIER
+            || MPI_COLLECTIVES.contains(&name);
+        let waits = if MPI_SENDS.contains(&name) {
+            self.wait_begin(th, t, WaitKind::Send, None)
+        } else if MPI_RECVS.contains(&name) {
+            self.wait_begin(th, t, WaitKind::Recv, None)
+        } else if collective {
+            let op = name.strip_prefix("MPI_").unwrap_or(name).to_lowercase();
+            let op = self.name(&op);
+            let coll = EventKind::Coll {
+                op,
+                bytes: 0,
+                root: None,
+                comm: None,
+            };
+            if let Some(i) = self.push(th, t, coll) {
+                self.unfinished.insert(i);
+                self.threads[th as usize].pending_coll = Some(i);
+            }
+            self.wait_begin(th, t, WaitKind::Barrier, Some(op))
+        } else {
+            false
+        };
+        Frame::Mpi { waits }
+    }
+
+    /// `Leave`.
+    pub fn leave(&mut self, location: u64, ticks: u64, _region: u32) {
+        let Some((th, t)) = self.at(location, ticks) else {
+            return;
+        };
+        let Some(frame) = self.threads[th as usize].frames.pop() else {
+            self.ignore("Leave records without their Enter");
+            return;
+        };
+        match frame {
+            Frame::Init => self.start_rank(th, t),
+            Frame::Mpi { waits } => {
+                let s = &mut self.threads[th as usize];
+                s.mpi_depth = 0;
+                s.pending_coll = None;
+                if waits {
+                    self.wait_end(th, t);
+                }
+            }
+            Frame::Wait => self.wait_end(th, t),
+            Frame::Team => self.team_end(th, t),
+            Frame::User(_) => {
+                if let Some(Frame::Team) = self.threads[th as usize].frames.last() {
+                    self.threads[th as usize].frames.pop();
+                    self.team_end(th, t);
+                }
+                self.phase(th, t);
+            }
+            Frame::Other => {}
+        }
+    }
+
+    /// `MPI_Init` returns: the rank starts, in the region of every rank, working.
+    fn start_rank(&mut self, th: ThreadId, t: u64) {
+        let s = &mut self.threads[th as usize];
+        if s.started || !s.waits_for_init {
+            return;
+        }
+        s.started = true;
+        s.in_mpi_region = true;
+        self.push(th, t, EventKind::Start);
+        let name = self.name("mpi");
+        let team = if self.layout.ranks.len() == self.layout.p() {
+            None
+        } else {
+            Some(self.symbols.intern_team(&self.layout.ranks))
+        };
+        self.push(th, t, EventKind::RegionBegin { id: 0, name, team });
+        self.threads[th as usize].in_work = false;
+        self.work_begin(th, t);
+    }
+
+    /// Ends what the thread has open and stops it (at `MPI_Finalize`, or the end of the trace).
+    fn finish_thread(&mut self, th: ThreadId, t: u64) {
+        if self.threads[th as usize].stopped || !self.threads[th as usize].started {
+            return;
+        }
+        self.wait_end(th, t);
+        self.work_end(th, t);
+        if let Some(group) = self.layout.group_of_thread.get(th as usize)
+            && self.omp.get(group).is_some_and(|r| r.forker == th)
+        {
+            self.join_omp(th, t);
+        }
+        if std::mem::take(&mut self.threads[th as usize].in_mpi_region) {
+            self.push(th, t, EventKind::RegionEnd { id: 0 });
+        }
+        self.push(th, t, EventKind::Stop);
+        self.threads[th as usize].stopped = true;
+    }
+
+    /// The world thread of rank `rank` of `comm`, as seen from thread `th`.
+    fn peer(&self, th: ThreadId, comm: u32, rank: u32) -> Option<ThreadId> {
+        let own = self.rank_of.get(&th).copied();
+        let world = self.defs.world_rank(comm, rank, own)?;
+        self.layout.ranks.get(world as usize).copied()
+    }
+
+    fn comm_sym(&mut self, comm: u32) -> Option<Sym> {
+        let name = self.defs.comm_name(comm, self.layout.ranks.len())?;
+        Some(self.symbols.intern(&name))
+    }
+
+    /// `MpiSend` and `MpiIsend`: `send` where the call began.
+    pub fn send(
+        &mut self,
+        location: u64,
+        ticks: u64,
+        receiver: u32,
+        comm: u32,
+        tag: u32,
+        bytes: u64,
+    ) {
+        let Some((th, t)) = self.at(location, ticks) else {
+            return;
+        };
+        let Some(peer) = self.peer(th, comm, receiver) else {
+            self.ignore("MPI send records to an undefined rank");
+            return;
+        };
+        let s = &self.threads[th as usize];
+        let t = if s.mpi_depth > 0 { s.mpi_enter_t } else { t };
+        let comm = self.comm_sym(comm);
+        self.push(
+            th,
+            t,
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+            },
+        );
+    }
+
+    /// `MpiRecv` and `MpiIrecv`: `recv` where the receive completed.
+    pub fn recv(
+        &mut self,
+        location: u64,
+        ticks: u64,
+        sender: u32,
+        comm: u32,
+        tag: u32,
+        bytes: u64,
+    ) {
+        let Some((th, t)) = self.at(location, ticks) else {
+            return;
+        };
+        let Some(peer) = self.peer(th, comm, sender) else {
+            self.ignore("MPI receive records from an undefined rank");
+            return;
+        };
+        let comm = self.comm_sym(comm);
+        self.push(
+            th,
+            t,
+            EventKind::Recv {
+                peer,
+                tag,
+                bytes,
+                comm,
+            },
+        );
+    }
+
+    /// A record that only needs its location's clock (`MpiIrecvRequest`, `MpiIsendComplete`,
+    /// the release of a lock, `MpiCollectiveBegin`): mapped onto nothing of its own.
+    pub fn touch(&mut self, location: u64, ticks: u64) {
+        self.at(location, ticks);
+    }
+
+    /// `MpiCollectiveEnd`: completes the `coll` written where the call began.
+    pub fn collective_end(&mut self, location: u64, ticks: u64, comm: u32, root: u32, sent: u64) {
+        let Some((th, _)) = self.at(location, ticks) else {
+            return;
+        };
+        let Some(i) = self.threads[th as usize].pending_coll.take() else {
+            self.ignore("MpiCollectiveEnd records outside a collective call");
+            return;
+        };
+        let root = if root == UNDEFINED_U32 {
+            None
+        } else {
+            self.peer(th, comm, root)
+        };
+        let comm = self.comm_sym(comm);
+        if let EventKind::Coll { op, .. } = self.events[i].kind {
+            self.events[i].kind = EventKind::Coll {
+                op,
+                bytes: sent,
+                root,
+                comm,
+            };
+            self.unfinished.remove(&i);
+        }
+    }
+
+    /// `ThreadFork` / `OmpFork`: the outermost one opens a region of the thread's process.
+    pub fn fork(&mut self, location: u64, ticks: u64) {
+        let Some((th, t)) = self.at(location, ticks) else {
+            return;
+        };
+        self.threads[th as usize].fork_depth += 1;
+        let group = self.layout.group_of_thread[th as usize];
+        if self.threads[th as usize].fork_depth > 1 || self.omp.contains_key(&group) {
+            return;
+        }
+        self.work_end(th, t);
+        let id = self.next_region;
+        self.next_region += 1;
+        let name = self.name("parallel");
+        let Some(begin) = self.push(
+            th,
+            t,
+            EventKind::RegionBegin {
+                id,
+                name,
+                team: None,
+            },
+        ) else {
+            return;
+        };
+        self.omp.insert(
+            group,
+            OmpRegion {
+                id,
+                begin,
+                forker: th,
+                named: false,
+                members: BTreeSet::from([th]),
+            },
+        );
+    }
+
+    /// `ThreadJoin` / `OmpJoin`: the outermost one ends the region; serial work again.
+    pub fn join(&mut self, location: u64, ticks: u64) {
+        let Some((th, t)) = self.at(location, ticks) else {
+            return;
+        };
+        let s = &mut self.threads[th as usize];
+        s.fork_depth = s.fork_depth.saturating_sub(1);
+        if s.fork_depth == 0 {
+            self.join_omp(th, t);
+            if self.threads[th as usize].master && self.threads[th as usize].team_depth == 0 {
+                self.work_begin(th, t);
+            }
+        }
+    }
+
+    fn join_omp(&mut self, th: ThreadId, t: u64) {
+        let group = self.layout.group_of_thread[th as usize];
+        if self.omp.get(&group).is_none_or(|r| r.forker != th) {
+            return;
+        }
+        let Some(region) = self.omp.remove(&group) else {
+            return;
+        };
+        self.complete_region(&region);
+        self.push(th, t, EventKind::RegionEnd { id: region.id });
+    }
+
+    /// Writes the region's team into its `region_begin`.
+    fn complete_region(&mut self, region: &OmpRegion) {
+        let members: Vec<ThreadId> = region.members.iter().copied().collect();
+        let team = if members.len() == self.layout.p() {
+            None
+        } else {
+            Some(self.symbols.intern_team(&members))
+        };
+        if let EventKind::RegionBegin { id, name, .. } = self.events[region.begin].kind {
+            self.events[region.begin].kind = EventKind::RegionBegin { id, name, team };
+        }
+    }
+
+    /// The first parallel region entered inside an open region names it.
+    fn name_omp_region(&mut self, th: ThreadId, name: Sym) {
+        let group = self.layout.group_of_thread[th as usize];
+        let Some(region) = self.omp.get_mut(&group) else {
+            return;
+        };
+        if region.named {
+            return;
+        }
+        region.named = true;
+        if let EventKind::RegionBegin { id, team, .. } = self.events[region.begin].kind {
+            self.events[region.begin].kind = EventKind::RegionBegin { id, name, team };
+        }
+    }
+
+    /// `ThreadTeamBegin`.
+    pub fn team_begin_record(&mut self, location: u64, ticks: u64) {
+        if let Some((th, t)) = self.at(location, ticks) {
+            self.team_begin(th, t);
+        }
+    }
+
+    /// `ThreadTeamEnd`.
+    pub fn team_end_record(&mut self, location: u64, ticks: u64) {
+        if let Some((th, t)) = self.at(location, ticks) {
+            self.team_end(th, t);
+        }
+    }
+
+    fn team_begin(&mut self, th: ThreadId, t: u64) {
+        let s = &mut self.threads[th as usize];
+        s.team_depth += 1;
+        if s.team_depth > 1 {
+            return;
+        }
+        let group = self.layout.group_of_thread[th as usize];
+        if let Some(region) = self.omp.get_mut(&group) {
+            region.members.insert(th);
+        }
+        self.work_begin(th, t);
+    }
+
+    fn team_end(&mut self, th: ThreadId, t: u64) {
+        let s = &mut self.threads[th as usize];
+        if s.team_depth == 0 {
+            return;
+        }
+        s.team_depth -= 1;
+        if s.team_depth == 0 {
+            self.wait_end(th, t);
+            self.work_end(th, t);
+        }
+    }
+
+    /// `ThreadAcquireLock` / `OmpAcquireLock`: ends the thread's lock wait.
+    pub fn acquire_lock(&mut self, location: u64, ticks: u64) {
+        let Some((th, t)) = self.at(location, ticks) else {
+            return;
+        };
+        if let Some((WaitKind::Lock, ..)) = self.threads[th as usize].wait {
+            self.wait_end(th, t);
+        }
+    }
+
+    /// The log: every thread stopped at its last record, events in time order (ties by
+    /// thread).
+    pub fn finish(mut self) -> (Header, Symbols, Vec<Event>) {
+        for th in 0..self.threads.len() {
+            let t = self.threads[th].last_t;
+            self.finish_thread(th as ThreadId, t);
+        }
+        let mut events = std::mem::take(&mut self.events);
+        if !self.unfinished.is_empty() {
+            let mut i = 0;
+            events.retain(|_| {
+                let keep = !self.unfinished.contains(&i);
+                i += 1;
+                keep
+            });
+        }
+        events.sort_by_key(|e| (e.t, e.thread));
+        let header = Header {
+            p: self.layout.p().max(1) as u32,
+            params: Vec::new(),
+        };
+        (header, self.symbols, events)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The mapping without the OTF2 library: records handed to the mapper as the reader's
+    //! callbacks would (pp/tests/otf2_import.rs reads real traces).
+
+    use super::*;
+    use crate::trace::otf2::definitions::{Location, Region};
+
+    fn defs(regions: &[(&str, u8, u8)], threads: &[(u64, u32)]) -> Definitions {
+        let mut d = Definitions::default();
+        d.clock = Some((1_000_000_000, 0));
+        for (id, &(name, role, paradigm)) in regions.iter().enumerate() {
+            let region = Region {
+                name: name.into(),
+                role,
+                paradigm,
+            };
+            d.regions.insert(id as u32, region);
+        }
+        for &(id, group) in threads {
+            d.locations.push(Location {
+                id,
+                kind: 1,
+                group,
+                events: 1,
+            });
+        }
+        d
+    }
+
+    fn text(header: &Header, symbols: &Symbols, events: &[Event]) -> String {
+        let mut w = crate::log::TextWriter::new(Vec::new(), header).unwrap();
+        for e in events {
+            w.write_event(e, symbols).unwrap();
+        }
+        String::from_utf8(w.finish().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_send_and_its_receive_between_init_and_finalize() {
+        let d = defs(
+            &[
+                ("MPI_Init", 1, PARADIGM_MPI),
+                ("MPI_Finalize", 1, PARADIGM_MPI),
+                ("MPI_Send", 28, PARADIGM_MPI),
+                ("MPI_Recv", 28, PARADIGM_MPI),
+            ],
+            &[(0, 0), (1, 1)],
+        );
+        let layout = d.layout();
+        let mut m = Mapper::new(&d, &layout);
+        for loc in [0, 1] {
+            m.enter(loc, 0, 0);
+            m.leave(loc, 100, 0);
+        }
+        m.enter(0, 500, 2);
+        m.send(0, 510, 1, 0, 9, 32);
+        m.leave(0, 520, 2);
+        m.enter(1, 200, 3);
+        m.recv(1, 700, 0, 0, 9, 32);
+        m.leave(1, 700, 3);
+        m.enter(0, 1000, 1);
+        m.enter(1, 1000, 1);
+        let (header, symbols, events) = m.finish();
+        assert_eq!(
+            text(&header, &symbols, &events),
+            "pplog 1 p=2\n100 0 start\n100 0 region_begin 0 mpi\n100 0 work_begin\n\
+             100 1 start\n100 1 region_begin 0 mpi\n100 1 work_begin\n\
+             200 1 work_end\n200 1 wait_begin recv\n\
+             500 0 work_end\n500 0 wait_begin send\n500 0 send 1 9 32\n\
+             520 0 wait_end send\n520 0 work_begin\n\
+             700 1 recv 0 9 32\n700 1 wait_end recv\n700 1 work_begin\n\
+             1000 0 work_end\n1000 0 region_end 0\n1000 0 stop\n\
+             1000 1 work_end\n1000 1 region_end 0\n1000 1 stop\n"
+        );
+    }
+
+    #[test]
+    fn a_collective_without_its_end_record_is_dropped_and_its_wait_kept() {
+        let d = defs(&[("MPI_Allreduce", 25, PARADIGM_MPI)], &[(0, 0)]);
+        let layout = d.layout();
+        let mut m = Mapper::new(&d, &layout);
+        m.enter(0, 10, 0);
+        m.leave(0, 30, 0);
+        let (header, symbols, events) = m.finish();
+        assert_eq!(
+            text(&header, &symbols, &events),
+            "pplog 1 p=1\n10 0 start\n10 0 work_begin\n10 0 work_end\n\
+             10 0 wait_begin barrier allreduce\n30 0 wait_end barrier allreduce\n\
+             30 0 work_begin\n30 0 work_end\n30 0 stop\n"
+        );
+    }
+
+    #[test]
+    fn ticks_become_ns_and_names_tokens() {
+        let mut d = defs(&[], &[(0, 0)]);
+        d.clock = Some((3_000_000_000, 10));
+        let layout = d.layout();
+        let m = Mapper::new(&d, &layout);
+        assert_eq!(m.ns(3010), 1000);
+        assert_eq!(m.ns(7511), 2500);
+        assert_eq!(m.ns(5), 0, "before the offset");
+        assert_eq!(m.ns(u64::MAX), (u64::MAX - 10) / 3);
+        assert_eq!(token("a b\t#c\u{1}"), "a_b__c_");
+        assert_eq!(token(""), "_");
+        assert_eq!(token(&"é".repeat(150)).len(), 200);
+    }
+}

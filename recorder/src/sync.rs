@@ -1,0 +1,392 @@
+//! Synchronization wrappers that record their blocking waits: [`Mutex`] (`wait lock`),
+//! [`Barrier`] (`wait barrier`), [`Condvar`] (`wait cond`) and channels (`wait recv`,
+//! `wait send`).
+//!
+//! They wrap the `std::sync` types and behave like them. A wait is recorded only when the
+//! operation would block: the lock, receive or send is tried first, so an uncontended lock
+//! records nothing; it notes its taker (read when a later wait ends, for `by=`) only when the
+//! taker changes. Measured on the 2-core VM: 4.6 ns an uncontended lock and unlock, as
+//! `std::sync::Mutex` (4.5 ns); writing the taker at every lock had made it 6.6-7.2 ns.
+//!
+//! ```
+//! use pp_recorder::sync::Mutex;
+//! static TOTAL: Mutex<u64> = Mutex::named("total", 0);
+//! *TOTAL.lock().unwrap() += 1;
+//! ```
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
+use std::sync::{BarrierWaitResult, LockResult, MutexGuard, TryLockError, TryLockResult};
+use std::time::Duration;
+
+use crate::event::{ThreadId, WaitKind};
+
+use crate::interval::{current_thread, wait};
+
+/// No recorded thread (in a [`Cause`]).
+const NOBODY: u32 = u32::MAX;
+
+/// The last recorded thread that took a lock or notified a condition variable: what ends the
+/// next wait on it (`wait_end .. by=<thread>`).
+#[derive(Debug)]
+struct Cause(AtomicU32);
+
+impl Cause {
+    const fn new() -> Self {
+        Cause(AtomicU32::new(NOBODY))
+    }
+
+    /// Records the calling thread; returns the thread recorded before it.
+    fn swap_in(&self) -> Option<ThreadId> {
+        let previous = self
+            .0
+            .swap(current_thread().unwrap_or(NOBODY), Ordering::Relaxed);
+        (previous != NOBODY).then_some(previous)
+    }
+
+    /// Records the calling thread, writing only when it is not the one recorded already (a
+    /// lock taken again and again by one thread costs a load, not a read-modify-write).
+    fn note(&self) {
+        let me = current_thread().unwrap_or(NOBODY);
+        if self.0.load(Ordering::Relaxed) != me {
+            self.0.store(me, Ordering::Relaxed);
+        }
+    }
+
+    fn get(&self) -> Option<ThreadId> {
+        let t = self.0.load(Ordering::Relaxed);
+        (t != NOBODY).then_some(t)
+    }
+}
+
+impl Default for Cause {
+    fn default() -> Self {
+        Cause::new()
+    }
+}
+
+/// A mutual-exclusion lock that records `wait lock [name]` while a `lock` blocks.
+#[derive(Debug, Default)]
+pub struct Mutex<T: ?Sized> {
+    name: Option<&'static str>,
+    /// The thread that took the lock last: the one whose release ends a wait for it.
+    holder: Cause,
+    inner: std::sync::Mutex<T>,
+}
+
+impl<T> Mutex<T> {
+    /// An unnamed lock.
+    pub const fn new(value: T) -> Self {
+        Mutex {
+            name: None,
+            holder: Cause::new(),
+            inner: std::sync::Mutex::new(value),
+        }
+    }
+
+    /// A lock whose waits are recorded as `wait lock <name>`.
+    pub const fn named(name: &'static str, value: T) -> Self {
+        Mutex {
+            name: Some(name),
+            holder: Cause::new(),
+            inner: std::sync::Mutex::new(value),
+        }
+    }
+
+    /// The protected value.
+    pub fn into_inner(self) -> LockResult<T> {
+        self.inner.into_inner()
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    /// Acquires the lock, recording a wait only if it is held by another thread; the wait's
+    /// end names the thread that held the lock before (`by=<thread>`). Poisoning as in
+    /// [`std::sync::Mutex::lock`].
+    pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        match self.inner.try_lock() {
+            Ok(guard) => {
+                self.holder.note();
+                Ok(guard)
+            }
+            Err(TryLockError::Poisoned(p)) => {
+                self.holder.note();
+                Err(p)
+            }
+            Err(TryLockError::WouldBlock) => {
+                let mut w = wait(WaitKind::Lock, self.name);
+                let guard = self.inner.lock();
+                w.ended_by(self.holder.swap_in());
+                guard
+            }
+        }
+    }
+
+    /// Acquires the lock if it is free (never waits, records nothing).
+    pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+        let guard = self.inner.try_lock();
+        if !matches!(guard, Err(TryLockError::WouldBlock)) {
+            self.holder.note();
+        }
+        guard
+    }
+
+    /// The value, through exclusive access (no locking).
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        self.inner.get_mut()
+    }
+
+    /// The name waits are recorded with.
+    pub fn name(&self) -> Option<&'static str> {
+        self.name
+    }
+}
+
+/// A barrier that records `wait barrier [name]` around every [`Barrier::wait`].
+#[derive(Debug)]
+pub struct Barrier {
+    name: Option<&'static str>,
+    inner: std::sync::Barrier,
+}
+
+impl Barrier {
+    /// An unnamed barrier for `n` threads.
+    pub fn new(n: usize) -> Self {
+        Barrier {
+            name: None,
+            inner: std::sync::Barrier::new(n),
+        }
+    }
+
+    /// A barrier whose waits are recorded as `wait barrier <name>`.
+    pub fn named(name: &'static str, n: usize) -> Self {
+        Barrier {
+            name: Some(name),
+            inner: std::sync::Barrier::new(n),
+        }
+    }
+
+    /// Blocks until all `n` threads have called `wait`.
+    pub fn wait(&self) -> BarrierWaitResult {
+        let _w = wait(WaitKind::Barrier, self.name);
+        self.inner.wait()
+    }
+}
+
+/// A condition variable that records `wait cond [name]` while waiting.
+#[derive(Debug, Default)]
+pub struct Condvar {
+    name: Option<&'static str>,
+    /// The thread that notified last: the one that ends a wait.
+    notifier: Cause,
+    inner: std::sync::Condvar,
+}
+
+impl Condvar {
+    /// An unnamed condition variable.
+    pub const fn new() -> Self {
+        Condvar {
+            name: None,
+            notifier: Cause::new(),
+            inner: std::sync::Condvar::new(),
+        }
+    }
+
+    /// A condition variable whose waits are recorded as `wait cond <name>`.
+    pub const fn named(name: &'static str) -> Self {
+        Condvar {
+            name: Some(name),
+            notifier: Cause::new(),
+            inner: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Waits for a notification, as [`std::sync::Condvar::wait`]; the wait's end names the
+    /// thread that notified last (`by=<thread>`).
+    pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
+        let mut w = wait(WaitKind::Cond, self.name);
+        let guard = self.inner.wait(guard);
+        w.ended_by(self.notifier.get());
+        guard
+    }
+
+    /// Waits while `condition` holds, as [`std::sync::Condvar::wait_while`]; records a wait
+    /// only if the condition holds at first.
+    pub fn wait_while<'a, T, F>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        mut condition: F,
+    ) -> LockResult<MutexGuard<'a, T>>
+    where
+        F: FnMut(&mut T) -> bool,
+    {
+        if !condition(&mut *guard) {
+            return Ok(guard);
+        }
+        let mut w = wait(WaitKind::Cond, self.name);
+        let guard = self.inner.wait_while(guard, condition);
+        w.ended_by(self.notifier.get());
+        guard
+    }
+
+    /// Wakes one waiting thread.
+    pub fn notify_one(&self) {
+        self.notifier.note();
+        self.inner.notify_one();
+    }
+
+    /// Wakes all waiting threads.
+    pub fn notify_all(&self) {
+        self.notifier.note();
+        self.inner.notify_all();
+    }
+}
+
+/// An unbounded channel whose receiver records `wait recv [name]` while `recv` blocks, ended
+/// `by=` the sending thread (each value travels with its sender's id). Sending never blocks.
+///
+/// ```
+/// let (tx, rx) = pp_recorder::sync::channel("results");
+/// std::thread::spawn(move || tx.send(42).unwrap());
+/// assert_eq!(rx.recv(), Ok(42));
+/// ```
+pub fn channel<T>(name: &'static str) -> (Sender<T>, Receiver<T>) {
+    let (tx, rx) = mpsc::channel();
+    (Sender { inner: tx }, Receiver::wrap(name, rx))
+}
+
+/// A value and the recorded thread that sent it.
+type Sent<T> = (T, Option<ThreadId>);
+
+/// The sending half of [`channel`]: [`std::sync::mpsc::Sender`] that also sends its thread.
+#[derive(Debug)]
+pub struct Sender<T> {
+    inner: mpsc::Sender<Sent<T>>,
+}
+
+impl<T> Clone for Sender<T> {
+    fn clone(&self) -> Self {
+        Sender {
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> Sender<T> {
+    /// Sends a value (never waits); fails when the receiver is gone.
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        self.inner
+            .send((value, current_thread()))
+            .map_err(|SendError((v, _))| SendError(v))
+    }
+}
+
+/// A bounded channel: `recv` records `wait recv [name]`, and a `send` that blocks on a full
+/// channel records `wait send [name]`.
+pub fn sync_channel<T>(name: &'static str, bound: usize) -> (SyncSender<T>, Receiver<T>) {
+    let (tx, rx) = mpsc::sync_channel(bound);
+    (
+        SyncSender {
+            name: Some(name),
+            inner: tx,
+        },
+        Receiver::wrap(name, rx),
+    )
+}
+
+/// The receiving half of [`channel`] or [`sync_channel`].
+#[derive(Debug)]
+pub struct Receiver<T> {
+    name: Option<&'static str>,
+    inner: mpsc::Receiver<Sent<T>>,
+}
+
+impl<T> Receiver<T> {
+    fn wrap(name: &'static str, inner: mpsc::Receiver<Sent<T>>) -> Self {
+        Receiver {
+            name: Some(name),
+            inner,
+        }
+    }
+
+    /// Receives a value, recording a wait only if none is ready.
+    pub fn recv(&self) -> Result<T, RecvError> {
+        match self.inner.try_recv() {
+            Ok((v, _)) => Ok(v),
+            Err(TryRecvError::Disconnected) => Err(RecvError),
+            Err(TryRecvError::Empty) => {
+                let mut w = wait(WaitKind::Recv, self.name);
+                let (v, by) = self.inner.recv()?;
+                w.ended_by(by);
+                Ok(v)
+            }
+        }
+    }
+
+    /// Receives a value waiting at most `timeout`, recording a wait only if none is ready.
+    pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+        match self.inner.try_recv() {
+            Ok((v, _)) => Ok(v),
+            Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
+            Err(TryRecvError::Empty) => {
+                let mut w = wait(WaitKind::Recv, self.name);
+                let (v, by) = self.inner.recv_timeout(timeout)?;
+                w.ended_by(by);
+                Ok(v)
+            }
+        }
+    }
+
+    /// Receives a value if one is ready (never waits, records nothing).
+    pub fn try_recv(&self) -> Result<T, TryRecvError> {
+        self.inner.try_recv().map(|(v, _)| v)
+    }
+
+    /// The values until every sender is gone, each received with [`Receiver::recv`].
+    pub fn iter(&self) -> impl Iterator<Item = T> + '_ {
+        std::iter::from_fn(|| self.recv().ok())
+    }
+}
+
+/// The sending half of [`sync_channel`].
+#[derive(Debug)]
+pub struct SyncSender<T> {
+    name: Option<&'static str>,
+    inner: mpsc::SyncSender<Sent<T>>,
+}
+
+impl<T> Clone for SyncSender<T> {
+    fn clone(&self) -> Self {
+        SyncSender {
+            name: self.name,
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<T> SyncSender<T> {
+    /// Sends a value, recording a wait only if the channel is full (its end names no
+    /// thread: which receive made room is not known).
+    pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        match self.inner.try_send((value, current_thread())) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Disconnected((v, _))) => Err(SendError(v)),
+            Err(TrySendError::Full(sent)) => {
+                let _w = wait(WaitKind::Send, self.name);
+                self.inner
+                    .send(sent)
+                    .map_err(|SendError((v, _))| SendError(v))
+            }
+        }
+    }
+
+    /// Sends a value if there is room (never waits, records nothing).
+    pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        self.inner
+            .try_send((value, current_thread()))
+            .map_err(|e| match e {
+                TrySendError::Full((v, _)) => TrySendError::Full(v),
+                TrySendError::Disconnected((v, _)) => TrySendError::Disconnected(v),
+            })
+    }
+}
