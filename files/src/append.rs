@@ -107,6 +107,15 @@ pub fn stdout(bytes: &[u8]) -> Result<(), AppendError> {
     write_whole(&File::from(fd), name, bytes)
 }
 
+/// [`stdout`] for a command's whole report: written with one write, and a closed pipe
+/// (`lca ... | head`) is not an error, so the command ends quietly.
+pub fn report(bytes: &[u8]) -> Result<(), AppendError> {
+    match stdout(bytes) {
+        Err(e) if e.io_error().kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        written => written,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

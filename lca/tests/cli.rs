@@ -217,7 +217,10 @@ fn bad_input_gives_one_line_errors() {
     );
 
     let err = error_of(&[good, "--var", "p", "--cat", "li", "--rank", "best"]);
-    assert!(err.contains("--rank: unknown ranking 'best'"), "{err}");
+    assert!(
+        err.contains("--rank: invalid value 'best' (expected r2, adj-r2 or cv)"),
+        "{err}"
+    );
 
     let err = error_of(&[good, "--var", "p", "--cat", "li", "--plot", "li.jpg"]);
     assert!(err.contains("--plot") && err.contains("li.jpg"), "{err}");

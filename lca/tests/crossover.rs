@@ -790,7 +790,10 @@ fn bad_input_gets_one_line_errors() {
     let e = error_of(&["crossover", &a2, &b2, "--at", "n=3,p=2"]);
     assert!(e.contains("(free: none)"), "{e}");
     let e = error_of(&["crossover", &sq, &sq, "--format", "xml"]);
-    assert!(e.contains("--format: unknown format 'xml'"), "{e}");
+    assert!(
+        e.contains("--format: invalid value 'xml' (expected text, json or csv)"),
+        "{e}"
+    );
 }
 
 #[test]

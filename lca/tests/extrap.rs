@@ -99,7 +99,7 @@ fn response_options_refuse_what_they_cannot_do_in_one_line() {
     ]);
     assert_eq!(
         e,
-        "Error: --repetitions 'avg': expected all, median or mean\n"
+        "Error: --repetitions: invalid value 'avg' (expected all, median or mean)\n"
     );
     let e = error_of(&["model", data, "--response", "lat"]);
     assert!(e.starts_with("Error: "), "{e}");

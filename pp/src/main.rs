@@ -74,10 +74,15 @@ fn main() -> ExitCode {
 }
 
 /// Exits on a command line clap refuses: `pp run`'s errors are one line (`pp run: ...`),
-/// status 2; the others as clap prints them.
+/// status 2; a value outside an option's choices one line (`Error: --by: ...`), status 1; the
+/// others as clap prints them.
 fn usage_error(e: clap::Error) -> ! {
     use clap::error::ErrorKind;
     let is_run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
+    if !is_run && let Some(line) = value_error(&e) {
+        eprintln!("Error: {line}");
+        std::process::exit(1)
+    }
     if !is_run || matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
         e.exit()
     }
@@ -101,8 +106,33 @@ fn log_path(given: Option<&PathBuf>) -> PathBuf {
 /// failure (a full disk) cut off again so that the file is as it was; a closed pipe is not an
 /// error.
 fn write_stdout(text: &str) -> Result<()> {
-    match files::append::stdout(text.as_bytes()) {
-        Err(e) if e.io_error().kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        written => Ok(written?),
+    Ok(files::append::report(text.as_bytes())?)
+}
+
+/// A value clap refused for an option of fixed choices (`--format xml`), as one line in the
+/// form of the other errors: `--format: invalid value 'xml' (expected text, json or csv)`.
+/// None for every other error clap reports.
+fn value_error(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidValue {
+        return None;
     }
+    let text = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let option = text(ContextKind::InvalidArg)?;
+    let option = option.split_whitespace().next()?;
+    let value = text(ContextKind::InvalidValue)?;
+    let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) else {
+        return None;
+    };
+    let expected = match valid.as_slice() {
+        [] => return None,
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    };
+    Some(format!(
+        "{option}: invalid value '{value}' (expected {expected})"
+    ))
 }

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, bail};
 use fit::crossover::{Axis, Pair, SAMPLES};
 use fit::performance::PerformanceModel;
 use reports::Format;
@@ -44,8 +44,14 @@ pub struct Args {
     #[arg(long, default_value_t = 41, value_name = "N")]
     cells: usize,
     /// Output format: text, csv or json.
-    #[arg(long, default_value = "text", value_name = "FORMAT")]
-    format: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "FORMAT",
+        hide_possible_values = true
+    )]
+    format: Format,
     /// Also propose the K runs that would most shrink the region where the two cannot be told
     /// apart, per second of run: a run of one implementation at a point narrows the 90%
     /// intervals of E[T_A] - E[T_B] everywhere as one more observation updates its fits'
@@ -83,7 +89,7 @@ pub struct Args {
 
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
-    let format: Format = args.format.parse().map_err(|e| anyhow!("--format: {e}"))?;
+    let format = args.format;
     if args.samples > MAX_SAMPLES {
         bail!("--samples {}: at most {MAX_SAMPLES}", args.samples);
     }

@@ -1,6 +1,6 @@
 //! `lca model DATAFILE [--where impl=dp]`: the performance model of one implementation — every
 //! category over every factor, shapes combined additively or multiplicatively — as a TOML
-//! model file (DESIGN §7).
+//! model file (docs/model-file.md).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -46,8 +46,14 @@ pub struct Args {
     /// How runs at the same point (replicates) enter a --response or Extra-P model: `all` (each
     /// run an observation, so their spread is in every interval), `median` or `mean` (one
     /// observation per point, as Extra-P does).
-    #[arg(long, default_value = "all", value_name = "all|median|mean")]
-    pub repetitions: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "all|median|mean",
+        hide_possible_values = true
+    )]
+    pub repetitions: Repetitions,
     /// For an Extra-P file: the point at which the table predicts each callpath and metric,
     /// e.g. `--predict p=1024,n=64`.
     #[arg(long, value_name = "FACTOR=VALUE,...")]
@@ -82,10 +88,7 @@ pub struct Args {
 
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
-    let repetitions: Repetitions = args
-        .repetitions
-        .parse()
-        .map_err(|e| anyhow!("--repetitions {e}"))?;
+    let repetitions = args.repetitions;
     if fit::extrap::detect_file(&args.datafile) {
         return super::extrap::run(args, repetitions);
     }

@@ -42,8 +42,8 @@ pub struct Args {
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
     /// Output format: csv or toml.
-    #[arg(long, default_value = "csv")]
-    format: String,
+    #[arg(long, value_enum, default_value_t, hide_possible_values = true)]
+    format: PlanFormat,
 }
 
 /// Runs the command and returns the plan to print.
@@ -84,9 +84,27 @@ pub fn run(args: &Args) -> Result<String> {
         eprint!("{}", design::fractional::describe(&generators, &names));
         design::fractional_plan(&factors, &generators, args.replicates, args.seed)?
     };
-    match args.format.as_str() {
-        "csv" => Ok(plan.to_csv()),
-        "toml" => Ok(plan.to_toml()),
-        other => bail!("--format '{other}': expected csv or toml"),
+    Ok(match args.format {
+        PlanFormat::Csv => plan.to_csv(),
+        PlanFormat::Toml => plan.to_toml(),
+    })
+}
+
+/// How `lca design` writes its plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+enum PlanFormat {
+    /// One run per row, with a header.
+    #[default]
+    Csv,
+    /// `[[run]]` tables.
+    Toml,
+}
+
+impl std::fmt::Display for PlanFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PlanFormat::Csv => "csv",
+            PlanFormat::Toml => "toml",
+        })
     }
 }

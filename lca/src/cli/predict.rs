@@ -22,13 +22,19 @@ pub struct Args {
     #[arg(long, value_name = "FACTOR=LEVELS,...")]
     grid: Vec<String>,
     /// Output format: text, csv or json.
-    #[arg(long, default_value = "text", value_name = "FORMAT")]
-    format: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "FORMAT",
+        hide_possible_values = true
+    )]
+    format: Format,
 }
 
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
-    let format: Format = args.format.parse().map_err(|e| anyhow!("--format: {e}"))?;
+    let format = args.format;
     let model = fit::model_file::read(&args.model)?;
     if args.at.is_empty() && args.grid.is_empty() {
         bail!("give a point (--at n=512,p=12) or a grid (--grid n=32..1024:log2,p=2..26:lin:5)");

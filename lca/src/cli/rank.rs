@@ -35,8 +35,8 @@ pub struct Args {
     pub filter: Vec<String>,
     /// Order of the ranking: r2 (the paper's), adj-r2, or cv (leave-one-out error); by
     /// default r2, and cv with --search (R² always favours more terms).
-    #[arg(long, value_name = "STAT")]
-    pub rank: Option<String>,
+    #[arg(long, value_enum, value_name = "STAT", hide_possible_values = true)]
+    pub rank: Option<RankBy>,
     /// Also search sums of up to two terms x^i*log2(x)^j plus a constant (fitted to relative
     /// error unless a value is zero).
     #[arg(long)]
@@ -51,8 +51,14 @@ pub struct Args {
     #[arg(long, value_name = "FACTOR=VALUE")]
     pub predict: Vec<String>,
     /// Output format: text, json or csv.
-    #[arg(long, default_value = "text", value_name = "FORMAT")]
-    pub format: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "FORMAT",
+        hide_possible_values = true
+    )]
+    pub format: Format,
     /// Draw the measured points and every fitted curve to an .svg or .png file.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
@@ -82,17 +88,12 @@ fn validate(args: &Args) -> Result<Config> {
     let Some(datafile_path) = &args.datafile else {
         bail!("a DATAFILE is required");
     };
-    let rank = match &args.rank {
-        Some(r) => r
-            .parse::<RankBy>()
-            .map_err(|e| anyhow::anyhow!("--rank: {e}"))?,
+    let rank = match args.rank {
+        Some(rank) => rank,
         None if args.search => RankBy::Cv,
         None => RankBy::R2,
     };
-    let format = args
-        .format
-        .parse::<Format>()
-        .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
+    let format = args.format;
     let conditions = |option: &str, values: &[String]| -> Result<Vec<Condition>> {
         values
             .iter()

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use fit::{Condition, Datafile};
 use reports::Format;
 
@@ -19,13 +19,19 @@ pub struct Args {
     #[arg(long = "where", value_name = "CONDITION", value_delimiter = ',')]
     filter: Vec<String>,
     /// Output format: text, csv or json.
-    #[arg(long, default_value = "text", value_name = "FORMAT")]
-    format: String,
+    #[arg(
+        long,
+        value_enum,
+        default_value_t,
+        value_name = "FORMAT",
+        hide_possible_values = true
+    )]
+    format: Format,
 }
 
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
-    let format: Format = args.format.parse().map_err(|e| anyhow!("--format: {e}"))?;
+    let format = args.format;
     let model = fit::model_file::read(&args.model)?;
     let filter = if args.filter.is_empty() {
         &model.provenance.conditions
