@@ -4,13 +4,11 @@
 
 use std::hint::black_box;
 
-mod support;
-use support::time;
-
 use fit::Datafile;
 use fit::performance::{BuildOptions, PerformanceModel};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use test_support::time;
 
 /// `rows` runs on the edges of n in 32..1024 (powers of two), p in 2..26, 1% noise.
 fn datafile(rows: usize) -> String {

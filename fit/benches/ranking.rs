@@ -5,12 +5,10 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-mod support;
-use support::time;
-
 use fit::{Datafile, Model, RankBy, Weighting, default_candidates, rank, search};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use test_support::time;
 
 const CATEGORIES: [&str; 6] = ["pc", "li", "ip", "sl", "cl", "rc"];
 

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 mod support;
 
-use support::{error_of, lca, scratch, write};
+use assert_cmd::assert::OutputAssertExt;
+use support::{error_of, lca};
+use test_support::{scratch, write};
 
 fn fig2() -> PathBuf {
     datasets::path("fig2.dat")
@@ -237,7 +239,7 @@ fn bad_input_gives_one_line_errors() {
 #[test]
 fn closed_pipe_is_not_an_error() {
     // `lca ... | head -1`: the reader goes away; lca must not complain.
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("lca"))
+    let mut child = lca()
         .arg(fig2())
         .args(["--var", "p", "--cat", "li", "--search"])
         .stdout(std::process::Stdio::piped())

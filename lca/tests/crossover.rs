@@ -5,7 +5,8 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::{error_of, lca, scratch, write};
+use support::{error_of, lca, stdout};
+use test_support::{scratch, write};
 
 /// A hand-written model of `n` with `p` held at 1 (so `T_p = pc`), fitted on n in [32, 1024].
 fn model(dir: &Path, name: &str, pc: &str) -> String {
@@ -28,13 +29,6 @@ fn model2(dir: &Path, name: &str, pc: &str) -> String {
 
 fn path(p: PathBuf) -> String {
     p.to_str().unwrap().to_string()
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = lca().args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{args:?}: {stderr}");
-    String::from_utf8(out.stdout).unwrap()
 }
 
 fn json(args: &[&str]) -> serde_json::Value {

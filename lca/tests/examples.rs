@@ -7,19 +7,9 @@
 //! and quotes work as they do for the user. Only success is checked here: the numbers have
 //! their own tests.
 
-mod support;
-
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use support::scratch;
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use test_support::{lines_of_pages, ran, repository, scratch, shell};
 
 /// A scratch folder with `datasets/` linked in and a `bin/` holding this build's `lca`.
 fn workspace(name: &str) -> PathBuf {
@@ -42,26 +32,11 @@ fn workspace(name: &str) -> PathBuf {
 
 /// Runs one shell line in `dir`; panics with its output unless it succeeds.
 fn run(dir: &Path, line: &str, origin: &str) -> String {
-    let path = format!(
-        "{}:{}",
-        dir.join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = Command::new("sh")
-        .arg("-c")
-        .arg(line)
-        .current_dir(dir)
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{origin}: `{line}` failed ({}):\n{stderr}",
-        out.status
-    );
-    assert!(!stderr.contains("panicked"), "{origin}: `{line}`: {stderr}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    ran(
+        origin,
+        line,
+        &shell(dir, &dir.join("bin"), line).output().unwrap(),
+    )
 }
 
 /// The pages whose `lca` lines run, in order: a guide's lines read the model files an earlier
@@ -76,16 +51,7 @@ const PAGES: [&str; 4] = [
 /// The pages' `$ lca ...` lines inside code blocks, without trailing `# comments`, each with
 /// its `page:line`.
 fn readme_lines() -> Vec<(String, String)> {
-    let mut lines = Vec::new();
-    for page in PAGES {
-        let text = std::fs::read_to_string(repository().join(page)).unwrap();
-        lines.extend(
-            page_lines(&text)
-                .into_iter()
-                .map(|(number, line)| (format!("{page}:{number}"), line)),
-        );
-    }
-    lines
+    lines_of_pages(&PAGES, page_lines)
 }
 
 /// One page's `$ lca ...` lines with their line numbers.

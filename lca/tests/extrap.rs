@@ -4,7 +4,8 @@
 
 mod support;
 
-use support::{error_of, lca, scratch, write};
+use support::{error_of, lca};
+use test_support::{scratch, write};
 
 /// `latency = 5 + 0.25 p n` exactly, with a varying sample count `N` and host name.
 fn latencies(dir: &std::path::Path) -> std::path::PathBuf {

@@ -5,11 +5,10 @@
 
 mod support;
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use support::{scratch, write};
+use support::lca;
+use test_support::{limit, one_line_error, scratch, write};
 
 /// The address space `lca` gets in these tests.
 const MEMORY: libc::rlim_t = 300 << 20;
@@ -17,29 +16,15 @@ const MEMORY: libc::rlim_t = 300 << 20;
 /// Runs `lca` with at most [`MEMORY`] of address space; returns its one-line error, checking
 /// that it failed, did not panic and wrote under 300 bytes.
 fn capped_error(args: &[&str]) -> String {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_lca"));
+    let mut command = lca();
     command.args(args);
-    // SAFETY: setrlimit is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        command.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: MEMORY,
-                rlim_max: MEMORY,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let out = command.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.len() < 300, "{} bytes: {stderr}", stderr.len());
-    assert!(stderr.starts_with("Error: "), "{stderr}");
-    stderr.trim_end().to_string()
+    let out = limit(&mut command, libc::RLIMIT_AS, MEMORY)
+        .output()
+        .unwrap();
+    let line = one_line_error(&out, Some(1), &[]);
+    assert!(out.stderr.len() < 300, "{} bytes: {line}", out.stderr.len());
+    assert!(line.starts_with("Error: "), "{line}");
+    line
 }
 
 fn text(path: &Path) -> &str {
@@ -206,10 +191,7 @@ fn grids_and_maps_too_large_are_refused() {
 
 /// Runs `lca`; it must succeed with finite numbers or fail with one line, never panic.
 fn finite_or_one_line(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_lca"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = lca().args(args).output().unwrap();
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),

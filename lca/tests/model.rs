@@ -4,7 +4,8 @@ mod support;
 
 use std::path::PathBuf;
 
-use support::{error_of, lca, scratch, write};
+use support::{error_of, lca, stdout};
+use test_support::{scratch, write};
 
 /// Category values of a known model of (n, p): li and rc multiplicative (rc with a
 /// threshold at p = 6), cl additive; `wobble` is a deterministic ±1% disturbance.
@@ -59,13 +60,6 @@ fn datafiles(dir: &std::path::Path) -> (PathBuf, PathBuf) {
         write(dir, "runs.dat", &text),
         write(dir, "validation.dat", &validation),
     )
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = lca().args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{args:?}: {stderr}");
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

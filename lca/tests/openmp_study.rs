@@ -12,14 +12,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use support::{scratch, write};
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use test_support::{NotBuilt, Toolchain, cargo_build, compile, repository, scratch, skip, write};
 
 /// This build's `lca` in `dir/bin`, hard-linked (copied across file systems), so that the
 /// folder `{pp}` is looked for in is one the test controls (`current_exe` resolves links).
@@ -113,13 +106,9 @@ fn missing(dir: &Path) -> Option<String> {
     let bin = Path::new(env!("CARGO_BIN_EXE_lca")).parent().unwrap();
     // `cargo test -p lca` builds neither pp nor the tool: build them (same profile), so that
     // the pp beside lca is this source's, not an older build's.
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(cargo);
-    build.args(["build", "-p", "pp", "-p", "pp-ompt"]);
-    if bin.file_name().is_some_and(|d| d == "release") {
-        build.arg("--release");
-    }
-    let _ = build.output();
+    let _ = cargo_build(bin)
+        .args(["-p", "pp", "-p", "pp-ompt"])
+        .output();
     if !bin.join("pp").is_file() {
         return Some(format!(
             "no pp beside lca in {} (cargo build -p pp)",
@@ -137,19 +126,17 @@ fn missing(dir: &Path) -> Option<String> {
         "probe.c",
         "#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n",
     );
-    match Command::new("clang")
-        .args(["-fopenmp", "-o"])
-        .arg(dir.join("probe"))
-        .arg(&probe)
-        .output()
-    {
-        Err(e) => Some(format!("clang not found ({e})")),
-        Ok(out) if !out.status.success() => Some(format!(
+    let built = compile(
+        Command::new("clang")
+            .args(["-fopenmp", "-o"])
+            .arg(dir.join("probe"))
+            .arg(&probe),
+    );
+    match built {
+        Err(NotBuilt::NoCompiler(e)) => Some(format!("clang not found ({e})")),
+        Err(failed) => Some(format!(
             "clang -fopenmp cannot build a program (libomp-dev missing?): {}",
-            String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .next()
-                .unwrap_or("")
+            failed.first_line()
         )),
         Ok(_) => None,
     }
@@ -164,26 +151,15 @@ fn the_openmp_fft2d_study_runs_end_to_end() {
     let dir = scratch("openmp-fft2d-study");
     let _ = std::fs::remove_dir_all(dir.join("study"));
     if let Some(why) = missing(&dir) {
-        eprintln!(
-            "skipped: the_openmp_fft2d_study_runs_end_to_end: {why} (tools/system-packages.sh installs it)"
+        skip(
+            "the_openmp_fft2d_study_runs_end_to_end",
+            format!("{why} (tools/system-packages.sh installs it)"),
         );
         return;
     }
     let program = dir.join("fft2d");
-    let out = Command::new("clang")
-        .args([
-            "-std=c11",
-            "-O2",
-            "-fopenmp",
-            "-rdynamic",
-            "-fno-optimize-sibling-calls",
-        ])
-        .arg("-I")
-        .arg(repository().join("ompt/include"))
-        .arg("-o")
-        .arg(&program)
-        .arg(repository().join("examples/openmp/fft2d.c"))
-        .arg("-lm")
+    let out = Toolchain::OPENMP
+        .command(&repository().join("examples/openmp/fft2d.c"), &program)
         .output()
         .unwrap();
     assert!(

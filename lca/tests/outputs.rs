@@ -5,54 +5,17 @@
 mod support;
 
 use std::fs;
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use support::{error_of, lca, scratch};
-
-/// Whether a file type is still the kind a target was made as.
-type IsKind = fn(&fs::FileType) -> bool;
-
-/// A FIFO, a directory, and as root a character device with the numbers of /dev/null and a
-/// link to it, made in `dir`, each with a check that it is still what it was.
-fn hostile_targets(dir: &Path, suffix: &str) -> Vec<(PathBuf, IsKind)> {
-    let made = |args: &[&str]| {
-        Command::new(args[0])
-            .args(&args[1..])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let path = |name: &str| dir.join(format!("{name}{suffix}"));
-    let mut targets: Vec<(PathBuf, IsKind)> = Vec::new();
-    assert!(made(&["mkfifo", path("fifo").to_str().unwrap()]));
-    targets.push((path("fifo"), |t| t.is_fifo()));
-    fs::create_dir(path("folder")).unwrap();
-    targets.push((path("folder"), |t| t.is_dir()));
-    if made(&["mknod", path("node").to_str().unwrap(), "c", "1", "3"]) {
-        std::os::unix::fs::symlink(path("node"), path("link")).unwrap();
-        targets.push((path("node"), |t| t.is_char_device()));
-        targets.push((path("link"), |t| t.is_symlink()));
-    } else {
-        eprintln!("skipped the device node and the link to it: mknod needs root");
-    }
-    targets
-}
+use support::{error_of, lca};
+use test_support::{IsKind, assert_untouched, hostile_targets, scratch};
 
 /// One line on standard error (checked by `error_of`), the target unchanged, no temporary
 /// file in its folder.
 fn refused(args: &[&str], target: &Path, kind: IsKind) {
     let stderr = error_of(args);
     assert!(stderr.contains("regular files"), "{args:?}: {stderr}");
-    assert!(
-        kind(&fs::symlink_metadata(target).unwrap().file_type()),
-        "{args:?} changed {}",
-        target.display()
-    );
-    for entry in fs::read_dir(target.parent().unwrap()).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(!name.contains(".tmp"), "{args:?} left {name}");
-    }
+    assert_untouched(&format!("{args:?}"), target, kind);
 }
 
 fn model(dir: &Path, name: &str, file: &str) -> PathBuf {
@@ -166,7 +129,7 @@ fn a_full_disk_is_said_once() {
         eprintln!("skipped: no /dev/full");
         return;
     };
-    let out = Command::new(assert_cmd::cargo::cargo_bin("lca"))
+    let out = lca()
         .args([
             "design",
             "--factor",

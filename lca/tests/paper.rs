@@ -4,20 +4,14 @@
 
 mod support;
 
-use support::{error_of, lca, scratch, write};
+use support::{error_of, stdout};
+use test_support::{scratch, write};
 
 fn paper(name: &str) -> String {
     datasets::path(&format!("paper/{name}"))
         .to_str()
         .unwrap()
         .to_string()
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = lca().args(args).output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{args:?}: {stderr}");
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// Table 2 summed, with log2, over p = 26 processors: T_dp(n) - T_tp(n).

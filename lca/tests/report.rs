@@ -3,7 +3,8 @@
 
 mod support;
 
-use support::{error_of, lca, scratch};
+use support::{error_of, lca};
+use test_support::scratch;
 
 #[test]
 fn report_of_two_models_with_measured_runs() {

@@ -16,10 +16,10 @@ use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
-use support::{scratch, write};
+use test_support::{one_at_a_time, repository, scratch, skip, wait_for_every, write};
 
 /// Writes a valid text log to $PP_LOG for p = $1, n = $2. Exits 1 with a message on standard
 /// error when $4 names this point (`n,p`). While the file `$3/hold` exists, the run of impl a
@@ -59,13 +59,6 @@ fn study(dir: &Path, fail_at: &str, cpus: bool) -> PathBuf {
     write(dir, "fake.toml", &text)
 }
 
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 /// The local cluster's config, in tools/slurm-local.sh's state folder.
 fn slurm_conf() -> PathBuf {
     let dir = std::env::var_os("LCA_SLURM_DIR").unwrap_or_else(|| "/var/lib/lca-slurm".into());
@@ -97,18 +90,20 @@ fn slurm() -> &'static Result<(), String> {
 /// The cluster for one test at a time (the node has the machine's cores, maybe 2, and a
 /// held job keeps one), or none, saying why, when it cannot run.
 fn up(test: &str) -> Option<MutexGuard<'static, ()>> {
-    static ONE: Mutex<()> = Mutex::new(());
     match slurm() {
-        Ok(()) => Some(ONE.lock().unwrap_or_else(PoisonError::into_inner)),
+        Ok(()) => Some(one_at_a_time()),
         Err(why) => {
-            eprintln!("skipped: {test}: no local Slurm: {why} (tools/slurm-local.sh starts it)");
+            skip(
+                test,
+                format!("no local Slurm: {why} (tools/slurm-local.sh starts it)"),
+            );
             None
         }
     }
 }
 
 fn lca(dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_lca"));
+    let mut command = support::lca();
     command
         .current_dir(dir)
         .env("SLURM_CONF", slurm_conf())
@@ -133,7 +128,7 @@ fn rows(dir: &Path) -> BTreeSet<String> {
 fn local_rows() -> &'static BTreeSet<String> {
     static ROWS: OnceLock<BTreeSet<String>> = OnceLock::new();
     ROWS.get_or_init(|| {
-        let dir = fresh("slurm-local");
+        let dir = scratch("slurm-local");
         study(&dir, "-", true);
         let out = run(&dir, &["fake.toml", "--dispatch", "local"]);
         assert!(out.status.success(), "{}", text(&out));
@@ -141,13 +136,6 @@ fn local_rows() -> &'static BTreeSet<String> {
         assert_eq!(rows.len(), RUNS);
         rows
     })
-}
-
-fn fresh(name: &str) -> PathBuf {
-    let dir = scratch(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 fn text(out: &Output) -> String {
@@ -158,16 +146,10 @@ fn text(out: &Output) -> String {
     )
 }
 
-/// Waits until `done()` holds; a safety cap of 5 minutes turns a hang into a failure.
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let begun = Instant::now();
-    while !done() {
-        assert!(
-            begun.elapsed() < Duration::from_secs(300),
-            "{what} never came"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+/// Waits until `done()` holds, asking every 50 ms (each asking may run `squeue`); a safety
+/// cap of 5 minutes turns a hang into a failure.
+fn wait_for(what: &str, done: impl FnMut() -> bool) {
+    wait_for_every(what, Duration::from_millis(50), done);
 }
 
 /// The jobs the study in `dir` recorded that Slurm still lists.
@@ -196,7 +178,7 @@ fn a_study_through_slurm_gives_the_local_rows() {
     let Some(_one) = up("a_study_through_slurm_gives_the_local_rows") else {
         return;
     };
-    let dir = fresh("slurm-whole");
+    let dir = scratch("slurm-whole");
     study(&dir, "-", true);
     let out = run(&dir, &["fake.toml"]);
     assert!(out.status.success(), "{}", text(&out));
@@ -242,7 +224,7 @@ fn a_study_stopped_midway_cancels_its_jobs_and_resumes() {
     let Some(_one) = up("a_study_stopped_midway_cancels_its_jobs_and_resumes") else {
         return;
     };
-    let dir = fresh("slurm-stopped");
+    let dir = scratch("slurm-stopped");
     study(&dir, "-", false);
     std::fs::write(dir.join("hold"), "").unwrap();
     let mut child = lca(&dir)
@@ -292,7 +274,7 @@ fn a_job_left_running_by_a_killed_study_is_not_submitted_twice() {
     let Some(_one) = up("a_job_left_running_by_a_killed_study_is_not_submitted_twice") else {
         return;
     };
-    let dir = fresh("slurm-killed");
+    let dir = scratch("slurm-killed");
     study(&dir, "-", false);
     std::fs::write(dir.join("hold"), "").unwrap();
     let mut child = lca(&dir)
@@ -347,7 +329,7 @@ fn a_failing_job_is_reported_with_its_standard_error() {
     let Some(_one) = up("a_failing_job_is_reported_with_its_standard_error") else {
         return;
     };
-    let dir = fresh("slurm-failing");
+    let dir = scratch("slurm-failing");
     study(&dir, "64,2", true);
     let out = run(&dir, &["fake.toml"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
@@ -374,7 +356,7 @@ fn a_failing_job_is_reported_with_its_standard_error() {
 
 #[test]
 fn slurm_options_in_the_study_file_are_checked() {
-    let dir = fresh("slurm-options");
+    let dir = scratch("slurm-options");
     let path = study(&dir, "-", true);
     let good = std::fs::read_to_string(&path).unwrap();
     let bad = |from: &str, to: &str, wanted: &str| {
@@ -417,7 +399,7 @@ fn slurm_options_in_the_study_file_are_checked() {
 
 #[test]
 fn local_runs_made_jobs_at_a_time_give_the_same_rows_and_a_warning() {
-    let dir = fresh("slurm-jobs");
+    let dir = scratch("slurm-jobs");
     study(&dir, "-", true);
     let out = run(&dir, &["fake.toml", "--dispatch", "local", "--jobs", "3"]);
     assert!(out.status.success(), "{}", text(&out));
@@ -434,7 +416,7 @@ fn precision_rounds_go_through_slurm_too() {
     let Some(_one) = up("precision_rounds_go_through_slurm_too") else {
         return;
     };
-    let dir = fresh("slurm-precision");
+    let dir = scratch("slurm-precision");
     let path = study(&dir, "-", false);
     let file = std::fs::read_to_string(&path).unwrap().replacen(
         "[factors]",
@@ -466,7 +448,7 @@ fn a_job_cancelled_outside_the_study_is_reported_lost() {
     let Some(_one) = up("a_job_cancelled_outside_the_study_is_reported_lost") else {
         return;
     };
-    let dir = fresh("slurm-lost");
+    let dir = scratch("slurm-lost");
     study(&dir, "-", false);
     std::fs::write(dir.join("hold"), "").unwrap();
     let mut child = lca(&dir)
@@ -505,7 +487,7 @@ fn a_job_cancelled_outside_the_study_is_reported_lost() {
 
 #[test]
 fn local_runs_made_jobs_at_a_time_stop_on_ctrl_c_and_resume() {
-    let dir = fresh("slurm-jobs-stopped");
+    let dir = scratch("slurm-jobs-stopped");
     study(&dir, "-", true);
     std::fs::write(dir.join("hold"), "").unwrap();
     let mut child = lca(&dir)

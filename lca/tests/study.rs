@@ -5,10 +5,11 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use support::{error_of, lca, scratch, write};
+use support::{error_of, lca};
+use test_support::{scratch, wait_for, write};
 
 /// Writes a valid text log to $PP_LOG for p = $1, n = $2 (thread 0 works n*p + 10 n ns, the
 /// others n ns; the run window is n*(p + 10) + 7 ns), after sleeping $3 seconds. Exits 3 with a
@@ -44,18 +45,6 @@ fn study(dir: &Path, sleep: &str, fail_at: &str, timeout: &str) -> std::path::Pa
         command("b")
     );
     write(dir, "fake.toml", &text)
-}
-
-/// Waits until `done()` holds; a safety cap of 5 minutes turns a hang into a failure.
-fn wait_for(what: &str, done: impl Fn() -> bool) {
-    let begun = Instant::now();
-    while !done() {
-        assert!(
-            begun.elapsed() < Duration::from_secs(300),
-            "{what} never came"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// The datafile's rows, as a set (order free).
@@ -115,7 +104,7 @@ fn an_interrupted_study_resumes_to_the_same_rows() {
     }
     std::fs::write(broken.join("limit"), "").unwrap();
     study(&broken, "0", "-", "1000");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lca"))
+    let mut child = lca()
         .current_dir(&broken)
         .args(["study", "fake.toml"])
         .stdout(Stdio::null())

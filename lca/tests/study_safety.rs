@@ -8,12 +8,13 @@
 mod support;
 
 use std::os::unix::fs::FileTypeExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{error_of, scratch, write};
+use support::{error_of, lca};
+use test_support::{limit, scratch, wait_for, write};
 
 /// A run of `n=1` writes a valid log at once. A run of `n=2`, while `<dir>/hold` exists, writes
 /// `$$` (its pid, which is its process group's id) to `<dir>/started` and waits on a `sleep`
@@ -51,7 +52,7 @@ fn workload(dir: &Path) -> String {
 }
 
 fn start(dir: &Path) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_lca"))
+    lca()
         .current_dir(dir)
         .args(["study", "safe.toml"])
         .stdin(Stdio::null())
@@ -62,34 +63,11 @@ fn start(dir: &Path) -> Child {
 }
 
 /// `lca study safe.toml` in `dir` under a resource limit.
-fn limited(dir: &Path, resource: libc::__rlimit_resource_t, limit: u64) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_lca"));
+fn limited(dir: &Path, resource: libc::__rlimit_resource_t, bytes: u64) -> Command {
+    let mut command = lca();
     command.current_dir(dir).args(["study", "safe.toml"]);
-    unsafe {
-        command.pre_exec(move || {
-            let rlimit = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
-            };
-            if libc::setrlimit(resource, &rlimit) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    limit(&mut command, resource, bytes);
     command
-}
-
-/// Waits until `done()` holds; a cap of 5 minutes turns a hang into a failure.
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let begun = Instant::now();
-    while !done() {
-        assert!(
-            begun.elapsed() < Duration::from_secs(300),
-            "{what} never came"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// The process group of the held run (`n=2`), once it has started.

@@ -14,6 +14,8 @@ use pp::event::{EventKind, WaitKind};
 use pp::log::LogReader;
 use pp::profile::{Category, Profile, profile_log};
 
+use test_support::{NotBuilt, compile, scratch, skip};
+
 /// The tool library cargo built beside this test (`target/<profile>/deps/`).
 fn tool() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
@@ -27,36 +29,41 @@ fn tool() -> Option<PathBuf> {
 /// the tool, clang or libomp is missing.
 fn build(test: &str, dir: &Path, src: &str) -> Option<(PathBuf, PathBuf)> {
     let Some(tool) = tool() else {
-        eprintln!(
-            "skipped: {test}: libpp_ompt.so is not built beside the test (cargo test --workspace builds it)"
+        skip(
+            test,
+            "libpp_ompt.so is not built beside the test (cargo test --workspace builds it)",
         );
         return None;
     };
     let c = dir.join("prog.c");
     std::fs::write(&c, format!("{PRELUDE}\n{src}")).unwrap();
     let exe = dir.join("prog");
-    let out = Command::new("clang")
-        // As docs/openmp.md advises, so that each region is named after its function.
-        .args(["-O2", "-fopenmp", "-fno-optimize-sibling-calls", "-I"])
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(&c)
-        .output();
-    match out {
-        Ok(o) if o.status.success() => Some((tool, exe)),
-        Ok(o) => {
-            eprintln!(
-                "skipped: {test}: clang -fopenmp failed (libomp-dev missing?; tools/system-packages.sh installs it): {}",
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .next()
-                    .unwrap_or("")
+    let built = compile(
+        Command::new("clang")
+            // As docs/openmp.md advises, so that each region is named after its function.
+            .args(["-O2", "-fopenmp", "-fno-optimize-sibling-calls", "-I"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
+            .arg("-o")
+            .arg(&exe)
+            .arg(&c),
+    );
+    match built {
+        Ok(_) => Some((tool, exe)),
+        Err(NotBuilt::NoCompiler(e)) => {
+            skip(
+                test,
+                format!("no clang ({e}; tools/system-packages.sh installs it)"),
             );
             None
         }
-        Err(e) => {
-            eprintln!("skipped: {test}: no clang ({e}; tools/system-packages.sh installs it)");
+        Err(failed) => {
+            skip(
+                test,
+                format!(
+                    "clang -fopenmp failed (libomp-dev missing?; tools/system-packages.sh installs it): {}",
+                    failed.first_line()
+                ),
+            );
             None
         }
     }
@@ -153,16 +160,9 @@ fn run(tool: &Path, exe: &Path, dir: &Path, threads: u32, params: &str) -> Run {
     }
 }
 
-fn temp(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pp-ompt-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 #[test]
 fn records_serial_work_regions_barriers_and_critical_sections() {
-    let dir = temp("shape");
+    let dir = scratch("shape");
     let Some((tool, exe)) = build(
         "records_serial_work_regions_barriers_and_critical_sections",
         &dir,
@@ -222,7 +222,7 @@ int main(void) { burn(60); imbalance(); burn(20); contend(); burn(20); return 0;
 
 #[test]
 fn explicit_tasks_run_in_a_barrier_are_work() {
-    let dir = temp("tasks");
+    let dir = scratch("tasks");
     let Some((tool, exe)) = build(
         "explicit_tasks_run_in_a_barrier_are_work",
         &dir,
@@ -255,7 +255,7 @@ int main(void) { tasks(); return 0; }
 
 #[test]
 fn nested_teams_and_teams_larger_than_p_are_reported_not_recorded() {
-    let dir = temp("nested");
+    let dir = scratch("nested");
     let Some((tool, exe)) = build(
         "nested_teams_and_teams_larger_than_p_are_reported_not_recorded",
         &dir,
@@ -290,7 +290,7 @@ int main(void) { omp_set_max_active_levels(2); outer(); wide(); return 0; }
 
 #[test]
 fn a_program_without_parallel_regions_is_one_processor_of_serial_work() {
-    let dir = temp("serial");
+    let dir = scratch("serial");
     let Some((tool, exe)) = build(
         "a_program_without_parallel_regions_is_one_processor_of_serial_work",
         &dir,
@@ -315,7 +315,7 @@ fn a_program_without_parallel_regions_is_one_processor_of_serial_work() {
 
 #[test]
 fn data_movement_marked_through_omp_control_tool_is_communication() {
-    let dir = temp("comm");
+    let dir = scratch("comm");
     let Some((tool, exe)) = build(
         "data_movement_marked_through_omp_control_tool_is_communication",
         &dir,
@@ -363,7 +363,7 @@ int main(void) {
 
 #[test]
 fn without_the_tool_the_marks_do_nothing() {
-    let dir = temp("notool");
+    let dir = scratch("notool");
     let Some((_, exe)) = build(
         "without_the_tool_the_marks_do_nothing",
         &dir,
@@ -390,7 +390,7 @@ int main(void) {
 
 #[test]
 fn a_recorded_thread_lent_to_a_nested_team_works_there() {
-    let dir = temp("lent");
+    let dir = scratch("lent");
     let Some((tool, exe)) = build(
         "a_recorded_thread_lent_to_a_nested_team_works_there",
         &dir,

@@ -29,6 +29,8 @@ use pp::event::Symbols;
 use pp::log::{BinaryWriter, LogReader};
 use pp::profile::profile_log;
 
+use test_support::setting;
+
 fn status_kib(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with(key))?;
@@ -57,10 +59,7 @@ fn main() {
         .ok()
         .and_then(|v| v.replace('_', "").parse().ok())
         .unwrap_or(100_000_000);
-    let threads: u32 = std::env::var("PP_LOG_BENCH_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(8);
+    let threads: u32 = setting("PP_LOG_BENCH_THREADS", 8);
     let path = std::env::temp_dir().join(format!("pp-log-bench-{}.log", std::process::id()));
 
     let start = Instant::now();
@@ -74,11 +73,7 @@ fn main() {
     let write_s = start.elapsed().as_secs_f64();
     let bytes = std::fs::metadata(&path).expect("size").len();
 
-    let rounds: usize = std::env::var("PP_LOG_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3)
-        .max(1);
+    let rounds: usize = setting("PP_LOG_BENCH_ROUNDS", 3).max(1);
     let rss_before = status_kib("VmRSS:");
     let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let mut times = Vec::new();

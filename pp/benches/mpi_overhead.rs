@@ -12,17 +12,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
+use test_support::{scratch, setting, skip};
+
 /// Message sizes reported, bytes.
 const SIZES: [u64; 4] = [0, 1024, 65536, 1 << 20];
 
 fn main() -> ExitCode {
-    let runs: usize = std::env::var("PP_MPI_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(11)
-        .max(11);
-    let dir = std::env::temp_dir().join(format!("pp-mpi-overhead-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let runs: usize = setting("PP_MPI_BENCH_RUNS", 11).max(11);
+    let dir = scratch("pingpong");
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let program = dir.join("pingpong");
     let tracer = dir.join("libpp_pmpi.so");
@@ -42,8 +39,9 @@ fn main() -> ExitCode {
             .status()
             .is_ok_and(|s| s.success());
     if !built {
-        eprintln!(
-            "skipped: mpi_overhead: mpicc cannot build the ping-pong or the tracer (tools/system-packages.sh installs Open MPI)"
+        skip(
+            "mpi_overhead",
+            "mpicc cannot build the ping-pong or the tracer (tools/system-packages.sh installs Open MPI)",
         );
         let _ = std::fs::remove_dir_all(&dir);
         return ExitCode::SUCCESS;
@@ -65,7 +63,7 @@ fn main() -> ExitCode {
                     .env("PP_MPI_LOG", dir.join("rank"));
             }
             let Ok(out) = command.output() else {
-                eprintln!("skipped: mpi_overhead: mpirun cannot be run");
+                skip("mpi_overhead", "mpirun cannot be run");
                 return ExitCode::SUCCESS;
             };
             for line in String::from_utf8_lossy(&out.stdout).lines() {

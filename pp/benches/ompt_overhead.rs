@@ -23,6 +23,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use pp::log::LogReader;
+use test_support::{scratch, setting, skip};
 
 /// One program setting: `WORK CHUNKS REGIONS` of overhead.c.
 struct Setting {
@@ -33,19 +34,15 @@ struct Setting {
 }
 
 fn main() -> ExitCode {
-    let runs: usize = std::env::var("PP_OMPT_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(11)
-        .max(11);
+    let runs: usize = setting("PP_OMPT_BENCH_RUNS", 11).max(11);
     let Some(tool) = find_tool() else {
-        eprintln!(
-            "skipped: ompt_overhead: no libpp_ompt.so in target/release (cargo build --release -p pp-ompt builds it; or set PP_OMPT_LIBRARY)"
+        skip(
+            "ompt_overhead",
+            "no libpp_ompt.so in target/release (cargo build --release -p pp-ompt builds it; or set PP_OMPT_LIBRARY)",
         );
         return ExitCode::SUCCESS;
     };
-    let dir = std::env::temp_dir().join(format!("pp-ompt-overhead-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let dir = scratch("overhead");
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/openmp/overhead.c");
     let program = dir.join("overhead");
     let built = Command::new("clang")
@@ -54,9 +51,12 @@ fn main() -> ExitCode {
         .arg(&source)
         .status();
     if !built.is_ok_and(|s| s.success()) {
-        eprintln!(
-            "skipped: ompt_overhead: clang -O2 -fopenmp cannot build {} (tools/system-packages.sh installs it)",
-            source.display()
+        skip(
+            "ompt_overhead",
+            format!(
+                "clang -O2 -fopenmp cannot build {} (tools/system-packages.sh installs it)",
+                source.display()
+            ),
         );
         let _ = std::fs::remove_dir_all(&dir);
         return ExitCode::SUCCESS;

@@ -8,17 +8,10 @@
 //!    (`par_iter`); runs alternate, the median ratio over the repetitions is reported.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use pp_recorder::{self as recorder, ClockSource, Session, Team};
 use rayon::prelude::*;
-
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pp-bench-recorder-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
@@ -184,7 +177,7 @@ fn main() {
         .filter(|a| !a.starts_with('-'))
         .collect();
     let wanted = |part: &str| only.is_empty() || only.iter().any(|a| a == part);
-    let dir = scratch();
+    let dir = test_support::scratch("logs");
     if wanted("cost") {
         bench_event_cost(&dir);
     }

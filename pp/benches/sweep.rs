@@ -13,11 +13,10 @@ use pp::event::Symbols;
 use pp::log::{BinaryWriter, LogReader};
 use pp::profile::Sweep;
 
+use test_support::setting;
+
 fn main() {
-    let target: u64 = std::env::var("PP_SWEEP_BENCH_EVENTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5_000_000);
+    let target: u64 = setting("PP_SWEEP_BENCH_EVENTS", 5_000_000);
     let threads = 8;
     let header = log_support::header(threads);
     let mut writer = BinaryWriter::new(Vec::new(), &header).expect("header");

@@ -4,6 +4,8 @@
 use pp::calibrate::{Settings, calibrate, table};
 use pp::machine::Machine;
 
+use test_support::{one_line_error, pp, scratch, skip};
+
 #[test]
 fn quick_calibration_gives_a_usable_machine() {
     let settings = Settings::quick();
@@ -63,8 +65,9 @@ fn mpi_calibration_adds_the_message_model() {
             .is_ok_and(|o| o.status.success())
     };
     if !(found("mpicc") && found("mpirun")) {
-        eprintln!(
-            "skipped: mpi_calibration_adds_the_message_model: no mpicc or mpirun (tools/system-packages.sh installs Open MPI)"
+        skip(
+            "mpi_calibration_adds_the_message_model",
+            "no mpicc or mpirun (tools/system-packages.sh installs Open MPI)",
         );
         return;
     }
@@ -90,11 +93,9 @@ fn mpi_calibration_adds_the_message_model() {
 /// Without the MPI compiler `pp calibrate --mpi` says so in one line and writes nothing.
 #[test]
 fn mpi_calibration_without_mpicc_is_one_line_and_writes_nothing() {
-    let dir = std::env::temp_dir().join(format!("pp-calibrate-mpi-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("mpi-calibration");
     let out = dir.join("machine.toml");
-    let run = assert_cmd::Command::cargo_bin("pp")
-        .unwrap()
+    let run = pp!()
         .args([
             "calibrate",
             "--quick",
@@ -106,12 +107,10 @@ fn mpi_calibration_without_mpicc_is_one_line_and_writes_nothing() {
         .arg(&out)
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(
-        err.contains("/nonexistent/mpicc not found") && err.contains("nothing written"),
-        "{err}"
+    one_line_error(
+        &run,
+        Some(1),
+        &["/nonexistent/mpicc not found", "nothing written"],
     );
     assert!(!out.exists());
     let _ = std::fs::remove_dir_all(&dir);

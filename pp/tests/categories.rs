@@ -6,12 +6,10 @@
 //! header comment says how and when), and a fresh run is checked only for what holds
 //! whatever the load: every phase is there and the numbers add up exactly.
 
-mod examples_support;
-
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
+use test_support::{example, pp, record, stdout_of, temp_path};
 
 const PHASES: [(&str, &str); 5] = [
     ("serial", "ip"),
@@ -23,18 +21,7 @@ const PHASES: [(&str, &str); 5] = [
 
 /// `pp --format json LOG` without a machine file.
 fn profile(log: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_pp"))
-        .env("PP_MACHINE", "/nonexistent/machine.toml")
-        .args(["--format", "json"])
-        .arg(log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_str(&stdout_of(pp!().args(["--format", "json"]).arg(log))).unwrap()
 }
 
 /// Seconds (JSON) as nanoseconds: pp writes whole nanoseconds times 1e-9, which round back
@@ -48,8 +35,8 @@ fn ns(v: &Value) -> i64 {
 /// rc), the phases add up to the run and the run to p × wall.
 #[test]
 fn a_fresh_run_has_every_phase_and_adds_up() {
-    let log = std::env::temp_dir().join(format!("pp-categories-{}.log", std::process::id()));
-    examples_support::record("categories", 2, &log);
+    let log = temp_path("categories.log");
+    record(&example("pp", "categories"), 2, &log);
     let profile = profile(&log);
     let _ = std::fs::remove_file(&log);
     let sum = |c: &Value| -> i64 {

@@ -1,8 +1,9 @@
 //! End-to-end tests of the `pp` command on hand-written logs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
+use assert_cmd::assert::OutputAssertExt;
+use test_support::{pp, scratch, write};
 
 const LOG: &str = "# two threads: a serial section, then an imbalanced loop
 pplog 1 p=2 impl=dp n=256
@@ -23,33 +24,8 @@ pplog 1 p=2 impl=dp n=256
 100 1 stop
 ";
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pp-cli-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-/// `pp` with no machine file (whatever the user running the tests has calibrated).
-fn pp() -> Command {
-    let mut pp = Command::cargo_bin("pp").unwrap();
-    pp.env("PP_MACHINE", "/nonexistent/machine.toml");
-    pp
-}
-
 fn stdout_of(args: &[&str], dir: &Path) -> String {
-    let out = pp().args(args).current_dir(dir).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    test_support::stdout_of(pp!().args(args).current_dir(dir))
 }
 
 #[test]
@@ -104,7 +80,7 @@ fn datafile_row_and_breakdowns() {
 fn pp_log_environment_variable_names_the_log() {
     let dir = scratch("env");
     write(&dir, "elsewhere.log", LOG);
-    let out = pp()
+    let out = pp!()
         .arg("-l")
         .env("PP_LOG", dir.join("elsewhere.log"))
         .current_dir(&dir)
@@ -123,7 +99,8 @@ fn chrome_trace_is_written() {
     let dir = scratch("chrome");
     let log = write(&dir, "run.log", LOG);
     let trace = dir.join("trace.json");
-    pp().arg(&log)
+    pp!()
+        .arg(&log)
         .arg("--chrome")
         .arg(&trace)
         .assert()
@@ -143,12 +120,14 @@ fn convert_round_trips() {
     let text = write(&dir, "run.txt", LOG);
     let binary = dir.join("run.bin");
     let back = dir.join("back.txt");
-    pp().arg("convert")
+    pp!()
+        .arg("convert")
         .arg(&text)
         .arg(&binary)
         .assert()
         .success();
-    pp().arg("convert")
+    pp!()
+        .arg("convert")
         .arg(&binary)
         .arg(&back)
         .assert()
@@ -166,7 +145,7 @@ fn truncated_log_prints_what_it_can_and_names_what_was_open() {
     let dir = scratch("cut");
     let cut: String = LOG.lines().take(13).map(|l| format!("{l}\n")).collect();
     let log = write(&dir, "cut.log", &cut);
-    let out = pp().arg("-l").arg(&log).output().unwrap();
+    let out = pp!().arg("-l").arg(&log).output().unwrap();
     assert!(out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("never stopped"), "{stderr}");
@@ -195,12 +174,12 @@ fn nothing_meaningful_is_an_error() {
         "nostart.log",
         "pplog 1 p=2\n5 0 work_begin\n9 0 work_end\n",
     );
-    let out = pp().arg(&log).output().unwrap();
+    let out = pp!().arg(&log).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("no thread has a start event"), "{stderr}");
     let missing = dir.join("missing.log");
-    let out = pp().arg(&missing).output().unwrap();
+    let out = pp!().arg(&missing).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8(out.stderr)
@@ -212,7 +191,7 @@ fn nothing_meaningful_is_an_error() {
 /// `pp -l` on `text`: (exit code, stdout, stderr).
 fn row_of(dir: &Path, name: &str, text: &str) -> (Option<i32>, String, String) {
     let log = write(dir, name, text);
-    let out = pp().arg("-l").arg(&log).output().unwrap();
+    let out = pp!().arg("-l").arg(&log).output().unwrap();
     (
         out.status.code(),
         String::from_utf8(out.stdout).unwrap(),
@@ -287,12 +266,13 @@ fn a_header_key_that_pp_computes_is_refused() {
     std::fs::write(&text, "pplog 1 p=1 total=3\n0 0 start\n9 0 stop\n").unwrap();
     let binary = dir.join("clash.bin");
     let _ = std::fs::remove_file(&binary);
-    pp().arg("convert")
+    pp!()
+        .arg("convert")
         .arg(&text)
         .arg(&binary)
         .assert()
         .success();
-    let out = pp().arg("-l").arg(&binary).output().unwrap();
+    let out = pp!().arg("-l").arg(&binary).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -306,7 +286,7 @@ fn calibrate_writes_a_machine_file_that_pp_uses() {
     let dir = scratch("calibrate");
     let machine = dir.join("machine.toml");
     let _ = std::fs::remove_file(&machine);
-    let out = pp()
+    let out = pp!()
         .args(["calibrate", "--quick", "--out"])
         .arg(&machine)
         .output()
@@ -338,7 +318,7 @@ fn calibrate_writes_a_machine_file_that_pp_uses() {
     }
 
     // Calibrating again does not replace it without --force.
-    let again = pp()
+    let again = pp!()
         .args(["calibrate", "--quick", "--out"])
         .arg(&machine)
         .output()
@@ -383,7 +363,7 @@ fn calibrate_writes_a_machine_file_that_pp_uses() {
     assert_eq!(field(&without, "rc.comm"), 0.0);
 
     let bad = write(&dir, "bad.toml", "[about]\nhost = 3\n");
-    let out = pp()
+    let out = pp!()
         .args(["--machine", bad.to_str().unwrap(), log.to_str().unwrap()])
         .output()
         .unwrap();

@@ -8,32 +8,17 @@
 //! whatever the load (the structure of its rows), and the threshold-finding claim is checked
 //! on rows recorded once (`tests/data/contention.dat`, whose header says how and when).
 
-mod examples_support;
-
-use std::process::Command;
-
 use fit::{Datafile, Model, fit_model};
+use test_support::{example, pp, record, stdout_of, temp_path};
 
 /// One datafile row per p, as `pp -l >> datafile` writes them (no machine file: all
 /// communication is cl).
 fn measure(ps: &[u32]) -> String {
     let mut rows = String::new();
     for &p in ps {
-        let log =
-            std::env::temp_dir().join(format!("pp-contention-{}-{p}.log", std::process::id()));
-        examples_support::record("contention", p, &log);
-        let row = Command::new(env!("CARGO_BIN_EXE_pp"))
-            .env("PP_MACHINE", "/nonexistent/machine.toml")
-            .arg("-l")
-            .arg(&log)
-            .output()
-            .unwrap();
-        assert!(
-            row.status.success(),
-            "{}",
-            String::from_utf8_lossy(&row.stderr)
-        );
-        rows.push_str(&String::from_utf8(row.stdout).unwrap());
+        let log = temp_path(&format!("contention-{p}.log"));
+        record(&example("pp", "contention"), p, &log);
+        rows.push_str(&stdout_of(pp!().arg("-l").arg(&log)));
         let _ = std::fs::remove_file(&log);
     }
     rows

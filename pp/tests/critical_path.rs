@@ -1,12 +1,12 @@
 //! The activity graph and its critical path on hand-written logs with answers worked out by
 //! hand, a property over random logs, and `pp critical-path` end to end.
 
-use assert_cmd::Command;
 use pp::graph::report::Report;
 use pp::graph::{ArcKind, Segment};
 use pp::log::LogReader;
 use pp::profile::Category;
 use proptest::prelude::*;
+use test_support::{one_line_error, pp, scratch};
 
 mod log_support;
 use log_support::activity::random_log;
@@ -372,19 +372,12 @@ proptest! {
     }
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("pp-critical-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn pp_critical_path_prints_text_and_json() {
     let dir = scratch("cli");
     let log = dir.join("fig1.log");
     std::fs::write(&log, FIGURE_1).unwrap();
-    let out = Command::cargo_bin("pp")
-        .unwrap()
+    let out = pp!()
         .args(["critical-path", log.to_str().unwrap()])
         .output()
         .unwrap();
@@ -394,8 +387,7 @@ fn pp_critical_path_prints_text_and_json() {
         text.starts_with("critical path: 81 ns of 81 ns wall (100.0%), 1 hop between threads\n"),
         "{text}"
     );
-    let out = Command::cargo_bin("pp")
-        .unwrap()
+    let out = pp!()
         .args(["critical-path", "--format", "json"])
         .env("PP_LOG", &log)
         .output()
@@ -407,8 +399,7 @@ fn pp_critical_path_prints_text_and_json() {
     assert_eq!(doc["segments"][1]["thread"], 0);
     // The timeline has the path as its own track, after the three threads.
     let trace = dir.join("trace.json");
-    let out = Command::cargo_bin("pp")
-        .unwrap()
+    let out = pp!()
         .args([log.to_str().unwrap(), "--chrome", trace.to_str().unwrap()])
         .output()
         .unwrap();
@@ -432,23 +423,18 @@ fn an_unreadable_log_is_a_one_line_error() {
     let dir = scratch("bad");
     let log = dir.join("bad.log");
     std::fs::write(&log, "pplog 1\n0 0 start\n").unwrap();
-    let out = Command::cargo_bin("pp")
-        .unwrap()
+    let out = pp!()
         .args(["critical-path", log.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("bad.log:1"), "{err}");
+    one_line_error(&out, Some(1), &["bad.log:1"]);
     // A bad cause ends the log at its line, with a warning naming it.
     std::fs::write(
         &log,
         "pplog 1 p=2\n0 0 start\n0 0 wait_begin lock\n1 0 wait_end lock by=2\n",
     )
     .unwrap();
-    let out = Command::cargo_bin("pp")
-        .unwrap()
+    let out = pp!()
         .args(["critical-path", log.to_str().unwrap()])
         .output()
         .unwrap();

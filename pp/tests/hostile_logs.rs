@@ -5,21 +5,16 @@
 //! [`LogReader::place`] says where each event is.
 
 use std::fs::File;
-use std::io::{self, Write};
-use std::os::unix::process::CommandExt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use pp::log::{LogReader, MAX_LINE, MAX_NAMES, MAX_SYMBOL_BYTES, Place};
 
+use test_support::{limit, one_line_error, pp, scratch};
+
 /// The address space the child `pp` may use: far below what the inputs would take unbounded.
 const CAP: u64 = 200 << 20;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pp-hostile-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,40 +22,18 @@ fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `pp` with no machine file.
-fn pp() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pp"));
-    cmd.env("PP_MACHINE", "/nonexistent/machine.toml");
-    cmd
-}
-
 /// `pp` limited to [`CAP`] bytes of address space.
 fn capped() -> Command {
-    let mut cmd = pp();
-    // SAFETY: setrlimit is async-signal-safe; the closure allocates nothing.
-    unsafe {
-        cmd.pre_exec(|| {
-            let limit = libc::rlimit {
-                rlim_cur: CAP,
-                rlim_max: CAP,
-            };
-            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    let mut cmd = pp!();
+    limit(&mut cmd, libc::RLIMIT_AS, CAP);
     cmd
 }
 
 /// The run failed with one short line on stderr (no panic, no abort); returns the line.
-fn one_line_error(out: &Output) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.len() < 300, "{} bytes: {stderr}", stderr.len());
-    stderr.trim_end().to_string()
+fn short_error(out: &Output) -> String {
+    let line = one_line_error(out, Some(1), &[]);
+    assert!(out.stderr.len() < 300, "{} bytes: {line}", out.stderr.len());
+    line
 }
 
 /// The datafile row of a successful run.
@@ -106,7 +79,7 @@ fn binary_with_names(items: usize, per_item: usize, len: usize) -> Vec<u8> {
 #[test]
 fn dev_zero_ends_with_a_short_error_in_bounded_memory() {
     let out = capped().args(["-l", "/dev/zero"]).output().unwrap();
-    let line = one_line_error(&out);
+    let line = short_error(&out);
     assert!(
         line.starts_with(&format!(
             "Error: /dev/zero:1: line longer than the limit of {MAX_LINE} bytes (it starts '\\u{{0}}\\u{{0}}"
@@ -122,7 +95,7 @@ fn a_sparse_gib_of_zeros_ends_with_a_short_error_in_bounded_memory() {
     let path = dir.join("zeros.log");
     File::create(&path).unwrap().set_len(1 << 30).unwrap();
     let out = capped().arg("-l").arg(&path).output().unwrap();
-    let line = one_line_error(&out);
+    let line = short_error(&out);
     assert!(
         line.contains("zeros.log:1: line longer than the limit"),
         "{line}"
@@ -165,7 +138,7 @@ fn binary_definitions_past_the_byte_bound_are_refused() {
     )
     .unwrap();
     let out = capped().arg("-l").arg(&path).output().unwrap();
-    let line = one_line_error(&out);
+    let line = short_error(&out);
     let first_refused = MAX_SYMBOL_BYTES / 1000;
     assert!(
         line.contains(&format!(
@@ -182,7 +155,7 @@ fn binary_definitions_past_the_count_bound_are_refused() {
     let path = dir.join("names.bin");
     std::fs::write(&path, binary_with_names(3, 30_000, 8)).unwrap();
     let out = capped().arg("-l").arg(&path).output().unwrap();
-    let line = one_line_error(&out);
+    let line = short_error(&out);
     assert!(
         line.contains(&format!(
             "name definition {MAX_NAMES}: more than {MAX_NAMES} names"
@@ -211,7 +184,7 @@ fn logs(dir: &Path) -> [PathBuf; 2] {
     let text = dir.join("run.log");
     std::fs::copy(data("categories-p2.log"), &text).unwrap();
     let binary = dir.join("run.bin");
-    let out = pp()
+    let out = pp!()
         .arg("convert")
         .arg(&text)
         .arg(&binary)
@@ -225,11 +198,11 @@ fn logs(dir: &Path) -> [PathBuf; 2] {
 fn pipes_fifos_and_stdin_give_the_same_row_as_the_file() {
     let dir = scratch("pipes");
     for log in logs(&dir) {
-        let expected = row(pp().arg("-l").arg(&log).output().unwrap());
+        let expected = row(pp!().arg("-l").arg(&log).output().unwrap());
         assert!(expected.contains("total="), "{expected}");
         // Standard input redirected from the file (seekable), as `-` and as /dev/stdin.
         for arg in ["-", "/dev/stdin"] {
-            let out = pp()
+            let out = pp!()
                 .args(["-l", arg])
                 .stdin(File::open(&log).unwrap())
                 .output()
@@ -238,7 +211,7 @@ fn pipes_fifos_and_stdin_give_the_same_row_as_the_file() {
         }
         // A pipe (`cat log | pp -l -`), as `-` and as /dev/stdin.
         for arg in ["-", "/dev/stdin"] {
-            let mut child = pp()
+            let mut child = pp!()
                 .args(["-l", arg])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -263,7 +236,7 @@ fn pipes_fifos_and_stdin_give_the_same_row_as_the_file() {
             let bytes = std::fs::read(from)?;
             File::options().write(true).open(to)?.write_all(&bytes)
         });
-        let out = pp().arg("-l").arg(&fifo).output().unwrap();
+        let out = pp!().arg("-l").arg(&fifo).output().unwrap();
         writer.join().unwrap().unwrap();
         assert_eq!(row(out), expected, "fifo of {}", log.display());
     }
@@ -272,12 +245,12 @@ fn pipes_fifos_and_stdin_give_the_same_row_as_the_file() {
 
 #[test]
 fn an_empty_pipe_is_an_empty_log() {
-    let out = pp()
+    let out = pp!()
         .args(["-l", "-"])
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let line = one_line_error(&out);
+    let line = short_error(&out);
     assert!(line.starts_with("Error: stdin:1: empty log"), "{line}");
 }
 
@@ -289,8 +262,8 @@ fn a_byte_order_mark_is_skipped() {
     let mut bytes = b"\xEF\xBB\xBF".to_vec();
     bytes.extend(std::fs::read(&plain).unwrap());
     std::fs::write(&bom, bytes).unwrap();
-    let expected = row(pp().arg("-l").arg(&plain).output().unwrap());
-    assert_eq!(row(pp().arg("-l").arg(&bom).output().unwrap()), expected);
+    let expected = row(pp!().arg("-l").arg(&plain).output().unwrap());
+    assert_eq!(row(pp!().arg("-l").arg(&bom).output().unwrap()), expected);
     // Straight into the header line too.
     let log = "\u{feff}pplog 1 p=1 n=4\n0 0 start\n10 0 stop\n";
     let reader = LogReader::from_bytes("x.log", log.as_bytes().to_vec()).unwrap();
@@ -366,7 +339,7 @@ fn convert_reads_standard_input() {
     let dir = scratch("convert-stdin");
     let [text, binary] = logs(&dir);
     let out_bin = dir.join("from-stdin.bin");
-    let out = pp()
+    let out = pp!()
         .args(["convert", "-"])
         .arg(&out_bin)
         .stdin(File::open(&text).unwrap())
@@ -390,7 +363,7 @@ fn an_endless_machine_file_ends_with_a_short_error_in_bounded_memory() {
         .args(["--machine", "/dev/zero"])
         .output()
         .unwrap();
-    let line = one_line_error(&out);
+    let line = short_error(&out);
     assert!(line.contains("/dev/zero"), "{line}");
     assert!(line.contains("holds more than 1048576 bytes"), "{line}");
     std::fs::remove_dir_all(&dir).unwrap();

@@ -27,10 +27,13 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use test_support::{
+    Toolchain, one_at_a_time, one_line_error, pp, repository, scratch, skip, stdout_of,
+};
 
 mod readme_section;
 
@@ -43,13 +46,6 @@ const SLACK_MS: f64 = 8.0;
 
 /// How long one `mpirun` may take before the test kills it and fails.
 const TIMEOUT: Duration = Duration::from_secs(120);
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// Whether `mpirun` is Open MPI's (which needs the flags of [`mpirun`]) or another MPI's
 /// (MPICH's Hydra takes none of them), or why there is none.
@@ -70,29 +66,11 @@ fn open_mpi() -> &'static Result<bool, String> {
 fn built() -> &'static Result<PathBuf, String> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("pp-mpi-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("examples");
         let source = repository().join("examples/mpi");
         for name in PROGRAMS {
-            let out = Command::new("mpicc")
-                .args(["-std=c11", "-O2", "-Wall", "-Wextra"])
-                .arg("-o")
-                .arg(dir.join(name))
-                .arg(source.join(format!("{name}.c")))
-                .arg("-lm")
-                .output()
-                .map_err(|e| format!("mpicc not found ({e})"))?;
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            if !out.status.success() {
-                // A missing mpi.h or MPI library is the system's; anything else is the example's.
-                if stderr.contains("mpi.h") || stderr.contains("-lmpi") {
-                    return Err(format!(
-                        "mpicc cannot build {name}.c (libopenmpi-dev missing?): {}",
-                        stderr.lines().next().unwrap_or("")
-                    ));
-                }
-                panic!("{name}.c does not compile:\n{stderr}");
-            }
+            let stderr =
+                Toolchain::MPI.example(&source.join(format!("{name}.c")), &dir.join(name))?;
             assert!(
                 !stderr.contains("warning"),
                 "{name}.c compiles with warnings:\n{stderr}"
@@ -139,15 +117,9 @@ fn built_fortran() -> Result<&'static Path, String> {
         .map_err(Clone::clone)
 }
 
-/// The right to run programs: one test at a time (they measure waits; 4 ranks already
-/// oversubscribe a small machine).
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// The folder of compiled examples, whether `mpirun` is Open MPI's, and the right to run them;
-/// or `None` after saying why `test` is skipped.
+/// The folder of compiled examples, whether `mpirun` is Open MPI's, and the right to run them
+/// (one test at a time: they measure waits, and 4 ranks already oversubscribe a small
+/// machine); or `None` after saying why `test` is skipped.
 fn examples(test: &str) -> Option<(&'static Path, bool, MutexGuard<'static, ()>)> {
     let ready = match (open_mpi(), built()) {
         (Ok(open), Ok(dir)) => Ok((dir.as_path(), *open)),
@@ -156,7 +128,10 @@ fn examples(test: &str) -> Option<(&'static Path, bool, MutexGuard<'static, ()>)
     match ready {
         Ok((dir, open)) => Some((dir, open, one_at_a_time())),
         Err(why) => {
-            eprintln!("skipped: {test}: {why} (tools/system-packages.sh installs it)");
+            skip(
+                test,
+                format!("{why} (tools/system-packages.sh installs it)"),
+            );
             None
         }
     }
@@ -514,7 +489,7 @@ fn bad_arguments_get_a_one_line_error_and_exit_2() {
 /// `pp run [--log LOG] -- mpirun -np NP PROGRAM ARGS` (Open MPI's flags as [`mpirun`] gives
 /// them): its output, and the log profiled by `pp --format json`.
 fn pp_run(open_mpi: bool, np: usize, program: &Path, args: &[&str], log: &Path) -> (Run, Value) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pp"));
+    let mut command = pp!();
     command
         .arg("run")
         .arg("--log")
@@ -529,7 +504,6 @@ fn pp_run(open_mpi: bool, np: usize, program: &Path, args: &[&str], log: &Path) 
         .arg(np.to_string())
         .arg(program)
         .args(args)
-        .env("PP_MACHINE", "/nonexistent/machine.toml")
         .env("PP_RUN_DELAY", "0")
         .stdin(Stdio::null())
         .output()
@@ -541,18 +515,8 @@ fn pp_run(open_mpi: bool, np: usize, program: &Path, args: &[&str], log: &Path) 
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
     run.ok();
-    let json = Command::new(env!("CARGO_BIN_EXE_pp"))
-        .args(["--format", "json"])
-        .arg(log)
-        .env("PP_MACHINE", "/nonexistent/machine.toml")
-        .output()
-        .unwrap();
-    assert!(
-        json.status.success(),
-        "{}",
-        String::from_utf8_lossy(&json.stderr)
-    );
-    (run, serde_json::from_slice(&json.stdout).unwrap())
+    let json = stdout_of(pp!().args(["--format", "json"]).arg(log));
+    (run, serde_json::from_str(&json).unwrap())
 }
 
 /// Seconds of `category` for thread `t` of a `pp --format json` profile.
@@ -568,8 +532,7 @@ fn pp_run_traces_ranks_a_late_sender_is_sl_and_an_imbalance_li() {
     let Some((dir, open, _one_at_a_time)) = examples(test) else {
         return;
     };
-    let scratch = std::env::temp_dir().join(format!("pp-mpi-run-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
+    let scratch = scratch("run");
     let log = scratch.join("run.log");
 
     // The receiver (rank 1) waits for each of 4 sends that follow 30 ms of CPU: sl.
@@ -617,8 +580,7 @@ fn pp_run_matches_every_message_of_the_fft_and_keeps_its_checksum() {
     let Some((dir, open, _one_at_a_time)) = examples(test) else {
         return;
     };
-    let scratch = std::env::temp_dir().join(format!("pp-mpi-fft-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
+    let scratch = scratch("fft");
     let log = scratch.join("run.log");
     let (run, profile) = pp_run(
         open,
@@ -630,11 +592,7 @@ fn pp_run_matches_every_message_of_the_fft_and_keeps_its_checksum() {
     assert!(run.stdout.contains(CHECKSUM_N64_ITERS3), "{}", run.stdout);
     assert_eq!(profile["p"], 4);
     // The log reads with no broken rule: every receive met its send (rules 20 and 21).
-    let check = Command::new(env!("CARGO_BIN_EXE_pp"))
-        .arg(&log)
-        .env("PP_MACHINE", "/nonexistent/machine.toml")
-        .output()
-        .unwrap();
+    let check = pp!().arg(&log).output().unwrap();
     let warnings = String::from_utf8_lossy(&check.stderr);
     assert!(warnings.lines().all(|l| !l.contains("rule ")), "{warnings}");
     // Each rank entered the alltoall of every iteration (and the gathers).
@@ -662,9 +620,7 @@ fn pp_run_without_mpicc_says_so_in_one_line() {
         .current_dir(std::env::temp_dir())
         .output()
         .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = one_line_error(&out, Some(1), &[]);
     assert!(
         err.starts_with("pp run: /nonexistent/mpicc not found"),
         "{err}"
@@ -703,8 +659,7 @@ fn pp_run_moves_a_rank_with_another_clock_onto_rank_0s() {
     let Some((dir, open, _one_at_a_time)) = examples(test) else {
         return;
     };
-    let scratch = std::env::temp_dir().join(format!("pp-mpi-skew-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
+    let scratch = scratch("skew");
     let log = scratch.join("run.log");
     // SAFETY: the tests of this file run one at a time (`_one_at_a_time`), and this one puts
     // the variable back before it returns.
@@ -764,8 +719,7 @@ fn pp_run_records_every_wrapped_call_of_calls_c() {
     let Some((dir, open, _one_at_a_time)) = examples(test) else {
         return;
     };
-    let scratch = std::env::temp_dir().join(format!("pp-mpi-calls-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
+    let scratch = scratch("calls");
     let log = scratch.join("run.log");
     // Beyond the 4096 receives the tracer once kept outstanding.
     let n = 5000;
@@ -877,12 +831,14 @@ fn pp_run_traces_fortran_as_it_traces_c() {
     let fortran = match built_fortran() {
         Ok(dir) => dir.join("late_sender_f90"),
         Err(why) => {
-            eprintln!("skipped: {test}: {why} (tools/system-packages.sh installs it)");
+            skip(
+                test,
+                format!("{why} (tools/system-packages.sh installs it)"),
+            );
             return;
         }
     };
-    let scratch = std::env::temp_dir().join(format!("pp-mpi-f90-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
+    let scratch = scratch("f90");
     let log = scratch.join("run.log");
     let args = ["--ms", "30", "--repeats", "4"];
     let mut recorded = Vec::new();
@@ -937,12 +893,14 @@ fn pp_run_records_every_fortran_entry_point_of_calls_f90() {
     let dir = match built_fortran() {
         Ok(dir) => dir,
         Err(why) => {
-            eprintln!("skipped: {test}: {why} (tools/system-packages.sh installs it)");
+            skip(
+                test,
+                format!("{why} (tools/system-packages.sh installs it)"),
+            );
             return;
         }
     };
-    let scratch = std::env::temp_dir().join(format!("pp-mpi-calls-f90-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).unwrap();
+    let scratch = scratch("calls-f90");
     let log = scratch.join("run.log");
     for p in [2, 4] {
         let (run, profile) = pp_run(open, p, &dir.join("calls_f90"), &[], &log);

@@ -21,20 +21,17 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{MutexGuard, OnceLock};
 
 use serde_json::Value;
+use test_support::{
+    NO_MACHINE, Toolchain, cargo_build, one_at_a_time, one_line_error, pp, repository, scratch,
+    skip, temp_path,
+};
 
 mod readme_section;
 
 const PROGRAMS: [&str; 3] = ["categories", "known", "fft2d"];
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 /// The tool where `pp run` finds it under `cargo test`; built (`cargo build -p pp-ompt`, same
 /// profile) when only pp's tests were asked for.
@@ -42,13 +39,7 @@ fn tool() -> Result<PathBuf, String> {
     let bin = Path::new(env!("CARGO_BIN_EXE_pp")).parent().unwrap();
     let deps = bin.join("deps/libpp_ompt.so");
     if !deps.is_file() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let mut build = Command::new(cargo);
-        build.args(["build", "-p", "pp-ompt"]);
-        if bin.file_name().is_some_and(|d| d == "release") {
-            build.arg("--release");
-        }
-        let _ = build.output();
+        let _ = cargo_build(bin).args(["-p", "pp-ompt"]).output();
     }
     if deps.is_file() {
         Ok(deps)
@@ -64,46 +55,13 @@ fn tool() -> Result<PathBuf, String> {
 fn built() -> &'static Result<PathBuf, String> {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("pp-openmp-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = scratch("examples");
         let source = repository().join("examples/openmp");
         for name in PROGRAMS {
-            let out = Command::new("clang")
-                .args([
-                    "-std=c11",
-                    "-O2",
-                    "-fopenmp",
-                    "-rdynamic",
-                    "-fno-optimize-sibling-calls",
-                ])
-                .arg("-I")
-                .arg(repository().join("ompt/include"))
-                .arg("-o")
-                .arg(dir.join(name))
-                .arg(source.join(format!("{name}.c")))
-                .arg("-lm")
-                .output()
-                .map_err(|e| format!("clang not found ({e})"))?;
-            if !out.status.success() {
-                let stderr = String::from_utf8_lossy(&out.stderr);
-                // A missing omp.h or libomp is the system's; anything else is the example's.
-                if stderr.contains("omp.h") || stderr.contains("-lomp") {
-                    return Err(format!(
-                        "clang -fopenmp cannot build {name}.c (libomp-dev missing?): {}",
-                        stderr.lines().next().unwrap_or("")
-                    ));
-                }
-                panic!("{name}.c does not compile:\n{stderr}");
-            }
+            Toolchain::OPENMP.example(&source.join(format!("{name}.c")), &dir.join(name))?;
         }
         Ok(dir)
     })
-}
-
-/// The right to run programs: one test at a time.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The folder of compiled examples and the right to run them, or `None` after saying why
@@ -117,7 +75,10 @@ fn examples(test: &str) -> Option<(&'static Path, MutexGuard<'static, ()>)> {
     match ready {
         Ok(dir) => Some((dir, one_at_a_time())),
         Err(why) => {
-            eprintln!("skipped: {test}: {why} (tools/system-packages.sh installs it)");
+            skip(
+                test,
+                format!("{why} (tools/system-packages.sh installs it)"),
+            );
             None
         }
     }
@@ -126,7 +87,7 @@ fn examples(test: &str) -> Option<(&'static Path, MutexGuard<'static, ()>)> {
 /// `pp run --log LOG -- PROGRAM ARGS`: its standard output, after checking that it succeeded
 /// and warned about nothing.
 fn pp_run(program: &Path, args: &[&str], log: &Path, env: &[(&str, &str)]) -> String {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_pp"));
+    let mut command = pp!();
     command.envs(env.iter().copied());
     let out = command
         .arg("run")
@@ -137,7 +98,7 @@ fn pp_run(program: &Path, args: &[&str], log: &Path, env: &[(&str, &str)]) -> St
         .args(args)
         .env_remove("PP_LOG")
         .env_remove("OMP_NUM_THREADS")
-        .env("PP_MACHINE", "/nonexistent/machine.toml")
+        .env("PP_MACHINE", NO_MACHINE)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -161,12 +122,7 @@ fn uncalibrated(warning: &str) -> bool {
 
 /// `pp --format json LOG`, checked to read without a warning and to add up.
 fn profile(log: &Path) -> Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_pp"))
-        .env("PP_MACHINE", "/nonexistent/machine.toml")
-        .args(["--format", "json"])
-        .arg(log)
-        .output()
-        .unwrap();
+    let out = pp!().args(["--format", "json"]).arg(log).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(
@@ -220,7 +176,7 @@ fn adds_up(profile: &Value) {
 const NO_RUN_DELAY: (&str, &str) = ("PP_RUN_DELAY", "0");
 
 fn scratch_log(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("pp-openmp-{}-{name}.log", std::process::id()))
+    temp_path(&format!("{name}.log"))
 }
 
 /// Each phase of `categories.c` run alone (-p 2; the oversubscribed phase has 4 × cores
@@ -502,8 +458,9 @@ fn fft2d_matches_the_rust_workload_and_refuses_bad_arguments() {
     let dir = match built() {
         Ok(dir) => dir,
         Err(why) => {
-            eprintln!(
-                "skipped: fft2d_matches_the_rust_workload_and_refuses_bad_arguments: {why} (tools/system-packages.sh installs it)"
+            skip(
+                "fft2d_matches_the_rust_workload_and_refuses_bad_arguments",
+                format!("{why} (tools/system-packages.sh installs it)"),
             );
             return;
         }
@@ -563,9 +520,7 @@ fn fft2d_matches_the_rust_workload_and_refuses_bad_arguments() {
         (&["--bogus", "1"][..], "fft2d: --bogus: unknown argument"),
     ] {
         let out = fft2d(args);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        let stderr = one_line_error(&out, Some(2), &[]);
         assert!(stderr.starts_with(message), "{args:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }

@@ -11,6 +11,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use serde_json::Value;
+use test_support::{NotBuilt, compile, one_line_error, pp, skip};
 
 /// OTF2 region roles and paradigms (`OTF2_Definitions.h`, `OTF2_GeneralDefinitions.h`).
 const FUNCTION: u8 = 1;
@@ -25,12 +26,6 @@ const USER: u8 = 1;
 const OPENMP: u8 = 3;
 const MPI: u8 = 4;
 
-fn pp() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pp"));
-    cmd.env("PP_MACHINE", "/nonexistent/machine.toml");
-    cmd
-}
-
 /// The script-driven OTF2 writer, compiled once, or why it cannot be.
 fn writer() -> &'static Result<PathBuf, String> {
     static WRITER: OnceLock<Result<PathBuf, String>> = OnceLock::new();
@@ -41,21 +36,18 @@ fn writer() -> &'static Result<PathBuf, String> {
         let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otf2_writer.c");
         let mut why = String::new();
         for lib in ["-lopen-trace-format2", "-lotf2"] {
-            let out = Command::new("cc")
-                .args(["-O1", "-Wall", "-Wno-deprecated-declarations", "-o"])
-                .arg(&exe)
-                .arg(&source)
-                .arg(lib)
-                .output()
-                .map_err(|e| format!("no C compiler cc ({e})"))?;
-            if out.status.success() {
-                return Ok(exe);
+            let built = compile(
+                Command::new("cc")
+                    .args(["-O1", "-Wall", "-Wno-deprecated-declarations", "-o"])
+                    .arg(&exe)
+                    .arg(&source)
+                    .arg(lib),
+            );
+            match built {
+                Ok(_) => return Ok(exe),
+                Err(NotBuilt::NoCompiler(e)) => return Err(format!("no C compiler cc ({e})")),
+                Err(failed) => why = failed.first_line().to_string(),
             }
-            why = String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .next()
-                .unwrap_or("")
-                .to_string();
         }
         Err(format!(
             "the OTF2 headers or library are missing ({why}); tools/system-packages.sh installs them"
@@ -68,7 +60,7 @@ fn ready(test: &str) -> Option<&'static Path> {
     match writer() {
         Ok(p) => Some(p),
         Err(why) => {
-            eprintln!("skipped: {test}: {why}");
+            skip(test, why);
             None
         }
     }
@@ -190,7 +182,7 @@ fn rank(loc: u64, body: &str) -> String {
 /// `pp import TRACE -o LOG`: the log's text, and the command's output.
 fn import(anchor: &Path) -> (String, Output) {
     let log = anchor.parent().unwrap().with_extension("log");
-    let out = pp()
+    let out = pp!()
         .arg("import")
         .arg(anchor)
         .arg("-o")
@@ -208,7 +200,7 @@ fn import(anchor: &Path) -> (String, Output) {
 /// The profile of an imported log, as `pp --format json --by thread` gives it, in ns.
 fn profile(anchor: &Path) -> Value {
     let log = anchor.parent().unwrap().with_extension("log");
-    let out = pp()
+    let out = pp!()
         .args(["--format", "json", "--by", "thread"])
         .arg(&log)
         .output()
@@ -268,7 +260,7 @@ fn enter_and_leave_are_work_named_by_phase() {
     );
     // The binary encoding holds the same events.
     let bin = anchor.parent().unwrap().with_extension("bin");
-    let out = pp()
+    let out = pp!()
         .arg("import")
         .arg(&anchor)
         .args(["--to", "binary", "-o"])
@@ -280,7 +272,7 @@ fn enter_and_leave_are_work_named_by_phase() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let out = pp().arg("convert").arg(&bin).arg("-").output().unwrap();
+    let out = pp!().arg("convert").arg(&bin).arg("-").output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), log);
 }
 
@@ -336,7 +328,7 @@ fn a_late_sender_is_sl_on_the_receiver_and_the_transfer_cl() {
     assert_eq!(ns(&p, Some(0), "pc"), 4000 + 3900);
     // `pp TRACE.otf2` profiles the trace directly: the same row as the imported log's.
     let row = |path: &Path| {
-        let out = pp().arg("-l").arg(path).output().unwrap();
+        let out = pp!().arg("-l").arg(path).output().unwrap();
         assert!(
             out.status.success(),
             "{}",
@@ -584,18 +576,14 @@ fn records_that_are_not_mapped_are_counted_on_stderr() {
 
 /// `pp import` on `path` fails with one line naming it and saying `what`.
 fn fails(path: &Path, what: &str) {
-    let out = pp()
+    let out = pp!()
         .arg("import")
         .arg(path)
         .arg("-o")
         .arg(path.with_extension("never.log"))
         .output()
         .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains(&path.display().to_string()), "{stderr}");
-    assert!(stderr.contains(what), "{stderr}");
+    one_line_error(&out, None, &[&path.display().to_string(), what]);
     assert!(!path.with_extension("never.log").exists());
 }
 
@@ -623,7 +611,7 @@ fn a_missing_file_a_directory_and_damaged_traces_are_one_line_errors() {
     fails(&text, "not a readable OTF2 anchor file");
     // The output may not be the anchor file itself.
     let before = std::fs::read(&anchor).unwrap();
-    let out = pp()
+    let out = pp!()
         .arg("import")
         .arg(&anchor)
         .arg("-o")

@@ -3,10 +3,11 @@
 //! with no temporary file behind; a datafile row appended to a full file is cut off again.
 
 use std::fs;
-use std::os::unix::fs::FileTypeExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
+
+use test_support::{IsKind, assert_untouched, hostile_targets, limit, one_line_error, pp, scratch};
 
 const LOG: &str = "pplog 1 p=2 impl=dp n=256
 0 0 start
@@ -19,81 +20,15 @@ const LOG: &str = "pplog 1 p=2 impl=dp n=256
 100 1 stop
 ";
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pp-outputs-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn pp() -> Command {
-    let mut pp = Command::new(assert_cmd::cargo::cargo_bin("pp"));
-    pp.env("PP_MACHINE", "/nonexistent/machine.toml");
-    pp.stdin(Stdio::null());
-    pp
-}
-
 fn run(command: &mut Command) -> Output {
     command.output().unwrap()
-}
-
-/// Whether a file type is still the kind a target was made as.
-type IsKind = fn(&fs::FileType) -> bool;
-
-/// The kinds of file an output must never replace, made in `dir`: a FIFO, a directory, a
-/// character device with the numbers of /dev/null and a link to it (the last two only as
-/// root). Returns them with a check that each is still what it was.
-fn hostile_targets(dir: &Path) -> Vec<(PathBuf, IsKind)> {
-    let made = |args: &[&str]| {
-        Command::new(args[0])
-            .args(&args[1..])
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let mut targets: Vec<(PathBuf, IsKind)> = Vec::new();
-    let fifo = dir.join("fifo");
-    assert!(made(&["mkfifo", fifo.to_str().unwrap()]));
-    targets.push((fifo, |t| t.is_fifo()));
-    let sub = dir.join("folder");
-    fs::create_dir(&sub).unwrap();
-    targets.push((sub, |t| t.is_dir()));
-    let node = dir.join("node");
-    if made(&["mknod", node.to_str().unwrap(), "c", "1", "3"]) {
-        std::os::unix::fs::symlink(&node, dir.join("link")).unwrap();
-        targets.push((node, |t| t.is_char_device()));
-        targets.push((dir.join("link"), |t| t.is_symlink()));
-    } else {
-        eprintln!("skipped the device node and the link to it: mknod needs root");
-    }
-    targets
 }
 
 /// The command failed with one line on standard error, the target is what it was, and the
 /// folder holds no temporary file.
 fn refused(what: &str, out: &Output, target: &Path, kind: IsKind) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success(),
-        "{what} {}: succeeded",
-        target.display()
-    );
-    assert_eq!(stderr.lines().count(), 1, "{what}: one line: {stderr}");
-    assert!(stderr.contains("regular files"), "{what}: {stderr}");
-    assert!(!stderr.contains("panicked"), "{what}: {stderr}");
-    let now = fs::symlink_metadata(target).unwrap().file_type();
-    assert!(kind(&now), "{what} changed {}", target.display());
-    if target.file_name().unwrap() == "link" {
-        let named = fs::metadata(target).unwrap().file_type();
-        assert!(
-            named.is_char_device(),
-            "{what}: the link still names the node"
-        );
-    }
-    let dir = target.parent().unwrap();
-    for entry in fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
-        assert!(!name.contains(".tmp"), "{what} left {name}");
-    }
+    one_line_error(out, None, &["regular files"]);
+    assert_untouched(what, target, kind);
 }
 
 /// The test log in `dir` as text (`run.txt`) and, converted by `pp convert`, as binary
@@ -103,7 +38,7 @@ fn text_and_binary(dir: &Path) -> (PathBuf, PathBuf) {
     fs::write(&text, LOG).unwrap();
     let small = dir.join("small.bin");
     assert!(
-        run(pp().arg("convert").arg(&text).arg(&small))
+        run(pp!().arg("convert").arg(&text).arg(&small))
             .status
             .success()
     );
@@ -116,15 +51,15 @@ fn outputs_onto_devices_fifos_folders_and_links_are_refused() {
     let (text, small) = text_and_binary(&dir);
     let folder = dir.join("targets");
     fs::create_dir_all(&folder).unwrap();
-    let targets = hostile_targets(&folder);
+    let targets = hostile_targets(&folder, "");
     assert!(targets.len() >= 2);
     for (target, kind) in &targets {
-        let out = run(pp().arg("convert").arg(&small).arg(target));
+        let out = run(pp!().arg("convert").arg(&small).arg(target));
         refused("pp convert", &out, target, *kind);
-        let out = run(pp().arg("--chrome").arg(target).arg(&text));
+        let out = run(pp!().arg("--chrome").arg(target).arg(&text));
         refused("pp --chrome", &out, target, *kind);
         assert!(out.stdout.is_empty(), "no profile without its trace");
-        let out = run(pp()
+        let out = run(pp!()
             .args(["calibrate", "--quick", "--force", "--out"])
             .arg(target));
         refused("pp calibrate", &out, target, *kind);
@@ -135,18 +70,18 @@ fn outputs_onto_devices_fifos_folders_and_links_are_refused() {
 fn a_dash_is_standard_output_for_text() {
     let dir = scratch("dash");
     let (text, small) = text_and_binary(&dir);
-    let out = run(pp().arg("convert").arg(&small).arg("-"));
+    let out = run(pp!().arg("convert").arg(&small).arg("-"));
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8(out.stdout).unwrap(), LOG);
 
-    let out = run(pp().arg("convert").arg(&text).arg("-"));
+    let out = run(pp!().arg("convert").arg(&text).arg("-"));
     assert!(!out.status.success());
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("text encoding only"), "{stderr}");
     assert!(out.stdout.is_empty());
 
     // The trace takes standard output; the profile goes to standard error.
-    let out = run(pp().args(["--chrome", "-", "-l"]).arg(&text));
+    let out = run(pp!().args(["--chrome", "-", "-l"]).arg(&text));
     assert!(out.status.success(), "{out:?}");
     let trace: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(trace["traceEvents"].as_array().unwrap().len() > 2);
@@ -157,23 +92,17 @@ fn a_dash_is_standard_output_for_text() {
     );
 }
 
-/// Runs `pp -l LOG` appending to `data` with the file size limited to `limit` bytes, the way a
-/// full disk stops a write part-way.
-fn append_row(log: &Path, data: &Path, limit: Option<u64>) -> Output {
+/// Runs `pp -l LOG` appending to `data` with the file size limited to `limit_bytes` bytes,
+/// the way a full disk stops a write part-way.
+fn append_row(log: &Path, data: &Path, limit_bytes: Option<u64>) -> Output {
     let file = fs::OpenOptions::new().append(true).open(data).unwrap();
-    let mut command = pp();
+    let mut command = pp!();
     command.arg("-l").arg(log).stdout(file);
-    if let Some(limit) = limit {
+    if let Some(bytes) = limit_bytes {
+        limit(&mut command, libc::RLIMIT_FSIZE, bytes);
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
-            command.pre_exec(move || {
-                let rl = libc::rlimit {
-                    rlim_cur: limit,
-                    rlim_max: limit,
-                };
-                if libc::setrlimit(libc::RLIMIT_FSIZE, &rl) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+            command.pre_exec(|| {
                 libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
                 Ok(())
             });
@@ -219,7 +148,7 @@ fn a_row_that_does_not_fit_is_cut_off_again() {
 fn the_recorder_refuses_to_replace_what_is_not_a_regular_file() {
     // `PP_LOG=/dev/null` run as root renamed the log over the device.
     let dir = scratch("recorder");
-    for (target, kind) in hostile_targets(&dir) {
+    for (target, kind) in hostile_targets(&dir, "") {
         let Err(e) = pp_recorder::Session::builder(1).path(&target).start() else {
             panic!("{} was accepted", target.display());
         };

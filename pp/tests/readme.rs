@@ -5,17 +5,7 @@
 //! `pp calibrate` writes under a scratch `$HOME`, never the user's. Only success is checked:
 //! the figures have their own tests.
 
-mod examples_support;
-
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use test_support::{example, lines_of_pages, ran, scratch, shell};
 
 /// The pages whose `pp` lines run, in order (the guide's lines read the log the README's wrote).
 const PAGES: [&str; 2] = ["README.md", "docs/measuring.md"];
@@ -23,16 +13,7 @@ const PAGES: [&str; 2] = ["README.md", "docs/measuring.md"];
 /// The pages' `pp` lines inside code blocks, comments cut, `cargo run` spelled as binaries,
 /// each with its `page:line`.
 fn readme_lines() -> Vec<(String, String)> {
-    let mut lines = Vec::new();
-    for page in PAGES {
-        let text = std::fs::read_to_string(repository().join(page)).unwrap();
-        lines.extend(
-            page_lines(&text)
-                .into_iter()
-                .map(|(number, line)| (format!("{page}:{number}"), line)),
-        );
-    }
-    lines
+    lines_of_pages(&PAGES, page_lines)
 }
 
 /// One page's `pp` lines with their line numbers.
@@ -91,8 +72,7 @@ fn spell(command: &str) -> String {
 
 #[test]
 fn every_readme_pp_line_runs() {
-    let dir = std::env::temp_dir().join(format!("pp-readme-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch("readme");
     let bin = dir.join("bin");
     let home = dir.join("home");
     std::fs::create_dir_all(&bin).unwrap();
@@ -103,35 +83,19 @@ fn every_readme_pp_line_runs() {
     for (_, line) in &lines {
         for word in line.split_whitespace() {
             if ["categories", "contention"].contains(&word) && !bin.join(word).exists() {
-                std::os::unix::fs::symlink(examples_support::example(word), bin.join(word))
-                    .unwrap();
+                std::os::unix::fs::symlink(example("pp", word), bin.join(word)).unwrap();
             }
         }
     }
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     for (origin, line) in &lines {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(line)
-            .current_dir(&dir)
-            .env("PATH", &path)
+        let out = shell(&dir, &bin, line)
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", home.join(".config"))
             .env_remove("PP_LOG")
             .env_remove("PP_MACHINE")
             .output()
             .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "{origin}: `{line}` failed ({}):\n{stderr}",
-            out.status
-        );
-        assert!(!stderr.contains("panicked"), "{origin}: {stderr}");
+        ran(origin, line, &out);
     }
     // What the lines promise to leave: a log, a row, a trace, a machine file.
     for file in ["pp.log", "datafile", "trace.json"] {

@@ -4,19 +4,13 @@
 //! They sit in `mod recorder` so that `cargo test -p pp recorder` selects them.
 
 mod recorder {
-    use std::path::{Path, PathBuf};
+    use std::path::Path;
     use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-    use std::sync::{Mutex, MutexGuard, PoisonError};
 
     use pp::event::{Event, EventKind, Header, Symbols, ThreadId};
     use pp::log::LogReader;
     use pp_recorder::{self as recorder, Session, Team, sync};
-
-    static SERIAL: Mutex<()> = Mutex::new(());
-
-    fn serial() -> MutexGuard<'static, ()> {
-        SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
-    }
+    use test_support::{one_at_a_time, scratch};
 
     /// The calling thread's kernel id, for [`until_blocked`].
     fn tid() -> i32 {
@@ -44,14 +38,6 @@ mod recorder {
             }
             std::thread::yield_now();
         }
-    }
-
-    /// A fresh, empty directory for one test.
-    fn scratch(test: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pp-recorder-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
     }
 
     /// Burns CPU for about `iters` multiply-adds.
@@ -166,7 +152,7 @@ mod recorder {
 
     #[test]
     fn manual_threads_record_regions_work_waits_comm_phases_and_cpu() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("manual");
         let path = dir.join("pp.log");
         let session = Session::builder(3)
@@ -276,7 +262,7 @@ mod recorder {
 
     #[test]
     fn finish_renames_the_tmp_log_over_the_previous_one() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("rename");
         let path = dir.join("pp.log");
         std::fs::write(&path, "last run's log").unwrap();
@@ -300,7 +286,7 @@ mod recorder {
 
     #[test]
     fn dropping_the_session_finishes_it() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("drop");
         let path = dir.join("pp.log");
         {
@@ -319,7 +305,7 @@ mod recorder {
 
     #[test]
     fn a_panicking_worker_still_leaves_its_events() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("panic");
         let path = dir.join("pp.log");
         let session = Session::builder(3).path(&path).start().unwrap();
@@ -361,7 +347,7 @@ mod recorder {
 
     #[test]
     fn the_panic_hook_flushes_the_panicking_thread_before_unwinding() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("hook");
         let path = dir.join("pp.log");
         let session = Session::builder(1).path(&path).start().unwrap();
@@ -405,7 +391,7 @@ mod recorder {
 
     #[test]
     fn full_buffers_are_flushed_and_the_prefix_is_readable_mid_run() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("prefix");
         let path = dir.join("pp.log");
         let session = Session::builder(1)
@@ -437,7 +423,7 @@ mod recorder {
 
     #[test]
     fn recv_and_send_waits_are_recorded_only_when_blocking() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("channel");
         let path = dir.join("pp.log");
         let session = Session::builder(2).path(&path).start().unwrap();
@@ -479,7 +465,7 @@ mod recorder {
 
     #[test]
     fn condvar_waits_are_recorded() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("condvar");
         let path = dir.join("pp.log");
         let session = Session::builder(2).path(&path).start().unwrap();
@@ -573,7 +559,7 @@ mod recorder {
 
     #[test]
     fn a_team_records_serial_work_regions_tasks_and_cpu_samples() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("team");
         let path = dir.join("pp.log");
         let session = Session::builder(3).path(&path).start().unwrap();
@@ -647,7 +633,7 @@ mod recorder {
 
     #[test]
     fn a_team_built_before_the_session_and_never_dropped_is_recorded_and_stopped() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("team-early");
         let path = dir.join("pp.log");
         let team = Team::new(2).unwrap();
@@ -689,7 +675,7 @@ mod recorder {
 
     #[test]
     fn only_one_session_at_a_time_and_bad_headers_are_refused() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("refuse");
         let path = dir.join("pp.log");
         let bad = Session::builder(2)
@@ -722,7 +708,7 @@ mod recorder {
 
     #[test]
     fn names_that_are_not_tokens_are_made_tokens() {
-        let _s = serial();
+        let _s = one_at_a_time();
         let dir = scratch("names");
         let path = dir.join("pp.log");
         let session = Session::builder(1).path(&path).start().unwrap();
@@ -738,9 +724,8 @@ mod recorder {
     /// A tracer that learns `p` late (the OMPT tool) registers its first thread at the epoch.
     #[test]
     fn a_thread_registered_at_the_epoch_starts_and_works_from_time_0() {
-        let _serial = serial();
-        let dir = std::env::temp_dir().join(format!("pp-epoch-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let _serial = one_at_a_time();
+        let dir = scratch("epoch");
         let path = dir.join("epoch.log");
         let epoch = recorder::Epoch::now();
         // The program runs a while before it knows p.

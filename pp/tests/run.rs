@@ -6,14 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use assert_cmd::Command;
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("pp-run-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use test_support::{compile, one_line_error, pp, scratch, skip};
 
 /// `pp run` in `dir`, with no machine file and a stand-in tool file (the programs of these
 /// tests do not load it).
@@ -31,11 +24,8 @@ fn stand_in_tool() -> PathBuf {
 
 fn pp_run(dir: &Path, args: &[&str]) -> Output {
     let tool = stand_in_tool();
-    Command::cargo_bin("pp")
-        .unwrap()
-        .env("PP_MACHINE", "/nonexistent/machine.toml")
+    pp!()
         .env("PP_OMPT_LIBRARY", &tool)
-        .env_remove("PP_LOG")
         .current_dir(dir)
         .arg("run")
         .args(args)
@@ -53,11 +43,8 @@ fn stdout(out: &Output) -> String {
 
 /// The run failed with `status` and exactly one line on standard error containing `expected`.
 fn one_line(out: &Output, status: i32, expected: &str) {
-    let err = stderr(out);
-    assert_eq!(out.status.code(), Some(status), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    let err = one_line_error(out, Some(status), &[expected]);
     assert!(err.starts_with("pp run: "), "{err}");
-    assert!(err.contains(expected), "expected {expected:?} in {err}");
 }
 
 #[test]
@@ -152,14 +139,16 @@ fn a_libgomp_program_is_named_as_such_and_leaves_no_log() {
         "#include <omp.h>\nint main(void){int n=0;\n#pragma omp parallel\n{\n#pragma omp atomic\nn++;}\nreturn n>0?0:1;}\n",
     )
     .unwrap();
-    let built = std::process::Command::new("gcc")
-        .args(["-fopenmp", "-o"])
-        .arg(dir.join("gomp"))
-        .arg(&source)
-        .output();
-    if !built.is_ok_and(|b| b.status.success()) {
-        eprintln!(
-            "skipped: a_libgomp_program_is_named_as_such_and_leaves_no_log: gcc -fopenmp cannot build a program here (tools/system-packages.sh installs clang, not gcc)"
+    let built = compile(
+        std::process::Command::new("gcc")
+            .args(["-fopenmp", "-o"])
+            .arg(dir.join("gomp"))
+            .arg(&source),
+    );
+    if built.is_err() {
+        skip(
+            "a_libgomp_program_is_named_as_such_and_leaves_no_log",
+            "gcc -fopenmp cannot build a program here (tools/system-packages.sh installs clang, not gcc)",
         );
         return;
     }
@@ -288,8 +277,9 @@ fn built_tool() -> Option<PathBuf> {
 fn a_clang_openmp_program_is_recorded_with_its_team_and_parameters() {
     let test = "a_clang_openmp_program_is_recorded_with_its_team_and_parameters";
     let Some(_tool) = built_tool() else {
-        eprintln!(
-            "skipped: {test}: no libpp_ompt.so beside pp (cargo test --workspace or cargo build -p pp-ompt builds it)"
+        skip(
+            test,
+            "no libpp_ompt.so beside pp (cargo test --workspace or cargo build -p pp-ompt builds it)",
         );
         return;
     };
@@ -305,23 +295,22 @@ fn a_clang_openmp_program_is_recorded_with_its_team_and_parameters() {
          printf(\"program output %d\\n\", s>0);return 0;}\n",
     )
     .unwrap();
-    let built = std::process::Command::new("clang")
-        .args(["-O1", "-fopenmp", "-o"])
-        .arg(dir.join("team"))
-        .arg(&source)
-        .output();
-    if !built.is_ok_and(|b| b.status.success()) {
-        eprintln!(
-            "skipped: {test}: clang -fopenmp cannot build a program here (tools/system-packages.sh installs it)"
+    let built = compile(
+        std::process::Command::new("clang")
+            .args(["-O1", "-fopenmp", "-o"])
+            .arg(dir.join("team"))
+            .arg(&source),
+    );
+    if built.is_err() {
+        skip(
+            test,
+            "clang -fopenmp cannot build a program here (tools/system-packages.sh installs it)",
         );
         return;
     }
     let run = |args: &[&str]| {
-        Command::cargo_bin("pp")
-            .unwrap()
-            .env("PP_MACHINE", "/nonexistent/machine.toml")
+        pp!()
             .env_remove("PP_OMPT_LIBRARY")
-            .env_remove("PP_LOG")
             .env_remove("OMP_NUM_THREADS")
             .current_dir(&dir)
             .arg("run")

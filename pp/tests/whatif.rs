@@ -2,11 +2,11 @@
 //! processor sharing, a barrier, a late sender, speed factors, a two-segment network), the
 //! identity replay over random logs, and its errors.
 
-use assert_cmd::Command;
 use pp::log::{LogReader, TextWriter};
 use pp::profile::{Profile, profile_log};
 use pp::whatif::{Demand, MeasuredRun, Target, parse_groups, predict};
 use proptest::prelude::*;
+use test_support::scratch;
 
 mod log_support;
 use log_support::activity::{FIGURE_1, random_log};
@@ -490,18 +490,8 @@ proptest! {
     }
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("pp-whatif-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 fn pp(args: &[&str]) -> (bool, String, String) {
-    let out = Command::cargo_bin("pp")
-        .unwrap()
-        .args(args)
-        .output()
-        .unwrap();
+    let out = test_support::pp!().args(args).output().unwrap();
     (
         out.status.success(),
         String::from_utf8(out.stdout).unwrap(),

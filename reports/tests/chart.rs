@@ -2,7 +2,9 @@
 
 use reports::chart::{Chart, ChartError, ChartFormat, Curve, render_png, render_svg, write};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use test_support::scratch;
 
 /// Samples `f` densely over `lo..=hi`.
 fn sample(label: &str, lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> Curve {
@@ -59,12 +61,6 @@ fn example() -> Chart {
             }),
         ],
     }
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lca-chart-test-{}", std::process::id()));
-    fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
 }
 
 fn png_size(bytes: &[u8]) -> (u32, u32) {
@@ -181,7 +177,7 @@ fn format_from_extension() {
 #[test]
 fn write_replaces_existing_file_and_leaves_no_temporaries() {
     for name in ["chart.svg", "chart.png"] {
-        let path = scratch(name);
+        let path = scratch(name).join(name);
         fs::write(&path, "old contents").unwrap();
         write(&example(), &path).unwrap();
         let bytes = fs::read(&path).unwrap();
@@ -204,7 +200,7 @@ fn write_replaces_existing_file_and_leaves_no_temporaries() {
 #[test]
 fn write_into_missing_directory_names_the_path() {
     for name in ["li.svg", "li.png"] {
-        let path = scratch("no-such-dir").join(name);
+        let path = scratch("missing").join("no-such-dir").join(name);
         let err = write(&example(), &path).unwrap_err();
         assert!(matches!(err, ChartError::Output(_)), "{err:?}");
         let msg = err.to_string();
@@ -217,7 +213,7 @@ fn write_into_missing_directory_names_the_path() {
 #[test]
 fn write_failure_keeps_the_old_file() {
     // A directory in place of the file: refused, and the directory survives.
-    let path = scratch("occupied.svg");
+    let path = scratch("occupied").join("occupied.svg");
     fs::create_dir_all(path.join("inside")).unwrap();
     let err = write(&example(), &path).unwrap_err();
     assert!(err.to_string().contains("occupied.svg"), "{err}");

@@ -1,8 +1,11 @@
 //! Helpers of the log tests and the benchmarks: a realistic event generator, random valid
-//! logs, and comparing events across symbol tables.
+//! logs, and comparing events across symbol tables; the activity graph's logs ([`activity`]),
+//! logs made for the log tests ([`generated`]) and a log read to its end ([`reading`]).
 #![allow(dead_code)]
 
 pub mod activity;
+pub mod generated;
+pub mod reading;
 
 use pp::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
 
@@ -292,10 +295,7 @@ pub fn header(p: u32) -> Header {
 /// (default 10⁷) sets its size; with `PP_<NAME>_BENCH_KEEP=FILE` it is written there and kept,
 /// else into the temporary folder. Returns its path, its header and whether it is to be kept.
 pub fn bench_log(name: &str) -> (std::path::PathBuf, Header, bool) {
-    let target: u64 = std::env::var(format!("PP_{name}_BENCH_EVENTS"))
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
+    let target: u64 = test_support::setting(&format!("PP_{name}_BENCH_EVENTS"), 10_000_000);
     let threads = 8;
     let header = header(threads);
     let mut writer = pp::log::BinaryWriter::new(Vec::new(), &header).expect("header");

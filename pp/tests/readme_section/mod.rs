@@ -5,7 +5,8 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
+use test_support::{NO_MACHINE, ran, scratch, shell};
 
 /// The page whose sections these are.
 pub const PAGE: &str = "docs/measuring.md";
@@ -41,37 +42,22 @@ pub fn run(
     built: &Path,
     unset: &[&str],
 ) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch(test);
     std::fs::create_dir_all(dir.join("bin")).unwrap();
     std::fs::create_dir_all(dir.join("examples").join(kind)).unwrap();
     std::os::unix::fs::symlink(built, dir.join("examples").join(kind).join("build")).unwrap();
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pp"), dir.join("bin/pp")).unwrap();
-    let path = format!(
-        "{}:{}",
-        dir.join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     for (number, line) in lines {
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg(line)
-            .current_dir(&dir)
-            .env("PATH", &path)
-            .env_remove("PP_LOG")
-            .env("PP_MACHINE", "/nonexistent/machine.toml");
+        let mut command = shell(&dir, &dir.join("bin"), line);
+        command.env_remove("PP_LOG").env("PP_MACHINE", NO_MACHINE);
         for var in unset {
             command.env_remove(var);
         }
-        let out = command.output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            out.status.success(),
-            "{PAGE}:{number}: `{line}` failed ({}):\n{stderr}",
-            out.status
+        ran(
+            &format!("{PAGE}:{number}"),
+            line,
+            &command.output().unwrap(),
         );
-        assert!(!stderr.contains("panicked"), "{PAGE}:{number}: {stderr}");
     }
     dir
 }

@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 use pp::log::LogReader;
 use pp::profile::{CATEGORIES, Category, Profile, profile_log};
 
+use test_support::{one_line_error, temp_path};
+
 fn fft2d(args: &[&str], log: Option<&PathBuf>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_fft2d"));
     cmd.args(args);
@@ -19,7 +21,7 @@ fn fft2d(args: &[&str], log: Option<&PathBuf>) -> Output {
 }
 
 fn temp_log(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("fft2d-{name}-{}.log", std::process::id()))
+    temp_path(&format!("{name}.log"))
 }
 
 /// What `pp` does with a log (no machine calibration: all communication is `cl`).
@@ -179,10 +181,8 @@ fn bad_arguments_give_one_error_line() {
         &["--frobnicate"],
     ] {
         let out = fft2d(args, None);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = one_line_error(&out, Some(1), &[]);
         assert!(out.stdout.is_empty(), "{args:?}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with("Error: "), "{args:?}: {stderr}");
     }
     let out = fft2d(&["--impl", "tp", "-p", "1"], None);
