@@ -127,8 +127,7 @@ fn text_logs() -> Vec<Vec<u8>> {
         .into_iter()
         .chain(string_literals("pp/tests"))
         .chain(string_literals("pp/src/log"))
-        .chain(string_literals("pp/src/profile"))
-        .chain(raw_strings("pp/tests/log.rs"));
+        .chain(string_literals("pp/src/profile"));
     let mut logs: Vec<String> = inline
         .filter(|b| first_content_line(b).starts_with("pplog") && b.len() > 12)
         .collect();

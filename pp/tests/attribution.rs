@@ -1,8 +1,8 @@
-//! The attribution against an independent brute force: random schedules (regions with teams,
-//! work with waits and comm inside, top-level waits and comm, idle gaps, phases, cpu samples)
-//! are attributed by the streaming sweep and by sampling every nanosecond of the window with
-//! DESIGN §4 written out as plain conditions. Every category of every thread must agree
-//! exactly, and the categories must sum to `p × wall`; so must the breakdowns by innermost
+//! The attribution against an independent brute force: random schedules (regions with teams, work
+//! with waits and comm inside, top-level waits and comm, idle gaps, phases, cpu samples) are
+//! attributed by the streaming sweep and by sampling every nanosecond of the window with
+//! docs/attribution.md's rules written out as plain conditions. Every category of every thread must
+//! agree exactly, and the categories must sum to `p × wall`; so must the breakdowns by innermost
 //! region and by phase (before rc.cpu, which is shared over them in integer parts).
 
 use std::collections::{BTreeMap, VecDeque};
@@ -233,7 +233,7 @@ struct Expected {
     by_phase: BTreeMap<Option<Sym>, [u64; 6]>,
 }
 
-/// DESIGN §4 by sampling every nanosecond.
+/// docs/attribution.md by sampling every nanosecond.
 fn brute_force(
     p: u32,
     events: &[Event],

@@ -62,7 +62,7 @@ impl Row {
 }
 
 /// A real run at several p, whatever the machine's load: one row per run, in order, with the
-/// run's parameters, and the identities of DESIGN §5 exactly (to the nanosecond).
+/// run's parameters, and the identities of docs/datafile.md exactly (to the nanosecond).
 #[test]
 fn rows_of_real_runs_are_complete_and_consistent() {
     let ps = [1, 2, 3];

@@ -1,7 +1,7 @@
-//! The event log's text encoding (DESIGN §3): a known log parses to its events, the writer's
-//! output is canonical, every header and event error names its line and field, valid lines
-//! before a bad one come first, a byte order mark and CRLF line ends are accepted, and what
-//! the text encoding cannot carry is refused by both writers.
+//! The event log's text encoding (docs/event-log.md): a known log parses to its events, the
+//! writer's output is canonical, every header and event error names its line and field, valid lines
+//! before a bad one come first, a byte order mark and CRLF line ends are accepted, and what the
+//! text encoding cannot carry is refused by both writers.
 
 mod log_support;
 

@@ -1,4 +1,4 @@
-//! Hand-written text logs, one per rule of DESIGN §4, with the expected nanoseconds.
+//! Hand-written text logs, one per rule of docs/attribution.md, with the expected nanoseconds.
 
 use pp::log::LogReader;
 use pp::machine::Machine;
