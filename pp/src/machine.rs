@@ -236,6 +236,18 @@ fn check_segments(table: &str, segments: &[Segment]) -> Result<(), String> {
     Ok(())
 }
 
+/// The machine file to use: the one `given` (which must load), else the [`default_path`] one
+/// when it exists, else none (the profile then has no calibration).
+pub fn given_or_default(given: Option<&Path>) -> Result<Option<Machine>, MachineError> {
+    match given {
+        Some(path) => Machine::load(path).map(Some),
+        None => default_path()
+            .filter(|p| p.exists())
+            .map(|p| Machine::load(&p))
+            .transpose(),
+    }
+}
+
 /// The default machine file: `$PP_MACHINE`, else `$XDG_CONFIG_HOME/pp/machine.toml`, else
 /// `$HOME/.config/pp/machine.toml`.
 pub fn default_path() -> Option<PathBuf> {

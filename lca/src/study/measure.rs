@@ -200,13 +200,7 @@ impl<'a> Session<'a> {
 
 /// The machine calibration: the study's `machine`, else `pp`'s default one when it exists.
 fn machine(study: &Study) -> Result<Option<pp::machine::Machine>> {
-    Ok(match &study.machine {
-        Some(path) => Some(pp::machine::Machine::load(path)?),
-        None => match pp::machine::default_path().filter(|p| p.exists()) {
-            Some(path) => Some(pp::machine::Machine::load(&path)?),
-            None => None,
-        },
-    })
+    Ok(pp::machine::given_or_default(study.machine.as_deref())?)
 }
 
 /// `{pp}`: the `pp` program in the folder of `lca` (`exe`), as `cargo build` and an install

@@ -230,25 +230,22 @@ impl<'a> Runner<'a> {
             }
             _ => None,
         };
-        let (profile, mut warnings) = self
+        let profile = self
             .profile(predicted.as_deref().unwrap_or(log))
             .map_err(fail)?;
         let communicated = profile.totals.get(Category::Cl) > 0;
         let row = self.row(point, &profile).map_err(fail)?;
-        warnings.extend(profile.warnings.iter().cloned());
         Ok(Measured {
             row,
-            warnings,
+            warnings: profile.warnings,
             communicated,
         })
     }
 
-    /// What `pp -l` does with the log.
-    fn profile(&self, log: &Path) -> Result<(Profile, Vec<String>), String> {
+    /// What `pp -l` does with the log: its profile, when the log is whole.
+    fn profile(&self, log: &Path) -> Result<Profile, String> {
         let mut reader = LogReader::open(log).map_err(|e| e.to_string())?;
-        let profile = profile_log(&mut reader, self.machine.clone(), None)
-            .whole(&log.display().to_string())?;
-        Ok((profile, Vec::new()))
+        profile_log(&mut reader, self.machine.clone(), None).whole(&log.display().to_string())
     }
 
     /// The profile's datafile row with the study's fields: `impl` (the study's name wins),

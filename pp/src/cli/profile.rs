@@ -97,12 +97,10 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
 
 /// The machine file: the one given (which must load), else the default one if it exists.
 pub fn machine(given: Option<&PathBuf>) -> Result<Option<Machine>> {
+    let machine = pp::machine::given_or_default(given.map(PathBuf::as_path));
     match given {
-        Some(path) => Ok(Some(Machine::load(path).context("--machine")?)),
-        None => match pp::machine::default_path().filter(|p| p.exists()) {
-            Some(path) => Ok(Some(Machine::load(&path)?)),
-            None => Ok(None),
-        },
+        Some(_) => machine.context("--machine"),
+        None => Ok(machine?),
     }
 }
 
