@@ -54,7 +54,7 @@ fn main() -> ExitCode {
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => match value_error(&e) {
+        Err(e) => match cli_support::value_error(&e) {
             Some(line) => {
                 eprintln!("Error: {line}");
                 return ExitCode::FAILURE;
@@ -94,32 +94,4 @@ fn main() -> ExitCode {
 /// error.
 pub(crate) fn write_stdout(text: &str) -> anyhow::Result<()> {
     Ok(files::append::report(text.as_bytes())?)
-}
-
-/// A value clap refused for an option of fixed choices (`--format xml`), as one line in the
-/// form of the other errors: `--format: invalid value 'xml' (expected text, json or csv)`.
-/// None for every other error clap reports.
-fn value_error(e: &clap::Error) -> Option<String> {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() != ErrorKind::InvalidValue {
-        return None;
-    }
-    let text = |kind| match e.get(kind) {
-        Some(ContextValue::String(s)) => Some(s.clone()),
-        _ => None,
-    };
-    let option = text(ContextKind::InvalidArg)?;
-    let option = option.split_whitespace().next()?;
-    let value = text(ContextKind::InvalidValue)?;
-    let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) else {
-        return None;
-    };
-    let expected = match valid.as_slice() {
-        [] => return None,
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    };
-    Some(format!(
-        "{option}: invalid value '{value}' (expected {expected})"
-    ))
 }

@@ -79,7 +79,7 @@ fn main() -> ExitCode {
 fn usage_error(e: clap::Error) -> ! {
     use clap::error::ErrorKind;
     let is_run = std::env::args_os().nth(1).is_some_and(|a| a == "run");
-    if !is_run && let Some(line) = value_error(&e) {
+    if !is_run && let Some(line) = cli_support::value_error(&e) {
         eprintln!("Error: {line}");
         std::process::exit(1)
     }
@@ -107,32 +107,4 @@ fn log_path(given: Option<&PathBuf>) -> PathBuf {
 /// error.
 fn write_stdout(text: &str) -> Result<()> {
     Ok(files::append::report(text.as_bytes())?)
-}
-
-/// A value clap refused for an option of fixed choices (`--format xml`), as one line in the
-/// form of the other errors: `--format: invalid value 'xml' (expected text, json or csv)`.
-/// None for every other error clap reports.
-fn value_error(e: &clap::Error) -> Option<String> {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() != ErrorKind::InvalidValue {
-        return None;
-    }
-    let text = |kind| match e.get(kind) {
-        Some(ContextValue::String(s)) => Some(s.clone()),
-        _ => None,
-    };
-    let option = text(ContextKind::InvalidArg)?;
-    let option = option.split_whitespace().next()?;
-    let value = text(ContextKind::InvalidValue)?;
-    let Some(ContextValue::Strings(valid)) = e.get(ContextKind::ValidValue) else {
-        return None;
-    };
-    let expected = match valid.as_slice() {
-        [] => return None,
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    };
-    Some(format!(
-        "{option}: invalid value '{value}' (expected {expected})"
-    ))
 }
