@@ -321,9 +321,9 @@ fn the_combine_the_missing_corner_error_suggests_is_accepted() {
         text.push_str(&format!("DATA {v} {}\n", v * 1.01));
     }
     let file = write(&dir, "corner.txt", &text);
-    let (stdout, _) = success(&["model", file.to_str().unwrap()]);
-    let suggestion = "--combine 'main [time]=full'";
-    assert!(stdout.contains(suggestion), "{stdout}");
+    let e = error_of(&["model", file.to_str().unwrap()]);
+    let suggestion = "choose with --combine 'main [time]=full'";
+    assert!(e.contains(suggestion), "{e}");
     let (stdout, _) = success(&[
         "model",
         file.to_str().unwrap(),
