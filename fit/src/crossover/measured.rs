@@ -167,7 +167,9 @@ pub fn decide(a: &[Run], b: &[Run]) -> Option<MeasuredPoint> {
     };
     let half_width = t_quantile_real(dof) * se2.sqrt();
     let d = ma - mb;
-    let winner = if !(d.abs() > half_width) {
+    // A NaN half-width (no spread and no degrees of freedom) decides nothing.
+    let significant = d.abs() > half_width;
+    let winner = if !significant {
         Winner::Tie
     } else if d < 0.0 {
         Winner::A
