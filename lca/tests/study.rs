@@ -197,7 +197,47 @@ fn failing_and_hanging_commands_are_reported_and_the_study_goes_on() {
         stdout.contains("not built: no runs of the design"),
         "{stdout}"
     );
+    // No model, no verdict, no report: said, not left to be guessed.
+    assert!(
+        stdout.contains(
+            "verdict: none, crossover: none, report: none: no model was built (a, b above: not \
+             built)"
+        ),
+        "{stdout}"
+    );
     assert!(!slow.join("study-fake/fake.dat").exists());
+}
+
+#[test]
+fn a_studys_shapes_are_its_models_and_a_missing_model_is_said() {
+    let dir = scratch("study-shapes");
+    let _ = std::fs::remove_dir_all(dir.join("study-fake"));
+    let path = study(&dir, "0", "-", "10");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // b never writes a log: it has no model, and there is no verdict to give.
+    let b = text.rfind("[[implementation]]").unwrap();
+    let text = format!(
+        "{}[shapes]\nli = {{ p = \"p^2\" }}\n\n{}[[implementation]]\nname = \"b\"\ncommand = \
+         [\"sh\", \"-c\", \"exit 3\", \"sh\", \"{{p}}\", \"{{n}}\"]\n",
+        &text[..text.find("[[implementation]]").unwrap()],
+        &text[text.find("[[implementation]]").unwrap()..b],
+    );
+    write(&dir, "fake.toml", &text);
+    let out = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let model = std::fs::read_to_string(dir.join("study-fake/a.toml")).unwrap();
+    let li = &model[model.find("category = \"li\"").unwrap()..];
+    let li = &li[..li.find("[[category]]").unwrap_or(li.len())];
+    assert!(li.contains("expr = \"p^2\"\nsource = \"user\""), "{li}");
+    assert!(
+        stdout.contains(
+            "verdict: none, crossover: none: it compares two models, and b's was not built \
+             (above)"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("study-fake/report/index.html"), "{stdout}");
 }
 
 #[test]

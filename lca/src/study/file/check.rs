@@ -82,6 +82,7 @@ pub(super) fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         .as_ref()
         .map(|w| whatif(&src, w, &names))
         .transpose()?;
+    let shapes = super::shapes::shapes(&src, raw.shapes.as_ref(), &names)?;
     let out = PathBuf::from(raw.out.unwrap_or_else(|| format!("study-{name}")));
     let datafile = raw
         .datafile
@@ -102,6 +103,7 @@ pub(super) fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         dispatch,
         slurm,
         whatif,
+        shapes,
     })
 }
 

@@ -16,6 +16,9 @@
 //! grid = { n = "64,128,256", p = "3,5,7" }
 //! points = [{ n = 96, p = 6 }]
 //!
+//! [shapes]                    # as lca model --shape li:p=p*sqrt(p)
+//! li = { p = "p*sqrt(p)" }
+//!
 //! [[implementation]]
 //! name = "dp"
 //! command = ["{lca}", "workload", "fft2d", "-p", "{p}", "-n", "{n}", "--impl", "dp"]
@@ -24,6 +27,7 @@
 mod check;
 mod implementation;
 mod raw;
+mod shapes;
 mod source;
 mod template;
 #[cfg(test)]
@@ -35,6 +39,7 @@ use std::path::PathBuf;
 
 use design::{Design, Factor};
 
+pub use shapes::ShapeChoice;
 pub use template::Template;
 
 /// Placeholders every command may use besides the factors.
@@ -94,6 +99,8 @@ pub struct Study {
     pub slurm: SlurmOptions,
     /// The points whose rows `pp whatif` predicts from their runs (`[whatif]`).
     pub whatif: Option<Whatif>,
+    /// Shapes fixed by the study (`[shapes]`), as `lca model --shape` fixes them.
+    pub shapes: Vec<ShapeChoice>,
 }
 
 /// `[whatif]`: the points whose rows `pp whatif` predicts from their runs' logs, and how

@@ -166,3 +166,75 @@ fn errors_name_the_line() {
         "{e}"
     );
 }
+
+#[test]
+fn shapes_are_read_in_file_order() {
+    let text = GOOD.replace(
+        "[[implementation]]",
+        "[shapes]\nli = { p = \"p*sqrt(p)\", n = \"n*log2(n)\" }\n[shapes.rc]\np = \"max(p-$theta,0)\"\n[[implementation]]",
+    );
+    let s = parse("s.toml", &text).unwrap();
+    let got: Vec<(&str, &str, &str)> = s
+        .shapes
+        .iter()
+        .map(|c| (c.category.as_str(), c.factor.as_str(), c.expr.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("li", "p", "p*sqrt(p)"),
+            ("li", "n", "n*log2(n)"),
+            ("rc", "p", "max(p-$theta,0)")
+        ]
+    );
+    assert!(parse("s.toml", GOOD).unwrap().shapes.is_empty());
+}
+
+#[test]
+fn bad_shapes_name_line_and_field() {
+    let with = |shapes: &str| {
+        err(&GOOD.replace(
+            "[[implementation]]",
+            &format!("[shapes]\n{shapes}\n[[implementation]]"),
+        ))
+    };
+    let cases = [
+        (
+            "xx = { p = \"p\" }",
+            "s.toml:9: [shapes] xx: not a modelled category (pc, li",
+        ),
+        (
+            "li = \"p\"",
+            "s.toml:9: [shapes] li: expected a table of factor = \"shape\"",
+        ),
+        (
+            "li = { q = \"q\" }",
+            "s.toml:9: [shapes] li.q: not a factor of the study (n, p)",
+        ),
+        (
+            "li = { p = 3 }",
+            "s.toml:9: [shapes] li.p: the shape must be a non-empty string",
+        ),
+        (
+            "li = { p = \" \" }",
+            "s.toml:9: [shapes] li.p: the shape must be a non-empty",
+        ),
+        (
+            "li = { p = \"p*(\" }",
+            "s.toml:9: [shapes] li.p = \"p*(\": ",
+        ),
+        (
+            "li = { p = \"n*p\" }",
+            "s.toml:9: [shapes] li.p = \"n*p\": a shape along p may use only p, not 'n'",
+        ),
+        (
+            "\nli = { n = \"n\" }\n[shapes.cl]\n\np = \"sqrt(n)\"",
+            "s.toml:13: [shapes] cl.p = \"sqrt(n)\"",
+        ),
+    ];
+    for (shapes, want) in cases {
+        let e = with(shapes);
+        assert!(e.starts_with(want), "{shapes}: {e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
+}
