@@ -93,8 +93,7 @@ fn contention(seg: &Segment, stretches: &Stretches, here: &mut [u64; CATEGORIES.
         if on_path == 0 {
             continue;
         }
-        let all = stretches.time_in(seg.thread, m.from, m.start, m.end);
-        let share = (u128::from(m.ns) * u128::from(on_path) / u128::from(all.max(1))) as u64;
+        let share = (u128::from(m.ns) * u128::from(on_path) / u128::from(m.of.max(1))) as u64;
         let from = shown(seg, m.from).index();
         let share = share.min(here[from]);
         here[from] -= share;

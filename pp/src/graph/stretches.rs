@@ -33,6 +33,8 @@ pub struct RcMove {
     pub from: Category,
     /// How much, ns.
     pub ns: u64,
+    /// The thread's time in `from` over the span, ns (what `ns` was taken from).
+    pub of: u64,
 }
 
 /// Each thread's attributed stretches in time order, and the time moved to rc.cpu.
@@ -188,16 +190,18 @@ impl PathSink {
             } else {
                 delay_since
             };
-            if let Some(moves) = self.stretches.moves.get_mut(thread as usize)
-                && ns > 0
-            {
-                moves.push(RcMove {
-                    start,
-                    end: t,
-                    from,
-                    ns,
-                });
+            if ns == 0 || thread as usize >= self.stretches.moves.len() {
+                continue;
             }
+            // The span's stretches are all in: the sweep closed them at the sample.
+            let of = self.stretches.time_in(thread, from, start, t);
+            self.stretches.moves[thread as usize].push(RcMove {
+                start,
+                end: t,
+                from,
+                ns,
+                of,
+            });
         }
     }
 }
