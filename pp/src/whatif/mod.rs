@@ -92,19 +92,23 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
             args.out.display()
         );
     }
-    let run = MeasuredRun::read(LogReader::open(&path)?, &name, &target.speeds)?;
+    // The measured run's contention matters to a regrouping from the measured times only.
+    let regrouped = target.groups.iter().any(|g| g.len() > 1) && target.demand == Demand::Elapsed;
+    let reader = LogReader::open(&path)?;
+    let run = if regrouped {
+        MeasuredRun::read_attributed(reader, &name, &target.speeds)?
+    } else {
+        MeasuredRun::read(reader, &name, &target.speeds)?
+    };
     if run.encoding == Encoding::Binary && args.out.as_os_str() == "-" {
         bail!("--out -: standard output takes a text log only; name a file");
     }
     target.processors(run.header.p)?;
     let mut warnings = Vec::new();
-    if target.groups.iter().any(|g| g.len() > 1)
-        && target.demand == Demand::Elapsed
-        && run.rc_cpu > CONTENTION_WARNING
-    {
+    if let Some(rc) = run.rc_cpu.filter(|&rc| rc > CONTENTION_WARNING) {
         warnings.push(format!(
             "{name} has {:.1}% rc.cpu: its threads waited for a core, and that time counts as demand in the regrouped run; --demand cpu takes the demand from the CPU time they received",
-            run.rc_cpu * 100.0
+            rc * 100.0
         ));
     }
     let mut prediction = predict(&run, &target)?;
