@@ -178,8 +178,9 @@ pub fn output(args: &Args, model: &PerformanceModel, table: String) -> Result<St
             Ok(format!("{summary}model written to {}\n", path.display()))
         }
         _ => {
+            let text = fit::model_file::written(model, "-o -")?;
             eprint!("{summary}");
-            Ok(fit::model_file::write(model))
+            Ok(text)
         }
     }
 }

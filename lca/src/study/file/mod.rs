@@ -7,6 +7,7 @@
 //! design = "edges:3"          # edges:K (the paper's), full or 2k
 //! replicates = 1
 //! timeout_s = 60
+//! max_failures = 3            # runs of one implementation failing in a row stop the study
 //!
 //! [factors]                   # `lca design --factor` levels, in this order
 //! n = "32..512:log2"
@@ -85,6 +86,9 @@ pub struct Study {
     pub design: Design,
     /// Runs per point.
     pub replicates: usize,
+    /// The retry budget: this many runs of one implementation failing in a row (none of it
+    /// measured in between) stop the study (`max_failures`, default 3).
+    pub max_failures: usize,
     /// More runs of a point until its `T_p` is known this well (`[precision]`), if asked for.
     pub precision: Option<Precision>,
     /// Runs chosen to decide the crossover of the first two implementations (`[decide]`).

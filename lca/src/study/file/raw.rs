@@ -19,6 +19,7 @@ pub(super) struct Raw {
     pub(super) design: Option<Spanned<String>>,
     pub(super) replicates: Option<Spanned<i64>>,
     pub(super) timeout_s: Option<Spanned<f64>>,
+    pub(super) max_failures: Option<Spanned<i64>>,
     pub(super) validate: Option<RawValidate>,
     pub(super) precision: Option<Spanned<RawPrecision>>,
     pub(super) decide: Option<Spanned<RawDecide>>,

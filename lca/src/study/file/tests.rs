@@ -21,6 +21,7 @@ fn a_good_file() {
     let s = parse("s.toml", GOOD).unwrap();
     assert_eq!(s.factors[0].name, "n");
     assert_eq!(s.design, Design::Edges(3));
+    assert_eq!(s.max_failures, 3, "the default retry budget");
     assert_eq!(s.validate, [[64.0, 3.0], [64.0, 5.0], [96.0, 6.0]]);
     assert_eq!(s.datafile, PathBuf::from("study-t/t.dat"));
     let values = BTreeMap::from([("n", "64".to_string()), ("p", "3".to_string())]);
@@ -121,6 +122,18 @@ fn errors_name_the_line() {
         e.starts_with("s.toml:2: replicates = 1001: expected 1 to 1000"),
         "{e}"
     );
+    for bad in ["0", "10001", "-1"] {
+        let e = err(&GOOD.replace(
+            "name = \"t\"",
+            &format!("name = \"t\"\nmax_failures = {bad}"),
+        ));
+        assert!(
+            e.starts_with(&format!(
+                "s.toml:2: max_failures = {bad}: expected 1 to 10000"
+            )),
+            "{e}"
+        );
+    }
     let precision = |table: &str| {
         GOOD.replace(
             "name = \"t\"",
