@@ -219,7 +219,7 @@ fn a_studys_shapes_are_its_models_and_a_missing_model_is_said() {
     // b never writes a log: it has no model, and there is no verdict to give.
     let b = text.rfind("[[implementation]]").unwrap();
     let text = format!(
-        "{}[shapes]\nli = {{ p = \"p^2\" }}\n\n{}[[implementation]]\nname = \"b\"\ncommand = \
+        "max_failures = 100\n{}[shapes]\nli = {{ p = \"p^2\" }}\n\n{}[[implementation]]\nname = \"b\"\ncommand = \
          [\"sh\", \"-c\", \"exit 3\", \"sh\", \"{{p}}\", \"{{n}}\"]\n",
         &text[..text.find("[[implementation]]").unwrap()],
         &text[text.find("[[implementation]]").unwrap()..b],
@@ -229,7 +229,7 @@ fn a_studys_shapes_are_its_models_and_a_missing_model_is_said() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     let model = std::fs::read_to_string(dir.join("study-fake/a.toml")).unwrap();
-    let li = &model[model.find("category = \"li\"").unwrap()..];
+    let li = &model[model.find("name = \"li\"").unwrap()..];
     let li = &li[..li.find("[[category]]").unwrap_or(li.len())];
     assert!(li.contains("expr = \"p^2\"\nsource = \"user\""), "{li}");
     assert!(
