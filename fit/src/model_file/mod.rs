@@ -435,12 +435,13 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
     if let Some((name, v)) = record.held.iter().find(|(_, v)| !v.is_finite()) {
         return Err(format!("held: {name} = {v} is not a finite number"));
     }
-    if let Some(p) = record.held.get("p").filter(|p| **p <= 0.0) {
+    let response = matches!(record.kind, Some(KindRecord::Response));
+    if let Some(p) = record.held.get("p").filter(|p| !response && **p <= 0.0) {
         return Err(format!(
             "held: p = {p}: T_p = (sum of the categories) / p needs p > 0"
         ));
     }
-    if !factors.iter().any(|f| f == "p") && !record.held.contains_key("p") {
+    if !response && !factors.iter().any(|f| f == "p") && !record.held.contains_key("p") {
         return Err("T_p needs p: add \"p\" to factors or hold it, e.g. [held] p = 26".into());
     }
     if record.category.is_empty() {

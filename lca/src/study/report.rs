@@ -72,7 +72,10 @@ fn compare(study: &Study, fitted: &[Fitted], rows: &Rows) -> Result<String> {
     let mut errors = [None, None];
     if let ([a, b, ..], [fa, fb, ..]) = (&models[..], &built[..]) {
         errors = [fa.validated_error, fb.validated_error];
-        text += &verdicts(study, [a, b], [fa, fb])?;
+        let measured = rows
+            .all()
+            .map_or_else(Vec::new, |d| crate::compare::measured(a, b, d));
+        text += &verdicts(study, [a, b], [fa, fb], &measured)?;
     }
     let title = format!("Lost cycles analysis: study {}", study.name);
     text += &crate::html_report::write(
@@ -94,14 +97,15 @@ fn verdicts(
     study: &Study,
     [a, b]: [&PerformanceModel; 2],
     [fa, fb]: [&Fitted; 2],
+    measured: &[fit::crossover::MeasuredPoint],
 ) -> Result<String> {
     let mut text = String::new();
     let errors = [fa.validated_error, fb.validated_error];
-    let plain = crate::compare::winner_map(a, b, [None, None]);
+    let plain = crate::compare::winner_map(a, b, [None, None], measured);
     let validated = errors
         .iter()
         .any(Option::is_some)
-        .then(|| crate::compare::winner_map(a, b, errors));
+        .then(|| crate::compare::winner_map(a, b, errors, measured));
     match &plain {
         Ok(map) => {
             text += &format!("\nverdict: {}\n", reports::verdict::map(map));

@@ -159,6 +159,13 @@ fn responses(
         note.push_str(&format!("; ignored columns: {}", roles.ignored.join(", ")));
     }
     eprintln!("{note}");
+    if args.factors.is_empty() {
+        eprintln!(
+            "warning: --response without --factors: the factors were guessed as every numeric \
+             column that varies ({}); name them with --factors (docs/modelling.md)",
+            roles.factors.join(", ")
+        );
+    }
     output(args, &model, String::new())
 }
 

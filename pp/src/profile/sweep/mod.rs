@@ -64,6 +64,12 @@ pub trait Sink {
     /// Every event [`Sweep::read`] applies, after it (for sinks that also build the activity
     /// graph: the critical path). Nothing by default.
     fn event(&mut self, _event: &Event, _symbols: &Symbols) {}
+
+    /// At a `cpu` sample of `thread` (the event applied next), `ns` of its time in `from`
+    /// moved to rc.cpu: pc time since its previous sample, li, ip or sl time since its previous
+    /// sample with a run-queue delay (docs/attribution.md), so that a critical path can show
+    /// its share as rc. Nothing by default.
+    fn rc_cpu(&mut self, _thread: ThreadId, _from: Category, _ns: u64) {}
 }
 
 /// The attribution state machine.

@@ -4,6 +4,7 @@
 
 use super::Sweep;
 use super::state::RecvWait;
+use crate::event::ThreadId;
 use crate::profile::rules::{Category, RUNNABLE_FROM};
 use crate::profile::violations::Violation;
 
@@ -41,6 +42,9 @@ impl Sweep<'_> {
                 share(unbacked, &th.work_since_cpu, |ctx, ns| {
                     totals[ctx as usize].move_to_rc_cpu(Category::Pc, ns)
                 });
+                if let Some(sink) = self.sink.as_deref_mut() {
+                    sink.rc_cpu(i as ThreadId, Category::Pc, unbacked.min(worked));
+                }
                 unbacked
             }
             _ => 0,
@@ -72,7 +76,11 @@ impl Sweep<'_> {
             std::array::from_fn(|k| (k, released.iter().map(|w| w.1[k]).sum()));
         let totals = &mut self.contexts.totals;
         let parts = &mut self.scratch;
+        let mut sink = self.sink.as_deref_mut();
         share(ns, &per_category, |k, moved| {
+            if let Some(sink) = sink.as_deref_mut() {
+                sink.rc_cpu(i as ThreadId, RUNNABLE_FROM[k], moved);
+            }
             parts.clear();
             parts.extend(released.iter().map(|w| (w.0, w.1[k])));
             share(moved, parts, |ctx, part| {
