@@ -122,6 +122,11 @@ pub fn run(args: &Args) -> Result<String> {
         created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
     };
     let model = PerformanceModel::build(&data, &options)?;
+    // docs/modelling.md, "Completeness check".
+    eprint!(
+        "{}",
+        lca::completeness::render(&lca::completeness::check(&data))
+    );
     output(args, &model, String::new())
 }
 
