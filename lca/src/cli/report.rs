@@ -46,13 +46,6 @@ pub fn run(args: &Args) -> Result<String> {
         .map(|m| fit::model_file::read(m))
         .collect::<Result<Vec<_>, _>>()?;
     let data = args.data.as_deref().map(Datafile::read).transpose()?;
-    if let Some(data) = &data {
-        // docs/modelling.md, "Completeness check".
-        eprint!(
-            "{}",
-            lca::completeness::render(&lca::completeness::check(data))
-        );
-    }
     let errors = match (&models[..], &data) {
         ([a, b], Some(data))
             if !args.validate_where.is_empty() || data.columns().iter().any(|c| c == "role") =>
@@ -62,12 +55,21 @@ pub fn run(args: &Args) -> Result<String> {
         _ => [None, None],
     };
     let models: Vec<_> = models.iter().collect();
-    lca::html_report::write(
+    let written = lca::html_report::write(
         &models,
         data.as_ref(),
         &args.title,
         &args.out,
         args.force,
         errors,
-    )
+    )?;
+    // docs/modelling.md, "Completeness check": said once the report is out, so that a refusal
+    // stays the one line on standard error.
+    if let Some(data) = &data {
+        eprint!(
+            "{}",
+            lca::completeness::render(&lca::completeness::check(data))
+        );
+    }
+    Ok(written)
 }

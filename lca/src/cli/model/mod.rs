@@ -122,12 +122,14 @@ pub fn run(args: &Args) -> Result<String> {
         created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
     };
     let model = PerformanceModel::build(&data, &options)?;
-    // docs/modelling.md, "Completeness check".
+    let written = output(args, &model, String::new())?;
+    // docs/modelling.md, "Completeness check": said once the model is out, so that a refusal
+    // stays the one line on standard error.
     eprint!(
         "{}",
         lca::completeness::render(&lca::completeness::check(&data))
     );
-    output(args, &model, String::new())
+    Ok(written)
 }
 
 /// A model of the `--response` columns.
