@@ -268,6 +268,50 @@ fn two_latency_models_cross_where_the_hand_computation_says() {
     );
 }
 
+#[test]
+fn an_extrap_model_that_is_not_finite_is_refused_in_one_line() {
+    let dir = scratch("extrap-non-finite");
+    // One value of 1e308: the fit's sums of squares overflow, and the model file written
+    // could not be read back.
+    let text = std::fs::read_to_string(extrap_file(&dir)).unwrap();
+    let first = text.lines().find(|l| l.starts_with("DATA")).unwrap();
+    let big = write(&dir, "big.txt", &text.replacen(first, "DATA 1e308 3", 1));
+    let model = dir.join("big.toml");
+    let e = error_of(&[
+        "model",
+        big.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    assert!(
+        e.contains("big.toml: not written: category 'main [time]': statistics: sse = inf"),
+        "{e}"
+    );
+    assert!(!model.exists());
+    // 1 + 2 p^2 n at p = 1e300: the prediction overflows; it was printed `inf ± n/a`, exit 0,
+    // where `lca predict` refuses the point.
+    let mut text = String::from(EXTRAP);
+    text.push_str("REGION main\nMETRIC time\n");
+    for n in [10.0, 20.0, 40.0] {
+        for (i, p) in [2.0f64, 4.0, 8.0, 16.0, 32.0].iter().enumerate() {
+            let v = 1.0 + 2.0 * n * p * p * (1.0 + 0.01 * (i as f64 - 2.0));
+            text.push_str(&format!("DATA {v} {}\n", v * 1.01));
+        }
+    }
+    let square = write(&dir, "square.txt", &text);
+    let e = error_of(&[
+        "model",
+        square.to_str().unwrap(),
+        "--predict",
+        "p=1e300,n=40",
+    ]);
+    assert!(
+        e.starts_with("Error: --predict 'p=1e300,n=40': ") && e.contains(" is inf "),
+        "{e}"
+    );
+    assert!(!e.contains("± "), "{e}");
+}
+
 /// The output of a successful `lca` run (stdout, stderr).
 fn success(args: &[&str]) -> (String, String) {
     let out = lca().args(args).output().unwrap();

@@ -65,10 +65,27 @@ pub fn report(
 fn compare(study: &Study, fitted: &[Fitted], rows: &Rows) -> Result<String> {
     let built: Vec<&Fitted> = fitted.iter().filter(|f| f.model.is_some()).collect();
     let models: Vec<&PerformanceModel> = built.iter().filter_map(|f| f.model.as_ref()).collect();
+    let unbuilt: Vec<&str> = fitted
+        .iter()
+        .filter(|f| f.model.is_none())
+        .map(|f| f.name.as_str())
+        .collect();
     if models.is_empty() {
-        return Ok(String::new());
+        // Never an empty study without a word: say what is missing and why.
+        return Ok(format!(
+            "\nverdict: none, crossover: none, report: none: no model was built ({} above: not \
+             built)\n",
+            unbuilt.join(", ")
+        ));
     }
     let mut text = String::new();
+    if fitted.len() >= 2 && models.len() < 2 {
+        text += &format!(
+            "\nverdict: none, crossover: none: it compares two models, and {}'s was not built \
+             (above)\n",
+            unbuilt.join(", ")
+        );
+    }
     let mut errors = [None, None];
     if let ([a, b, ..], [fa, fb, ..]) = (&models[..], &built[..]) {
         errors = [fa.validated_error, fb.validated_error];

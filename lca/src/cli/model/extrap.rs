@@ -84,11 +84,15 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
     let point = match &args.predict {
         Some(spec) => {
             let values = crate::cli::specs::values(spec)?;
-            Some(
-                model
-                    .point(&values)
-                    .map_err(|e| anyhow!("--predict '{spec}': {e}"))?,
-            )
+            let point = model
+                .point(&values)
+                .map_err(|e| anyhow!("--predict '{spec}': {e}"))?;
+            // The refusals of `lca predict`: no `inf` or `NaN` in the table (a point far
+            // beyond the data overflows a prediction or its interval).
+            model
+                .try_predict(&point)
+                .map_err(|e| anyhow!("--predict '{spec}': {e}"))?;
+            Some(point)
         }
         None => None,
     };

@@ -122,6 +122,11 @@ pub fn run(args: &Args) -> Result<String> {
         created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
     };
     let model = PerformanceModel::build(&data, &options)?;
+    // docs/modelling.md, "Completeness check".
+    eprint!(
+        "{}",
+        lca::completeness::render(&lca::completeness::check(&data))
+    );
     output(args, &model, String::new())
 }
 
@@ -178,8 +183,9 @@ pub fn output(args: &Args, model: &PerformanceModel, table: String) -> Result<St
             Ok(format!("{summary}model written to {}\n", path.display()))
         }
         _ => {
+            let text = fit::model_file::written(model, "-o -")?;
             eprint!("{summary}");
-            Ok(fit::model_file::write(model))
+            Ok(text)
         }
     }
 }
