@@ -5,7 +5,9 @@
 
 use fit::Datafile;
 use fit::crossover::measured::{Run, measured_points};
-use fit::crossover::{Axis, CrossoverError, MeasuredPoint, Pair, ValidatedError, WinnerMap};
+use fit::crossover::{
+    Axis, CrossoverError, DifferenceModel, MeasuredPoint, Pair, ValidatedError, WinnerMap,
+};
 use fit::observations::Cell;
 use fit::performance::{Kind, PerformanceModel};
 
@@ -30,6 +32,44 @@ pub fn measured(a: &PerformanceModel, b: &PerformanceModel, data: &Datafile) -> 
         return Vec::new();
     };
     measured_points(&factors, &ra, &rb)
+}
+
+/// The difference model of the two implementations over the points both ran in `data`
+/// (docs/comparing.md#the-difference-model): None where [`measured`] finds no runs of both, or
+/// too few shared points.
+pub fn difference(
+    a: &PerformanceModel,
+    b: &PerformanceModel,
+    data: &Datafile,
+) -> Option<DifferenceModel> {
+    let own = |m: &PerformanceModel| {
+        m.provenance
+            .conditions
+            .iter()
+            .any(|c| c.starts_with("impl"))
+            || data.columns().iter().any(|c| c == "impl")
+    };
+    if !own(a) || !own(b) || a.factors.len() != b.factors.len() {
+        return None;
+    }
+    let factors = a.factors.clone();
+    DifferenceModel::fit(
+        &factors,
+        &runs(a, &factors, data)?,
+        &runs(b, &factors, data)?,
+    )
+}
+
+/// One line on the difference model: its form, points and validated error, and where it decides.
+pub fn difference_line(d: &DifferenceModel) -> String {
+    format!(
+        "difference model: {} over {} points both ran, validated error ±{:.1}% (leave-one-out RMS \
+         of the log ratio); it decides wherever its 90% interval is narrower than the two models' \
+         (\"rests on difference model\")\n",
+        d.text(),
+        d.points,
+        100.0 * d.validated_error
+    )
 }
 
 /// The runs of one model's implementation in `data`, over `factors`; rows at another value of
@@ -91,9 +131,21 @@ pub fn winner_map(
     errors: [Option<ValidatedError>; 2],
     measured: &[MeasuredPoint],
 ) -> Result<WinnerMap, CrossoverError> {
+    winner_map_with(a, b, errors, measured, None)
+}
+
+/// [`winner_map`], the difference model (when given) deciding where it is tighter.
+pub fn winner_map_with(
+    a: &PerformanceModel,
+    b: &PerformanceModel,
+    errors: [Option<ValidatedError>; 2],
+    measured: &[MeasuredPoint],
+    difference: Option<&DifferenceModel>,
+) -> Result<WinnerMap, CrossoverError> {
     let pair = Pair::new(a, b)?
         .with_validated_errors(errors)
-        .with_measured(measured);
+        .with_measured(measured)
+        .with_difference(difference);
     let free = pair.free(&[])?;
     let [u, v] = &free[..] else {
         return Err(CrossoverError(format!(

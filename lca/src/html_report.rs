@@ -48,7 +48,8 @@ pub fn write(
     let lead = match models {
         [a, b] => {
             let measured = data.map_or_else(Vec::new, |d| crate::compare::measured(a, b, d));
-            map_section(a, b, &sections, errors, &measured)
+            let difference = data.and_then(|d| crate::compare::difference(a, b, d));
+            map_section(a, b, &sections, errors, &measured, difference.as_ref())
         }
         _ => String::new(),
     };
@@ -78,11 +79,13 @@ fn map_section(
     sections: &[Section],
     errors: [Option<ValidatedError>; 2],
     both: &[fit::crossover::MeasuredPoint],
+    difference: Option<&fit::crossover::DifferenceModel>,
 ) -> String {
     let along = || -> Result<String, fit::crossover::CrossoverError> {
         let pair = fit::crossover::Pair::new(a, b)?
             .with_validated_errors(errors)
-            .with_measured(both);
+            .with_measured(both)
+            .with_difference(difference);
         let free = pair.free(&[])?;
         let [var] = &free[..] else {
             return Err(fit::crossover::CrossoverError(String::new()));
@@ -102,7 +105,7 @@ fn map_section(
             reports::html::escape(&text)
         ))
     };
-    match crate::compare::winner_map(a, b, errors, both) {
+    match crate::compare::winner_map_with(a, b, errors, both, difference) {
         Ok(map) => reports::html::winner_map(
             &map,
             &measured(&map, sections),

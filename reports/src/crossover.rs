@@ -383,7 +383,7 @@ fn comparison_json(c: &Comparison) -> serde_json::Value {
     serde_json::json!({
         "T_A": number(c.t_a), "T_B": number(c.t_b), "difference": number(c.difference()),
         "half_width": number(c.half_width), "winner": winner_json(c.winner),
-        "significant": significance_json(c.significant), "basis": "models",
+        "significant": significance_json(c.significant), "basis": c.basis.name(),
     })
 }
 
@@ -544,6 +544,12 @@ fn map_text(m: &WinnerMap) -> String {
                     x(s.from),
                     x(s.to)
                 ),
+                Basis::Difference => format!(
+                    "{} from {} to {} (difference model)",
+                    winner_code(s.winner),
+                    x(s.from),
+                    x(s.to)
+                ),
             })
             .collect();
         let points: Vec<String> = m
@@ -593,13 +599,14 @@ fn map_csv(m: &WinnerMap) -> String {
             let c = &m.comparisons[j][i];
             let _ = writeln!(
                 out,
-                "cell,{u},{v},,,{},{},{},{},{},{},models,,,",
+                "cell,{u},{v},,,{},{},{},{},{},{},{},,,",
                 winner_code(c.winner),
                 significance_csv(c.significant),
                 significant(c.t_a, 6),
                 significant(c.t_b, 6),
                 significant(c.difference(), 6),
-                significant(c.half_width, 6)
+                significant(c.half_width, 6),
+                c.basis.name()
             );
         }
     }

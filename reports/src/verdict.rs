@@ -240,7 +240,7 @@ fn along_models(c: &Crossover) -> String {
     let sides: Vec<&Side> = c
         .sides
         .iter()
-        .filter(|s| s.to > s.from && s.basis == fit::crossover::Basis::Models)
+        .filter(|s| s.to > s.from && s.basis != fit::crossover::Basis::Runs)
         .collect();
     let wins: Vec<String> = sides
         .iter()

@@ -164,7 +164,7 @@ pub(super) fn by_runs(
         let Some(x) = m.value(factor) else { continue };
         let Some(k) = sides
             .iter()
-            .position(|s| s.basis == Basis::Models && s.from <= x && x <= s.to)
+            .position(|s| s.basis != Basis::Runs && s.from <= x && x <= s.to)
         else {
             continue;
         };

@@ -31,14 +31,19 @@ pub enum Basis {
     Models,
     /// The runs at a measured point ([`MeasuredPoint`]).
     Runs,
+    /// The difference model of the two implementations
+    /// ([`DifferenceModel`](super::difference::DifferenceModel)), where its interval is
+    /// narrower than the two models'.
+    Difference,
 }
 
 impl Basis {
-    /// `models` or `runs`.
+    /// `models`, `runs` or `difference model`.
     pub fn name(self) -> &'static str {
         match self {
             Basis::Models => "models",
             Basis::Runs => "runs",
+            Basis::Difference => "difference model",
         }
     }
 }

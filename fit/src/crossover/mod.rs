@@ -55,6 +55,7 @@
 
 mod along;
 mod axis;
+pub mod difference;
 mod extrapolation;
 mod map;
 pub mod measured;
@@ -64,6 +65,7 @@ mod solver;
 
 pub use along::{Band, Crossover, Meeting, MeetingKind, Side};
 pub use axis::{Axis, Scale};
+pub use difference::DifferenceModel;
 pub use extrapolation::Extrapolation;
 pub use map::{BoundaryPoint, WinnerMap};
 pub use measured::{Basis, MeasuredPoint};

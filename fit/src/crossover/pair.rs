@@ -2,7 +2,9 @@
 //! values left free, the default ranges and the comparison at a named point.
 
 use super::solver::Evaluator;
-use super::{Axis, Comparison, CrossoverError, MeasuredPoint, ValidatedError, fail};
+use super::{
+    Axis, Comparison, CrossoverError, DifferenceModel, MeasuredPoint, ValidatedError, fail,
+};
 use crate::performance::{Kind, PerformanceModel};
 
 /// Two models to compare, checked to be over the same factors.
@@ -16,6 +18,9 @@ pub struct Pair<'m> {
     pub errors: [Option<ValidatedError>; 2],
     /// The points both implementations ran, decided by their runs ([`Pair::with_measured`]).
     pub measured: &'m [MeasuredPoint],
+    /// The difference model of the two, deciding where it is tighter
+    /// ([`Pair::with_difference`]).
+    pub difference: Option<&'m DifferenceModel>,
 }
 
 /// What a model's comparisons compare: None for run time `T_p`, the response's name for a
@@ -80,6 +85,7 @@ impl<'m> Pair<'m> {
             b,
             errors: [None, None],
             measured: &[],
+            difference: None,
         })
     }
 
@@ -93,6 +99,13 @@ impl<'m> Pair<'m> {
     /// [the module](super)).
     pub fn with_measured(mut self, measured: &'m [MeasuredPoint]) -> Self {
         self.measured = measured;
+        self
+    }
+
+    /// The same pair, the difference model deciding wherever its interval is narrower than
+    /// the two models' ([`DifferenceModel::decide`]).
+    pub fn with_difference(mut self, difference: Option<&'m DifferenceModel>) -> Self {
+        self.difference = difference;
         self
     }
 
@@ -197,6 +210,7 @@ impl<'m> Pair<'m> {
             a: self.a,
             b: self.b,
             errors: self.errors,
+            difference: self.difference,
         }
         .at(point)
     }
@@ -228,6 +242,7 @@ impl<'m> Pair<'m> {
             a: self.a,
             b: self.b,
             errors: self.errors,
+            difference: self.difference,
         })
     }
 }

@@ -2,7 +2,7 @@
 //! every report (see [the module](super)): the 90% confidence interval of `E[T_A] - E[T_B]`,
 //! each model's validated error added when known.
 
-use super::TOUCH;
+use super::{Basis, TOUCH};
 use crate::performance::{PerformanceModel, TimePrediction};
 use crate::stats::t_quantile_real;
 
@@ -32,6 +32,9 @@ pub struct Comparison {
     /// Whether the winner is significant at 90%: false where the two cannot be told apart;
     /// None without intervals.
     pub significant: Option<bool>,
+    /// What the verdict rests on: the two models, or the difference model where its interval
+    /// is narrower ([`DifferenceModel::decide`](super::difference::DifferenceModel::decide)).
+    pub basis: Basis,
 }
 
 impl Comparison {
@@ -136,5 +139,6 @@ pub fn compare_with(
         half_width,
         winner,
         significant,
+        basis: Basis::Models,
     }
 }

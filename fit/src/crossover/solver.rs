@@ -9,8 +9,8 @@ use argmin::core::{CostFunction, Error, Executor};
 use argmin::solver::brent::{BrentOpt, BrentRoot};
 
 use super::{
-    Axis, Band, Basis, Comparison, CrossoverError, Meeting, MeetingKind, Side, TOUCH,
-    ValidatedError, Winner, compare_with,
+    Axis, Band, Basis, Comparison, CrossoverError, DifferenceModel, Meeting, MeetingKind, Side,
+    TOUCH, ValidatedError, Winner, compare_with,
 };
 use crate::performance::PerformanceModel;
 
@@ -19,6 +19,7 @@ pub(super) struct Evaluator<'m> {
     pub(super) a: &'m PerformanceModel,
     pub(super) b: &'m PerformanceModel,
     pub(super) errors: [Option<ValidatedError>; 2],
+    pub(super) difference: Option<&'m DifferenceModel>,
 }
 
 /// A model's point (one value per factor, in its order) from named values: the last value of
@@ -41,7 +42,11 @@ impl Evaluator<'_> {
     pub(super) fn at(&self, point: &[(String, f64)]) -> Result<Comparison, CrossoverError> {
         let pa = self.a.try_predict(&vector(self.a, point))?;
         let pb = self.b.try_predict(&vector(self.b, point))?;
-        Ok(compare_with(self.a, &pa, self.b, &pb, self.errors))
+        let separate = compare_with(self.a, &pa, self.b, &pb, self.errors);
+        Ok(match self.difference {
+            Some(d) => d.decide(separate, point),
+            None => separate,
+        })
     }
 
     /// The fixed values that are factors, plus `p` where it is held.
@@ -174,6 +179,7 @@ impl<'e, 'm> Line<'e, 'm> {
                 half_width: f64::NAN,
                 winner: Winner::Tie,
                 significant: None,
+                basis: Basis::Models,
             }
         })
     }
@@ -412,7 +418,7 @@ impl<'e, 'm> Line<'e, 'm> {
             t_a: c.t_a,
             t_b: c.t_b,
             ratio: f64::NAN,
-            basis: Basis::Models,
+            basis: self.basis(from, to, c.basis),
         }
     }
 
@@ -491,7 +497,24 @@ impl<'e, 'm> Line<'e, 'm> {
             t_a: best.1,
             t_b: best.2,
             ratio: ratio(best),
-            basis: Basis::Models,
+            basis: self.basis(from, to, c.basis),
+        }
+    }
+
+    /// What a stretch's verdict rests on: the basis of most of its samples (the midpoint's,
+    /// `mid`, on a tie or where it holds no sample).
+    fn basis(&self, from: f64, to: f64, mid: Basis) -> Basis {
+        let (mut difference, mut models) = (0, 0);
+        for i in (0..self.xs.len()).filter(|&i| self.xs[i] >= from && self.xs[i] <= to) {
+            match self.cs[i].basis {
+                Basis::Difference => difference += 1,
+                _ => models += 1,
+            }
+        }
+        match difference.cmp(&models) {
+            std::cmp::Ordering::Greater => Basis::Difference,
+            std::cmp::Ordering::Less => Basis::Models,
+            std::cmp::Ordering::Equal => mid,
         }
     }
 }

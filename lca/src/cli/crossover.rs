@@ -113,9 +113,14 @@ pub fn run(args: &Args) -> Result<String> {
     let measured = data
         .as_ref()
         .map_or_else(Vec::new, |d| lca::compare::measured(&a, &b, d));
+    // Between them, the difference model where it is tighter than the two models.
+    let difference = data
+        .as_ref()
+        .and_then(|d| lca::compare::difference(&a, &b, d));
     let pair = Pair::new(&a, &b)?
         .with_validated_errors(errors)
-        .with_measured(&measured);
+        .with_measured(&measured)
+        .with_difference(difference.as_ref());
     let fixed = fixed_values(&args.at)?;
     let ranges = ranges(&args.range)?;
     let free = pair.free(&fixed)?;
@@ -166,6 +171,7 @@ pub fn run(args: &Args) -> Result<String> {
                 format,
                 &[&a, &b],
             )?;
+            let out = with_difference(out, difference.as_ref(), format);
             with_suggestions(out, &pair, &[axis], &fixed, args, format, "the range")
         }
         None => {
@@ -176,8 +182,26 @@ pub fn run(args: &Args) -> Result<String> {
                 format,
                 &[&a, &b],
             )?;
+            let out = with_difference(out, difference.as_ref(), format);
             with_suggestions(out, &pair, &[u, v], &fixed, args, format, "the map")
         }
+    }
+}
+
+/// `out` (text) with the difference model's line after its first line.
+fn with_difference(
+    out: String,
+    difference: Option<&fit::crossover::DifferenceModel>,
+    format: Format,
+) -> String {
+    match (difference, format) {
+        (Some(d), Format::Text) => match out.split_once('\n') {
+            Some((first, rest)) => {
+                format!("{first}\n{}{rest}", lca::compare::difference_line(d))
+            }
+            None => out,
+        },
+        _ => out,
     }
 }
 
