@@ -124,7 +124,7 @@ impl<'m> Side<'m> {
                 noise,
             });
         }
-        let p = vectors.iter().map(|v| model.processors(v)).collect();
+        let p = vectors.iter().map(|v| model.divisor(v)).collect();
         let time = vectors
             .iter()
             .map(|v| model.predict(v).time.value)

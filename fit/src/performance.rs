@@ -312,6 +312,17 @@ impl PerformanceModel {
         }
     }
 
+    /// What the categories' sum is divided by to give the predicted quantity at a point: `p`
+    /// for a lost-cycles model (`T_p` is processor-seconds over `p`), 1 for a response model,
+    /// which is in its own units (a response's intervals are not divided by `p`:
+    /// docs/comparing.md).
+    pub fn divisor(&self, point: &[f64]) -> f64 {
+        match self.kind {
+            Kind::Response => 1.0,
+            Kind::LostCycles => self.processors(point),
+        }
+    }
+
     /// Measured `T_p` of each observation: the sum of the categories over `p`.
     fn measured_times(&self, observations: &[Observations]) -> Vec<f64> {
         let first = &observations[0];

@@ -189,11 +189,28 @@ pub fn validate(model: &PerformanceModel, data: &Datafile) -> Result<Validation,
         }
         sum
     };
+    let field = match model.categories.as_slice() {
+        [one] if model.kind == crate::performance::Kind::Response => one.category.as_str(),
+        _ if data.columns().iter().any(|c| c == "wall") => "wall",
+        _ => "T_p",
+    };
     let mut point = vec![0.0; names.len()];
     let points = (0..measured.len())
         .map(|row| {
             measured.point(row, &mut point);
             let line = measured.lines[row];
+            // The error is relative to the measured value: of 0 it would be infinite.
+            let y = measured.y[row];
+            if !(y.is_finite() && y != 0.0) {
+                return Err(DataError::Line {
+                    file: data.source().to_string(),
+                    line,
+                    message: format!(
+                        "{field} = {y}: a prediction is checked against a measured value other \
+                         than 0 (its relative error is divided by it)"
+                    ),
+                });
+            }
             // A run outside the model's domain (n=0 under a log) is an error, not a NaN.
             model.try_predict(&point).map_err(|e| DataError::Line {
                 file: data.source().to_string(),

@@ -95,9 +95,9 @@ pub struct Found {
 #[derive(Debug, Default)]
 pub struct Report {
     /// Cases run per target ([`Target::index`]).
-    pub cases: [u64; 6],
+    pub cases: [u64; Target::ALL.len()],
     /// Time spent in cases per target, ns.
-    pub nanos: [u64; 6],
+    pub nanos: [u64; Target::ALL.len()],
     /// Every failure, in case order per child.
     pub found: Vec<Found>,
     /// Children started (1 + those lost to a crash or hang).
@@ -108,8 +108,8 @@ pub struct Report {
 const IN_FLIGHT: usize = 0;
 const NEXT: usize = 1;
 const CASES: usize = 2;
-const NANOS: usize = 8;
-const WORDS: usize = 14;
+const NANOS: usize = CASES + Target::ALL.len();
+const WORDS: usize = NANOS + Target::ALL.len();
 
 struct Shared(*mut u64);
 

@@ -216,7 +216,51 @@ fn study_files() -> Vec<Vec<u8>> {
             .filter(|b| b.contains("[[implementation]]"))
             .map(String::into_bytes),
     );
+    // Every optional table at once, so that mutants reach their checkers together.
+    seeds.push(
+        b"name = \"all\"\ndesign = \"full\"\nreplicates = 2\nmax_failures = 3\n\n[factors]\n\
+          n = \"32..512:log2\"\np = \"2..8:lin:4\"\n\n[precision]\ntarget = 0.05\n\
+          max_replicates = 5\n\n[decide]\nbudget = 8\nper_round = 2\n\n[whatif]\n\
+          where = \"p > 4\"\ndemand = \"measured\"\n\n[[implementation]]\nname = \"a\"\n\
+          command = [\"{lca}\", \"{n}\", \"{p}\", \"{replicate}\"]\n\n[[implementation]]\n\
+          name = \"b\"\ncommand = [\"{pp}\", \"{n}\", \"{p}\"]\ntimeout_s = 1e-9\n"
+            .to_vec(),
+    );
     seeds
+}
+
+/// Extra-P text files: the docs' examples and the tests' inline ones.
+fn extrap_files() -> Vec<Vec<u8>> {
+    let inline = doc_blocks()
+        .into_iter()
+        .chain(string_literals("lca/tests/extrap.rs"))
+        .chain(string_literals("fit/src/extrap"));
+    let mut seeds: Vec<String> = inline
+        .filter(|b| first_content_line(b).starts_with("PARAMETER"))
+        .collect();
+    seeds.sort();
+    seeds.dedup();
+    seeds.into_iter().map(String::into_bytes).collect()
+}
+
+/// `pp whatif` target files: the docs' examples and the tests' inline ones.
+fn whatif_targets() -> Vec<Vec<u8>> {
+    let inline = doc_blocks()
+        .into_iter()
+        .chain(string_literals("pp/tests"))
+        .chain(string_literals("pp/src/whatif"));
+    let mut seeds: Vec<String> = inline
+        .filter(|b| {
+            let first = first_content_line(b);
+            ["group = ", "machine = ", "demand = ", "[speed]"]
+                .iter()
+                .any(|k| first.starts_with(k))
+        })
+        .collect();
+    seeds.push("group = \"0,1;2,3\"\ndemand = \"measured\"\n\n[speed]\npar = 2\n".into());
+    seeds.sort();
+    seeds.dedup();
+    seeds.into_iter().map(String::into_bytes).collect()
 }
 
 fn expressions(built: &Option<String>) -> Vec<Vec<u8>> {
@@ -263,6 +307,8 @@ pub fn all() -> Vec<Vec<Vec<u8>>> {
                 Target::ModelFile => model_files(&built),
                 Target::StudyFile => study_files(),
                 Target::Expr => expressions(&built),
+                Target::ExtrapFile => extrap_files(),
+                Target::WhatifTarget => whatif_targets(),
             };
             if seeds.is_empty() {
                 seeds.push(Vec::new());

@@ -26,17 +26,24 @@ pub enum Target {
     StudyFile,
     /// `fit::expr` and `fit::Model`: parse, print, re-parse, bind and evaluate.
     Expr,
+    /// `lca model` on an Extra-P text file: `fit::extrap::parse`, a model of its first series,
+    /// and that model written only if it reads back (`fit::model_file::written`).
+    ExtrapFile,
+    /// `pp whatif --target FILE`: `pp::whatif::Target::load` of a target file.
+    WhatifTarget,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 6] = [
+    pub const ALL: [Target; 8] = [
         Target::TextLog,
         Target::BinaryLog,
         Target::Datafile,
         Target::ModelFile,
         Target::StudyFile,
         Target::Expr,
+        Target::ExtrapFile,
+        Target::WhatifTarget,
     ];
 
     /// The name on the command line and in file names.
@@ -48,6 +55,8 @@ impl Target {
             Target::ModelFile => "model-file",
             Target::StudyFile => "study-file",
             Target::Expr => "expr",
+            Target::ExtrapFile => "extrap-file",
+            Target::WhatifTarget => "whatif-target",
         }
     }
 
@@ -126,6 +135,44 @@ impl Target {
                 "}}",
                 "{lca}",
                 "\"\"\"",
+                "max_failures = ",
+                "[precision]\n",
+                "target = 0.",
+                "max_replicates = ",
+                "[decide]\n",
+                "budget = ",
+                "per_round = ",
+                "[whatif]\n",
+                "where = \"p > ",
+                "demand = \"",
+                "measured",
+                "{replicate}",
+            ],
+            Target::ExtrapFile => &[
+                "PARAMETER p\n",
+                "POINTS ( 2 10 ) ( 4 10 )\n",
+                "POINTS 1 2 4\n",
+                "REGION main\n",
+                "METRIC time\n",
+                "DATA ",
+                "1e308",
+                "-1e308",
+                "nan",
+                " ( ",
+                " ) ",
+            ],
+            Target::WhatifTarget => &[
+                "group = \"",
+                "0,1",
+                ";",
+                "machine = \"",
+                "[speed]\n",
+                "par = ",
+                "1e-300",
+                "1e300",
+                "demand = \"",
+                "measured",
+                "\"\n",
             ],
             Target::Expr => &[
                 "sqrt(", "log(", "log2(", "exp(", "min(", "max(", "$a", "^", "-", "*", "/", "+",
@@ -150,6 +197,8 @@ impl Target {
             Target::ModelFile => model_file(&String::from_utf8_lossy(input)),
             Target::StudyFile => study(&String::from_utf8_lossy(input)),
             Target::Expr => expr(&String::from_utf8_lossy(input)),
+            Target::ExtrapFile => extrap(&String::from_utf8_lossy(input)),
+            Target::WhatifTarget => whatif_target(input),
         }
     }
 }
@@ -343,5 +392,62 @@ fn expr(text: &str) -> Result<(), Failure> {
             let _ = (m.variables(), m.fitted_count(), m.is_zero());
             Ok(())
         }
+    }
+}
+
+/// What `lca model FILE.txt` does with an Extra-P file, for its first series: parse, model,
+/// and the model file written only when it reads back (a value of 1e308 overflowed the
+/// statistics into a file nothing could load).
+fn extrap(text: &str) -> Result<(), Failure> {
+    let experiment = match fit::extrap::parse("case.txt", text) {
+        Ok(e) => e,
+        Err(e) => return one_line("error", &e.to_string()),
+    };
+    let Some(series) = experiment.series.first() else {
+        return Ok(());
+    };
+    // A fit per case: only series of a size a user's file has.
+    if series.points.len() > 200 || experiment.parameters.len() > 4 {
+        return Ok(());
+    }
+    let obs = series.observations(&experiment.source, &experiment.parameters);
+    let obs = fit::repetitions::summarise(obs, fit::repetitions::Repetitions::All);
+    let model = match fit::combination::combine(&obs, &Default::default()) {
+        Ok(m) => m,
+        Err(e) => return one_line("error", &e.to_string()),
+    };
+    let performance = fit::performance::PerformanceModel {
+        kind: fit::performance::Kind::Response,
+        name: "case".into(),
+        factors: experiment.parameters.clone(),
+        ranges: vec![(0.0, 1.0); experiment.parameters.len()],
+        held: Default::default(),
+        categories: vec![model],
+        baseline: None,
+        provenance: Default::default(),
+    };
+    match fit::model_file::written(&performance, "case.toml") {
+        Ok(text) => fit::model_file::parse("case.toml", &text)
+            .map(|_| ())
+            .map_err(|e| Failure::new("model-written-unreadable", e.to_string())),
+        Err(e) => one_line("error", &e.to_string()),
+    }
+}
+
+/// `pp whatif --target FILE`: the target file loaded (from a file, as the command reads it).
+fn whatif_target(input: &[u8]) -> Result<(), Failure> {
+    let path = std::env::temp_dir().join(format!("lca-fuzz-target-{}.toml", std::process::id()));
+    if std::fs::write(&path, input).is_err() {
+        return Ok(());
+    }
+    let loaded = pp::whatif::Target::load(&path);
+    let _ = std::fs::remove_file(&path);
+    match loaded {
+        Ok(target) => {
+            let _ = target.describe();
+            let _ = target.processors(4);
+            Ok(())
+        }
+        Err(e) => one_line("error", &format!("{e:#}")),
     }
 }

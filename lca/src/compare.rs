@@ -1,18 +1,99 @@
-//! Two implementations' models compared: the winner map over the two factors they vary, and
-//! the points over which `fit::decision::suggest` weighs the runs that would decide most
-//! (`lca crossover --suggest`, the study's `[decide]`).
+//! Two implementations' models compared: the points both implementations ran, decided by
+//! their runs (docs/comparing.md#measured-points-decide-first), the winner map over the two
+//! factors they vary, and the points over which `fit::decision::suggest` weighs the runs that
+//! would decide most (`lca crossover --suggest`, the study's `[decide]`).
 
-use fit::crossover::{Axis, CrossoverError, Pair, ValidatedError, WinnerMap};
-use fit::performance::PerformanceModel;
+use fit::Datafile;
+use fit::crossover::measured::{Run, measured_points};
+use fit::crossover::{Axis, CrossoverError, MeasuredPoint, Pair, ValidatedError, WinnerMap};
+use fit::observations::Cell;
+use fit::performance::{Kind, PerformanceModel};
+
+/// The points of `data` where both implementations ran (each model's rows are its own
+/// implementation's, [`crate::validated_error::implementation_rows`]), each decided by its
+/// runs. Empty when the two models cannot be told to different rows (no `impl`), or their
+/// factors differ. A run's value is what the model predicts: the response for a response
+/// model; else `wall`, or the categories' sum over `p` where there is no `wall`.
+pub fn measured(a: &PerformanceModel, b: &PerformanceModel, data: &Datafile) -> Vec<MeasuredPoint> {
+    let own = |m: &PerformanceModel| {
+        m.provenance
+            .conditions
+            .iter()
+            .any(|c| c.starts_with("impl"))
+            || data.columns().iter().any(|c| c == "impl")
+    };
+    if !own(a) || !own(b) || a.factors.len() != b.factors.len() {
+        return Vec::new();
+    }
+    let factors = a.factors.clone();
+    let (Some(ra), Some(rb)) = (runs(a, &factors, data), runs(b, &factors, data)) else {
+        return Vec::new();
+    };
+    measured_points(&factors, &ra, &rb)
+}
+
+/// The runs of one model's implementation in `data`, over `factors`; rows at another value of
+/// a value the model holds (its `p = 26`) are not its runs.
+fn runs(model: &PerformanceModel, factors: &[String], data: &Datafile) -> Option<Vec<Run>> {
+    let data = crate::validated_error::implementation_rows(model, data)?;
+    let number = |row: usize, column: &str| match data.cell(row, column) {
+        Some(Cell::Number(x)) => Some(x),
+        _ => None,
+    };
+    let mut runs = Vec::new();
+    for row in 0..data.rows().len() {
+        let held = model
+            .held
+            .iter()
+            .all(|(f, v)| number(row, f).is_none_or(|x| (x - v).abs() <= 1e-9 * v.abs().max(1.0)));
+        let point: Option<Vec<f64>> = factors.iter().map(|f| number(row, f)).collect();
+        let (true, Some(point)) = (held, point) else {
+            continue;
+        };
+        let value = match model.kind {
+            Kind::Response => model
+                .categories
+                .first()
+                .and_then(|c| number(row, &c.category)),
+            Kind::LostCycles => number(row, "wall").or_else(|| {
+                let sum: Option<f64> = model
+                    .categories
+                    .iter()
+                    .map(|c| number(row, &c.category))
+                    .sum();
+                let mut at = vec![0.0; model.factors.len()];
+                for (k, f) in model.factors.iter().enumerate() {
+                    at[k] = number(row, f)?;
+                }
+                Some(sum? / model.divisor(&at))
+            }),
+        };
+        let Some(value) = value.filter(|v| v.is_finite()) else {
+            continue;
+        };
+        let replicate = number(row, "replicate")
+            .filter(|r| *r >= 0.0 && r.fract() == 0.0)
+            .map(|r| r as u64);
+        runs.push(Run {
+            point,
+            value,
+            replicate,
+        });
+    }
+    Some(runs)
+}
 
 /// The winner map of two models over their two factors (41 x 41 cells), the models' validated
-/// errors (when given) in its intervals.
+/// errors (when given) in its intervals, the measured points deciding the cells nearest them.
 pub fn winner_map(
     a: &PerformanceModel,
     b: &PerformanceModel,
     errors: [Option<ValidatedError>; 2],
+    measured: &[MeasuredPoint],
 ) -> Result<WinnerMap, CrossoverError> {
-    let pair = Pair::new(a, b)?.with_validated_errors(errors);
+    let pair = Pair::new(a, b)?
+        .with_validated_errors(errors)
+        .with_measured(measured);
     let free = pair.free(&[])?;
     let [u, v] = &free[..] else {
         return Err(CrossoverError(format!(
@@ -27,13 +108,13 @@ pub fn winner_map(
 pub type Point = Vec<(String, f64)>;
 
 /// The region's points over the axes (101 along one, 21 x 21 over two) and the candidate
-/// runs (21 along one, 9 x 9 over two; whole numbers where an axis runs between whole
-/// numbers at least 4 apart, as processor counts do), each with the fixed values.
+/// runs (21 along one, 9 x 9 over two; only whole numbers on a whole-number axis,
+/// [`Axis::integer`], as processor counts are: runnable points), each with the fixed values.
 pub fn grids(axes: &[Axis], fixed: &[(String, f64)]) -> (Vec<Point>, Vec<Point>) {
     let (region, candidates) = if axes.len() == 1 { (101, 21) } else { (21, 9) };
     let levels = |a: &Axis, count: usize, whole: bool| -> Vec<f64> {
         let mut values = a.samples(count);
-        if whole && a.lo.fract() == 0.0 && a.hi.fract() == 0.0 && a.hi - a.lo >= 4.0 {
+        if whole && a.integer {
             values.iter_mut().for_each(|v| *v = v.round());
             values.dedup();
         }

@@ -46,7 +46,10 @@ pub fn write(
         })
         .collect::<Result<Vec<_>>>()?;
     let lead = match models {
-        [a, b] => map_section(a, b, &sections, errors),
+        [a, b] => {
+            let measured = data.map_or_else(Vec::new, |d| crate::compare::measured(a, b, d));
+            map_section(a, b, &sections, errors, &measured)
+        }
         _ => String::new(),
     };
     let page = report(title, &lead, &sections)?;
@@ -74,9 +77,12 @@ fn map_section(
     b: &PerformanceModel,
     sections: &[Section],
     errors: [Option<ValidatedError>; 2],
+    both: &[fit::crossover::MeasuredPoint],
 ) -> String {
     let along = || -> Result<String, fit::crossover::CrossoverError> {
-        let pair = fit::crossover::Pair::new(a, b)?.with_validated_errors(errors);
+        let pair = fit::crossover::Pair::new(a, b)?
+            .with_validated_errors(errors)
+            .with_measured(both);
         let free = pair.free(&[])?;
         let [var] = &free[..] else {
             return Err(fit::crossover::CrossoverError(String::new()));
@@ -96,7 +102,7 @@ fn map_section(
             reports::html::escape(&text)
         ))
     };
-    match crate::compare::winner_map(a, b, errors) {
+    match crate::compare::winner_map(a, b, errors, both) {
         Ok(map) => reports::html::winner_map(
             &map,
             &measured(&map, sections),
@@ -145,7 +151,7 @@ fn runs(model: &PerformanceModel, data: &Datafile) -> Result<Runs> {
             continue;
         };
         let time = number(row, "wall")
-            .unwrap_or_else(|| values.iter().sum::<f64>() / model.processors(&point));
+            .unwrap_or_else(|| values.iter().sum::<f64>() / model.divisor(&point));
         runs.points.push(point);
         runs.categories.push(values);
         runs.time.push(time);

@@ -133,9 +133,9 @@ fn text_report() {
     A: sq  B: lin  along n from 16 to 2048 (log scale), 512 samples  at p=1
     who wins: no intervals (a model written by hand): the lower mean wins, untested
     verdict: Comparing means only (models without intervals: untested), at p = 1: sq is faster for n ≤ 100; lin is faster for n ≥ 100. Part of it lies outside the measured runs (extrapolation).
-    crossing   at n = 100        T_A = T_B = 10000; no interval
-    n from 16 to 100               A (sq) wins (no intervals: untested), T_B/T_A up to 6.250 at n = 16
-    n from 100 to 2048             B (lin) wins (no intervals: untested), T_A/T_B up to 20.48 at n = 2048
+    crossing   at n = 100        T_A = T_B = 10000; no interval (rests on models)
+    n from 16 to 100               A (sq) wins (no intervals: untested), T_B/T_A up to 6.250 at n = 16 (rests on models)
+    n from 100 to 2048             B (lin) wins (no intervals: untested), T_A/T_B up to 20.48 at n = 2048 (rests on models)
     extrapolation: sq is fitted on n from 32 to 1024; n from 16 to 32 is outside it
     extrapolation: sq is fitted on n from 32 to 1024; n from 1024 to 2048 is outside it
     extrapolation: lin is fitted on n from 32 to 1024; n from 16 to 32 is outside it
@@ -202,6 +202,7 @@ fn json_report() {
         }
       ],
       "intervals": false,
+      "measured": [],
       "meetings": [
         {
           "T_A": 2.0000000000002247,
@@ -213,12 +214,14 @@ fn json_report() {
         }
       ],
       "rule": "no intervals (a model written by hand): the lower mean wins, untested",
+      "runs_rule": "at a point both implementations ran, their runs decide: the 90% confidence interval of mean_A - mean_B (paired t where the runs share replicate indices, else Welch) excludes zero; the models decide between the measured points",
       "samples": 512,
       "sides": [
         {
           "T_A": 1.0000344667797687,
           "T_B": 0.011741682974559686,
           "at": 0.005870841487279843,
+          "basis": "models",
           "from": 0.0,
           "ratio": 85.16960208741031,
           "significant": null,
@@ -239,7 +242,7 @@ fn csv_report() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(
         lines[0],
-        "record,n,kind,band_low,band_high,from,to,winner,significant,ratio,T_A,T_B"
+        "record,n,kind,band_low,band_high,from,to,winner,significant,ratio,T_A,T_B,basis"
     );
     assert_eq!(lines.len(), 4, "{csv}");
     assert!(lines[1].starts_with("meeting,100"), "{csv}");
@@ -298,7 +301,7 @@ fn winner_map_of_a_known_pair() {
     insta::assert_snapshot!(text, @r#"
     A: a  B: b  winner map over n from 1 to 100 (log scale) across and p from 1 to 64 (log scale) up
     who wins: no intervals (a model written by hand): the lower mean wins, untested
-    verdict: Comparing means only (models without intervals: untested): a is faster for p ≤ 38.1 (n ≤ 55.6 at p = 1, n ≤ 1.46 at p = 38.1): 43.2% of the map; b is faster for all p from 1 to 64 (n ≥ 55.6 at p = 1, all n from 1 to 100 at p = 64): 56.8% of the map.
+    verdict: Comparing means only (models without intervals: untested): a is faster for p ≤ 38 (n ≤ 55 at p = 1, n = 1 at p = 38): 43.2% of the map; b is faster for all p from 1 to 64 (n ≥ 56 at p = 1, all n from 1 to 100 at p = 64): 56.8% of the map.
     A = a faster, B = b faster, = equal (no intervals)
           p
          64 |BBBBBBBBB
@@ -400,24 +403,22 @@ fn fitted_models_give_bands() {
         text.contains("cannot be told apart at 90% (T_A = "),
         "{text}"
     );
-    // The verdict names the band's ends (to 3 significant digits) as the undecided stretch
-    // (its numbers: 90, p's 1, then the ends).
+    // The verdict names the band as the undecided stretch, on runnable values: n runs between
+    // whole numbers, so each stretch is said on the integers inside it (docs/comparing.md).
     let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap();
-    let numbers: Vec<f64> = verdict
-        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .filter_map(|w| w.trim_end_matches('.').parse().ok())
-        .collect();
+    assert!(lo.fract() != 0.0 && hi.fract() != 0.0, "{lo} {hi}");
     assert_eq!(
         verdict,
         format!(
-            "verdict: At 90% confidence in the fitted coefficients alone, at p = 1: sq is faster for n ≤ {0}; lin is faster for \
-             n ≥ {1}. For n from {0} to {1} these runs cannot tell them apart.",
-            numbers[2], numbers[3]
+            "verdict: At 90% confidence in the fitted coefficients alone, at p = 1: sq is faster for n ≤ {}; lin is faster for \
+             n ≥ {}. For n from {} to {} these runs cannot tell them apart.",
+            lo.floor(),
+            hi.ceil(),
+            lo.ceil(),
+            hi.floor()
         ),
         "{text}"
     );
-    assert!((numbers[2] - lo).abs() < 0.005 * lo, "{verdict} vs {lo}");
-    assert!((numbers[3] - hi).abs() < 0.005 * hi, "{verdict} vs {hi}");
     // The map of the same pair names the same verdicts: one factor free, so --var n is
     // implied; the CSV carries significance per side.
     let csv = stdout(&["crossover", &models[0], &models[1], "--format", "csv"]);

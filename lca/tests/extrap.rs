@@ -185,11 +185,12 @@ fn an_extrap_file_is_modelled_into_one_table_and_one_model_file() {
     let text = std::fs::read_to_string(&model).unwrap();
     assert!(text.contains("name = \"main [time]\""));
     assert!(text.contains("name = \"main->solve [time]\""));
-    let e = error_of(&["model", file.to_str().unwrap(), "--where", "p<32"]);
+    let e = error_of(&["model", file.to_str().unwrap(), "--where", "q<32"]);
     assert!(
-        e.starts_with("Error: --where: not for an Extra-P file"),
+        e.starts_with("Error: ") && e.contains("exp.txt: --where q<32: 'q' is not a parameter"),
         "{e}"
     );
+    assert_eq!(e.lines().count(), 1, "{e}");
     let bad = write(&dir, "bad.txt", "PARAMETER p\nPOINTS 1 2\nDATA 1\nDATA x\n");
     let e = error_of(&["model", bad.to_str().unwrap()]);
     assert!(
@@ -265,4 +266,140 @@ fn two_latency_models_cross_where_the_hand_computation_says() {
         "Error: the models predict different things: intel models the response 'latency', \
          lost models run time T_p (lost cycles)\n"
     );
+}
+
+#[test]
+fn an_extrap_model_that_is_not_finite_is_refused_in_one_line() {
+    let dir = scratch("extrap-non-finite");
+    // One value of 1e308: the fit's sums of squares overflow, and the model file written
+    // could not be read back.
+    let text = std::fs::read_to_string(extrap_file(&dir)).unwrap();
+    let first = text.lines().find(|l| l.starts_with("DATA")).unwrap();
+    let big = write(&dir, "big.txt", &text.replacen(first, "DATA 1e308 3", 1));
+    let model = dir.join("big.toml");
+    let e = error_of(&[
+        "model",
+        big.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    assert!(
+        e.contains("big.toml: not written: category 'main [time]': statistics: sse = inf"),
+        "{e}"
+    );
+    assert!(!model.exists());
+    // 1 + 2 p^2 n at p = 1e300: the prediction overflows; it was printed `inf ± n/a`, exit 0,
+    // where `lca predict` refuses the point.
+    let mut text = String::from(EXTRAP);
+    text.push_str("REGION main\nMETRIC time\n");
+    for n in [10.0, 20.0, 40.0] {
+        for (i, p) in [2.0f64, 4.0, 8.0, 16.0, 32.0].iter().enumerate() {
+            let v = 1.0 + 2.0 * n * p * p * (1.0 + 0.01 * (i as f64 - 2.0));
+            text.push_str(&format!("DATA {v} {}\n", v * 1.01));
+        }
+    }
+    let square = write(&dir, "square.txt", &text);
+    let e = error_of(&[
+        "model",
+        square.to_str().unwrap(),
+        "--predict",
+        "p=1e300,n=40",
+    ]);
+    assert!(
+        e.starts_with("Error: --predict 'p=1e300,n=40': ") && e.contains(" is inf "),
+        "{e}"
+    );
+    assert!(!e.contains("± "), "{e}");
+}
+
+/// The output of a successful `lca` run (stdout, stderr).
+fn success(args: &[&str]) -> (String, String) {
+    let out = lca().args(args).output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(out.status.success(), "{stderr}");
+    (stdout, stderr)
+}
+
+#[test]
+fn where_filters_an_extrap_files_measurement_points() {
+    let dir = scratch("extrap-where");
+    let file = extrap_file(&dir);
+    let model = dir.join("small.toml");
+    let (stdout, _) = success(&[
+        "model",
+        file.to_str().unwrap(),
+        "--where",
+        "p<32",
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("3.00 + 0.500*log2(p)*n"), "{stdout}");
+    let text = std::fs::read_to_string(&model).unwrap();
+    // The fitted range of p ends where the filter does, and the filter is recorded.
+    assert!(text.contains("p = [2.0, 16.0]"), "{text}");
+    assert!(text.contains("p<32") || text.contains("p < 32"), "{text}");
+    let e = error_of(&["model", file.to_str().unwrap(), "--where", "p>64"]);
+    assert!(e.contains("no measurement point is left"), "{e}");
+}
+
+#[test]
+fn the_combine_the_missing_corner_error_suggests_is_accepted() {
+    let dir = scratch("extrap-corner");
+    // p x n without the corner (32, 40): both factors vary, so a form must be chosen.
+    let mut text = String::from("PARAMETER p\nPARAMETER n\nPOINTS");
+    let mut points = Vec::new();
+    for n in [10.0, 20.0, 40.0] {
+        for p in [2.0, 4.0, 8.0, 16.0, 32.0] {
+            if (p, n) != (32.0, 40.0) {
+                points.push((p, n));
+                text.push_str(&format!(" ( {p} {n} )"));
+            }
+        }
+    }
+    text.push_str("\nREGION main\nMETRIC time\n");
+    for (p, n) in &points {
+        let v = 3.0 + 0.5 * n * f64::log2(*p);
+        text.push_str(&format!("DATA {v} {}\n", v * 1.01));
+    }
+    let file = write(&dir, "corner.txt", &text);
+    let e = error_of(&["model", file.to_str().unwrap()]);
+    let suggestion = "choose with --combine 'main [time]=full'";
+    assert!(e.contains(suggestion), "{e}");
+    let (stdout, _) = success(&[
+        "model",
+        file.to_str().unwrap(),
+        "--combine",
+        "main [time]=full",
+    ]);
+    assert!(!stdout.contains("no run at the corner"), "{stdout}");
+    let e = error_of(&["model", file.to_str().unwrap(), "--combine", "solve=full"]);
+    assert!(e.contains("'solve' is not a modelled category"), "{e}");
+}
+
+#[test]
+fn a_response_without_factors_warns_that_they_were_guessed() {
+    let dir = scratch("response-guess");
+    let data = write(
+        &dir,
+        "t.csv",
+        "p,count,t\n2,10,1.0\n4,11,1.1\n8,12,1.3\n16,13,1.5\n",
+    );
+    let (_, stderr) = success(&["model", data.to_str().unwrap(), "--response", "t"]);
+    assert!(
+        stderr.contains("warning: --response without --factors: the factors were guessed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("(p, count)"), "{stderr}");
+    let (_, stderr) = success(&[
+        "model",
+        data.to_str().unwrap(),
+        "--response",
+        "t",
+        "--factors",
+        "p",
+    ]);
+    assert!(!stderr.contains("warning"), "{stderr}");
 }

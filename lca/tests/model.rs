@@ -357,3 +357,78 @@ fn where_takes_comparisons_and_lists() {
         "{e}"
     );
 }
+
+#[test]
+fn no_model_or_error_that_is_not_finite_is_written_or_printed() {
+    let dir = scratch("model-non-finite");
+    let fft = std::fs::read_to_string(datasets::path("fft2d.dat")).unwrap();
+    // The first dp row's value replaced: (the field, the value).
+    let with = |field: &str, value: &str| {
+        let mut done = false;
+        let text: Vec<String> = fft
+            .lines()
+            .map(|line| {
+                if done || !line.starts_with("impl=dp ") {
+                    return line.to_string();
+                }
+                done = true;
+                line.split(' ')
+                    .map(|t| match t.split_once('=') {
+                        Some((k, _)) if k == field => format!("{k}={value}"),
+                        _ => t.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        write(&dir, &format!("{field}.dat"), &(text.join("\n") + "\n"))
+    };
+    // sl = -1e308 overflows the sums of squares: the model was written, and nothing could
+    // load it ("statistics: sse = inf must be a finite number").
+    let data = with("sl", "-1e308");
+    let model = dir.join("sl.toml");
+    for out in [model.to_str().unwrap(), "-"] {
+        let out = lca()
+            .args([
+                "model",
+                data.to_str().unwrap(),
+                "--where",
+                "impl=dp,role=model",
+            ])
+            .args(["-o", out])
+            .output()
+            .unwrap();
+        let e = test_support::one_line_error(&out, Some(1), &[]);
+        assert!(
+            e.contains(": not written: category 'sl': statistics: sse = inf must be a finite"),
+            "{e}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert!(!model.exists());
+    // wall = 0: the relative error was printed as "inf%" with exit 0.
+    let good = dir.join("dp.toml");
+    stdout(&[
+        "model",
+        datasets::path("fft2d.dat").to_str().unwrap(),
+        "--where",
+        "impl=dp,role=model",
+        "-o",
+        good.to_str().unwrap(),
+    ]);
+    let zero = with("wall", "0");
+    let e = error_of(&[
+        "validate",
+        good.to_str().unwrap(),
+        zero.to_str().unwrap(),
+        "--where",
+        "impl=dp,role=model",
+    ]);
+    assert!(
+        e.contains("wall.dat:")
+            && e.contains(
+                ": wall = 0: a prediction is checked against a measured value other than 0"
+            ),
+        "{e}"
+    );
+}

@@ -270,15 +270,49 @@ fn brute_force(
     // the transfer, ideal time of the transfer).
     let mut receiving: Vec<Option<(u64, Option<u64>, u64)>> = vec![None; p];
     let mut transfers: Vec<Vec<(u64, u64, u64, u64)>> = vec![Vec::new(); p];
+    // Releases (docs/attribution.md, "Contention during waits"): per thread whether it is
+    // started and not stopped, its open barrier wait's release once the last live member of
+    // its innermost open region (of all threads outside regions) arrived, and its barrier
+    // waits as (begin, end, release).
+    let mut live = vec![false; p];
+    let mut stopped = vec![false; p];
+    let mut release: Vec<Option<u64>> = vec![None; p];
+    let mut barriers: Vec<Vec<(u64, u64, Option<u64>)>> = vec![Vec::new(); p];
     for e in events {
         let i = e.thread as usize;
+        match e.kind {
+            EventKind::Start => live[i] = !stopped[i],
+            EventKind::Stop => {
+                stopped[i] = true;
+                live[i] = false;
+            }
+            _ => {}
+        }
         match e.kind {
             EventKind::WorkBegin { .. } => open[i].push((e.t, 0)),
             EventKind::WaitBegin { kind, .. } => {
                 if kind == WaitKind::Recv {
                     receiving[i] = Some((e.t, None, 0));
                 }
-                open[i].push((e.t, if kind == WaitKind::Barrier { 3 } else { 1 }))
+                open[i].push((e.t, if kind == WaitKind::Barrier { 3 } else { 1 }));
+                if kind == WaitKind::Barrier {
+                    let members: Vec<usize> = open_regions
+                        .iter()
+                        .filter(|r| r.2.contains(&i))
+                        .max_by_key(|r| r.4)
+                        .map_or((0..p).collect(), |r| r.2.clone());
+                    let at_barrier = |m: usize| open[m].last().is_some_and(|o| o.1 == 3);
+                    if members
+                        .iter()
+                        .all(|&m| !live[m] || (at_barrier(m) && release[m].is_none()))
+                    {
+                        for &m in &members {
+                            if live[m] && at_barrier(m) {
+                                release[m] = Some(e.t);
+                            }
+                        }
+                    }
+                }
             }
             EventKind::Send { peer, tag, .. } => {
                 let channel = (e.thread, peer, tag);
@@ -317,6 +351,9 @@ fn brute_force(
             EventKind::WorkEnd { .. } | EventKind::WaitEnd { .. } | EventKind::CommEnd { .. } => {
                 let (b, k) = open[i].pop().unwrap();
                 intervals[i].push((b, e.t, open[i].len(), k));
+                if k == 3 {
+                    barriers[i].push((b, e.t, release[i].take()));
+                }
             }
             EventKind::RegionBegin { id, team, name } => {
                 let members = match team {
@@ -412,9 +449,21 @@ fn brute_force(
             by_phase.entry(phase).or_insert([0; 6])[category.index()] += 1;
         }
     }
+    // Whether thread i at instant x waits after its release: idle in a region (released by
+    // its fork), or at a barrier that its team's last arrival has released.
+    let released = |i: usize, x: u64| match state(i, x) {
+        None => regions
+            .iter()
+            .any(|(b, e, members, _, _)| *b <= x && x < *e && members.contains(&i)),
+        Some(3) => barriers[i]
+            .iter()
+            .any(|&(b, e, r)| b <= x && x < e && r.is_some_and(|r| r <= x)),
+        _ => false,
+    };
     // rc.cpu: between consecutive samples, work time beyond the CPU time used; between
     // consecutive samples with a run-queue delay, the delay beyond that unbacked work, taken
-    // from the time in li, ip and sl (in that order of rounded-down cumulative shares).
+    // from the time in li, ip and sl after a release (in that order of rounded-down
+    // cumulative shares).
     for i in 0..p {
         let mut unbacked_since = 0;
         let mut last_delay: Option<(u64, u64)> = None;
@@ -436,7 +485,7 @@ fn brute_force(
                     .map(|&c| {
                         let n = at[i]
                             .iter()
-                            .filter(|&&(x, cat)| t0 <= x && x < t1 && cat == c);
+                            .filter(|&&(x, cat)| t0 <= x && x < t1 && cat == c && released(i, x));
                         n.count() as u64
                     })
                     .collect();
@@ -550,4 +599,93 @@ proptest! {
             (got, want) => prop_assert!(false, "sweep {:?} vs brute force {:?}", got.is_ok(), want),
         }
     }
+}
+
+/// The worked examples of docs/attribution.md, "Contention during waits": (li, ip, sl, cl,
+/// rc, pc) per thread of a hand-written log.
+fn worked(text: &str) -> Vec<[u128; 6]> {
+    let mut reader = pp::log::LogReader::from_bytes("waits.log", text.as_bytes().to_vec()).unwrap();
+    let profile = pp::profile::profile_log(&mut reader, None, None)
+        .whole("waits.log")
+        .unwrap();
+    profile.by_thread.iter().map(|t| t.ns).collect()
+}
+
+#[test]
+fn a_barrier_wait_is_imbalance_up_to_the_last_arrival_beside_load() {
+    // Thread 0 spins at the barrier from 100 while thread 1 works until 300; both leave at
+    // 340. Thread 0's run-queue delay grew by 200 over 100-340 (it shared a core the whole
+    // time), but only 300-340, after the last arrival released it, can be contention: 40 ns
+    // of sl move to rc.cpu, the 200 ns of li stay. (The rule before this one took 200 from
+    // li and sl.)
+    let threads = worked(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 region_begin 1 loop
+0 0 work_begin
+0 1 work_begin
+100 0 work_end
+100 0 cpu 100 0
+100 0 wait_begin barrier
+300 1 work_end
+300 1 wait_begin barrier
+340 0 wait_end barrier
+340 0 cpu 300 200
+340 1 wait_end barrier
+340 0 region_end 1
+340 0 stop
+340 1 stop
+",
+    );
+    assert_eq!(threads[0], [200, 0, 0, 0, 40, 100]);
+    assert_eq!(threads[1], [0, 0, 40, 0, 0, 300]);
+}
+
+#[test]
+fn a_lock_wait_without_a_release_time_stays_a_wait_beside_load() {
+    // The log says when thread 0 got the lock, not when thread 1 let it go: none of the wait
+    // is after a known release, so its run-queue delay (300) moves nothing.
+    let threads = worked(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 cpu 0 0
+0 1 work_begin
+100 0 work_begin
+100 0 wait_begin lock critical
+500 0 wait_end lock critical
+500 0 work_end
+500 0 cpu 100 300
+500 1 work_end
+500 0 stop
+500 1 stop
+",
+    );
+    assert_eq!(threads[0], [0, 100, 400, 0, 0, 0]);
+    assert_eq!(threads[1], [0, 0, 0, 0, 0, 500]);
+}
+
+#[test]
+fn a_worker_woken_at_a_fork_waits_for_a_core_after_its_release() {
+    // The region begins at 1000; thread 1 records nothing in it until 1080. Its delay grew by
+    // 70 over a span whose idle time in the region (80 ns of li while thread 0 works) is all
+    // after the fork, and whose idle time before it (ip) nothing released.
+    let threads = worked(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 1 cpu 0 0
+1000 0 region_begin 1 loop
+1000 0 work_begin
+1080 1 work_begin
+1100 1 work_end
+1100 1 cpu 20 70
+1100 0 work_end
+1100 0 region_end 1
+1100 0 stop
+1100 1 stop
+",
+    );
+    assert_eq!(threads[1], [10, 1000, 0, 0, 70, 20]);
 }

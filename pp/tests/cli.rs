@@ -224,6 +224,26 @@ fn an_empty_run_window_writes_no_row() {
             error[0].contains(name) && error[0].contains("wall = 0"),
             "{stderr}"
         );
+        // Every report refuses it the same way (`--by thread` printed a table of zeros).
+        let log = dir.join(name);
+        for args in [
+            &[][..],
+            &["--by", "thread"],
+            &["--by", "region"],
+            &["--by", "phase"],
+            &["--format", "json"],
+        ] {
+            let out = pp!().args(args).arg(&log).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+            let error: Vec<&str> = stderr.lines().filter(|l| l.starts_with("Error")).collect();
+            assert_eq!(error.len(), 1, "{args:?}: {stderr}");
+            assert!(
+                error[0].contains(name) && error[0].ends_with("wall = 0): nothing was measured"),
+                "{args:?}: {stderr}"
+            );
+            assert!(out.stdout.is_empty(), "{args:?}");
+        }
     }
     // One nanosecond is a row.
     let (code, stdout, _) = row_of(&dir, "one.log", "pplog 1 p=1\n5 0 start\n6 0 stop\n");

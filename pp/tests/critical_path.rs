@@ -153,10 +153,70 @@ fn a_lock_wait_without_its_cause_stays_on_the_waiting_thread() {
     assert_eq!(cat(&r, Category::Pc), 24);
     assert_eq!(r.graph.unknown_causes, 1);
     assert!(
-        r.text().contains("1 waits with unknown cause"),
+        r.text().contains("\n1 wait with unknown cause"),
         "{}",
         r.text()
     );
+}
+
+#[test]
+fn contention_on_the_path_is_rc_and_off_it_is_not() {
+    // The lock hand-off, thread 1 sampled at 5 and at 40: between them it worked 19 ns
+    // (21..40, all on the path) and its CPU clock grew 9, so 10 ns of that work is rc.cpu;
+    // its run-queue delay grew 15, the other 5 are taken from its lock wait (5..21), which
+    // is off the path (thread 0 holds the lock there).
+    let log = LOCK
+        .replace("5 1 wait_begin", "5 1 cpu 5 0\n5 1 wait_begin")
+        .replace("40 1 stop", "40 1 cpu 14 15\n40 1 stop");
+    let r = report(&log);
+    assert_eq!(r.path.segments, [seg(0, 0, 21, None), seg(1, 21, 40, None)]);
+    assert_eq!(cat(&r, Category::Rc), 10);
+    assert_eq!(cat(&r, Category::Pc), 30);
+    assert_eq!(cat(&r, Category::Sl), 0);
+    // The attribution has all 15 as rc.cpu.
+    let mut reader = LogReader::from_bytes("l.log", log.into_bytes()).unwrap();
+    let profile = pp::profile::profile_log(&mut reader, None, None)
+        .whole("l.log")
+        .unwrap();
+    assert_eq!(profile.totals.sub("rc.cpu"), Some(15));
+    // Part of a span's work on the path: that share of its rc.cpu on the path. Thread 0
+    // works 0..30 sampled at 0 and 30 with 10 of CPU: 20 of rc.cpu, 14 of it in 0..21.
+    let log = LOCK
+        .replace("0 0 work_begin", "0 0 cpu 0\n0 0 work_begin")
+        .replace("30 0 stop", "30 0 cpu 10\n30 0 stop");
+    let r = report(&log);
+    assert_eq!(cat(&r, Category::Rc), 14);
+    assert_eq!(cat(&r, Category::Pc), 26);
+    assert_eq!(
+        r.makeup.by_category.iter().map(|c| c.1).sum::<u64>(),
+        r.path.length()
+    );
+}
+
+#[test]
+fn times_are_from_the_runs_start_and_counts_read_as_english() {
+    // Figure 1 at a real clock's time: the path's ends are printed from the run's start.
+    let shifted: String = FIGURE_1
+        .lines()
+        .map(|l| match l.split_once(' ') {
+            Some((t, rest)) if t.parse::<u64>().is_ok() => {
+                format!("{} {rest}\n", t.parse::<u64>().unwrap() + 2_253_444_845_421)
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    let r = report(&shifted);
+    let text = r.text();
+    assert!(
+        text.contains("\nfrom thread 1 at 0 ns to thread 0 at 81 ns (from the run's start)\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n24 events, remote arcs: "), "{text}");
+    assert!(text.contains("\n0 waits with unknown cause"), "{text}");
+    let doc: serde_json::Value = serde_json::from_str(&r.json()).unwrap();
+    assert_eq!(doc["segments"][0]["start_ns"], 0);
+    assert_eq!(doc["segments"][2]["end_ns"], 81);
+    assert_eq!(doc["window_ns"][0], 2_253_444_845_421u64);
 }
 
 #[test]

@@ -354,17 +354,61 @@ fn convert_reads_standard_input() {
 }
 
 #[test]
-fn an_endless_machine_file_ends_with_a_short_error_in_bounded_memory() {
+fn machine_and_target_files_that_are_not_regular_files_are_refused_at_once() {
     let dir = scratch("machine");
     let [text, _] = logs(&dir);
+    let fifo = dir.join("fifo.toml");
+    let _ = std::fs::remove_file(&fifo);
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // A FIFO no one writes to was waited on forever; /dev/zero was read to the bound.
+    let out = dir.join("out.log");
+    let out = out.to_str().unwrap();
+    let cases: [(&[&str], &Path, &str); 4] = [
+        (&["-l"], Path::new("/dev/zero"), "--machine"),
+        (&["-l"], &fifo, "--machine"),
+        (&["whatif", "--out", out], &fifo, "--target"),
+        (
+            &["whatif", "--group", "0,1", "--out", out],
+            &fifo,
+            "--machine",
+        ),
+    ];
+    for (command, input, option) in cases {
+        let mut child = capped()
+            .args(command)
+            .arg(&text)
+            .arg(option)
+            .arg(input)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Generous: the refusal takes milliseconds; a wait would take forever.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while child.try_wait().unwrap().is_none() {
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                panic!("{command:?} {option} {} still waits", input.display());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().unwrap();
+        let line = short_error(&out);
+        assert!(line.contains(&*input.to_string_lossy()), "{line}");
+        assert!(line.contains("is not a regular file (a "), "{line}");
+    }
+    // A regular file too large to be a machine file is refused after the bound.
+    let big = dir.join("big.toml");
+    File::create(&big).unwrap().set_len(1 << 30).unwrap();
     let out = capped()
         .arg("-l")
         .arg(&text)
-        .args(["--machine", "/dev/zero"])
+        .arg("--machine")
+        .arg(&big)
         .output()
         .unwrap();
     let line = short_error(&out);
-    assert!(line.contains("/dev/zero"), "{line}");
     assert!(line.contains("holds more than 1048576 bytes"), "{line}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -956,3 +956,63 @@ fn the_readme_mpi_lines_run() {
     assert!(dir.join("pp.log").is_file());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn pp_run_names_ranks_that_crashed_and_passes_mpiruns_status_through() {
+    // Every rank crashes after MPI_Init: no rank writes its log. pp run says so with the
+    // launcher's status, and exits with it (as mpirun alone does).
+    let test = "pp_run_names_ranks_that_crashed_and_passes_mpiruns_status_through";
+    let Some((_, open, _one_at_a_time)) = examples(test) else {
+        return;
+    };
+    let dir = scratch("mpi-crash");
+    let source = dir.join("crash.c");
+    std::fs::write(
+        &source,
+        "#include <mpi.h>\n#include <signal.h>\n\
+         int main(int argc, char **argv) {\n\
+             MPI_Init(&argc, &argv);\n\
+             MPI_Barrier(MPI_COMM_WORLD);\n\
+             raise(SIGSEGV);\n\
+             MPI_Finalize();\n\
+             return 0;\n\
+         }\n",
+    )
+    .unwrap();
+    let program = dir.join("crash");
+    Toolchain::MPI.example(&source, &program).unwrap();
+    let alone = mpirun(open, 2, &program, &[]);
+    let Some(status) = alone.code.filter(|&c| c != 0) else {
+        panic!("{}: {:?}\n{}", alone.what, alone.code, alone.stderr);
+    };
+
+    let mut command = pp!();
+    command.current_dir(&dir).args(["run", "--", "mpirun"]);
+    if open {
+        command.args(["--oversubscribe", "--bind-to", "none"]);
+    }
+    let out = command
+        .args(["-np", "2"])
+        .arg(&program)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(status), "{err}");
+    let last = err.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with(&format!(
+            "pp run: mpirun exited {status}, and no rank wrote its log "
+        )),
+        "{err}"
+    );
+    assert!(!dir.join("pp.log").exists());
+    assert!(
+        !std::fs::read_dir(&dir).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".mpi")),
+        "pp run left its scratch folder"
+    );
+}

@@ -341,3 +341,172 @@ fn a_clang_openmp_program_is_recorded_with_its_team_and_parameters() {
         stderr(&out)
     );
 }
+
+/// `pp run` started in `dir` with standard error to `dir/stderr`, for tests that signal it.
+fn spawn_pp_run(dir: &Path, args: &[&str]) -> std::process::Child {
+    let err = std::fs::File::create(dir.join("stderr")).unwrap();
+    pp!()
+        .env("PP_OMPT_LIBRARY", stand_in_tool())
+        .current_dir(dir)
+        .arg("run")
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(err)
+        .spawn()
+        .unwrap()
+}
+
+/// Whether a process is alive (not a zombie, not gone).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).is_ok_and(|s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, r)| !r.starts_with(" Z"))
+    })
+}
+
+#[test]
+fn sigterm_to_pp_run_reaches_the_program_and_what_it_started_and_pp_run_reports() {
+    // The program writes a log header and waits for a child it started; SIGTERM to pp run
+    // alone must stop both, and pp run must still report and remove the header-only .tmp.
+    let dir = scratch("sigterm");
+    let mut pp = spawn_pp_run(
+        &dir,
+        &[
+            "--",
+            "sh",
+            "-c",
+            "printf 'pplog 1 p=1\\n' > \"$PP_LOG.tmp\"; sleep 300 & echo $! > sleeper; touch ready; wait",
+        ],
+    );
+    test_support::wait_for("the program's ready file", || dir.join("ready").exists());
+    let sleeper = std::fs::read_to_string(dir.join("sleeper")).unwrap();
+    assert!(alive(&sleeper));
+    // SAFETY: kill has no memory preconditions.
+    assert_eq!(unsafe { libc::kill(pp.id() as i32, libc::SIGTERM) }, 0);
+    let status = pp.wait().unwrap();
+    let err = std::fs::read_to_string(dir.join("stderr")).unwrap();
+    assert_eq!(
+        status.code(),
+        Some(128 + libc::SIGTERM),
+        "{status:?}: {err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(
+            "pp run: sh was killed by signal 15 before its log held any event; removed "
+        ) && err.contains("pp.log.tmp"),
+        "{err}"
+    );
+    assert!(!dir.join("pp.log.tmp").exists());
+    assert!(
+        !alive(&sleeper),
+        "the program's child {sleeper} outlived SIGTERM"
+    );
+}
+
+#[test]
+fn a_program_killed_before_its_log_held_an_event_leaves_no_tmp() {
+    let dir = scratch("header-only");
+    let out = pp_run(
+        &dir,
+        &[
+            "--",
+            "sh",
+            "-c",
+            "printf 'pplog 1 p=1\\n' > \"$PP_LOG.tmp\"; kill -9 $$",
+        ],
+    );
+    one_line(
+        &out,
+        128 + 9,
+        "sh was killed by signal 9 before its log held any event; removed ",
+    );
+    assert!(!dir.join("pp.log.tmp").exists());
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn processes_that_outlive_the_program_are_named_and_waited_for() {
+    let dir = scratch("outlive");
+    let out = pp_run(
+        &dir,
+        &[
+            "--",
+            "sh",
+            "-c",
+            "(sleep 1; touch late) </dev/null >/dev/null 2>&1 & exit 3",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("pp run: warning: processes sh started outlived it (pid ")
+            && err.contains("pp run waits for them"),
+        "{err}"
+    );
+    assert!(dir.join("late").exists(), "pp run did not wait: {err}");
+}
+
+#[test]
+fn a_clang_openmp_program_that_crashes_leaves_no_header_only_tmp_log() {
+    let test = "a_clang_openmp_program_that_crashes_leaves_no_header_only_tmp_log";
+    if built_tool().is_none() {
+        skip(
+            test,
+            "no libpp_ompt.so beside pp (cargo test --workspace or cargo build -p pp-ompt builds it)",
+        );
+        return;
+    }
+    let dir = scratch("clang-crash");
+    let source = dir.join("crash.c");
+    std::fs::write(
+        &source,
+        "#include <signal.h>\n#include <stdio.h>\n\
+         static double spin(long n){double x=0;for(long i=0;i<n;i++)x+=i*1e-9;return x;}\n\
+         int main(void){double s=0;\n\
+         #pragma omp parallel num_threads(2) reduction(+:s)\n\
+         { s+=spin(2000000); }\n\
+         printf(\"%d\\n\", s>0);fflush(stdout);raise(SIGSEGV);return 0;}\n",
+    )
+    .unwrap();
+    let built = compile(
+        std::process::Command::new("clang")
+            .args(["-O1", "-fopenmp", "-o"])
+            .arg(dir.join("crash"))
+            .arg(&source),
+    );
+    if built.is_err() {
+        skip(
+            test,
+            "clang -fopenmp cannot build a program here (tools/system-packages.sh installs it)",
+        );
+        return;
+    }
+    let out = pp!()
+        .env_remove("PP_OMPT_LIBRARY")
+        .current_dir(&dir)
+        .args(["run", "--", "./crash"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(128 + libc::SIGSEGV),
+        "{}",
+        stderr(&out)
+    );
+    // Either the events survived and were profiled, or there were none and the .tmp is gone:
+    // never a header-only .tmp and "nothing to attribute".
+    let err = stderr(&out);
+    assert!(!err.contains("nothing to attribute"), "{err}");
+    let tmp = dir.join("pp.log.tmp");
+    if tmp.exists() {
+        assert!(stdout(&out).contains("Processors:"), "{err}");
+    } else {
+        one_line(
+            &out,
+            128 + libc::SIGSEGV,
+            "./crash was killed by signal 11 before its log held any event; removed ",
+        );
+    }
+}

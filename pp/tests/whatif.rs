@@ -6,7 +6,7 @@ use pp::log::{LogReader, TextWriter};
 use pp::profile::{Profile, profile_log};
 use pp::whatif::{Demand, MeasuredRun, Target, parse_groups, predict};
 use proptest::prelude::*;
-use test_support::scratch;
+use test_support::{one_line_error, scratch};
 
 mod log_support;
 use log_support::activity::{FIGURE_1, random_log};
@@ -599,4 +599,226 @@ fn bad_input_is_a_one_line_error_naming_what_is_wrong() {
     }
     assert!(!out.exists());
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Two threads on one core: thread 1 waits for a lock thread 0 holds (no `by=`: the OMPT
+/// tool's critical sections) from 10 to 60, spinning, so its run-queue delay grew by 50 over
+/// the wait.
+const SPUN_LOCK: &str = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 cpu 0 0
+0 1 cpu 0 0
+0 0 work_begin
+0 1 work_begin
+10 1 work_end
+10 1 wait_begin lock critical
+60 1 wait_end lock critical
+60 1 work_begin
+100 0 work_end
+100 0 cpu 100 0
+100 0 stop
+100 1 work_end
+100 1 cpu 50 50
+100 1 stop
+";
+
+#[test]
+fn demand_cpu_keeps_a_lock_wait_whose_partner_is_unknown() {
+    // Nothing says who held the lock, so its timing is taken as unchanged: the wait keeps its
+    // measured 50 ns (it used to lose the run-queue delay of the whole span around it: 0).
+    let unshared = Target {
+        demand: Demand::Cpu,
+        ..Target::default()
+    };
+    let (out, _, predicted) = replay(SPUN_LOCK, &unshared);
+    assert_eq!(time_of(&out, 1, "wait_begin lock critical"), 10);
+    assert_eq!(time_of(&out, 1, "wait_end lock critical"), 60);
+    assert_eq!(time_of(&out, 1, "stop"), 100);
+    assert_eq!(predicted, 100);
+    assert_eq!(attribution(&out).totals.get(pp::profile::Category::Sl), 50);
+}
+
+#[test]
+fn demand_cpu_moves_a_workers_start_with_the_fork_that_created_it() {
+    // As the OMPT tool writes a worker: it starts 1 ns after the first fork. The master's
+    // serial part (0..100) had half a core (50 ns of CPU): with the demand from CPU time it
+    // takes 50, the region forks at 50, the worker starts at 51 and works its 50 to 101;
+    // the master works 50..100 and leaves the barrier 1 ns after the worker arrives, as
+    // measured: 102. A start left at its measured 101 would make the master wait 100..152.
+    let log = "pplog 1 p=2
+0 0 start
+0 0 cpu 0 0
+0 0 work_begin
+100 0 work_end
+100 0 cpu 50 50
+100 0 region_begin 1 r
+100 0 work_begin
+101 1 start
+101 1 work_begin
+150 0 work_end
+150 0 wait_begin barrier implicit
+151 1 work_end
+151 1 wait_begin barrier implicit
+152 0 wait_end barrier implicit
+152 0 region_end 1
+152 0 stop
+152 1 wait_end barrier implicit
+152 1 stop
+";
+    let unshared = Target {
+        demand: Demand::Cpu,
+        ..Target::default()
+    };
+    let (out, measured, predicted) = replay(log, &unshared);
+    assert_eq!((measured, predicted), (152, 102));
+    assert_eq!(time_of(&out, 0, "region_begin 1 r"), 50);
+    assert_eq!(time_of(&out, 1, "start"), 51);
+    assert_eq!(time_of(&out, 1, "wait_begin barrier implicit"), 101);
+    assert_eq!(time_of(&out, 0, "wait_end barrier implicit"), 102);
+    // The identity keeps the start where it was.
+    let (out, _, _) = replay(log, &Target::default());
+    assert_eq!(time_of(&out, 1, "start"), 101);
+}
+
+#[test]
+fn regrouping_a_run_that_waited_for_cores_warns_and_suggests_demand_cpu() {
+    let dir = scratch("contended");
+    let log = dir.join("spun.log");
+    std::fs::write(&log, SPUN_LOCK).unwrap();
+    let out = dir.join("pred.log");
+    let (l, o) = (log.to_str().unwrap(), out.to_str().unwrap());
+    // Thread 1's run-queue delay, 50 ns of rc.cpu, in 2 × 100 ns: 25%.
+    let (ok, _, stderr) = pp(&["whatif", l, "--group", "0,1", "--out", o]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        stderr,
+        "pp: warning: ".to_string()
+            + l
+            + " has 25.0% rc.cpu: its threads waited for a core, and that time counts as demand in the regrouped run; --demand cpu takes the demand from the CPU time they received\n"
+    );
+    for quiet in [
+        &["--group", "0,1", "--demand", "cpu"][..],
+        &["--group", "0/1"][..],
+        &[][..],
+    ] {
+        let mut args = vec!["whatif", l, "--out", o, "--force"];
+        args.extend_from_slice(quiet);
+        let (ok, _, stderr) = pp(&args);
+        assert!(ok, "{stderr}");
+        assert_eq!(stderr, "", "{quiet:?}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The 32-line barrier log of `a_barrier_waits_for_its_last_arrival_on_the_shared_processor`
+/// in a region `par`.
+fn in_region(log: &str) -> String {
+    log.replace("0 1 start\n", "0 1 start\n0 0 region_begin 1 par\n")
+        .replace("140 0 stop", "140 0 region_end 1\n140 0 stop")
+}
+
+const BARRIER: &str = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+60 1 work_end
+60 1 wait_begin barrier b
+100 0 work_end
+100 0 wait_begin barrier b
+100 0 wait_end barrier b
+100 1 wait_end barrier b
+100 0 work_begin
+100 1 work_begin
+140 0 work_end
+140 1 work_end
+140 0 stop
+140 1 stop
+";
+
+/// `pp whatif --speed` of `log` on a thread, so that a replay that never ends fails the test
+/// (after two minutes) instead of stalling it: the predicted wall and the warnings, or the
+/// error.
+fn replay_in_time(log: Vec<u8>, speed: &str) -> Result<(u64, Vec<String>), String> {
+    let (send, receive) = std::sync::mpsc::channel();
+    let speed = speed.to_string();
+    std::thread::spawn(move || {
+        let mut t = Target::default();
+        t.add_speed(&speed).unwrap();
+        let reader = LogReader::from_bytes("t.log", log).unwrap();
+        let run = MeasuredRun::read(reader, "t.log", &t.speeds).unwrap();
+        let predicted = predict(&run, &t).map(|p| (p.walls.predicted, p.warnings));
+        let _ = send.send(predicted.map_err(|e| e.to_string()));
+    });
+    receive
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the replay ends")
+}
+
+#[test]
+fn extreme_speeds_are_computed_or_refused_never_saturated() {
+    // The categories example's log (2 threads, 1.1 s): its serial phase 1e9 times as slow
+    // lasts about 10 years, past a double's exact ns, where the replay used to spin forever
+    // on a remainder below a double's step; 1e15 times as slow is past the clock (2^64 ns).
+    let recorded =
+        std::fs::read(test_support::repository().join("pp/tests/data/categories-p2.log")).unwrap();
+    let (wall, warnings) = replay_in_time(recorded.clone(), "serial=1e-9").unwrap();
+    assert!(wall > 1u64 << 53 && wall < u64::MAX / 2, "{wall}");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("2^53 ns"), "{warnings:?}");
+    let e = replay_in_time(recorded, "serial=1e-15").unwrap_err();
+    assert!(e.contains("past the log's clock"), "{e}");
+    // The barrier log in a region par: 1e-15 gives 140e15 ns, computed; 1e-20 is refused in
+    // one line (it used to print u64::MAX ns and exit 0), and nothing is written.
+    let log = in_region(BARRIER);
+    let (wall, _) = replay_in_time(log.clone().into_bytes(), "par=1e-15").unwrap();
+    let expected = 140e15;
+    assert!(
+        (wall as f64 - expected).abs() < expected * 1e-9,
+        "{wall} ns"
+    );
+    let dir = scratch("extreme");
+    let path = dir.join("b.log");
+    std::fs::write(&path, &log).unwrap();
+    let out = dir.join("pred.log");
+    let output = test_support::pp!()
+        .args(["whatif", path.to_str().unwrap(), "--speed", "par=1e-20"])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let e = one_line_error(&output, Some(1), &["past the log's clock", "--speed"]);
+    assert!(e.contains("1.400e13 s"), "{e}");
+    assert!(!out.exists());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_identity_replay_keeps_a_backwards_cpu_sample_and_its_warning() {
+    // Thread 0's CPU clock goes back at 60 (rule 16: the attribution ignores that sample);
+    // the predicted log must keep it, so that its profile and warnings are the measured ones.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 cpu 0 0
+0 1 cpu 0 0
+0 0 work_begin
+0 1 work_begin
+40 0 cpu 30 5
+60 0 cpu 20 7
+100 0 work_end
+100 0 cpu 70 12
+100 0 stop
+100 1 work_end
+100 1 cpu 100 0
+100 1 stop
+";
+    let (out, measured, predicted) = replay(log, &Target::default());
+    assert_eq!(measured, predicted);
+    assert!(out.contains("\n60 0 cpu 20 7\n"), "{out}");
+    let (a, b) = (attribution(log), attribution(&out));
+    assert_eq!(a.totals, b.totals);
+    assert_eq!(a.by_thread, b.by_thread);
+    assert!(!a.warnings.is_empty());
+    assert_eq!(a.warnings, b.warnings);
 }

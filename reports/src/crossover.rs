@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use fit::crossover::{
-    Axis, Band, Comparison, Crossover, Extrapolation, Meeting, MeetingKind, Scale, Side,
+    Axis, Band, Basis, Comparison, Crossover, Extrapolation, Meeting, MeetingKind, Scale, Side,
     ValidatedError, Winner, WinnerMap,
 };
 
@@ -287,6 +287,7 @@ fn text(c: &Crossover) -> String {
     compared(&mut out, c.response.as_deref());
     model_errors(&mut out, &c.a, &c.b, &c.errors, c.intervals);
     let _ = writeln!(out, "verdict: {}", crate::verdict::along(c));
+    crate::measured::text(&mut out, &c.a, &c.b, &c.measured);
     if c.meetings.is_empty() {
         out.push_str("no crossover in the range\n");
     }
@@ -298,7 +299,7 @@ fn text(c: &Crossover) -> String {
         };
         let _ = writeln!(
             out,
-            "{:<10} at {f} = {:<10} {times}; {}{}",
+            "{:<10} at {f} = {:<10} {times}; {}{} (rests on models)",
             kind_name(m.kind).replace('_', " "),
             x(m.x),
             band_text(f, m.band.as_ref()),
@@ -306,8 +307,17 @@ fn text(c: &Crossover) -> String {
         );
     }
     for s in &c.sides {
-        let range = format!("{f} from {} to {}", x(s.from), x(s.to));
-        let _ = writeln!(out, "{range:<30} {}", side_verdict(&c.a, &c.b, f, s));
+        let range = if s.basis == Basis::Runs {
+            format!("{f} = {}", x(s.from))
+        } else {
+            format!("{f} from {} to {}", x(s.from), x(s.to))
+        };
+        let _ = writeln!(
+            out,
+            "{range:<30} {} (rests on {})",
+            side_verdict(&c.a, &c.b, f, s),
+            s.basis.name()
+        );
     }
     extrapolation_text(&mut out, &c.extrapolation);
     out
@@ -315,14 +325,14 @@ fn text(c: &Crossover) -> String {
 
 fn csv(c: &Crossover) -> String {
     let mut out = format!(
-        "record,{},kind,band_low,band_high,from,to,winner,significant,ratio,T_A,T_B\n",
+        "record,{},kind,band_low,band_high,from,to,winner,significant,ratio,T_A,T_B,basis\n",
         c.axis.factor
     );
     for m in &c.meetings {
         let (lo, hi) = m.band.map_or((f64::NAN, f64::NAN), |b| (b.lo, b.hi));
         let _ = writeln!(
             out,
-            "meeting,{},{},{},{},,,,{},,{},{}",
+            "meeting,{},{},{},{},,,,{},,{},{},models",
             m.x,
             kind_name(m.kind),
             significant(lo, 6),
@@ -335,7 +345,7 @@ fn csv(c: &Crossover) -> String {
     for s in &c.sides {
         let _ = writeln!(
             out,
-            "side,{},,,,{},{},{},{},{},{},{}",
+            "side,{},,,,{},{},{},{},{},{},{},{}",
             s.at,
             s.from,
             s.to,
@@ -343,7 +353,27 @@ fn csv(c: &Crossover) -> String {
             significance_csv(s.significant),
             significant(s.ratio, 6),
             significant(s.t_a, 6),
-            significant(s.t_b, 6)
+            significant(s.t_b, 6),
+            s.basis.name()
+        );
+    }
+    for m in &c.measured {
+        let _ = writeln!(
+            out,
+            "measured,{},{},,,,,{},{},{},{},{},runs",
+            m.value(&c.axis.factor).unwrap_or(f64::NAN),
+            m.test.name(),
+            winner_code(m.winner),
+            m.winner != Winner::Tie,
+            significant(
+                match m.winner {
+                    Winner::B => m.mean[0] / m.mean[1],
+                    _ => m.mean[1] / m.mean[0],
+                },
+                6
+            ),
+            significant(m.mean[0], 6),
+            significant(m.mean[1], 6)
         );
     }
     out
@@ -353,7 +383,7 @@ fn comparison_json(c: &Comparison) -> serde_json::Value {
     serde_json::json!({
         "T_A": number(c.t_a), "T_B": number(c.t_b), "difference": number(c.difference()),
         "half_width": number(c.half_width), "winner": winner_json(c.winner),
-        "significant": significance_json(c.significant),
+        "significant": significance_json(c.significant), "basis": "models",
     })
 }
 
@@ -422,7 +452,7 @@ fn json(c: &Crossover) -> String {
                 "from": number(s.from), "to": number(s.to), "winner": winner_json(s.winner),
                 "significant": significance_json(s.significant),
                 "ratio": number(s.ratio), "at": number(s.at),
-                "T_A": number(s.t_a), "T_B": number(s.t_b),
+                "T_A": number(s.t_a), "T_B": number(s.t_b), "basis": s.basis.name(),
             })
         })
         .collect();
@@ -436,6 +466,8 @@ fn json(c: &Crossover) -> String {
         "confidence": 0.9,
         "intervals": c.intervals,
         "rule": rule(c.intervals),
+        "runs_rule": crate::measured::RULE,
+        "measured": c.measured.iter().map(crate::measured::json).collect::<Vec<_>>(),
         "meetings": meetings,
         "sides": sides,
         "extrapolation": extrapolation_json(&c.extrapolation),
@@ -460,12 +492,19 @@ fn map_text(m: &WinnerMap) -> String {
     compared(&mut out, m.response.as_deref());
     model_errors(&mut out, &m.a, &m.b, &m.errors, m.intervals);
     let _ = writeln!(out, "verdict: {}", crate::verdict::map(m));
+    crate::measured::text(&mut out, &m.a, &m.b, &m.measured);
     let tie = if m.intervals {
         "cannot be told apart at 90%"
     } else {
         "equal (no intervals)"
     };
     let _ = writeln!(out, "A = {} faster, B = {} faster, = {tie}", m.a, m.b);
+    if !m.measured.is_empty() {
+        let _ = writeln!(
+            out,
+            "(the cell nearest each measured point shows its runs' verdict; the others the models')"
+        );
+    }
     let labels: Vec<String> = m.vs.iter().map(|&v| x(v)).collect();
     let width = labels
         .iter()
@@ -497,13 +536,14 @@ fn map_text(m: &WinnerMap) -> String {
     for (j, &v) in m.vs.iter().enumerate() {
         let sides: Vec<String> = m.levels[j]
             .iter()
-            .map(|s| {
-                format!(
+            .map(|s| match s.basis {
+                Basis::Runs => format!("{} at {} (runs)", winner_code(s.winner), x(s.from)),
+                Basis::Models => format!(
                     "{} from {} to {}",
                     winner_code(s.winner),
                     x(s.from),
                     x(s.to)
-                )
+                ),
             })
             .collect();
         let points: Vec<String> = m
@@ -539,15 +579,21 @@ fn map_text(m: &WinnerMap) -> String {
 
 fn map_csv(m: &WinnerMap) -> String {
     let mut out = format!(
-        "record,{},{},to,kind,winner,significant,T_A,T_B,difference,half_width\n",
+        "record,{},{},to,kind,winner,significant,T_A,T_B,difference,half_width,basis,test,\
+         runs_A,runs_B\n",
         m.u.factor, m.v.factor
     );
     for (j, &v) in m.vs.iter().enumerate() {
         for (i, &u) in m.us.iter().enumerate() {
+            if let Some(k) = m.measured_cells.iter().position(|&c| c == (j, i)) {
+                let fields = crate::measured::csv_fields(&m.measured[k]);
+                let _ = writeln!(out, "cell,{u},{v},,,{fields}");
+                continue;
+            }
             let c = &m.comparisons[j][i];
             let _ = writeln!(
                 out,
-                "cell,{u},{v},,,{},{},{},{},{},{}",
+                "cell,{u},{v},,,{},{},{},{},{},{},models,,,",
                 winner_code(c.winner),
                 significance_csv(c.significant),
                 significant(c.t_a, 6),
@@ -560,7 +606,7 @@ fn map_csv(m: &WinnerMap) -> String {
     for b in &m.boundary {
         let _ = writeln!(
             out,
-            "boundary,{},{},,{},,{},,,,",
+            "boundary,{},{},,{},,{},,,,,models,,,",
             b.u,
             b.v,
             kind_name(b.kind),
@@ -571,13 +617,21 @@ fn map_csv(m: &WinnerMap) -> String {
         for s in &m.levels[j] {
             let _ = writeln!(
                 out,
-                "side,{},{v},{},,{},{},,,,",
+                "side,{},{v},{},,{},{},,,,,{},,,",
                 s.from,
                 s.to,
                 winner_code(s.winner),
-                significance_csv(s.significant)
+                significance_csv(s.significant),
+                s.basis.name()
             );
         }
+    }
+    for k in &m.measured {
+        let (u, v) = (
+            k.value(&m.u.factor).unwrap_or(f64::NAN),
+            k.value(&m.v.factor).unwrap_or(f64::NAN),
+        );
+        let _ = writeln!(out, "measured,{u},{v},,,{}", crate::measured::csv_fields(k));
     }
     out
 }
@@ -598,11 +652,14 @@ fn map_json(m: &WinnerMap) -> String {
             })
         })
         .collect();
-    let cells: Vec<Vec<serde_json::Value>> = m
+    let mut cells: Vec<Vec<serde_json::Value>> = m
         .comparisons
         .iter()
         .map(|row| row.iter().map(comparison_json).collect())
         .collect();
+    for (k, &(j, i)) in m.measured_cells.iter().enumerate() {
+        cells[j][i] = crate::measured::json(&m.measured[k]);
+    }
     let levels: Vec<serde_json::Value> =
         m.vs.iter()
             .zip(&m.levels)
@@ -614,6 +671,7 @@ fn map_json(m: &WinnerMap) -> String {
                             "from": number(s.from), "to": number(s.to),
                             "winner": winner_json(s.winner),
                             "significant": significance_json(s.significant),
+                            "basis": s.basis.name(),
                         })
                     })
                     .collect();
@@ -629,10 +687,12 @@ fn map_json(m: &WinnerMap) -> String {
         "confidence": 0.9,
         "intervals": m.intervals,
         "rule": rule(m.intervals),
+        "runs_rule": crate::measured::RULE,
+        "measured": m.measured.iter().map(crate::measured::json).collect::<Vec<_>>(),
         "across_values": m.us.iter().map(|&v| number(v)).collect::<Vec<_>>(),
         "up_values": m.vs.iter().map(|&v| number(v)).collect::<Vec<_>>(),
         "rows": rows,
-        "cells_legend": "rows[j][i] is the winner at (across_values[i], up_values[j]): A, B, or = (cannot be told apart); cells[j][i] the comparison behind it",
+        "cells_legend": "rows[j][i] is the winner at (across_values[i], up_values[j]): A, B, or = (cannot be told apart); cells[j][i] the comparison behind it (basis runs: the measured point nearest the cell, decided by its runs)",
         "cells": cells,
         "boundary": boundary,
         "levels": levels,

@@ -9,6 +9,7 @@ pub mod file_names;
 mod format;
 pub mod html;
 pub mod map_chart;
+pub mod measured;
 pub mod model;
 pub mod number;
 pub mod prediction;

@@ -1,9 +1,11 @@
 //! The verdict: one or two sentences a person can act on, saying which implementation is
 //! faster where, at what confidence, and where the runs cannot tell — from a crossover along
 //! one factor or a winner map over two. It restates what `fit::crossover` decided (the one rule
-//! of who wins); it decides nothing itself.
+//! of who wins); it decides nothing itself. Where both implementations ran the same points, it
+//! says first what their runs decided there, then what the models say between them
+//! (docs/comparing.md#measured-points-decide-first): every sentence names what it rests on.
 
-use fit::crossover::{Axis, Crossover, Side, ValidatedError, Winner, WinnerMap};
+use fit::crossover::{Axis, Crossover, MeasuredPoint, Side, ValidatedError, Winner, WinnerMap};
 use fit::performance::PerformanceModel;
 
 /// What of a comparison rests on predicted rather than measured runs (`pp whatif`'s rows):
@@ -74,6 +76,17 @@ pub fn human(v: f64) -> String {
     }
 }
 
+/// Where `[from, to]` lies on the axis, in words, on its runnable values (the integers inside,
+/// on a whole-number axis): the whole range, `n ≤ 65`, `n ≥ 65`, `p = 3` or `n from 65 to
+/// 180`. None where a whole-number axis has no integer inside (`p` from 2.51 to 2.52).
+fn runnable(axis: &Axis, from: f64, to: f64) -> Option<String> {
+    let (from, to) = axis.runnable(from, to)?;
+    if axis.integer && from == to && !(near(from, axis.lo) && near(to, axis.hi)) {
+        return Some(format!("{} = {}", axis.factor, human(from)));
+    }
+    Some(stretch(axis, from, to))
+}
+
 /// Where `[from, to]` lies on the axis, in words: the whole range, `n ≤ 65`, `n ≥ 65`, or
 /// `n from 65 to 180`.
 fn stretch(axis: &Axis, from: f64, to: f64) -> String {
@@ -123,27 +136,130 @@ fn at(fixed: &[(String, f64)]) -> String {
     format!(" at {}", parts.join(", "))
 }
 
+/// A measured point for people: `n=384 p=3`.
+pub fn point_text(point: &[(String, f64)]) -> String {
+    point
+        .iter()
+        .map(|(f, v)| format!("{f}={}", human(*v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What the runs decided at the points both implementations ran: `By the runs at the 51
+/// points both measured (90%, paired t where the runs were interleaved, else Welch): dp is
+/// faster at 9 (n=384 p=3: dp/tp = 0.67, ...); tp is faster at 2 (...); the runs cannot tell
+/// them apart at the other 40.` None without measured points.
+pub fn by_runs(
+    a: &str,
+    b: &str,
+    response: Option<&str>,
+    measured: &[MeasuredPoint],
+) -> Option<String> {
+    if measured.is_empty() {
+        return None;
+    }
+    const LISTED: usize = 6;
+    let mut parts = Vec::new();
+    for (w, name, other) in [(Winner::A, a, b), (Winner::B, b, a)] {
+        let mut won: Vec<&MeasuredPoint> = measured.iter().filter(|m| m.winner == w).collect();
+        if won.is_empty() {
+            continue;
+        }
+        // The largest advantages first.
+        let ratio = |m: &MeasuredPoint| match w {
+            Winner::A => m.mean[0] / m.mean[1],
+            _ => m.mean[1] / m.mean[0],
+        };
+        won.sort_by(|p, q| ratio(p).total_cmp(&ratio(q)));
+        let mut listed: Vec<String> = won
+            .iter()
+            .take(LISTED)
+            .map(|m| {
+                format!(
+                    "{}: {name}/{other} = {}",
+                    point_text(&m.point),
+                    crate::number::significant(ratio(m), 2)
+                )
+            })
+            .collect();
+        if won.len() > LISTED {
+            listed.push(format!("{} more", won.len() - LISTED));
+        }
+        let points = if won.len() == 1 { "point" } else { "points" };
+        parts.push(format!(
+            "{name} {} at {} {points} ({})",
+            better(response),
+            won.len(),
+            listed.join(", ")
+        ));
+    }
+    let ties = measured.iter().filter(|m| m.winner == Winner::Tie).count();
+    let tests: Vec<&str> = {
+        let mut t: Vec<&str> = measured.iter().map(|m| m.test.name()).collect();
+        t.sort_unstable();
+        t.dedup();
+        t
+    };
+    let lead = format!(
+        "By the runs at the {} point{} both measured (90%, {}):",
+        measured.len(),
+        if measured.len() == 1 { "" } else { "s" },
+        tests.join(" or ")
+    );
+    let mut out = if parts.is_empty() {
+        format!("{lead} the runs cannot tell {a} and {b} apart at any of them.")
+    } else {
+        format!("{lead} {}.", parts.join("; "))
+    };
+    if !parts.is_empty() && ties > 0 {
+        out.push_str(&format!(
+            " At the other {ties} point{} the runs cannot tell them apart.",
+            if ties == 1 { "" } else { "s" }
+        ));
+    }
+    Some(out)
+}
+
+/// The runs' sentence, then the models' introduced as holding between the measured points.
+fn runs_first(runs: Option<String>, models: String) -> String {
+    match runs {
+        None => models,
+        Some(runs) => format!("{runs} Between the measured points, by the models: {models}"),
+    }
+}
+
 /// The verdict along one factor: who is faster on which stretch, and where the runs cannot
-/// tell the two apart.
+/// tell the two apart; first what the runs decided at the points both measured.
 pub fn along(c: &Crossover) -> String {
-    let sides: Vec<&Side> = c.sides.iter().filter(|s| s.to > s.from).collect();
+    let runs = by_runs(&c.a, &c.b, c.response.as_deref(), &c.measured);
+    runs_first(runs, along_models(c))
+}
+
+/// The models' verdict along one factor.
+fn along_models(c: &Crossover) -> String {
+    let sides: Vec<&Side> = c
+        .sides
+        .iter()
+        .filter(|s| s.to > s.from && s.basis == fit::crossover::Basis::Models)
+        .collect();
     let wins: Vec<String> = sides
         .iter()
         .filter(|s| s.winner != Winner::Tie)
-        .map(|s| {
-            format!(
+        .filter_map(|s| {
+            Some(format!(
                 "{} {} for {}",
                 name(s.winner, &c.a, &c.b),
                 better(c.response.as_deref()),
-                stretch(&c.axis, s.from, s.to)
-            )
+                runnable(&c.axis, s.from, s.to)?
+            ))
         })
         .collect();
-    let ties: Vec<String> = sides
+    let mut ties: Vec<String> = sides
         .iter()
         .filter(|s| s.winner == Winner::Tie)
-        .map(|s| stretch(&c.axis, s.from, s.to))
+        .filter_map(|s| runnable(&c.axis, s.from, s.to))
         .collect();
+    ties.dedup();
     let mut out = if wins.is_empty() {
         format!(
             "{} and {} {} for {}{}.",
@@ -172,8 +288,15 @@ pub fn along(c: &Crossover) -> String {
 
 /// The verdict over two factors: for each implementation the levels of the second factor
 /// where it is faster somewhere, and along the first where it is faster at the lowest and the
-/// highest of those levels; then how much of the map is undecided.
+/// highest of those levels; then how much of the map is undecided. First what the runs decided
+/// at the points both measured.
 pub fn map(m: &WinnerMap) -> String {
+    let runs = by_runs(&m.a, &m.b, m.response.as_deref(), &m.measured);
+    runs_first(runs, map_models(m))
+}
+
+/// The models' verdict over two factors (the cells nearest the measured points hold the runs').
+fn map_models(m: &WinnerMap) -> String {
     let cells = (m.us.len() * m.vs.len()).max(1);
     let mut sentences = Vec::new();
     let mut decided = 0;
@@ -181,7 +304,9 @@ pub fn map(m: &WinnerMap) -> String {
         // Per level where `w` wins somewhere: the level and the hull of its stretches along u.
         let mut levels: Vec<(f64, f64, f64)> = Vec::new();
         let mut count = 0;
-        for (j, row) in m.cells.iter().enumerate() {
+        // The models' cells: the runs' verdicts at the measured points are said above.
+        for (j, row) in m.comparisons.iter().enumerate() {
+            let row: Vec<Winner> = row.iter().map(|c| c.winner).collect();
             let n = row.iter().filter(|&&c| c == w).count();
             if n == 0 {
                 continue;
@@ -207,7 +332,19 @@ pub fn map(m: &WinnerMap) -> String {
         };
         decided += count;
         let v = &m.v.factor;
-        let (first, last) = (stretch(&m.u, lo0, hi0), stretch(&m.u, lo1, hi1));
+        let on_u = |lo: f64, hi: f64| {
+            runnable(&m.u, lo, hi).unwrap_or_else(|| {
+                let at = if m.u.integer { lo.round() } else { lo };
+                format!("{} = {}", m.u.factor, human(at))
+            })
+        };
+        let (first, last) = (on_u(lo0, hi0), on_u(lo1, hi1));
+        // A level of a whole-number factor said as the nearest runnable value.
+        let (v0, v1) = if m.v.integer {
+            (v0.round(), v1.round())
+        } else {
+            (v0, v1)
+        };
         let region = if v0 == v1 {
             format!("{first} at {v} = {}", human(v0))
         } else if first == last {

@@ -122,9 +122,9 @@ pub enum CombineError {
     /// A corner of the design was not measured, and the user did not choose the combination.
     #[error(
         "category '{category}': no run at the corner {corner}, so allocation of variation cannot \
-         choose between additive and multiplicative; choose with --combine {category}=full (main \
-         effects and their product: it holds either, for one more coefficient), \
-         {category}=additive or {category}=multiplicative, or measure every corner (an --edges \
+         choose between additive and multiplicative; choose with --combine '{category}=full' \
+         (main effects and their product: it holds either, for one more coefficient), \
+         '{category}=additive' or '{category}=multiplicative', or measure every corner (an --edges \
          design has them)"
     )]
     MissingCorner {
@@ -460,7 +460,7 @@ mod tests {
             "{err}"
         );
         assert!(
-            err.to_string().contains("--combine y=full (main effects"),
+            err.to_string().contains("--combine 'y=full' (main effects"),
             "{err}"
         );
         // As offered, the full form fits without the corner: the product n*p is in it.

@@ -5,7 +5,8 @@
 use super::pair::{compared, fixed_point};
 use super::solver::Line;
 use super::{
-    Axis, Comparison, CrossoverError, Extrapolation, Pair, SAMPLES, ValidatedError, Winner,
+    Axis, Basis, Comparison, CrossoverError, Extrapolation, MeasuredPoint, Pair, SAMPLES,
+    ValidatedError, Winner,
 };
 
 /// What kind of meeting point a crossover is.
@@ -72,6 +73,9 @@ pub struct Side {
     /// The largest `T_loser / T_winner` on the side (NaN where no time there is positive, and
     /// where the two cannot be told apart; 1 for equal models without intervals).
     pub ratio: f64,
+    /// What the verdict rests on: the models, or (a side of one point, `from == to`) the runs
+    /// both implementations made there.
+    pub basis: Basis,
 }
 /// The crossovers of two models along one factor.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,6 +105,8 @@ pub struct Crossover {
     pub errors: [Option<ValidatedError>; 2],
     /// Where the range leaves a model's data.
     pub extrapolation: Vec<Extrapolation>,
+    /// The points on the range both implementations ran, decided by their runs.
+    pub measured: Vec<MeasuredPoint>,
 }
 
 impl Pair<'_> {
@@ -116,6 +122,8 @@ impl Pair<'_> {
         let samples = samples.max(SAMPLES);
         let line = Line::sample(&eval, axis, fixed_point(fixed, &axis.factor), samples)?;
         let (meetings, sides) = line.solve()?;
+        let measured = self.measured_on(&[axis], &fixed_point(fixed, &axis.factor));
+        let sides = by_runs(sides, &measured, &axis.factor, &line);
         Ok(Crossover {
             a: self.a.name.clone(),
             response: compared(self.a).ok().flatten(),
@@ -134,6 +142,63 @@ impl Pair<'_> {
             errors: self.errors,
             intervals: line.intervals(),
             extrapolation: self.extrapolation(&[axis], fixed),
+            measured,
         })
     }
+}
+
+/// The sides with every measured point whose runs say otherwise than the models' side there
+/// split out as a side of its own, resting on the runs: the runs decide at a point they measured.
+pub(super) fn by_runs(
+    mut sides: Vec<Side>,
+    measured: &[MeasuredPoint],
+    factor: &str,
+    line: &Line,
+) -> Vec<Side> {
+    // The models' side on a part of a split one, its largest advantage found again there.
+    let part = |side: &Side, from: f64, to: f64| match side.winner {
+        Winner::Tie => line.tie(from, to),
+        _ => line.side(from, to, side.significant),
+    };
+    for m in measured {
+        let Some(x) = m.value(factor) else { continue };
+        let Some(k) = sides
+            .iter()
+            .position(|s| s.basis == Basis::Models && s.from <= x && x <= s.to)
+        else {
+            continue;
+        };
+        if sides[k].winner == m.winner {
+            continue;
+        }
+        let side = sides.remove(k);
+        let (t_a, t_b) = (m.mean[0], m.mean[1]);
+        let ratio = match m.winner {
+            Winner::A if t_a > 0.0 => t_b / t_a,
+            Winner::B if t_b > 0.0 => t_a / t_b,
+            _ => f64::NAN,
+        };
+        let mut parts = Vec::new();
+        if side.from < x {
+            parts.push(part(&side, side.from, x));
+        }
+        parts.push(Side {
+            from: x,
+            to: x,
+            winner: m.winner,
+            significant: Some(m.winner != Winner::Tie),
+            at: x,
+            t_a,
+            t_b,
+            ratio,
+            basis: Basis::Runs,
+        });
+        if x < side.to {
+            parts.push(part(&side, x, side.to));
+        }
+        for (i, p) in parts.into_iter().enumerate() {
+            sides.insert(k + i, p);
+        }
+    }
+    sides
 }

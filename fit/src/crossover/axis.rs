@@ -1,5 +1,7 @@
 //! A factor and the range it is explored over, sampled on a log scale when the range is
-//! positive and spans more than 10x, else linearly.
+//! positive and spans more than 10x, else linearly. A range between whole numbers at least 2
+//! apart is taken as a factor of whole numbers (processor counts, sizes): its runnable values
+//! are the integers in it, and what is said about it is said on them (docs/comparing.md).
 
 use super::{CrossoverError, fail};
 
@@ -23,6 +25,8 @@ pub struct Axis {
     pub hi: f64,
     /// How samples are spaced.
     pub scale: Scale,
+    /// Only whole numbers can be run (both ends whole, at least 2 apart).
+    pub integer: bool,
 }
 
 impl Axis {
@@ -44,7 +48,29 @@ impl Axis {
             lo,
             hi,
             scale,
+            integer: lo.fract() == 0.0 && hi.fract() == 0.0 && hi - lo >= 2.0,
         })
+    }
+
+    /// The runnable values from `from` to `to`: on a whole-number axis the integers inside
+    /// (None when there is none), else the stretch itself.
+    pub fn runnable(&self, from: f64, to: f64) -> Option<(f64, f64)> {
+        if !self.integer {
+            return Some((from, to));
+        }
+        let eps = 1e-9 * from.abs().max(to.abs()).max(1.0);
+        let (lo, hi) = ((from - eps).ceil(), (to + eps).floor());
+        (lo <= hi).then_some((lo, hi))
+    }
+
+    /// `count` values for a grid: on a whole-number axis with at most `count` integers, every
+    /// integer; else [`Axis::samples`].
+    pub fn grid(&self, count: usize) -> Vec<f64> {
+        if self.integer && self.hi - self.lo < count as f64 {
+            let (lo, hi) = (self.lo as i64, self.hi as i64);
+            return (lo..=hi).map(|v| v as f64).collect();
+        }
+        self.samples(count)
     }
 
     /// `count` values from `lo` to `hi` on the axis's scale (both ends included).

@@ -4,8 +4,8 @@
 use super::pair::{compared, fixed_point};
 use super::solver::Line;
 use super::{
-    Axis, Comparison, CrossoverError, Extrapolation, MeetingKind, Pair, SAMPLES, Side,
-    ValidatedError, Winner,
+    Axis, Comparison, CrossoverError, Extrapolation, MeasuredPoint, MeetingKind, Pair, SAMPLES,
+    Side, ValidatedError, Winner,
 };
 
 /// A point of a winner map's boundary.
@@ -59,10 +59,16 @@ pub struct WinnerMap {
     pub errors: [Option<ValidatedError>; 2],
     /// Where the grid leaves a model's data.
     pub extrapolation: Vec<Extrapolation>,
+    /// The points on the map both implementations ran, decided by their runs.
+    pub measured: Vec<MeasuredPoint>,
+    /// `measured_cells[k]`: the cell `(j, i)` nearest `measured[k]`, whose verdict in `cells`
+    /// is the runs'.
+    pub measured_cells: Vec<(usize, usize)>,
 }
 
 impl Pair<'_> {
-    /// Which model wins over a `cells x cells` grid of two factors (`u` across, `v` down) with
+    /// Which model wins over a `cells x cells` grid of two factors (`u` across, `v` down; on a
+    /// whole-number axis with fewer integers, its integers: the runnable values) with
     /// every other factor fixed, and the crossovers and sides along `u` at each level of `v`.
     pub fn winner_map(
         &self,
@@ -73,7 +79,7 @@ impl Pair<'_> {
     ) -> Result<WinnerMap, CrossoverError> {
         let eval = self.evaluator(&[&u.factor, &v.factor], fixed)?;
         let cells = cells.max(2);
-        let (us, vs) = (u.samples(cells), v.samples(cells));
+        let (us, vs) = (u.grid(cells), v.grid(cells));
         let mut comparisons = Vec::with_capacity(vs.len());
         let mut boundary = Vec::new();
         let mut levels = Vec::with_capacity(vs.len());
@@ -90,7 +96,7 @@ impl Pair<'_> {
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             comparisons.push(row);
-            let line = Line::sample(&eval, u, values, SAMPLES)?;
+            let line = Line::sample(&eval, u, values.clone(), SAMPLES)?;
             intervals &= line.intervals();
             let (meetings, sides) = line.solve()?;
             boundary.extend(
@@ -104,7 +110,36 @@ impl Pair<'_> {
                         significant: m.significant,
                     }),
             );
-            levels.push(sides);
+            let on = self.measured_on(&[u], &values);
+            levels.push(super::along::by_runs(sides, &on, &u.factor, &line));
+        }
+        let measured = self.measured_on(&[u, v], &fixed_point(fixed, &u.factor));
+        let nearest = |axis: &Axis, values: &[f64], x: f64| {
+            let position = |x: f64| match axis.scale {
+                super::Scale::Log if x > 0.0 => x.ln(),
+                _ => x,
+            };
+            (0..values.len())
+                .min_by(|&i, &k| {
+                    let d = |i: usize| (position(values[i]) - position(x)).abs();
+                    d(i).total_cmp(&d(k))
+                })
+                .unwrap_or(0)
+        };
+        let measured_cells: Vec<(usize, usize)> = measured
+            .iter()
+            .map(|m| {
+                let x = m.value(&u.factor).unwrap_or(f64::NAN);
+                let y = m.value(&v.factor).unwrap_or(f64::NAN);
+                (nearest(v, &vs, y), nearest(u, &us, x))
+            })
+            .collect();
+        let mut cells: Vec<Vec<Winner>> = comparisons
+            .iter()
+            .map(|row| row.iter().map(|c| c.winner).collect())
+            .collect();
+        for (m, &(j, i)) in measured.iter().zip(&measured_cells) {
+            cells[j][i] = m.winner;
         }
         Ok(WinnerMap {
             a: self.a.name.clone(),
@@ -115,16 +150,15 @@ impl Pair<'_> {
             fixed: eval.fixed_report(fixed),
             us,
             vs,
-            cells: comparisons
-                .iter()
-                .map(|row| row.iter().map(|c| c.winner).collect())
-                .collect(),
+            cells,
             comparisons,
             boundary,
             levels,
             errors: self.errors,
             intervals,
             extrapolation: self.extrapolation(&[u, v], fixed),
+            measured,
+            measured_cells,
         })
     }
 }

@@ -44,12 +44,20 @@
 //! The parts, one file each: `rule` (who wins at a point), `axis` (a factor's range and its
 //! samples), `pair` (two models checked to be comparable), `along` (the crossovers along one
 //! factor), `map` (the winner map over two factors), `solver` (the samples of one line and the
-//! Brent refinements), `extrapolation` (where a comparison leaves the models' data).
+//! Brent refinements), `extrapolation` (where a comparison leaves the models' data),
+//! `measured` (points both implementations ran, decided by their runs before the models).
+//!
+//! **Measured points decide first.** Given the points both implementations ran
+//! ([`Pair::with_measured`]), the verdict at each comes from its runs ([`measured`]): a side
+//! along a factor is split at a measured point whose runs say otherwise than the models, that
+//! point a side of its own resting on the runs ([`Basis::Runs`]); the winner map's cell nearest
+//! each measured point takes the runs' verdict. The models decide between the measured points.
 
 mod along;
 mod axis;
 mod extrapolation;
 mod map;
+pub mod measured;
 mod pair;
 mod rule;
 mod solver;
@@ -58,6 +66,7 @@ pub use along::{Band, Crossover, Meeting, MeetingKind, Side};
 pub use axis::{Axis, Scale};
 pub use extrapolation::Extrapolation;
 pub use map::{BoundaryPoint, WinnerMap};
+pub use measured::{Basis, MeasuredPoint};
 pub use pair::Pair;
 pub use rule::{Comparison, ValidatedError, Winner, compare, compare_with};
 pub(crate) use solver::vector;

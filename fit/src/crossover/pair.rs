@@ -2,7 +2,7 @@
 //! values left free, the default ranges and the comparison at a named point.
 
 use super::solver::Evaluator;
-use super::{Axis, Comparison, CrossoverError, ValidatedError, fail};
+use super::{Axis, Comparison, CrossoverError, MeasuredPoint, ValidatedError, fail};
 use crate::performance::{Kind, PerformanceModel};
 
 /// Two models to compare, checked to be over the same factors.
@@ -14,6 +14,8 @@ pub struct Pair<'m> {
     pub b: &'m PerformanceModel,
     /// Each model's validated error, when known ([`Pair::with_validated_errors`]).
     pub errors: [Option<ValidatedError>; 2],
+    /// The points both implementations ran, decided by their runs ([`Pair::with_measured`]).
+    pub measured: &'m [MeasuredPoint],
 }
 
 /// What a model's comparisons compare: None for run time `T_p`, the response's name for a
@@ -77,6 +79,7 @@ impl<'m> Pair<'m> {
             a,
             b,
             errors: [None, None],
+            measured: &[],
         })
     }
 
@@ -84,6 +87,33 @@ impl<'m> Pair<'m> {
     pub fn with_validated_errors(mut self, errors: [Option<ValidatedError>; 2]) -> Self {
         self.errors = errors.map(|e| e.filter(|e| e.points >= 2 && e.relative_sd.is_finite()));
         self
+    }
+
+    /// The same pair, the points both implementations ran deciding the verdict there (see
+    /// [the module](super)).
+    pub fn with_measured(mut self, measured: &'m [MeasuredPoint]) -> Self {
+        self.measured = measured;
+        self
+    }
+
+    /// The measured points on the region: at the `fixed` values, inside every axis.
+    pub(super) fn measured_on(
+        &self,
+        axes: &[&Axis],
+        fixed: &[(String, f64)],
+    ) -> Vec<MeasuredPoint> {
+        self.measured
+            .iter()
+            .filter(|m| m.at(fixed))
+            .filter(|m| {
+                axes.iter().all(|a| {
+                    m.value(&a.factor).is_some_and(|x| {
+                        x >= a.lo - 1e-9 * a.lo.abs() && x <= a.hi + 1e-9 * a.hi.abs()
+                    })
+                })
+            })
+            .cloned()
+            .collect()
     }
 
     /// The factors, in the first model's order.

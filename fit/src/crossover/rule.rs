@@ -54,9 +54,9 @@ pub struct ValidatedError {
 }
 
 /// The variance of a predicted mean `T_p` (the categories' standard errors over `p`, taken as
-/// independent) and its Welch–Satterthwaite term `sum s^4 / dof`; None without intervals.
+/// independent; a response's own standard error, not divided by `p`) and its Welch–Satterthwaite term `sum s^4 / dof`; None without intervals.
 fn mean_variance(m: &PerformanceModel, t: &TimePrediction) -> Option<(f64, f64)> {
-    let p = m.processors(&t.point);
+    let p = m.divisor(&t.point);
     let (mut variance, mut denominator) = (0.0, 0.0);
     for (c, pred) in m.categories.iter().zip(&t.categories) {
         let dof = c.fit.dof as f64;

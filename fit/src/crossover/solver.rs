@@ -9,8 +9,8 @@ use argmin::core::{CostFunction, Error, Executor};
 use argmin::solver::brent::{BrentOpt, BrentRoot};
 
 use super::{
-    Axis, Band, Comparison, CrossoverError, Meeting, MeetingKind, Side, TOUCH, ValidatedError,
-    Winner, compare_with,
+    Axis, Band, Basis, Comparison, CrossoverError, Meeting, MeetingKind, Side, TOUCH,
+    ValidatedError, Winner, compare_with,
 };
 use crate::performance::PerformanceModel;
 
@@ -400,7 +400,7 @@ impl<'e, 'm> Line<'e, 'm> {
     }
 
     /// A stretch where the two cannot be told apart at 90%.
-    fn tie(&self, from: f64, to: f64) -> Side {
+    pub(super) fn tie(&self, from: f64, to: f64) -> Side {
         let at = self.axis.midpoint(from, to);
         let c = self.compare(at);
         Side {
@@ -412,6 +412,7 @@ impl<'e, 'm> Line<'e, 'm> {
             t_a: c.t_a,
             t_b: c.t_b,
             ratio: f64::NAN,
+            basis: Basis::Models,
         }
     }
 
@@ -440,7 +441,7 @@ impl<'e, 'm> Line<'e, 'm> {
 
     /// One side won by one implementation: the winner from the sample (or the midpoint) where
     /// `|d|` is largest, the advantage where `T_loser / T_winner` is largest.
-    fn side(&self, from: f64, to: f64, significant: Option<bool>) -> Side {
+    pub(super) fn side(&self, from: f64, to: f64, significant: Option<bool>) -> Side {
         let mid = self.axis.midpoint(from, to);
         let c = self.compare(mid);
         let mut points: Vec<(f64, f64, f64)> = vec![(mid, c.t_a, c.t_b)];
@@ -490,6 +491,7 @@ impl<'e, 'm> Line<'e, 'm> {
             t_a: best.1,
             t_b: best.2,
             ratio: ratio(best),
+            basis: Basis::Models,
         }
     }
 }

@@ -13,7 +13,7 @@ mod text;
 
 use std::path::Path;
 
-use crate::observations::{DataError, Observations};
+use crate::observations::{Cell, Condition, DataError, Observations};
 
 /// The text format's section names.
 pub const SECTIONS: [&str; 5] = ["PARAMETER", "POINTS", "REGION", "METRIC", "DATA"];
@@ -122,6 +122,56 @@ impl Experiment {
                 self.series.len() - 1
             });
         &mut self.series[at]
+    }
+
+    /// The experiment with only the measurement points that meet every condition (`lca model
+    /// FILE --where 'p<512'`, docs/extrap.md); a condition on a name that is not a parameter,
+    /// or one that leaves no point, is an error naming the file.
+    pub fn filter(mut self, conditions: &[Condition]) -> Result<Experiment, DataError> {
+        let error = |message: String| DataError::File {
+            file: self.source.clone(),
+            message,
+        };
+        let mut at = Vec::with_capacity(conditions.len());
+        for c in conditions {
+            match self.parameters.iter().position(|p| *p == c.key) {
+                Some(i) => at.push(i),
+                None => {
+                    return Err(error(format!(
+                        "--where {c}: '{}' is not a parameter (the parameters are {})",
+                        crate::observations::excerpt(&c.key),
+                        self.parameters.join(", ")
+                    )));
+                }
+            }
+        }
+        for s in &mut self.series {
+            let keep: Vec<bool> = s
+                .points
+                .iter()
+                .map(|point| {
+                    conditions
+                        .iter()
+                        .zip(&at)
+                        .all(|(c, &i)| c.holds(Cell::Number(point[i])))
+                })
+                .collect();
+            let mut k = keep.iter();
+            s.points.retain(|_| *k.next().unwrap_or(&false));
+            let mut k = keep.iter();
+            s.values.retain(|_| *k.next().unwrap_or(&false));
+            let mut k = keep.iter();
+            s.lines.retain(|_| *k.next().unwrap_or(&false));
+        }
+        if self.series.iter().all(|s| s.points.is_empty()) {
+            let all: Vec<String> = conditions.iter().map(|c| c.to_string()).collect();
+            return Err(error(format!(
+                "--where {}: no measurement point is left",
+                all.join(",")
+            )));
+        }
+        self.series.retain(|s| !s.points.is_empty());
+        Ok(self)
     }
 
     /// An experiment without parameters or measurements is an error.

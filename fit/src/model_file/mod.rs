@@ -278,8 +278,26 @@ pub fn write(model: &PerformanceModel) -> String {
     format!("{header}{}", emit::document(&value))
 }
 
+/// The model as TOML, only when [`parse`] would read it back: a fit whose statistics are not
+/// finite (a datafile value of 1e308 overflows the sums of squares) is refused here, in one
+/// line naming `file` (where it was to go) and the field, instead of being written to a file
+/// that nothing can load (docs/model-file.md).
+pub fn written(model: &PerformanceModel, file: &str) -> Result<String, ModelFileError> {
+    let text = write(model);
+    parse(file, &text).map_err(|e| ModelFileError {
+        file: file.into(),
+        line: None,
+        message: short(&format!(
+            "not written: {}; a value of the data too large for the fit?",
+            e.message
+        )),
+    })?;
+    Ok(text)
+}
+
 /// Writes the model to `path` (through a temporary file and a rename); an existing file is
-/// replaced only when `force` is set, and only when it is a regular file.
+/// replaced only when `force` is set, and only when it is a regular file. A model that could
+/// not be read back is refused ([`written`]).
 pub fn save(model: &PerformanceModel, path: &Path, force: bool) -> Result<(), ModelFileError> {
     let error = |message: String| ModelFileError {
         file: path.display().to_string(),
@@ -292,7 +310,8 @@ pub fn save(model: &PerformanceModel, path: &Path, force: bool) -> Result<(), Mo
             "exists; not replaced (choose another path, or --force)".into(),
         ));
     }
-    files::output::write(path, write(model).as_bytes()).map_err(|e| error(e.reason()))
+    let text = written(model, &path.display().to_string())?;
+    files::output::write(path, text.as_bytes()).map_err(|e| error(e.reason()))
 }
 
 /// Reads a model file.
@@ -435,12 +454,13 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
     if let Some((name, v)) = record.held.iter().find(|(_, v)| !v.is_finite()) {
         return Err(format!("held: {name} = {v} is not a finite number"));
     }
-    if let Some(p) = record.held.get("p").filter(|p| **p <= 0.0) {
+    let response = matches!(record.kind, Some(KindRecord::Response));
+    if let Some(p) = record.held.get("p").filter(|p| !response && **p <= 0.0) {
         return Err(format!(
             "held: p = {p}: T_p = (sum of the categories) / p needs p > 0"
         ));
     }
-    if !factors.iter().any(|f| f == "p") && !record.held.contains_key("p") {
+    if !response && !factors.iter().any(|f| f == "p") && !record.held.contains_key("p") {
         return Err("T_p needs p: add \"p\" to factors or hold it, e.g. [held] p = 26".into());
     }
     if record.category.is_empty() {

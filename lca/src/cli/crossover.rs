@@ -73,7 +73,9 @@ pub struct Args {
     /// Measured runs that check the models: each model's error on its own implementation's
     /// validation runs among them (`role=validate`, as `lca study` writes, or
     /// --validate-where) widens the intervals, so that a verdict holds the models' error and
-    /// not only their coefficients' uncertainty.
+    /// not only their coefficients' uncertainty. Where both implementations ran the same
+    /// point (every row, any role), their runs decide who is faster there (Welch t, or paired
+    /// t on runs with the same replicate index); the models decide between those points.
     #[arg(long, value_name = "DATAFILE")]
     data: Option<PathBuf>,
     /// The rows of --data that check the models [default: role=validate] (repeatable, comma
@@ -102,15 +104,18 @@ pub fn run(args: &Args) -> Result<String> {
     let mut a = fit::model_file::read(&args.a)?;
     let mut b = fit::model_file::read(&args.b)?;
     name_models(&mut a, &args.a, &mut b, &args.b);
-    let errors = match &args.data {
-        Some(path) => lca::validated_error::model_errors(
-            [&a, &b],
-            &fit::Datafile::read(path)?,
-            &args.validate_where,
-        )?,
+    let data = args.data.as_deref().map(fit::Datafile::read).transpose()?;
+    let errors = match &data {
+        Some(data) => lca::validated_error::model_errors([&a, &b], data, &args.validate_where)?,
         None => [None, None],
     };
-    let pair = Pair::new(&a, &b)?.with_validated_errors(errors);
+    // Measured points decide first: where both ran, their runs say who is faster there.
+    let measured = data
+        .as_ref()
+        .map_or_else(Vec::new, |d| lca::compare::measured(&a, &b, d));
+    let pair = Pair::new(&a, &b)?
+        .with_validated_errors(errors)
+        .with_measured(&measured);
     let fixed = fixed_values(&args.at)?;
     let ranges = ranges(&args.range)?;
     let free = pair.free(&fixed)?;

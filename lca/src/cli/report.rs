@@ -46,6 +46,13 @@ pub fn run(args: &Args) -> Result<String> {
         .map(|m| fit::model_file::read(m))
         .collect::<Result<Vec<_>, _>>()?;
     let data = args.data.as_deref().map(Datafile::read).transpose()?;
+    if let Some(data) = &data {
+        // docs/modelling.md, "Completeness check".
+        eprint!(
+            "{}",
+            lca::completeness::render(&lca::completeness::check(data))
+        );
+    }
     let errors = match (&models[..], &data) {
         ([a, b], Some(data))
             if !args.validate_where.is_empty() || data.columns().iter().any(|c| c == "role") =>

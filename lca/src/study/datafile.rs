@@ -68,6 +68,20 @@ fn regular(file: &File, path: &Path) -> Result<(), String> {
         .metadata()
         .map_err(|e| format!("{}: cannot read: {e}", path.display()))?
         .file_type();
+    is_regular(kind, path)
+}
+
+/// An error unless the datafile, when it exists, is a regular file: looked at without opening
+/// it, so that a FIFO is refused instead of waited on (by every reader of the datafile).
+pub fn check(path: &Path) -> Result<(), String> {
+    match std::fs::metadata(path) {
+        Ok(m) => is_regular(m.file_type(), path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{}: cannot read: {e}", path.display())),
+    }
+}
+
+fn is_regular(kind: std::fs::FileType, path: &Path) -> Result<(), String> {
     if kind.is_file() {
         return Ok(());
     }
@@ -75,26 +89,8 @@ fn regular(file: &File, path: &Path) -> Result<(), String> {
         "{}: the datafile is not a regular file (a {}): name a file in the study file's \
          `datafile`",
         path.display(),
-        file_kind(kind)
+        files::input::kind_of(kind)
     ))
-}
-
-/// What a file type is, in words.
-fn file_kind(kind: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_dir() {
-        "directory"
-    } else if kind.is_char_device() {
-        "character device"
-    } else if kind.is_block_device() {
-        "block device"
-    } else if kind.is_fifo() {
-        "FIFO"
-    } else if kind.is_socket() {
-        "socket"
-    } else {
-        "special file"
-    }
 }
 
 /// Appends a row to the datafile, all or nothing: with one write on a file opened for
@@ -143,6 +139,7 @@ impl Rows {
     /// whatever else its line holds.
     pub fn read(study: &Study) -> Result<Rows> {
         let path = &study.datafile;
+        check(path).map_err(|e| anyhow!(e))?;
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),

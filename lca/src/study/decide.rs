@@ -153,7 +153,10 @@ pub fn round(
                     .iter()
                     .find(|(n, _)| *n == f.name)
                     .map_or(f.levels[0], |(_, v)| *v);
-                if f.integer { v.round() } else { v }
+                // Runnable: a whole number on an integer factor, inside the study's levels.
+                let (lo, hi) = (f.levels[0], f.levels[f.levels.len() - 1]);
+                let v = if f.integer { v.round() } else { v };
+                v.clamp(lo, hi)
             })
             .collect();
         let mut point = Point {

@@ -121,6 +121,8 @@ impl<'a> Session<'a> {
             failed: HashSet::new(),
             made: 0,
             planned: todo.len(),
+            in_a_row: vec![0; study.implementations.len()],
+            exhausted: None,
         };
         let stopping = signals::Guard::install().context("cannot handle signals")?;
         Ok(Session {
@@ -133,8 +135,22 @@ impl<'a> Session<'a> {
     }
 
     /// Makes the runs of `round` (one at a time, `jobs` at a time, or as Slurm jobs), appending
-    /// each measured row to the datafile as its run ends.
+    /// each measured row to the datafile as its run ends. Once the retry budget is spent
+    /// (`max_failures` runs of one implementation failed in a row) no more run is started (with
+    /// `--jobs` or Slurm, those of the round already under way end first), and the study ends
+    /// with that error.
     pub fn make(&mut self, round: &[Point]) -> Result<()> {
+        self.make_round(round)?;
+        match &self.progress.exhausted {
+            Some(why) => {
+                self.progress.bar.finish_and_clear();
+                Err(anyhow!("{why}"))
+            }
+            None => Ok(()),
+        }
+    }
+
+    fn make_round(&mut self, round: &[Point]) -> Result<()> {
         let Session {
             runner,
             progress,
@@ -143,22 +159,27 @@ impl<'a> Session<'a> {
         } = self;
         let study = progress.study;
         let bar = progress.bar.clone();
-        let mut record =
-            |point: &Point, ran: Ran, seconds: f64| progress.record(point, ran, seconds);
         if study.dispatch == Dispatch::Slurm {
+            let mut record =
+                |point: &Point, ran: Ran, seconds: f64| progress.record(point, ran, seconds);
             return slurm::make(runner, study, round, &bar, &mut record);
         }
         if *jobs > 1 {
+            let mut record =
+                |point: &Point, ran: Ran, seconds: f64| progress.record(point, ran, seconds);
             return jobs::make(runner, round, *jobs, &mut record);
         }
         for point in round {
             if let Some(signal) = signals::caught() {
-                record(point, Ran::Stopped(signal), 0.0)?;
+                progress.record(point, Ran::Stopped(signal), 0.0)?;
+            }
+            if progress.exhausted.is_some() {
+                break;
             }
             bar.set_message(point.label(study));
             let begun = Instant::now();
             let ran = runner.run(point);
-            record(point, ran, begun.elapsed().as_secs_f64())?;
+            progress.record(point, ran, begun.elapsed().as_secs_f64())?;
         }
         Ok(())
     }

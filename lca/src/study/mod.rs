@@ -9,13 +9,15 @@
 //! * `plan`: the runs it asks for (`Point`s, each with the `Key` of its datafile row);
 //! * `measure`: making them (locally, `--jobs` at a time, or as Slurm jobs), appending each
 //!   row, resuming; `precision` adds replicates where `T_p` is not known well enough;
-//! * `models`: each implementation's model, built, saved and validated (kept in memory);
+//! * `models`: each implementation's model, built (with simpler shapes where the runs cannot
+//!   estimate the defaults: `fallback`), saved and validated (kept in memory);
 //! * `decide`: runs where they would most narrow what the crossover leaves undecided;
 //! * `report`: the summary, the verdicts, `crossover.txt` and the HTML report.
 
 mod child;
 mod datafile;
 mod decide;
+mod fallback;
 pub mod file;
 mod jobs;
 mod lock;

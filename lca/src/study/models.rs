@@ -3,10 +3,11 @@
 //! checked on its validation runs. The models come back in memory, for [`super::decide`] and
 //! [`super::report`].
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
+use fit::combination::Choices;
 use fit::crossover::ValidatedError;
 use fit::performance::{BuildOptions, PerformanceModel};
 use fit::{Condition, Datafile};
@@ -109,11 +110,11 @@ fn build(
     let options = BuildOptions {
         name: implementation.name.clone(),
         categories: Vec::new(),
-        choices: Default::default(),
+        choices: choices(study),
         conditions,
         created_by: format!("lca {} study {}", env!("CARGO_PKG_VERSION"), study.name),
     };
-    let model = PerformanceModel::build(&data, &options)?;
+    let (model, fallbacks) = super::fallback::build(&data, &options)?;
     let path = study.out.join(format!("{}.toml", implementation.name));
     // The study owns its output folder: its model files are replaced on every run.
     fit::model_file::save(&model, &path, true)?;
@@ -122,7 +123,8 @@ fn build(
         &reports::model::summary(&model),
     )?;
     fitted.model_file = Some(path);
-    fitted.warnings = warnings(&model);
+    fitted.warnings = fallbacks;
+    fitted.warnings.extend(warnings(&model));
     let model = &*fitted.model.insert(model);
     if let Some(data) = validation_rows {
         let validation = fit::validation::validate(model, &data)?;
@@ -143,6 +145,19 @@ fn build(
         )?;
     }
     Ok(())
+}
+
+/// The study's `[shapes]`, by category, as `lca model --shape` gives them.
+fn choices(study: &Study) -> BTreeMap<String, Choices> {
+    let mut choices: BTreeMap<String, Choices> = BTreeMap::new();
+    for s in &study.shapes {
+        choices
+            .entry(s.category.clone())
+            .or_default()
+            .shapes
+            .insert(s.factor.clone(), s.expr.clone());
+    }
+    choices
 }
 
 /// What not to trust in `model`: the rows it rests on that were predicted, then each

@@ -41,6 +41,7 @@ pub fn rounds(session: &mut Session, study: &Study, points: &mut Vec<Point>) -> 
 
 /// The `wall` of every complete row of the datafile, by its run's key.
 pub fn times(study: &Study) -> Result<HashMap<Key, f64>, String> {
+    super::datafile::check(&study.datafile)?;
     let text = match std::fs::read_to_string(&study.datafile) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
@@ -127,8 +128,8 @@ pub fn spreads(study: &Study, points: &[Point], times: &HashMap<Key, f64>) -> Ve
 }
 
 /// The next round: one more replicate of every point whose mean `T_p` is not yet known to the
-/// target and that has fewer than `max_replicates` runs, unless its last attempt in this
-/// invocation failed (`failed`: a failing point is not retried forever).
+/// target and that has fewer than `max_replicates` runs, unless a run of it failed in this
+/// start (`failed`: a failing point is not retried, under the next replicate number, forever).
 pub fn next_round(
     study: &Study,
     points: &[Point],
@@ -141,18 +142,24 @@ pub fn next_round(
         *r = (*r).max(p.replicate);
         m
     });
+    let failing: HashSet<Group> = points
+        .iter()
+        .filter(|p| failed.contains(&p.key(study)))
+        .map(group)
+        .collect();
     spreads(study, points, times)
         .into_iter()
+        .filter(|s| !failing.contains(&group(&s.point)))
         .filter(|s| {
             s.runs < precision.max_replicates
                 // Not reached: wider than the target, or unknown (NaN: fewer than 2 runs).
                 && (s.relative_half_width > precision.target || s.relative_half_width.is_nan())
                 && s.mean.is_finite()
         })
-        .filter_map(|s| {
+        .map(|s| {
             let mut point = s.point;
             point.replicate = highest[&group(&point)] + 1;
-            (!failed.contains(&point.key(study))).then_some(point)
+            point
         })
         .collect()
 }

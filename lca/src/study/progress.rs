@@ -1,5 +1,7 @@
 //! The progress of a study's runs on standard error: the bar, the lines above it, what the runs
-//! of this start came to, and the error that ends a study stopped by a signal ([`Stopped`]).
+//! of this start came to, the error that ends a study stopped by a signal ([`Stopped`]), and
+//! the retry budget: `max_failures` runs of one implementation failing in a row end the study
+//! (`Progress::exhausted`; docs/study-file.md).
 
 use std::collections::HashSet;
 use std::fmt;
@@ -56,6 +58,10 @@ pub(super) struct Progress<'a> {
     pub(super) made: usize,
     /// Runs to make in this start, as known so far.
     pub(super) planned: usize,
+    /// Per implementation, its runs that failed since its last measured one.
+    pub(super) in_a_row: Vec<usize>,
+    /// Why the retry budget is spent (one line), once it is.
+    pub(super) exhausted: Option<String>,
 }
 
 impl Progress<'_> {
@@ -68,6 +74,7 @@ impl Progress<'_> {
         match ran {
             Ran::Measured(m) => {
                 datafile::append(&study.datafile, &m.row).map_err(|e| anyhow!(e))?;
+                self.in_a_row[point.implementation] = 0;
                 self.communicated |= m.communicated;
                 self.bar.suspend(|| {
                     if hidden {
@@ -87,6 +94,11 @@ impl Progress<'_> {
                 self.failed.insert(point.key(study));
                 self.bar
                     .suspend(|| eprintln!("lca study: {label}: {failure}"));
+                let in_a_row = &mut self.in_a_row[point.implementation];
+                *in_a_row += 1;
+                if *in_a_row >= study.max_failures && self.exhausted.is_none() {
+                    self.exhausted = Some(exhausted(study, point, *in_a_row, &failure.reason));
+                }
             }
             Ran::Stopped(signal) => return Err(self.stop(signal)),
         }
@@ -106,6 +118,24 @@ impl Progress<'_> {
         }
         .into()
     }
+}
+
+/// The error that ends a study whose implementation failed `runs` runs in a row, the last at
+/// `point` for `reason`: one line, naming the command.
+fn exhausted(study: &Study, point: &Point, runs: usize, reason: &str) -> String {
+    let implementation = &study.implementations[point.implementation];
+    let command: Vec<String> = implementation.command.iter().map(|t| t.written()).collect();
+    files::quote::excerpt(
+        &format!(
+            "{}: {runs} runs in a row failed, the last ({}) {reason}; the study stops there \
+             (max_failures = {}): is its command right? {}",
+            implementation.name,
+            point.label(study),
+            study.max_failures,
+            files::quote::excerpt(&command.join(" "), 100)
+        ),
+        400,
+    )
 }
 
 /// A line on standard error, above the progress bar.

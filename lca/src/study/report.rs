@@ -65,14 +65,34 @@ pub fn report(
 fn compare(study: &Study, fitted: &[Fitted], rows: &Rows) -> Result<String> {
     let built: Vec<&Fitted> = fitted.iter().filter(|f| f.model.is_some()).collect();
     let models: Vec<&PerformanceModel> = built.iter().filter_map(|f| f.model.as_ref()).collect();
+    let unbuilt: Vec<&str> = fitted
+        .iter()
+        .filter(|f| f.model.is_none())
+        .map(|f| f.name.as_str())
+        .collect();
     if models.is_empty() {
-        return Ok(String::new());
+        // Never an empty study without a word: say what is missing and why.
+        return Ok(format!(
+            "\nverdict: none, crossover: none, report: none: no model was built ({} above: not \
+             built)\n",
+            unbuilt.join(", ")
+        ));
     }
     let mut text = String::new();
+    if fitted.len() >= 2 && models.len() < 2 {
+        text += &format!(
+            "\nverdict: none, crossover: none: it compares two models, and {}'s was not built \
+             (above)\n",
+            unbuilt.join(", ")
+        );
+    }
     let mut errors = [None, None];
     if let ([a, b, ..], [fa, fb, ..]) = (&models[..], &built[..]) {
         errors = [fa.validated_error, fb.validated_error];
-        text += &verdicts(study, [a, b], [fa, fb])?;
+        let measured = rows
+            .all()
+            .map_or_else(Vec::new, |d| crate::compare::measured(a, b, d));
+        text += &verdicts(study, [a, b], [fa, fb], &measured)?;
     }
     let title = format!("Lost cycles analysis: study {}", study.name);
     text += &crate::html_report::write(
@@ -94,14 +114,15 @@ fn verdicts(
     study: &Study,
     [a, b]: [&PerformanceModel; 2],
     [fa, fb]: [&Fitted; 2],
+    measured: &[fit::crossover::MeasuredPoint],
 ) -> Result<String> {
     let mut text = String::new();
     let errors = [fa.validated_error, fb.validated_error];
-    let plain = crate::compare::winner_map(a, b, [None, None]);
+    let plain = crate::compare::winner_map(a, b, [None, None], measured);
     let validated = errors
         .iter()
         .any(Option::is_some)
-        .then(|| crate::compare::winner_map(a, b, errors));
+        .then(|| crate::compare::winner_map(a, b, errors, measured));
     match &plain {
         Ok(map) => {
             text += &format!("\nverdict: {}\n", reports::verdict::map(map));

@@ -75,6 +75,15 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
             "pp: warning: no machine calibration (pp calibrate): all communication time counts as cl, none as rc.comm"
         );
     }
+    // An empty run window measured nothing: every report refuses it as `-l` does, rather
+    // than print a table of zeros (docs/event-log.md).
+    if profile.wall_ns() == 0 && !args.line {
+        bail!(
+            "{name}: the run window is empty (it starts and ends at {} ns, wall = 0): nothing \
+             was measured",
+            profile.window.0
+        );
+    }
     let text = match (args.format, args.line, args.by) {
         (Format::Json, _, _) => profile.json(),
         (Format::Text, true, _) => match profile.checked_datafile_row() {

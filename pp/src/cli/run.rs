@@ -16,6 +16,7 @@ use super::values::Format;
     after_help = "The program must use LLVM's OpenMP runtime (clang -fopenmp); GCC's libgomp has no tools interface.\n\
 The tool is $PP_OMPT_LIBRARY, else libpp_ompt.so beside pp, else deps/libpp_ompt.so beside it.\n\
 The program gets OMP_TOOL_LIBRARIES=<tool>, LD_PRELOAD=<tool>[:...], OMP_TOOL=enabled, PP_LOG=<log> and PP_PARAMS=<params>.\n\
+The program runs in its own process group: SIGTERM and SIGHUP to pp run go to it, and pp run waits for it and for what it started.\n\
 pp run exits with the program's status (128+s if killed by signal s).\n\n\
 Examples:\n  pp run -- ./fft 512\n  pp run -l --param impl=dp --param n=512 -- ./fft 512 >> fft.dat"
 )]

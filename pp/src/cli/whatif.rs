@@ -45,7 +45,7 @@ pub struct WhatifArgs {
 
 pub fn whatif(args: WhatifArgs) -> Result<()> {
     let to_stdout = args.out.as_os_str() == "-";
-    let report = pp::whatif::run(&WhatifOptions {
+    let outcome = pp::whatif::run(&WhatifOptions {
         log: crate::log_path(args.log.as_ref()),
         group: args.group,
         machine: args.machine,
@@ -55,6 +55,10 @@ pub fn whatif(args: WhatifArgs) -> Result<()> {
         out: args.out,
         force: args.force,
     })?;
+    for w in &outcome.warnings {
+        eprintln!("pp: warning: {w}");
+    }
+    let report = outcome.report;
     if to_stdout {
         // The predicted log has standard output.
         eprint!("{report}");

@@ -95,20 +95,23 @@ impl Report {
         let wall = self.wall();
         let _ = writeln!(
             out,
-            "critical path: {len} ns of {wall} ns wall ({:.1}%), {} hop{} between threads",
+            "critical path: {len} ns of {wall} ns wall ({:.1}%), {} between threads",
             if wall == 0 {
                 100.0
             } else {
                 100.0 * len as f64 / wall as f64
             },
-            self.path.hops,
-            if self.path.hops == 1 { "" } else { "s" }
+            count(self.path.hops, "hop")
         );
         if let (Some(first), Some(last)) = (self.path.segments.first(), self.path.segments.last()) {
+            let at = |t: u64| t.saturating_sub(self.window.0);
             let _ = writeln!(
                 out,
-                "from thread {} at {} ns to thread {} at {} ns",
-                first.thread, first.start, last.thread, last.end
+                "from thread {} at {} ns to thread {} at {} ns (from the run's start)",
+                first.thread,
+                at(first.start),
+                last.thread,
+                at(last.end)
             );
         }
         let counts = self.graph.arc_counts();
@@ -119,14 +122,14 @@ impl Report {
             .collect();
         let _ = writeln!(
             out,
-            "{} events, remote arcs: {}",
-            self.graph.events(),
+            "{}, remote arcs: {}",
+            count(self.graph.events(), "event"),
             arcs.join(", ")
         );
         let _ = writeln!(
             out,
-            "{} waits with unknown cause (the path goes on through the waiting thread there)",
-            self.graph.unknown_causes
+            "{} with unknown cause (the path goes on through the waiting thread there)",
+            count(self.graph.unknown_causes, "wait")
         );
         let mut table = |title: &str, rows: Vec<(String, u64)>| {
             let _ = writeln!(out, "\n{title:<16} {:>14} {:>7}", "ns", "%");
@@ -190,12 +193,21 @@ impl Report {
             "segments": self.path.segments.iter()
                 .map(|s| json!({
                     "thread": s.thread,
-                    "start_ns": s.start,
-                    "end_ns": s.end,
+                    "start_ns": s.start.saturating_sub(self.window.0),
+                    "end_ns": s.end.saturating_sub(self.window.0),
                     "arc": s.arc.map(|a| a.as_str()),
                 }))
                 .collect::<Vec<_>>(),
         });
         format!("{doc}\n")
+    }
+}
+
+/// `1 wait`, `2 waits`, `0 waits`.
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }

@@ -1,8 +1,9 @@
-//! [`PathSink`]: builds the activity graph and keeps each thread's attributed stretches while
-//! the attribution sweeps the log, so that the critical path's make-up comes from one pass.
+//! [`PathSink`]: builds the activity graph and keeps each thread's attributed stretches, and the
+//! time the attribution moved to rc.cpu at its `cpu` samples, while the attribution sweeps the
+//! log, so that the critical path's make-up comes from one pass.
 
 use super::build::Builder;
-use crate::event::{Event, Header, Sym, Symbols, ThreadId};
+use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
 use crate::profile::{CATEGORIES, Category, Interval, Sink};
 
 /// One attributed stretch of a thread's time: it starts where the thread's previous one ends
@@ -19,11 +20,30 @@ struct Stretch {
 const NO_REGION: u32 = u32::MAX;
 const GAP: u8 = u8::MAX;
 
-/// Each thread's attributed stretches in time order.
+/// Time of one category of a thread's span `[start, end)` that the attribution moved to rc.cpu
+/// at the `cpu` sample that ends the span (docs/attribution.md, "Resource contention").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RcMove {
+    /// The span's start: the thread's previous sample (with a run-queue delay, for time moved
+    /// from li, ip or sl).
+    pub start: u64,
+    /// The sample's time.
+    pub end: u64,
+    /// The category it was taken from.
+    pub from: Category,
+    /// How much, ns.
+    pub ns: u64,
+    /// The thread's time in `from` over the span, ns (what `ns` was taken from).
+    pub of: u64,
+}
+
+/// Each thread's attributed stretches in time order, and the time moved to rc.cpu.
 #[derive(Debug, Clone, Default)]
 pub struct Stretches {
     /// Per thread: where its first stretch starts, and its stretches.
     threads: Vec<(u64, Vec<Stretch>)>,
+    /// Per thread: what its `cpu` samples moved to rc.cpu, in sample order.
+    moves: Vec<Vec<RcMove>>,
 }
 
 impl Stretches {
@@ -31,7 +51,21 @@ impl Stretches {
     pub fn new(p: u32) -> Self {
         Stretches {
             threads: vec![(0, Vec::new()); p as usize],
+            moves: vec![Vec::new(); p as usize],
         }
+    }
+
+    /// What `thread`'s samples moved to rc.cpu, in sample order.
+    pub fn moves(&self, thread: ThreadId) -> &[RcMove] {
+        self.moves.get(thread as usize).map_or(&[], |m| &m[..])
+    }
+
+    /// `thread`'s time in `category` in `[start, end)`, ns.
+    pub fn time_in(&self, thread: ThreadId, category: Category, start: u64, end: u64) -> u64 {
+        self.overlapping(thread, start, end)
+            .filter(|&(_, _, c)| c == category)
+            .map(|(d, _, _)| d)
+            .sum()
     }
 
     /// Adds the next interval of its thread.
@@ -96,13 +130,26 @@ impl Stretches {
 }
 
 /// A [`Sink`] for [`crate::profile::Sweep`] that builds the graph from the events and keeps
-/// the stretches.
+/// the stretches and the time moved to rc.cpu.
 #[derive(Debug)]
 pub struct PathSink {
     /// The graph so far.
     pub builder: Builder,
     /// The stretches so far.
     pub stretches: Stretches,
+    /// Per thread: its last `cpu` sample the attribution took (time, CPU clock) and the time
+    /// of its last one with a run-queue delay (and that delay), as the sweep keeps them.
+    samples: Vec<Samples>,
+    /// Moved to rc.cpu by the sample being applied: (thread, category, ns).
+    pending: Vec<(ThreadId, Category, u64)>,
+    /// The latest event's time (a time going back is taken as this, as the sweep does).
+    last_t: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Samples {
+    cpu: Option<(u64, u64)>,
+    delay: Option<(u64, u64)>,
 }
 
 impl PathSink {
@@ -111,6 +158,50 @@ impl PathSink {
         PathSink {
             builder: Builder::new(header),
             stretches: Stretches::new(header.p),
+            samples: vec![Samples::default(); header.p as usize],
+            pending: Vec::new(),
+            last_t: 0,
+        }
+    }
+
+    /// A `cpu` sample of thread `i` at `t` (after the sweep applied it): what it moved to
+    /// rc.cpu gets its span. A sample whose CPU clock goes back is ignored, and a run-queue
+    /// delay that goes back is left out, as the attribution does (rules 16 and 17 of
+    /// docs/event-log.md).
+    fn sample(&mut self, i: usize, t: u64, cpu: u64, delay: Option<u64>) {
+        let Some(s) = self.samples.get_mut(i) else {
+            self.pending.clear();
+            return;
+        };
+        if s.cpu.is_some_and(|(_, last)| cpu < last) {
+            self.pending.clear();
+            return;
+        }
+        let delay = delay.filter(|&d| s.delay.is_none_or(|(_, last)| d >= last));
+        let cpu_since = s.cpu.map_or(t, |c| c.0);
+        let delay_since = s.delay.map_or(t, |d| d.0);
+        s.cpu = Some((t, cpu));
+        if let Some(d) = delay {
+            s.delay = Some((t, d));
+        }
+        for (thread, from, ns) in self.pending.drain(..) {
+            let start = if from == Category::Pc {
+                cpu_since
+            } else {
+                delay_since
+            };
+            if ns == 0 || thread as usize >= self.stretches.moves.len() {
+                continue;
+            }
+            // The span's stretches are all in: the sweep closed them at the sample.
+            let of = self.stretches.time_in(thread, from, start, t);
+            self.stretches.moves[thread as usize].push(RcMove {
+                start,
+                end: t,
+                from,
+                ns,
+                of,
+            });
         }
     }
 }
@@ -122,6 +213,21 @@ impl Sink for PathSink {
 
     fn event(&mut self, e: &Event, symbols: &Symbols) {
         self.builder.event(e, symbols);
+        if e.thread as usize >= self.samples.len() {
+            return;
+        }
+        self.last_t = self.last_t.max(e.t);
+        if let EventKind::Cpu {
+            thread_cpu_ns,
+            run_delay_ns,
+        } = e.kind
+        {
+            self.sample(e.thread as usize, self.last_t, thread_cpu_ns, run_delay_ns);
+        }
+    }
+
+    fn rc_cpu(&mut self, thread: ThreadId, from: Category, ns: u64) {
+        self.pending.push((thread, from, ns));
     }
 }
 

@@ -48,9 +48,22 @@ pub struct WhatifOptions {
     pub force: bool,
 }
 
-/// `pp whatif`: replays the log, writes the predicted log, returns the report (for standard
-/// error when the predicted log goes to standard output).
-pub fn run(args: &WhatifOptions) -> Result<String> {
+/// What `pp whatif` tells its user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The walls and the file written (for standard error when the predicted log goes to
+    /// standard output).
+    pub report: String,
+    /// Warnings, one line each, for standard error.
+    pub warnings: Vec<String>,
+}
+
+/// Above this share of rc.cpu in the measured run, a regrouping that takes the demand from the
+/// measured times warns (docs/whatif.md).
+pub const CONTENTION_WARNING: f64 = 0.10;
+
+/// `pp whatif`: replays the log, writes the predicted log, returns the report and warnings.
+pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     let mut target = match &args.target {
         Some(file) => Target::load(file)?,
         None => Target::default(),
@@ -79,12 +92,27 @@ pub fn run(args: &WhatifOptions) -> Result<String> {
             args.out.display()
         );
     }
-    let run = MeasuredRun::read(LogReader::open(&path)?, &name, &target.speeds)?;
+    // The measured run's contention matters to a regrouping from the measured times only.
+    let regrouped = target.groups.iter().any(|g| g.len() > 1) && target.demand == Demand::Elapsed;
+    let reader = LogReader::open(&path)?;
+    let run = if regrouped {
+        MeasuredRun::read_attributed(reader, &name, &target.speeds)?
+    } else {
+        MeasuredRun::read(reader, &name, &target.speeds)?
+    };
     if run.encoding == Encoding::Binary && args.out.as_os_str() == "-" {
         bail!("--out -: standard output takes a text log only; name a file");
     }
     target.processors(run.header.p)?;
+    let mut warnings = Vec::new();
+    if let Some(rc) = run.rc_cpu.filter(|&rc| rc > CONTENTION_WARNING) {
+        warnings.push(format!(
+            "{name} has {:.1}% rc.cpu: its threads waited for a core, and that time counts as demand in the regrouped run; --demand cpu takes the demand from the CPU time they received",
+            rc * 100.0
+        ));
+    }
     let mut prediction = predict(&run, &target)?;
+    warnings.extend(prediction.warnings.iter().cloned());
     // From what: the measured log's file name, where it is a name a header can hold.
     let params = &mut prediction.header.params;
     params.retain(|(k, _)| k != "predicted_from");
@@ -105,7 +133,7 @@ pub fn run(args: &WhatifOptions) -> Result<String> {
         args.out.display(),
         target.describe()
     );
-    Ok(report)
+    Ok(Outcome { report, warnings })
 }
 
 /// `1.234567890 s`.

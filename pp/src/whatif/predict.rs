@@ -1,7 +1,7 @@
 //! [`predict`]: a measured run replayed on a target, as the [`PredictedLog`] to write: the
 //! predicted log's header, every event's predicted time, and the measured and predicted walls.
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 
 use super::load::MeasuredRun;
 use super::replay::{Predicted, replay};
@@ -31,11 +31,38 @@ pub struct PredictedLog {
     /// Whether the measured run-queue delays are dropped (demand from CPU time: the sharing
     /// they came from is gone).
     pub(super) unshared: bool,
+    /// What the user should know about the prediction (times past a double's exact range).
+    pub warnings: Vec<String>,
 }
+
+/// Predicted times past this many ns from the run's first event are no longer exact in a
+/// double (104 days).
+const EXACT_NS: f64 = (1u64 << 53) as f64;
 
 /// Replays `run` on `target`.
 pub fn predict(run: &MeasuredRun, target: &Target) -> Result<PredictedLog> {
     let replay = replay(run, target)?;
+    // The latest predicted time must fit the log's clock (u64 ns): a slower speed than that
+    // is refused rather than written saturated.
+    let latest = replay
+        .times
+        .iter()
+        .flatten()
+        .copied()
+        .fold(0.0f64, f64::max);
+    let mut warnings = Vec::new();
+    if !latest.is_finite() || replay.origin as f64 + latest >= u64::MAX as f64 {
+        bail!(
+            "the predicted run would end {} s after its start, past the log's clock (2^64 ns, 585 years, from its origin); is a --speed factor too small?",
+            format_seconds(latest)
+        );
+    }
+    if latest > EXACT_NS {
+        warnings.push(format!(
+            "the predicted run lasts {} s: its times past 2^53 ns (104 days) are rounded to the double nearest",
+            format_seconds(latest)
+        ));
+    }
     let sampled = target.groups.iter().any(|g| g.len() > 1);
     let measured = window(
         run.threads
@@ -68,6 +95,7 @@ pub fn predict(run: &MeasuredRun, target: &Target) -> Result<PredictedLog> {
         replay,
         sampled,
         unshared: target.demand == Demand::Cpu,
+        warnings,
     })
 }
 
@@ -82,4 +110,14 @@ fn window(events: impl Iterator<Item = (u64, EventKind)>) -> u64 {
         last = last.max(t);
     }
     first.map_or(0, |f| last.saturating_sub(f))
+}
+
+/// Seconds of a time in ns, in the shortest form that shows its size (`3.2e7`).
+fn format_seconds(ns: f64) -> String {
+    let s = ns / 1e9;
+    if s < 1e6 {
+        format!("{s:.3}")
+    } else {
+        format!("{s:.3e}")
+    }
 }

@@ -121,6 +121,8 @@ struct Sim<'a> {
     waiters: Vec<Vec<(u32, ThreadId)>>,
     /// Demand from CPU time ([`Demand::Cpu`]).
     cpu: bool,
+    /// Per thread: whether its `start` follows a fork (see [`dependencies`]).
+    tied: Vec<bool>,
 }
 
 /// Replays `run` on `target`.
@@ -136,9 +138,11 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
         .map(|n| n.t)
         .min()
         .unwrap_or(0);
+    let (deps, tied) = dependencies(run, target);
     let mut sim = Sim {
         run,
-        deps: dependencies(run, target),
+        deps,
+        tied,
         of,
         threads: vec![
             Thread {
@@ -193,7 +197,10 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
 /// thread's wait; else 1 ns, the order), and for a barrier's departure every arrival of its
 /// episode, with the measured release latency. With [`Demand::Cpu`] a measured latency loses
 /// the run-queue delay around the event it leads to (the thread, released, waited for a core).
-fn dependencies(run: &MeasuredRun, target: &Target) -> Vec<Vec<Dep>> {
+/// A thread whose `start` came at or after the fork into its first region (an OpenMP worker,
+/// created by the first fork) starts that long after the fork, wherever the fork moves: the
+/// second result says which threads' starts are tied so.
+fn dependencies(run: &MeasuredRun, target: &Target) -> (Vec<Vec<Dep>>, Vec<bool>) {
     let g = &run.graph;
     let unqueued = |thread: usize, node: u32, latency: u64| -> f64 {
         let latency = latency as f64;
@@ -266,10 +273,28 @@ fn dependencies(run: &MeasuredRun, target: &Target) -> Vec<Vec<Dep>> {
             ),
         });
     }
+    let mut tied = vec![false; g.threads.len()];
+    for arc in g.arcs.iter().filter(|a| a.kind == ArcKind::Fork) {
+        let to = arc.to as usize;
+        let start = &run.threads[to][0];
+        if tied[to] || !matches!(start.event.kind, EventKind::Start) || arc.from_t > start.event.t {
+            continue;
+        }
+        // The first fork into the thread (arcs come in their targets' order).
+        tied[to] = true;
+        deps[to].push(Dep {
+            node: 0,
+            source: Source::Node {
+                from: arc.from,
+                node: arc.from_node,
+            },
+            latency: (g.threads[to][0].t - arc.from_t) as f64,
+        });
+    }
     for list in &mut deps {
         list.sort_by_key(|d| d.node);
     }
-    deps
+    (deps, tied)
 }
 
 impl Sim<'_> {
@@ -287,19 +312,16 @@ impl Sim<'_> {
         }
         let nodes = &self.run.graph.threads[i];
         let released = nodes[k].arc != NO_ARC;
-        let (prev, computes, factor, share, queued) = match k {
-            0 => (self.out.origin, false, 1.0, 1.0, 0.0),
+        let (prev, computes, factor, share) = match k {
+            0 => (self.out.origin, false, 1.0, 1.0),
             _ => {
                 let e = &entries[k - 1];
-                let (share, queued) = if self.cpu {
-                    (f64::from(e.share), f64::from(e.queued))
-                } else {
-                    (1.0, 0.0)
-                };
-                (nodes[k - 1].t, e.busy, e.factor, share, queued)
+                let share = if self.cpu { f64::from(e.share) } else { 1.0 };
+                (nodes[k - 1].t, e.busy, e.factor, share)
             }
         };
         let measured = nodes[k].t.saturating_sub(prev) as f64;
+        let released = released || (k == 0 && self.tied[i]);
         if computes && measured > 0.0 {
             // What it demands: its time, or the part of it its thread ran (Demand::Cpu).
             let measured = measured * share;
@@ -312,11 +334,10 @@ impl Sim<'_> {
             self.processors[p].running.push(i as ThreadId);
             self.reschedule(p);
         } else {
-            let hold = if computes || released {
-                0.0
-            } else {
-                (measured - queued).max(0.0)
-            };
+            // A wait that no dependency ended keeps its measured length: its partner is not
+            // known, so neither is how its timing changed (with Demand::Cpu, the run-queue
+            // delay around it may have accrued while it spun, and is not taken out).
+            let hold = if computes || released { 0.0 } else { measured };
             self.threads[i].until = t + hold;
             self.resolve(i);
         }
@@ -443,8 +464,12 @@ impl Sim<'_> {
         self.advance(p, t);
         let mut finished = Vec::new();
         let threads = &self.threads;
+        // Far from the origin a double's step exceeds EPSILON: what is left below a few of
+        // its steps (times the sharers) is done too, or the replay would never end.
+        let k = self.processors[p].running.len() as f64;
+        let tolerance = EPSILON.max(4.0 * k * t.abs() * f64::EPSILON);
         self.processors[p].running.retain(|&r| {
-            let done = threads[r as usize].remaining <= EPSILON;
+            let done = threads[r as usize].remaining <= tolerance;
             if done {
                 finished.push(r);
             }

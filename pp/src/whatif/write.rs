@@ -37,7 +37,11 @@ pub fn thread_events<'a>(
         && !entries
             .iter()
             .any(|e| matches!(e.event.kind, EventKind::Cpu { .. }));
-    let mut cpu_floor = 0u64;
+    // The last sample's CPU clock, measured and predicted: the predicted clock does not go
+    // back where the measured one did not (the speed factors' savings can outgrow a stretch's
+    // CPU time), and goes back where it did (rule 16 of docs/event-log.md: the attribution
+    // ignores such a sample, in the predicted log as in the measured one).
+    let mut last: Option<(u64, u64)> = None;
     entries.iter().enumerate().flat_map(move |(k, e)| {
         let t = predicted.origin.saturating_add(times[k].round() as u64);
         let sample = samples.next_if(|s| s.event == k);
@@ -51,10 +55,23 @@ pub fn thread_events<'a>(
         ) = (e.event.kind, sample)
         {
             let cpu = (thread_cpu_ns as f64 - s.saved).round().max(0.0) as u64;
-            cpu_floor = cpu_floor.max(cpu);
+            let cpu = match last {
+                Some((measured, predicted)) if thread_cpu_ns < measured => {
+                    cpu.min(predicted.saturating_sub(1))
+                }
+                Some((_, predicted)) => {
+                    let cpu = cpu.max(predicted);
+                    last = Some((thread_cpu_ns, cpu));
+                    cpu
+                }
+                None => {
+                    last = Some((thread_cpu_ns, cpu));
+                    cpu
+                }
+            };
             let delay = s.delay.round() as u64;
             event.kind = EventKind::Cpu {
-                thread_cpu_ns: cpu_floor,
+                thread_cpu_ns: cpu,
                 run_delay_ns: match run_delay_ns {
                     Some(_) if unshared => Some(delay),
                     Some(d) => Some(d.saturating_add(delay)),

@@ -16,7 +16,6 @@ use super::Args;
 /// Runs `lca model` on an Extra-P file.
 pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
     let refused = [
-        (!args.filter.is_empty(), "--where"),
         (!args.response.is_empty(), "--response"),
         (!args.categories.is_empty(), "--cat"),
         (!args.shape.is_empty() || args.shapes.is_some(), "--shape"),
@@ -27,23 +26,14 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
              its parameters)"
         );
     }
-    if args.combine.iter().any(|c| c.contains('=')) {
-        bail!("--combine: an Extra-P file takes one form for every callpath and metric");
-    }
-    let experiment = fit::extrap::read(&args.datafile)?;
+    // --where keeps the measurement points whose parameters meet it (docs/extrap.md).
+    let conditions = fit::Condition::parse_all(&args.filter)?;
+    let experiment = fit::extrap::read(&args.datafile)?.filter(&conditions)?;
     let source = experiment.source.clone();
-    let combination = match args.combine.last() {
-        Some(how) => Some(
-            how.trim()
-                .parse()
-                .map_err(|e| anyhow!("--combine '{how}': {e}"))?,
-        ),
-        None => None,
-    };
-    let choices = fit::combination::Choices {
-        combination,
-        ..Default::default()
-    };
+    // --combine HOW for every series, or --combine 'callpath [metric]=HOW' for one (as the
+    // missing-corner error suggests).
+    let names: Vec<String> = experiment.series.iter().map(|s| s.name()).collect();
+    let choices = super::choices(&[], &args.combine, &names)?;
     let name = super::name(args, &[]);
     // Each series on its own: one that cannot be modelled is a row of the table, not an error.
     let mut rows: Vec<(String, String, Result<CategoryModel, String>)> = Vec::new();
@@ -54,7 +44,8 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
             lines = obs.lines.clone();
         }
         let obs = fit::repetitions::summarise(obs, repetitions);
-        let model = fit::combination::combine(&obs, &choices).map_err(|e| e.to_string());
+        let choice = choices.get(&series.name()).cloned().unwrap_or_default();
+        let model = fit::combination::combine(&obs, &choice).map_err(|e| e.to_string());
         rows.push((series.callpath.clone(), series.metric.clone(), model));
     }
     let mut ranges = vec![(f64::INFINITY, f64::NEG_INFINITY); experiment.parameters.len()];
@@ -75,7 +66,7 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
         baseline: None,
         provenance: Provenance {
             datafile: source.clone(),
-            conditions: Vec::new(),
+            conditions: conditions.iter().map(|c| c.to_string()).collect(),
             lines,
             created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
             predicted: None,
@@ -93,11 +84,15 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
     let point = match &args.predict {
         Some(spec) => {
             let values = crate::cli::specs::values(spec)?;
-            Some(
-                model
-                    .point(&values)
-                    .map_err(|e| anyhow!("--predict '{spec}': {e}"))?,
-            )
+            let point = model
+                .point(&values)
+                .map_err(|e| anyhow!("--predict '{spec}': {e}"))?;
+            // The refusals of `lca predict`: no `inf` or `NaN` in the table (a point far
+            // beyond the data overflows a prediction or its interval).
+            model
+                .try_predict(&point)
+                .map_err(|e| anyhow!("--predict '{spec}': {e}"))?;
+            Some(point)
         }
         None => None,
     };

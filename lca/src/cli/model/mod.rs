@@ -122,6 +122,11 @@ pub fn run(args: &Args) -> Result<String> {
         created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
     };
     let model = PerformanceModel::build(&data, &options)?;
+    // docs/modelling.md, "Completeness check".
+    eprint!(
+        "{}",
+        lca::completeness::render(&lca::completeness::check(&data))
+    );
     output(args, &model, String::new())
 }
 
@@ -159,6 +164,13 @@ fn responses(
         note.push_str(&format!("; ignored columns: {}", roles.ignored.join(", ")));
     }
     eprintln!("{note}");
+    if args.factors.is_empty() {
+        eprintln!(
+            "warning: --response without --factors: the factors were guessed as every numeric \
+             column that varies ({}); name them with --factors (docs/modelling.md)",
+            roles.factors.join(", ")
+        );
+    }
     output(args, &model, String::new())
 }
 
@@ -171,8 +183,9 @@ pub fn output(args: &Args, model: &PerformanceModel, table: String) -> Result<St
             Ok(format!("{summary}model written to {}\n", path.display()))
         }
         _ => {
+            let text = fit::model_file::written(model, "-o -")?;
             eprint!("{summary}");
-            Ok(fit::model_file::write(model))
+            Ok(text)
         }
     }
 }

@@ -44,6 +44,7 @@ pub(super) fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         Some(d) => parse_design(d.get_ref()).map_err(|m| src.at(d, m))?,
     };
     let replicates = replicates(&src, raw.replicates.as_ref())?;
+    let max_failures = max_failures(&src, raw.max_failures.as_ref())?;
     let precision = raw
         .precision
         .as_ref()
@@ -82,6 +83,7 @@ pub(super) fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         .as_ref()
         .map(|w| whatif(&src, w, &names))
         .transpose()?;
+    let shapes = super::shapes::shapes(&src, raw.shapes.as_ref(), &names)?;
     let out = PathBuf::from(raw.out.unwrap_or_else(|| format!("study-{name}")));
     let datafile = raw
         .datafile
@@ -95,6 +97,7 @@ pub(super) fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         factors,
         design,
         replicates,
+        max_failures,
         precision,
         decide,
         validate,
@@ -102,6 +105,7 @@ pub(super) fn checked(file: &str, text: &str) -> Result<Study, StudyError> {
         dispatch,
         slurm,
         whatif,
+        shapes,
     })
 }
 
@@ -145,6 +149,27 @@ fn replicates(src: &Source, raw: Option<&Spanned<i64>>) -> Result<usize, StudyEr
             r,
             format!(
                 "replicates = {}: expected 1 to {MAX_REPLICATES}",
+                r.get_ref()
+            ),
+        )),
+    }
+}
+
+/// The most failures in a row that `max_failures` may allow: a study that fails more often
+/// than this is not measuring anything.
+const MAX_FAILURES: i64 = 10_000;
+
+/// `max_failures`: runs of one implementation failing in a row before the study stops
+/// (default 3).
+fn max_failures(src: &Source, raw: Option<&Spanned<i64>>) -> Result<usize, StudyError> {
+    match raw {
+        None => Ok(3),
+        Some(r) if (1..=MAX_FAILURES).contains(r.get_ref()) => Ok(*r.get_ref() as usize),
+        Some(r) => Err(src.at(
+            r,
+            format!(
+                "max_failures = {}: expected 1 to {MAX_FAILURES} (runs of one implementation \
+                 failing in a row before the study stops)",
                 r.get_ref()
             ),
         )),

@@ -7,6 +7,7 @@
 //! design = "edges:3"          # edges:K (the paper's), full or 2k
 //! replicates = 1
 //! timeout_s = 60
+//! max_failures = 3            # runs of one implementation failing in a row stop the study
 //!
 //! [factors]                   # `lca design --factor` levels, in this order
 //! n = "32..512:log2"
@@ -16,6 +17,9 @@
 //! grid = { n = "64,128,256", p = "3,5,7" }
 //! points = [{ n = 96, p = 6 }]
 //!
+//! [shapes]                    # as lca model --shape li:p=p*sqrt(p)
+//! li = { p = "p*sqrt(p)" }
+//!
 //! [[implementation]]
 //! name = "dp"
 //! command = ["{lca}", "workload", "fft2d", "-p", "{p}", "-n", "{n}", "--impl", "dp"]
@@ -24,6 +28,7 @@
 mod check;
 mod implementation;
 mod raw;
+mod shapes;
 mod source;
 mod template;
 #[cfg(test)]
@@ -35,6 +40,7 @@ use std::path::PathBuf;
 
 use design::{Design, Factor};
 
+pub use shapes::ShapeChoice;
 pub use template::Template;
 
 /// Placeholders every command may use besides the factors.
@@ -80,6 +86,9 @@ pub struct Study {
     pub design: Design,
     /// Runs per point.
     pub replicates: usize,
+    /// The retry budget: this many runs of one implementation failing in a row (none of it
+    /// measured in between) stop the study (`max_failures`, default 3).
+    pub max_failures: usize,
     /// More runs of a point until its `T_p` is known this well (`[precision]`), if asked for.
     pub precision: Option<Precision>,
     /// Runs chosen to decide the crossover of the first two implementations (`[decide]`).
@@ -94,6 +103,8 @@ pub struct Study {
     pub slurm: SlurmOptions,
     /// The points whose rows `pp whatif` predicts from their runs (`[whatif]`).
     pub whatif: Option<Whatif>,
+    /// Shapes fixed by the study (`[shapes]`), as `lca model --shape` fixes them.
+    pub shapes: Vec<ShapeChoice>,
 }
 
 /// `[whatif]`: the points whose rows `pp whatif` predicts from their runs' logs, and how

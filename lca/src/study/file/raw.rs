@@ -19,12 +19,14 @@ pub(super) struct Raw {
     pub(super) design: Option<Spanned<String>>,
     pub(super) replicates: Option<Spanned<i64>>,
     pub(super) timeout_s: Option<Spanned<f64>>,
+    pub(super) max_failures: Option<Spanned<i64>>,
     pub(super) validate: Option<RawValidate>,
     pub(super) precision: Option<Spanned<RawPrecision>>,
     pub(super) decide: Option<Spanned<RawDecide>>,
     pub(super) dispatch: Option<Spanned<String>>,
     pub(super) slurm: Option<RawSlurm>,
     pub(super) whatif: Option<Spanned<RawWhatif>>,
+    pub(super) shapes: Option<Spanned<Ordered<Spanned<RawShapes>>>>,
     #[serde(default)]
     pub(super) implementation: Vec<Spanned<RawImplementation>>,
 }
@@ -80,6 +82,58 @@ pub(super) struct RawImplementation {
     pub(super) cpus_per_task: Option<Spanned<toml::Value>>,
     pub(super) nodes: Option<Spanned<toml::Value>>,
     pub(super) mem: Option<Spanned<toml::Value>>,
+}
+
+/// A category's entry of `[shapes]`: a table of `factor = "shape"` (each value with its
+/// place), or something else, kept so that the check can name the field at fault.
+#[derive(Debug)]
+pub(super) enum RawShapes {
+    /// The factors' entries, in the file's order.
+    Table(Vec<(String, Spanned<toml::Value>)>),
+    /// Not a table.
+    Other,
+}
+
+impl<'de> Deserialize<'de> for RawShapes {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ShapesVisitor;
+        impl<'de> Visitor<'de> for ShapesVisitor {
+            type Value = RawShapes;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table of factor = \"shape\"")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawShapes, A::Error> {
+                let mut entries = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Spanned<toml::Value>>()? {
+                    entries.push((k, v));
+                }
+                Ok(RawShapes::Table(entries))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<RawShapes, E> {
+                Ok(RawShapes::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<RawShapes, E> {
+                Ok(RawShapes::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<RawShapes, E> {
+                Ok(RawShapes::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<RawShapes, E> {
+                Ok(RawShapes::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<RawShapes, E> {
+                Ok(RawShapes::Other)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<RawShapes, A::Error> {
+                while seq.next_element::<toml::Value>()?.is_some() {}
+                Ok(RawShapes::Other)
+            }
+        }
+        deserializer.deserialize_any(ShapesVisitor)
+    }
 }
 
 /// A table whose keys keep the file's order.

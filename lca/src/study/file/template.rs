@@ -59,6 +59,17 @@ impl Template {
         })
     }
 
+    /// The argument as the study file writes it (for messages).
+    pub fn written(&self) -> String {
+        self.0
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.replace('{', "{{").replace('}', "}}"),
+                Piece::Placeholder(name) => format!("{{{name}}}"),
+            })
+            .collect()
+    }
+
     /// The argument with every placeholder replaced (all were checked at load time).
     pub fn expand(&self, values: &BTreeMap<&str, String>) -> String {
         self.0

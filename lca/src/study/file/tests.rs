@@ -21,6 +21,7 @@ fn a_good_file() {
     let s = parse("s.toml", GOOD).unwrap();
     assert_eq!(s.factors[0].name, "n");
     assert_eq!(s.design, Design::Edges(3));
+    assert_eq!(s.max_failures, 3, "the default retry budget");
     assert_eq!(s.validate, [[64.0, 3.0], [64.0, 5.0], [96.0, 6.0]]);
     assert_eq!(s.datafile, PathBuf::from("study-t/t.dat"));
     let values = BTreeMap::from([("n", "64".to_string()), ("p", "3".to_string())]);
@@ -121,6 +122,18 @@ fn errors_name_the_line() {
         e.starts_with("s.toml:2: replicates = 1001: expected 1 to 1000"),
         "{e}"
     );
+    for bad in ["0", "10001", "-1"] {
+        let e = err(&GOOD.replace(
+            "name = \"t\"",
+            &format!("name = \"t\"\nmax_failures = {bad}"),
+        ));
+        assert!(
+            e.starts_with(&format!(
+                "s.toml:2: max_failures = {bad}: expected 1 to 10000"
+            )),
+            "{e}"
+        );
+    }
     let precision = |table: &str| {
         GOOD.replace(
             "name = \"t\"",
@@ -165,4 +178,76 @@ fn errors_name_the_line() {
         e.starts_with("s.toml:") && e.contains("[[implementation]]"),
         "{e}"
     );
+}
+
+#[test]
+fn shapes_are_read_in_file_order() {
+    let text = GOOD.replace(
+        "[[implementation]]",
+        "[shapes]\nli = { p = \"p*sqrt(p)\", n = \"n*log2(n)\" }\n[shapes.rc]\np = \"max(p-$theta,0)\"\n[[implementation]]",
+    );
+    let s = parse("s.toml", &text).unwrap();
+    let got: Vec<(&str, &str, &str)> = s
+        .shapes
+        .iter()
+        .map(|c| (c.category.as_str(), c.factor.as_str(), c.expr.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("li", "p", "p*sqrt(p)"),
+            ("li", "n", "n*log2(n)"),
+            ("rc", "p", "max(p-$theta,0)")
+        ]
+    );
+    assert!(parse("s.toml", GOOD).unwrap().shapes.is_empty());
+}
+
+#[test]
+fn bad_shapes_name_line_and_field() {
+    let with = |shapes: &str| {
+        err(&GOOD.replace(
+            "[[implementation]]",
+            &format!("[shapes]\n{shapes}\n[[implementation]]"),
+        ))
+    };
+    let cases = [
+        (
+            "xx = { p = \"p\" }",
+            "s.toml:9: [shapes] xx: not a modelled category (pc, li",
+        ),
+        (
+            "li = \"p\"",
+            "s.toml:9: [shapes] li: expected a table of factor = \"shape\"",
+        ),
+        (
+            "li = { q = \"q\" }",
+            "s.toml:9: [shapes] li.q: not a factor of the study (n, p)",
+        ),
+        (
+            "li = { p = 3 }",
+            "s.toml:9: [shapes] li.p: the shape must be a non-empty string",
+        ),
+        (
+            "li = { p = \" \" }",
+            "s.toml:9: [shapes] li.p: the shape must be a non-empty",
+        ),
+        (
+            "li = { p = \"p*(\" }",
+            "s.toml:9: [shapes] li.p = \"p*(\": ",
+        ),
+        (
+            "li = { p = \"n*p\" }",
+            "s.toml:9: [shapes] li.p = \"n*p\": a shape along p may use only p, not 'n'",
+        ),
+        (
+            "\nli = { n = \"n\" }\n[shapes.cl]\n\np = \"sqrt(n)\"",
+            "s.toml:13: [shapes] cl.p = \"sqrt(n)\"",
+        ),
+    ];
+    for (shapes, want) in cases {
+        let e = with(shapes);
+        assert!(e.starts_with(want), "{shapes}: {e}");
+        assert!(!e.contains('\n'), "{e}");
+    }
 }

@@ -29,23 +29,6 @@ impl Sweep<'_> {
         if ctx != self.threads[i].ctx {
             self.close(i, t);
             self.threads[i].ctx = ctx;
-            if self.threads[i].last_delay.is_some() {
-                self.enter(i, ctx);
-            }
-        }
-    }
-
-    /// Notes that thread `i` entered a context since its last run-queue delay sample.
-    #[cold]
-    #[inline(never)]
-    pub(super) fn enter(&mut self, i: usize, ctx: u32) {
-        if !self.threads[i]
-            .entered_since_delay
-            .iter()
-            .any(|e| e.0 == ctx)
-        {
-            let waited = self.waited(ctx);
-            self.threads[i].entered_since_delay.push((ctx, waited));
         }
     }
 
@@ -84,6 +67,10 @@ impl Sweep<'_> {
         if t <= since {
             return;
         }
+        if th.released_from.is_some() {
+            self.count_released(i, t);
+        }
+        let th = &mut self.threads[i];
         th.since = t;
         let (category, ctx) = (th.category, th.ctx);
         if category == Category::Cl && th.comm_deadline < t {

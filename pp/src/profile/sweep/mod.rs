@@ -20,12 +20,13 @@ mod attribute;
 mod nesting;
 mod rc;
 mod regions;
+mod release;
 mod state;
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
-use super::rules::{Category, Own, RUNNABLE_FROM};
+use super::rules::{Category, Own};
 use super::totals::Totals;
 use super::violations::{Violation, Violations};
 use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId, WaitKind};
@@ -63,6 +64,12 @@ pub trait Sink {
     /// Every event [`Sweep::read`] applies, after it (for sinks that also build the activity
     /// graph: the critical path). Nothing by default.
     fn event(&mut self, _event: &Event, _symbols: &Symbols) {}
+
+    /// At a `cpu` sample of `thread` (the event applied next), `ns` of its time in `from`
+    /// moved to rc.cpu: pc time since its previous sample, li, ip or sl time since its previous
+    /// sample with a run-queue delay (docs/attribution.md), so that a critical path can show
+    /// its share as rc. Nothing by default.
+    fn rc_cpu(&mut self, _thread: ThreadId, _from: Category, _ns: u64) {}
 }
 
 /// The attribution state machine.
@@ -96,7 +103,6 @@ pub struct Sweep<'s> {
     pending: Vec<Interval>,
     /// Reused for sharing run-queue delay over contexts.
     scratch: Vec<(u32, u64)>,
-    waits: Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
     /// The calibration that gives `comm` intervals their ideal time.
     machine: Option<Machine>,
 }
@@ -163,7 +169,6 @@ impl<'s> Sweep<'s> {
             sink,
             pending: Vec::new(),
             scratch: Vec::new(),
-            waits: Vec::new(),
             machine: None,
         };
         for i in 0..p {
@@ -187,7 +192,10 @@ impl<'s> Sweep<'s> {
                 work_since_cpu: Vec::new(),
                 last_delay: None,
                 unbacked_since_delay: 0,
-                entered_since_delay: Vec::new(),
+                released_since_delay: Vec::new(),
+                release: None,
+                released_from: None,
+                released_counted: 0,
                 recv_wait: None,
             });
         }
@@ -239,7 +247,10 @@ impl<'s> Sweep<'s> {
                         bytes: 0,
                     });
                 }
-                self.push(i, t, Own::waiting_for(kind), arg(&e.kind))
+                self.push(i, t, Own::waiting_for(kind), arg(&e.kind));
+                if kind == WaitKind::Barrier {
+                    self.barrier_arrival(i, t);
+                }
             }
             EventKind::WaitEnd { kind, .. } => {
                 if kind == WaitKind::Recv {
@@ -376,6 +387,7 @@ impl<'s> Sweep<'s> {
                 th.comm_deadline = NO_DEADLINE;
                 self.last_stop = Some(t);
                 self.retag(i, t);
+                self.released_changed(i, t);
             }
         }
         if !self.pending.is_empty() {

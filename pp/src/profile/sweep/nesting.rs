@@ -43,6 +43,7 @@ impl Sweep<'_> {
             self.busy_changed(i, t, own.is_busy());
         }
         self.retag(i, t);
+        self.released_changed(i, t);
     }
 
     /// A begin of `own` inside an open `outer` other than a comm or wait inside work.
@@ -82,6 +83,7 @@ impl Sweep<'_> {
             self.busy_changed(i, t, now_busy);
         }
         self.retag(i, t);
+        self.released_changed(i, t);
     }
 
     /// An end that does not close the innermost interval: it closes the innermost interval of

@@ -4,13 +4,15 @@
 
 use super::Sweep;
 use super::state::RecvWait;
+use crate::event::ThreadId;
 use crate::profile::rules::{Category, RUNNABLE_FROM};
 use crate::profile::violations::Violation;
 
 impl Sweep<'_> {
     /// A `cpu` sample: the work since the previous sample that the CPU clock does not back
     /// moves from pc to rc.cpu; with run-queue delays, the delay since the previous delay that
-    /// this does not explain moves to rc.cpu from the thread's waiting time (li, ip, sl).
+    /// this does not explain moves to rc.cpu from the thread's waiting time after its releases
+    /// (li, ip, sl; see `release.rs`).
     #[inline]
     pub(super) fn cpu_sample(&mut self, i: usize, t: u64, cpu: u64, mut delay: Option<u64>) {
         self.close(i, t);
@@ -40,6 +42,9 @@ impl Sweep<'_> {
                 share(unbacked, &th.work_since_cpu, |ctx, ns| {
                     totals[ctx as usize].move_to_rc_cpu(Category::Pc, ns)
                 });
+                if let Some(sink) = self.sink.as_deref_mut() {
+                    sink.rc_cpu(i as ThreadId, Category::Pc, unbacked.min(worked));
+                }
                 unbacked
             }
             _ => 0,
@@ -55,45 +60,33 @@ impl Sweep<'_> {
                     self.runnable_while_waiting(i, outside_work);
                 }
             }
-            let ctx = self.threads[i].ctx;
-            let waited = self.waited(ctx);
             let th = &mut self.threads[i];
             th.unbacked_since_delay = 0;
-            th.entered_since_delay.clear();
-            th.entered_since_delay.push((ctx, waited));
+            th.released_since_delay.clear();
         }
     }
 
-    /// The time of a context in the categories of [`RUNNABLE_FROM`].
-    #[inline]
-    pub(super) fn waited(&self, ctx: u32) -> [u64; RUNNABLE_FROM.len()] {
-        let totals = &self.contexts.totals[ctx as usize];
-        RUNNABLE_FROM.map(|c| totals.get(c))
-    }
-
-    /// Moves `ns` (at most all of it) of thread `i`'s waiting time since its previous delay
-    /// sample to rc.cpu: shared over the categories of [`RUNNABLE_FROM`] in that order, then
-    /// within each over its contexts, by rounded-down cumulative shares.
+    /// Moves `ns` (at most all of it) of thread `i`'s waiting time after its releases since its
+    /// previous delay sample (see `release.rs`) to rc.cpu: shared over the categories of
+    /// [`RUNNABLE_FROM`] in that order, then within each over its contexts, by rounded-down
+    /// cumulative shares.
     pub(super) fn runnable_while_waiting(&mut self, i: usize, ns: u64) {
-        // The waiting time since the sample, per context entered and category.
-        let mut waits = std::mem::take(&mut self.waits);
-        waits.clear();
-        for &(ctx, at) in &self.threads[i].entered_since_delay {
-            let now = self.waited(ctx);
-            waits.push((ctx, std::array::from_fn(|k| now[k].saturating_sub(at[k]))));
-        }
+        let released = &self.threads[i].released_since_delay;
         let per_category: [(usize, u64); RUNNABLE_FROM.len()] =
-            std::array::from_fn(|k| (k, waits.iter().map(|w| w.1[k]).sum()));
+            std::array::from_fn(|k| (k, released.iter().map(|w| w.1[k]).sum()));
         let totals = &mut self.contexts.totals;
         let parts = &mut self.scratch;
+        let mut sink = self.sink.as_deref_mut();
         share(ns, &per_category, |k, moved| {
+            if let Some(sink) = sink.as_deref_mut() {
+                sink.rc_cpu(i as ThreadId, RUNNABLE_FROM[k], moved);
+            }
             parts.clear();
-            parts.extend(waits.iter().map(|w| (w.0, w.1[k])));
+            parts.extend(released.iter().map(|w| (w.0, w.1[k])));
             share(moved, parts, |ctx, part| {
                 totals[ctx as usize].move_to_rc_cpu(RUNNABLE_FROM[k], part)
             });
         });
-        self.waits = waits;
     }
 
     /// At the end of thread `i`'s `wait recv` (at `t`), the late-sender split (docs/attribution.md,

@@ -93,6 +93,7 @@ impl Sweep<'_> {
             th.region_name = Some(name);
             self.refresh_ctx(m, t);
             self.retag(m, t);
+            self.released_changed(m, t);
         }
     }
 
@@ -117,6 +118,7 @@ impl Sweep<'_> {
             self.threads[m].region_name = innermost.map(|r| self.regions[r].name);
             self.refresh_ctx(m, t);
             self.retag(m, t);
+            self.released_changed(m, t);
         }
         self.regions[slot as usize].members = members;
     }

@@ -48,11 +48,17 @@ pub(super) struct ThreadState {
     pub(super) last_cpu: Option<u64>,
     pub(super) work_since_cpu: Vec<(u32, u64)>,
     /// Last run-queue delay sample; since it, the work time not backed by the CPU clock, and
-    /// the contexts the thread was in with their time in [`RUNNABLE_FROM`] at the sample (or
-    /// when first entered): the waiting time since is the difference.
+    /// the waiting time after its release (see `release.rs`) by context and category of
+    /// [`RUNNABLE_FROM`]: what run-queue delay may be taken from.
     pub(super) last_delay: Option<u64>,
     pub(super) unbacked_since_delay: u64,
-    pub(super) entered_since_delay: Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
+    pub(super) released_since_delay: Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
+    /// The open barrier wait's release (the team's last arrival), once known.
+    pub(super) release: Option<u64>,
+    /// Since when the thread's current waiting is after its release (`None`: not released,
+    /// or not waiting), and up to when that time is counted in `released_since_delay`.
+    pub(super) released_from: Option<u64>,
+    pub(super) released_counted: u64,
     /// The open `wait recv` (the outermost one), for the late-sender split: its begin, the
     /// latest time a message it received was sent (none yet: `None`) and the largest of them.
     pub(super) recv_wait: Option<RecvWait>,

@@ -3,20 +3,19 @@
 //! program's ranks under `mpirun` with the MPI tracer ([`mpi`], docs/mpi.md). Profiling the log
 //! is the caller's part.
 
+mod child;
 mod failure;
 pub mod mpi;
 
 pub use failure::Failure;
 
 use std::ffi::OsString;
-use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::event::Header;
-use crate::log::TextWriter;
+use crate::log::{LogReader, TextWriter};
 use crate::profile::{Profile, RowError};
 use failure::fail;
 
@@ -99,12 +98,28 @@ pub fn run(args: &RunOptions, warn: &mut dyn FnMut(String)) -> Result<Ran, Failu
         .env("OMP_TOOL", "enabled")
         .env("PP_LOG", &log)
         .env("PP_PARAMS", params.join(" "));
-    let status = execute(command, program, args.stdout_to_stderr)?;
+    let ended = child::execute(command, program, args.stdout_to_stderr, warn)?;
+    let status = ended.status;
 
     if identity(&log).is_some_and(|now| Some(now) != before.0) {
         return Ok(Ran { status, log });
     }
     if identity(&tmp).is_some_and(|now| Some(now) != before.1) {
+        if header_only(&tmp) {
+            // Nothing to profile: a header alone (docs/pp-run.md, "Which log is profiled").
+            let removed = match std::fs::remove_file(&tmp) {
+                Ok(()) => format!("removed {}", tmp.display()),
+                Err(e) => format!("cannot remove {}: {e}", tmp.display()),
+            };
+            return Err(fail(
+                if status == 0 { 1 } else { status },
+                format!(
+                    "{} {} before its log held any event; {removed}",
+                    show(program),
+                    ended.how
+                ),
+            ));
+        }
         warn(format!(
             "{} left no finished log; profiling {} (what it wrote before it stopped)",
             show(program),
@@ -139,14 +154,32 @@ fn run_mpi(
         if unsafe { libc::geteuid() } == 0 {
             crate::trace::mpicc::allow_root(&mut command);
         }
-        let status = execute(command, program, args.stdout_to_stderr)?;
-        match mpi::merge(&dir, log, params, warn)? {
+        let ended = child::execute(command, program, args.stdout_to_stderr, warn)?;
+        let status = ended.status;
+        let merged = mpi::merge(&dir, log, params, warn)?;
+        if merged.is_some() && status != 0 {
+            warn(format!(
+                "{} {}: the log holds what the ranks that reached MPI_Finalize recorded",
+                show(program),
+                ended.how
+            ));
+        }
+        match merged {
             Some(_) => Ok(Ran {
                 status,
                 log: log.to_path_buf(),
             }),
+            None if status != 0 => Err(fail(
+                status,
+                format!(
+                    "{} {}, and no rank wrote its log {}: every rank stopped before MPI_Finalize (a crash, a signal), or none had the tracer",
+                    show(program),
+                    ended.how,
+                    log.display()
+                ),
+            )),
             None => Err(fail(
-                if status == 0 { 1 } else { status },
+                1,
                 format!(
                     "{} wrote no log {}: no rank reached MPI_Finalize with the tracer (is the program built with this MPI's mpicc, and dynamically linked?)",
                     show(program),
@@ -157,44 +190,6 @@ fn run_mpi(
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
-}
-
-/// Runs the program as `pp run` does (see [`run`]) and gives its status as a shell does.
-fn execute(
-    mut command: Command,
-    program: &OsString,
-    stdout_to_stderr: bool,
-) -> Result<u8, Failure> {
-    if stdout_to_stderr {
-        // Standard output holds only the row.
-        let stderr = std::io::stderr()
-            .as_fd()
-            .try_clone_to_owned()
-            .map_err(|e| fail(1, format!("cannot duplicate standard error: {e}")))?;
-        command.stdout(Stdio::from(stderr));
-    }
-    let status = {
-        let _ignore = IgnoreInterrupts::new();
-        let (int, quit) = (_ignore.int, _ignore.quit);
-        // SAFETY: signal(2) is async-signal-safe; the child gets back the dispositions pp run
-        // had, as system(3) does.
-        unsafe {
-            command.pre_exec(move || {
-                libc::signal(libc::SIGINT, int);
-                libc::signal(libc::SIGQUIT, quit);
-                Ok(())
-            });
-        }
-        let mut child = command.spawn().map_err(|e| cannot_start(program, &e))?;
-        child
-            .wait()
-            .map_err(|e| fail(1, format!("waiting for {}: {e}", show(program))))?
-    };
-    Ok(match (status.code(), status.signal()) {
-        (Some(code), _) => code.clamp(0, 255) as u8,
-        (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
-        (None, None) => 1,
-    })
 }
 
 /// Checks `--param` tokens as the log header and `pp -l` would: `key=value`, both tokens, the
@@ -270,6 +265,23 @@ fn preload(tool: &Path) -> OsString {
     value
 }
 
+/// Whether a log reads as a header and no event: a text log with no event line, or a binary
+/// log that ends (cleanly, without its end marker) before its first block, as a `.tmp` log of
+/// a program stopped before its first flush does. A log damaged elsewhere is not (its profile
+/// says what is wrong with it).
+fn header_only(log: &Path) -> bool {
+    let Ok(mut reader) = LogReader::open(log) else {
+        return false;
+    };
+    match reader.next_event() {
+        None => true,
+        Some(Err(crate::log::LogError::Binary { offset, .. })) => {
+            std::fs::metadata(log).is_ok_and(|m| m.len() == offset)
+        }
+        Some(_) => false,
+    }
+}
+
 fn tmp_path(log: &Path) -> PathBuf {
     let mut tmp = log.as_os_str().to_owned();
     tmp.push(".tmp");
@@ -285,18 +297,6 @@ fn identity(path: &Path) -> Option<(u64, u64, i64, i64, u64)> {
 
 fn show(program: &OsString) -> String {
     program.to_string_lossy().into_owned()
-}
-
-/// A program that cannot be started, as a shell reports it: 127 not found, 126 otherwise.
-fn cannot_start(program: &OsString, e: &std::io::Error) -> Failure {
-    let name = show(program);
-    match e.kind() {
-        std::io::ErrorKind::NotFound => fail(127, format!("{name}: command not found")),
-        std::io::ErrorKind::PermissionDenied => {
-            fail(126, format!("{name}: cannot execute (permission denied)"))
-        }
-        _ => fail(126, format!("{name}: cannot execute ({e})")),
-    }
 }
 
 /// Why a program wrote no log, from the OpenMP runtime it loads (as `ldd` lists it).
@@ -339,33 +339,4 @@ fn resolve(program: &OsString) -> Option<PathBuf> {
     std::env::split_paths(&dirs)
         .map(|d| d.join(path))
         .find(|p| p.is_file())
-}
-
-/// SIGINT and SIGQUIT ignored while the program runs (as `system(3)` does), restored on drop:
-/// Ctrl-C stops the program, and `pp run` still reports.
-struct IgnoreInterrupts {
-    int: libc::sighandler_t,
-    quit: libc::sighandler_t,
-}
-
-impl IgnoreInterrupts {
-    fn new() -> Self {
-        // SAFETY: setting a disposition to SIG_IGN installs no handler code.
-        unsafe {
-            IgnoreInterrupts {
-                int: libc::signal(libc::SIGINT, libc::SIG_IGN),
-                quit: libc::signal(libc::SIGQUIT, libc::SIG_IGN),
-            }
-        }
-    }
-}
-
-impl Drop for IgnoreInterrupts {
-    fn drop(&mut self) {
-        // SAFETY: restores the dispositions `new` found.
-        unsafe {
-            libc::signal(libc::SIGINT, self.int);
-            libc::signal(libc::SIGQUIT, self.quit);
-        }
-    }
 }

@@ -68,14 +68,36 @@ pub fn merge(
     warn: &mut dyn FnMut(String),
 ) -> Result<Option<usize>, Failure> {
     let read = |r: usize| std::fs::read_to_string(dir.join(format!("rank.rank{r}"))).ok();
-    let Some(first) = read(0) else {
+    // A rank stopped before MPI_Finalize (a crash, a signal) leaves its log empty: p comes
+    // from the first rank whose log has its header.
+    let header_p = |text: &str| -> Option<usize> {
+        text.lines()
+            .next()?
+            .strip_prefix("pplog 1 p=")?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let mut ranks: Vec<usize> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| {
+                e.ok()?
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("rank.rank")?
+                    .parse()
+                    .ok()
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    ranks.sort_unstable();
+    let Some(p) = ranks
+        .iter()
+        .find_map(|&r| read(r).as_deref().and_then(header_p))
+    else {
         return Ok(None);
     };
-    let header = first.lines().next().unwrap_or("");
-    let p: usize = header
-        .strip_prefix("pplog 1 p=")
-        .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| fail(1, format!("rank 0's log has no header: {header}")))?;
     let mut text = format!("pplog 1 p={p}");
     for param in params {
         text.push(' ');
@@ -84,14 +106,14 @@ pub fn merge(
     text.push('\n');
     let mut missing = Vec::new();
     for r in 0..p {
-        match if r == 0 { Some(first.clone()) } else { read(r) } {
+        match read(r).filter(|t| header_p(t).is_some()) {
             Some(rank) => align(&rank, &mut text),
             None => missing.push(r),
         }
     }
     if !missing.is_empty() {
         warn(format!(
-            "ranks {missing:?} of {p} wrote no log (they did not reach MPI_Finalize, or the launcher did not pass LD_PRELOAD on): their time is idle"
+            "ranks {missing:?} of {p} wrote no log (they stopped before MPI_Finalize, or the launcher did not pass LD_PRELOAD on): their time is idle"
         ));
     }
     files::output::write(log, text.as_bytes())
@@ -140,6 +162,37 @@ fn align(rank: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rank_stopped_before_finalize_is_named_and_the_others_are_merged() {
+        // Rank 0 crashed: the tracer had opened its log and written nothing to it.
+        let dir = test_support::scratch("merge-crashed-rank");
+        std::fs::write(dir.join("rank.rank0"), "").unwrap();
+        std::fs::write(
+            dir.join("rank.rank1"),
+            "pplog 1 p=2\n10 1 start\n10 1 work_begin\n90 1 work_end\n90 1 stop\n",
+        )
+        .unwrap();
+        let log = dir.join("pp.log");
+        let mut warnings = Vec::new();
+        let merged = merge(&dir, &log, &["n=1".into()], &mut |w| warnings.push(w)).unwrap();
+        assert_eq!(merged, Some(2));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0]
+                .starts_with("ranks [0] of 2 wrote no log (they stopped before MPI_Finalize"),
+            "{warnings:?}"
+        );
+        let text = std::fs::read_to_string(&log).unwrap();
+        assert!(text.starts_with("pplog 1 p=2 n=1\n10 1 start\n"), "{text}");
+
+        // No rank wrote its log: nothing to merge, and nothing written.
+        let dir = test_support::scratch("merge-no-rank");
+        std::fs::write(dir.join("rank.rank0"), "").unwrap();
+        let log = dir.join("pp.log");
+        assert_eq!(merge(&dir, &log, &[], &mut |_| {}).unwrap(), None);
+        assert!(!log.exists());
+    }
 
     #[test]
     fn times_move_onto_rank_0s_clock_between_the_two_offsets() {

@@ -1,0 +1,159 @@
+//! The completeness check of lost cycles analysis (Crovella & LeBlanc 1994; docs/modelling.md,
+//! "Completeness check"): the pure computation `pc` of a fixed problem should not grow with the
+//! number of processors p. Where pc(p)/pc(p_min) drifts, the categories miss an overhead that
+//! hides in pc. This computes, per level of the other factors, the mean measured pc at each p
+//! and its ratio to the mean at the smallest p, and flags drift over [`DRIFT`].
+
+use fit::Datafile;
+use fit::observations::{RUN_COLUMNS, is_response_column};
+
+/// Relative drift of pc(p)/pc(p_min) from 1 beyond which a point is flagged.
+pub const DRIFT: f64 = 0.10;
+
+/// Columns that say which run or which part of a study a row is, not a factor level.
+const NOT_LEVELS: [&str; 2] = ["p", "role"];
+
+/// Per p of a group: (p, sum of measured pc, rows).
+type Sums = Vec<(f64, f64, usize)>;
+
+/// One p of a group: measured means over its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub p: f64,
+    /// Rows (replicates) averaged.
+    pub runs: usize,
+    /// Mean measured pc, seconds.
+    pub pc: f64,
+    /// pc / pc at the group's smallest p.
+    pub ratio: f64,
+    /// |ratio - 1| > [`DRIFT`].
+    pub drifts: bool,
+}
+
+/// The points of one level of the other factors (e.g. `impl=dp n=32`), by increasing p.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// `key=value` of the other factors, space-separated, in column order (empty: none).
+    pub levels: String,
+    pub points: Vec<Point>,
+}
+
+impl Group {
+    /// Whether any point drifts.
+    pub fn drifts(&self) -> bool {
+        self.points.iter().any(|p| p.drifts)
+    }
+}
+
+/// The completeness check of `data`: groups with runs at two or more p and a positive pc at
+/// the smallest, in order of first appearance. Empty when the data has no `p` or `pc` column.
+/// Rows without a numeric p or pc are left out.
+pub fn check(data: &Datafile) -> Vec<Group> {
+    let levels: Vec<&str> = data
+        .columns()
+        .iter()
+        .map(String::as_str)
+        .filter(|c| !is_response_column(c) && !RUN_COLUMNS.contains(c) && !NOT_LEVELS.contains(c))
+        .collect();
+    let mut groups: Vec<(String, Sums)> = Vec::new();
+    for row in 0..data.rows().len() {
+        let number = |c: &str| data.cell(row, c).and_then(|x| x.as_number());
+        let (Some(p), Some(pc)) = (number("p"), number("pc")) else {
+            continue;
+        };
+        let key = levels
+            .iter()
+            .filter_map(|c| data.cell(row, c).map(|v| format!("{c}={v}")))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let at = match groups.iter().position(|g| g.0 == key) {
+            Some(at) => at,
+            None => {
+                groups.push((key, Vec::new()));
+                groups.len() - 1
+            }
+        };
+        let sums = &mut groups[at].1;
+        match sums.iter_mut().find(|s| s.0 == p) {
+            Some(s) => {
+                s.1 += pc;
+                s.2 += 1;
+            }
+            None => sums.push((p, pc, 1)),
+        }
+    }
+    groups
+        .into_iter()
+        .filter_map(|(levels, mut sums)| {
+            sums.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let base = sums.first().map(|s| s.1 / s.2 as f64)?;
+            if sums.len() < 2 || base <= 0.0 {
+                return None;
+            }
+            let points = sums
+                .into_iter()
+                .map(|(p, sum, runs)| {
+                    let pc = sum / runs as f64;
+                    let ratio = pc / base;
+                    Point {
+                        p,
+                        runs,
+                        pc,
+                        ratio,
+                        drifts: (ratio - 1.0).abs() > DRIFT,
+                    }
+                })
+                .collect();
+            Some(Group { levels, points })
+        })
+        .collect()
+}
+
+/// The check as text, one line per group: `levels: p=2 1.000, p=8 1.262 (drift), ...`, and a
+/// last line that names the drifting groups or says none drifts. Empty when `groups` is.
+pub fn render(groups: &[Group]) -> String {
+    if groups.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("completeness check: measured pc(p)/pc(p_min) per level\n");
+    for g in groups {
+        let points: Vec<String> = g
+            .points
+            .iter()
+            .map(|x| {
+                let flag = if x.drifts { " (drift)" } else { "" };
+                format!("p={} {:.3}{flag}", x.p, x.ratio)
+            })
+            .collect();
+        let name = if g.levels.is_empty() {
+            "all runs"
+        } else {
+            &g.levels
+        };
+        out += &format!("  {name}: {}\n", points.join(", "));
+    }
+    let drifting: Vec<&str> = groups
+        .iter()
+        .filter(|g| g.drifts())
+        .map(|g| {
+            if g.levels.is_empty() {
+                "all runs"
+            } else {
+                g.levels.as_str()
+            }
+        })
+        .collect();
+    if drifting.is_empty() {
+        out += &format!(
+            "  pc stays within {:.0}% of pc(p_min): no hidden overhead\n",
+            DRIFT * 100.0
+        );
+    } else {
+        out += &format!(
+            "  pc drifts over {:.0}% in {}: an overhead the categories miss hides in pc (see `pp --by region` of those runs)\n",
+            DRIFT * 100.0,
+            drifting.join("; ")
+        );
+    }
+    out
+}
