@@ -10,6 +10,7 @@
 //! * [`graph`]: the program activity graph and its critical path;
 //! * [`chrome`]: the timeline in Chrome Trace Event JSON (categories and critical path);
 //! * [`whatif`]: replaying a run on another configuration;
+//! * [`signature`]: the execution signature of a run (clustered steps folded into loops);
 //! * [`trace`]: tracers and importers (`pp run`'s OMPT and MPI launchers, OTF2 import);
 //! * [`calibrate`]: measuring this machine into a machine file.
 //!
@@ -25,5 +26,6 @@ pub mod log;
 pub mod machine;
 mod messages;
 pub mod profile;
+pub mod signature;
 pub mod trace;
 pub mod whatif;

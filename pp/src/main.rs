@@ -15,6 +15,7 @@ mod cli {
     pub mod import;
     pub mod profile;
     pub mod run;
+    pub mod signature;
     pub mod values;
     pub mod whatif;
 }
@@ -48,6 +49,8 @@ enum Command {
     CriticalPath(cli::critical_path::CriticalPathArgs),
     /// Replay a run on another configuration (shared processors, another network, faster regions).
     Whatif(cli::whatif::WhatifArgs),
+    /// The execution signature of a run: per thread, its steps clustered and folded into loops.
+    Signature(cli::signature::SignatureArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Some(Command::Import(args)) => cli::import::import(&args),
         Some(Command::CriticalPath(args)) => cli::critical_path::critical_path(&args),
         Some(Command::Whatif(args)) => cli::whatif::whatif(args),
+        Some(Command::Signature(args)) => cli::signature::signature(&args),
         None => cli::profile::profile(&cli.profile),
     };
     match result {

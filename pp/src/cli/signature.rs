@@ -1,0 +1,48 @@
+//! `pp signature [LOG] [--threshold T | --scale K] [--format text|json]`: the execution
+//! signature of a run (docs/skeletons.md).
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use pp::signature::{self, Threshold};
+
+use super::values::Format;
+
+#[derive(Debug, clap::Args)]
+pub struct SignatureArgs {
+    /// The event log (text or binary; `-`: standard input); default $PP_LOG, else ./pp.log.
+    log: Option<PathBuf>,
+    /// Similarity threshold: steps whose computation times and bytes differ by at most this
+    /// fraction of the larger are one cluster (default 0.05).
+    #[arg(long, conflicts_with = "scale")]
+    threshold: Option<f64>,
+    /// Raise the threshold until the signature compresses the run by Q = K/2 (a skeleton K
+    /// times shorter, as in Sodhi & Subhlok).
+    #[arg(long)]
+    scale: Option<f64>,
+    /// Output format: text or json.
+    #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
+    format: Format,
+}
+
+pub fn signature(args: &SignatureArgs) -> Result<()> {
+    let threshold = match (args.threshold, args.scale) {
+        (Some(t), _) if !(0.0..1.0).contains(&t) => {
+            bail!("--threshold: {t} is not in [0, 1)")
+        }
+        (Some(t), _) => Threshold::Fixed(t),
+        (None, Some(k)) if !(k.is_finite() && k >= 1.0) => {
+            bail!("--scale: {k} is not a number at least 1")
+        }
+        (None, Some(k)) => Threshold::Target(k / 2.0),
+        (None, None) => Threshold::Fixed(0.05),
+    };
+    let s = signature::read(&crate::log_path(args.log.as_ref()), threshold)?;
+    if let Some(w) = &s.warning {
+        eprintln!("pp: warning: {w}");
+    }
+    crate::write_stdout(&match args.format {
+        Format::Text => s.text(),
+        Format::Json => s.json(),
+    })
+}
