@@ -17,21 +17,10 @@ use fit::performance::{Kind, PerformanceModel};
 /// factors differ. A run's value is what the model predicts: the response for a response
 /// model; else `wall`, or the categories' sum over `p` where there is no `wall`.
 pub fn measured(a: &PerformanceModel, b: &PerformanceModel, data: &Datafile) -> Vec<MeasuredPoint> {
-    let own = |m: &PerformanceModel| {
-        m.provenance
-            .conditions
-            .iter()
-            .any(|c| c.starts_with("impl"))
-            || data.columns().iter().any(|c| c == "impl")
-    };
-    if !own(a) || !own(b) || a.factors.len() != b.factors.len() {
-        return Vec::new();
+    match shared_runs(a, b, data) {
+        Some((factors, ra, rb)) => measured_points(&factors, &ra, &rb),
+        None => Vec::new(),
     }
-    let factors = a.factors.clone();
-    let (Some(ra), Some(rb)) = (runs(a, &factors, data), runs(b, &factors, data)) else {
-        return Vec::new();
-    };
-    measured_points(&factors, &ra, &rb)
 }
 
 /// The difference model of the two implementations over the points both ran in `data`
@@ -42,6 +31,18 @@ pub fn difference(
     b: &PerformanceModel,
     data: &Datafile,
 ) -> Option<DifferenceModel> {
+    let (factors, ra, rb) = shared_runs(a, b, data)?;
+    DifferenceModel::fit(&factors, &ra, &rb)
+}
+
+/// The factors and each implementation's runs in `data`, for [`measured`] and [`difference`]:
+/// None when the two models cannot be told to different rows (no `impl`), or their factors
+/// differ.
+fn shared_runs(
+    a: &PerformanceModel,
+    b: &PerformanceModel,
+    data: &Datafile,
+) -> Option<(Vec<String>, Vec<Run>, Vec<Run>)> {
     let own = |m: &PerformanceModel| {
         m.provenance
             .conditions
@@ -53,11 +54,9 @@ pub fn difference(
         return None;
     }
     let factors = a.factors.clone();
-    DifferenceModel::fit(
-        &factors,
-        &runs(a, &factors, data)?,
-        &runs(b, &factors, data)?,
-    )
+    let ra = runs(a, &factors, data)?;
+    let rb = runs(b, &factors, data)?;
+    Some((factors, ra, rb))
 }
 
 /// One line on the difference model: its form, points and validated error, and where it decides.

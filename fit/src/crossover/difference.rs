@@ -125,27 +125,8 @@ fn log_ratios(a: &[Run], b: &[Run]) -> (Vec<Vec<f64>>, Vec<f64>) {
 /// The mean `ln(a / b)` over runs of the same replicate index, when both sides carry the same
 /// indices, each once.
 fn paired_log_ratio(a: &[Run], b: &[Run]) -> Option<f64> {
-    let indices = |runs: &[Run]| -> Option<Vec<u64>> {
-        let mut r: Vec<u64> = runs.iter().map(|r| r.replicate).collect::<Option<_>>()?;
-        r.sort_unstable();
-        let n = r.len();
-        r.dedup();
-        (r.len() == n).then_some(r)
-    };
-    let (ia, ib) = (indices(a)?, indices(b)?);
-    if ia != ib {
-        return None;
-    }
-    let value = |runs: &[Run], i: u64| {
-        runs.iter()
-            .find(|r| r.replicate == Some(i))
-            .map(|r| r.value)
-    };
-    let logs: Option<Vec<f64>> = ia
-        .iter()
-        .map(|&i| Some((value(a, i)? / value(b, i)?).ln()))
-        .collect();
-    let logs = logs?;
+    let pairs = super::measured::replicate_pairs(a, b)?;
+    let logs: Vec<f64> = pairs.iter().map(|(x, y)| (x / y).ln()).collect();
     Some(logs.iter().sum::<f64>() / logs.len() as f64)
 }
 

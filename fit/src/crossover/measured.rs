@@ -195,6 +195,13 @@ pub fn decide(a: &[Run], b: &[Run]) -> Option<MeasuredPoint> {
 /// The differences `a - b` of the runs with the same replicate index, when every run on both
 /// sides has one, each index once per side, the same indices on both, at least two of them.
 fn paired(a: &[Run], b: &[Run]) -> Option<Vec<f64>> {
+    let pairs = replicate_pairs(a, b)?;
+    (pairs.len() >= 2).then(|| pairs.iter().map(|(x, y)| x - y).collect())
+}
+
+/// The values `(a, b)` of the runs with the same replicate index, in index order, when every
+/// run on both sides has one, each index once per side, and both sides have the same indices.
+pub(super) fn replicate_pairs(a: &[Run], b: &[Run]) -> Option<Vec<(f64, f64)>> {
     let indices = |runs: &[Run]| -> Option<Vec<u64>> {
         let mut r: Vec<u64> = runs.iter().map(|r| r.replicate).collect::<Option<_>>()?;
         r.sort_unstable();
@@ -203,7 +210,7 @@ fn paired(a: &[Run], b: &[Run]) -> Option<Vec<f64>> {
         (r.len() == n).then_some(r)
     };
     let (ia, ib) = (indices(a)?, indices(b)?);
-    if ia != ib || ia.len() < 2 {
+    if ia != ib {
         return None;
     }
     let value = |runs: &[Run], i: u64| {
@@ -212,7 +219,7 @@ fn paired(a: &[Run], b: &[Run]) -> Option<Vec<f64>> {
             .map(|r| r.value)
     };
     ia.iter()
-        .map(|&i| Some(value(a, i)? - value(b, i)?))
+        .map(|&i| Some((value(a, i)?, value(b, i)?)))
         .collect()
 }
 
