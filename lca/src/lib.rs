@@ -4,9 +4,8 @@
 //! to standard output (a study's progress goes to standard error).
 //!
 //! * [`study`]: a whole analysis in phases: plan, measure, fit, decide, report.
-//! * [`completeness`]: pc(p)/pc(p_min) per level, the check that the categories are complete.
 //! * [`completeness`]: measured pc(p)/pc(p_min) per level of the other factors, the check
-//!   that the categories miss no overhead.
+//!   that the categories miss no overhead, and the regions where a drifting pc grew.
 //! * [`compare`]: two implementations' models compared: the winner map, and the points over
 //!   which the runs that would decide most are weighed.
 //! * [`html_report`]: the HTML report of models and their measured runs.

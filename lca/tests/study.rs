@@ -423,10 +423,15 @@ end=$(( w + 7 ))
 /// over n = 32..512 and p = 2..8 (edges:1), with `head` before its factors (top-level
 /// settings, then tables) and `tail` after them.
 fn write_fake(dir: &Path, head: &str, tail: &str, adjust: &str) {
+    write_study(dir, head, tail, &workload(adjust));
+}
+
+/// Writes `fake.toml` as [`write_fake`] does, with `script` (given p, n, the replicate and the
+/// implementation's name, it writes `$PP_LOG`) as both implementations' workload.
+fn write_study(dir: &Path, head: &str, tail: &str, script: &str) {
     let command = |name: &str| {
         format!(
-            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\", \"{{impl}}\"]\n",
-            workload(adjust)
+            "[[implementation]]\nname = \"{name}\"\ncommand = [\"sh\", \"-c\", '''{script}''', \"sh\", \"{{p}}\", \"{{n}}\", \"{{replicate}}\", \"{{impl}}\"]\n"
         )
     };
     let text = format!(
@@ -647,5 +652,44 @@ fn whatif_rows_predict_the_points_beyond_the_cores() {
     assert!(
         e.contains("bad.toml:") && e.contains("'cores' is not a factor of the study (n, p)"),
         "{e}"
+    );
+}
+
+/// Every thread computes its share of `solve` (32 µs·n in all, whatever p) and of `halo`
+/// (1.6 µs·n·(p-1) in all): pc grows with p, in `halo` alone.
+const HALO: &str = r#"p=$1; n=$2
+s=$(( 1000000 * n / p )); h=$(( 50000 * n * (p - 1) / p )); e=$(( s + h ))
+{ printf 'pplog 1 p=%s n=%s\n' $p $n
+  i=0; while [ $i -lt $p ]; do
+    printf '0 %s start\n0 %s region_begin 1 solve\n0 %s work_begin\n' $i $i $i
+    printf '%s %s work_end\n%s %s region_end 1\n' $s $i $s $i
+    printf '%s %s region_begin 2 halo\n%s %s work_begin\n' $s $i $s $i
+    printf '%s %s work_end\n%s %s region_end 2\n%s %s stop\n' $e $i $e $i $e $i
+    i=$((i+1)); done
+} > "$PP_LOG""#;
+
+#[test]
+fn the_completeness_check_names_the_region_where_pc_grows() {
+    // docs/modelling.md, "Completeness check": the study prints pc(p)/pc(p_min) and, from the
+    // runs' logs, where the drifting pc grew.
+    let dir = scratch("study-completeness");
+    let _ = std::fs::remove_dir_all(dir.join("study-fake"));
+    write_study(&dir, "", "", HALO);
+    let out = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("completeness check: measured pc(p)/pc(p_min) per level"),
+        "{stdout}"
+    );
+    // n = 32: pc is 32 + 1.6·(p-1) ms, 33.6 at p = 2 and 43.2 at p = 8 (ratio 1.286), all of
+    // the growth in halo.
+    assert!(stdout.contains("p=8 1.286 (drift)"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "impl=a n=32: pc +9.6 ms from p=2 to p=8, mostly in halo +9.6 ms (100%) \
+             (pp --by region of 1 + 1 logs)"
+        ),
+        "{stdout}"
     );
 }

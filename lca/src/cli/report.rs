@@ -65,11 +65,9 @@ pub fn run(args: &Args) -> Result<String> {
     )?;
     // docs/modelling.md, "Completeness check": said once the report is out, so that a refusal
     // stays the one line on standard error.
-    if let Some(data) = &data {
-        eprint!(
-            "{}",
-            lca::completeness::render(&lca::completeness::check(data))
-        );
+    if let (Some(data), Some(path)) = (&data, &args.data) {
+        let logs = lca::completeness::logs_beside(path);
+        eprint!("{}", lca::completeness::report(data, logs.as_deref()));
     }
     Ok(written)
 }

@@ -52,12 +52,23 @@ pub fn report(
                  cl, none as rc.comm\n";
     }
     text += &table(fitted);
+    text += &completeness(study, points, rows);
     text += &compare(study, fitted, rows)?;
     Ok(Report {
         text,
         failures: made.failures,
         made: made.made,
     })
+}
+
+/// The completeness check of the study's runs (docs/modelling.md, "Completeness check"), with
+/// the regions where a drifting pc grew, from the runs' logs.
+fn completeness(study: &Study, points: &[Point], rows: &Rows) -> String {
+    let keys = points.iter().map(|p| p.key(study)).collect();
+    match rows.select(&keys) {
+        Some(data) => crate::completeness::report(&data, Some(&study.out.join("logs"))),
+        None => String::new(),
+    }
 }
 
 /// The crossover of the first two implementations' models (both factors: a winner map) and

@@ -8,6 +8,9 @@ use super::sweep::Attribution;
 use super::totals::Totals;
 use crate::event::{Header, Symbols};
 
+/// The name [`Profile::by_region`] gives the time outside every region.
+pub const OUTSIDE_REGIONS: &str = "(outside regions)";
+
 /// A finished profile with names resolved.
 #[derive(Debug, Clone)]
 pub struct Profile {
@@ -98,7 +101,7 @@ impl Profile {
             by_region: a
                 .by_region
                 .into_iter()
-                .map(|(s, t)| (name(s, "(outside regions)"), t))
+                .map(|(s, t)| (name(s, OUTSIDE_REGIONS), t))
                 .collect(),
             by_phase: a
                 .by_phase

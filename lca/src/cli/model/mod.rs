@@ -125,10 +125,8 @@ pub fn run(args: &Args) -> Result<String> {
     let written = output(args, &model, String::new())?;
     // docs/modelling.md, "Completeness check": said once the model is out, so that a refusal
     // stays the one line on standard error.
-    eprint!(
-        "{}",
-        lca::completeness::render(&lca::completeness::check(&data))
-    );
+    let logs = lca::completeness::logs_beside(&args.datafile);
+    eprint!("{}", lca::completeness::report(&data, logs.as_deref()));
     Ok(written)
 }
 

@@ -2,7 +2,12 @@
 //! "Completeness check"): the pure computation `pc` of a fixed problem should not grow with the
 //! number of processors p. Where pc(p)/pc(p_min) drifts, the categories miss an overhead that
 //! hides in pc. This computes, per level of the other factors, the mean measured pc at each p
-//! and its ratio to the mean at the smallest p, and flags drift over [`DRIFT`].
+//! and its ratio to the mean at the smallest p, and flags drift over [`DRIFT`]; where the runs'
+//! logs are at hand, [`regions`] says in which regions the drifting pc grew.
+
+pub mod regions;
+
+use std::path::Path;
 
 use fit::Datafile;
 use fit::observations::{RUN_COLUMNS, is_response_column};
@@ -42,6 +47,51 @@ impl Group {
     /// Whether any point drifts.
     pub fn drifts(&self) -> bool {
         self.points.iter().any(|p| p.drifts)
+    }
+
+    /// The drifting point furthest from 1 (the first of equals), if any drifts.
+    pub fn worst(&self) -> Option<&Point> {
+        self.points
+            .iter()
+            .filter(|p| p.drifts)
+            .fold(None, |best: Option<&Point>, p| match best {
+                Some(b) if (b.ratio - 1.0).abs() >= (p.ratio - 1.0).abs() => Some(b),
+                _ => Some(p),
+            })
+    }
+}
+
+/// The check of `data` as [`render`] prints it, then for each drifting group a line saying in
+/// which regions its pc grew, from the runs' logs in `logs` (a study's `logs/` folder) where
+/// they are (docs/modelling.md, "Completeness check"). Empty when the data has no group.
+pub fn report(data: &Datafile, logs: Option<&Path>) -> String {
+    let groups = check(data);
+    let mut out = render(&groups);
+    let Some(dir) = logs else {
+        return out;
+    };
+    let found = regions::Logs::scan(dir);
+    for g in groups.iter().filter(|g| g.drifts()) {
+        if let Some(located) = regions::locate(g, &found) {
+            out += &format!("  {}: {}\n", name(g), located.describe());
+        }
+    }
+    out
+}
+
+/// The logs folder beside a datafile (`<study>/logs` for `<study>/fft2d.dat`), when there is
+/// one: where `lca study` keeps its runs' logs.
+pub fn logs_beside(datafile: &Path) -> Option<std::path::PathBuf> {
+    let dir = datafile.parent()?.join("logs");
+    dir.is_dir().then_some(dir)
+}
+
+/// A group's name in the check's lines.
+fn name(g: &Group) -> &str {
+    if g.levels.is_empty() {
+        "all runs"
+    } else {
+        &g.levels
     }
 }
 
@@ -125,24 +175,9 @@ pub fn render(groups: &[Group]) -> String {
                 format!("p={} {:.3}{flag}", x.p, x.ratio)
             })
             .collect();
-        let name = if g.levels.is_empty() {
-            "all runs"
-        } else {
-            &g.levels
-        };
-        out += &format!("  {name}: {}\n", points.join(", "));
+        out += &format!("  {}: {}\n", name(g), points.join(", "));
     }
-    let drifting: Vec<&str> = groups
-        .iter()
-        .filter(|g| g.drifts())
-        .map(|g| {
-            if g.levels.is_empty() {
-                "all runs"
-            } else {
-                g.levels.as_str()
-            }
-        })
-        .collect();
+    let drifting: Vec<&str> = groups.iter().filter(|g| g.drifts()).map(name).collect();
     if drifting.is_empty() {
         out += &format!(
             "  pc stays within {:.0}% of pc(p_min): no hidden overhead\n",
