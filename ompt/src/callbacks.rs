@@ -122,9 +122,15 @@ pub unsafe extern "C" fn mutex_acquire(
     }
 }
 
-pub unsafe extern "C" fn mutex_acquired(kind: c_int, _wait_id: u64, _codeptr: *const c_void) {
+pub unsafe extern "C" fn mutex_acquired(kind: c_int, wait_id: u64, _codeptr: *const c_void) {
     if let Some(object) = mutex_object(kind) {
-        thread::lock_wait_end(object);
+        thread::lock_wait_end(object, wait_id);
+    }
+}
+
+pub unsafe extern "C" fn mutex_released(kind: c_int, wait_id: u64, _codeptr: *const c_void) {
+    if let Some(object) = mutex_object(kind) {
+        thread::lock_release(object, wait_id);
     }
 }
 

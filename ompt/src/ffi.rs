@@ -37,6 +37,7 @@ pub const CALLBACK_TASK_SCHEDULE: c_int = 6;
 pub const CALLBACK_IMPLICIT_TASK: c_int = 7;
 pub const CALLBACK_CONTROL_TOOL: c_int = 11;
 pub const CALLBACK_SYNC_REGION_WAIT: c_int = 16;
+pub const CALLBACK_MUTEX_RELEASED: c_int = 17;
 pub const CALLBACK_WORK: c_int = 20;
 pub const CALLBACK_MUTEX_ACQUIRE: c_int = 26;
 pub const CALLBACK_MUTEX_ACQUIRED: c_int = 27;

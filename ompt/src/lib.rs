@@ -113,6 +113,12 @@ unsafe extern "C" fn initialize(lookup: FunctionLookup, _device: c_int, _tool: *
         true
     );
     register!(
+        ffi::CALLBACK_MUTEX_RELEASED,
+        ffi::Mutex,
+        c::mutex_released,
+        false
+    );
+    register!(
         ffi::CALLBACK_TASK_CREATE,
         ffi::TaskCreate,
         c::task_create,

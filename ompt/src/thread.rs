@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{OnceLock, PoisonError, RwLock};
+use std::sync::{LazyLock, Mutex, OnceLock, PoisonError, RwLock};
 
 use pp_recorder as recorder;
 use pp_recorder::event::WaitKind;
@@ -326,11 +326,34 @@ pub fn lock_wait_begin(object: &'static str) {
     });
 }
 
-/// It has the lock.
-pub fn lock_wait_end(object: &'static str) {
+/// The recorded thread that last released each lock (by its OMPT wait id): who ended the
+/// wait of the next thread to acquire it (`by=`).
+static RELEASERS: LazyLock<Mutex<HashMap<u64, u32>>> = LazyLock::new(Mutex::default);
+
+/// It has the lock (`wait_id`), released last by the thread [`lock_release`] noted.
+pub fn lock_wait_end(object: &'static str, wait_id: u64) {
     with_local(|l| {
         if l.id.is_some() {
-            recorder::wait_end(WaitKind::Lock, object);
+            let by = RELEASERS
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(&wait_id)
+                .copied();
+            recorder::wait_end_by(WaitKind::Lock, object, by);
+        }
+    });
+}
+
+/// The thread releases the lock `wait_id`: a `release` event, and it is the lock's releaser
+/// for the next thread to acquire it (docs/openmp.md).
+pub fn lock_release(object: &'static str, wait_id: u64) {
+    with_local(|l| {
+        if let Some(id) = l.id {
+            RELEASERS
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .insert(wait_id, id);
+            recorder::release(WaitKind::Lock, object);
         }
     });
 }

@@ -115,7 +115,9 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
                 );
             }
         }
-        let by = None;
+        // A lock or condition wait names who ended it, mostly.
+        let by = (matches!(kind, WaitKind::Lock | WaitKind::Cond) && rng.chance(70))
+            .then(|| rng.below(p as u64) as u32);
         s.push(
             t + len,
             thread,
@@ -142,6 +144,11 @@ fn schedule(seed: u64, p: u32) -> (Vec<Event>, Symbols) {
                     let end = t + step + rng.below(30);
                     while t < end {
                         t += 1 + rng.below(8);
+                        if rng.chance(15) {
+                            // An unlock or a notify: what may release others' waits.
+                            let kind = [WaitKind::Lock, WaitKind::Cond][rng.below(2) as usize];
+                            s.push(t, thread, EventKind::Release { kind, object: None });
+                        }
                         if rng.chance(30) {
                             let len = rng.below(10);
                             if rng.chance(50) {
@@ -278,6 +285,11 @@ fn brute_force(
     let mut stopped = vec![false; p];
     let mut release: Vec<Option<u64>> = vec![None; p];
     let mut barriers: Vec<Vec<(u64, u64, Option<u64>)>> = vec![Vec::new(); p];
+    // Each thread's latest `release` of each kind (objects are all None here), and per thread
+    // its lock and condition waits ended `by=` a thread whose latest release of that kind
+    // fell inside the wait, as (begin, end, release).
+    let mut last_release: BTreeMap<(u32, u8), u64> = BTreeMap::new();
+    let mut lock_released: Vec<Vec<(u64, u64, u64)>> = vec![Vec::new(); p];
     for e in events {
         let i = e.thread as usize;
         match e.kind {
@@ -348,7 +360,24 @@ fn brute_force(
                 let (b, k) = open[i].pop().unwrap();
                 intervals[i].push((b, e.t, open[i].len(), k));
             }
+            EventKind::Release { kind, .. } => {
+                last_release.insert((e.thread, kind as u8), e.t);
+            }
             EventKind::WorkEnd { .. } | EventKind::WaitEnd { .. } | EventKind::CommEnd { .. } => {
+                if let EventKind::WaitEnd {
+                    kind: kind @ (WaitKind::Lock | WaitKind::Cond),
+                    by: Some(by),
+                    ..
+                } = e.kind
+                {
+                    let begin = open[i].last().unwrap().0;
+                    if let Some(&r) = last_release.get(&(by, kind as u8))
+                        && begin <= r
+                        && r < e.t
+                    {
+                        lock_released[i].push((begin, e.t, r));
+                    }
+                }
                 let (b, k) = open[i].pop().unwrap();
                 intervals[i].push((b, e.t, open[i].len(), k));
                 if k == 3 {
@@ -450,8 +479,12 @@ fn brute_force(
         }
     }
     // Whether thread i at instant x waits after its release: idle in a region (released by
-    // its fork), or at a barrier that its team's last arrival has released.
+    // its fork), at a barrier that its team's last arrival has released, or in a lock or
+    // condition wait after the release of the thread that ended it.
     let released = |i: usize, x: u64| match state(i, x) {
+        Some(1) => lock_released[i]
+            .iter()
+            .any(|&(b, e, r)| b <= x && x < e && r <= x),
         None => regions
             .iter()
             .any(|(b, e, members, _, _)| *b <= x && x < *e && members.contains(&i)),
@@ -664,6 +697,49 @@ fn a_lock_wait_without_a_release_time_stays_a_wait_beside_load() {
     );
     assert_eq!(threads[0], [0, 100, 400, 0, 0, 0]);
     assert_eq!(threads[1], [0, 0, 0, 0, 0, 500]);
+}
+
+#[test]
+fn a_lock_wait_is_contention_only_after_its_release() {
+    // As above, and thread 1 records its unlock at 420, and thread 0's wait ends by=1: of
+    // the 300 ns of delay, only the 80 ns after the release (420-500) can be contention.
+    let threads = worked(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 cpu 0 0
+0 1 work_begin
+100 0 work_begin
+100 0 wait_begin lock critical
+420 1 release lock critical
+500 0 wait_end lock critical by=1
+500 0 work_end
+500 0 cpu 100 300
+500 1 work_end
+500 0 stop
+500 1 stop
+",
+    );
+    assert_eq!(threads[0], [0, 100, 320, 0, 80, 0]);
+    assert_eq!(threads[1], [0, 0, 0, 0, 0, 500]);
+    // A release before the wait began (the lock was free then) or by another thread than
+    // the one named releases nothing: the whole wait stays sl.
+    for (release, by) in [
+        ("50 1 release lock critical", 1),
+        ("420 1 release lock critical", 0),
+    ] {
+        let text = format!(
+            "pplog 1 p=2\n0 0 start\n0 1 start\n0 0 cpu 0 0\n0 1 work_begin\n{release}\n\
+             100 0 work_begin\n100 0 wait_begin lock critical\n\
+             500 0 wait_end lock critical by={by}\n500 0 work_end\n500 0 cpu 100 300\n\
+             500 1 work_end\n500 0 stop\n500 1 stop\n"
+        );
+        assert_eq!(
+            worked(&text)[0],
+            [0, 100, 400, 0, 0, 0],
+            "{release} by={by}"
+        );
+    }
 }
 
 #[test]

@@ -26,7 +26,7 @@ use std::sync::{MutexGuard, OnceLock};
 use serde_json::Value;
 use test_support::{
     NO_MACHINE, Toolchain, cargo_build, one_at_a_time, one_line_error, pp, repository, scratch,
-    skip, temp_path,
+    skip, stdout_of, temp_path,
 };
 
 mod readme_section;
@@ -261,6 +261,70 @@ fn each_phase_of_categories_loses_time_in_its_category() {
     ] {
         assert!(all["by_region"][region].is_object(), "{region}: {all}");
     }
+}
+
+/// Two busy loops on the machine's cores until dropped.
+struct Hogs(Vec<std::process::Child>);
+
+impl Hogs {
+    fn start() -> Hogs {
+        Hogs(
+            (0..2)
+                .map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .unwrap()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        for hog in &mut self.0 {
+            let _ = hog.kill();
+            let _ = hog.wait();
+        }
+    }
+}
+
+/// The critical phase of `categories.c` beside two CPU hogs, with the run-queue delay
+/// sampled (issue 34; docs/attribution.md, "Contention during waits"): whatever the load,
+/// the waits up to each unlock stay sl (at least most of the 241 ms the other thread burns
+/// holding the lock), because the tool records every unlock (`release`) and names the
+/// releaser of every acquisition but the first (`by=`), so only the waiting after an unlock
+/// can become rc.cpu. The numbers, which depend on the load, are checked on recorded logs
+/// (`beside_hogs.rs`).
+#[test]
+fn beside_two_cpu_hogs_a_critical_section_stays_sl() {
+    let Some((dir, _one_at_a_time)) = examples("beside_two_cpu_hogs_a_critical_section_stays_sl")
+    else {
+        return;
+    };
+    let log = scratch_log("critical-hogs");
+    {
+        let _hogs = Hogs::start();
+        pp_run(
+            &dir.join("categories"),
+            &["-p", "2", "--phase", "critical"],
+            &log,
+            &[],
+        );
+    }
+    let profile = profile(&log);
+    let text = stdout_of(pp!().arg("convert").arg(&log).arg("-"));
+    let _ = std::fs::remove_file(&log);
+    let c = &profile["by_region"]["critical_section"];
+    assert!(c["sl"].as_f64().unwrap() >= 0.2, "{c}");
+    let acquired = text.matches(" wait_end lock critical").count();
+    assert!(acquired >= 241, "{acquired}");
+    assert_eq!(
+        text.matches(" wait_end lock critical by=").count(),
+        acquired - 1
+    );
+    assert_eq!(text.matches(" release lock critical").count(), acquired);
 }
 
 /// The known answer, `known.c` (-p 2): in one region thread 0 burns A = 100 ms of CPU and

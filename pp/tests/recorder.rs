@@ -107,6 +107,7 @@ mod recorder {
                     opt(object),
                     by.map_or(String::new(), |b| format!(" by={b}"))
                 ),
+                EventKind::Release { kind, object } => format!("release {kind}{}", opt(object)),
                 EventKind::CommBegin { bytes } => format!("comm_begin {bytes}"),
                 EventKind::CommEnd { bytes } => format!("comm_end {bytes}"),
                 EventKind::Cpu { .. } => "cpu".into(),

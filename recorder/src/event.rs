@@ -119,6 +119,15 @@ pub enum EventKind {
         /// recorder knows it.
         by: Option<ThreadId>,
     },
+    /// The thread releases what others may wait for: unlocks a lock (`kind` lock), notifies a
+    /// condition (`kind` cond). A wait of that kind and object that ends `by` this thread was
+    /// released at this thread's latest such event before the wait's end.
+    Release {
+        /// What was released.
+        kind: WaitKind,
+        /// Optional object (lock name, ...).
+        object: Option<Sym>,
+    },
     /// The thread starts moving `bytes` of data.
     CommBegin {
         /// Bytes moved.

@@ -349,6 +349,20 @@ pub fn wait_end(kind: WaitKind, object: impl Into<Option<&'static str>>) {
     record(RawKind::WaitEnd(kind, object.into(), None));
 }
 
+/// Ends what [`wait_begin`] began, ended by thread `by` where it is known (`by=`).
+#[inline]
+pub fn wait_end_by(kind: WaitKind, object: impl Into<Option<&'static str>>, by: Option<ThreadId>) {
+    record(RawKind::WaitEnd(kind, object.into(), by));
+}
+
+/// Records that this thread released `object` of `kind` (an unlock, a notify): a wait that
+/// ends `by` this thread was released at its latest such event (docs/event-log.md,
+/// `release`).
+#[inline]
+pub fn release(kind: WaitKind, object: impl Into<Option<&'static str>>) {
+    record(RawKind::Release(kind, object.into()));
+}
+
 /// Begins a data movement of `bytes` without a guard; see [`work_begin`].
 #[inline]
 pub fn comm_begin(bytes: u64) {

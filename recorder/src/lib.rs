@@ -65,8 +65,8 @@ pub use epoch::Epoch;
 pub use interval::{
     CommGuard, RegionGuard, ThreadGuard, WaitGuard, WorkGuard, comm, comm_begin, comm_end,
     cpu_sample, current_thread, flush, phase, region, region_begin, region_end, region_with_team,
-    thread, thread_start, thread_start_at_epoch, thread_stop, wait, wait_begin, wait_end, work,
-    work_begin, work_end,
+    release, thread, thread_start, thread_start_at_epoch, thread_stop, wait, wait_begin, wait_end,
+    wait_end_by, work, work_begin, work_end,
 };
 pub use names::name;
 pub use session::{

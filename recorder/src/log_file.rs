@@ -217,6 +217,10 @@ impl LogFile {
                 object: self.label(object),
                 by,
             },
+            RawKind::Release(kind, object) => EventKind::Release {
+                kind,
+                object: self.label(object),
+            },
             RawKind::CommBegin(bytes) => EventKind::CommBegin { bytes },
             RawKind::CommEnd(bytes) => EventKind::CommEnd { bytes },
             RawKind::Cpu(thread_cpu_ns, run_delay_ns) => EventKind::Cpu {

@@ -26,6 +26,8 @@ pub(crate) enum RawKind {
     WaitBegin(WaitKind, Option<&'static str>),
     /// Kind, object and the thread that ended the wait, where known.
     WaitEnd(WaitKind, Option<&'static str>, Option<ThreadId>),
+    /// Kind and object released (an unlock, a notify).
+    Release(WaitKind, Option<&'static str>),
     CommBegin(u64),
     CommEnd(u64),
     /// Thread CPU time and run-queue delay.

@@ -163,6 +163,8 @@ impl Builder {
                 self.threads[i].stack.clear();
                 self.threads[i].idle_since = t;
             }
+            // The cause arc of a wait ended `by=` comes from the releaser at the wait's end.
+            EventKind::Release { .. } => {}
             EventKind::Send {
                 peer,
                 tag,

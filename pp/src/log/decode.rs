@@ -42,6 +42,7 @@ fn tag_name(tag: u8) -> &'static str {
         T_COLL | 0x36 => "coll",
         0x10..=0x15 | 0x18..=0x1D => "wait_begin",
         0x20..=0x25 | 0x28..=0x2D | 0x38..=0x3D | 0x40..=0x45 => "wait_end",
+        0x48..=0x4D | 0x50..=0x55 => "release",
         _ => "record",
     }
 }
@@ -263,6 +264,14 @@ pub(crate) fn decode_record(
             object: Some(sym(data, &mut at, tag, "object", d)?),
             by: Some(thread_field(data, &mut at, tag, "by", d)?),
         },
+        0x48..=0x4D => EventKind::Release {
+            kind: WaitKind::ALL[usize::from(tag - T_RELEASE)],
+            object: None,
+        },
+        0x50..=0x55 => EventKind::Release {
+            kind: WaitKind::ALL[usize::from(tag - T_RELEASE_OBJECT)],
+            object: Some(sym(data, &mut at, tag, "object", d)?),
+        },
         _ => return Err(unknown_tag(tag)),
     };
     *pos = at;
@@ -379,6 +388,7 @@ mod tests {
         for kind in WaitKind::ALL {
             for object in [None, Some(Sym(1))] {
                 kinds.push(EventKind::WaitBegin { kind, object });
+                kinds.push(EventKind::Release { kind, object });
                 for by in [None, Some(1)] {
                     kinds.push(EventKind::WaitEnd { kind, object, by });
                 }

@@ -314,6 +314,7 @@ fn arity(event: &str) -> Option<(usize, usize, &'static str)> {
         "work_begin" | "work_end" => (0, 1, " [label]"),
         "wait_begin" => (1, 1, " <kind> [object]"),
         "wait_end" => (1, 2, " <kind> [object] [by=<thread>]"),
+        "release" => (1, 1, " <kind> [object]"),
         "comm_begin" | "comm_end" => (1, 0, " <bytes>"),
         "cpu" => (1, 1, " <thread_cpu_ns> [run_delay_ns]"),
         "phase" => (1, 0, " <name>"),
@@ -410,7 +411,7 @@ fn parse_event(
                 EventKind::WorkEnd { label }
             }
         }
-        "wait_begin" | "wait_end" => {
+        "wait_begin" | "wait_end" | "release" => {
             let Some(kind) = WaitKind::parse(args[0]) else {
                 return Err(format!(
                     "{event}: <kind>: expected one of {WAIT_KINDS}, found '{}'",
@@ -440,10 +441,10 @@ fn parse_event(
                 None => None,
                 Some(tok) => Some(name("[object]", tok)?),
             };
-            if event == "wait_begin" {
-                EventKind::WaitBegin { kind, object }
-            } else {
-                EventKind::WaitEnd { kind, object, by }
+            match event {
+                "wait_begin" => EventKind::WaitBegin { kind, object },
+                "release" => EventKind::Release { kind, object },
+                _ => EventKind::WaitEnd { kind, object, by },
             }
         }
         "comm_begin" => EventKind::CommBegin {

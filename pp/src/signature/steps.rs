@@ -94,7 +94,8 @@ impl Builder {
             EventKind::WorkBegin { .. }
             | EventKind::WorkEnd { .. }
             | EventKind::Cpu { .. }
-            | EventKind::Phase { .. } => {}
+            | EventKind::Phase { .. }
+            | EventKind::Release { .. } => {}
         }
     }
 

@@ -196,7 +196,8 @@ impl MeasuredRun {
                 EventKind::Cpu { .. }
                 | EventKind::Send { .. }
                 | EventKind::Recv { .. }
-                | EventKind::Coll { .. } => {}
+                | EventKind::Coll { .. }
+                | EventKind::Release { .. } => {}
             }
             // The busy time since the thread's last sample; at a sample, its share of a
             // processor over the stretches since the last one.

@@ -77,6 +77,7 @@ enum GenKind {
     WorkEnd(Option<usize>),
     WaitBegin(usize, Option<usize>),
     WaitEnd(usize, Option<usize>, Option<u32>),
+    Release(usize, Option<usize>),
     CommBegin(u64),
     CommEnd(u64),
     Cpu(u64, Option<u64>),
@@ -111,6 +112,7 @@ fn gen_kind() -> impl Strategy<Value = GenKind> {
         (0..6usize, opt.clone()).prop_map(|(k, o)| GenKind::WaitBegin(k, o)),
         (0..6usize, opt.clone(), proptest::option::of(0..8u32))
             .prop_map(|(k, o, by)| GenKind::WaitEnd(k, o, by)),
+        (0..6usize, opt.clone()).prop_map(|(k, o)| GenKind::Release(k, o)),
         big().prop_map(GenKind::CommBegin),
         big().prop_map(GenKind::CommEnd),
         (big(), proptest::option::of(big())).prop_map(|(c, d)| GenKind::Cpu(c, d)),
@@ -185,6 +187,10 @@ pub fn gen_log() -> impl Strategy<Value = GenLog> {
                             kind: WaitKind::ALL[k],
                             object: o.map(name),
                             by: by.map(|b| b % p),
+                        },
+                        GenKind::Release(k, o) => EventKind::Release {
+                            kind: WaitKind::ALL[k],
+                            object: o.map(name),
                         },
                         GenKind::CommBegin(b) => EventKind::CommBegin { bytes: b },
                         GenKind::CommEnd(b) => EventKind::CommEnd { bytes: b },

@@ -30,6 +30,7 @@ pub fn describe(e: &Event, s: &Symbols) -> String {
             name(object),
             by.map_or(String::new(), |b| format!(" by={b}"))
         ),
+        EventKind::Release { kind, object } => format!("release {kind}{}", name(object)),
         EventKind::CommBegin { bytes } => format!("comm_begin {bytes}"),
         EventKind::CommEnd { bytes } => format!("comm_end {bytes}"),
         EventKind::Cpu {

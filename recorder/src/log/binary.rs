@@ -50,6 +50,8 @@
 //! | `0x0D` | `phase` | `name:varint` |
 //! | `0x10 + k` / `0x18 + k` | `wait_begin` kind `k` / with object | — / `object:varint` |
 //! | `0x20 + k` / `0x28 + k` | `wait_end` kind `k` / with object | — / `object:varint` |
+//! | `0x38 + k` / `0x40 + k` | `wait_end` kind `k` with its cause / and object | `by:varint` / `object:varint` `by:varint` |
+//! | `0x48 + k` / `0x50 + k` | `release` kind `k` / with object | — / `object:varint` |
 //!
 //! Wait kinds `k`: 0 `lock`, 1 `barrier`, 2 `cond`, 3 `recv`, 4 `send`, 5 `other`
 //! ([`WaitKind::ALL`] order). Every other tag is invalid (in particular `0x00`).
@@ -126,6 +128,10 @@ pub const T_WAIT_END_OBJECT: u8 = 0x28;
 pub const T_WAIT_END_BY: u8 = 0x38;
 /// Record tag base of `wait_end` with its cause and an object (see [`T_WAIT_END_BY`]).
 pub const T_WAIT_END_OBJECT_BY: u8 = 0x40;
+/// Record tag of `release` of kind `k`: this plus `k`.
+pub const T_RELEASE: u8 = 0x48;
+/// Record tag of `release` of kind `k` with an object: this plus `k`.
+pub const T_RELEASE_OBJECT: u8 = 0x50;
 
 /// The decoding (and encoding) state of one block.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -200,6 +206,10 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut BlockState, t: u64, kind: &Even
         } => {
             let k = wait_code(kind);
             opt(T_WAIT_END_BY + k, T_WAIT_END_OBJECT_BY + k, object)
+        }
+        EventKind::Release { kind, object } => {
+            let k = wait_code(kind);
+            opt(T_RELEASE + k, T_RELEASE_OBJECT + k, object)
         }
         EventKind::CommBegin { .. } => (T_COMM_BEGIN, None),
         EventKind::CommEnd { .. } => (T_COMM_END, None),

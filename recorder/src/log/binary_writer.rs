@@ -255,9 +255,9 @@ fn references(kind: &EventKind) -> ([Option<u32>; 2], Option<u32>) {
     match *kind {
         EventKind::RegionBegin { name, team, .. } => (one(Some(name)), team.map(|t| t.0)),
         EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => (one(label), None),
-        EventKind::WaitBegin { object, .. } | EventKind::WaitEnd { object, .. } => {
-            (one(object), None)
-        }
+        EventKind::WaitBegin { object, .. }
+        | EventKind::WaitEnd { object, .. }
+        | EventKind::Release { object, .. } => (one(object), None),
         EventKind::Phase { name } => (one(Some(name)), None),
         EventKind::Send { comm, .. } | EventKind::Recv { comm, .. } => (one(comm), None),
         EventKind::Coll { op, comm, .. } => ([Some(op.0), comm.map(|s| s.0)], None),

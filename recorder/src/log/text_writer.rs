@@ -164,6 +164,12 @@ impl<W: Write> TextWriter<W> {
                     let _ = write!(line, " by={by}");
                 }
             }
+            EventKind::Release { kind: k, object } => {
+                let _ = write!(line, "release {k}");
+                if let Some(s) = object {
+                    name(line, s)?;
+                }
+            }
             EventKind::CommBegin { bytes } => {
                 let _ = write!(line, "comm_begin {bytes}");
             }

@@ -5,7 +5,7 @@
 use super::state::{NO_CTX, own_index};
 use super::{Interval, Sweep};
 use crate::event::ThreadId;
-use crate::profile::rules::Category;
+use crate::profile::rules::{Category, Own};
 
 impl Sweep<'_> {
     /// Moves thread `i` to the context of its current region and phase (closing its open
@@ -109,7 +109,19 @@ impl Sweep<'_> {
             // Only communication past its ideal time is tagged rc here (rc.cpu is moved
             // at cpu samples).
             Category::Rc => totals.add_rc_comm(ns),
-            c => totals.add(c, ns),
+            c => {
+                totals.add(c, ns);
+                // The part in an explicit wait of a stretch (which may have begun before the
+                // wait in the same category), which a release at the wait's end may show to
+                // be after the release (see `release.rs`).
+                let th = &mut self.threads[i];
+                if let Some(open) = th.stack.last()
+                    && open.own == Own::Wait
+                    && end > open.begin
+                {
+                    th.wait_stretches.push((ctx, c, start.max(open.begin), end));
+                }
+            }
         }
         if self.sink.is_some() {
             let (_, region, phase) = self.contexts.keys[ctx as usize];

@@ -105,6 +105,9 @@ pub struct Sweep<'s> {
     scratch: Vec<(u32, u64)>,
     /// The calibration that gives `comm` intervals their ideal time.
     machine: Option<Machine>,
+    /// Each thread's latest `release` of each kind and object ([`arg`]): when a wait it ends
+    /// (`by=`) was released (see `release.rs`).
+    releases: HashMap<(ThreadId, u64), u64>,
 }
 
 /// Category totals of a finished sweep (names still as symbols).
@@ -170,6 +173,7 @@ impl<'s> Sweep<'s> {
             pending: Vec::new(),
             scratch: Vec::new(),
             machine: None,
+            releases: HashMap::new(),
         };
         for i in 0..p {
             let ctx = sweep.contexts.get((i as ThreadId, None, None));
@@ -193,6 +197,7 @@ impl<'s> Sweep<'s> {
                 last_delay: None,
                 unbacked_since_delay: 0,
                 released_since_delay: Vec::new(),
+                wait_stretches: Vec::new(),
                 release: None,
                 released_from: None,
                 released_counted: 0,
@@ -252,11 +257,19 @@ impl<'s> Sweep<'s> {
                     self.barrier_arrival(i, t);
                 }
             }
-            EventKind::WaitEnd { kind, .. } => {
+            EventKind::WaitEnd { kind, by, .. } => {
                 if kind == WaitKind::Recv {
                     self.split_receive(i, t);
                 }
+                if let Some(by) = by
+                    && matches!(kind, WaitKind::Lock | WaitKind::Cond)
+                {
+                    self.released_by(i, t, by, arg(&e.kind));
+                }
                 self.pop(i, t, Own::waiting_for(kind), arg(&e.kind))
+            }
+            EventKind::Release { .. } => {
+                self.releases.insert((i as ThreadId, arg(&e.kind)), t);
             }
             EventKind::Cpu {
                 thread_cpu_ns,

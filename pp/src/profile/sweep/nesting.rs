@@ -37,8 +37,11 @@ impl Sweep<'_> {
         }
         let th = &mut self.threads[i];
         let was_busy = th.own.is_busy();
-        th.stack.push(Open { own, arg });
+        th.stack.push(Open { own, arg, begin: t });
         th.own = own;
+        if own == Own::Wait {
+            th.wait_stretches.clear();
+        }
         if was_busy != own.is_busy() {
             self.busy_changed(i, t, own.is_busy());
         }
@@ -176,6 +179,7 @@ pub(super) fn name(kind: &EventKind) -> &'static str {
         EventKind::WorkEnd { .. } => "work_end",
         EventKind::WaitBegin { .. } => "wait_begin",
         EventKind::WaitEnd { .. } => "wait_end",
+        EventKind::Release { .. } => "release",
         EventKind::CommBegin { .. } => "comm_begin",
         EventKind::CommEnd { .. } => "comm_end",
         EventKind::Cpu { .. } => "cpu",

@@ -63,6 +63,7 @@ impl Sweep<'_> {
             let th = &mut self.threads[i];
             th.unbacked_since_delay = 0;
             th.released_since_delay.clear();
+            th.wait_stretches.clear();
         }
     }
 

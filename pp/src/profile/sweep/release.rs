@@ -11,8 +11,10 @@
 //!   that time is after its release;
 //! - a `recv` wait is released by the matched send, and the time after it is already the
 //!   transfer (cl, rc.comm: [`Sweep::split_receive`]);
-//! - a lock, condition, send or other wait records who released it (`by=`) but not when, and
-//!   idle time outside every region has no release: none of that time is taken.
+//! - a lock or condition wait that ends `by=` a thread was released at that thread's latest
+//!   `release` of the same kind and object before the wait's end (an unlock, a notify);
+//! - a wait whose releaser did not record its `release`, a send or other wait, and idle time
+//!   outside every region have no known release: none of that time is taken.
 
 use super::Sweep;
 use crate::event::ThreadId;
@@ -36,15 +38,8 @@ impl Sweep<'_> {
         if t <= from {
             return;
         }
-        let (ctx, ns) = (th.ctx, t - from);
-        match th.released_since_delay.iter_mut().find(|r| r.0 == ctx) {
-            Some(r) => r.1[k] += ns,
-            None => {
-                let mut parts = [0; RUNNABLE_FROM.len()];
-                parts[k] = ns;
-                th.released_since_delay.push((ctx, parts));
-            }
-        }
+        let ctx = th.ctx;
+        add_released(&mut th.released_since_delay, ctx, k, t - from);
     }
 
     /// Re-evaluates at `t` whether thread `i` is after its release, counting the time before
@@ -64,6 +59,41 @@ impl Sweep<'_> {
             _ => None,
         };
         th.released_counted = t;
+    }
+
+    /// Thread `i`'s wait of `arg` (kind and object) ends at `t`, ended by thread `by`: the
+    /// stretch since `by`'s latest `release` of the same kind and object is after the wait's
+    /// release, when that release fell inside the wait (and only what is since the thread's
+    /// last sample counts, as for every release). A release before the wait (a lock already
+    /// free, or a cause recorded after the acquisition) or none recorded leaves the whole wait
+    /// its category: never less waiting than the log shows.
+    pub(super) fn released_by(&mut self, i: usize, t: u64, by: ThreadId, arg: u64) {
+        let th = &self.threads[i];
+        let Some(open) = th
+            .stack
+            .last()
+            .filter(|o| o.arg == arg && o.own == Own::Wait)
+        else {
+            return;
+        };
+        let Some(&released) = self.releases.get(&(by, arg)) else {
+            return;
+        };
+        if released >= t || released < open.begin {
+            return;
+        }
+        self.close(i, t);
+        let th = &mut self.threads[i];
+        for &(ctx, category, from, to) in &th.wait_stretches {
+            let Some(k) = RUNNABLE_FROM.iter().position(|&c| c == category) else {
+                continue;
+            };
+            let ns = to.saturating_sub(from.max(released));
+            if ns > 0 {
+                add_released(&mut th.released_since_delay, ctx, k, ns);
+            }
+        }
+        th.wait_stretches.clear();
     }
 
     /// Thread `i` arrived at a barrier at `t`: when it is the last of its team, the barrier
@@ -89,6 +119,23 @@ impl Sweep<'_> {
         }
         if let Some(slot) = slot {
             self.regions[slot as usize].members = members;
+        }
+    }
+}
+
+/// Adds `ns` of released waiting in category `RUNNABLE_FROM[k]` of context `ctx`.
+fn add_released(
+    released: &mut Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
+    ctx: u32,
+    k: usize,
+    ns: u64,
+) {
+    match released.iter_mut().find(|r| r.0 == ctx) {
+        Some(r) => r.1[k] += ns,
+        None => {
+            let mut parts = [0; RUNNABLE_FROM.len()];
+            parts[k] = ns;
+            released.push((ctx, parts));
         }
     }
 }

@@ -53,6 +53,10 @@ pub(super) struct ThreadState {
     pub(super) last_delay: Option<u64>,
     pub(super) unbacked_since_delay: u64,
     pub(super) released_since_delay: Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
+    /// The stretches of the innermost explicit wait (`Own::Wait`) closed since it began and
+    /// since the last delay sample, as `(ctx, category, from, to)`: what a release found at
+    /// its end may count as after the release (see `release.rs`).
+    pub(super) wait_stretches: Vec<(u32, Category, u64, u64)>,
     /// The open barrier wait's release (the team's last arrival), once known.
     pub(super) release: Option<u64>,
     /// Since when the thread's current waiting is after its release (`None`: not released,
@@ -77,6 +81,8 @@ pub(super) struct RecvWait {
 pub(super) struct Open {
     pub(super) own: Own,
     pub(super) arg: u64,
+    /// When it opened.
+    pub(super) begin: u64,
 }
 
 /// The arguments of a begin or end in one number: a work's label, a wait's kind and object,
@@ -86,9 +92,9 @@ pub(super) fn arg(kind: &EventKind) -> u64 {
     let sym = |s: Option<Sym>| s.map_or(u64::from(u32::MAX), |s| u64::from(s.0));
     match *kind {
         EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => sym(label),
-        EventKind::WaitBegin { kind, object } | EventKind::WaitEnd { kind, object, .. } => {
-            (kind as u64) << 32 | sym(object)
-        }
+        EventKind::WaitBegin { kind, object }
+        | EventKind::WaitEnd { kind, object, .. }
+        | EventKind::Release { kind, object } => (kind as u64) << 32 | sym(object),
         EventKind::CommBegin { bytes } | EventKind::CommEnd { bytes } => bytes,
         _ => 0,
     }
