@@ -481,6 +481,12 @@ fn precision_adds_runs_where_t_p_is_noisy_and_resumes_without_more() {
     // The verdict twice: from the coefficients, then with each model's validated error.
     assert_eq!(stdout.matches("\nverdict: ").count(), 2, "{stdout}");
     assert!(stdout.contains("model error: a ±"), "{stdout}");
+    // Between the points both ran, the difference model of a and b (the same workload) may
+    // decide where it is tighter than the two models (docs/comparing.md).
+    assert!(
+        stdout.contains("difference model: ") && stdout.contains(" points both ran"),
+        "{stdout}"
+    );
     // Walls of 391 and 467 ns, four each: mean 429, sd 40.6.
     assert!(stdout.contains("most 9.5% at a n=32 p=2"), "{stdout}");
     // Resumed: nothing more to make, the same rows.

@@ -103,7 +103,8 @@ fn compare(study: &Study, fitted: &[Fitted], rows: &Rows) -> Result<String> {
         let measured = rows
             .all()
             .map_or_else(Vec::new, |d| crate::compare::measured(a, b, d));
-        text += &verdicts(study, [a, b], [fa, fb], &measured)?;
+        let difference = rows.all().and_then(|d| crate::compare::difference(a, b, d));
+        text += &verdicts(study, [a, b], [fa, fb], &measured, difference.as_ref())?;
     }
     let title = format!("Lost cycles analysis: study {}", study.name);
     text += &crate::html_report::write(
@@ -119,13 +120,15 @@ fn compare(study: &Study, fitted: &[Fitted], rows: &Rows) -> Result<String> {
 
 /// The verdicts on models `a` and `b` (of `fa` and `fb`): from the coefficients' uncertainty
 /// only (what `lca crossover` says from the model files), then with each model's error on the
-/// validation points, which the study measured; `crossover.txt` holds the latter's map where
-/// there is one.
+/// validation points, which the study measured, and the `difference` model of the two deciding
+/// where it is tighter (what `lca crossover --data` says); `crossover.txt` holds the latter's
+/// map where there is one. The runs decide at the `measured` points in both.
 fn verdicts(
     study: &Study,
     [a, b]: [&PerformanceModel; 2],
     [fa, fb]: [&Fitted; 2],
     measured: &[fit::crossover::MeasuredPoint],
+    difference: Option<&fit::crossover::DifferenceModel>,
 ) -> Result<String> {
     let mut text = String::new();
     let errors = [fa.validated_error, fb.validated_error];
@@ -133,7 +136,7 @@ fn verdicts(
     let validated = errors
         .iter()
         .any(Option::is_some)
-        .then(|| crate::compare::winner_map(a, b, errors, measured));
+        .then(|| crate::compare::winner_map_with(a, b, errors, measured, difference));
     match &plain {
         Ok(map) => {
             text += &format!("\nverdict: {}\n", reports::verdict::map(map));
@@ -159,9 +162,10 @@ fn verdicts(
         };
         text += &format!(
             "model error: {}, {} (RMS relative error of each model's T_p on the validation \
-             points' means)\nverdict: {}\n",
+             points' means)\n{}verdict: {}\n",
             sd(&fa.name, errors[0]),
             sd(&fb.name, errors[1]),
+            difference.map_or_else(String::new, crate::compare::difference_line),
             reports::verdict::map(map)
         );
     }
