@@ -56,6 +56,7 @@ mod names;
 mod raw;
 mod session;
 mod shared;
+pub mod spill;
 #[cfg(feature = "rayon")]
 mod team;
 mod team_table;
