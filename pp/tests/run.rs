@@ -535,7 +535,7 @@ fn a_clang_openmp_program_killed_by_sigsegv_halfway_is_profiled_up_to_its_crash(
     assert_eq!(
         String::from_utf8_lossy(&by_thread.stdout)
             .lines()
-            .filter(|l| l.starts_with("0 ") || l.starts_with("1 "))
+            .filter(|l| l.starts_with("thread 0 ") || l.starts_with("thread 1 "))
             .count(),
         2,
         "{}",
