@@ -312,3 +312,139 @@ fn pp_run_profiles_a_crashed_program_up_to_its_last_event() {
     let last = check_events(&dir, "pp.log");
     check_profile(&dir, "pp.log", last);
 }
+
+mod property {
+    use proptest::prelude::*;
+
+    use pp::event::EventKind;
+    use pp::log::LogReader;
+    use pp_recorder::{self as recorder, Session};
+    use test_support::scratch;
+
+    const LABELS: [Option<&str>; 4] = [None, Some("a"), Some("b c"), Some("d")];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Stopped at any point, with any buffer size, a run's log completed from its `.tmp`
+        /// and its buffers holds every event it recorded, once, in order. (The run is this
+        /// process: its buffers are read while it is alive, as after a crash.)
+        #[test]
+        fn a_recovered_log_holds_every_recorded_event_once_in_order(
+            buffer in 1usize..40,
+            labels in proptest::collection::vec(0usize..4, 0..120),
+        ) {
+            let dir = scratch("crash-property");
+            let session = Session::builder(1)
+                .path(dir.join("pp.log"))
+                .buffer_events(buffer)
+                .crash_safe(true)
+                .start()
+                .unwrap();
+            recorder::thread_start(0);
+            for &l in &labels {
+                let _w = recorder::work(LABELS[l]);
+            }
+            let tmp = session.tmp_path().to_path_buf();
+            let out = dir.join("recovered.log");
+            let r = pp::trace::recover::recover(&tmp, &out).unwrap().unwrap();
+            recorder::thread_stop();
+            let _ = session.finish(); // its files are gone: the rename fails, as it may
+            let mut reader = LogReader::open(&out).unwrap();
+            let mut got = Vec::new();
+            reader
+                .for_each_event(|e, symbols| {
+                    let name = |s: Option<pp::event::Sym>| s.map(|s| symbols.name(s).to_string());
+                    got.push(match e.kind {
+                        EventKind::Start => "start".to_string(),
+                        EventKind::Cpu { .. } => "cpu".to_string(),
+                        EventKind::WorkBegin { label } => format!("begin {:?}", name(label)),
+                        EventKind::WorkEnd { label } => format!("end {:?}", name(label)),
+                        k => format!("{k:?}"),
+                    });
+                })
+                .unwrap();
+            let mut want = vec!["start".to_string(), "cpu".to_string()];
+            for &l in &labels {
+                let label = LABELS[l].map(|s| s.replace(' ', "_"));
+                want.push(format!("begin {label:?}"));
+                want.push(format!("end {label:?}"));
+            }
+            prop_assert_eq!(&got, &want);
+            prop_assert_eq!(r.from_log + r.from_buffers, want.len() as u64);
+            prop_assert_eq!(r.unstopped, vec![0]);
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
+/// A crash during a flush leaves the log holding some of the buffer's events: the buffer's
+/// `base` says where it started, and those events are taken once. The files are made here as
+/// the recorder lays them out (docs/event-log.md, "Crash-safe buffers"): a clock of 1 ns per
+/// tick, one buffer of thread 0 that started when the log held 2 of its events.
+#[test]
+fn a_flush_cut_short_by_the_crash_is_not_taken_twice() {
+    use pp::event::{Event, EventKind, Header, Symbols};
+    let dir = scratch("crash-mid-flush");
+    let tmp = dir.join("pp.log.tmp");
+    let ev = |t, kind| Event { t, thread: 0, kind };
+    let (begin, end) = (
+        EventKind::WorkBegin { label: None },
+        EventKind::WorkEnd { label: None },
+    );
+    // The log: start, then 5 events the buffer also holds (its flush was cut after them).
+    let header = Header {
+        p: 1,
+        params: Vec::new(),
+    };
+    let mut w = pp::log::BinaryWriter::new(std::fs::File::create(&tmp).unwrap(), &header).unwrap();
+    let logged = [
+        ev(0, EventKind::Start),
+        ev(10, begin),
+        ev(20, end),
+        ev(30, begin),
+        ev(40, end),
+        ev(50, begin),
+    ];
+    w.write_block(0, &logged[..2], &Symbols::default()).unwrap();
+    w.write_block(0, &logged[2..], &Symbols::default()).unwrap();
+    drop(w); // no end marker: the run died
+    // The buffer: base 1 (the log held `start` when it began), 7 events from t = 10.
+    let (cap, slot) = (16u64, 4096u64);
+    let mut file = vec![0u8; 4096 + slot as usize];
+    file[..8].copy_from_slice(b"ppbuf01\n");
+    for (i, v) in [40, cap, slot, 0, 1 << 32].into_iter().enumerate() {
+        file[8 + 8 * i..16 + 8 * i].copy_from_slice(&v.to_ne_bytes());
+    }
+    let head = 4096;
+    file[head..head + 4].copy_from_slice(&1u32.to_ne_bytes());
+    file[head + 8..head + 16].copy_from_slice(&1u64.to_ne_bytes());
+    file[head + 16..head + 24].copy_from_slice(&7u64.to_ne_bytes());
+    for k in 0..7u64 {
+        let at = head + 64 + 40 * k as usize;
+        file[at..at + 8].copy_from_slice(&(10 + 10 * k).to_ne_bytes());
+        file[at + 32] = if k % 2 == 0 { 5 } else { 6 }; // work_begin, work_end
+    }
+    std::fs::write(dir.join("pp.log.tmp.buffers"), &file).unwrap();
+    std::fs::write(dir.join("pp.log.tmp.names"), b"").unwrap();
+    let r = pp::trace::recover::recover(&tmp, &dir.join("pp.log"))
+        .unwrap()
+        .unwrap();
+    assert_eq!((r.from_log, r.from_buffers), (6, 2));
+    let (threads, last) = events(&dir, "pp.log");
+    assert_eq!(
+        threads[&0],
+        [
+            "start",
+            "work_begin",
+            "work_end",
+            "work_begin",
+            "work_end",
+            "work_begin",
+            "work_end",
+            "work_begin"
+        ]
+    );
+    assert_eq!(last, 70);
+    left_nothing_behind(&dir);
+}
