@@ -448,3 +448,27 @@ fn a_flush_cut_short_by_the_crash_is_not_taken_twice() {
     assert_eq!(last, 70);
     left_nothing_behind(&dir);
 }
+
+#[test]
+fn pp_recover_without_buffers_or_an_output_name_is_a_one_line_error() {
+    let dir = scratch("recover-errors");
+    std::fs::write(dir.join("run.log.tmp"), b"").unwrap();
+    let out = pp!()
+        .current_dir(&dir)
+        .args(["recover", "run.log.tmp"])
+        .output()
+        .unwrap();
+    test_support::one_line_error(
+        &out,
+        Some(1),
+        &["run.log.tmp: no buffers with events beside it (run.log.tmp.buffers)"],
+    );
+    let out = pp!()
+        .current_dir(&dir)
+        .args(["recover", "run.log"])
+        .output()
+        .unwrap();
+    test_support::one_line_error(&out, Some(1), &["run.log: name the log to write"]);
+    assert!(dir.join("run.log.tmp").exists(), "nothing is removed");
+    assert!(!dir.join("run.log").exists());
+}

@@ -378,11 +378,13 @@ pub struct SpilledThread {
 /// Errors name the file and what is wrong with it.
 pub fn read(tmp: &Path) -> io::Result<Option<Spilled>> {
     let [buffers, names] = paths(tmp);
-    let file = match File::open(&buffers) {
-        Ok(f) => f,
+    match std::fs::metadata(&buffers) {
+        Ok(m) if m.is_file() => {}
+        Ok(_) => return Err(named(&buffers, "not a regular file".into())),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(named(&buffers, e.to_string())),
-    };
+    }
+    let file = File::open(&buffers).map_err(|e| named(&buffers, e.to_string()))?;
     let len = file.metadata()?.len();
     let mut header = [0u8; 48];
     file.read_exact_at(&mut header, 0)
@@ -444,13 +446,24 @@ fn named(path: &Path, why: String) -> io::Error {
     )
 }
 
+/// The longest names file read: the log's own bounds on names and teams (4 MiB in all,
+/// docs/event-log.md, "Limits") with room for the records' own bytes.
+const MAX_NAMES_BYTES: u64 = 64 << 20;
+
 type NameTable = HashMap<(u64, u32), String>;
 type TeamTable = HashMap<u32, Vec<ThreadId>>;
 
 /// The names and teams of the names file (a record cut short at its end is left out).
 fn read_names(path: &Path) -> io::Result<(Symbols, NameTable, TeamTable)> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
+    let bytes = match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => return Err(named(path, "not a regular file".into())),
+        Ok(m) if m.len() > MAX_NAMES_BYTES => {
+            return Err(named(
+                path,
+                format!("longer than {MAX_NAMES_BYTES} bytes: not a pp names file"),
+            ));
+        }
+        Ok(_) => std::fs::read(path).map_err(|e| named(path, e.to_string()))?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
         Err(e) => return Err(named(path, e.to_string())),
     };
@@ -692,5 +705,9 @@ mod tests {
         std::fs::write(&paths(&tmp)[0], b"short").unwrap();
         let e = read(&tmp).unwrap_err().to_string();
         assert!(e.ends_with("shorter than its header"), "{e}");
+        std::fs::remove_file(&paths(&tmp)[0]).unwrap();
+        std::fs::create_dir(&paths(&tmp)[0]).unwrap();
+        let e = read(&tmp).unwrap_err().to_string();
+        assert!(e.ends_with("pp.log.tmp.buffers: not a regular file"), "{e}");
     }
 }
