@@ -24,13 +24,12 @@ use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::clock::Clock;
 use crate::event::{Event, EventKind, Symbols, ThreadId};
 use crate::raw::{ALL_THREADS, RAW_BYTES, Raw};
-use crate::shared::lock;
 
 /// The first bytes of `<log>.tmp.buffers`.
 pub const MAGIC: &[u8; 8] = b"ppbuf01\n";
@@ -38,6 +37,10 @@ pub const MAGIC: &[u8; 8] = b"ppbuf01\n";
 const HEAD_BYTES: usize = 64;
 /// Bytes of the file's first page (its header), and the alignment of slots.
 const PAGE: usize = 4096;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The head of a slot, shared with whoever reads the file after a crash.
 #[repr(C)]
