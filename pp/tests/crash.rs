@@ -469,6 +469,17 @@ fn pp_recover_without_buffers_or_an_output_name_is_a_one_line_error() {
         .output()
         .unwrap();
     test_support::one_line_error(&out, Some(1), &["run.log: name the log to write"]);
+    std::fs::write(dir.join("run.log.tmp.buffers"), b"").unwrap();
+    let out = pp!()
+        .current_dir(&dir)
+        .args(["recover", "run.log.tmp", "./run.log.tmp"])
+        .output()
+        .unwrap();
+    test_support::one_line_error(
+        &out,
+        Some(1),
+        &["./run.log.tmp: the recovered log would replace what it is recovered from"],
+    );
     assert!(dir.join("run.log.tmp").exists(), "nothing is removed");
     assert!(!dir.join("run.log").exists());
 }

@@ -43,6 +43,16 @@ pub struct RecoverError(String);
 /// and nothing removed: the `.tmp` is all there is), or when neither holds an event (the
 /// buffers' files are removed, the `.tmp` is left).
 pub fn recover(tmp: &Path, out: &Path) -> Result<Option<Recovered>, RecoverError> {
+    let same = |a: &Path, b: &Path| match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if same(tmp, out) || spill::paths(tmp).iter().any(|p| same(p, out)) {
+        return Err(RecoverError(format!(
+            "{}: the recovered log would replace what it is recovered from",
+            out.display()
+        )));
+    }
     let spilled = spill::read(tmp).map_err(|e| RecoverError(e.to_string()))?;
     let Some(spilled) = spilled else {
         return Ok(None);

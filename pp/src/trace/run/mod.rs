@@ -119,7 +119,9 @@ pub fn run(args: &RunOptions, warn: &mut dyn FnMut(String)) -> Result<Ran, Failu
                 return Ok(Ran { status, log });
             }
             Ok(None) => {}
-            Err(e) => warn(format!("cannot read its threads' buffers: {e}")),
+            Err(e) => warn(format!(
+                "cannot complete the log from its threads' buffers: {e}"
+            )),
         }
         if header_only(&tmp) {
             // Nothing to profile: a header alone (docs/pp-run.md, "Which log is profiled").
