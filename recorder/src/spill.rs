@@ -339,12 +339,6 @@ impl Buffer {
         // SAFETY: the first n ≤ cap events were stored by `put`.
         unsafe { std::slice::from_raw_parts(self.raws(), n.min(self.cap)) }
     }
-
-    /// Whether the buffer is in a mapped file (survives a crash).
-    #[allow(dead_code)]
-    pub(crate) fn is_mapped(&self) -> bool {
-        self.heap.is_none()
-    }
 }
 
 impl Drop for Buffer {
