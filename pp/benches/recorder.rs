@@ -6,6 +6,12 @@
 //! 2. Slowdown of a realistic loop: a rayon-based parallel loop of ~20 µs tasks on a team of
 //!    `available_parallelism` threads, recorded vs the same code with no session vs plain rayon
 //!    (`par_iter`); runs alternate, the median ratio over the repetitions is reported.
+//! 3. Throughput and memory (`threads`): 10⁷ events (work begin/end pairs) on each of 1 and 2
+//!    threads at once, the whole run timed including the flushes and `finish` (ns per event
+//!    per thread), and the process's peak resident set during the run (`VmHWM`, reset before
+//!    each run through `/proc/self/clear_refs`), with the process's CPU time per event (user
+//!    and system, which a loaded machine inflates less than the wall time). Run it with `PP_CRASH_SAFE=0` for the
+//!    buffers on the heap instead of the crash-safe mapped ones (docs/event-log.md).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -166,6 +172,71 @@ fn bench_slowdown(dir: &std::path::Path) {
     );
 }
 
+/// The process's CPU time (user + system) in seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes only the zeroed struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    s(u.ru_utime) + s(u.ru_stime)
+}
+
+/// The process's peak resident set in KiB since the last reset (`VmHWM`), where Linux says it.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn bench_threads(dir: &std::path::Path) {
+    const EVENTS: u64 = 10_000_000;
+    println!(
+        "\nthroughput: 10^7 events (work pairs) per thread, whole run incl. flushes and finish, median of 5:"
+    );
+    for threads in [1u32, 2] {
+        let mut per_event = Vec::new();
+        let mut cpu_per_event = Vec::new();
+        let mut peak = 0;
+        let mut bytes = 0;
+        for _ in 0..5 {
+            let _ = std::fs::write("/proc/self/clear_refs", "5");
+            let session = Session::builder(threads)
+                .path(dir.join("threads.log"))
+                .start()
+                .unwrap();
+            let t = Instant::now();
+            let cpu = cpu_seconds();
+            std::thread::scope(|s| {
+                for id in 0..threads {
+                    s.spawn(move || {
+                        recorder::thread_start(id);
+                        for _ in 0..EVENTS / 2 {
+                            let _w = recorder::work(None);
+                        }
+                        recorder::thread_stop();
+                    });
+                }
+            });
+            let report = session.finish().unwrap();
+            per_event.push(t.elapsed().as_nanos() as f64 / EVENTS as f64);
+            cpu_per_event.push((cpu_seconds() - cpu) * 1e9 / (EVENTS as f64 * f64::from(threads)));
+            peak = peak.max(peak_rss_kib().unwrap_or(0));
+            bytes = std::fs::metadata(&report.path).map_or(0, |m| m.len());
+        }
+        per_event.sort_by(f64::total_cmp);
+        cpu_per_event.sort_by(f64::total_cmp);
+        println!(
+            "  {threads} thread(s): median {:6.2} ns/event/thread wall (range {:.2} .. {:.2}), {:.2} ns CPU/event, peak RSS {:.1} MiB, log {:.1} MB",
+            quantile(&per_event, 0.5),
+            per_event[0],
+            per_event[per_event.len() - 1],
+            quantile(&cpu_per_event, 0.5),
+            peak as f64 / 1024.0,
+            bytes as f64 / 1e6
+        );
+    }
+}
+
 fn main() {
     // `cargo test --benches` runs benches with `--test`: keep that quick.
     if std::env::args().any(|a| a == "--test") {
@@ -183,6 +254,9 @@ fn main() {
     }
     if wanted("loop") {
         bench_slowdown(&dir);
+    }
+    if wanted("threads") {
+        bench_threads(&dir);
     }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -14,6 +14,7 @@ mod cli {
     pub mod critical_path;
     pub mod import;
     pub mod profile;
+    pub mod recover;
     pub mod run;
     pub mod signature;
     pub mod values;
@@ -43,6 +44,8 @@ enum Command {
     Calibrate(cli::calibrate::CalibrateArgs),
     /// Run an OpenMP program (clang -fopenmp) with the OMPT tool, then print its profile.
     Run(cli::run::RunArgs),
+    /// Finish the log of a recorded run that died, from LOG.tmp and its threads' buffers.
+    Recover(cli::recover::RecoverArgs),
     /// Turn an OTF2 trace (Score-P's DIR/traces.otf2) into a pp log (docs/otf2.md).
     Import(cli::import::ImportArgs),
     /// The critical path of a run: its length and the threads, regions and categories on it.
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Some(Command::Calibrate(args)) => cli::calibrate::calibrate(args),
         Some(Command::Run(args)) => return cli::run::run(&args),
         Some(Command::Import(args)) => cli::import::import(&args),
+        Some(Command::Recover(args)) => cli::recover::recover(&args),
         Some(Command::CriticalPath(args)) => cli::critical_path::critical_path(&args),
         Some(Command::Whatif(args)) => cli::whatif::whatif(args),
         Some(Command::Signature(args)) => cli::signature::signature(&args),

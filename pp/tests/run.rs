@@ -448,9 +448,14 @@ fn processes_that_outlive_the_program_are_named_and_waited_for() {
     assert!(dir.join("late").exists(), "pp run did not wait: {err}");
 }
 
+/// An OpenMP program killed by SIGSEGV halfway (thread 1 raises it inside the second parallel
+/// region, while thread 0 still works there): `pp run` completes its log from the threads'
+/// crash-safe buffers (docs/event-log.md, "Crash-safe buffers") and profiles it up to the last
+/// recorded event, with the program's status. Before the buffers were mapped, the log held only
+/// its header and pp said "nothing to attribute".
 #[test]
-fn a_clang_openmp_program_that_crashes_leaves_no_header_only_tmp_log() {
-    let test = "a_clang_openmp_program_that_crashes_leaves_no_header_only_tmp_log";
+fn a_clang_openmp_program_killed_by_sigsegv_halfway_is_profiled_up_to_its_crash() {
+    let test = "a_clang_openmp_program_killed_by_sigsegv_halfway_is_profiled_up_to_its_crash";
     if built_tool().is_none() {
         skip(
             test,
@@ -462,12 +467,15 @@ fn a_clang_openmp_program_that_crashes_leaves_no_header_only_tmp_log() {
     let source = dir.join("crash.c");
     std::fs::write(
         &source,
-        "#include <signal.h>\n#include <stdio.h>\n\
+        "#include <omp.h>\n#include <signal.h>\n#include <stdio.h>\n\
          static double spin(long n){double x=0;for(long i=0;i<n;i++)x+=i*1e-9;return x;}\n\
          int main(void){double s=0;\n\
          #pragma omp parallel num_threads(2) reduction(+:s)\n\
          { s+=spin(2000000); }\n\
-         printf(\"%d\\n\", s>0);fflush(stdout);raise(SIGSEGV);return 0;}\n",
+         printf(\"%d\\n\", s>0);fflush(stdout);\n\
+         #pragma omp parallel num_threads(2) reduction(+:s)\n\
+         { s+=spin(2000000); if(omp_get_thread_num()==1)raise(SIGSEGV); s+=spin(200000000); }\n\
+         return s>0;}\n",
     )
     .unwrap();
     let built = compile(
@@ -485,28 +493,52 @@ fn a_clang_openmp_program_that_crashes_leaves_no_header_only_tmp_log() {
     }
     let out = pp!()
         .env_remove("PP_OMPT_LIBRARY")
+        .env_remove("PP_BUFFER_EVENTS")
+        .env_remove("PP_CRASH_SAFE")
         .current_dir(&dir)
         .args(["run", "--", "./crash"])
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(128 + libc::SIGSEGV),
-        "{}",
-        stderr(&out)
-    );
-    // Either the events survived and were profiled, or there were none and the .tmp is gone:
-    // never a header-only .tmp and "nothing to attribute".
     let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(128 + libc::SIGSEGV), "{err}");
     assert!(!err.contains("nothing to attribute"), "{err}");
-    let tmp = dir.join("pp.log.tmp");
-    if tmp.exists() {
-        assert!(stdout(&out).contains("Processors:"), "{err}");
-    } else {
-        one_line(
-            &out,
-            128 + libc::SIGSEGV,
-            "./crash was killed by signal 11 before its log held any event; removed ",
-        );
+    assert!(
+        err.lines().any(|l| l.starts_with(
+            "pp run: warning: ./crash was killed by signal 11: profiled up to its last recorded event ("
+        )),
+        "{err}"
+    );
+    assert!(stdout(&out).contains("Processors:"), "{err}");
+    for f in ["pp.log.tmp", "pp.log.tmp.buffers", "pp.log.tmp.names"] {
+        assert!(!dir.join(f).exists(), "{f} is left");
     }
+    // Both threads' work in the first region, and in the second up to the crash, is there.
+    let row = pp!()
+        .current_dir(&dir)
+        .args(["-l", "pp.log"])
+        .output()
+        .unwrap();
+    let row = String::from_utf8_lossy(&row.stdout).into_owned();
+    let value = |key: &str| -> f64 {
+        row.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {key} in {row}"))
+    };
+    assert_eq!(value("p"), 2.0, "{row}");
+    assert!(value("pc") > 0.0, "{row}");
+    let by_thread = pp!()
+        .current_dir(&dir)
+        .args(["--by", "thread", "pp.log"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&by_thread.stdout)
+            .lines()
+            .filter(|l| l.starts_with("thread 0 ") || l.starts_with("thread 1 "))
+            .count(),
+        2,
+        "{}",
+        String::from_utf8_lossy(&by_thread.stdout)
+    );
 }

@@ -1,6 +1,8 @@
 //! The thread-local event buffer: compact raw events appended without a lock, handed to the
 //! session's log writer when the buffer is full, when the thread stops or exits, when the
-//! session finishes, and from the panic hook.
+//! session finishes, and from the panic hook. The buffer itself is a slot of the session's
+//! crash-safe buffers file ([`crate::spill`]): each event is counted there as soon as it is
+//! stored, so a run killed by a signal keeps it.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -9,6 +11,10 @@ use crate::clock::{Clock, RunDelay, thread_cpu_ns};
 use crate::event::ThreadId;
 use crate::raw::{Raw, RawKind};
 use crate::shared::{Shared, in_writer};
+use crate::spill::Buffer;
+
+/// Entries of a thread's cache of the names it has written to the names file.
+const SEEN: usize = 64;
 
 /// The recording state of one registered thread.
 pub(crate) struct ThreadRec {
@@ -16,66 +22,100 @@ pub(crate) struct ThreadRec {
     clock: Clock,
     run_delay: RunDelay,
     cap: usize,
-    buf: Vec<Raw>,
+    /// Events in the buffer.
+    len: usize,
+    buf: Buffer,
+    /// Names this thread knows are in the names file, by address and length (a direct-mapped
+    /// cache: a miss only costs a lookup under the names file's lock).
+    seen: [(usize, usize); SEEN],
     pub(crate) session: Arc<Shared>,
 }
 
 impl ThreadRec {
     fn new(id: ThreadId, session: Arc<Shared>) -> ThreadRec {
-        let cap = session.buffer_events;
+        let buf = session.buffer(id);
         ThreadRec {
             id,
             clock: session.clock,
             run_delay: RunDelay::open(),
-            cap,
-            buf: Vec::with_capacity(cap),
+            cap: buf.cap(),
+            len: 0,
+            buf,
+            seen: [(0, 0); SEEN],
             session,
         }
     }
 
-    /// Appends an event stamped now. The hot path: a capacity check, a clock read, a store.
+    /// Appends an event stamped now. The hot path: a capacity check, a clock read, a store
+    /// and the store of the new count.
     #[inline(always)]
     pub(crate) fn push(&mut self, kind: RawKind) {
-        if self.buf.len() >= self.cap {
+        if self.len >= self.cap {
             self.flush();
         }
         let ticks = self.clock.ticks();
-        self.buf.push(Raw { ticks, kind });
+        self.store(ticks, kind);
+    }
+
+    /// Appends an event at `ticks`.
+    fn put(&mut self, ticks: u64, kind: RawKind) {
+        if self.len >= self.cap {
+            self.flush();
+        }
+        self.store(ticks, kind);
+    }
+
+    /// Stores an event in the (not full) buffer and counts it.
+    #[inline(always)]
+    fn store(&mut self, ticks: u64, kind: RawKind) {
+        if let Some(name) = kind.name() {
+            self.note_name(name);
+        }
+        self.buf.put(self.len, Raw::new(ticks, kind));
+        self.len += 1;
+        self.buf.commit(self.len);
+    }
+
+    /// Makes sure `name` is in the names file before an event that uses it is counted.
+    #[inline(always)]
+    fn note_name(&mut self, name: &'static str) {
+        let key = (name.as_ptr() as usize, name.len());
+        let slot = &mut self.seen[(key.0 >> 3) % SEEN];
+        if *slot != key {
+            self.session.spill.note_name(name);
+            *slot = key;
+        }
     }
 
     /// Appends a `cpu` sample (CPU clock and run-queue delay), stamped at the middle of the
     /// (slow) reads.
     pub(crate) fn sample_cpu(&mut self) {
-        if self.buf.len() >= self.cap {
-            self.flush();
-        }
         let a = self.clock.ticks();
         let Some(cpu) = thread_cpu_ns() else { return };
         let delay = self.run_delay.read();
         let b = self.clock.ticks();
         let ticks = a + b.saturating_sub(a) / 2;
-        self.buf.push(Raw {
-            ticks,
-            kind: RawKind::Cpu(cpu, delay),
-        });
+        self.put(ticks, RawKind::Cpu(cpu, delay));
     }
 
     /// Writes the buffered events as one block of the log and empties the buffer.
     #[cold]
     #[inline(never)]
     pub(crate) fn flush(&mut self) {
-        if !self.buf.is_empty() {
-            self.session.write_block(self.id, &self.buf);
-            self.buf.clear();
+        if self.len > 0 {
+            self.session.write_block(self.id, &self.buf, self.len);
+            self.len = 0;
         }
     }
 
-    /// Ends the thread's part of the run: a last CPU sample, `stop`, flush.
+    /// Ends the thread's part of the run: a last CPU sample, `stop`, flush, and the buffer
+    /// given back.
     fn stop(mut self) {
         self.sample_cpu();
         self.push(RawKind::Stop);
         self.flush();
         self.session.thread_stopped(self.id);
+        self.session.spill.release(self.buf);
     }
 }
 
@@ -132,8 +172,9 @@ pub(crate) fn start(id: ThreadId, session: Arc<Shared>) {
 /// the given first events, each at its own clock reading instead of now.
 pub(crate) fn start_with(id: ThreadId, session: Arc<Shared>, first: &[(u64, RawKind)]) {
     register(id, session, |rec| {
-        rec.buf
-            .extend(first.iter().map(|&(ticks, kind)| Raw { ticks, kind }));
+        for &(ticks, kind) in first {
+            rec.put(ticks, kind);
+        }
     });
 }
 

@@ -79,6 +79,21 @@ impl Clock {
         self.base
     }
 
+    /// Nanoseconds per tick, 32.32 fixed point.
+    pub(crate) fn mult(&self) -> u64 {
+        self.mult
+    }
+
+    /// The clock whose time 0 is the reading `base`, at `mult` nanoseconds per tick (32.32
+    /// fixed point), for converting another process's readings. Its source is not read.
+    pub(crate) fn from_parts(base: u64, mult: u64) -> Clock {
+        Clock {
+            source: ClockSource::Monotonic,
+            base,
+            mult,
+        }
+    }
+
     /// The source of the ticks.
     pub(crate) fn source(&self) -> ClockSource {
         self.source

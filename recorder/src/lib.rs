@@ -17,13 +17,15 @@
 //! boundaries as each thread sees them.
 //! A full buffer is written to `<path>.tmp` as one block, so a crash leaves a readable
 //! prefix; [`Session::finish`] (or dropping the session) writes the rest and renames the file
-//! to `<path>`.
+//! to `<path>`. The buffers themselves are mapped from `<path>.tmp.buffers`, so a crash, even
+//! SIGKILL, keeps the events they hold ([`spill`]; docs/event-log.md, "Crash-safe buffers").
 //!
 //! Environment: `PP_LOG` (log path, default `./pp.log`), `PP_CLOCK` (`tsc` or `monotonic`,
 //! default: the TSC where the kernel keeps time with it), `PP_BUFFER_EVENTS` (events per
 //! thread buffer, default [`DEFAULT_BUFFER_EVENTS`]), `PP_RUN_DELAY=0` (no run-queue delay in
 //! the `cpu` samples: saves about 0.4 µs per sample, but time a thread waits for a core
-//! outside its work then shows as idle or waiting instead of rc).
+//! outside its work then shows as idle or waiting instead of rc), `PP_CRASH_SAFE=0` (buffers in
+//! the process's memory: a crash loses the events they hold).
 //!
 //! ```
 //! use pp_recorder::{self as recorder, Session, sync::Mutex};
@@ -56,6 +58,7 @@ mod names;
 mod raw;
 mod session;
 mod shared;
+pub mod spill;
 #[cfg(feature = "rayon")]
 mod team;
 mod team_table;

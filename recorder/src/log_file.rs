@@ -30,6 +30,8 @@ pub(crate) struct LogFile {
     /// Each thread's last time written: a block never goes back in time, even if a thread id
     /// is (wrongly) registered by two threads at once.
     last_t: HashMap<ThreadId, u64>,
+    /// Each thread's events written.
+    logged: HashMap<ThreadId, u64>,
     scratch: Vec<Event>,
     /// The first write error: the log stops there and is not renamed.
     error: Option<io::Error>,
@@ -56,6 +58,7 @@ impl LogFile {
             names: HashMap::new(),
             teams: HashMap::new(),
             last_t: HashMap::new(),
+            logged: HashMap::new(),
             scratch: Vec::new(),
             error: None,
             refused: (0, None),
@@ -71,6 +74,11 @@ impl LogFile {
     /// The path written during the run.
     pub(crate) fn tmp(&self) -> &Path {
         &self.tmp
+    }
+
+    /// How many of `thread`'s events the log holds.
+    pub(crate) fn logged(&self, thread: ThreadId) -> u64 {
+        self.logged.get(&thread).copied().unwrap_or(0)
     }
 
     /// Blocks refused by the writer, and the first reason.
@@ -107,8 +115,9 @@ impl LogFile {
         events.clear();
         let mut last = self.last_t.get(&thread).copied().unwrap_or(0);
         for r in raw {
+            let Some(kind) = r.kind() else { continue };
             last = last.max(clock.to_ns(r.ticks));
-            let kind = self.convert(r.kind, teams);
+            let kind = self.convert(kind, teams);
             events.push(Event {
                 t: last,
                 thread,
@@ -122,6 +131,7 @@ impl LogFile {
         match result {
             Ok(()) => {
                 self.events += events.len() as u64;
+                *self.logged.entry(thread).or_insert(0) += events.len() as u64;
                 self.last_t.insert(thread, last);
             }
             // Refused before anything was written: the log is still valid.

@@ -12,6 +12,7 @@ use crate::epoch::Epoch;
 use crate::event::{Header, ThreadId};
 use crate::log_file::LogFile;
 use crate::shared::{self, Shared};
+use crate::spill::Spill;
 
 /// Default capacity of a thread's buffer, in events (40 bytes each: 640 KiB per thread).
 pub const DEFAULT_BUFFER_EVENTS: usize = 16 * 1024;
@@ -26,6 +27,10 @@ pub const DEFAULT_STOP_TIMEOUT: Duration = Duration::from_secs(2);
 /// The log goes to `$PP_LOG`, or `./pp.log`, or the path given to [`SessionBuilder::path`].
 /// During the run it is written to `<path>.tmp`, a block at a time, so that a crash leaves a
 /// readable prefix; finishing renames it over `<path>`, replacing the previous run's log.
+/// The threads' buffers are kept in `<path>.tmp.buffers` (with their names in
+/// `<path>.tmp.names`), so that the events not yet written when a crash or a signal stops
+/// the program survive it too: `pp run` and `pp recover` complete the log from them
+/// (docs/event-log.md, "Crash-safe buffers"). Finishing removes both files.
 ///
 /// ```
 /// use pp_recorder::{self as recorder, Session};
@@ -80,6 +85,7 @@ pub struct SessionBuilder {
     clock: Option<ClockSource>,
     epoch: Option<Epoch>,
     stop_timeout: Duration,
+    crash_safe: bool,
 }
 
 impl Session {
@@ -111,6 +117,7 @@ impl Session {
             clock: None,
             epoch: None,
             stop_timeout: DEFAULT_STOP_TIMEOUT,
+            crash_safe: std::env::var("PP_CRASH_SAFE").as_deref() != Ok("0"),
         }
     }
 
@@ -209,6 +216,14 @@ impl SessionBuilder {
         self
     }
 
+    /// Whether the threads' buffers are kept in `<path>.tmp.buffers`, mapped shared, so that
+    /// a crash keeps their events (default: yes, unless `PP_CRASH_SAFE=0`). Without it the
+    /// buffers are in the process's memory and a crash loses what they hold.
+    pub fn crash_safe(mut self, yes: bool) -> Self {
+        self.crash_safe = yes;
+        self
+    }
+
     /// The timestamp clock (default: [`ClockSource::detect`]).
     pub fn clock(mut self, source: ClockSource) -> Self {
         self.clock = Some(source);
@@ -254,13 +269,8 @@ impl SessionBuilder {
                 Some(e) => e.clock,
                 None => Clock::start(self.clock.unwrap_or_else(ClockSource::detect)),
             };
-            Ok(Shared::new(
-                self.p,
-                clock,
-                self.epoch,
-                self.buffer_events,
-                log,
-            ))
+            let spill = Spill::create(log.tmp(), self.buffer_events, &clock, self.crash_safe);
+            Ok(Shared::new(self.p, clock, self.epoch, spill, log))
         })?;
         let (path, tmp) = paths.expect("set when the session was made");
         install_panic_hook();

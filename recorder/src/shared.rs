@@ -11,7 +11,8 @@ use crate::clock::Clock;
 use crate::epoch::Epoch;
 use crate::event::ThreadId;
 use crate::log_file::LogFile;
-use crate::raw::{ALL_THREADS, Raw};
+use crate::raw::ALL_THREADS;
+use crate::spill::{Buffer, Spill};
 use crate::team_table::TeamTable;
 
 /// The active session, if any: what `thread_start` registers with.
@@ -33,7 +34,8 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) struct Shared {
     pub(crate) p: u32,
     pub(crate) clock: Clock,
-    pub(crate) buffer_events: usize,
+    /// The threads' buffers (crash-safe where the files could be made).
+    pub(crate) spill: Spill,
     /// Distinguishes sessions (a team checks its threads' registration against it).
     #[cfg_attr(not(feature = "rayon"), allow(dead_code))]
     pub(crate) generation: u64,
@@ -53,14 +55,14 @@ impl Shared {
         p: u32,
         clock: Clock,
         epoch: Option<Epoch>,
-        buffer_events: usize,
+        spill: Spill,
         log: LogFile,
     ) -> Shared {
         Shared {
             p,
             clock,
             epoch,
-            buffer_events,
+            spill,
             generation: NEXT_GENERATION.fetch_add(1, Ordering::Relaxed),
             next_region: AtomicU64::new(0),
             log: Mutex::new(log),
@@ -82,13 +84,32 @@ impl Shared {
         if team.is_empty() {
             return ALL_THREADS;
         }
-        lock(&self.teams).intern(&team)
+        let mut teams = lock(&self.teams);
+        let (index, new) = teams.intern(&team);
+        if new {
+            self.spill.note_team(index, teams.threads(index));
+        }
+        index
     }
 
-    /// Writes one block of a thread's raw events.
-    pub(crate) fn write_block(&self, thread: ThreadId, raw: &[Raw]) {
+    /// A buffer for a thread registering as `thread`.
+    pub(crate) fn buffer(&self, thread: ThreadId) -> Buffer {
+        let base = {
+            let _mark = InWriter::enter();
+            lock(&self.log).logged(thread)
+        };
+        self.spill.buffer(thread, base)
+    }
+
+    /// Writes the first `n` events of a thread's buffer to the log and empties the buffer:
+    /// its count goes to 0, then its `base` to the thread's events now in the log (in that
+    /// order, so that a crash between the two never counts an event twice).
+    pub(crate) fn write_block(&self, thread: ThreadId, buf: &Buffer, n: usize) {
         let _mark = InWriter::enter();
-        lock(&self.log).write_block(thread, raw, &self.clock, &self.teams);
+        let mut log = lock(&self.log);
+        log.write_block(thread, buf.events(n), &self.clock, &self.teams);
+        buf.commit(0);
+        buf.set_base(log.logged(thread));
     }
 
     pub(crate) fn thread_started(&self, id: ThreadId) {
@@ -130,6 +151,7 @@ impl Shared {
         let _mark = InWriter::enter();
         let mut log = lock(&self.log);
         let events = log.close()?;
+        self.spill.remove();
         Ok((events, log.refused()))
     }
 }

@@ -13,18 +13,19 @@ pub(crate) struct TeamTable {
 }
 
 impl TeamTable {
-    /// The index of the team of these threads (sorted, deduplicated), interning it if new.
-    pub(crate) fn intern(&mut self, threads: &[ThreadId]) -> u32 {
+    /// The index of the team of these threads (sorted, deduplicated), interning it if new,
+    /// and whether it is new.
+    pub(crate) fn intern(&mut self, threads: &[ThreadId]) -> (u32, bool) {
         let mut team = threads.to_vec();
         team.sort_unstable();
         team.dedup();
         if let Some(&i) = self.index.get(&team) {
-            return i;
+            return (i, false);
         }
         let i = self.teams.len() as u32;
         self.teams.push(team.clone());
         self.index.insert(team, i);
-        i
+        (i, true)
     }
 
     /// The threads of an interned team.
@@ -40,9 +41,10 @@ mod tests {
     #[test]
     fn interns_sorted_teams() {
         let mut t = TeamTable::default();
-        let a = t.intern(&[2, 0, 2]);
-        assert_eq!(t.intern(&[0, 2]), a);
-        assert_ne!(t.intern(&[1]), a);
+        let (a, new) = t.intern(&[2, 0, 2]);
+        assert!(new);
+        assert_eq!(t.intern(&[0, 2]), (a, false));
+        assert_ne!(t.intern(&[1]).0, a);
         assert_eq!(t.threads(a), [0, 2]);
     }
 }

@@ -105,6 +105,24 @@ pub fn run(args: &RunOptions, warn: &mut dyn FnMut(String)) -> Result<Ran, Failu
         return Ok(Ran { status, log });
     }
     if identity(&tmp).is_some_and(|now| Some(now) != before.1) {
+        // The threads' buffers complete the log up to the last event (docs/pp-run.md).
+        match crate::trace::recover::recover(&tmp, &log) {
+            Ok(Some(r)) => {
+                warn(format!(
+                    "{} {}: profiled up to its last recorded event ({} events, {} of them from its threads' buffers, recovered into {})",
+                    show(program),
+                    ended.how,
+                    r.from_log + r.from_buffers,
+                    r.from_buffers,
+                    log.display()
+                ));
+                return Ok(Ran { status, log });
+            }
+            Ok(None) => {}
+            Err(e) => warn(format!(
+                "cannot complete the log from its threads' buffers: {e}"
+            )),
+        }
         if header_only(&tmp) {
             // Nothing to profile: a header alone (docs/pp-run.md, "Which log is profiled").
             let removed = match std::fs::remove_file(&tmp) {
