@@ -46,7 +46,9 @@ impl RawKind {
         match self {
             RawKind::RegionBegin { name, .. } | RawKind::Phase(name) => Some(name),
             RawKind::WorkBegin(label) | RawKind::WorkEnd(label) => label,
-            RawKind::WaitBegin(_, object) | RawKind::WaitEnd(_, object, _) => object,
+            RawKind::WaitBegin(_, object)
+            | RawKind::WaitEnd(_, object, _)
+            | RawKind::Release(_, object) => object,
             _ => None,
         }
     }
@@ -66,6 +68,7 @@ pub(crate) mod tag {
     pub(crate) const COMM_END: u8 = 10;
     pub(crate) const CPU: u8 = 11;
     pub(crate) const PHASE: u8 = 12;
+    pub(crate) const RELEASE: u8 = 13;
 }
 
 /// [`Raw::flags`]: the name is present.
@@ -165,6 +168,11 @@ impl Raw {
                     r.flags |= HAS_BY;
                 }
             }
+            RawKind::Release(kind, object) => {
+                r.tag = tag::RELEASE;
+                r.wait = wait_code(kind);
+                name(&mut r, object);
+            }
             RawKind::CommBegin(bytes) => {
                 r.tag = tag::COMM_BEGIN;
                 r.a = bytes;
@@ -227,6 +235,7 @@ impl Raw {
                 name(),
                 (self.flags & HAS_BY != 0).then_some(self.d),
             ),
+            tag::RELEASE => RawKind::Release(self.wait_kind(), name()),
             tag::COMM_BEGIN => RawKind::CommBegin(self.a),
             tag::COMM_END => RawKind::CommEnd(self.a),
             tag::CPU => RawKind::Cpu(self.a, (self.flags & HAS_DELAY != 0).then_some(self.b)),
@@ -283,6 +292,8 @@ mod tests {
             RawKind::WaitBegin(WaitKind::Barrier, None),
             RawKind::WaitEnd(WaitKind::Lock, Some("m"), Some(2)),
             RawKind::WaitEnd(WaitKind::Other, None, None),
+            RawKind::Release(WaitKind::Lock, Some("critical")),
+            RawKind::Release(WaitKind::Cond, None),
             RawKind::CommBegin(1 << 40),
             RawKind::CommEnd(5),
             RawKind::Cpu(123, Some(45)),

@@ -555,6 +555,10 @@ fn decode(
             object: name()?,
             by: (raw.flags & HAS_BY != 0).then_some(raw.d),
         },
+        tag::RELEASE => EventKind::Release {
+            kind: raw.wait_kind(),
+            object: name()?,
+        },
         tag::COMM_BEGIN => EventKind::CommBegin { bytes: raw.a },
         tag::COMM_END => EventKind::CommEnd { bytes: raw.a },
         tag::CPU => EventKind::Cpu {

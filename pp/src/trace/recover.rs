@@ -184,6 +184,10 @@ fn remap(kind: EventKind, from: &Symbols, to: &mut Symbols) -> EventKind {
             object: object.map(name),
             by,
         },
+        EventKind::Release { kind, object } => EventKind::Release {
+            kind,
+            object: object.map(name),
+        },
         EventKind::Phase { name: n } => EventKind::Phase { name: name(n) },
         EventKind::Send {
             peer,
