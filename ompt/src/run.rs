@@ -62,6 +62,9 @@ pub fn start(p: u32) -> bool {
         for (k, v) in params() {
             b = b.param(k, v);
         }
+        if let Some(path) = rank_log() {
+            b = b.path(path);
+        }
         match b.start() {
             Ok(session) => {
                 P.store(p.max(1), Ordering::Release);
@@ -77,6 +80,23 @@ pub fn start(p: u32) -> bool {
         return pp_recorder::thread_start_at_epoch(0, Some("serial"), Some(None));
     }
     false
+}
+
+/// Under `pp run -- mpirun` (`PP_MPI_LOG` is set, and this process is a rank): the rank's
+/// own log, `$PP_MPI_LOG.omp<rank>`, which pp run merges with the MPI tracer's
+/// (docs/mpi.md, "Hybrid MPI + OpenMP").
+fn rank_log() -> Option<String> {
+    let base = std::env::var("PP_MPI_LOG").ok().filter(|b| !b.is_empty())?;
+    let rank = ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .into_iter()
+        .find_map(|v| std::env::var(v).ok()?.parse::<u32>().ok())?;
+    Some(format!("{base}.omp{rank}"))
+}
+
+/// The `CLOCK_MONOTONIC` reading at the log's time 0 (`None` on the TSC, or before the
+/// epoch is taken): the MPI tracer puts its events on this time base.
+pub fn epoch_monotonic_ns() -> Option<u64> {
+    EPOCH.get()?.monotonic_ns()
 }
 
 /// The run parameters of `PP_PARAMS` (`key=value` tokens separated by whitespace); a token
