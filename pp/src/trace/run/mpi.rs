@@ -125,13 +125,52 @@ pub fn merge(
         })
         .collect();
     let threads = omp.iter().flatten().map(|o| o.p).max().unwrap_or(1);
+    // Ranks that loaded an OpenMP runtime and wrote no OMPT log, by runtime.
+    let without = |runtime: &str| -> Vec<usize> {
+        let said = format!("# openmp_runtime {runtime}");
+        (0..size)
+            .filter(|&r| {
+                omp[r].is_none()
+                    && tracers[r]
+                        .as_deref()
+                        .is_some_and(|t| t.lines().any(|l| l == said))
+            })
+            .collect()
+    };
+    let alone = |threads: usize| {
+        if threads > 1 {
+            format!("each is its thread r*{threads} alone, its other threads idle")
+        } else {
+            "each rank is one thread".to_string()
+        }
+    };
+    let gomp = without("libgomp");
+    if !gomp.is_empty() {
+        warn(format!(
+            "ranks {gomp:?}: their OpenMP threads are not recorded: the program uses GCC's OpenMP runtime (libgomp), which has no tools interface (OMPT); build it with clang -fopenmp (OMPI_CC=clang mpicc -fopenmp) to record them ({})",
+            alone(threads)
+        ));
+    }
+    let omp_silent = without("libomp");
+    if !omp_silent.is_empty() {
+        warn(format!(
+            "ranks {omp_silent:?}: their OpenMP threads are not recorded: LLVM's OpenMP runtime did not load the OMPT tool, or the rank opened no parallel region ({})",
+            alone(threads)
+        ));
+    }
     if threads > 1 {
         let plain: Vec<usize> = (0..size)
-            .filter(|&r| tracers[r].is_some() && omp[r].is_none())
+            .filter(|&r| {
+                tracers[r].is_some()
+                    && omp[r].is_none()
+                    && !gomp.contains(&r)
+                    && !omp_silent.contains(&r)
+            })
             .collect();
         if !plain.is_empty() {
             warn(format!(
-                "ranks {plain:?}: their OpenMP threads are not recorded (the OpenMP runtime did not load the OMPT tool: a program built without LLVM's libomp, e.g. with gcc -fopenmp, or one that opened no parallel region): each rank r is thread r*{threads} alone, its other threads idle"
+                "ranks {plain:?}: no OpenMP threads recorded (no OpenMP runtime seen, or no OMPT log): {}",
+                alone(threads)
             ));
         }
         for (r, o) in omp.iter().enumerate() {
@@ -701,7 +740,7 @@ mod tests {
         );
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(
-            warnings[0].starts_with("ranks [1]: their OpenMP threads are not recorded"),
+            warnings[0].starts_with("ranks [1]: no OpenMP threads recorded"),
             "{warnings:?}"
         );
         let text = std::fs::read_to_string(&log).unwrap();

@@ -21,7 +21,8 @@
  * with dlsym), each event line names its thread `<rank>:<k>`, k the tool's id of the calling
  * thread (`<rank>` alone when the tool records no thread there yet), CPU samples carry the
  * run-queue delay as the tool's do, and the log ends with `# ompt_epoch <ns>` (the tool's time
- * 0 on CLOCK_MONOTONIC); pp run merges the two. Under MPI_THREAD_MULTIPLE the thread that
+ * 0 on CLOCK_MONOTONIC); pp run merges the two. `# openmp_runtime libomp|libgomp` says which
+ * OpenMP runtime the program loaded, so that pp run can say why threads are missing. Under MPI_THREAD_MULTIPLE the thread that
  * initialised MPI and every thread the tool records are recorded, under a lock; other threads'
  * calls are counted (`# unrecorded_calls <n>`), not recorded.
  *
@@ -470,6 +471,12 @@ static void end_trace(void) {
         unlock();
         if (tool_epoch && out)
             fprintf(out, "# ompt_epoch %llu\n", (unsigned long long)tool_epoch());
+        /* Which OpenMP runtime the program loaded, if any (libomp also defines GOMP_*):
+         * pp run says why a rank's OpenMP threads are missing. */
+        const char *runtime = dlsym(RTLD_DEFAULT, "__kmpc_fork_call") ? "libomp"
+                              : dlsym(RTLD_DEFAULT, "GOMP_parallel")  ? "libgomp"
+                                                                      : NULL;
+        if (runtime && out) fprintf(out, "# openmp_runtime %s\n", runtime);
         unsigned long long skipped = __atomic_load_n(&unrecorded_calls, __ATOMIC_RELAXED);
         if (skipped && out) fprintf(out, "# unrecorded_calls %llu\n", skipped);
     }
