@@ -1,7 +1,9 @@
 //! `pp run -- mpirun ...`: an MPI program's ranks are the processors. `pp run` compiles the
 //! tracer ([`TRACER_C`], from `pmpi/`) with the MPI compiler wrapper (`$PP_MPICC`, else
 //! `mpicc`), preloads it into the ranks (the launcher passes the environment on to them), and
-//! merges the text log each rank writes at `MPI_Finalize` into one log (docs/mpi.md).
+//! merges the text log each rank writes at `MPI_Finalize` into one log (docs/mpi.md). In a
+//! hybrid MPI + OpenMP program each rank's OMPT tool writes its OpenMP threads' log too, and
+//! the merge makes them threads of the run (docs/mpi.md, "Hybrid MPI + OpenMP").
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -346,6 +348,8 @@ impl Rank {
     }
 
     /// A rank without OpenMP threads: the tracer's log as it is, on the rank's first thread.
+    /// Its CPU samples lose the run-queue delay the tracer read because the OMPT tool was
+    /// loaded: a rank of one thread is measured as without the tool.
     fn mpi_only(&self, tracer: &str) -> Vec<Entry> {
         let offset = offsets(tracer);
         tracer
@@ -355,7 +359,12 @@ impl Rank {
                 Some((t, _, rest)) => Entry::Event {
                     t: offset(t),
                     thread: self.thread(None),
-                    rest: self.tracer_rest(rest),
+                    rest: match rest.strip_prefix("cpu ") {
+                        Some(sample) => {
+                            format!("cpu {}", sample.split(' ').next().unwrap_or(sample))
+                        }
+                        None => self.tracer_rest(rest),
+                    },
                 },
                 None => Entry::Other(line.to_string()),
             })
@@ -648,7 +657,7 @@ mod tests {
             dir.join(format!("rank.rank{r}")),
             format!(
                 "pplog 1 p=2\n# clock_offset 1000 0\n1000 {r} start\n1000 {r} region_begin 0 mpi\n\
-                 1002 {r} work_begin\n{call}2000 {r} work_end\n2000 {r} region_end 0\n\
+                 1001 {r} cpu 10 3\n1002 {r} work_begin\n{call}2000 {r} work_end\n2000 {r} region_end 0\n\
                  2000 {r} stop\n# clock_offset 2000 0\n# ompt_epoch 900\n"
             ),
         )
@@ -744,8 +753,11 @@ mod tests {
             "{warnings:?}"
         );
         let text = std::fs::read_to_string(&log).unwrap();
-        // Rank 1 is its tracer's log alone, on thread 2; its send names rank 0's receiver.
+        // Rank 1 is its tracer's log alone, on thread 2, its samples without the run-queue
+        // delay; its send names rank 0's receiver.
         assert!(text.contains("\n1000 2 start\n"), "{text}");
+        assert!(text.contains("\n1001 2 cpu 10\n"), "{text}");
+        assert!(text.contains("\n1001 0 cpu 10 3\n"), "{text}");
         assert!(text.contains("\n1700 2 send 0 7 8\n"), "{text}");
         assert!(text.contains("\n1800 0 recv 2 7 8\n"), "{text}");
     }
