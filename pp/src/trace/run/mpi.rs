@@ -761,4 +761,70 @@ mod tests {
         assert!(text.contains("\n1700 2 send 0 7 8\n"), "{text}");
         assert!(text.contains("\n1800 0 recv 2 7 8\n"), "{text}");
     }
+
+    proptest::proptest! {
+        /// Whichever threads of their ranks send and receive, every message keeps MPI's
+        /// pairing once each names the other's thread: pp's matching of threads (per
+        /// communicator, sender, receiver and tag, oldest first) gives each receive its own
+        /// send, and leaves no send unreceived.
+        #[test]
+        fn paired_messages_match_as_mpi_matched_them(
+            ranks in 1usize..4,
+            threads in 1usize..4,
+            messages in proptest::collection::vec(
+                (0usize..4, 0usize..4, 0usize..4, 0usize..4, 0u32..3, 0u64..1000, 1u64..50),
+                0..40,
+            ),
+        ) {
+            // (source rank, its thread, destination rank, its thread, tag, send time, delay):
+            // per channel, receives complete in the order of the sends (MPI's non-overtaking
+            // order), each after its send.
+            let mut by_channel: std::collections::BTreeMap<(usize, usize, u32), Vec<_>> =
+                Default::default();
+            for (id, &(sr, st, dr, dt, tag, t, d)) in messages.iter().enumerate() {
+                let (sr, dr) = (sr % ranks, dr % ranks);
+                by_channel
+                    .entry((sr, dr, tag))
+                    .or_default()
+                    .push((t * 2 + (id as u64 % 2), sr * threads + st % threads, dr * threads + dt % threads, d, id));
+            }
+            let mut merged: Vec<Vec<Entry>> = (0..ranks).map(|_| Vec::new()).collect();
+            let mut recv_times = Vec::new();
+            for ((sr, dr, tag), mut sends) in by_channel {
+                sends.sort_unstable();
+                let mut last = 0;
+                for (t, from, to, d, id) in sends {
+                    let received = (t + d).max(last + 1);
+                    last = received;
+                    recv_times.push(received);
+                    merged[sr].push(Entry::Event { t, thread: from, rest: format!("send {dr} {tag} {id}") });
+                    merged[dr].push(Entry::Event { t: received, thread: to, rest: format!("recv {sr} {tag} {id}") });
+                }
+            }
+            pair_messages(&mut merged, threads);
+            let mut all: Vec<(u64, bool, usize, String)> = merged
+                .into_iter()
+                .flatten()
+                .filter_map(|e| match e {
+                    Entry::Event { t, thread, rest } => Some((t, rest.starts_with("recv"), thread, rest)),
+                    Entry::Other(_) => None,
+                })
+                .collect();
+            all.sort();
+            let mut matching = crate::messages::Messages::default();
+            for (t, _, thread, rest) in &all {
+                let w: Vec<&str> = rest.split(' ').collect();
+                let (peer, tag, id): (u32, u32, u64) =
+                    (w[1].parse().unwrap(), w[2].parse().unwrap(), w[3].parse().unwrap());
+                let me = *thread as u32;
+                if w[0] == "send" {
+                    matching.send(None, me, peer, tag, crate::messages::Sent { t: *t, bytes: id });
+                } else {
+                    let sent = matching.recv(None, peer, me, tag);
+                    proptest::prop_assert_eq!(sent.map(|s| s.bytes), Some(id), "{:?}", all);
+                }
+            }
+            proptest::prop_assert_eq!(matching.unreceived().0, 0);
+        }
+    }
 }
