@@ -778,7 +778,8 @@ mod tests {
         ) {
             // (source rank, its thread, destination rank, its thread, tag, send time, delay):
             // per channel, receives complete in the order of the sends (MPI's non-overtaking
-            // order), each after its send.
+            // order), each after its send; no two sends at one time (a log orders those by
+            // its lines, which this test does not keep).
             let mut by_channel: std::collections::BTreeMap<(usize, usize, u32), Vec<_>> =
                 Default::default();
             for (id, &(sr, st, dr, dt, tag, t, d)) in messages.iter().enumerate() {
@@ -786,7 +787,7 @@ mod tests {
                 by_channel
                     .entry((sr, dr, tag))
                     .or_default()
-                    .push((t * 2 + (id as u64 % 2), sr * threads + st % threads, dr * threads + dt % threads, d, id));
+                    .push((t * 64 + id as u64, sr * threads + st % threads, dr * threads + dt % threads, d, id));
             }
             let mut merged: Vec<Vec<Entry>> = (0..ranks).map(|_| Vec::new()).collect();
             let mut recv_times = Vec::new();
