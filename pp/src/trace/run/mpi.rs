@@ -113,11 +113,21 @@ pub fn merge(
             "ranks {missing:?} of {size} wrote no log (they stopped before MPI_Finalize, or the launcher did not pass LD_PRELOAD on): their time is idle"
         ));
     }
+    // Ranks whose OMPT log is there but cannot be merged (said here, once).
+    let mut said = vec![false; size];
     let omp: Vec<Option<OmpLog>> = (0..size)
         .map(|r| {
             let tracer = tracers[r].as_deref()?;
-            let omp = OmpLog::read(dir, r).map_err(&mut *warn).ok()??;
+            let omp = match OmpLog::read(dir, r) {
+                Ok(omp) => omp?,
+                Err(why) => {
+                    said[r] = true;
+                    warn(why);
+                    return None;
+                }
+            };
             if comment(tracer, "ompt_epoch").is_none_or(|e| e == 0) {
+                said[r] = true;
                 warn(format!(
                     "rank {r}: its OpenMP threads are not in the log: the OMPT tool's clock is not CLOCK_MONOTONIC (PP_CLOCK=tsc?), so its events cannot be placed beside the MPI calls'"
                 ));
@@ -129,13 +139,14 @@ pub fn merge(
     let threads = omp.iter().flatten().map(|o| o.p).max().unwrap_or(1);
     // Ranks that loaded an OpenMP runtime and wrote no OMPT log, by runtime.
     let without = |runtime: &str| -> Vec<usize> {
-        let said = format!("# openmp_runtime {runtime}");
+        let loaded = format!("# openmp_runtime {runtime}");
         (0..size)
             .filter(|&r| {
                 omp[r].is_none()
+                    && !said[r]
                     && tracers[r]
                         .as_deref()
-                        .is_some_and(|t| t.lines().any(|l| l == said))
+                        .is_some_and(|t| t.lines().any(|l| l == loaded))
             })
             .collect()
     };
@@ -165,6 +176,7 @@ pub fn merge(
             .filter(|&r| {
                 tracers[r].is_some()
                     && omp[r].is_none()
+                    && !said[r]
                     && !gomp.contains(&r)
                     && !omp_silent.contains(&r)
             })
@@ -760,6 +772,61 @@ mod tests {
         assert!(text.contains("\n1001 0 cpu 10 3\n"), "{text}");
         assert!(text.contains("\n1700 2 send 0 7 8\n"), "{text}");
         assert!(text.contains("\n1800 0 recv 2 7 8\n"), "{text}");
+    }
+
+    #[test]
+    fn what_is_not_recorded_is_said_once_a_rank() {
+        // Rank 0: 2 threads, and 3 calls of an unrecorded thread; rank 1: a first team of 1.
+        let dir = test_support::scratch("merge-hybrid-said");
+        hybrid_rank(&dir, 0, 0);
+        hybrid_rank(&dir, 1, 0);
+        let tracer = std::fs::read_to_string(dir.join("rank.rank0")).unwrap();
+        std::fs::write(
+            dir.join("rank.rank0"),
+            tracer + "# openmp_runtime libomp\n# unrecorded_calls 3\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("rank.omp1"),
+            "pplog 1 p=1\n0 0 start\n0 0 work_begin\n1200 0 work_end\n1200 0 stop\n",
+        )
+        .unwrap();
+        let log = dir.join("pp.log");
+        let mut warnings = Vec::new();
+        assert_eq!(
+            merge(&dir, &log, &[], &mut |w| warnings.push(w)).unwrap(),
+            Some(4)
+        );
+        assert_eq!(
+            warnings,
+            [
+                "rank 1: its first parallel region had 1 threads, another rank's 2: its threads 3..3 are idle",
+                "rank 0: 3 blocking MPI calls of threads the OMPT tool does not record (MPI_THREAD_MULTIPLE) are not in the log: their time counts as the threads' work",
+            ]
+        );
+
+        // The tool's clock is another (PP_CLOCK=tsc): the rank is its tracer's log alone,
+        // said once although its program loaded LLVM's runtime.
+        let tracer = std::fs::read_to_string(dir.join("rank.rank0")).unwrap();
+        std::fs::write(
+            dir.join("rank.rank0"),
+            tracer.replace("# ompt_epoch 900\n", "# ompt_epoch 0\n"),
+        )
+        .unwrap();
+        let mut warnings = Vec::new();
+        assert_eq!(
+            merge(&dir, &log, &[], &mut |w| warnings.push(w)).unwrap(),
+            Some(2)
+        );
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("rank 0: its OpenMP threads are not in the log: the OMPT tool's clock is not CLOCK_MONOTONIC"),
+            "{warnings:?}"
+        );
+        assert!(
+            warnings[1].starts_with("rank 0: 3 blocking MPI calls"),
+            "{warnings:?}"
+        );
     }
 
     proptest::proptest! {
