@@ -51,6 +51,22 @@ pub unsafe extern "C" fn ompt_start_tool(
     &raw mut RESULT
 }
 
+/// For the MPI tracer (`pp run -- mpirun`, docs/mpi.md): the pp thread the calling thread
+/// records as in this process's log, or -1 when it records nothing (no parallel region yet,
+/// a thread the tool does not record). The tracer finds it with `dlsym`, so that each MPI
+/// call lands on the OpenMP thread that made it.
+#[unsafe(no_mangle)]
+pub extern "C" fn pp_ompt_thread_id() -> c_int {
+    thread::id().map_or(-1, |id| id as c_int)
+}
+
+/// For the MPI tracer: the `CLOCK_MONOTONIC` nanoseconds at this log's time 0, or 0 when the
+/// log's clock is another (`PP_CLOCK=tsc`).
+#[unsafe(no_mangle)]
+pub extern "C" fn pp_ompt_epoch_ns() -> u64 {
+    run::epoch_monotonic_ns().unwrap_or(0)
+}
+
 unsafe extern "C" fn initialize(lookup: FunctionLookup, _device: c_int, _tool: *mut Data) -> c_int {
     // SAFETY: `lookup` is the runtime's; the name is NUL-terminated.
     let Some(set) = (unsafe { lookup(c"ompt_set_callback".as_ptr()) }) else {

@@ -62,13 +62,16 @@ pub fn start(p: u32) -> bool {
         for (k, v) in params() {
             b = b.param(k, v);
         }
+        if let Some(path) = rank_log() {
+            b = b.path(path);
+        }
         match b.start() {
             Ok(session) => {
                 P.store(p.max(1), Ordering::Release);
                 *s = Some(session);
             }
             Err(e) => {
-                eprintln!("pp-ompt: {e}; this run is not recorded");
+                eprintln!("{}{e}; this run is not recorded", who());
                 P.store(u32::MAX, Ordering::Release);
                 return false;
             }
@@ -77,6 +80,36 @@ pub fn start(p: u32) -> bool {
         return pp_recorder::thread_start_at_epoch(0, Some("serial"), Some(None));
     }
     false
+}
+
+/// Under `pp run -- mpirun` (`PP_MPI_LOG` is set, and this process is a rank): the rank's
+/// own log, `$PP_MPI_LOG.omp<rank>`, which pp run merges with the MPI tracer's
+/// (docs/mpi.md, "Hybrid MPI + OpenMP").
+fn rank_log() -> Option<String> {
+    let base = std::env::var("PP_MPI_LOG").ok().filter(|b| !b.is_empty())?;
+    Some(format!("{base}.omp{}", rank()?))
+}
+
+/// This process's MPI rank under `pp run -- mpirun`, from the launcher's environment.
+fn rank() -> Option<u32> {
+    std::env::var_os("PP_MPI_LOG")?;
+    ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"]
+        .into_iter()
+        .find_map(|v| std::env::var(v).ok()?.parse::<u32>().ok())
+}
+
+/// How the tool's messages start: `pp-ompt: `, and the rank in an MPI program's rank.
+fn who() -> String {
+    match rank() {
+        Some(r) => format!("pp-ompt: rank {r}: "),
+        None => "pp-ompt: ".into(),
+    }
+}
+
+/// The `CLOCK_MONOTONIC` reading at the log's time 0 (`None` on the TSC, or before the
+/// epoch is taken): the MPI tracer puts its events on this time base.
+pub fn epoch_monotonic_ns() -> Option<u64> {
+    EPOCH.get()?.monotonic_ns()
 }
 
 /// The run parameters of `PP_PARAMS` (`key=value` tokens separated by whitespace); a token
@@ -107,27 +140,30 @@ pub fn finish() {
         Ok(report) => {
             if !report.unstopped.is_empty() {
                 eprintln!(
-                    "pp-ompt: threads {:?} had not ended when the OpenMP runtime shut down; \
+                    "{}threads {:?} had not ended when the OpenMP runtime shut down; \
                      their last events may be missing",
+                    who(),
                     report.unstopped
                 );
             }
         }
-        Err(e) => eprintln!("pp-ompt: writing the log: {e}"),
+        Err(e) => eprintln!("{}writing the log: {e}", who()),
     }
     let beyond = BEYOND_P.load(Ordering::Relaxed);
     if beyond > 0 {
         eprintln!(
-            "pp-ompt: {beyond} thread(s) of outermost teams had thread numbers beyond p = {p} \
+            "{}{beyond} thread(s) of outermost teams had thread numbers beyond p = {p} \
              (the first parallel region's team): their time is not in the log; \
-             set OMP_NUM_THREADS to the largest team"
+             set OMP_NUM_THREADS to the largest team",
+            who()
         );
     }
     let nested = NESTED_ONLY.load(Ordering::Relaxed);
     if nested > 0 {
         eprintln!(
-            "pp-ompt: {nested} thread(s) joined nested parallel regions without being among the \
-             p = {p} processors: their time there is not in the log"
+            "{}{nested} thread(s) joined nested parallel regions without being among the \
+             p = {p} processors: their time there is not in the log",
+            who()
         );
     }
 }

@@ -79,6 +79,14 @@ impl Drop for AtExit {
     }
 }
 
+/// The pp thread the calling thread records as, if it records.
+pub fn id() -> Option<u32> {
+    LOCAL
+        .try_with(|l| l.try_borrow().ok().and_then(|l| l.id))
+        .ok()
+        .flatten()
+}
+
 /// Ends the waits and the serial work the thread still has open.
 fn end_open(l: &mut Local) {
     close_frames(l);

@@ -37,4 +37,11 @@ impl Epoch {
             delay,
         }
     }
+
+    /// The `CLOCK_MONOTONIC` reading that is time 0, on the monotonic clock (`None` on the
+    /// TSC). A tracer whose events share a log with another clock's (the OMPT tool's beside
+    /// the MPI tracer's, docs/mpi.md) moves them onto one time base with it.
+    pub fn monotonic_ns(&self) -> Option<u64> {
+        (self.clock.source() == ClockSource::Monotonic).then(|| self.clock.base())
+    }
 }

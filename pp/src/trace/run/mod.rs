@@ -166,8 +166,27 @@ fn run_mpi(
         let mut command = Command::new(program);
         command
             .args(&args.command[1..])
-            .env("LD_PRELOAD", preload(&tracer))
             .env("PP_MPI_LOG", dir.join("rank"));
+        // The OMPT tool too, so that a hybrid MPI + OpenMP program's threads are recorded
+        // (docs/mpi.md, "Hybrid MPI + OpenMP"); each rank's tool writes a log of its own.
+        match find_tool() {
+            Ok(tool) => {
+                let mut both = tracer.as_os_str().to_owned();
+                both.push(":");
+                both.push(preload(&tool));
+                command
+                    .env("LD_PRELOAD", both)
+                    .env("OMP_TOOL_LIBRARIES", &tool)
+                    .env("OMP_TOOL", "enabled");
+            }
+            Err(e) => {
+                warn(format!(
+                    "OpenMP threads are not recorded, only each rank's MPI calls: {}",
+                    e.message
+                ));
+                command.env("LD_PRELOAD", preload(&tracer));
+            }
+        }
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } == 0 {
             crate::trace::mpicc::allow_root(&mut command);

@@ -139,8 +139,7 @@ int MPI_Startall(int n, MPI_Request reqs[]) {
 
 /* A receive freed before it completes is not recorded (its send then has no receive). */
 int MPI_Request_free(MPI_Request *req) {
-    struct request *e = recording() ? find_request(*req) : NULL;
-    if (e) forget_request(e);
+    freed(*req);
     return PMPI_Request_free(req);
 }
 

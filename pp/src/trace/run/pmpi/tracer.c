@@ -13,9 +13,18 @@
  * At MPI_Init and MPI_Finalize each rank measures its clock's offset from rank 0's (a short
  * ping-pong, `# clock_offset` comments in its log), so that ranks on other nodes line up.
  * Only MPI_COMM_WORLD's ranks are threads; a message on another communicator is recorded
- * with its peer translated to a world rank and `comm=c<handle index>`. Under
- * MPI_THREAD_MULTIPLE only the thread that initialised MPI is recorded. Fortran's `mpif.h` and
+ * with its peer translated to a world rank and `comm=c<handle index>`. Fortran's `mpif.h` and
  * `use mpi` calls have entry points of their own (at the end).
+ *
+ * Hybrid MPI + OpenMP (docs/mpi.md): pp run preloads the OMPT tool too, which writes the rank's
+ * OpenMP threads into a log of its own. When the tool is there (its pp_ompt_thread_id found
+ * with dlsym), each event line names its thread `<rank>:<k>`, k the tool's id of the calling
+ * thread (`<rank>` alone when the tool records no thread there yet), CPU samples carry the
+ * run-queue delay as the tool's do, and the log ends with `# ompt_epoch <ns>` (the tool's time
+ * 0 on CLOCK_MONOTONIC); pp run merges the two. `# openmp_runtime libomp|libgomp` says which
+ * OpenMP runtime the program loaded, so that pp run can say why threads are missing. Under MPI_THREAD_MULTIPLE the thread that
+ * initialised MPI and every thread the tool records are recorded, under a lock; other threads'
+ * calls are counted (`# unrecorded_calls <n>`), not recorded.
  *
  * The tracer is three files compiled as one, in this order (see TRACER_C in ../mpi.rs): this
  * one (the rank's state, its log and what every call records), c_calls.c (the C entry points)
@@ -29,21 +38,46 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 static FILE *out;
 static char *buf;
 static size_t len, cap;
 static int world_rank = -1, world_size = 0;
 static int tracing;
-/* MPI_THREAD_MULTIPLE was provided: only the thread that initialised MPI is recorded (pp's
- * model is one thread per rank), so that nothing the tracer keeps is shared. */
+/* MPI_THREAD_MULTIPLE was provided: the thread that initialised MPI is recorded, and the
+ * threads the OMPT tool records (without the tool, only the first: pp's model of a rank
+ * without OpenMP is one thread). */
 static int multiple;
 static pthread_t init_thread;
 
-/* Whether this call is recorded: tracing, and on the rank's recorded thread. */
+/* The OMPT tool's functions, when pp run loaded it into this rank (else NULL). */
+static int (*tool_thread)(void);
+static uint64_t (*tool_epoch)(void);
+
+/* The calling thread's id in the tool's log, -1 when it has none. */
+static int omp_thread(void) { return tool_thread ? tool_thread() : -1; }
+
+/* Whether this call is recorded: tracing, and on a thread that is recorded. */
 static int recording(void) {
-    return (!multiple || pthread_equal(pthread_self(), init_thread)) && tracing;
+    return tracing &&
+           (!multiple || pthread_equal(pthread_self(), init_thread) || omp_thread() >= 0);
 }
+
+/* Several threads record (MULTIPLE with the tool): the event buffer and the request table are
+ * shared under this lock (recursive: a completion records its receive). */
+static int shared;
+static pthread_mutex_t state_lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static void lock(void) {
+    if (shared) pthread_mutex_lock(&state_lock);
+}
+static void unlock(void) {
+    if (shared) pthread_mutex_unlock(&state_lock);
+}
+/* Blocking calls made under MULTIPLE by threads that are not recorded. */
+static unsigned long long unrecorded_calls;
 /* PP_MPI_LOG is set: every rank takes part in the clock offsets, recorded or not. */
 static int measuring;
 
@@ -114,6 +148,8 @@ static void emit(uint64_t t, const char *fmt, ...) __attribute__((format(printf,
 #include <stdarg.h>
 static void emit(uint64_t t, const char *fmt, ...) {
     if (!recording()) return;
+    int k = omp_thread();
+    lock();
     if (cap - len < 256) {
         size_t ncap = cap ? cap * 2 : 1 << 20;
         char *n = realloc(buf, ncap);
@@ -121,12 +157,16 @@ static void emit(uint64_t t, const char *fmt, ...) {
             tracing = 0;
             fprintf(stderr, "pp-mpi: rank %d: out of memory for events; recording stops\n",
                     world_rank);
+            unlock();
             return;
         }
         buf = n;
         cap = ncap;
     }
-    int k = snprintf(buf + len, cap - len, "%llu %d ", (unsigned long long)t, world_rank);
+    if (k >= 0)
+        k = snprintf(buf + len, cap - len, "%llu %d:%d ", (unsigned long long)t, world_rank, k);
+    else
+        k = snprintf(buf + len, cap - len, "%llu %d ", (unsigned long long)t, world_rank);
     len += (size_t)k;
     va_list ap;
     va_start(ap, fmt);
@@ -135,22 +175,42 @@ static void emit(uint64_t t, const char *fmt, ...) {
     if (k < 0 || (size_t)k >= cap - len) {
         tracing = 0;
         fprintf(stderr, "pp-mpi: rank %d: an event did not fit; recording stops\n", world_rank);
+        unlock();
         return;
     }
     len += (size_t)k;
     buf[len++] = '\n';
+    unlock();
 }
 
 /* A CPU sample, unless the last one is less than 50 us old: reading the thread's CPU clock
  * costs about 0.6 us, more than the rest of a call's tracing, and over so short a stretch
  * whether MPI's polling backs the work around it matters little. */
-static uint64_t last_sample;
+static __thread uint64_t last_sample;
+/* With the tool: the run-queue delay too, as the tool's samples on the same threads have it
+ * (unless PP_RUN_DELAY=0, or the kernel does not say). */
+static int with_delay;
+static __thread int schedstat = -2;
+static int run_delay(unsigned long long *delay) {
+    if (schedstat == -2) schedstat = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (schedstat < 0) return 0;
+    char b[128];
+    ssize_t n = pread(schedstat, b, sizeof b - 1, 0);
+    if (n <= 0) return 0;
+    b[n] = 0;
+    unsigned long long ran;
+    return sscanf(b, "%llu %llu", &ran, delay) == 2;
+}
 static void cpu_sample(void) {
     if (!recording()) return;
     uint64_t t = now();
     if (last_sample && t - last_sample < 50000) return;
     last_sample = t;
-    emit(t, "cpu %llu", (unsigned long long)cpu_now());
+    unsigned long long delay;
+    if (with_delay && run_delay(&delay))
+        emit(t, "cpu %llu %llu", (unsigned long long)cpu_now(), delay);
+    else
+        emit(t, "cpu %llu", (unsigned long long)cpu_now());
 }
 
 /* A CPU sample now whatever its age (the first and the last of the run). */
@@ -160,7 +220,10 @@ static void cpu_sample_now(void) {
 }
 
 /* Leaving the rank's computation for an MPI call, and coming back. */
-static void call_begin(void) { emit(now(), "work_end"); }
+static void call_begin(void) {
+    if (tracing && !recording()) __atomic_fetch_add(&unrecorded_calls, 1, __ATOMIC_RELAXED);
+    emit(now(), "work_end");
+}
 static void call_end(void) { emit(now(), "work_begin"); }
 
 static void wait_begin(const char *kind, const char *object) {
@@ -265,8 +328,14 @@ static void forget_request(struct request *e) {
 }
 
 /* Remembers `e` (its handle replacing any stale entry of the same handle). */
+static void remember_locked(struct request e);
 static void remember(struct request e) {
     if (!recording() || e.req == MPI_REQUEST_NULL) return;
+    lock();
+    remember_locked(e);
+    unlock();
+}
+static void remember_locked(struct request e) {
     struct request *old = find_request(e.req);
     if (old) {
         *old = e;
@@ -305,16 +374,27 @@ static void remember_recv(MPI_Request req, MPI_Datatype type, MPI_Comm comm) {
 /* A new send request: its handle may be one a receive had, completed where the tracer did not
  * see it; that entry must not make the send's completion a receive. */
 static void new_send_request(MPI_Request req) {
-    struct request *e = requests_len && recording() ? find_request(req) : NULL;
+    if (!recording()) return;
+    lock();
+    struct request *e = requests_len ? find_request(req) : NULL;
     if (e) forget_request(e);
+    unlock();
 }
+
+/* MPI_Request_free: the request is forgotten (a receive freed before it completes is not
+ * recorded). */
+static void freed(MPI_Request req) { new_send_request(req); }
 
 /* Called with the request as it was before completion and its status after: records the
  * receive it completed (not one cancelled); a persistent request stays, inactive. */
 static void completed(MPI_Request req, MPI_Status *st) {
-    if (!requests_len || !recording()) return;
-    struct request *e = find_request(req);
-    if (!e || e->kind == PERSISTENT_SEND || (e->kind == PERSISTENT_RECV && !e->active)) return;
+    if (!recording()) return;
+    lock();
+    struct request *e = requests_len ? find_request(req) : NULL;
+    if (!e || e->kind == PERSISTENT_SEND || (e->kind == PERSISTENT_RECV && !e->active)) {
+        unlock();
+        return;
+    }
     int cancelled = 0;
     PMPI_Test_cancelled(st, &cancelled);
     if (!cancelled) received(st, e->type, e->comm);
@@ -322,14 +402,17 @@ static void completed(MPI_Request req, MPI_Status *st) {
         forget_request(e);
     else
         e->active = 0;
+    unlock();
 }
 
 /* MPI_Start of a request: a persistent send is sent now, a persistent receive is pending. */
 static void started(MPI_Request req) {
-    struct request *e = recording() ? find_request(req) : NULL;
-    if (!e) return;
-    if (e->kind == PERSISTENT_SEND) sent(e->count, e->type, e->peer, e->tag, e->comm);
-    if (e->kind == PERSISTENT_RECV) e->active = 1;
+    if (!recording()) return;
+    lock();
+    struct request *e = find_request(req);
+    if (e && e->kind == PERSISTENT_SEND) sent(e->count, e->type, e->peer, e->tag, e->comm);
+    if (e && e->kind == PERSISTENT_RECV) e->active = 1;
+    unlock();
 }
 
 /* After MPI_Init: opens the rank's log and starts its run. */
@@ -341,6 +424,12 @@ static void begin_trace(int provided) {
     measuring = 1;
     init_thread = pthread_self();
     multiple = provided == MPI_THREAD_MULTIPLE;
+    tool_thread = (int (*)(void))dlsym(RTLD_DEFAULT, "pp_ompt_thread_id");
+    tool_epoch = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "pp_ompt_epoch_ns");
+    if (!tool_epoch) tool_thread = NULL;
+    shared = multiple && tool_thread;
+    const char *delay = getenv("PP_RUN_DELAY");
+    with_delay = tool_thread && !(delay && strcmp(delay, "0") == 0);
     const char *skews = getenv("PP_MPI_TEST_SKEW_NS");
     for (int r = 0; skews && *skews; r++) {
         char *end;
@@ -376,8 +465,20 @@ static void end_trace(void) {
     }
     if (measuring) note_offset();
     if (tracing) {
+        lock();
         fwrite(buf, 1, len, out);
         tracing = 0;
+        unlock();
+        if (tool_epoch && out)
+            fprintf(out, "# ompt_epoch %llu\n", (unsigned long long)tool_epoch());
+        /* Which OpenMP runtime the program loaded, if any (libomp also defines GOMP_*):
+         * pp run says why a rank's OpenMP threads are missing. */
+        const char *runtime = dlsym(RTLD_DEFAULT, "__kmpc_fork_call") ? "libomp"
+                              : dlsym(RTLD_DEFAULT, "GOMP_parallel")  ? "libgomp"
+                                                                      : NULL;
+        if (runtime && out) fprintf(out, "# openmp_runtime %s\n", runtime);
+        unsigned long long skipped = __atomic_load_n(&unrecorded_calls, __ATOMIC_RELAXED);
+        if (skipped && out) fprintf(out, "# unrecorded_calls %llu\n", skipped);
     }
     if (out) fclose(out);
     out = NULL;
