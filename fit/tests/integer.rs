@@ -298,3 +298,42 @@ fn odd_excess(data: &Datafile, time: impl Fn(&str, f64, f64) -> f64) -> f64 {
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     mean(&odd) - mean(&even)
 }
+
+#[test]
+fn the_search_tries_integer_terms_only_when_the_residuals_show_them() {
+    // 2 + 0.1 p + 0.3 at odd p, 2% noise: the best smooth model misses the odd steps.
+    let obs = sample(
+        "t",
+        &levels(2, 16),
+        |p| 2.0 + 0.1 * p + 0.3 * odd(p),
+        0.02,
+        3,
+    );
+    let searched = fit::search::search_integer(&obs, 0, 5, None);
+    assert_eq!(
+        searched.fired[0].grouping,
+        fit::integer::Grouping::Modulo(2)
+    );
+    let best = &searched.fits[0];
+    assert!(
+        best.model.text().contains("floor(p/2)"),
+        "{}",
+        best.model.text()
+    );
+    let step = best.evaluate(&[9.0]) - (best.evaluate(&[8.0]) + best.evaluate(&[10.0])) / 2.0;
+    assert!(
+        (step - 0.3).abs() < 0.06,
+        "{}: step {step}",
+        best.model.text()
+    );
+    // Smooth data: nothing fires, and no integer term is ranked.
+    let obs = sample("t", &levels(2, 16), |p| 2.0 + 0.1 * p, 0.02, 3);
+    let searched = fit::search::search_integer(&obs, 0, 5, None);
+    assert!(searched.fired.is_empty(), "{:?}", searched.fired);
+    assert!(
+        searched
+            .fits
+            .iter()
+            .all(|f| !f.model.text().contains("floor"))
+    );
+}
