@@ -66,13 +66,13 @@ impl Grouping {
     ///   they make a saw-tooth of period `k`) and the imbalance of `k` groups,
     ///   `x/(k*floor(x/k))`: how much longer the smallest of `k` groups that share the work
     ///   equally takes than an even split of `x` would (1 where `k` divides `x`); for `k = 2`
-    ///   also the odd indicator `x-2*floor(x/2)`;
+    ///   also the odd indicator `(x-2*floor(x/2))`;
     /// * for rounds, `ceil(x/cores)` and their imbalance `cores*ceil(x/cores)/x` (1 when the
     ///   last round is full).
     ///
     /// ```
     /// use fit::integer::Grouping;
-    /// assert_eq!(Grouping::Modulo(2).terms("p")[0], "p-2*floor(p/2)");
+    /// assert_eq!(Grouping::Modulo(2).terms("p")[0], "(p-2*floor(p/2))");
     /// assert_eq!(Grouping::Modulo(3).terms("p"), ["floor(p/3)", "ceil(p/3)", "p/(3*floor(p/3))"]);
     /// assert_eq!(Grouping::Rounds(16).terms("p"), ["ceil(p/16)", "16*ceil(p/16)/p"]);
     /// ```
@@ -85,7 +85,7 @@ impl Grouping {
                     format!("{x}/({k}*floor({x}/{k}))"),
                 ];
                 if k == 2 {
-                    terms.insert(0, format!("{x}-2*floor({x}/2)"));
+                    terms.insert(0, format!("({x}-2*floor({x}/2))"));
                 }
                 terms
             }

@@ -201,6 +201,13 @@ fn the_16_core_runs_show_tps_odd_p_pattern() {
     // The odd-p term raises sl at odd p: its coefficient is positive and excludes zero.
     let term = sl.fit.coefficients.last().unwrap();
     assert!(term.value - term.half_width > 0.0, "{term:?}");
+    // The model file keeps what was found, and reads back to the same bytes.
+    let text = fit::model_file::write(&tp);
+    assert!(text.contains("[category.integer]"), "{text}");
+    let back = fit::model_file::parse("tp.toml", &text).unwrap();
+    assert_eq!(fit::model_file::write(&back), text);
+    let sl_back = back.categories.iter().find(|c| c.category == "sl").unwrap();
+    assert_eq!(sl_back.integer, sl.integer);
     // No other category of tp, and no category of dp, gets an integer term.
     let dp = model(&data, "dp", false);
     let others = tp.categories.iter().filter(|c| c.category != "sl");

@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 use fit::observations::excerpt;
 use fit::{Condition, Datafile, Model, Observations, RankBy, Ranking, Weighting};
 use reports::Format;
+use reports::number::significant;
 use reports::ranking::RankingReport;
 
 /// How many models `--search` adds to the ranking.
@@ -249,15 +250,15 @@ fn integer_note_of(searched: &fit::search::Searched, var: &str) -> Option<String
         .flat_map(|f| f.grouping.terms(var))
         .collect();
     Some(format!(
-        "integer structure: the residuals of the best smooth model `{}` differ by {} (F = {:.3} on \
-         {} and {} df, p = {:.2e} after Holm over {} grouping(s)); the search also tried {} added to \
+        "integer structure: the residuals of the best smooth model `{}` differ by {} (F = {} on \
+         {} and {} df, p = {} after Holm over {} grouping(s)); the search also tried {} added to \
          its best smooth models, ranked with the rest\n",
         smooth.model.text(),
         fired.join(", "),
-        first.f,
+        significant(first.f, 3),
         first.dof.0,
         first.dof.1,
-        first.adjusted,
+        significant(first.adjusted, 2),
         searched.tested,
         offered
             .iter()
