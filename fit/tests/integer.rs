@@ -344,3 +344,39 @@ fn the_search_tries_integer_terms_only_when_the_residuals_show_them() {
             .all(|f| !f.model.text().contains("floor"))
     );
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// The test reads relative residuals of a relative fit, so rescaling the data (seconds to
+    /// milliseconds) finds the same groupings with the same statistics; Holm's adjusted
+    /// p-values are never below the raw ones and never decrease down the list.
+    #[test]
+    fn the_residual_test_does_not_depend_on_units(
+        seed in 0u64..1000,
+        scale in 1e-3f64..1e3,
+        step in 0.0f64..0.5,
+    ) {
+        let truth = move |p: f64| 1.0 + 0.1 * p + step * odd(p);
+        let obs = sample("ip", &levels(2, 16), truth, 0.05, seed);
+        let mut scaled = obs.clone();
+        scaled.y.iter_mut().for_each(|y| *y *= scale);
+        let smooth = fit::Model::parse("1 + p").unwrap();
+        let weighting = fit::Weighting::Relative;
+        let a = fit::fit_weighted(&smooth, &obs, weighting).unwrap();
+        let b = fit::fit_weighted(&smooth, &scaled, weighting).unwrap();
+        let found = fit::integer::residual_tests(&obs, &a, 0, Some(4));
+        let again = fit::integer::residual_tests(&scaled, &b, 0, Some(4));
+        proptest::prop_assert_eq!(found.len(), again.len());
+        for (x, y) in found.iter().zip(&again) {
+            proptest::prop_assert_eq!(x.grouping, y.grouping);
+            proptest::prop_assert!((x.f - y.f).abs() <= 1e-6 * x.f.max(1.0), "{} {}", x.f, y.f);
+        }
+        for pair in found.windows(2) {
+            proptest::prop_assert!(pair[0].adjusted <= pair[1].adjusted);
+        }
+        for x in &found {
+            proptest::prop_assert!(x.adjusted >= x.p_value && x.adjusted <= 1.0);
+        }
+    }
+}
