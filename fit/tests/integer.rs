@@ -380,3 +380,41 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_held_cores_column_gives_the_rounds() {
+    // ip = 1 + 0.05 p + 0.5 ceil(p/4) on 4 cores, with a deterministic ±1% disturbance.
+    let mut text = String::new();
+    for r in 0..3 {
+        for p in 1..=16 {
+            let p = f64::from(p);
+            let wobble = 1.0 + 0.01 * (p * 7.3 + f64::from(r) * 3.1).sin();
+            let ip = (1.0 + 0.05 * p + 0.5 * (p / 4.0).ceil()) * wobble;
+            text += &format!("cores=4 p={p} ip={ip}\n");
+        }
+    }
+    let data = Datafile::parse("rounds.dat", &text).unwrap();
+    let options = BuildOptions {
+        name: "rounds".into(),
+        categories: vec!["ip".into()],
+        ..Default::default()
+    };
+    let model = PerformanceModel::build(&data, &options).unwrap();
+    let integer = model.categories[0]
+        .integer
+        .as_ref()
+        .expect("the test fires");
+    assert!(
+        integer.fired.iter().any(|g| g == "rounds ceil(p/4)"),
+        "{integer:?}"
+    );
+    assert!(integer.chosen, "{integer:?}");
+    // Without the column the rounds are not tested (p mod 4 may still fire).
+    let data = Datafile::parse("rounds.dat", &text.replace("cores=4 ", "")).unwrap();
+    let model = PerformanceModel::build(&data, &options).unwrap();
+    let integer = model.categories[0].integer.as_ref();
+    assert!(
+        integer.is_none_or(|i| i.fired.iter().all(|g| !g.starts_with("rounds"))),
+        "{integer:?}"
+    );
+}
