@@ -73,6 +73,47 @@ pub fn shape_candidates(category: &str, factor: &str) -> Vec<String> {
     shapes
 }
 
+/// The integer terms offered to a category's model along `factor` once the residual test
+/// (docs/modelling.md#integer-structure, [`crate::integer`]) finds one of `groupings`: each
+/// grouping's terms on their own, then each scaled by every other factor's shape in `others`
+/// (a pattern whose size grows with the problem, as an odd thread's share of the work does).
+/// Shapes that are sums are parenthesised; constants (`1`) are skipped.
+///
+/// ```
+/// use fit::integer::Grouping;
+/// let terms = fit::candidates::integer_candidates("p", &[Grouping::Modulo(3)], &["n^2"]);
+/// assert_eq!(terms[3..], ["n^2*floor(p/3)", "n^2*ceil(p/3)", "n^2*p/(3*floor(p/3))"]);
+/// let odd = fit::candidates::integer_candidates("p", &[Grouping::Modulo(2)], &["n + n^2"]);
+/// assert_eq!(odd[4], "(n + n^2)*(p-2*floor(p/2))");
+/// ```
+pub fn integer_candidates(
+    factor: &str,
+    groupings: &[crate::integer::Grouping],
+    others: &[&str],
+) -> Vec<String> {
+    let wrap = |s: &str| {
+        let mut depth = 0i32;
+        let sum = s.chars().any(|c| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            depth == 0 && (c == '+' || c == '-')
+        });
+        if sum { format!("({s})") } else { s.to_string() }
+    };
+    let terms: Vec<String> = groupings.iter().flat_map(|g| g.terms(factor)).collect();
+    let mut out = terms.clone();
+    for shape in others.iter().filter(|s| **s != "1") {
+        for term in &terms {
+            out.push(format!("{}*{}", wrap(shape), wrap(term)));
+        }
+    }
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ pub mod domain;
 pub mod expr;
 pub mod extrap;
 pub mod fit;
+pub mod integer;
 pub mod linear;
 pub mod model;
 pub mod model_file;

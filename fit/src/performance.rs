@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::combination::{CategoryModel, Choices, CombineError, combine};
+use crate::combination::{CategoryModel, Choices, CombineError, combine_on};
 use crate::fit::{Fit, Prediction, Weighting, fit_weighted};
 use crate::model::Model;
 use crate::observations::{Cell, Condition, DataError, Datafile, Observations};
@@ -146,6 +146,10 @@ pub struct BuildOptions {
     pub conditions: Vec<Condition>,
     /// The program building the model, for provenance.
     pub created_by: String,
+    /// The cores of the machine that measured the runs, when known (`lca model --cores`, or a
+    /// held `cores` column): the residual test then looks for rounds of `ceil(p/cores)`
+    /// (docs/modelling.md#integer-structure).
+    pub cores: Option<u32>,
 }
 
 /// Why a performance model cannot be built. One line.
@@ -268,12 +272,17 @@ impl PerformanceModel {
                 categories.join(", ")
             )));
         }
+        let cores = options.cores.or_else(|| {
+            let held = held.get("cores").copied()?;
+            (held >= 1.0 && held.fract() == 0.0 && held <= f64::from(u32::MAX))
+                .then_some(held as u32)
+        });
         let mut models = Vec::with_capacity(categories.len());
         let mut observations: Vec<Observations> = Vec::with_capacity(categories.len());
         for category in &categories {
             let obs = data.observations(&names, category, &[])?;
             let choices = options.choices.get(category).cloned().unwrap_or_default();
-            models.push(combine(&obs, &choices)?);
+            models.push(combine_on(&obs, &choices, cores)?);
             observations.push(obs);
         }
         let first = &observations[0];

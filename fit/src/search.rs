@@ -16,10 +16,16 @@
 //!
 //! Unlike Extra-P's default single-term modeler this represents sums of overheads such as
 //! `5 + 1000/p + 2*log2(p)`.
+//!
+//! On a whole-numbered factor the residuals of the best smooth model are tested for integer
+//! structure ([`crate::integer`]: `p mod k`, rounds of `ceil(p/cores)`); only when the test
+//! fires are the integer terms of the groupings found added, each to the best smooth models,
+//! and ranked with the rest by the same rules (docs/modelling.md#integer-structure).
 
 use nalgebra::{DMatrix, DVector};
 
 use crate::fit::{Fit, Weighting, cancelling_pair, fit_weighted};
+use crate::integer::{Finding, residual_tests};
 use crate::linear::least_squares;
 use crate::model::Model;
 use crate::observations::Observations;
@@ -78,6 +84,33 @@ pub fn term_text(x: &str, (num, den): (i32, i32), log_power: i32) -> Option<Stri
 ///
 /// Time: O(B² n) for B = 56 basis terms and n observations (1,596 small least-squares fits).
 pub fn search(obs: &Observations, factor: usize, keep: usize) -> Vec<Fit> {
+    search_integer(obs, factor, keep, None).fits
+}
+
+/// What [`search_integer`] found: the fits, and what the residual test of the best smooth
+/// model found along the factor when it fired.
+#[derive(Debug, Clone, Default)]
+pub struct Searched {
+    /// Up to `keep` fits, lowest leave-one-out error first.
+    pub fits: Vec<Fit>,
+    /// The best smooth model, when its residuals were tested and the test fired.
+    pub smooth: Option<Fit>,
+    /// The groupings whose test fired (Holm-adjusted), most significant first.
+    pub fired: Vec<Finding>,
+    /// How many groupings were tested.
+    pub tested: usize,
+}
+
+/// How many of the best smooth models get each integer term added.
+const INTEGER_BASES: usize = 10;
+
+/// [`search`], with the machine's `cores` (when known) for the rounds `ceil(x/cores)`.
+pub fn search_integer(
+    obs: &Observations,
+    factor: usize,
+    keep: usize,
+    cores: Option<u32>,
+) -> Searched {
     let name = &obs.factors[factor];
     let x = &obs.columns[factor];
     let n = obs.len();
@@ -92,7 +125,7 @@ pub fn search(obs: &Observations, factor: usize, keep: usize) -> Vec<Fit> {
     };
     let y = DVector::from_iterator(n, obs.y.iter().zip(&weights).map(|(y, w)| y * w));
     // Basis columns that are finite and not constant on these observations.
-    let basis: Vec<(String, Vec<f64>)> = EXPONENTS
+    let mut basis: Vec<(String, Vec<f64>)> = EXPONENTS
         .iter()
         .flat_map(|&e| LOG_POWERS.iter().map(move |&j| (e, j)))
         .filter_map(|((num, den), j)| {
@@ -109,13 +142,14 @@ pub fn search(obs: &Observations, factor: usize, keep: usize) -> Vec<Fit> {
             (finite && varies).then_some((text, column))
         })
         .collect();
+    let smooth_terms = basis.len();
 
     let mut levels = x.clone();
     levels.sort_by(f64::total_cmp);
     levels.dedup();
     let largest = obs.y.iter().fold(0.0f64, |m, y| m.max(y.abs()));
     let mut scored: Vec<(f64, Vec<usize>)> = Vec::new();
-    let mut consider = |terms: Vec<usize>| {
+    let consider = |basis: &[(String, Vec<f64>)], scored: &mut Vec<_>, terms: Vec<usize>| {
         let k = terms.len() + 1;
         // Replicates do not pin a shape between levels: k coefficients need more than k + 1
         // distinct levels, so that at least two levels are left to judge the shape by.
@@ -158,25 +192,70 @@ pub fn search(obs: &Observations, factor: usize, keep: usize) -> Vec<Fit> {
             scored.push((loo, terms));
         }
     };
-    consider(Vec::new());
+    consider(&basis, &mut scored, Vec::new());
     for a in 0..basis.len() {
-        consider(vec![a]);
+        consider(&basis, &mut scored, vec![a]);
         for b in a + 1..basis.len() {
-            consider(vec![a, b]);
+            consider(&basis, &mut scored, vec![a, b]);
         }
     }
-    scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.len().cmp(&b.1.len())));
-    scored
+    let order = |scored: &mut Vec<(f64, Vec<usize>)>| {
+        scored.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.len().cmp(&b.1.len())));
+    };
+    order(&mut scored);
+    let fit_of = |basis: &[(String, Vec<f64>)], terms: &[usize]| {
+        let text = std::iter::once("1".to_string())
+            .chain(terms.iter().map(|&t| basis[t].0.clone()))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        fit_weighted(&Model::parse(&text).ok()?, obs, weighting).ok()
+    };
+    let mut searched = Searched::default();
+    // Integer structure in the best smooth model's residuals: its terms join the search.
+    if let Some(smooth) = scored.first().and_then(|(_, t)| fit_of(&basis, t)) {
+        let findings = residual_tests(obs, &smooth, factor, cores);
+        searched.tested = findings.len();
+        searched.fired = findings.into_iter().filter(|f| f.fires()).collect();
+        if !searched.fired.is_empty() {
+            for grouping in searched.fired.iter().map(|f| f.grouping) {
+                for text in grouping.terms(name) {
+                    if let Some(column) = term_column(&text, name, x) {
+                        basis.push((text, column));
+                    }
+                }
+            }
+            let bases: Vec<Vec<usize>> = scored
+                .iter()
+                .take(INTEGER_BASES)
+                .map(|(_, t)| t.clone())
+                .collect();
+            for terms in bases {
+                for extra in smooth_terms..basis.len() {
+                    let mut with = terms.clone();
+                    with.push(extra);
+                    consider(&basis, &mut scored, with);
+                }
+            }
+            order(&mut scored);
+            searched.smooth = Some(smooth);
+        }
+    }
+    searched.fits = scored
         .into_iter()
         .take(keep)
-        .filter_map(|(_, terms)| {
-            let text = std::iter::once("1".to_string())
-                .chain(terms.iter().map(|&t| basis[t].0.clone()))
-                .collect::<Vec<_>>()
-                .join(" + ");
-            fit_weighted(&Model::parse(&text).ok()?, obs, weighting).ok()
-        })
-        .collect()
+        .filter_map(|(_, terms)| fit_of(&basis, &terms))
+        .collect();
+    searched
+}
+
+/// The values of an integer term (`floor(p/2)`) at `x`; None unless finite and varying.
+fn term_column(text: &str, name: &str, x: &[f64]) -> Option<Vec<f64>> {
+    let model = Model::parse(text).ok()?;
+    let bound = model.terms().first()?.expr.bind(&[name], &[]).ok()?;
+    let column: Vec<f64> = x.iter().map(|&v| bound.eval(&[v], &[])).collect();
+    let finite = column.iter().all(|v| v.is_finite());
+    let varies = column.iter().any(|v| (v - column[0]).abs() > 1e-12);
+    (finite && varies).then_some(column)
 }
 
 #[cfg(test)]

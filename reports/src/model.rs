@@ -157,6 +157,9 @@ fn category(out: &mut String, c: &CategoryModel) {
         };
         let _ = writeln!(out, "    shape in {}: {}  ({how})", s.factor, s.expr);
     }
+    if let Some(i) = &c.integer {
+        let _ = writeln!(out, "    {}", integer_line(i));
+    }
     for warning in warnings(c) {
         let _ = writeln!(out, "    {warning}");
     }
@@ -189,4 +192,33 @@ fn category(out: &mut String, c: &CategoryModel) {
         let _ = writeln!(out, "    {combination}: {why}");
     }
     out.push('\n');
+}
+
+/// What the residual test found along `p` and what was chosen
+/// (docs/modelling.md#integer-structure).
+fn integer_line(i: &fit::combination::IntegerChoice) -> String {
+    let found = format!(
+        "integer structure in {}: residuals differ by {} (F = {} on {} and {} df, p = {} after \
+         Holm over {} grouping(s))",
+        i.factor,
+        i.pattern,
+        significant(i.f, 3),
+        i.dof[0],
+        i.dof[1],
+        significant(i.p_value, 2),
+        i.tests
+    );
+    match (&i.term, i.term_cv) {
+        (Some(term), Some(cv)) if i.chosen => format!(
+            "{found}; added `{term}`: LOO error {}, the smooth model's {}",
+            significant(cv, 3),
+            significant(i.smooth_cv, 3)
+        ),
+        (Some(term), Some(cv)) => format!(
+            "{found}; kept the smooth model: LOO error {}, with `{term}` {}",
+            significant(i.smooth_cv, 3),
+            significant(cv, 3)
+        ),
+        _ => format!("{found}; kept the smooth model: no integer term's coefficient excludes zero"),
+    }
 }

@@ -15,9 +15,11 @@
 //!   the nearer form is chosen.
 
 mod corners;
+mod integer;
 mod shape;
 
 pub use corners::CornerVariation;
+pub use integer::IntegerChoice;
 pub use shape::{Shape, ShapeSource, own_parameters};
 
 use std::collections::BTreeMap;
@@ -96,6 +98,9 @@ pub struct CategoryModel {
     pub chosen_by: Option<ChosenBy>,
     /// The corner allocation of variation, when the design has every corner.
     pub variation: Option<CornerVariation>,
+    /// What the residual test found along `p`, when it fired, and whether an integer term
+    /// was added (docs/modelling.md#integer-structure).
+    pub integer: Option<IntegerChoice>,
     /// The combined model fitted to every observation.
     pub fit: Fit,
 }
@@ -215,8 +220,19 @@ fn has_top_level_sum(s: &str) -> bool {
     false
 }
 
-/// Fits the multi-factor model of `obs.response` against every factor of `obs`.
+/// Fits the multi-factor model of `obs.response` against every factor of `obs`, on a machine
+/// whose core count is not known.
 pub fn combine(obs: &Observations, choices: &Choices) -> Result<CategoryModel, CombineError> {
+    combine_on(obs, choices, None)
+}
+
+/// Fits the multi-factor model of `obs.response` against every factor of `obs`; `cores`, when
+/// known, lets the residual test look for rounds of `ceil(p/cores)`.
+pub fn combine_on(
+    obs: &Observations,
+    choices: &Choices,
+    cores: Option<u32>,
+) -> Result<CategoryModel, CombineError> {
     let category = obs.response.clone();
     let invalid = |message: String| CombineError::Invalid {
         category: category.clone(),
@@ -247,7 +263,7 @@ pub fn combine(obs: &Observations, choices: &Choices) -> Result<CategoryModel, C
 
     let varying = shapes.iter().filter(|s| !s.is_constant()).count();
     let corners = corner_means(obs);
-    let (combination, chosen_by, variation, fit) = if varying <= 1 {
+    let (combination, chosen_by, variation, mut fit) = if varying <= 1 {
         let variation = corners.as_ref().ok().map(|c| corner_shares(obs, c, None));
         let combination = choices.combination.unwrap_or(Combination::Additive);
         let fit = fit_form(combination)?;
@@ -295,12 +311,20 @@ pub fn combine(obs: &Observations, choices: &Choices) -> Result<CategoryModel, C
             (None, Err(e)) => return Err(e),
         }
     };
+    let user_shape = choices.shapes.contains_key(integer::FACTOR);
+    let integer = integer::refine(obs, &shapes, &fit, cores, user_shape).map(|(choice, with)| {
+        if let Some(with) = with {
+            fit = with;
+        }
+        choice
+    });
     Ok(CategoryModel {
         category,
         shapes,
         combination: Some(combination),
         chosen_by: Some(chosen_by),
         variation,
+        integer,
         fit,
     })
 }

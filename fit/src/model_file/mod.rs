@@ -34,7 +34,7 @@ use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
 use crate::combination::{
-    CategoryModel, ChosenBy, Combination, CornerVariation, Shape, ShapeSource,
+    CategoryModel, ChosenBy, Combination, CornerVariation, IntegerChoice, Shape, ShapeSource,
 };
 use crate::fit::{Estimate, Fit, Method, Weighting};
 use crate::model::Model;
@@ -132,6 +132,8 @@ struct CategoryRecord {
     variation: Option<VariationRecord>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     shape: Vec<ShapeRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    integer: Option<IntegerChoice>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     statistics: Option<StatisticsRecord>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -416,6 +418,7 @@ fn category_record(c: &CategoryModel) -> CategoryRecord {
                 constant_score: s.constant_score,
             })
             .collect(),
+        integer: c.integer.clone(),
         statistics: fit.statistics,
         coefficient: fit.coefficient,
         parameter: fit.parameter,
@@ -501,6 +504,7 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
             shapes,
             combination: c.combination,
             chosen_by: c.chosen_by,
+            integer: c.integer,
             variation: c.variation.map(|v| CornerVariation {
                 cells: v.corners,
                 main: v.main,

@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 use fit::observations::excerpt;
 use fit::{Condition, Datafile, Model, Observations, RankBy, Ranking, Weighting};
 use reports::Format;
+use reports::number::significant;
 use reports::ranking::RankingReport;
 
 /// How many models `--search` adds to the ranking.
@@ -38,9 +39,14 @@ pub struct Args {
     #[arg(long, value_enum, value_name = "STAT", hide_possible_values = true)]
     pub rank: Option<RankBy>,
     /// Also search sums of up to two terms x^i*log2(x)^j plus a constant (fitted to relative
-    /// error unless a value is zero).
+    /// error unless a value is zero); on a whole-numbered factor, integer terms too when the
+    /// best smooth model's residuals show `x mod k` or rounds structure.
     #[arg(long)]
     pub search: bool,
+    /// The cores of the machine that measured the runs: --search then also tests for rounds
+    /// of `ceil(x/cores)`.
+    #[arg(long, value_name = "N", requires = "search", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cores: Option<u32>,
     /// Fit every model to relative error ((y-f)/y)² instead of absolute error, for data
     /// whose noise grows with the value.
     #[arg(long)]
@@ -182,8 +188,11 @@ pub fn run(args: &Args) -> Result<String> {
     let candidates = fit::rank(&obs, &defaults, config.rank, weighting);
     ranking.fits.extend(candidates.fits);
     ranking.skipped.extend(candidates.skipped);
+    let mut integer_note = None;
     if args.search {
-        ranking.fits.extend(fit::search(&obs, 0, SEARCH_KEEP));
+        let searched = fit::search::search_integer(&obs, 0, SEARCH_KEEP, args.cores);
+        integer_note = integer_note_of(&searched, &config.var);
+        ranking.fits.extend(searched.fits);
     }
     if ranking.fits.is_empty() {
         match ranking.skipped.first() {
@@ -220,12 +229,42 @@ pub fn run(args: &Args) -> Result<String> {
             );
         }
     }
-    Ok(report(
-        &obs,
-        &ranking,
-        config.rank,
-        &predict_at,
-        config.format,
+    let mut out = report(&obs, &ranking, config.rank, &predict_at, config.format);
+    if let (Some(note), Format::Text) = (integer_note, config.format) {
+        out.push_str(&note);
+    }
+    Ok(out)
+}
+
+/// What the search's residual test found, for the text report (docs/modelling.md#integer-structure).
+fn integer_note_of(searched: &fit::search::Searched, var: &str) -> Option<String> {
+    let (smooth, first) = (searched.smooth.as_ref()?, searched.fired.first()?);
+    let fired: Vec<String> = searched
+        .fired
+        .iter()
+        .map(|f| f.grouping.describe(var))
+        .collect();
+    let offered: Vec<String> = searched
+        .fired
+        .iter()
+        .flat_map(|f| f.grouping.terms(var))
+        .collect();
+    Some(format!(
+        "integer structure: the residuals of the best smooth model `{}` differ by {} (F = {} on \
+         {} and {} df, p = {} after Holm over {} grouping(s)); the search also tried {} added to \
+         its best smooth models, ranked with the rest\n",
+        smooth.model.text(),
+        fired.join(", "),
+        significant(first.f, 3),
+        first.dof.0,
+        first.dof.1,
+        significant(first.adjusted, 2),
+        searched.tested,
+        offered
+            .iter()
+            .map(|t| format!("`{t}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
     ))
 }
 

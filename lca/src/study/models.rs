@@ -113,6 +113,9 @@ fn build(
         choices: choices(study),
         conditions,
         created_by: format!("lca {} study {}", env!("CARGO_PKG_VERSION"), study.name),
+        // As `lca model` without --cores: the model does not depend on the machine that
+        // fits it (docs/modelling.md#integer-structure).
+        cores: None,
     };
     let (model, fallbacks) = super::fallback::build(&data, &options)?;
     let path = study.out.join(format!("{}.toml", implementation.name));

@@ -75,6 +75,11 @@ pub struct Args {
     /// would decide between them was not measured) (repeatable).
     #[arg(long, value_name = "[CAT=]additive|multiplicative|full")]
     pub combine: Vec<String>,
+    /// The cores of the machine that measured the runs (else a held `cores` column): the
+    /// residual test then also looks for rounds of `ceil(p/cores)` (threads beyond the cores
+    /// wait their turn).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub cores: Option<u32>,
     /// The implementation's name [default: the value of `--where impl=...`, else the
     /// datafile's name].
     #[arg(long)]
@@ -120,6 +125,7 @@ pub fn run(args: &Args) -> Result<String> {
         categories,
         conditions,
         created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
+        cores: args.cores,
     };
     let model = PerformanceModel::build(&data, &options)?;
     let written = output(args, &model, String::new())?;
