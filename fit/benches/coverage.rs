@@ -1,0 +1,37 @@
+//! Coverage of 90% prediction intervals beyond the data on synthetic families, calibrated by
+//! forward validation and as before (docs/results.md#intervals-beyond-the-data). Prints the
+//! table; `cargo bench -p fit --bench coverage [-- SEEDS]`.
+
+#[path = "../tests/families/mod.rs"]
+mod families;
+
+fn main() {
+    let seeds: u64 = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(20);
+    println!(
+        "{:<11} {:>5} {:>7} {:>9} {:>9} {:>11} {:>11} {:>6}",
+        "family", "ratio", "trials", "coverage", "before", "width", "before", "x"
+    );
+    for family in families::families() {
+        for (tally, ratio) in families::coverage(&family, seeds)
+            .iter()
+            .zip(families::RATIOS)
+        {
+            let (w, b) = (tally.median_width(), tally.median_width_before());
+            println!(
+                "{:<11} {:>4}x {:>7} {:>8.1}% {:>8.1}% {:>10.1}% {:>10.1}% {:>6.2}",
+                family.name,
+                ratio,
+                tally.trials,
+                100.0 * tally.coverage(),
+                100.0 * tally.coverage_before(),
+                100.0 * w,
+                100.0 * b,
+                w / b
+            );
+        }
+    }
+    println!("(width: median 90% half-width relative to the truth; x: its ratio to before)");
+}
