@@ -33,5 +33,25 @@ fn main() {
             );
         }
     }
+    if std::env::var_os("COVERAGE_BY_TRUTH").is_some() {
+        for family in families::families() {
+            for (k, (name, _)) in family.truths.iter().enumerate() {
+                let tallies = families::truth_coverage(&family, k, seeds);
+                let cells: Vec<String> = tallies
+                    .iter()
+                    .map(|t| {
+                        format!(
+                            "{:.0}%/{:.0}% w {:.0}%/{:.0}%",
+                            100.0 * t.coverage(),
+                            100.0 * t.coverage_before(),
+                            100.0 * t.median_width(),
+                            100.0 * t.median_width_before()
+                        )
+                    })
+                    .collect();
+                println!("{name:<32} {}", cells.join("  |  "));
+            }
+        }
+    }
     println!("(width: median 90% half-width relative to the truth; x: its ratio to before)");
 }

@@ -118,10 +118,15 @@ pub fn forward(
                     continue;
                 };
                 let estimate = predicted.time.value;
+                if !(estimate > 0.0 && held.mean > 0.0) {
+                    continue;
+                }
+                // The miss as a log ratio, less the part the refit's interval holds.
                 let doublings = (held.point[f] / high).log2();
-                let miss = estimate - held.mean;
-                excess += miss * miss - v.mean - v.noise / held.runs as f64;
-                scale += (estimate * doublings).powi(2);
+                let miss = (held.mean / estimate).ln();
+                let own = (v.mean + v.noise / held.runs as f64) / (estimate * estimate);
+                excess += miss * miss - own;
+                scale += doublings * doublings;
                 ratio = ratio.max(held.point[f] / high);
                 let key = held.point[f].to_bits();
                 if !held_points.contains(&key) {
@@ -129,7 +134,7 @@ pub fn forward(
                 }
             }
         }
-        if held_points.is_empty() || !(scale > 0.0) {
+        if held_points.is_empty() || scale.is_nan() || scale <= 0.0 {
             continue;
         }
         out.push(Calibration {
@@ -188,7 +193,7 @@ pub fn reach(
         let Some(c) = found.filter(|_| ratio.is_finite() && ratio > 1.0) else {
             return Reach::Uncalibrated;
         };
-        let s2 = (c.relative_sd * ratio.log2() * value).powi(2);
+        let s2 = (c.relative_sd * ratio.log2()).powi(2);
         variance += s2;
         if s2 > 0.0 {
             denominator += s2 * s2 / c.points as f64;
@@ -197,13 +202,18 @@ pub fn reach(
     if !extrapolated {
         return Reach::Inside;
     }
+    let dof = if denominator > 0.0 {
+        variance * variance / denominator
+    } else {
+        f64::INFINITY
+    };
+    // The log of the truth over the prediction is within ±t·q; its upper end, as a
+    // half-width in the prediction's units, is the wider side.
+    let t = t_quantile_real(dof);
+    let half_width = value.abs() * ((t * variance.sqrt()).exp() - 1.0);
     Reach::Calibrated {
-        sd: variance.sqrt(),
-        dof: if denominator > 0.0 {
-            variance * variance / denominator
-        } else {
-            f64::INFINITY
-        },
+        sd: if variance > 0.0 { half_width / t } else { 0.0 },
+        dof,
     }
 }
 
@@ -211,7 +221,7 @@ pub fn reach(
 /// deviation `sd` with `sd_dof` degrees of freedom: the variances add, and the t quantile takes
 /// the Welch–Satterthwaite degrees of freedom of the sum.
 pub fn widen(half_width: f64, dof: f64, sd: f64, sd_dof: f64) -> f64 {
-    if !(sd > 0.0) {
+    if sd.is_nan() || sd <= 0.0 {
         return half_width;
     }
     let own = (half_width / t_quantile_real(dof)).powi(2);
@@ -252,17 +262,27 @@ mod tests {
     fn widening_grows_with_doublings_and_the_value() {
         let factors = ["p".to_string()];
         let c = [calibration("p", 0.1, 3)];
-        // At 4x beyond p = 8: two doublings, 0.1 each, of a value of 5.
+        // At 4x beyond p = 8: two doublings, 0.1 each on the log scale, of a value of 5; the
+        // half-width is the upper end of 5 exp(±t q).
+        let t = t_quantile_real(3.0);
         match reach(&factors, &[(2.0, 8.0)], Some(&c), &[32.0], 5.0) {
             Reach::Calibrated { sd, dof } => {
-                assert!((sd - 1.0).abs() < 1e-12, "{sd}");
+                assert!(
+                    (sd * t - 5.0 * ((0.2 * t).exp() - 1.0)).abs() < 1e-12,
+                    "{sd}"
+                );
                 assert!((dof - 3.0).abs() < 1e-12, "{dof}");
             }
             other => panic!("{other:?}"),
         }
-        // Below the range, the ratio is low / x.
+        // Below the range, the ratio is low / x: one doubling.
         match reach(&factors, &[(2.0, 8.0)], Some(&c), &[1.0], 5.0) {
-            Reach::Calibrated { sd, .. } => assert!((sd - 0.5).abs() < 1e-12, "{sd}"),
+            Reach::Calibrated { sd, .. } => {
+                assert!(
+                    (sd * t - 5.0 * ((0.1 * t).exp() - 1.0)).abs() < 1e-12,
+                    "{sd}"
+                )
+            }
             other => panic!("{other:?}"),
         }
     }
@@ -279,9 +299,11 @@ mod tests {
             1.0,
         ) {
             Reach::Calibrated { sd, dof } => {
-                // Each adds (0.1 * 1 * 1)^2 = 0.01: sum 0.02, dof 0.02^2 / (1e-4/2 + 1e-4/6).
-                assert!((sd - 0.02f64.sqrt()).abs() < 1e-12);
-                assert!((dof - 0.0004 / (0.0001 / 2.0 + 0.0001 / 6.0)).abs() < 1e-9);
+                // Each adds (0.1 * 1)^2 = 0.01: q^2 = 0.02, dof 0.02^2 / (1e-4/2 + 1e-4/6) = 6.
+                assert!((dof - 6.0).abs() < 1e-9, "{dof}");
+                let t = t_quantile_real(6.0);
+                let half_width = (t * 0.02f64.sqrt()).exp() - 1.0;
+                assert!((sd * t - half_width).abs() < 1e-9, "{sd}");
             }
             other => panic!("{other:?}"),
         }

@@ -25,10 +25,13 @@ pub const REPLICATES: usize = 3;
 /// Relative noise of a run.
 pub const NOISE: f64 = 0.05;
 
-/// A family of truths.
+/// A truth: `T` as a function of `p`.
+pub type Truth = fn(f64) -> f64;
+
+/// A family of truths, each named by its formula.
 pub struct Family {
     pub name: &'static str,
-    pub truths: Vec<(&'static str, fn(f64) -> f64)>,
+    pub truths: Vec<(&'static str, Truth)>,
 }
 
 fn log2(p: f64) -> f64 {
@@ -79,7 +82,7 @@ pub fn families() -> Vec<Family> {
 }
 
 /// Runs of `truth` with relative normal noise, modelled as the response `t` over `p`.
-pub fn model(truth: fn(f64) -> f64, rng: &mut StdRng) -> PerformanceModel {
+pub fn model(truth: Truth, rng: &mut StdRng) -> PerformanceModel {
     let noise = Normal::new(0.0, NOISE).unwrap();
     let (mut p, mut t) = (Vec::new(), Vec::new());
     for &x in &LEVELS {
@@ -143,28 +146,42 @@ pub fn median(values: &[f64]) -> f64 {
 /// fresh run at `ratio * 16` fall in the 90% prediction interval?
 pub fn coverage(family: &Family, seeds: u64) -> Vec<Tally> {
     let mut tallies = vec![Tally::default(); RATIOS.len()];
+    for k in 0..family.truths.len() {
+        for (all, one) in tallies.iter_mut().zip(truth_coverage(family, k, seeds)) {
+            all.trials += one.trials;
+            all.covered += one.covered;
+            all.covered_before += one.covered_before;
+            all.widths.extend(one.widths);
+            all.widths_before.extend(one.widths_before);
+        }
+    }
+    tallies
+}
+
+/// [`coverage`] of the `k`-th truth of `family` alone.
+pub fn truth_coverage(family: &Family, k: usize, seeds: u64) -> Vec<Tally> {
+    let mut tallies = vec![Tally::default(); RATIOS.len()];
     let noise = Normal::new(0.0, NOISE).unwrap();
-    for (k, (_, truth)) in family.truths.iter().enumerate() {
-        for seed in 0..seeds {
-            let mut rng = StdRng::seed_from_u64(1000 * k as u64 + seed);
-            let calibrated = model(*truth, &mut rng);
-            let mut before = calibrated.clone();
-            before.calibration = None;
-            for (tally, ratio) in tallies.iter_mut().zip(RATIOS) {
-                let x = ratio * LEVELS[LEVELS.len() - 1];
-                let run = truth(x) * (1.0 + noise.sample(&mut rng));
-                let inside = |m: &PerformanceModel| {
-                    let t = m.predict(&[x]).time;
-                    (t.lower <= run && run <= t.upper, t.half_width / truth(x))
-                };
-                let (now, width) = inside(&calibrated);
-                let (then, width_before) = inside(&before);
-                tally.trials += 1;
-                tally.covered += now as usize;
-                tally.covered_before += then as usize;
-                tally.widths.push(width);
-                tally.widths_before.push(width_before);
-            }
+    let truth = family.truths[k].1;
+    for seed in 0..seeds {
+        let mut rng = StdRng::seed_from_u64(1000 * k as u64 + seed);
+        let calibrated = model(truth, &mut rng);
+        let mut before = calibrated.clone();
+        before.calibration = None;
+        for (tally, ratio) in tallies.iter_mut().zip(RATIOS) {
+            let x = ratio * LEVELS[LEVELS.len() - 1];
+            let run = truth(x) * (1.0 + noise.sample(&mut rng));
+            let inside = |m: &PerformanceModel| {
+                let t = m.predict(&[x]).time;
+                (t.lower <= run && run <= t.upper, t.half_width / truth(x))
+            };
+            let (now, width) = inside(&calibrated);
+            let (then, width_before) = inside(&before);
+            tally.trials += 1;
+            tally.covered += now as usize;
+            tally.covered_before += then as usize;
+            tally.widths.push(width);
+            tally.widths_before.push(width_before);
         }
     }
     tallies
