@@ -201,3 +201,22 @@ fn synthetic_families_coverage() {
         }
     }
 }
+
+#[test]
+fn the_verdict_beyond_the_data_uses_the_widened_means() {
+    let a = synthetic(3);
+    let b = families::model(
+        families::families()[0].truths[1].1,
+        &mut StdRng::seed_from_u64(4),
+    );
+    let (mut a0, mut b0) = (a.clone(), b.clone());
+    a0.calibration = None;
+    b0.calibration = None;
+    let half_width = |a: &PerformanceModel, b: &PerformanceModel, x: f64| {
+        let (pa, pb) = (a.predict(&[x]), b.predict(&[x]));
+        fit::crossover::compare(a, &pa, b, &pb).half_width
+    };
+    // Inside the data, the same; beyond it, wider by the forward validation's drift.
+    assert_eq!(half_width(&a, &b, 8.0), half_width(&a0, &b0, 8.0));
+    assert!(half_width(&a, &b, 64.0) > half_width(&a0, &b0, 64.0));
+}
