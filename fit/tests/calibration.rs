@@ -220,3 +220,39 @@ fn the_verdict_beyond_the_data_uses_the_widened_means() {
     assert_eq!(half_width(&a, &b, 8.0), half_width(&a0, &b0, 8.0));
     assert!(half_width(&a, &b, 64.0) > half_width(&a0, &b0, 64.0));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever the forward validation measured, a point inside the data keeps the fits' own
+    /// interval, and beyond it the interval never narrows and grows with the distance.
+    #[test]
+    fn inside_unchanged_beyond_monotone(
+        kappa in 0.0f64..2.0,
+        points in 1usize..8,
+        inside in 2.0f64..16.0,
+        beyond in 16.5f64..500.0,
+        further in 1.01f64..4.0,
+    ) {
+        let mut model = synthetic(7);
+        model.calibration = Some(vec![fit::calibration::Calibration {
+            factor: "p".into(),
+            relative_sd: kappa,
+            points,
+            ratio: 2.0,
+        }]);
+        let mut before = model.clone();
+        before.calibration = None;
+        proptest::prop_assert_eq!(model.predict(&[inside]).time, before.predict(&[inside]).time);
+        let (near, far) = (model.predict(&[beyond]), model.predict(&[beyond * further]));
+        let own = before.predict(&[beyond]).time;
+        proptest::prop_assert!(near.time.half_width >= own.half_width);
+        proptest::prop_assert!(near.time.mean_half_width >= own.mean_half_width);
+        // The widening, relative to the value, grows with the distance.
+        let relative = |t: &fit::performance::TimePrediction| match t.reach {
+            Reach::Calibrated { sd, .. } => sd / t.time.value.abs(),
+            other => panic!("{other:?}"),
+        };
+        proptest::prop_assert!(relative(&far) >= relative(&near));
+    }
+}
