@@ -4,6 +4,7 @@
 //! Data flows `Datafile -> Observations -> Model -> Fit -> Ranking`. Nothing here prints,
 //! exits or reads the command line.
 
+pub mod calibration;
 pub mod candidates;
 pub mod combination;
 pub mod condition;

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::calibration::{Calibration, Reach};
 use crate::combination::{CategoryModel, Choices, CombineError, combine_on};
 use crate::fit::{Fit, Prediction, Weighting, fit_weighted};
 use crate::model::Model;
@@ -131,6 +132,25 @@ pub struct PerformanceModel {
     pub baseline: Option<Fit>,
     /// Where the data came from.
     pub provenance: Provenance,
+    /// The forward validation of `T_p` (or the first response) along each factor that had
+    /// enough levels, which widens intervals beyond the data; None for a model without it (a
+    /// model file written before it existed): its predictions beyond the data say their
+    /// interval is not calibrated.
+    pub calibration: Option<Vec<Calibration>>,
+}
+
+/// The spread of a predicted `T_p` (or first response) from the fits alone: the variance of
+/// its mean, the variance of one run's noise about it, and the degrees of freedom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Spread {
+    /// The variance of the predicted mean.
+    pub mean: f64,
+    /// The variance of one run about the mean.
+    pub noise: f64,
+    /// Degrees of freedom of the run's variance (Welch–Satterthwaite over the categories).
+    pub dof: f64,
+    /// Degrees of freedom of the mean's variance.
+    pub mean_dof: f64,
 }
 
 /// What the user chose when building a model.
@@ -183,6 +203,9 @@ pub struct TimePrediction {
     pub categories: Vec<Prediction>,
     /// Factors outside the fitted range at this point.
     pub extrapolated: Vec<String>,
+    /// Whether `time`'s interval is the fits' own (inside the data), widened by forward
+    /// validation, or beyond the data without it.
+    pub reach: Reach,
 }
 
 /// The factors of a datafile: every numeric column, other than the responses and
@@ -248,8 +271,40 @@ pub fn factors_of(data: &Datafile) -> Result<(Vec<String>, BTreeMap<String, f64>
 }
 
 impl PerformanceModel {
-    /// Builds the model of every category from the (already filtered) datafile.
+    /// Builds the model of every category from the (already filtered) datafile, with the
+    /// forward validation of its `T_p` ([`crate::calibration::forward`]).
     pub fn build(data: &Datafile, options: &BuildOptions) -> Result<Self, BuildError> {
+        let (mut model, observations) = Self::build_uncalibrated(data, options)?;
+        let first = &observations[0];
+        let times = model.measured_times(&observations);
+        let points: Vec<Vec<f64>> = (0..first.len())
+            .map(|row| {
+                let mut point = vec![0.0; model.factors.len()];
+                first.point(row, &mut point);
+                point
+            })
+            .collect();
+        // An observation's datafile row, by its line.
+        let row_of: BTreeMap<usize, usize> = data
+            .rows()
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.line, i))
+            .collect();
+        let calibration = crate::calibration::forward(&model, &points, &times, |rows| {
+            let rows: Vec<usize> = rows.iter().map(|&r| row_of[&first.lines[r]]).collect();
+            Self::build_uncalibrated(&data.subset(&rows), options)
+                .ok()
+                .map(|m| m.0)
+        });
+        model.calibration = Some(calibration);
+        Ok(model)
+    }
+
+    fn build_uncalibrated(
+        data: &Datafile,
+        options: &BuildOptions,
+    ) -> Result<(Self, Vec<Observations>), BuildError> {
         let (factors, held) = factors_of(data)?;
         let names: Vec<&str> = factors.iter().map(String::as_str).collect();
         let design = |message: String| BuildError::Design {
@@ -307,10 +362,11 @@ impl PerformanceModel {
                 created_by: options.created_by.clone(),
                 predicted: None,
             },
+            calibration: None,
         };
         model.baseline = model.corner_plane(&observations);
         model.provenance.predicted = PredictedRows::of(data, &model.factors);
-        Ok(model)
+        Ok((model, observations))
     }
 
     /// The number of processors at a point: the factor `p`, or the held value.
@@ -405,9 +461,10 @@ impl PerformanceModel {
     /// delta method, [`Fit::predict`]) and adds its residual variance. The categories are fitted
     /// to separate responses, so their errors are taken as independent: the variances add, and
     /// the Student t quantile uses the Welch–Satterthwaite degrees of freedom of the sum.
+    /// Beyond the data, `T_p`'s intervals (a response model's first response) are widened by
+    /// the model's forward validation ([`crate::calibration`]).
     pub fn predict(&self, point: &[f64]) -> TimePrediction {
-        let p = self.processors(point);
-        let categories: Vec<Prediction> = self
+        let mut categories: Vec<Prediction> = self
             .categories
             .iter()
             .map(|c| c.fit.predict(point))
@@ -420,25 +477,65 @@ impl PerformanceModel {
             .filter(|((_, (lo, hi)), v)| **v < *lo || **v > *hi)
             .map(|((f, _), _)| f.clone())
             .collect();
+        let own = self.own_time(point, &categories);
+        let reach = crate::calibration::reach(
+            &self.factors,
+            &self.ranges,
+            self.calibration.as_deref(),
+            point,
+            own.value,
+        );
+        let time = match (reach, self.spread_of(point, &categories)) {
+            (Reach::Calibrated { sd, dof }, Some(spread)) => {
+                let widen = |h: f64, own: f64| crate::calibration::widen(h, own, sd, dof);
+                Prediction::bounded(
+                    own.value,
+                    widen(own.half_width, spread.dof),
+                    widen(own.mean_half_width, spread.mean_dof),
+                    self.floor(),
+                )
+            }
+            _ => own,
+        };
+        if self.kind == Kind::Response
+            && let Some(first) = categories.first_mut()
+        {
+            *first = time;
+        }
+        TimePrediction {
+            point: point.to_vec(),
+            time,
+            categories,
+            extrapolated,
+            reach,
+        }
+    }
+
+    /// The least value `T_p` (or the first response) can take: 0 when every category cannot
+    /// be negative.
+    fn floor(&self) -> f64 {
+        let floors = |c: &CategoryModel| c.fit.nonnegative;
+        match self.kind {
+            Kind::Response => self
+                .categories
+                .first()
+                .map_or(f64::NEG_INFINITY, |c| c.fit.floor()),
+            Kind::LostCycles if self.categories.iter().all(floors) => 0.0,
+            Kind::LostCycles => f64::NEG_INFINITY,
+        }
+    }
+
+    /// `T_p` (or the first response) with the fits' own intervals.
+    fn own_time(&self, point: &[f64], categories: &[Prediction]) -> Prediction {
         if self.kind == Kind::Response {
             let nothing = Prediction::bounded(f64::NAN, f64::NAN, f64::NAN, f64::NEG_INFINITY);
-            return TimePrediction {
-                point: point.to_vec(),
-                time: categories.first().copied().unwrap_or(nothing),
-                categories,
-                extrapolated,
-            };
+            return categories.first().copied().unwrap_or(nothing);
         }
+        let p = self.processors(point);
         let value = categories.iter().map(|c| c.value).sum::<f64>() / p;
-        // A sum of quantities that cannot be negative cannot be either.
-        let floor = if self.categories.iter().all(|c| c.fit.nonnegative) {
-            0.0
-        } else {
-            f64::NEG_INFINITY
-        };
         let half_width = |width: fn(&Prediction) -> f64| {
             let (mut variance, mut denominator) = (0.0, 0.0);
-            for (c, pred) in self.categories.iter().zip(&categories) {
+            for (c, pred) in self.categories.iter().zip(categories) {
                 let dof = c.fit.dof as f64;
                 let s2 = (width(pred) / t_quantile(dof)).powi(2);
                 variance += s2;
@@ -451,16 +548,58 @@ impl PerformanceModel {
             }
             t_quantile(variance * variance / denominator) * variance.sqrt() / p
         };
-        TimePrediction {
-            point: point.to_vec(),
-            time: Prediction::bounded(
-                value,
-                half_width(|p| p.half_width),
-                half_width(|p| p.mean_half_width),
-                floor,
-            ),
-            categories,
-            extrapolated,
+        Prediction::bounded(
+            value,
+            half_width(|p| p.half_width),
+            half_width(|p| p.mean_half_width),
+            self.floor(),
+        )
+    }
+
+    /// The spread of the predicted `T_p` (or first response) from the fits alone, given each
+    /// category's prediction there; None without intervals.
+    fn spread_of(&self, point: &[f64], categories: &[Prediction]) -> Option<Spread> {
+        let divisor = self.divisor(point);
+        let used = match self.kind {
+            Kind::Response => 1.min(categories.len()),
+            Kind::LostCycles => categories.len(),
+        };
+        let (mut mean, mut total, mut denominator, mut mean_denominator) = (0.0, 0.0, 0.0, 0.0);
+        for (c, pred) in self.categories.iter().zip(categories).take(used) {
+            let dof = c.fit.dof as f64;
+            let t = t_quantile(dof);
+            let m = (pred.mean_half_width / t / divisor).powi(2);
+            let s2 = (pred.half_width / t / divisor).powi(2);
+            if !(m.is_finite() && s2.is_finite()) {
+                return None;
+            }
+            mean += m;
+            total += s2;
+            if s2 > 0.0 {
+                denominator += s2 * s2 / dof;
+            }
+            if m > 0.0 {
+                mean_denominator += m * m / dof;
+            }
         }
+        let welch = |v: f64, d: f64| if d > 0.0 { v * v / d } else { f64::INFINITY };
+        (used > 0).then_some(Spread {
+            mean,
+            noise: (total - mean).max(0.0),
+            dof: welch(total, denominator),
+            mean_dof: welch(mean, mean_denominator),
+        })
+    }
+
+    /// The spread of a prediction of this model, from the fits alone (not widened beyond the
+    /// data); None without intervals.
+    pub fn time_spread(&self, prediction: &TimePrediction) -> Option<Spread> {
+        let mut own = prediction.categories.clone();
+        if self.kind == Kind::Response
+            && let (Some(first), Some(c)) = (own.first_mut(), self.categories.first())
+        {
+            *first = c.fit.predict(&prediction.point);
+        }
+        self.spread_of(&prediction.point, &own)
     }
 }

@@ -146,8 +146,60 @@ pub fn build(
 }
 
 /// A response model from observations of one response each over the same factors (the
-/// responses' names are the categories' names), replicates summarised as `repetitions` says.
+/// responses' names are the categories' names), replicates summarised as `repetitions` says,
+/// with the forward validation of its first response ([`crate::calibration::forward`]).
 pub fn from_observations(
+    name: &str,
+    observations: Vec<Observations>,
+    repetitions: Repetitions,
+    choices: &BTreeMap<String, Choices>,
+    provenance: Provenance,
+) -> Result<PerformanceModel, BuildError> {
+    let mut model = uncalibrated(
+        name,
+        observations.clone(),
+        repetitions,
+        choices,
+        provenance.clone(),
+    )?;
+    let first = &observations[0];
+    let same_rows = observations.iter().all(|o| o.len() == first.len());
+    let points: Vec<Vec<f64>> = (0..first.len())
+        .map(|row| {
+            let mut point = vec![0.0; first.factors.len()];
+            first.point(row, &mut point);
+            point
+        })
+        .collect();
+    let calibration = if same_rows {
+        crate::calibration::forward(&model, &points, &first.y, |rows| {
+            let kept = observations.iter().map(|o| rows_of(o, rows)).collect();
+            uncalibrated(name, kept, repetitions, choices, provenance.clone()).ok()
+        })
+    } else {
+        Vec::new()
+    };
+    model.calibration = Some(calibration);
+    Ok(model)
+}
+
+/// The observations at `rows`, in that order.
+fn rows_of(o: &Observations, rows: &[usize]) -> Observations {
+    Observations {
+        source: o.source.clone(),
+        factors: o.factors.clone(),
+        response: o.response.clone(),
+        columns: o
+            .columns
+            .iter()
+            .map(|c| rows.iter().map(|&r| c[r]).collect())
+            .collect(),
+        y: rows.iter().map(|&r| o.y[r]).collect(),
+        lines: rows.iter().map(|&r| o.lines[r]).collect(),
+    }
+}
+
+fn uncalibrated(
     name: &str,
     observations: Vec<Observations>,
     repetitions: Repetitions,
@@ -181,5 +233,6 @@ pub fn from_observations(
         categories,
         baseline: None,
         provenance,
+        calibration: None,
     })
 }

@@ -425,6 +425,7 @@ fn extrap(text: &str) -> Result<(), Failure> {
         categories: vec![model],
         baseline: None,
         provenance: Default::default(),
+        calibration: None,
     };
     match fit::model_file::written(&performance, "case.toml") {
         Ok(text) => fit::model_file::parse("case.toml", &text)

@@ -432,3 +432,57 @@ fn no_model_or_error_that_is_not_finite_is_written_or_printed() {
         "{e}"
     );
 }
+
+/// Beyond the data `lca predict` widens `T_p` by the model's forward validation; a model file
+/// without it (written before it existed) keeps its fits' interval and says it is not
+/// calibrated there (docs/modelling.md#beyond-the-data).
+#[test]
+fn predictions_beyond_the_data_say_whether_they_are_calibrated() {
+    let dir = scratch("model-beyond");
+    let (runs, _) = datafiles(&dir);
+    let model = dir.join("dp.toml");
+    let _ = std::fs::remove_file(&model);
+    let (runs, model_s) = (runs.to_str().unwrap(), model.to_str().unwrap());
+    stdout(&["model", runs, "--where", "impl=dp", "--out", model_s]);
+    let text = std::fs::read_to_string(&model).unwrap();
+    assert!(
+        text.contains("\n[[extrapolation]]\nfactor = \"n\"\n"),
+        "{text}"
+    );
+    let start = text.find("\n[[extrapolation]]").unwrap();
+    let old = write(&dir, "old.toml", &format!("{}\n", &text[..start]));
+    let old_s = old.to_str().unwrap();
+    let t_p = |out: &str| {
+        out.lines()
+            .find(|l| l.trim_start().starts_with("T_p"))
+            .unwrap()
+            .to_string()
+    };
+    // Inside the data: the same interval, no note.
+    let (now, then) = (
+        stdout(&["predict", model_s, "--at", "n=256,p=8"]),
+        stdout(&["predict", old_s, "--at", "n=256,p=8"]),
+    );
+    assert_eq!(now, then);
+    // Beyond it: the old file says so. These runs follow their model's forms (±1%), so forward
+    // validation finds no drift along n and the interval is the fits' own in both.
+    let (now, then) = (
+        stdout(&["predict", model_s, "--at", "n=4096,p=8"]),
+        stdout(&["predict", old_s, "--at", "n=4096,p=8"]),
+    );
+    assert!(
+        now.contains("(extrapolation: n outside the fitted range)\n"),
+        "{now}"
+    );
+    assert!(
+        then.contains(
+            "(extrapolation: n outside the fitted range; the interval is not calibrated there)"
+        ),
+        "{then}"
+    );
+    assert!(
+        text.contains("factor = \"n\"\nrelative_sd = 0.0\n"),
+        "{text}"
+    );
+    assert_eq!(t_p(&now), t_p(&then));
+}

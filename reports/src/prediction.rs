@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use fit::calibration::Reach;
 use fit::performance::{Kind, PerformanceModel, TimePrediction};
 
 use crate::Format;
@@ -37,8 +38,13 @@ fn text(model: &PerformanceModel, predictions: &[TimePrediction]) -> String {
         if !t.extrapolated.is_empty() {
             let _ = write!(
                 out,
-                "  (extrapolation: {} outside the fitted range)",
-                t.extrapolated.join(", ")
+                "  (extrapolation: {} outside the fitted range{})",
+                t.extrapolated.join(", "),
+                match t.reach {
+                    // docs/modelling.md#beyond-the-data
+                    Reach::Uncalibrated => "; the interval is not calibrated there",
+                    _ => "",
+                }
             );
         }
         let _ = writeln!(out);

@@ -3,7 +3,8 @@
 //! each model's validated error added when known.
 
 use super::{Basis, TOUCH};
-use crate::performance::{PerformanceModel, TimePrediction};
+use crate::calibration::Reach;
+use crate::performance::{Kind, PerformanceModel, TimePrediction};
 use crate::stats::t_quantile_real;
 
 /// Which implementation is faster, by [`compare`].
@@ -57,7 +58,9 @@ pub struct ValidatedError {
 }
 
 /// The variance of a predicted mean `T_p` (the categories' standard errors over `p`, taken as
-/// independent; a response's own standard error, not divided by `p`) and its Welch–Satterthwaite term `sum s^4 / dof`; None without intervals.
+/// independent; a response's own standard error, not divided by `p`; beyond the data, the
+/// forward validation's widening) and its Welch–Satterthwaite term `sum s^4 / dof`; None
+/// without intervals.
 fn mean_variance(m: &PerformanceModel, t: &TimePrediction) -> Option<(f64, f64)> {
     let p = m.divisor(&t.point);
     let (mut variance, mut denominator) = (0.0, 0.0);
@@ -71,6 +74,15 @@ fn mean_variance(m: &PerformanceModel, t: &TimePrediction) -> Option<(f64, f64)>
         if s2 > 0.0 {
             denominator += s2 * s2 / dof;
         }
+    }
+    // Beyond the data, the error of the model's form that forward validation measured
+    // (docs/modelling.md#beyond-the-data); a response model's first response holds it already.
+    if let Reach::Calibrated { sd, dof } = t.reach
+        && sd > 0.0
+        && m.kind == Kind::LostCycles
+    {
+        variance += sd * sd;
+        denominator += sd.powi(4) / dof;
     }
     Some((variance, denominator))
 }

@@ -33,6 +33,7 @@ use std::path::Path;
 use nalgebra::DMatrix;
 use serde::{Deserialize, Serialize};
 
+use crate::calibration::Calibration;
 use crate::combination::{
     CategoryModel, ChosenBy, Combination, CornerVariation, IntegerChoice, Shape, ShapeSource,
 };
@@ -74,6 +75,19 @@ struct FileRecord {
     category: Vec<CategoryRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     baseline: Option<FitRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    extrapolation: Option<Vec<CalibrationRecord>>,
+}
+
+/// `[[extrapolation]]`: the forward validation along one factor (docs/model-file.md). Absent
+/// in files written before it existed: their predictions beyond the data are not calibrated.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CalibrationRecord {
+    factor: String,
+    relative_sd: f64,
+    points: usize,
+    ratio: f64,
 }
 
 /// `kind = "response"`: the categories are responses in their own units, not lost cycles
@@ -258,6 +272,16 @@ pub fn write(model: &PerformanceModel) -> String {
         }),
         category: model.categories.iter().map(category_record).collect(),
         baseline: model.baseline.as_ref().map(fit_record),
+        extrapolation: model.calibration.as_ref().map(|c| {
+            c.iter()
+                .map(|c| CalibrationRecord {
+                    factor: c.factor.clone(),
+                    relative_sd: c.relative_sd,
+                    points: c.points,
+                    ratio: c.ratio,
+                })
+                .collect()
+        }),
     };
     let value = toml::Value::try_from(&record).expect("model records are TOML tables");
     let names: Vec<&str> = model
@@ -546,6 +570,10 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
         },
         None => Provenance::default(),
     };
+    let calibration = match record.extrapolation {
+        Some(records) => Some(calibration(records, &factors)?),
+        None => None,
+    };
     Ok(PerformanceModel {
         kind: record.kind.unwrap_or_default().into(),
         name: record.name,
@@ -555,7 +583,53 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
         categories,
         baseline,
         provenance,
+        calibration,
     })
+}
+
+/// The `[[extrapolation]]` tables, checked: a factor of the model, once; a finite
+/// `relative_sd >= 0`, at least one point, a finite `ratio >= 1`.
+fn calibration(
+    records: Vec<CalibrationRecord>,
+    factors: &[String],
+) -> Result<Vec<Calibration>, String> {
+    let mut out: Vec<Calibration> = Vec::with_capacity(records.len());
+    for r in records {
+        let f = &r.factor;
+        if !factors.contains(f) {
+            return Err(format!(
+                "extrapolation: '{f}' is not among the factors ({})",
+                factors.join(", ")
+            ));
+        }
+        if out.iter().any(|c| &c.factor == f) {
+            return Err(format!("extrapolation: factor '{f}' is given twice"));
+        }
+        if !(r.relative_sd.is_finite() && r.relative_sd >= 0.0) {
+            return Err(format!(
+                "extrapolation '{f}': relative_sd = {} must be a finite number >= 0",
+                r.relative_sd
+            ));
+        }
+        if r.points == 0 {
+            return Err(format!(
+                "extrapolation '{f}': points = 0 must be at least 1"
+            ));
+        }
+        if !(r.ratio.is_finite() && r.ratio >= 1.0) {
+            return Err(format!(
+                "extrapolation '{f}': ratio = {} must be a finite number >= 1",
+                r.ratio
+            ));
+        }
+        out.push(Calibration {
+            factor: r.factor,
+            relative_sd: r.relative_sd,
+            points: r.points,
+            ratio: r.ratio,
+        });
+    }
+    Ok(out)
 }
 
 /// The fit of `response` (a category, or `T_p` for the baseline) from its record.

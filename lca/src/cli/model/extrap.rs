@@ -71,6 +71,7 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
             created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
             predicted: None,
         },
+        calibration: None,
     };
     if model.categories.is_empty() {
         let first = rows.iter().find_map(|r| r.2.as_ref().err());

@@ -1,0 +1,258 @@
+//! Intervals that keep their promise beyond the data (issue 33, item 4;
+//! docs/modelling.md#beyond-the-data): forward validation widens `T_p`'s interval beyond the
+//! fitted range, leaves it alone inside, is stored in the model file, and old files say their
+//! intervals are not calibrated there.
+
+mod families;
+
+use fit::calibration::Reach;
+use fit::model_file::{parse, write};
+use fit::performance::{BuildOptions, PerformanceModel};
+use fit::validation::validate;
+use fit::{Condition, Datafile};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+fn synthetic(seed: u64) -> PerformanceModel {
+    let truth = families::families()[0].truths[0].1;
+    families::model(truth, &mut StdRng::seed_from_u64(seed))
+}
+
+#[test]
+fn inside_the_data_intervals_stay_as_they_are() {
+    let model = synthetic(3);
+    assert!(model.calibration.as_ref().is_some_and(|c| c.len() == 1));
+    let mut before = model.clone();
+    before.calibration = None;
+    for x in [2.0, 2.5, 3.0, 7.0, 11.0, 16.0] {
+        let (now, then) = (model.predict(&[x]), before.predict(&[x]));
+        assert_eq!(now.reach, Reach::Inside);
+        assert_eq!(now.time, then.time, "at p={x}");
+    }
+}
+
+#[test]
+fn beyond_the_data_intervals_widen_with_the_distance() {
+    let model = synthetic(3);
+    let kappa = model.calibration.as_ref().unwrap()[0].relative_sd;
+    assert!(
+        kappa > 0.0,
+        "5 + 1000/p + 2 log2(p) is not a shape of the defaults"
+    );
+    let mut before = model.clone();
+    before.calibration = None;
+    let mut last = 0.0;
+    for x in [32.0, 64.0, 128.0] {
+        let (now, then) = (model.predict(&[x]), before.predict(&[x]));
+        assert!(matches!(now.reach, Reach::Calibrated { .. }));
+        assert_eq!(then.reach, Reach::Uncalibrated);
+        assert_eq!(now.time.value, then.time.value);
+        let added = now.time.half_width / then.time.half_width;
+        assert!(added > 1.0 && added > last, "at p={x}: {added}");
+        assert!(now.time.mean_half_width > then.time.mean_half_width);
+        last = added;
+    }
+}
+
+#[test]
+fn the_calibration_is_stored_and_old_files_are_not_calibrated() {
+    let model = synthetic(5);
+    let text = write(&model);
+    assert!(
+        text.contains("[[extrapolation]]\nfactor = \"p\"\n"),
+        "{text}"
+    );
+    let back = parse("m.toml", &text).unwrap();
+    assert_eq!(back.calibration, model.calibration);
+    assert_eq!(write(&back), text);
+    assert_eq!(back.predict(&[64.0]).time, model.predict(&[64.0]).time);
+    // A file written before the field existed: no widening, and it says so.
+    let start = text.find("\n[[extrapolation]]").unwrap();
+    let old = format!("{}\n", &text[..start]);
+    let old = parse("old.toml", &old).unwrap();
+    assert_eq!(old.calibration, None);
+    let far = old.predict(&[64.0]);
+    assert_eq!(far.reach, Reach::Uncalibrated);
+    assert!(far.time.half_width < model.predict(&[64.0]).time.half_width);
+    assert_eq!(old.predict(&[8.0]).time, model.predict(&[8.0]).time);
+}
+
+#[test]
+fn bad_calibrations_are_refused_naming_the_field() {
+    let text = write(&synthetic(5));
+    let start = text.find("\n[[extrapolation]]").unwrap();
+    let head = &text[..start];
+    for (table, message) in [
+        (
+            "factor = \"q\"\nrelative_sd = 0.1\npoints = 2\nratio = 2.0",
+            "extrapolation: 'q' is not among the factors (p)",
+        ),
+        (
+            "factor = \"p\"\nrelative_sd = -0.1\npoints = 2\nratio = 2.0",
+            "extrapolation 'p': relative_sd = -0.1 must be a finite number >= 0",
+        ),
+        (
+            "factor = \"p\"\nrelative_sd = nan\npoints = 2\nratio = 2.0",
+            "extrapolation 'p': relative_sd = NaN must be a finite number >= 0",
+        ),
+        (
+            "factor = \"p\"\nrelative_sd = 0.1\npoints = 0\nratio = 2.0",
+            "extrapolation 'p': points = 0 must be at least 1",
+        ),
+        (
+            "factor = \"p\"\nrelative_sd = 0.1\npoints = 2\nratio = 0.5",
+            "extrapolation 'p': ratio = 0.5 must be a finite number >= 1",
+        ),
+    ] {
+        let file = format!("{head}\n\n[[extrapolation]]\n{table}\n");
+        let e = parse("m.toml", &file).unwrap_err().to_string();
+        assert_eq!(e, format!("m.toml: {message}"));
+    }
+}
+
+/// Models of `impl` from `datafile`'s runs at p <= 8, checked on the 16-core grid's runs at
+/// p = 12..16: the share of runs inside their 90% prediction interval, calibrated and before.
+fn real_coverage(datafile: &str, implementation: &str) -> (f64, f64, usize) {
+    let data = Datafile::read(&datasets::path(datafile)).unwrap();
+    let conditions = Condition::parse_all(&[
+        format!("impl={implementation}"),
+        "role=model".into(),
+        "p<=8".into(),
+    ])
+    .unwrap();
+    let options = BuildOptions {
+        name: implementation.into(),
+        conditions: conditions.clone(),
+        ..BuildOptions::default()
+    };
+    let model = PerformanceModel::build(&data.filter(&conditions).unwrap(), &options).unwrap();
+    let grid = Datafile::read(&datasets::path("fft2d-16core.dat")).unwrap();
+    let far = Condition::parse_all(&[
+        format!("impl={implementation}"),
+        "p>=12".into(),
+        "role in model,validate".into(),
+    ])
+    .unwrap();
+    let far = grid.filter(&far).unwrap();
+    let now = validate(&model, &far).unwrap();
+    let mut before = model.clone();
+    before.calibration = None;
+    let then = validate(&before, &far).unwrap();
+    (
+        now.coverage().unwrap(),
+        then.coverage().unwrap(),
+        now.points.len(),
+    )
+}
+
+#[test]
+fn real_runs_beyond_the_data() {
+    // Measured on 2026-11-28 (docs/results.md#intervals-beyond-the-data): the runs at
+    // p = 12..16 of the 16-core grid, against models of the runs at p <= 8.
+    for (datafile, implementation, after, before) in [
+        // Forward validation finds no drift along p inside p <= 8 (κ_p = 0): no change.
+        ("fft2d-full-16core.dat", "dp", 40, 40),
+        ("fft2d-full-16core.dat", "tp", 78, 78),
+        // It finds dp's (κ_p = 0.71 per doubling): every run inside.
+        ("fft2d-16core.dat", "dp", 99, 83),
+        ("fft2d-16core.dat", "tp", 73, 73),
+    ] {
+        let (now, then, runs) = real_coverage(datafile, implementation);
+        assert_eq!(runs, 99);
+        let inside = |share: f64| (share * runs as f64).round() as usize;
+        assert_eq!(
+            (inside(now), inside(then)),
+            (after, before),
+            "{datafile} {implementation}"
+        );
+    }
+}
+
+/// Coverage of a fresh run by the 90% interval at 2x, 4x and 8x beyond p = 16, over 10 seeds
+/// of each truth (the figures of `cargo bench -p fit --bench coverage -- 10`).
+#[test]
+fn synthetic_families_coverage() {
+    for family in families::families() {
+        let tallies = families::coverage(&family, 10);
+        for (tally, ratio) in tallies.iter().zip(families::RATIOS) {
+            let (now, before) = (tally.coverage(), tally.coverage_before());
+            let what = format!("{} at {ratio}x: {now:.3} (before {before:.3})", family.name);
+            // The calibration is what holds the truth: without it, coverage falls to 0-50%
+            // at 4x and 8x in every family.
+            assert!(now >= before, "{what}");
+            if ratio > 2.0 {
+                assert!(now >= before + 0.2, "{what}");
+            }
+            // The target, >= 85% (less 5 points for 30-40 trials), is met by the thresholds
+            // and plateaus at every ratio and by the PMNF sums at 2x; at 4x and 8x the PMNF
+            // sums reach 78% and 65% (docs/results.md#intervals-beyond-the-data).
+            let target = match (family.name, ratio) {
+                ("PMNF sums", 4.0) => 0.75,
+                ("PMNF sums", 8.0) => 0.6,
+                _ => 0.8,
+            };
+            assert!(now >= target, "{what}");
+            // Width: at most 3x today's where today's form holds the truth's trend (at 2x,
+            // the PMNF sums and plateaus); the thresholds' forms are wrong beyond the data.
+            if ratio == 2.0 && family.name != "thresholds" {
+                let widening = tally.median_width() / tally.median_width_before();
+                assert!(widening <= 3.0, "{what}: width x{widening:.2}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_verdict_beyond_the_data_uses_the_widened_means() {
+    let a = synthetic(3);
+    let b = families::model(
+        families::families()[0].truths[1].1,
+        &mut StdRng::seed_from_u64(4),
+    );
+    let (mut a0, mut b0) = (a.clone(), b.clone());
+    a0.calibration = None;
+    b0.calibration = None;
+    let half_width = |a: &PerformanceModel, b: &PerformanceModel, x: f64| {
+        let (pa, pb) = (a.predict(&[x]), b.predict(&[x]));
+        fit::crossover::compare(a, &pa, b, &pb).half_width
+    };
+    // Inside the data, the same; beyond it, wider by the forward validation's drift.
+    assert_eq!(half_width(&a, &b, 8.0), half_width(&a0, &b0, 8.0));
+    assert!(half_width(&a, &b, 64.0) > half_width(&a0, &b0, 64.0));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever the forward validation measured, a point inside the data keeps the fits' own
+    /// interval, and beyond it the interval never narrows and grows with the distance.
+    #[test]
+    fn inside_unchanged_beyond_monotone(
+        kappa in 0.0f64..2.0,
+        points in 1usize..8,
+        inside in 2.0f64..16.0,
+        beyond in 16.5f64..500.0,
+        further in 1.01f64..4.0,
+    ) {
+        let mut model = synthetic(7);
+        model.calibration = Some(vec![fit::calibration::Calibration {
+            factor: "p".into(),
+            relative_sd: kappa,
+            points,
+            ratio: 2.0,
+        }]);
+        let mut before = model.clone();
+        before.calibration = None;
+        proptest::prop_assert_eq!(model.predict(&[inside]).time, before.predict(&[inside]).time);
+        let (near, far) = (model.predict(&[beyond]), model.predict(&[beyond * further]));
+        let own = before.predict(&[beyond]).time;
+        proptest::prop_assert!(near.time.half_width >= own.half_width);
+        proptest::prop_assert!(near.time.mean_half_width >= own.mean_half_width);
+        // The widening, relative to the value, grows with the distance.
+        let relative = |t: &fit::performance::TimePrediction| match t.reach {
+            Reach::Calibrated { sd, .. } => sd / t.time.value.abs(),
+            other => panic!("{other:?}"),
+        };
+        proptest::prop_assert!(relative(&far) >= relative(&near));
+    }
+}
