@@ -155,7 +155,8 @@ fn real_runs_beyond_the_data() {
         ("fft2d-full-16core.dat", "tp", 78, 78),
         // It finds dp's (κ_p = 0.71 per doubling): every run inside.
         ("fft2d-16core.dat", "dp", 99, 83),
-        ("fft2d-16core.dat", "tp", 73, 73),
+        // tp's sl has the odd-p term of integer structure (73 of 99 without it).
+        ("fft2d-16core.dat", "tp", 76, 76),
     ] {
         let (now, then, runs) = real_coverage(datafile, implementation);
         assert_eq!(runs, 99);
