@@ -6,10 +6,11 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde_json::json;
 
+use super::ArcKind;
 use super::critical::CriticalPath;
 use super::makeup::Makeup;
-use super::stretches::PathSink;
-use super::{ArcKind, Graph};
+use super::path_graph::PathGraph;
+use super::records::RecordSink;
 use crate::event::Symbols;
 use crate::log::LogReader;
 use crate::profile::profile_log;
@@ -17,8 +18,8 @@ use crate::profile::profile_log;
 /// Everything `pp critical-path` reports.
 #[derive(Debug)]
 pub struct Report {
-    /// The graph.
-    pub graph: Graph,
+    /// What the critical path kept of the graph.
+    pub graph: PathGraph,
     /// Its critical path.
     pub path: CriticalPath,
     /// What the path is made of.
@@ -46,9 +47,11 @@ impl Report {
         Report::from_log(reader, &name)
     }
 
-    /// [`Report::read`] of an open log; `name` stands for its file in messages.
+    /// [`Report::read`] of an open log; `name` stands for its file in messages. Memory stays
+    /// bounded whatever the log's length: what the path and its make-up need goes to a
+    /// temporary file ([`RecordSink`]); an error writing or reading it is an error.
     pub fn from_log(mut reader: LogReader, name: &str) -> Result<Report> {
-        let mut sink = PathSink::new(reader.header());
+        let mut sink = RecordSink::new(reader.header());
         let profiled = profile_log(&mut reader, None, Some(&mut sink));
         let profile = match (profiled.profile, &profiled.damage) {
             (Ok(p), _) => p,
@@ -58,9 +61,11 @@ impl Report {
         let warning = profiled
             .damage
             .map(|d| format!("{d} (the critical path covers the events before it)"));
-        let graph = sink.builder.finish();
-        let path = CriticalPath::of(&graph);
-        let makeup = Makeup::of(&path, &sink.stretches);
+        let (mut graph, mut records) = sink.finish();
+        let spilled =
+            |e: std::io::Error| anyhow::anyhow!("{name}: the critical path's records: {e}");
+        let path = CriticalPath::walk(&mut graph).map_err(spilled)?;
+        let makeup = Makeup::of_records(&path, &mut records).map_err(spilled)?;
         Ok(Report {
             graph,
             path,
