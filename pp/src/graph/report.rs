@@ -195,16 +195,34 @@ impl Report {
             "by_category": self.makeup.by_category.iter()
                 .map(|&(c, ns)| (c.key().to_string(), json!(ns)))
                 .collect::<serde_json::Map<_, _>>(),
-            "segments": self.path.segments.iter()
-                .map(|s| json!({
-                    "thread": s.thread,
-                    "start_ns": s.start.saturating_sub(self.window.0),
-                    "end_ns": s.end.saturating_sub(self.window.0),
-                    "arc": s.arc.map(|a| a.as_str()),
-                }))
-                .collect::<Vec<_>>(),
+            "segments": [],
         });
-        format!("{doc}\n")
+        // The segments, written as serde_json would (keys in order) without a value each: a
+        // long run's path has millions.
+        let mut out = doc.to_string();
+        let mut segments = String::with_capacity(64 * self.path.segments.len() + 2);
+        segments.push('[');
+        for (k, s) in self.path.segments.iter().enumerate() {
+            let arc = match s.arc {
+                Some(a) => format!("\"{}\"", a.as_str()),
+                None => "null".to_string(),
+            };
+            let _ = write!(
+                segments,
+                "{}{{\"arc\":{arc},\"end_ns\":{},\"start_ns\":{},\"thread\":{}}}",
+                if k == 0 { "" } else { "," },
+                s.end.saturating_sub(self.window.0),
+                s.start.saturating_sub(self.window.0),
+                s.thread
+            );
+        }
+        segments.push(']');
+        // Keys sort, so "segments" is the last key whose value is not a number.
+        if let Some(at) = out.rfind("\"segments\":[]") {
+            out.replace_range(at + 11..at + 13, &segments);
+        }
+        out.push('\n');
+        out
     }
 }
 
