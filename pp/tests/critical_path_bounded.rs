@@ -96,9 +96,9 @@ proptest! {
 #[test]
 fn the_records_spill_to_a_file_and_still_give_the_same_answer() {
     // Enough events that the records pass the spill's memory (8 MB) and go to the file.
-    let log = realistic_log(8, 600_000, 4096, 11);
+    let log = realistic_log(8, 2_000_000, 4096, 11);
     let answer = in_memory(&log).unwrap();
-    assert!(answer.4 >= 600_000);
+    assert!(answer.4 >= 2_000_000);
     assert_eq!(bounded(&log), Some(answer));
 }
 
@@ -124,4 +124,21 @@ fn pp_critical_path_runs_under_an_address_space_limit_the_whole_graph_exceeds() 
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("critical path: "), "{text}");
     assert!(text.contains(" events, remote arcs: "), "{text}");
+}
+
+#[test]
+fn a_temporary_folder_that_cannot_be_written_is_a_one_line_error() {
+    // Enough records to pass the spill's memory, so that the file is needed.
+    let dir = scratch("bounded-no-tmp");
+    let log = dir.join("run.log");
+    std::fs::write(&log, realistic_log(8, 2_000_000, 4096, 3)).unwrap();
+    let missing = dir.join("missing");
+    let err = test_support::error_of(
+        pp!()
+            .args(["critical-path", log.to_str().unwrap()])
+            .env("TMPDIR", &missing),
+    );
+    assert!(err.contains("run.log"), "{err}");
+    assert!(err.contains("a temporary file in"), "{err}");
+    assert!(err.contains("missing"), "{err}");
 }

@@ -76,8 +76,11 @@ impl Spill {
         self.tail.clear();
     }
 
-    /// Every byte appended, from the first.
+    /// Every byte appended, from the first; the error writing them, if there was one.
     pub fn forward(&mut self) -> io::Result<impl Read + '_> {
+        if let Some(e) = &self.error {
+            return Err(io::Error::other(e.clone()));
+        }
         let head: Box<dyn Read + '_> = match &mut self.file {
             Some(f) => {
                 f.seek(SeekFrom::Start(0))?;
