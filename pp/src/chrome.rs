@@ -40,7 +40,7 @@ impl<W: Write> ChromeTrace<W> {
             first: true,
             error: None,
             p,
-            graph: Some(Builder::new(&Header {
+            graph: Some(Builder::compact(&Header {
                 p,
                 params: Vec::new(),
             })),
@@ -73,7 +73,13 @@ impl<W: Write> ChromeTrace<W> {
         let Some(builder) = self.graph.take() else {
             return;
         };
-        let path = CriticalPath::of(&builder.finish());
+        let path = match CriticalPath::walk(&mut builder.finish_path()) {
+            Ok(path) => path,
+            Err(e) => {
+                self.error = Some(e);
+                return;
+            }
+        };
         if path.segments.is_empty() {
             return;
         }

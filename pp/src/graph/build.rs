@@ -2,6 +2,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
+use super::path_graph::{PathGraph, Taken};
+use super::spill::Spill;
 use super::{ArcKind, Departure, Graph, NO_ARC, Node, RemoteArc};
 use crate::event::{Event, EventKind, Header, Sym, ThreadId, WaitKind};
 use crate::messages::{Messages, Sent};
@@ -16,9 +18,20 @@ type BarrierKey = (Option<u64>, Option<Sym>);
 /// Builds the activity graph from events in time order (as [`crate::log::LogReader`] gives
 /// them). Events of threads at or above `p` are ignored; a thread's time going back is taken
 /// as the time before it, as the attribution does.
+///
+/// [`Builder::new`] keeps the whole graph (a replay needs it: [`Builder::finish`]);
+/// [`Builder::compact`] keeps only what the critical path needs, in memory bounded whatever
+/// the log's length: the arc the longest path takes into each event reached through one, in a
+/// [`Spill`] ([`Builder::finish_path`]).
 #[derive(Debug)]
 pub struct Builder {
     graph: Graph,
+    /// The arcs the longest paths take, when compact (the whole graph is kept otherwise).
+    taken: Option<Spill>,
+    /// Remote arcs of each kind, in [`ArcKind::ALL`] order.
+    arc_counts: [u64; 5],
+    /// Barrier episodes opened.
+    episodes: u32,
     threads: Vec<ThreadState>,
     messages: Messages,
     regions: HashMap<u64, Region>,
@@ -38,6 +51,15 @@ struct ThreadState {
     regions: Vec<u64>,
     /// Regions opened by another thread in which this thread has had no event yet.
     forks: Vec<u64>,
+    /// Its events so far, and the times of its first and last.
+    count: u32,
+    first_t: u64,
+    last_t: u64,
+    /// Its sends not yet received, by time: the thread's last event at that time (a
+    /// receive's arc leaves from there) and how many of them.
+    sends: HashMap<u64, (u32, u32)>,
+    /// The time of its latest send, while its events are still at that time.
+    send_t: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -86,7 +108,7 @@ struct Episode {
 }
 
 impl Builder {
-    /// A builder for a run of `header.p` threads.
+    /// A builder of the whole graph of a run of `header.p` threads.
     pub fn new(header: &Header) -> Self {
         let p = header.p as usize;
         Builder {
@@ -95,6 +117,9 @@ impl Builder {
                 threads: vec![Vec::new(); p],
                 ..Graph::default()
             },
+            taken: None,
+            arc_counts: [0; 5],
+            episodes: 0,
             threads: (0..p).map(|_| ThreadState::default()).collect(),
             messages: Messages::default(),
             regions: HashMap::new(),
@@ -102,6 +127,14 @@ impl Builder {
             last_t: 0,
             candidates: Vec::new(),
         }
+    }
+
+    /// A builder of what the critical path needs of the graph ([`PathGraph`]).
+    pub fn compact(header: &Header) -> Self {
+        let mut builder = Builder::new(header);
+        builder.graph.threads = Vec::new();
+        builder.taken = Some(Spill::default());
+        builder
     }
 
     /// Adds one event (events in time order).
@@ -113,8 +146,25 @@ impl Builder {
         let t = e.t.max(self.last_t);
         self.last_t = t;
         let th = e.thread;
-        let idx = self.graph.threads[i].len() as u32;
-        self.graph.threads[i].push(Node { t, arc: NO_ARC });
+        let state = &mut self.threads[i];
+        let idx = state.count;
+        if idx == 0 {
+            state.first_t = t;
+        }
+        state.count += 1;
+        state.last_t = t;
+        match state.send_t {
+            Some(s) if s == t => {
+                if let Some(send) = state.sends.get_mut(&t) {
+                    send.0 = idx;
+                }
+            }
+            Some(_) => state.send_t = None,
+            None => {}
+        }
+        if self.taken.is_none() {
+            self.graph.threads[i].push(Node { t, arc: NO_ARC });
+        }
         match self.graph.window {
             None if matches!(e.kind, EventKind::Start) => self.graph.window = Some((t, t)),
             Some((s, _)) => self.graph.window = Some((s, t)),
@@ -170,12 +220,17 @@ impl Builder {
                 tag,
                 bytes,
                 comm,
-            } => self.messages.send(comm, th, peer, tag, Sent { t, bytes }),
+            } => {
+                self.messages.send(comm, th, peer, tag, Sent { t, bytes });
+                let state = &mut self.threads[i];
+                state.sends.entry(t).or_insert((idx, 0)).1 += 1;
+                state.send_t = Some(t);
+            }
             EventKind::Recv {
                 peer, tag, comm, ..
             } => {
                 if let Some(sent) = self.messages.recv(comm, peer, th, tag)
-                    && let Some(from) = self.at(peer, sent.t)
+                    && let Some(from) = self.sent_from(peer, sent.t)
                 {
                     self.candidates.push((ArcKind::Message, from));
                 }
@@ -237,22 +292,28 @@ impl Builder {
         if self.candidates.is_empty() {
             return;
         }
-        let mut best: Option<(u64, u32)> = None;
+        let mut best: Option<(u64, u32, RemoteArc)> = None;
         for &(kind, (from, from_node, from_t)) in &self.candidates {
-            if from as usize == i || self.graph.arcs.len() >= NO_ARC as usize {
+            let arcs: u64 = self.arc_counts.iter().sum();
+            if from as usize == i || arcs >= u64::from(NO_ARC) {
                 continue;
             }
-            let a = self.graph.arcs.len() as u32;
-            self.graph.arcs.push(RemoteArc {
+            let a = arcs as u32;
+            self.arc_counts[kind as usize] += 1;
+            let arc = RemoteArc {
                 kind,
                 from,
                 from_node,
                 from_t,
                 to: i as ThreadId,
                 to_node: idx,
-            });
-            if blocked_since.is_some_and(|b| from_t > b) && best.is_none_or(|(t, _)| from_t > t) {
-                best = Some((from_t, a));
+            };
+            if self.taken.is_none() {
+                self.graph.arcs.push(arc);
+            }
+            if blocked_since.is_some_and(|b| from_t > b) && best.is_none_or(|(t, _, _)| from_t > t)
+            {
+                best = Some((from_t, a, arc));
             }
             if let Some(o) = self.threads[i].stack.last_mut()
                 && matches!(o.what, Interval::Wait(_))
@@ -260,8 +321,13 @@ impl Builder {
                 o.caused = true;
             }
         }
-        if let Some((_, a)) = best {
-            self.graph.threads[i][idx as usize].arc = a;
+        match (best, &mut self.taken) {
+            (Some((_, _, arc)), Some(taken)) => {
+                let t = self.threads[i].last_t;
+                taken.push(&Taken { t, arc }.to_bytes());
+            }
+            (Some((_, a, _)), None) => self.graph.threads[i][idx as usize].arc = a,
+            (None, _) => {}
         }
     }
 
@@ -299,19 +365,21 @@ impl Builder {
             known = true;
             if let Some((from, episode, arrived)) = self.depart(key, n) {
                 self.candidates.push((ArcKind::Barrier, from));
-                let node = self.graph.threads[i].len() as u32 - 1;
-                self.graph.departures.push(Departure {
-                    thread: i as ThreadId,
-                    node,
-                    episode,
-                    arrived,
-                });
+                let node = self.threads[i].count - 1;
+                if self.taken.is_none() {
+                    self.graph.departures.push(Departure {
+                        thread: i as ThreadId,
+                        node,
+                        episode,
+                        arrived,
+                    });
+                }
             }
         }
         if let Some(by) = by {
             known = true;
             if by as usize != i
-                && let Some(&(by, node, _)) = self.at(by, t).as_ref()
+                && let Some(&(by, node, _)) = self.latest(by).as_ref()
             {
                 self.candidates.push((ArcKind::Cause, (by, node, t)));
             }
@@ -321,12 +389,24 @@ impl Builder {
         }
     }
 
-    /// The last node of thread `th` at or before `t`.
-    fn at(&self, th: ThreadId, t: u64) -> Option<At> {
-        let nodes = self.graph.threads.get(th as usize)?;
-        let n = nodes.partition_point(|n| n.t <= t);
-        let k = n.checked_sub(1)?;
-        Some((th, k as u32, nodes[k].t))
+    /// The latest node of thread `th` (events come in time order: its last at or before now).
+    fn latest(&self, th: ThreadId) -> Option<At> {
+        let state = self.threads.get(th as usize)?;
+        let k = state.count.checked_sub(1)?;
+        Some((th, k, state.last_t))
+    }
+
+    /// The last node of thread `th` at or before `t`, the time of one of its sends not yet
+    /// received; that send is now received.
+    fn sent_from(&mut self, th: ThreadId, t: u64) -> Option<At> {
+        let sends = &mut self.threads.get_mut(th as usize)?.sends;
+        let (node, left) = sends.get_mut(&t)?;
+        let node = *node;
+        *left -= 1;
+        if *left == 0 {
+            sends.remove(&t);
+        }
+        Some((th, node, t))
     }
 
     /// Thread `i` arrives at a barrier: it joins the newest episode that is not full, or
@@ -342,12 +422,17 @@ impl Builder {
             Some(ep) if ep.arrived < ep.size => {
                 ep.arrived += 1;
                 ep.last_arrival = here;
-                self.graph.arrivals[ep.id as usize].push((here.0, here.1));
+                if self.taken.is_none() {
+                    self.graph.arrivals[ep.id as usize].push((here.0, here.1));
+                }
             }
             _ => eps.open.push_back(Episode {
                 id: {
-                    self.graph.arrivals.push(vec![(here.0, here.1)]);
-                    self.graph.arrivals.len() as u32 - 1
+                    if self.taken.is_none() {
+                        self.graph.arrivals.push(vec![(here.0, here.1)]);
+                    }
+                    self.episodes += 1;
+                    self.episodes - 1
                 },
                 size,
                 arrived: 1,
@@ -410,9 +495,24 @@ impl Builder {
         }
     }
 
-    /// The graph.
+    /// The whole graph (empty of nodes and arcs when [`Builder::compact`]).
     pub fn finish(self) -> Graph {
         self.graph
+    }
+
+    /// What the critical path needs of the graph (its taken arcs empty unless
+    /// [`Builder::compact`]).
+    pub fn finish_path(self) -> PathGraph {
+        PathGraph {
+            p: self.graph.p,
+            counts: self.threads.iter().map(|s| s.count).collect(),
+            first_t: self.threads.iter().map(|s| s.first_t).collect(),
+            last_t: self.threads.iter().map(|s| s.last_t).collect(),
+            window: self.graph.window,
+            unknown_causes: self.graph.unknown_causes,
+            arc_counts: self.arc_counts,
+            taken: self.taken.unwrap_or_default(),
+        }
     }
 }
 

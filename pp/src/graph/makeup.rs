@@ -63,7 +63,7 @@ impl Makeup {
 /// The category the path shows a stretch's time in: a message's time in flight is the
 /// receive's transfer, which the attribution moves from sl to cl in its totals (its stretches
 /// still show sl).
-fn shown(seg: &Segment, category: Category) -> Category {
+pub(super) fn shown(seg: &Segment, category: Category) -> Category {
     if seg.arc == Some(ArcKind::Message) {
         Category::Cl
     } else {

@@ -14,19 +14,26 @@
 //! Every arc points forward in time, so the graph is acyclic, and its weights are the times
 //! between its ends: the longest path into an event is the event's time. The
 //! [critical path](CriticalPath) is found by walking back from the end of the run. The graph
-//! is built in one pass over the events in time order ([`Builder`]), in memory linear in the
-//! events (16 bytes a node); a replay can reuse it.
+//! is built in one pass over the events in time order ([`Builder`]): whole, in memory linear
+//! in the events (16 bytes a node), for a replay; or compact ([`PathGraph`]), in memory
+//! bounded whatever the log's length, for the critical path, which [`RecordSink`] and
+//! [`Makeup::of_records`] break down from records spilled to a temporary file.
 
 mod build;
 mod critical;
 mod makeup;
+mod path_graph;
+mod records;
 pub mod report;
+mod spill;
 mod stretches;
 
 pub use build::Builder;
 pub use critical::{CriticalPath, Segment};
 
 pub use makeup::Makeup;
+pub use path_graph::PathGraph;
+pub use records::{RecordSink, Records};
 pub use stretches::{PathSink, Stretches};
 
 use crate::event::ThreadId;

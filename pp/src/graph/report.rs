@@ -6,10 +6,11 @@ use std::path::Path;
 use anyhow::{Result, bail};
 use serde_json::json;
 
+use super::ArcKind;
 use super::critical::CriticalPath;
 use super::makeup::Makeup;
-use super::stretches::PathSink;
-use super::{ArcKind, Graph};
+use super::path_graph::PathGraph;
+use super::records::RecordSink;
 use crate::event::Symbols;
 use crate::log::LogReader;
 use crate::profile::profile_log;
@@ -17,8 +18,8 @@ use crate::profile::profile_log;
 /// Everything `pp critical-path` reports.
 #[derive(Debug)]
 pub struct Report {
-    /// The graph.
-    pub graph: Graph,
+    /// What the critical path kept of the graph.
+    pub graph: PathGraph,
     /// Its critical path.
     pub path: CriticalPath,
     /// What the path is made of.
@@ -46,9 +47,11 @@ impl Report {
         Report::from_log(reader, &name)
     }
 
-    /// [`Report::read`] of an open log; `name` stands for its file in messages.
+    /// [`Report::read`] of an open log; `name` stands for its file in messages. Memory stays
+    /// bounded whatever the log's length: what the path and its make-up need goes to a
+    /// temporary file ([`RecordSink`]); an error writing or reading it is an error.
     pub fn from_log(mut reader: LogReader, name: &str) -> Result<Report> {
-        let mut sink = PathSink::new(reader.header());
+        let mut sink = RecordSink::new(reader.header());
         let profiled = profile_log(&mut reader, None, Some(&mut sink));
         let profile = match (profiled.profile, &profiled.damage) {
             (Ok(p), _) => p,
@@ -58,9 +61,11 @@ impl Report {
         let warning = profiled
             .damage
             .map(|d| format!("{d} (the critical path covers the events before it)"));
-        let graph = sink.builder.finish();
-        let path = CriticalPath::of(&graph);
-        let makeup = Makeup::of(&path, &sink.stretches);
+        let (mut graph, mut records) = sink.finish();
+        let spilled =
+            |e: std::io::Error| anyhow::anyhow!("{name}: the critical path's records: {e}");
+        let path = CriticalPath::walk(&mut graph).map_err(spilled)?;
+        let makeup = Makeup::of_records(&path, &mut records).map_err(spilled)?;
         Ok(Report {
             graph,
             path,
@@ -190,16 +195,34 @@ impl Report {
             "by_category": self.makeup.by_category.iter()
                 .map(|&(c, ns)| (c.key().to_string(), json!(ns)))
                 .collect::<serde_json::Map<_, _>>(),
-            "segments": self.path.segments.iter()
-                .map(|s| json!({
-                    "thread": s.thread,
-                    "start_ns": s.start.saturating_sub(self.window.0),
-                    "end_ns": s.end.saturating_sub(self.window.0),
-                    "arc": s.arc.map(|a| a.as_str()),
-                }))
-                .collect::<Vec<_>>(),
+            "segments": [],
         });
-        format!("{doc}\n")
+        // The segments, written as serde_json would (keys in order) without a value each: a
+        // long run's path has millions.
+        let mut out = doc.to_string();
+        let mut segments = String::with_capacity(64 * self.path.segments.len() + 2);
+        segments.push('[');
+        for (k, s) in self.path.segments.iter().enumerate() {
+            let arc = match s.arc {
+                Some(a) => format!("\"{}\"", a.as_str()),
+                None => "null".to_string(),
+            };
+            let _ = write!(
+                segments,
+                "{}{{\"arc\":{arc},\"end_ns\":{},\"start_ns\":{},\"thread\":{}}}",
+                if k == 0 { "" } else { "," },
+                s.end.saturating_sub(self.window.0),
+                s.start.saturating_sub(self.window.0),
+                s.thread
+            );
+        }
+        segments.push(']');
+        // Keys sort, so "segments" is the last key whose value is not a number.
+        if let Some(at) = out.rfind("\"segments\":[]") {
+            out.replace_range(at + 11..at + 13, &segments);
+        }
+        out.push('\n');
+        out
     }
 }
 

@@ -299,12 +299,6 @@ pub fn bench_log(name: &str) -> (std::path::PathBuf, Header, bool) {
     let target: u64 = test_support::setting(&format!("PP_{name}_BENCH_EVENTS"), 10_000_000);
     let threads = 8;
     let header = header(threads);
-    let mut writer = pp::log::BinaryWriter::new(Vec::new(), &header).expect("header");
-    let mut symbols = Symbols::default();
-    realistic(threads, target, 16384, 1, &mut symbols, |th, evs, s| {
-        writer.write_block(th, evs, s).expect("write a block");
-    });
-    let bytes = writer.finish().expect("finish");
     let keep = std::env::var_os(format!("PP_{name}_BENCH_KEEP"));
     let kept = keep.is_some();
     let path = match keep {
@@ -315,6 +309,15 @@ pub fn bench_log(name: &str) -> (std::path::PathBuf, Header, bool) {
             std::process::id()
         )),
     };
-    std::fs::write(&path, &bytes).expect("write the log");
+    // Straight to the file: a log of 10^9 events is a few GB.
+    let file = std::fs::File::create(&path).expect("create the log");
+    let out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let mut writer = pp::log::BinaryWriter::new(out, &header).expect("header");
+    let mut symbols = Symbols::default();
+    realistic(threads, target, 16384, 1, &mut symbols, |th, evs, s| {
+        writer.write_block(th, evs, s).expect("write a block");
+    });
+    let mut out = writer.finish().expect("finish");
+    std::io::Write::flush(&mut out).expect("write the log");
     (path, header, kept)
 }

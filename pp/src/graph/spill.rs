@@ -1,0 +1,237 @@
+//! [`Spill`]: an append-only store of records that keeps a bounded tail in memory and the rest
+//! in an unnamed temporary file, so that what the critical path keeps of a run is bounded in
+//! memory whatever the log's length (docs/critical-path.md#cost). It is read forward
+//! ([`Spill::forward`]) or, for fixed-size records, backward ([`Spill::backward`]).
+
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Bytes kept in memory before they go to the file (a power of two).
+const MEMORY: usize = 8 << 20;
+
+/// Records appended in order; the first I/O error is kept and reported by [`Spill::error`].
+#[derive(Debug, Default)]
+pub struct Spill {
+    /// The records written so far, whole buffers at a time.
+    file: Option<File>,
+    /// Bytes in the file.
+    on_disk: u64,
+    /// The records after those in the file.
+    tail: Vec<u8>,
+    error: Option<String>,
+    /// Bytes appended, in all.
+    len: u64,
+}
+
+impl Spill {
+    /// Appends one record.
+    pub fn push(&mut self, record: &[u8]) {
+        // Before the tail would outgrow MEMORY (a power of two: its capacity stays at most
+        // that).
+        if self.tail.len() + record.len() > MEMORY {
+            self.flush();
+        }
+        self.tail.extend_from_slice(record);
+        self.len += record.len() as u64;
+    }
+
+    /// Bytes appended.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing was appended.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first error writing the file, if any (records after it were lost).
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    fn flush(&mut self) {
+        if self.error.is_some() {
+            self.tail.clear();
+            return;
+        }
+        let written = match &mut self.file {
+            Some(f) => f.write_all(&self.tail),
+            None => temporary().and_then(|mut f| {
+                f.write_all(&self.tail)?;
+                self.file = Some(f);
+                Ok(())
+            }),
+        };
+        match written {
+            Ok(()) => self.on_disk += self.tail.len() as u64,
+            Err(e) => {
+                self.error = Some(format!(
+                    "a temporary file in {}: {e}",
+                    std::env::temp_dir().display()
+                ))
+            }
+        }
+        self.tail.clear();
+    }
+
+    /// Every byte appended, from the first; the error writing them, if there was one.
+    pub fn forward(&mut self) -> io::Result<impl Read + '_> {
+        if let Some(e) = &self.error {
+            return Err(io::Error::other(e.clone()));
+        }
+        let head: Box<dyn Read + '_> = match &mut self.file {
+            Some(f) => {
+                f.seek(SeekFrom::Start(0))?;
+                Box::new(BufReader::with_capacity(1 << 20, f).take(self.on_disk))
+            }
+            None => Box::new(io::empty()),
+        };
+        Ok(head.chain(&self.tail[..]))
+    }
+
+    /// The records of `N` bytes, last first (every record appended must have `N` bytes).
+    pub fn backward<const N: usize>(&mut self) -> Backward<'_, N> {
+        let on_disk = self.on_disk;
+        Backward {
+            spill: self,
+            in_tail: true,
+            at: 0,
+            chunk: Vec::new(),
+            disk_left: on_disk,
+            tail_left: 0,
+            error: None,
+        }
+        .start()
+    }
+}
+
+/// [`Spill::backward`]: the records, last first; an I/O error ends them and is kept in
+/// [`Backward::error`].
+pub struct Backward<'a, const N: usize> {
+    spill: &'a mut Spill,
+    in_tail: bool,
+    /// Bytes of `chunk` (or of the tail) not yet returned.
+    at: usize,
+    chunk: Vec<u8>,
+    disk_left: u64,
+    tail_left: usize,
+    /// Why the records ended early, if they did.
+    pub error: Option<io::Error>,
+}
+
+impl<const N: usize> Backward<'_, N> {
+    fn start(mut self) -> Self {
+        self.tail_left = self.spill.tail.len();
+        self
+    }
+
+    fn refill(&mut self) -> io::Result<bool> {
+        const CHUNK: u64 = 1 << 20;
+        if self.disk_left == 0 {
+            return Ok(false);
+        }
+        let Some(file) = &mut self.spill.file else {
+            return Ok(false);
+        };
+        let n = CHUNK.min(self.disk_left) / N as u64 * N as u64;
+        let n = if n == 0 { self.disk_left } else { n };
+        self.disk_left -= n;
+        file.seek(SeekFrom::Start(self.disk_left))?;
+        self.chunk.resize(n as usize, 0);
+        file.read_exact(&mut self.chunk)?;
+        self.at = self.chunk.len();
+        Ok(true)
+    }
+}
+
+impl<const N: usize> Iterator for Backward<'_, N> {
+    type Item = [u8; N];
+
+    fn next(&mut self) -> Option<[u8; N]> {
+        if self.in_tail {
+            if self.tail_left >= N {
+                self.tail_left -= N;
+                let k = self.tail_left;
+                return self.spill.tail[k..k + N].try_into().ok();
+            }
+            self.in_tail = false;
+        }
+        if self.at < N {
+            match self.refill() {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => {
+                    self.error = Some(e);
+                    return None;
+                }
+            }
+        }
+        if self.at < N {
+            return None;
+        }
+        self.at -= N;
+        self.chunk[self.at..self.at + N].try_into().ok()
+    }
+}
+
+/// A new temporary file, removed from its folder at once (it goes when closed).
+fn temporary() -> io::Result<File> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir();
+    loop {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = dir.join(format!("pp-spill-{}-{n}", std::process::id()));
+        match File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(f);
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_come_back_forward_and_backward_across_the_file_and_the_tail() {
+        let mut s = Spill::default();
+        // More than MEMORY bytes, so that some go to the file.
+        let n = (MEMORY / 16 * 3 + 5) as u64;
+        for k in 0..n {
+            let mut r = [0u8; 16];
+            r[..8].copy_from_slice(&k.to_le_bytes());
+            r[8..].copy_from_slice(&(k * 3).to_le_bytes());
+            s.push(&r);
+        }
+        assert!(s.file.is_some());
+        assert_eq!(s.len(), n * 16);
+        let mut all = Vec::new();
+        s.forward().unwrap().read_to_end(&mut all).unwrap();
+        assert_eq!(all.len() as u64, n * 16);
+        for (k, r) in all.chunks(16).enumerate() {
+            assert_eq!(u64::from_le_bytes(r[..8].try_into().unwrap()), k as u64);
+        }
+        let back: Vec<u64> = s
+            .backward::<16>()
+            .map(|r| u64::from_le_bytes(r[8..].try_into().unwrap()))
+            .collect();
+        assert_eq!(back.len() as u64, n);
+        assert!(
+            back.iter()
+                .rev()
+                .enumerate()
+                .all(|(k, &v)| v == k as u64 * 3)
+        );
+    }
+}
