@@ -114,7 +114,7 @@ pub fn from_reader(mut reader: LogReader, threshold: Threshold) -> Result<Signat
         .err();
     let steps: BTreeMap<ThreadId, Vec<Step>> = builders
         .into_iter()
-        .map(|(t, b)| (t, b.steps))
+        .map(|(t, b)| (t, b.finish()))
         .filter(|(_, s)| !s.is_empty())
         .collect();
     Ok(Signature {

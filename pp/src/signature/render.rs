@@ -113,6 +113,7 @@ pub fn json(s: &Signature) -> String {
                     "mean_compute_ns": c.mean_compute_ns(),
                     "mean_bytes": c.mean_bytes(),
                     "mean_op_ns": c.mean_op_ns(),
+                    "mean_cpu_ns": c.mean_cpu_ns(),
                 })).collect::<Vec<_>>(),
                 "structure": t.entries.iter().map(entry_json).collect::<Vec<_>>(),
             })

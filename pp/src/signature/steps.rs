@@ -39,6 +39,9 @@ pub struct Step {
     pub bytes: u64,
     /// Wall nanoseconds the operation itself took (its wait or copy).
     pub op_ns: u64,
+    /// CPU nanoseconds of the computation, estimated from the thread's `cpu` samples
+    /// (docs/skeletons.md#steps); the wall time where the thread has none around it.
+    pub cpu_ns: u64,
 }
 
 /// One thread's state while its events are read.
@@ -50,8 +53,12 @@ pub struct Builder {
     open: Option<(u64, Op, u64)>,
     /// How deep the open waits and copies nest (only the outermost is a step).
     depth: u32,
-    /// The steps so far.
+    /// The steps so far (their `cpu_ns` is set by [`Builder::finish`]).
     pub steps: Vec<Step>,
+    /// Each step's computation interval (wall ns), for its CPU estimate.
+    gaps: Vec<(u64, u64)>,
+    /// The thread's `cpu` samples: (wall ns, thread CPU ns).
+    samples: Vec<(u64, u64)>,
 }
 
 impl Builder {
@@ -91,11 +98,19 @@ impl Builder {
                 }
                 self.point(e.t, Op::Stop, 0);
             }
-            EventKind::WorkBegin { .. }
-            | EventKind::WorkEnd { .. }
-            | EventKind::Cpu { .. }
-            | EventKind::Phase { .. } => {}
+            EventKind::Cpu { thread_cpu_ns, .. } => self.samples.push((e.t, thread_cpu_ns)),
+            EventKind::WorkBegin { .. } | EventKind::WorkEnd { .. } | EventKind::Phase { .. } => {}
         }
+    }
+
+    /// The steps, each with the CPU time of its computation: the thread's CPU rate between
+    /// two samples (clamped to [0, 1]) integrated over the computation's interval, at rate 1
+    /// where no pair of samples covers it.
+    pub fn finish(mut self) -> Vec<Step> {
+        for (step, &(a, b)) in self.steps.iter_mut().zip(&self.gaps) {
+            step.cpu_ns = cpu_in(&self.samples, a, b);
+        }
+        self.steps
     }
 
     fn begin(&mut self, t: u64, op: Op, bytes: u64) {
@@ -137,7 +152,31 @@ impl Builder {
             op,
             bytes,
             op_ns: end.saturating_sub(begin),
+            cpu_ns: 0,
         });
+        self.gaps.push((last, begin.max(last)));
         self.last_end = Some(end.max(last));
     }
+}
+
+/// CPU nanoseconds in the wall interval `[a, b]` given the samples `(wall, cpu)` (in time
+/// order): each stretch between two samples at its own rate, the rest at rate 1.
+pub fn cpu_in(samples: &[(u64, u64)], a: u64, b: u64) -> u64 {
+    let mut cpu = 0.0;
+    let mut covered = 0u64;
+    let first = samples.partition_point(|&(t, _)| t <= a).saturating_sub(1);
+    for w in samples[first.min(samples.len())..].windows(2) {
+        let ((t0, c0), (t1, c1)) = (w[0], w[1]);
+        if t0 >= b {
+            break;
+        }
+        let (lo, hi) = (t0.max(a), t1.min(b));
+        if hi <= lo || t1 <= t0 {
+            continue;
+        }
+        let rate = (c1.saturating_sub(c0) as f64 / (t1 - t0) as f64).min(1.0);
+        cpu += rate * (hi - lo) as f64;
+        covered += hi - lo;
+    }
+    (cpu + (b.saturating_sub(a) - covered.min(b.saturating_sub(a))) as f64).round() as u64
 }

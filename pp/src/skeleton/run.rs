@@ -1,0 +1,294 @@
+//! Executing a threaded skeleton (docs/skeletons.md#pp-skeleton-run): one `std::thread` per
+//! thread of the skeleton, recorded through the Rust recorder into its own log (`$PP_LOG`, else
+//! `./pp.log`) so that `pp` profiles it as it profiles its application. Computation spins on the
+//! thread's CPU clock (never sleeps); barriers are real barriers of the threads that use them,
+//! locks real locks (held through the next step's computation), copies real copies of the
+//! step's bytes; regions are recorded where the application recorded them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use pp_recorder::event::WaitKind;
+use std::sync::MutexGuard;
+
+use pp_recorder::sync::{Barrier, Mutex};
+use pp_recorder::{self as recorder, Session, thread_cpu_ns};
+
+use super::{Item, SkelStep, Skeleton};
+use crate::signature::Op;
+
+/// What a skeleton's run wrote.
+#[derive(Debug)]
+pub struct RunReport {
+    /// The log.
+    pub log: PathBuf,
+    /// Events written.
+    pub events: u64,
+}
+
+/// The synchronization objects the threads share, by the application's object names.
+struct Objects {
+    barriers: BTreeMap<Option<String>, Barrier>,
+    locks: BTreeMap<Option<String>, Mutex<()>>,
+}
+
+/// A name the recorder can keep: the recorder takes `&'static str` names, and a skeleton has few.
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+fn leak_opt(s: &Option<String>) -> Option<&'static str> {
+    s.as_deref().map(leak)
+}
+
+/// Checks that `s` can run here: no message operations (an MPI skeleton), and every barrier
+/// reached the same number of times by each thread that uses it.
+pub fn check(s: &Skeleton) -> Result<()> {
+    let mpi = |st: &SkelStep| matches!(st.op, Op::Send { .. } | Op::Recv { .. } | Op::Coll { .. });
+    if s.threads
+        .iter()
+        .any(|t| t.items.iter().any(|i| i.count(&mpi) > 0))
+    {
+        bail!(
+            "the skeleton has message operations (send, recv, coll): it is an MPI skeleton, and generating its C + MPI program is not built yet (docs/skeletons.md#not-built-yet)"
+        );
+    }
+    let mut objects: BTreeSet<Option<String>> = BTreeSet::new();
+    for t in &s.threads {
+        for i in &t.items {
+            collect_barriers(i, &mut objects);
+        }
+    }
+    for o in &objects {
+        let counts: Vec<(u32, u64)> = s
+            .threads
+            .iter()
+            .map(|t| {
+                (
+                    t.thread,
+                    t.items
+                        .iter()
+                        .map(|i| i.count(&|st| is_barrier(st, o)))
+                        .sum(),
+                )
+            })
+            .filter(|&(_, c)| c > 0)
+            .collect();
+        if counts.windows(2).any(|w| w[0].1 != w[1].1) {
+            bail!(
+                "barrier {}: its threads reach it different numbers of times ({}), so the skeleton would deadlock",
+                o.as_deref().unwrap_or("(unnamed)"),
+                counts
+                    .iter()
+                    .map(|(t, c)| format!("thread {t}: {c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+fn is_barrier(st: &SkelStep, o: &Option<String>) -> bool {
+    matches!(&st.op, Op::Wait { kind, object } if kind == "barrier" && object == o)
+}
+
+fn collect_barriers(i: &Item, out: &mut BTreeSet<Option<String>>) {
+    match i {
+        Item::Step(SkelStep {
+            op: Op::Wait { kind, object },
+            ..
+        }) if kind == "barrier" => {
+            out.insert(object.clone());
+        }
+        Item::Step(_) => {}
+        Item::Loop { body, .. } => body.iter().for_each(|b| collect_barriers(b, out)),
+    }
+}
+
+fn collect_locks(i: &Item, out: &mut BTreeSet<Option<String>>) {
+    match i {
+        Item::Step(SkelStep {
+            op: Op::Wait { kind, object },
+            ..
+        }) if kind == "lock" => {
+            out.insert(object.clone());
+        }
+        Item::Step(_) => {}
+        Item::Loop { body, .. } => body.iter().for_each(|b| collect_locks(b, out)),
+    }
+}
+
+/// Runs `s`, recording its log through a recorder session of `s.p` threads.
+pub fn run(s: &Skeleton) -> Result<RunReport> {
+    check(s)?;
+    let mut barriers = BTreeSet::new();
+    let mut locks = BTreeSet::new();
+    for t in &s.threads {
+        for i in &t.items {
+            collect_barriers(i, &mut barriers);
+            collect_locks(i, &mut locks);
+        }
+    }
+    let objects = Objects {
+        barriers: barriers
+            .into_iter()
+            .map(|o| {
+                let n = s
+                    .threads
+                    .iter()
+                    .filter(|t| {
+                        t.items
+                            .iter()
+                            .any(|i| i.count(&|st| is_barrier(st, &o)) > 0)
+                    })
+                    .count();
+                let b = match leak_opt(&o) {
+                    Some(name) => Barrier::named(name, n),
+                    None => Barrier::new(n),
+                };
+                (o, b)
+            })
+            .collect(),
+        locks: locks
+            .into_iter()
+            .map(|o| {
+                let m = match leak_opt(&o) {
+                    Some(name) => Mutex::named(name, ()),
+                    None => Mutex::new(()),
+                };
+                (o, m)
+            })
+            .collect(),
+    };
+    let k = s.k.to_string();
+    let session = Session::start(s.p, &[("skeleton", "1"), ("k", k.as_str())])
+        .context("cannot start the skeleton's recording session")?;
+    let log = session.path().to_path_buf();
+    std::thread::scope(|scope| {
+        for t in &s.threads {
+            let objects = &objects;
+            scope.spawn(move || {
+                let _thread = recorder::thread(t.thread);
+                let mut state = State {
+                    objects,
+                    held: None,
+                    regions: Vec::new(),
+                    buffer: vec![0u8; max_bytes(&t.items) as usize],
+                    copy: vec![0u8; max_bytes(&t.items) as usize],
+                };
+                for i in &t.items {
+                    state.item(i);
+                }
+                state.held = None;
+                while let Some(id) = state.regions.pop() {
+                    recorder::region_end(id);
+                }
+            });
+        }
+    });
+    let report = session
+        .finish()
+        .context("cannot finish the skeleton's log")?;
+    Ok(RunReport {
+        log,
+        events: report.events,
+    })
+}
+
+fn max_bytes(items: &[Item]) -> u64 {
+    items
+        .iter()
+        .map(|i| match i {
+            Item::Step(s) if s.op == Op::Copy => s.bytes,
+            Item::Step(_) => 0,
+            Item::Loop { body, .. } => max_bytes(body),
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// One thread's state while it runs its program.
+struct State<'a> {
+    objects: &'a Objects,
+    /// The lock taken by the previous step, released after this step's computation.
+    held: Option<MutexGuard<'a, ()>>,
+    /// The regions this thread opened and has not closed.
+    regions: Vec<u64>,
+    buffer: Vec<u8>,
+    copy: Vec<u8>,
+}
+
+impl<'a> State<'a> {
+    fn item(&mut self, i: &Item) {
+        match i {
+            Item::Step(s) => self.step(s),
+            Item::Loop { count, body } => {
+                for _ in 0..*count {
+                    for b in body {
+                        self.item(b);
+                    }
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, s: &SkelStep) {
+        spin(s.cpu_ns);
+        self.held = None;
+        match &s.op {
+            Op::Wait { kind, object } if kind == "barrier" => {
+                self.objects.barriers[object].wait();
+            }
+            Op::Wait { kind, object } if kind == "lock" => {
+                let m = &self.objects.locks[object];
+                self.held = Some(m.lock().unwrap_or_else(|e| e.into_inner()));
+            }
+            Op::Wait { kind, object } => {
+                // A condition variable, a channel or anything else: its partner is not in the
+                // skeleton, so the wait lasts what the application's did (divided by K).
+                let kind = WaitKind::parse(kind).unwrap_or(WaitKind::Other);
+                let _w = recorder::wait(kind, leak_opt(object));
+                std::thread::sleep(Duration::from_nanos(s.op_ns));
+            }
+            Op::Copy => {
+                let n = s.bytes as usize;
+                let _c = recorder::comm(s.bytes);
+                self.copy[..n].copy_from_slice(&self.buffer[..n]);
+                black_box(&mut self.copy);
+            }
+            Op::RegionBegin { name } => {
+                if let Some(id) = recorder::region_begin(leak(name), None) {
+                    self.regions.push(id);
+                }
+            }
+            Op::RegionEnd => {
+                if let Some(id) = self.regions.pop() {
+                    recorder::region_end(id);
+                }
+            }
+            Op::Stop => {}
+            Op::Send { .. } | Op::Recv { .. } | Op::Coll { .. } => {
+                unreachable!("check() refuses message operations")
+            }
+        }
+    }
+}
+
+/// Busy-waits until this thread has used `ns` more nanoseconds of CPU, recorded as work.
+pub fn spin(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let _w = recorder::work(None);
+    // Where the thread CPU clock cannot be read, the wall clock stands in for it.
+    let wall = std::time::Instant::now();
+    let now = || thread_cpu_ns().unwrap_or_else(|| wall.elapsed().as_nanos() as u64);
+    let start = now();
+    while now().saturating_sub(start) < ns {
+        std::hint::spin_loop();
+    }
+}
