@@ -126,7 +126,9 @@ fn program() -> impl Strategy<Value = Vec<Item>> {
         Just(Op::Copy),
         Just(Op::Stop),
         Just(Op::RegionEnd),
+        Just(Op::PartEnd),
         "[a-z]{1,5}".prop_map(|name| Op::RegionBegin { name }),
+        "[a-z.]{1,5}".prop_map(|name| Op::PartBegin { name }),
         (
             "(lock|barrier|cond|other)",
             proptest::option::of("[a-z.]{1,6}")
@@ -458,4 +460,107 @@ fn bad_input_is_refused_in_one_line() {
             .arg(&bad),
     );
     assert!(err.contains("--scale"), "{err}");
+}
+
+#[test]
+fn a_team_members_parts_are_steps_and_its_skeleton_forks_and_joins() {
+    // Thread 0 opens 10 regions `r` of the whole team and spins 100 us in each; thread 1, a
+    // member, samples its CPU clock where its part begins and ends (as a `Team` member does),
+    // copies 4096 bytes in it, and idles between regions (its CPU clock stands still).
+    let mut text = String::from("pplog 1 p=2\n0 0 start\n0 1 start\n0 1 cpu 0\n");
+    let mut cpu1 = 0;
+    for i in 0..10u64 {
+        let b = 1_000_000 * i + 900_000;
+        text.push_str(&format!("{b} 0 region_begin {i} r\n"));
+        text.push_str(&format!("{} 1 cpu {cpu1}\n", b + 10));
+        text.push_str(&format!(
+            "{} 1 comm_begin 4096\n{} 1 comm_end 4096\n",
+            b + 50_010,
+            b + 50_110
+        ));
+        cpu1 += 100_000;
+        text.push_str(&format!("{} 1 cpu {cpu1}\n", b + 100_010));
+        text.push_str(&format!("{} 0 region_end {i}\n", b + 100_100));
+    }
+    text.push_str("10900000 0 stop\n10900000 1 cpu 1000000\n10900000 1 stop\n");
+    let dir = scratch("skeleton-parts");
+    let log = test_support::write(&dir, "app.log", &text);
+    let sig = signature::read(&log, Threshold::Fixed(0.05)).unwrap();
+    let t1 = &sig.threads[1];
+    let ops: Vec<String> = match &t1.entries[0] {
+        Entry::Loop { count: 10, body } => body
+            .iter()
+            .map(|e| match e {
+                Entry::Step(c) => format!("{:?}", t1.clusters[*c as usize].op),
+                e => panic!("{e:?}"),
+            })
+            .collect(),
+        e => panic!("{e:?}"),
+    };
+    assert_eq!(ops, ["PartBegin { name: \"r\" }", "Copy", "PartEnd"]);
+    // The copy's computation: 50 us of wall and of CPU; the idle before a part has no CPU.
+    let copy = t1.clusters.iter().find(|c| c.op == Op::Copy).unwrap();
+    assert_eq!(copy.mean_compute_ns(), 50_000.0);
+    assert_eq!(copy.mean_cpu_ns(), 50_000.0);
+    let part = t1
+        .clusters
+        .iter()
+        .find(|c| matches!(c.op, Op::PartBegin { .. }))
+        .unwrap();
+    assert!(part.mean_cpu_ns() < 1.0, "{}", part.mean_cpu_ns());
+    // The skeleton (K = 2) runs, and its log shows the member's parts again.
+    let sk = dir.join("sk");
+    stdout_of(
+        pp!()
+            .args(["skeleton", "--scale", "2", "--out"])
+            .arg(&sk)
+            .arg(&log),
+    );
+    let text = std::fs::read_to_string(sk.join(file::NAME)).unwrap();
+    // Folded as `part_begin [copy part_end part_begin]⁹ copy part_end`: 4 whole iterations and
+    // half of one more, so 6 parts of the 10.
+    assert!(text.contains("loop 4 {"), "{text}");
+    assert!(text.contains("part_begin name=r"), "{text}");
+    let skel_log = dir.join("skel.log");
+    stdout_of(
+        pp!()
+            .args(["skeleton", "run"])
+            .arg(&sk)
+            .env("PP_LOG", &skel_log),
+    );
+    let sig = signature::read(&skel_log, Threshold::Fixed(0.9)).unwrap();
+    let t1 = &sig.threads[1];
+    let parts: u64 = t1
+        .clusters
+        .iter()
+        .filter(|c| matches!(c.op, Op::PartBegin { .. }))
+        .map(|c| c.count)
+        .sum();
+    assert_eq!(parts, 6);
+}
+
+#[test]
+fn a_gate_pairs_arrivals_and_lets_the_extra_ones_through() {
+    use pp::skeleton::gate::{Gate, Point};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // Thread 0 arrives 3 times, thread 1 5 times: the first 3 pair up (a fork of thread 1 never
+    // passes before thread 0's fork of the same number), the last 2 pass once thread 0 is done.
+    let gate = Gate::new(2);
+    let zero = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..3 {
+                zero.fetch_add(1, Ordering::SeqCst);
+                gate.arrive(0, Point::Fork);
+            }
+            gate.finish(0);
+        });
+        s.spawn(|| {
+            for i in 1..=5u64 {
+                gate.arrive(1, Point::Fork);
+                assert!(zero.load(Ordering::SeqCst) >= i.min(3));
+            }
+            gate.finish(1);
+        });
+    });
 }

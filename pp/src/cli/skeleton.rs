@@ -59,6 +59,9 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
         Some(SkeletonCommand::Run { dir }) => {
             let s = file::read(dir)?;
             let r = run::run(&s)?;
+            for w in &r.warnings {
+                eprintln!("pp: warning: {w}");
+            }
             eprintln!(
                 "pp skeleton run: {} threads, K = {}: {} events in {}",
                 s.threads.len(),

@@ -80,6 +80,8 @@ fn op_text(op: &Op) -> String {
         Op::Copy => "copy".to_string(),
         Op::RegionBegin { name } => format!("region_begin {name}"),
         Op::RegionEnd => "region_end".to_string(),
+        Op::PartBegin { name } => format!("part_begin {name}"),
+        Op::PartEnd => "part_end".to_string(),
         Op::Stop => "stop".to_string(),
     }
 }

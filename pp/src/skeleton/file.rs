@@ -76,6 +76,8 @@ fn op_text(op: &Op) -> String {
         Op::Copy => "copy".into(),
         Op::RegionBegin { name } => format!("region_begin name={name}"),
         Op::RegionEnd => "region_end".into(),
+        Op::PartBegin { name } => format!("part_begin name={name}"),
+        Op::PartEnd => "part_end".into(),
         Op::Stop => "stop".into(),
     }
 }
@@ -262,12 +264,16 @@ fn step(rest: &str) -> Result<SkelStep, String> {
     let num = |k: &str| get(k).and_then(|v| number(v, k));
     let name = |k: &str| get(k).map(str::to_string);
     let word = op.ok_or(
-        "field op: missing (copy, wait, send, recv, coll, region_begin, region_end or stop)",
+        "field op: missing (copy, wait, send, recv, coll, region_begin, region_end, part_begin, part_end or stop)",
     )?;
     let op = match word {
         "copy" => Op::Copy,
         "stop" => Op::Stop,
         "region_end" => Op::RegionEnd,
+        "part_end" => Op::PartEnd,
+        "part_begin" => Op::PartBegin {
+            name: name("name")?,
+        },
         "region_begin" => Op::RegionBegin {
             name: name("name")?,
         },

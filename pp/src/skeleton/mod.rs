@@ -6,6 +6,7 @@
 //! application's predicted time and lost cycles.
 
 pub mod file;
+pub mod gate;
 pub mod predict;
 pub mod run;
 pub mod scale;

@@ -17,6 +17,7 @@ use std::sync::MutexGuard;
 use pp_recorder::sync::{Barrier, Mutex};
 use pp_recorder::{self as recorder, Session, thread_cpu_ns};
 
+use super::gate::{Gate, Point};
 use super::{Item, SkelStep, Skeleton};
 use crate::signature::Op;
 
@@ -27,12 +28,74 @@ pub struct RunReport {
     pub log: PathBuf,
     /// Events written.
     pub events: u64,
+    /// Regions run without their fork and join, and why.
+    pub warnings: Vec<String>,
 }
 
 /// The synchronization objects the threads share, by the application's object names.
 struct Objects {
     barriers: BTreeMap<Option<String>, Barrier>,
     locks: BTreeMap<Option<String>, Mutex<()>>,
+    /// Per region name, its fork and join (not recorded: the application's threads wait for
+    /// them outside any recorded wait) and its participants' threads.
+    regions: BTreeMap<String, (Gate, Vec<u32>)>,
+}
+
+/// The region name a step opens (as the opener or as a member), if it opens one.
+fn opens(st: &SkelStep) -> Option<&str> {
+    match &st.op {
+        Op::RegionBegin { name } | Op::PartBegin { name } => Some(name),
+        _ => None,
+    }
+}
+
+fn collect_regions(i: &Item, out: &mut BTreeSet<String>) {
+    match i {
+        Item::Step(st) => {
+            if let Some(n) = opens(st) {
+                out.insert(n.to_string());
+            }
+        }
+        Item::Loop { body, .. } => body.iter().for_each(|b| collect_regions(b, out)),
+    }
+}
+
+/// Per region name with more than one thread in it, those threads; a warning for each whose
+/// threads enter it different numbers of times (their i-th parts are paired, and the extra ones
+/// run alone).
+fn region_plan(s: &Skeleton) -> (BTreeMap<String, Vec<u32>>, Vec<String>) {
+    let mut names = BTreeSet::new();
+    for t in &s.threads {
+        t.items.iter().for_each(|i| collect_regions(i, &mut names));
+    }
+    let mut plan = BTreeMap::new();
+    let mut warnings = Vec::new();
+    for n in names {
+        let counts: Vec<(u32, u64)> = s
+            .threads
+            .iter()
+            .map(|t| {
+                let c = t
+                    .items
+                    .iter()
+                    .map(|i| i.count(&|st| opens(st) == Some(n.as_str())))
+                    .sum();
+                (t.thread, c)
+            })
+            .filter(|&(_, c)| c > 0)
+            .collect();
+        if counts.len() < 2 {
+            continue;
+        }
+        if counts.windows(2).any(|w| w[0].1 != w[1].1) {
+            warnings.push(format!(
+                "region {n}: its threads enter it different numbers of times ({}): their i-th parts are paired, the extra ones run alone",
+                counts.iter().map(|(t, c)| format!("thread {t}: {c}")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        plan.insert(n, counts.iter().map(|&(t, _)| t).collect());
+    }
+    (plan, warnings)
 }
 
 /// A name the recorder can keep: the recorder takes `&'static str` names, and a skeleton has few.
@@ -125,6 +188,7 @@ fn collect_locks(i: &Item, out: &mut BTreeSet<Option<String>>) {
 /// Runs `s`, recording its log through a recorder session of `s.p` threads.
 pub fn run(s: &Skeleton) -> Result<RunReport> {
     check(s)?;
+    let (regions, warnings) = region_plan(s);
     let mut barriers = BTreeSet::new();
     let mut locks = BTreeSet::new();
     for t in &s.threads {
@@ -163,6 +227,10 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
                 (o, m)
             })
             .collect(),
+        regions: regions
+            .iter()
+            .map(|(n, threads)| (n.clone(), (Gate::new(threads.len()), threads.clone())))
+            .collect(),
     };
     let k = s.k.to_string();
     let session = Session::start(s.p, &[("skeleton", "1"), ("k", k.as_str())])
@@ -174,9 +242,11 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
             scope.spawn(move || {
                 let _thread = recorder::thread(t.thread);
                 let mut state = State {
+                    thread: t.thread,
                     objects,
                     held: None,
                     regions: Vec::new(),
+                    parts: Vec::new(),
                     buffer: vec![0u8; max_bytes(&t.items) as usize],
                     copy: vec![0u8; max_bytes(&t.items) as usize],
                 };
@@ -184,8 +254,15 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
                     state.item(i);
                 }
                 state.held = None;
-                while let Some(id) = state.regions.pop() {
-                    recorder::region_end(id);
+                for (gate, threads) in objects.regions.values() {
+                    if let Some(me) = threads.iter().position(|&u| u == t.thread) {
+                        gate.finish(me);
+                    }
+                }
+                while let Some((id, _)) = state.regions.pop() {
+                    if let Some(id) = id {
+                        recorder::region_end(id);
+                    }
                 }
             });
         }
@@ -196,6 +273,7 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
     Ok(RunReport {
         log,
         events: report.events,
+        warnings,
     })
 }
 
@@ -213,11 +291,14 @@ fn max_bytes(items: &[Item]) -> u64 {
 
 /// One thread's state while it runs its program.
 struct State<'a> {
+    thread: u32,
     objects: &'a Objects,
     /// The lock taken by the previous step, released after this step's computation.
     held: Option<MutexGuard<'a, ()>>,
-    /// The regions this thread opened and has not closed.
-    regions: Vec<u64>,
+    /// The regions this thread opened and has not closed (with their names).
+    regions: Vec<(Option<u64>, String)>,
+    /// The parts of regions this thread is in.
+    parts: Vec<String>,
     buffer: Vec<u8>,
     copy: Vec<u8>,
 }
@@ -261,19 +342,58 @@ impl<'a> State<'a> {
                 black_box(&mut self.copy);
             }
             Op::RegionBegin { name } => {
-                if let Some(id) = recorder::region_begin(leak(name), None) {
-                    self.regions.push(id);
-                }
+                let id = recorder::region_begin(leak(name), None);
+                self.regions.push((id, name.clone()));
+                self.fork(name);
             }
             Op::RegionEnd => {
-                if let Some(id) = self.regions.pop() {
-                    recorder::region_end(id);
+                if let Some((id, name)) = self.regions.pop() {
+                    self.join(&name);
+                    if let Some(id) = id {
+                        recorder::region_end(id);
+                    }
+                }
+            }
+            Op::PartBegin { name } => {
+                self.parts.push(name.clone());
+                self.fork(name);
+            }
+            Op::PartEnd => {
+                if let Some(name) = self.parts.pop() {
+                    self.join(&name);
                 }
             }
             Op::Stop => {}
             Op::Send { .. } | Op::Recv { .. } | Op::Coll { .. } => {
                 unreachable!("check() refuses message operations")
             }
+        }
+    }
+}
+
+impl State<'_> {
+    /// Waits for the region's fork, then samples the CPU clock as a `Team` member does where its
+    /// part begins.
+    fn fork(&self, name: &str) {
+        if let Some((gate, threads)) = self.objects.regions.get(name) {
+            gate.arrive(self.me(threads), Point::Fork);
+            recorder::cpu_sample();
+        }
+    }
+
+    /// This thread's place among a region's participants.
+    fn me(&self, threads: &[u32]) -> usize {
+        threads
+            .iter()
+            .position(|&u| u == self.thread)
+            .expect("a thread with a region step takes part in it")
+    }
+
+    /// Samples the CPU clock where the part ends, then waits for the region's join.
+    fn join(&self, name: &str) {
+        if let Some((gate, threads)) = self.objects.regions.get(name) {
+            recorder::cpu_sample();
+            gate.arrive(self.me(threads), Point::Join);
         }
     }
 }
