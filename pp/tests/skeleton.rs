@@ -528,15 +528,27 @@ fn a_team_members_parts_are_steps_and_its_skeleton_forks_and_joins() {
             .arg(&sk)
             .env("PP_LOG", &skel_log),
     );
+    // It ran on a recorder `Team`, whose regions are opened by whichever of its threads runs
+    // the opening: each thread takes part in the 6 regions, as their opener or as a member.
     let sig = signature::read(&skel_log, Threshold::Fixed(0.9)).unwrap();
-    let t1 = &sig.threads[1];
-    let parts: u64 = t1
+    assert_eq!(sig.threads.len(), 2);
+    for t in &sig.threads {
+        let taken: u64 = t
+            .clusters
+            .iter()
+            .filter(|c| matches!(c.op, Op::PartBegin { .. } | Op::RegionBegin { .. }))
+            .map(|c| c.count)
+            .sum();
+        assert_eq!(taken, 6, "thread {}", t.thread);
+    }
+    // Thread 1 did its 6 copies, one in each of its parts.
+    let copies: u64 = sig.threads[1]
         .clusters
         .iter()
-        .filter(|c| matches!(c.op, Op::PartBegin { .. }))
+        .filter(|c| c.op == Op::Copy)
         .map(|c| c.count)
         .sum();
-    assert_eq!(parts, 6);
+    assert_eq!(copies, 6);
 }
 
 #[test]

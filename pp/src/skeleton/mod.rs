@@ -10,6 +10,7 @@ pub mod gate;
 pub mod predict;
 pub mod run;
 pub mod scale;
+pub mod team;
 
 use std::path::Path;
 

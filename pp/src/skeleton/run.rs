@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use pp_recorder::event::WaitKind;
-use std::sync::MutexGuard;
+use std::sync::{Condvar, PoisonError};
 
-use pp_recorder::sync::{Barrier, Mutex};
+use pp_recorder::sync::Barrier;
 use pp_recorder::{self as recorder, Session, thread_cpu_ns};
 
 use super::gate::{Gate, Point};
@@ -33,9 +33,9 @@ pub struct RunReport {
 }
 
 /// The synchronization objects the threads share, by the application's object names.
-struct Objects {
+pub struct Objects {
     barriers: BTreeMap<Option<String>, Barrier>,
-    locks: BTreeMap<Option<String>, Mutex<()>>,
+    locks: BTreeMap<Option<String>, Lock>,
     /// Per region name, its fork and join (not recorded: the application's threads wait for
     /// them outside any recorded wait) and its participants' threads.
     regions: BTreeMap<String, (Gate, Vec<u32>)>,
@@ -99,7 +99,7 @@ fn region_plan(s: &Skeleton) -> (BTreeMap<String, Vec<u32>>, Vec<String>) {
 }
 
 /// A name the recorder can keep: the recorder takes `&'static str` names, and a skeleton has few.
-fn leak(s: &str) -> &'static str {
+pub fn leak(s: &str) -> &'static str {
     Box::leak(s.to_string().into_boxed_str())
 }
 
@@ -220,11 +220,8 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
         locks: locks
             .into_iter()
             .map(|o| {
-                let m = match leak_opt(&o) {
-                    Some(name) => Mutex::named(name, ()),
-                    None => Mutex::new(()),
-                };
-                (o, m)
+                let name = leak_opt(&o);
+                (o, Lock::new(name))
             })
             .collect(),
         regions: regions
@@ -236,34 +233,32 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
     let session = Session::start(s.p, &[("skeleton", "1"), ("k", k.as_str())])
         .context("cannot start the skeleton's recording session")?;
     let log = session.path().to_path_buf();
+    if let Some(opener) = super::team::opener(s) {
+        super::team::run(s, opener, &objects).context("cannot run the skeleton's team")?;
+        let report = session
+            .finish()
+            .context("cannot finish the skeleton's log")?;
+        return Ok(RunReport {
+            log,
+            events: report.events,
+            warnings: Vec::new(),
+        });
+    }
     std::thread::scope(|scope| {
         for t in &s.threads {
             let objects = &objects;
             scope.spawn(move || {
                 let _thread = recorder::thread(t.thread);
-                let mut state = State {
-                    thread: t.thread,
-                    objects,
-                    held: None,
-                    regions: Vec::new(),
-                    parts: Vec::new(),
-                    buffer: vec![0u8; max_bytes(&t.items) as usize],
-                    copy: vec![0u8; max_bytes(&t.items) as usize],
-                };
+                let mut state = State::new(t.thread, objects, &t.items);
                 for i in &t.items {
                     state.item(i);
                 }
-                state.held = None;
                 for (gate, threads) in objects.regions.values() {
                     if let Some(me) = threads.iter().position(|&u| u == t.thread) {
                         gate.finish(me);
                     }
                 }
-                while let Some((id, _)) = state.regions.pop() {
-                    if let Some(id) = id {
-                        recorder::region_end(id);
-                    }
-                }
+                state.release();
             });
         }
     });
@@ -290,11 +285,11 @@ fn max_bytes(items: &[Item]) -> u64 {
 }
 
 /// One thread's state while it runs its program.
-struct State<'a> {
+pub struct State<'a> {
     thread: u32,
     objects: &'a Objects,
     /// The lock taken by the previous step, released after this step's computation.
-    held: Option<MutexGuard<'a, ()>>,
+    held: Option<&'a Lock>,
     /// The regions this thread opened and has not closed (with their names).
     regions: Vec<(Option<u64>, String)>,
     /// The parts of regions this thread is in.
@@ -304,6 +299,31 @@ struct State<'a> {
 }
 
 impl<'a> State<'a> {
+    /// Thread `thread`'s state for running `items`.
+    pub fn new(thread: u32, objects: &'a Objects, items: &[Item]) -> Self {
+        State {
+            thread,
+            objects,
+            held: None,
+            regions: Vec::new(),
+            parts: Vec::new(),
+            buffer: vec![0u8; max_bytes(items) as usize],
+            copy: vec![0u8; max_bytes(items) as usize],
+        }
+    }
+
+    /// Releases the lock held and ends the regions left open.
+    pub fn release(&mut self) {
+        if let Some(l) = self.held.take() {
+            l.release();
+        }
+        while let Some((id, _)) = self.regions.pop() {
+            if let Some(id) = id {
+                recorder::region_end(id);
+            }
+        }
+    }
+
     fn item(&mut self, i: &Item) {
         match i {
             Item::Step(s) => self.step(s),
@@ -317,16 +337,20 @@ impl<'a> State<'a> {
         }
     }
 
-    fn step(&mut self, s: &SkelStep) {
+    /// Spins for the step's computation, then does its operation.
+    pub fn step(&mut self, s: &SkelStep) {
         spin(s.cpu_ns);
-        self.held = None;
+        if let Some(l) = self.held.take() {
+            l.release();
+        }
         match &s.op {
             Op::Wait { kind, object } if kind == "barrier" => {
                 self.objects.barriers[object].wait();
             }
             Op::Wait { kind, object } if kind == "lock" => {
-                let m = &self.objects.locks[object];
-                self.held = Some(m.lock().unwrap_or_else(|e| e.into_inner()));
+                let l = &self.objects.locks[object];
+                l.acquire();
+                self.held = Some(l);
             }
             Op::Wait { kind, object } => {
                 // A condition variable, a channel or anything else: its partner is not in the
@@ -395,6 +419,43 @@ impl State<'_> {
             recorder::cpu_sample();
             gate.arrive(self.me(threads), Point::Join);
         }
+    }
+}
+
+/// A lock that a step takes and a later step releases (so it has no guard): a wait for it is
+/// recorded as `wait lock NAME`, as the recorder's `Mutex` records one, only when it blocks.
+pub struct Lock {
+    name: Option<&'static str>,
+    taken: std::sync::Mutex<bool>,
+    freed: Condvar,
+}
+
+impl Lock {
+    fn new(name: Option<&'static str>) -> Self {
+        Lock {
+            name,
+            taken: std::sync::Mutex::new(false),
+            freed: Condvar::new(),
+        }
+    }
+
+    fn acquire(&self) {
+        let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
+        if *taken {
+            let _w = recorder::wait(WaitKind::Lock, self.name);
+            while *taken {
+                taken = self
+                    .freed
+                    .wait(taken)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        }
+        *taken = true;
+    }
+
+    fn release(&self) {
+        *self.taken.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        self.freed.notify_one();
     }
 }
 
