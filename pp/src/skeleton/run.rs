@@ -3,7 +3,8 @@
 //! `./pp.log`) so that `pp` profiles it as it profiles its application. Computation spins on the
 //! thread's CPU clock (never sleeps); barriers are real barriers of the threads that use them,
 //! locks real locks (held through the next step's computation), copies real copies of the
-//! step's bytes; regions are recorded where the application recorded them.
+//! step's bytes. A `Team`'s skeleton runs its regions on a recorder `Team` ([`super::team`]);
+//! any other forks and joins its regions with a counting gate ([`super::gate`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::hint::black_box;
