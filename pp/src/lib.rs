@@ -27,5 +27,6 @@ pub mod machine;
 mod messages;
 pub mod profile;
 pub mod signature;
+pub mod skeleton;
 pub mod trace;
 pub mod whatif;

@@ -17,6 +17,7 @@ mod cli {
     pub mod recover;
     pub mod run;
     pub mod signature;
+    pub mod skeleton;
     pub mod values;
     pub mod whatif;
 }
@@ -54,6 +55,8 @@ enum Command {
     Whatif(cli::whatif::WhatifArgs),
     /// The execution signature of a run: per thread, its steps clustered and folded into loops.
     Signature(cli::signature::SignatureArgs),
+    /// A performance skeleton of a run: make one (K times shorter), run it, predict from it.
+    Skeleton(cli::skeleton::SkeletonArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         Some(Command::CriticalPath(args)) => cli::critical_path::critical_path(&args),
         Some(Command::Whatif(args)) => cli::whatif::whatif(args),
         Some(Command::Signature(args)) => cli::signature::signature(&args),
+        Some(Command::Skeleton(args)) => cli::skeleton::skeleton(&args),
         None => cli::profile::profile(&cli.profile),
     };
     match result {

@@ -21,6 +21,8 @@ pub struct Cluster {
     pub bytes: u128,
     /// Sum of the members' operation times (ns).
     pub op_ns: u128,
+    /// Sum of the members' computation CPU times (ns).
+    pub cpu_ns: u128,
     /// The first member's computation time and bytes, which others are compared with.
     leader: (u64, u64),
 }
@@ -33,6 +35,10 @@ impl Cluster {
     /// The members' mean bytes.
     pub fn mean_bytes(&self) -> f64 {
         self.bytes as f64 / self.count as f64
+    }
+    /// The members' mean computation CPU time (ns).
+    pub fn mean_cpu_ns(&self) -> f64 {
+        self.cpu_ns as f64 / self.count as f64
     }
     /// The members' mean operation time (ns).
     pub fn mean_op_ns(&self) -> f64 {
@@ -79,6 +85,7 @@ pub fn cluster(steps: &[Step], threshold: f64) -> (Vec<Cluster>, Vec<u32>) {
                     compute_ns: 0,
                     bytes: 0,
                     op_ns: 0,
+                    cpu_ns: 0,
                     leader: (s.compute_ns, s.bytes),
                 });
                 leaders.insert((s.compute_ns, i), ());
@@ -90,6 +97,7 @@ pub fn cluster(steps: &[Step], threshold: f64) -> (Vec<Cluster>, Vec<u32>) {
         c.compute_ns += u128::from(s.compute_ns);
         c.bytes += u128::from(s.bytes);
         c.op_ns += u128::from(s.op_ns);
+        c.cpu_ns += u128::from(s.cpu_ns);
         ids.push(id);
     }
     (clusters, ids)

@@ -7,6 +7,7 @@
 
 pub mod cluster;
 pub mod loops;
+pub mod parts;
 mod render;
 pub mod steps;
 
@@ -108,13 +109,21 @@ pub fn read(path: &Path, threshold: Threshold) -> Result<Signature> {
 pub fn from_reader(mut reader: LogReader, threshold: Threshold) -> Result<Signature> {
     let p = reader.header().p;
     let mut builders: BTreeMap<ThreadId, steps::Builder> = BTreeMap::new();
+    let mut regions = parts::Regions::default();
     // A damaged or cut log: its signature is that of every event before the damage.
     let damage = reader
-        .for_each_event(|e, symbols| builders.entry(e.thread).or_default().event(e, symbols))
+        .for_each_event(|e, symbols| {
+            regions.event(e, symbols);
+            builders.entry(e.thread).or_default().event(e, symbols)
+        })
         .err();
+    let parts = regions.parts(p, &builders);
     let steps: BTreeMap<ThreadId, Vec<Step>> = builders
         .into_iter()
-        .map(|(t, b)| (t, b.steps))
+        .map(|(t, b)| {
+            let mine = parts.get(&t).map(Vec::as_slice).unwrap_or(&[]);
+            (t, b.finish(mine))
+        })
         .filter(|(_, s)| !s.is_empty())
         .collect();
     Ok(Signature {

@@ -80,6 +80,8 @@ fn op_text(op: &Op) -> String {
         Op::Copy => "copy".to_string(),
         Op::RegionBegin { name } => format!("region_begin {name}"),
         Op::RegionEnd => "region_end".to_string(),
+        Op::PartBegin { name } => format!("part_begin {name}"),
+        Op::PartEnd => "part_end".to_string(),
         Op::Stop => "stop".to_string(),
     }
 }
@@ -113,6 +115,7 @@ pub fn json(s: &Signature) -> String {
                     "mean_compute_ns": c.mean_compute_ns(),
                     "mean_bytes": c.mean_bytes(),
                     "mean_op_ns": c.mean_op_ns(),
+                    "mean_cpu_ns": c.mean_cpu_ns(),
                 })).collect::<Vec<_>>(),
                 "structure": t.entries.iter().map(entry_json).collect::<Vec<_>>(),
             })

@@ -1,0 +1,476 @@
+//! Executing a threaded skeleton (docs/skeletons.md#pp-skeleton-run): one `std::thread` per
+//! thread of the skeleton, recorded through the Rust recorder into its own log (`$PP_LOG`, else
+//! `./pp.log`) so that `pp` profiles it as it profiles its application. Computation spins on the
+//! thread's CPU clock (never sleeps); barriers are real barriers of the threads that use them,
+//! locks real locks (held through the next step's computation), copies real copies of the
+//! step's bytes. A `Team`'s skeleton runs its regions on a recorder `Team` ([`super::team`]);
+//! any other forks and joins its regions with a counting gate ([`super::gate`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use pp_recorder::event::WaitKind;
+use std::sync::{Condvar, PoisonError};
+
+use pp_recorder::sync::Barrier;
+use pp_recorder::{self as recorder, Session, thread_cpu_ns};
+
+use super::gate::{Gate, Point};
+use super::{Item, SkelStep, Skeleton};
+use crate::signature::Op;
+
+/// What a skeleton's run wrote.
+#[derive(Debug)]
+pub struct RunReport {
+    /// The log.
+    pub log: PathBuf,
+    /// Events written.
+    pub events: u64,
+    /// Regions run without their fork and join, and why.
+    pub warnings: Vec<String>,
+}
+
+/// The synchronization objects the threads share, by the application's object names.
+pub struct Objects {
+    barriers: BTreeMap<Option<String>, Barrier>,
+    locks: BTreeMap<Option<String>, Lock>,
+    /// Per region name, its fork and join (not recorded: the application's threads wait for
+    /// them outside any recorded wait) and its participants' threads.
+    regions: BTreeMap<String, (Gate, Vec<u32>)>,
+}
+
+/// The region name a step opens (as the opener or as a member), if it opens one.
+fn opens(st: &SkelStep) -> Option<&str> {
+    match &st.op {
+        Op::RegionBegin { name } | Op::PartBegin { name } => Some(name),
+        _ => None,
+    }
+}
+
+fn collect_regions(i: &Item, out: &mut BTreeSet<String>) {
+    match i {
+        Item::Step(st) => {
+            if let Some(n) = opens(st) {
+                out.insert(n.to_string());
+            }
+        }
+        Item::Loop { body, .. } => body.iter().for_each(|b| collect_regions(b, out)),
+    }
+}
+
+/// Per region name with more than one thread in it, those threads; a warning for each whose
+/// threads enter it different numbers of times (their i-th parts are paired, and the extra ones
+/// run alone).
+fn region_plan(s: &Skeleton) -> (BTreeMap<String, Vec<u32>>, Vec<String>) {
+    let mut names = BTreeSet::new();
+    for t in &s.threads {
+        t.items.iter().for_each(|i| collect_regions(i, &mut names));
+    }
+    let mut plan = BTreeMap::new();
+    let mut warnings = Vec::new();
+    for n in names {
+        let counts: Vec<(u32, u64)> = s
+            .threads
+            .iter()
+            .map(|t| {
+                let c = t
+                    .items
+                    .iter()
+                    .map(|i| i.count(&|st| opens(st) == Some(n.as_str())))
+                    .sum();
+                (t.thread, c)
+            })
+            .filter(|&(_, c)| c > 0)
+            .collect();
+        if counts.len() < 2 {
+            continue;
+        }
+        if counts.windows(2).any(|w| w[0].1 != w[1].1) {
+            warnings.push(format!(
+                "region {n}: its threads enter it different numbers of times ({}): their i-th parts are paired, the extra ones run alone",
+                counts.iter().map(|(t, c)| format!("thread {t}: {c}")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        plan.insert(n, counts.iter().map(|&(t, _)| t).collect());
+    }
+    (plan, warnings)
+}
+
+/// A name the recorder can keep: the recorder takes `&'static str` names, and a skeleton has few.
+pub fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_string().into_boxed_str())
+}
+
+fn leak_opt(s: &Option<String>) -> Option<&'static str> {
+    s.as_deref().map(leak)
+}
+
+/// Checks that `s` can run here: no message operations (an MPI skeleton), and every barrier
+/// reached the same number of times by each thread that uses it.
+pub fn check(s: &Skeleton) -> Result<()> {
+    let mpi = |st: &SkelStep| matches!(st.op, Op::Send { .. } | Op::Recv { .. } | Op::Coll { .. });
+    if s.threads
+        .iter()
+        .any(|t| t.items.iter().any(|i| i.count(&mpi) > 0))
+    {
+        bail!(
+            "the skeleton has message operations (send, recv, coll): it is an MPI skeleton, and generating its C + MPI program is not built yet (docs/skeletons.md#not-built-yet)"
+        );
+    }
+    let mut objects: BTreeSet<Option<String>> = BTreeSet::new();
+    for t in &s.threads {
+        for i in &t.items {
+            collect_barriers(i, &mut objects);
+        }
+    }
+    for o in &objects {
+        let counts: Vec<(u32, u64)> = s
+            .threads
+            .iter()
+            .map(|t| {
+                (
+                    t.thread,
+                    t.items
+                        .iter()
+                        .map(|i| i.count(&|st| is_barrier(st, o)))
+                        .sum(),
+                )
+            })
+            .filter(|&(_, c)| c > 0)
+            .collect();
+        if counts.windows(2).any(|w| w[0].1 != w[1].1) {
+            bail!(
+                "barrier {}: its threads reach it different numbers of times ({}), so the skeleton would deadlock",
+                o.as_deref().unwrap_or("(unnamed)"),
+                counts
+                    .iter()
+                    .map(|(t, c)| format!("thread {t}: {c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+fn is_barrier(st: &SkelStep, o: &Option<String>) -> bool {
+    matches!(&st.op, Op::Wait { kind, object } if kind == "barrier" && object == o)
+}
+
+fn collect_barriers(i: &Item, out: &mut BTreeSet<Option<String>>) {
+    match i {
+        Item::Step(SkelStep {
+            op: Op::Wait { kind, object },
+            ..
+        }) if kind == "barrier" => {
+            out.insert(object.clone());
+        }
+        Item::Step(_) => {}
+        Item::Loop { body, .. } => body.iter().for_each(|b| collect_barriers(b, out)),
+    }
+}
+
+fn collect_locks(i: &Item, out: &mut BTreeSet<Option<String>>) {
+    match i {
+        Item::Step(SkelStep {
+            op: Op::Wait { kind, object },
+            ..
+        }) if kind == "lock" => {
+            out.insert(object.clone());
+        }
+        Item::Step(_) => {}
+        Item::Loop { body, .. } => body.iter().for_each(|b| collect_locks(b, out)),
+    }
+}
+
+/// Runs `s`, recording its log through a recorder session of `s.p` threads.
+pub fn run(s: &Skeleton) -> Result<RunReport> {
+    check(s)?;
+    let (regions, warnings) = region_plan(s);
+    let mut barriers = BTreeSet::new();
+    let mut locks = BTreeSet::new();
+    for t in &s.threads {
+        for i in &t.items {
+            collect_barriers(i, &mut barriers);
+            collect_locks(i, &mut locks);
+        }
+    }
+    let objects = Objects {
+        barriers: barriers
+            .into_iter()
+            .map(|o| {
+                let n = s
+                    .threads
+                    .iter()
+                    .filter(|t| {
+                        t.items
+                            .iter()
+                            .any(|i| i.count(&|st| is_barrier(st, &o)) > 0)
+                    })
+                    .count();
+                let b = match leak_opt(&o) {
+                    Some(name) => Barrier::named(name, n),
+                    None => Barrier::new(n),
+                };
+                (o, b)
+            })
+            .collect(),
+        locks: locks
+            .into_iter()
+            .map(|o| {
+                let name = leak_opt(&o);
+                (o, Lock::new(name))
+            })
+            .collect(),
+        regions: regions
+            .iter()
+            .map(|(n, threads)| (n.clone(), (Gate::new(threads.len()), threads.clone())))
+            .collect(),
+    };
+    let k = s.k.to_string();
+    let session = Session::start(s.p, &[("skeleton", "1"), ("k", k.as_str())])
+        .context("cannot start the skeleton's recording session")?;
+    let log = session.path().to_path_buf();
+    if let Some(opener) = super::team::opener(s) {
+        super::team::run(s, opener, &objects).context("cannot run the skeleton's team")?;
+        let report = session
+            .finish()
+            .context("cannot finish the skeleton's log")?;
+        return Ok(RunReport {
+            log,
+            events: report.events,
+            warnings: Vec::new(),
+        });
+    }
+    std::thread::scope(|scope| {
+        for t in &s.threads {
+            let objects = &objects;
+            scope.spawn(move || {
+                let _thread = recorder::thread(t.thread);
+                let mut state = State::new(t.thread, objects, &t.items);
+                for i in &t.items {
+                    state.item(i);
+                }
+                for (gate, threads) in objects.regions.values() {
+                    if let Some(me) = threads.iter().position(|&u| u == t.thread) {
+                        gate.finish(me);
+                    }
+                }
+                state.release();
+            });
+        }
+    });
+    let report = session
+        .finish()
+        .context("cannot finish the skeleton's log")?;
+    Ok(RunReport {
+        log,
+        events: report.events,
+        warnings,
+    })
+}
+
+fn max_bytes(items: &[Item]) -> u64 {
+    items
+        .iter()
+        .map(|i| match i {
+            Item::Step(s) if s.op == Op::Copy => s.bytes,
+            Item::Step(_) => 0,
+            Item::Loop { body, .. } => max_bytes(body),
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// One thread's state while it runs its program.
+pub struct State<'a> {
+    thread: u32,
+    objects: &'a Objects,
+    /// The lock taken by the previous step, released after this step's computation.
+    held: Option<&'a Lock>,
+    /// The regions this thread opened and has not closed (with their names).
+    regions: Vec<(Option<u64>, String)>,
+    /// The parts of regions this thread is in.
+    parts: Vec<String>,
+    buffer: Vec<u8>,
+    copy: Vec<u8>,
+}
+
+impl<'a> State<'a> {
+    /// Thread `thread`'s state for running `items`.
+    pub fn new(thread: u32, objects: &'a Objects, items: &[Item]) -> Self {
+        State {
+            thread,
+            objects,
+            held: None,
+            regions: Vec::new(),
+            parts: Vec::new(),
+            buffer: vec![0u8; max_bytes(items) as usize],
+            copy: vec![0u8; max_bytes(items) as usize],
+        }
+    }
+
+    /// Releases the lock held and ends the regions left open.
+    pub fn release(&mut self) {
+        if let Some(l) = self.held.take() {
+            l.release();
+        }
+        while let Some((id, _)) = self.regions.pop() {
+            if let Some(id) = id {
+                recorder::region_end(id);
+            }
+        }
+    }
+
+    fn item(&mut self, i: &Item) {
+        match i {
+            Item::Step(s) => self.step(s),
+            Item::Loop { count, body } => {
+                for _ in 0..*count {
+                    for b in body {
+                        self.item(b);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Spins for the step's computation, then does its operation.
+    pub fn step(&mut self, s: &SkelStep) {
+        spin(s.cpu_ns);
+        if let Some(l) = self.held.take() {
+            l.release();
+        }
+        match &s.op {
+            Op::Wait { kind, object } if kind == "barrier" => {
+                self.objects.barriers[object].wait();
+            }
+            Op::Wait { kind, object } if kind == "lock" => {
+                let l = &self.objects.locks[object];
+                l.acquire();
+                self.held = Some(l);
+            }
+            Op::Wait { kind, object } => {
+                // A condition variable, a channel or anything else: its partner is not in the
+                // skeleton, so the wait lasts what the application's did (divided by K).
+                let kind = WaitKind::parse(kind).unwrap_or(WaitKind::Other);
+                let _w = recorder::wait(kind, leak_opt(object));
+                std::thread::sleep(Duration::from_nanos(s.op_ns));
+            }
+            Op::Copy => {
+                let n = s.bytes as usize;
+                let _c = recorder::comm(s.bytes);
+                self.copy[..n].copy_from_slice(&self.buffer[..n]);
+                black_box(&mut self.copy);
+            }
+            Op::RegionBegin { name } => {
+                let id = recorder::region_begin(leak(name), None);
+                self.regions.push((id, name.clone()));
+                self.fork(name);
+            }
+            Op::RegionEnd => {
+                if let Some((id, name)) = self.regions.pop() {
+                    self.join(&name);
+                    if let Some(id) = id {
+                        recorder::region_end(id);
+                    }
+                }
+            }
+            Op::PartBegin { name } => {
+                self.parts.push(name.clone());
+                self.fork(name);
+            }
+            Op::PartEnd => {
+                if let Some(name) = self.parts.pop() {
+                    self.join(&name);
+                }
+            }
+            Op::Stop => {}
+            Op::Send { .. } | Op::Recv { .. } | Op::Coll { .. } => {
+                unreachable!("check() refuses message operations")
+            }
+        }
+    }
+}
+
+impl State<'_> {
+    /// Waits for the region's fork, then samples the CPU clock as a `Team` member does where its
+    /// part begins.
+    fn fork(&self, name: &str) {
+        if let Some((gate, threads)) = self.objects.regions.get(name) {
+            gate.arrive(self.me(threads), Point::Fork);
+            recorder::cpu_sample();
+        }
+    }
+
+    /// This thread's place among a region's participants.
+    fn me(&self, threads: &[u32]) -> usize {
+        threads
+            .iter()
+            .position(|&u| u == self.thread)
+            .expect("a thread with a region step takes part in it")
+    }
+
+    /// Samples the CPU clock where the part ends, then waits for the region's join.
+    fn join(&self, name: &str) {
+        if let Some((gate, threads)) = self.objects.regions.get(name) {
+            recorder::cpu_sample();
+            gate.arrive(self.me(threads), Point::Join);
+        }
+    }
+}
+
+/// A lock that a step takes and a later step releases (so it has no guard): a wait for it is
+/// recorded as `wait lock NAME`, as the recorder's `Mutex` records one, only when it blocks.
+pub struct Lock {
+    name: Option<&'static str>,
+    taken: std::sync::Mutex<bool>,
+    freed: Condvar,
+}
+
+impl Lock {
+    fn new(name: Option<&'static str>) -> Self {
+        Lock {
+            name,
+            taken: std::sync::Mutex::new(false),
+            freed: Condvar::new(),
+        }
+    }
+
+    fn acquire(&self) {
+        let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
+        if *taken {
+            let _w = recorder::wait(WaitKind::Lock, self.name);
+            while *taken {
+                taken = self
+                    .freed
+                    .wait(taken)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        }
+        *taken = true;
+    }
+
+    fn release(&self) {
+        *self.taken.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        self.freed.notify_one();
+    }
+}
+
+/// Busy-waits until this thread has used `ns` more nanoseconds of CPU, recorded as work.
+pub fn spin(ns: u64) {
+    if ns == 0 {
+        return;
+    }
+    let _w = recorder::work(None);
+    // Where the thread CPU clock cannot be read, the wall clock stands in for it.
+    let wall = std::time::Instant::now();
+    let now = || thread_cpu_ns().unwrap_or_else(|| wall.elapsed().as_nanos() as u64);
+    let start = now();
+    while now().saturating_sub(start) < ns {
+        std::hint::spin_loop();
+    }
+}

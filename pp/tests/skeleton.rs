@@ -1,0 +1,578 @@
+//! `pp skeleton` (docs/skeletons.md#pp-skeleton): a log with a known loop nest gives a skeleton
+//! with the divided counts and times, exactly; the skeleton file reads back as written; a
+//! skeleton's run records a log whose signature is the skeleton's program; the prediction's
+//! arithmetic; one-line errors naming file, line and field.
+
+use std::path::Path;
+
+use pp::log::LogReader;
+use pp::profile::profile_log;
+use pp::signature::{self, Entry, Op, Threshold};
+use pp::skeleton::{self, Item, Size, SkelStep, file, predict};
+use proptest::prelude::*;
+use test_support::{error_of, pp, scratch, stdout_of};
+
+/// Thread 0: `loop 50 { 2000 ns, copy 8000 B (30 ns); loop 3 { 500 ns, wait barrier b (10 ns) } }`,
+/// then 100 ns and its stop. No `cpu` samples: CPU time is the wall time.
+fn nest_log() -> String {
+    let mut s = String::from("pplog 1 p=1\n0 0 start\n");
+    let mut t = 0;
+    for _ in 0..50 {
+        t += 2000;
+        s.push_str(&format!(
+            "{t} 0 comm_begin 8000\n{} 0 comm_end 8000\n",
+            t + 30
+        ));
+        t += 30;
+        for _ in 0..3 {
+            t += 500;
+            s.push_str(&format!(
+                "{t} 0 wait_begin barrier b\n{} 0 wait_end barrier b\n",
+                t + 10
+            ));
+            t += 10;
+        }
+    }
+    s.push_str(&format!("{} 0 stop\n", t + 100));
+    s
+}
+
+fn step(cpu: u64, op_ns: u64, bytes: u64, op: Op) -> Item {
+    Item::Step(SkelStep {
+        cpu_ns: cpu,
+        wall_ns: cpu,
+        op_ns,
+        bytes,
+        op,
+    })
+}
+
+fn barrier() -> Op {
+    Op::Wait {
+        kind: "barrier".into(),
+        object: Some("b".into()),
+    }
+}
+
+#[test]
+fn loop_counts_and_times_are_divided_by_k() {
+    let dir = scratch("skeleton-divide");
+    let log = test_support::write(&dir, "app.log", &nest_log());
+    // K = 10: 5 whole iterations; the stop keeps 10 of its 100 ns.
+    let (s, warnings) = skeleton::from_log(&log, Size::Scale(10.0)).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let body = vec![
+        step(2000, 30, 8000, Op::Copy),
+        Item::Loop {
+            count: 3,
+            body: vec![step(500, 10, 0, barrier())],
+        },
+    ];
+    assert_eq!(
+        s.threads[0].items,
+        vec![
+            Item::Loop {
+                count: 5,
+                body: body.clone()
+            },
+            step(10, 0, 0, Op::Stop)
+        ]
+    );
+    // The run: 50 × (2030 + 3 × 510) + 100 ns.
+    assert_eq!(s.source_wall_ns, 50 * 3560 + 100);
+    // K = 4: 12.5 iterations: 12 whole, then one at half its size, whose inner loop keeps
+    // 1.5 iterations (one whole, one at half); the stop keeps 25 ns.
+    let (s, _) = skeleton::from_log(&log, Size::Scale(4.0)).unwrap();
+    assert_eq!(
+        s.threads[0].items,
+        vec![
+            Item::Loop { count: 12, body },
+            step(1000, 15, 4000, Op::Copy),
+            step(500, 10, 0, barrier()),
+            step(250, 5, 0, barrier()),
+            step(25, 0, 0, Op::Stop),
+        ]
+    );
+    // K = 100: half an iteration of the dominant loop, below the shortest good skeleton.
+    let (s, warnings) = skeleton::from_log(&log, Size::Scale(100.0)).unwrap();
+    assert_eq!(s.threads[0].items[0], step(1000, 15, 4000, Op::Copy));
+    assert!(
+        warnings.iter().any(|w| w.contains(
+            "thread 0: the skeleton (1.781 us) is shorter than one iteration (3.560 us)"
+        )),
+        "{warnings:?}"
+    );
+    // --time: the run lasts 178.1 us; 17.81 us asks for K = 10.
+    let (s, _) = skeleton::from_log(&log, Size::Time(17.81e-6)).unwrap();
+    assert!((s.k - 10.0).abs() < 1e-9, "{}", s.k);
+}
+
+#[test]
+fn cpu_time_is_the_samples_rate_over_the_computation() {
+    use pp::signature::steps::cpu_in;
+    let samples = [(0, 0), (1000, 500), (2000, 1500)];
+    assert_eq!(cpu_in(&samples, 0, 1000), 500);
+    assert_eq!(cpu_in(&samples, 500, 1500), 250 + 500);
+    // Past the last sample the rate is taken as 1.
+    assert_eq!(cpu_in(&samples, 1500, 3000), 500 + 1000);
+    assert_eq!(cpu_in(&[], 10, 30), 20);
+    // A rate above 1 (a sample's rounding) counts as 1.
+    assert_eq!(cpu_in(&[(0, 0), (100, 150)], 0, 100), 100);
+}
+
+/// A random program: loops of steps of every operation.
+fn program() -> impl Strategy<Value = Vec<Item>> {
+    let op = prop_oneof![
+        Just(Op::Copy),
+        Just(Op::Stop),
+        Just(Op::RegionEnd),
+        Just(Op::PartEnd),
+        "[a-z]{1,5}".prop_map(|name| Op::RegionBegin { name }),
+        "[a-z.]{1,5}".prop_map(|name| Op::PartBegin { name }),
+        (
+            "(lock|barrier|cond|other)",
+            proptest::option::of("[a-z.]{1,6}")
+        )
+            .prop_map(|(kind, object)| Op::Wait { kind, object }),
+        (0u32..4, any::<u32>()).prop_map(|(peer, tag)| Op::Send { peer, tag }),
+        (0u32..4, any::<u32>()).prop_map(|(peer, tag)| Op::Recv { peer, tag }),
+        ("[a-z]{1,8}", proptest::option::of(0u32..4)).prop_map(|(op, root)| Op::Coll { op, root }),
+    ];
+    let leaf = (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>(), op).prop_map(
+        |(cpu_ns, wall_ns, op_ns, bytes, op)| {
+            Item::Step(SkelStep {
+                cpu_ns,
+                wall_ns,
+                op_ns,
+                bytes,
+                op,
+            })
+        },
+    );
+    let item = leaf.prop_recursive(3, 30, 4, |inner| {
+        (any::<u64>(), prop::collection::vec(inner, 0..4))
+            .prop_map(|(count, body)| Item::Loop { count, body })
+    });
+    prop::collection::vec(item, 0..5)
+}
+
+/// The computation of a signature's entries at full size (ns), as the skeleton counts it.
+fn total(entries: &[Entry], clusters: &[signature::Cluster]) -> f64 {
+    entries
+        .iter()
+        .map(|e| match e {
+            Entry::Step(c) => clusters[*c as usize].mean_cpu_ns(),
+            Entry::Loop { count, body } => *count as f64 * total(body, clusters),
+        })
+        .sum()
+}
+
+fn items_cpu(items: &[Item]) -> (f64, u64) {
+    items.iter().fold((0.0, 0), |(cpu, steps), i| match i {
+        Item::Step(s) => (cpu + s.cpu_ns as f64, steps + 1),
+        Item::Loop { count, body } => {
+            let (c, n) = items_cpu(body);
+            (cpu + *count as f64 * c, steps + count * n)
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    /// The file reads back as it was written.
+    #[test]
+    fn the_skeleton_file_reads_back(programs in prop::collection::vec(program(), 1..4), k in 1.0f64..1000.0) {
+        let s = skeleton::Skeleton {
+            k,
+            p: 4,
+            source_log: "some dir/app.log".into(),
+            source_wall_ns: 123_456_789,
+            threshold: 0.05,
+            compression: 41.8,
+            threads: programs
+                .into_iter()
+                .enumerate()
+                .map(|(t, items)| skeleton::ThreadProgram { thread: t as u32, items })
+                .collect(),
+        };
+        prop_assert_eq!(file::parse(&file::text(&s)).unwrap(), s);
+    }
+
+    /// A skeleton computes 1/K of its signature's computation, up to rounding each step it
+    /// runs to the nanosecond.
+    #[test]
+    fn a_skeleton_computes_one_kth(
+        counts in prop::collection::vec(1u64..40, 1..4),
+        k in 1.0f64..30.0,
+    ) {
+        // Nested loops of counts[0] × counts[1] × ... iterations of one step of 1000 ns.
+        let mut text = String::from("pplog 1 p=1\n0 0 start\n");
+        let mut t = 0;
+        let n: u64 = counts.iter().product();
+        for i in 0..n {
+            t += 1000;
+            // A distinct tag per level at the end of each inner loop, so the nest is kept.
+            let mut tag = 0;
+            let mut m = 1;
+            for (level, c) in counts.iter().enumerate() {
+                m *= c;
+                if (i + 1) % m == 0 {
+                    tag = level as u32 + 1;
+                }
+            }
+            text.push_str(&format!("{t} 0 send 0 {tag} 8\n"));
+        }
+        text.push_str(&format!("{} 0 stop\n", t + 1000));
+        let reader = LogReader::from_bytes("t.log", text.into_bytes()).unwrap();
+        let sig = signature::from_reader(reader, Threshold::Fixed(0.0)).unwrap();
+        let s = skeleton::scale::skeleton(&sig, k, "t.log", t + 1000);
+        let th = &sig.threads[0];
+        let want = total(&th.entries, &th.clusters) / k;
+        let (got, steps) = items_cpu(&s.threads[0].items);
+        prop_assert!((got - want).abs() <= 0.5 * steps as f64 + 1e-6, "got {got}, want {want}");
+    }
+}
+
+fn skeleton_dir(name: &str, program: &str) -> std::path::PathBuf {
+    let dir = scratch(name);
+    let text = format!(
+        "pp-skeleton 1\nk 10\np 2\nsource_wall_ns 1000000\nthreshold 0.05\ncompression 20\nsource_log app.log\n{program}"
+    );
+    test_support::write(&dir, file::NAME, &text);
+    dir
+}
+
+#[test]
+fn a_skeletons_run_records_a_log_with_its_signature() {
+    let thread = |t: u32| {
+        format!(
+            "thread {t}\nloop 20 {{\n  step cpu_ns=20000 wall_ns=20000 op_ns=0 bytes=1000 copy\n  step cpu_ns=10000 wall_ns=10000 op_ns=0 bytes=0 wait kind=barrier object=b\n  step cpu_ns=1000 wall_ns=1000 op_ns=0 bytes=0 wait kind=lock object=m\n}}\nstep cpu_ns=5000 wall_ns=5000 op_ns=0 bytes=0 stop\n"
+        )
+    };
+    let dir = skeleton_dir("skeleton-run", &format!("{}{}", thread(0), thread(1)));
+    let log = dir.join("skel.log");
+    stdout_of(
+        pp!()
+            .args(["skeleton", "run"])
+            .arg(&dir)
+            .env("PP_LOG", &log),
+    );
+    // The log is whole and profiles.
+    let mut reader = LogReader::open(&log).unwrap();
+    let profile = profile_log(&mut reader, None, None)
+        .whole("skel.log")
+        .unwrap();
+    assert_eq!(profile.header.p, 2);
+    // Its signature (loose threshold: the spins' times vary; the operations are compared
+    // exactly): per thread, 20 iterations of the copy and the barrier. An uncontended lock
+    // records nothing, so the lock steps are there only where the two threads met at it.
+    let sig = signature::read(&log, Threshold::Fixed(0.9)).unwrap();
+    assert_eq!(sig.threads.len(), 2);
+    for t in &sig.threads {
+        let ops = |e: &Entry| match e {
+            Entry::Step(c) => Some(t.clusters[*c as usize].op.clone()),
+            Entry::Loop { .. } => None,
+        };
+        let copies: u64 = t
+            .clusters
+            .iter()
+            .filter(|c| c.op == Op::Copy)
+            .map(|c| c.count)
+            .sum();
+        let barriers: u64 = t
+            .clusters
+            .iter()
+            .filter(|c| c.op == barrier())
+            .map(|c| c.count)
+            .sum();
+        assert_eq!((copies, barriers), (20, 20), "thread {}", t.thread);
+        assert!(
+            t.clusters
+                .iter()
+                .all(|c| c.op != Op::Copy || c.mean_bytes() == 1000.0)
+        );
+        assert_eq!(ops(t.entries.last().unwrap()), Some(Op::Stop));
+        if t.clusters.len() == 3 {
+            // No lock contention: exactly the skeleton's loop.
+            match &t.entries[0] {
+                Entry::Loop { count, body } => {
+                    assert_eq!(*count, 20);
+                    assert_eq!(
+                        body.iter().filter_map(ops).collect::<Vec<_>>(),
+                        vec![Op::Copy, barrier()]
+                    );
+                }
+                e => panic!("{e:?}"),
+            }
+        }
+    }
+}
+
+fn write_log(dir: &Path, name: &str, wall: u64, waited: u64) -> std::path::PathBuf {
+    test_support::write(
+        dir,
+        name,
+        &format!(
+            "pplog 1 p=1\n0 0 start\n0 0 work_begin\n{w} 0 work_end\n{w} 0 wait_begin lock l\n{e} 0 wait_end lock l\n{e} 0 stop\n",
+            w = wall - waited,
+            e = wall
+        ),
+    )
+}
+
+fn whole(path: &Path) -> pp::profile::Profile {
+    let mut reader = LogReader::open(path).unwrap();
+    profile_log(&mut reader, None, None).whole("x").unwrap()
+}
+
+#[test]
+fn predict_scales_the_skeletons_run_by_the_dedicated_ratio() {
+    let dir = scratch("skeleton-predict");
+    let app = write_log(&dir, "app.log", 2_000_000_000, 0);
+    let skel = write_log(&dir, "skel.log", 200_000_000, 0);
+    let under = write_log(&dir, "under.log", 300_000_000, 50_000_000);
+    let app_under = write_log(&dir, "app-under.log", 2_500_000_000, 0);
+    let p = predict::predict(
+        &whole(&app),
+        &whole(&skel),
+        &whole(&under),
+        Some(&whole(&app_under)),
+    )
+    .unwrap();
+    assert_eq!(p.ratio, 10.0);
+    // 0.3 s × 10.
+    assert_eq!(p.wall(), 3e9);
+    let under_p = whole(&under);
+    for r in &p.rows[1..] {
+        let c = pp::profile::CATEGORIES
+            .iter()
+            .find(|c| c.key() == r.name)
+            .unwrap();
+        assert_eq!(
+            r.predicted,
+            under_p.totals.get(*c) as f64 * 10.0,
+            "{}",
+            r.name
+        );
+    }
+    // 2.5 s of busy work and 0.5 s of a lock wait predicted: the categories still sum to
+    // p × the predicted wall.
+    let sum: f64 = p.rows[1..].iter().map(|r| r.predicted).sum();
+    assert_eq!(sum, 3e9);
+    let out = stdout_of(
+        pp!()
+            .args(["skeleton", "predict", "--app"])
+            .arg(&app)
+            .arg("--skeleton")
+            .arg(&skel)
+            .arg("--under")
+            .arg(&under)
+            .arg("--app-under")
+            .arg(&app_under),
+    );
+    assert!(out.starts_with("T_app / T_skel = 10.000"), "{out}");
+    assert!(out.contains("app' (p)"), "{out}");
+    let wall_row = out.lines().find(|l| l.starts_with("wall")).unwrap();
+    assert_eq!(
+        wall_row.split_whitespace().collect::<Vec<_>>(),
+        [
+            "wall", "2.0000", "0.2000", "0.3000", "3.0000", "2.5000", "+20.0%"
+        ]
+    );
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line() {
+    // A bad field names the file, the line and the field.
+    let dir = skeleton_dir(
+        "skeleton-bad",
+        "thread 0\nstep cpu_ns=x wall_ns=1 op_ns=0 bytes=0 stop\n",
+    );
+    let err = error_of(pp!().args(["skeleton", "run"]).arg(&dir));
+    assert!(
+        err.contains("skeleton.txt:9:") && err.contains("field cpu_ns"),
+        "{err}"
+    );
+    let dir = skeleton_dir("skeleton-bad-loop", "thread 0\nloop 3 {\n");
+    let err = error_of(pp!().args(["skeleton", "run"]).arg(&dir));
+    assert!(
+        err.contains("skeleton.txt:") && err.contains("not closed"),
+        "{err}"
+    );
+    let dir = skeleton_dir("skeleton-bad-thread", "thread 5\n");
+    let err = error_of(pp!().args(["skeleton", "run"]).arg(&dir));
+    assert!(
+        err.contains("field thread") && err.contains("p = 2"),
+        "{err}"
+    );
+    // An MPI skeleton is not run as threads.
+    let dir = skeleton_dir(
+        "skeleton-mpi",
+        "thread 0\nstep cpu_ns=1 wall_ns=1 op_ns=0 bytes=8 send peer=1 tag=0\n",
+    );
+    let err = error_of(pp!().args(["skeleton", "run"]).arg(&dir));
+    assert!(err.contains("MPI skeleton"), "{err}");
+    // A line that is no step, loop or thread.
+    let dir = skeleton_dir(
+        "skeleton-unknown",
+        "thread 0\nstep cpu_ns=1 wall_ns=1 op_ns=0 bytes=0 wait kind=barrier\nthread 1\nstop_here\n",
+    );
+    let err = error_of(pp!().args(["skeleton", "run"]).arg(&dir));
+    assert!(err.contains("skeleton.txt:11: `stop_here`"), "{err}");
+    // Barriers reached unequally would deadlock: refused.
+    let dir = skeleton_dir(
+        "skeleton-unequal2",
+        "thread 0\nloop 2 {\nstep cpu_ns=1 wall_ns=1 op_ns=0 bytes=0 wait kind=barrier\n}\nthread 1\nstep cpu_ns=1 wall_ns=1 op_ns=0 bytes=0 wait kind=barrier\n",
+    );
+    let err = error_of(pp!().args(["skeleton", "run"]).arg(&dir));
+    assert!(err.contains("thread 0: 2, thread 1: 1"), "{err}");
+    // A directory with something in it is not written into without --force.
+    let dir = scratch("skeleton-out");
+    let log = test_support::write(&dir, "app.log", &nest_log());
+    let err = error_of(
+        pp!()
+            .args(["skeleton", "--scale", "10", "--out"])
+            .arg(&dir)
+            .arg(&log),
+    );
+    assert!(err.contains("not empty"), "{err}");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), nest_log());
+    pp!()
+        .args(["skeleton", "--scale", "10", "--force", "--out"])
+        .arg(&dir)
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert!(dir.join(file::NAME).exists());
+    // A bad log line names the log and its line.
+    let bad = test_support::write(&dir, "bad.log", "pplog 1 p=1\n0 0 start\n5 0 bogus\n");
+    let err = error_of(
+        pp!()
+            .args(["skeleton", "--scale", "2", "--out"])
+            .arg(dir.join("new"))
+            .arg(&bad),
+    );
+    assert!(err.contains("bad.log") && err.contains('3'), "{err}");
+    let err = error_of(
+        pp!()
+            .args(["skeleton", "--scale", "0.5", "--out", "x"])
+            .arg(&bad),
+    );
+    assert!(err.contains("--scale"), "{err}");
+}
+
+#[test]
+fn a_team_members_parts_are_steps_and_its_skeleton_forks_and_joins() {
+    // Thread 0 opens 10 regions `r` of the whole team and spins 100 us in each; thread 1, a
+    // member, samples its CPU clock where its part begins and ends (as a `Team` member does),
+    // copies 4096 bytes in it, and idles between regions (its CPU clock stands still).
+    let mut text = String::from("pplog 1 p=2\n0 0 start\n0 1 start\n0 1 cpu 0\n");
+    let mut cpu1 = 0;
+    for i in 0..10u64 {
+        let b = 1_000_000 * i + 900_000;
+        text.push_str(&format!("{b} 0 region_begin {i} r\n"));
+        text.push_str(&format!("{} 1 cpu {cpu1}\n", b + 10));
+        text.push_str(&format!(
+            "{} 1 comm_begin 4096\n{} 1 comm_end 4096\n",
+            b + 50_010,
+            b + 50_110
+        ));
+        cpu1 += 100_000;
+        text.push_str(&format!("{} 1 cpu {cpu1}\n", b + 100_010));
+        text.push_str(&format!("{} 0 region_end {i}\n", b + 100_100));
+    }
+    text.push_str("10900000 0 stop\n10900000 1 cpu 1000000\n10900000 1 stop\n");
+    let dir = scratch("skeleton-parts");
+    let log = test_support::write(&dir, "app.log", &text);
+    let sig = signature::read(&log, Threshold::Fixed(0.05)).unwrap();
+    let t1 = &sig.threads[1];
+    let ops: Vec<String> = match &t1.entries[0] {
+        Entry::Loop { count: 10, body } => body
+            .iter()
+            .map(|e| match e {
+                Entry::Step(c) => format!("{:?}", t1.clusters[*c as usize].op),
+                e => panic!("{e:?}"),
+            })
+            .collect(),
+        e => panic!("{e:?}"),
+    };
+    assert_eq!(ops, ["PartBegin { name: \"r\" }", "Copy", "PartEnd"]);
+    // The copy's computation: 50 us of wall and of CPU; the idle before a part has no CPU.
+    let copy = t1.clusters.iter().find(|c| c.op == Op::Copy).unwrap();
+    assert_eq!(copy.mean_compute_ns(), 50_000.0);
+    assert_eq!(copy.mean_cpu_ns(), 50_000.0);
+    let part = t1
+        .clusters
+        .iter()
+        .find(|c| matches!(c.op, Op::PartBegin { .. }))
+        .unwrap();
+    assert!(part.mean_cpu_ns() < 1.0, "{}", part.mean_cpu_ns());
+    // The skeleton (K = 2) runs, and its log shows the member's parts again.
+    let sk = dir.join("sk");
+    stdout_of(
+        pp!()
+            .args(["skeleton", "--scale", "2", "--out"])
+            .arg(&sk)
+            .arg(&log),
+    );
+    let text = std::fs::read_to_string(sk.join(file::NAME)).unwrap();
+    // Folded as `part_begin [copy part_end part_begin]⁹ copy part_end`: 4 whole iterations and
+    // half of one more, so 6 parts of the 10.
+    assert!(text.contains("loop 4 {"), "{text}");
+    assert!(text.contains("part_begin name=r"), "{text}");
+    let skel_log = dir.join("skel.log");
+    stdout_of(
+        pp!()
+            .args(["skeleton", "run"])
+            .arg(&sk)
+            .env("PP_LOG", &skel_log),
+    );
+    // It ran on a recorder `Team`, whose regions are opened by whichever of its threads runs
+    // the opening: each thread takes part in the 6 regions, as their opener or as a member.
+    let sig = signature::read(&skel_log, Threshold::Fixed(0.9)).unwrap();
+    assert_eq!(sig.threads.len(), 2);
+    for t in &sig.threads {
+        let taken: u64 = t
+            .clusters
+            .iter()
+            .filter(|c| matches!(c.op, Op::PartBegin { .. } | Op::RegionBegin { .. }))
+            .map(|c| c.count)
+            .sum();
+        assert_eq!(taken, 6, "thread {}", t.thread);
+    }
+    // Thread 1 did its 6 copies, one in each of its parts.
+    let copies: u64 = sig.threads[1]
+        .clusters
+        .iter()
+        .filter(|c| c.op == Op::Copy)
+        .map(|c| c.count)
+        .sum();
+    assert_eq!(copies, 6);
+}
+
+#[test]
+fn a_gate_pairs_arrivals_and_lets_the_extra_ones_through() {
+    use pp::skeleton::gate::{Gate, Point};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    // Thread 0 arrives 3 times, thread 1 5 times: the first 3 pair up (a fork of thread 1 never
+    // passes before thread 0's fork of the same number), the last 2 pass once thread 0 is done.
+    let gate = Gate::new(2);
+    let zero = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for _ in 0..3 {
+                zero.fetch_add(1, Ordering::SeqCst);
+                gate.arrive(0, Point::Fork);
+            }
+            gate.finish(0);
+        });
+        s.spawn(|| {
+            for i in 1..=5u64 {
+                gate.arrive(1, Point::Fork);
+                assert!(zero.load(Ordering::SeqCst) >= i.min(3));
+            }
+            gate.finish(1);
+        });
+    });
+}
