@@ -240,6 +240,9 @@ struct Expected {
     by_phase: BTreeMap<Option<Sym>, [u64; 6]>,
 }
 
+/// Stretches of time as `(from, to)`.
+type Stretches = Vec<(u64, u64)>;
+
 /// docs/attribution.md by sampling every nanosecond.
 fn brute_force(
     p: u32,
@@ -284,7 +287,11 @@ fn brute_force(
     let mut live = vec![false; p];
     let mut stopped = vec![false; p];
     let mut release: Vec<Option<u64>> = vec![None; p];
-    let mut barriers: Vec<Vec<(u64, u64, Option<u64>)>> = vec![Vec::new(); p];
+    // Per thread, the stretches of its open barrier wait after a release: from the release
+    // to the end of the region it waits in (a member still at the barrier when its innermost
+    // region ends is no longer released; u64::MAX marks that), or open (u64::MAX end).
+    let mut segments: Vec<Stretches> = vec![Vec::new(); p];
+    let mut barriers: Vec<Vec<(u64, u64, Stretches)>> = vec![Vec::new(); p];
     // Each thread's latest `release` of each kind (objects are all None here), and per thread
     // its lock and condition waits ended `by=` a thread whose latest release of that kind
     // fell inside the wait, as (begin, end, release).
@@ -320,6 +327,9 @@ fn brute_force(
                     {
                         for &m in &members {
                             if live[m] && at_barrier(m) {
+                                if release[m].is_none_or(|r| r == u64::MAX) {
+                                    segments[m].push((e.t, u64::MAX));
+                                }
                                 release[m] = Some(e.t);
                             }
                         }
@@ -381,7 +391,8 @@ fn brute_force(
                 let (b, k) = open[i].pop().unwrap();
                 intervals[i].push((b, e.t, open[i].len(), k));
                 if k == 3 {
-                    barriers[i].push((b, e.t, release[i].take()));
+                    release[i] = None;
+                    barriers[i].push((b, e.t, std::mem::take(&mut segments[i])));
                 }
             }
             EventKind::RegionBegin { id, team, name } => {
@@ -394,6 +405,24 @@ fn brute_force(
             }
             EventKind::RegionEnd { id } => {
                 let pos = open_regions.iter().position(|r| r.0 == id).unwrap();
+                let order = open_regions[pos].4;
+                for &m in &open_regions[pos].2 {
+                    let innermost = open_regions
+                        .iter()
+                        .filter(|r| r.2.contains(&m))
+                        .map(|r| r.4)
+                        .max();
+                    let at_barrier = open[m].last().is_some_and(|o| o.1 == 3);
+                    if innermost == Some(order) && at_barrier && release[m].is_some() {
+                        if release[m] != Some(u64::MAX)
+                            && let Some(open) = segments[m].last_mut()
+                            && open.1 == u64::MAX
+                        {
+                            open.1 = e.t;
+                        }
+                        release[m] = Some(u64::MAX);
+                    }
+                }
                 let (_, b, members, name, order) = open_regions.remove(pos);
                 regions.push((b, e.t, members, name, order));
             }
@@ -488,9 +517,9 @@ fn brute_force(
         None => regions
             .iter()
             .any(|(b, e, members, _, _)| *b <= x && x < *e && members.contains(&i)),
-        Some(3) => barriers[i]
-            .iter()
-            .any(|&(b, e, r)| b <= x && x < e && r.is_some_and(|r| r <= x)),
+        Some(3) => barriers[i].iter().any(|(b, e, segments)| {
+            *b <= x && x < *e && segments.iter().any(|&(from, to)| from <= x && x < to)
+        }),
         _ => false,
     };
     // rc.cpu: between consecutive samples, work time beyond the CPU time used; between
@@ -740,6 +769,36 @@ fn a_lock_wait_is_contention_only_after_its_release() {
             "{release} by={by}"
         );
     }
+}
+
+#[test]
+fn a_worker_still_at_its_barrier_after_the_region_ended_is_not_released() {
+    // Thread 1 reaches the region's end barrier at 100, thread 0 at 300 (the last arrival)
+    // and ends the region at 310; thread 1's runtime reports the barrier's end only at 900,
+    // when it next got a core (an OpenMP worker beside CPU hogs), and its delay grew by 700.
+    // Released from 300 to 310 only: after the region ended it waited for nothing in it, so
+    // its time to 900 stays ip, as a worker idle outside regions would be.
+    let threads = worked(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 region_begin 1 loop
+0 0 work_begin
+0 1 cpu 0 0
+0 1 work_begin
+100 1 work_end
+100 1 wait_begin barrier
+300 0 work_end
+300 0 wait_begin barrier
+310 0 wait_end barrier
+310 0 region_end 1
+900 1 wait_end barrier
+900 1 cpu 100 700
+900 0 stop
+900 1 stop
+",
+    );
+    assert_eq!(threads[1], [200, 590, 0, 0, 10, 100]);
 }
 
 #[test]

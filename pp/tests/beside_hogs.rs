@@ -61,6 +61,18 @@ fn each_designed_wait_keeps_its_category_beside_two_hogs() {
 }
 
 #[test]
+fn a_worker_whose_barrier_end_is_reported_late_stays_idle() {
+    // The serial phase beside the hogs, OMP_WAIT_POLICY=active: thread 1's end barrier of the
+    // team's first region ends in the log only when the program ends. It was released by
+    // thread 0's arrival, but the region ended just after: thread 1's time outside it is ip
+    // (insufficient parallelism, as designed), not its run-queue delay as rc.cpu.
+    let profile = profile(&log("serial-hogs-active-late.log"));
+    let ip = seconds(&profile["by_thread"][1]["ip"]);
+    assert!(ip >= 0.59, "{profile}");
+    assert!(seconds(&profile["categories"]["ip"]) >= 0.300, "{profile}");
+}
+
+#[test]
 fn a_critical_section_is_contention_only_after_its_unlock() {
     // Beside the hogs: every acquisition but the first names the releaser, every unlock is
     // recorded (241 rounds inside the critical section, then each thread enters once more to

@@ -4,6 +4,7 @@
 use super::Sweep;
 use super::state::{Region, own_index};
 use crate::event::{Sym, Symbols, TeamRef, ThreadId};
+use crate::profile::rules::Own;
 use crate::profile::violations::Violation;
 
 impl Sweep<'_> {
@@ -113,6 +114,13 @@ impl Sweep<'_> {
         for &m in &members {
             let m = m as usize;
             let th = &mut self.threads[m];
+            // A member still at the released barrier of the region that ends waits for nothing
+            // in it any more: its time from here is not after a release (as idle time outside
+            // regions is not), whenever its runtime reports the barrier's end (see
+            // `release.rs`).
+            if th.own == Own::Barrier && th.regions.last() == Some(&slot) && th.release.is_some() {
+                th.release = Some(u64::MAX);
+            }
             th.regions.retain(|&r| r != slot);
             let innermost = th.regions.last().map(|&r| r as usize);
             self.threads[m].region_name = innermost.map(|r| self.regions[r].name);
