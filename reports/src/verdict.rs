@@ -217,7 +217,31 @@ pub fn by_runs(
             if ties == 1 { "" } else { "s" }
         ));
     }
+    out.push_str(&chance(measured.len(), measured.len() - ties));
     Some(out)
+}
+
+/// Each point's test errs 10% of the time when the two are the same, so of `n` points about
+/// `n/10` differ by chance alone: where `decided` of them is not unlikely under that (the
+/// binomial tail P(X >= decided) above 10%), a sentence that says so; else nothing.
+fn chance(n: usize, decided: usize) -> String {
+    use statrs::distribution::{Binomial, DiscreteCDF};
+    let Ok(null) = Binomial::new(0.1, n as u64) else {
+        return String::new();
+    };
+    if decided == 0 {
+        return String::new();
+    }
+    let p = null.sf(decided as u64 - 1);
+    if p <= 0.1 {
+        return String::new();
+    }
+    format!(
+        " {decided} of {n} is about what chance alone gives (probability {} if the two were \
+         the same: each point's test errs 10% of the time), so these points alone do not show \
+         that either is faster.",
+        crate::number::significant(p, 2)
+    )
 }
 
 /// The runs' sentence, then the models' introduced as holding between the measured points.
@@ -426,6 +450,18 @@ fn extrapolated(yes: bool) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::chance;
+
+    #[test]
+    fn as_many_decided_points_as_chance_gives_are_said_to_be_no_difference() {
+        // P(X >= 2) for X ~ Binomial(22, 0.1) = 1 - 0.9^22 - 22 * 0.1 * 0.9^21 = 0.661.
+        let said = chance(22, 2);
+        assert!(said.contains("2 of 22 is about what chance alone gives (probability 0.66"));
+        // 16 of 51 is far beyond the 5.1 that chance gives (P about 2e-5): nothing to add.
+        assert_eq!(chance(51, 16), "");
+        assert_eq!(chance(51, 0), "");
+        assert!(chance(51, 6).contains("of 51"));
+    }
     use super::human;
 
     #[test]
