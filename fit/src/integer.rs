@@ -18,7 +18,7 @@ use statrs::distribution::{ContinuousCDF, FisherSnedecor};
 
 use crate::fit::{Fit, Weighting};
 use crate::linear::least_squares;
-use crate::observations::Observations;
+use crate::observations::{Cell, Datafile, Observations};
 
 /// The family-wise level of the residual tests (after Holm's adjustment).
 pub const LEVEL: f64 = 0.05;
@@ -156,6 +156,93 @@ pub fn groupings(levels: &[f64], cores: Option<u32>) -> Vec<Grouping> {
     out
 }
 
+/// Why the integer structure of a whole-numbered factor with these (sorted, distinct) levels
+/// cannot be tested, and which runs would let it be: `None` when a grouping is eligible, or when
+/// the factor is not whole-numbered or has fewer than three levels (no pattern to miss). The
+/// bundled edges design, `p` = 2, 3, 5, 7, 8, is the usual case: two even levels only.
+///
+/// ```
+/// let why = fit::integer::untested("p", &[2.0, 3.0, 5.0, 7.0, 8.0], None).unwrap();
+/// assert!(why.contains("even 2, 8"), "{why}");
+/// assert!(why.contains("p = 4"), "{why}");
+/// assert_eq!(fit::integer::untested("p", &[2.0, 3.0, 4.0, 5.0, 6.0, 7.0], None), None);
+/// ```
+pub fn untested(factor: &str, levels: &[f64], cores: Option<u32>) -> Option<String> {
+    let whole = levels.iter().all(|&x| x >= 1.0 && x.fract() == 0.0);
+    if !whole || levels.len() < 3 || !groupings(levels, cores).is_empty() {
+        return None;
+    }
+    let list = |xs: &[f64]| match xs {
+        [] => "none".to_string(),
+        _ => xs
+            .iter()
+            .map(|x| format!("{x}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let parity = Grouping::Modulo(2);
+    let (even, odd): (Vec<f64>, Vec<f64>) = levels.iter().partition(|&&x| parity.group(x) == 0);
+    // The fewest new whole levels inside the range, nearest its middle first, that give each
+    // parity at least MIN_PER_GROUP levels (and so the factor more than MIN_LEVELS).
+    let (lo, hi) = (levels[0], levels[levels.len() - 1]);
+    let mid = (lo + hi) / 2.0;
+    let mut free: Vec<f64> = (lo as i64..=hi as i64)
+        .map(|x| x as f64)
+        .filter(|x| !levels.contains(x))
+        .collect();
+    free.sort_by(|a, b| {
+        (a - mid)
+            .abs()
+            .total_cmp(&(b - mid).abs())
+            .then(a.total_cmp(b))
+    });
+    let (mut e, mut o) = (even.len(), odd.len());
+    let mut add = Vec::new();
+    for x in free {
+        let count = if parity.group(x) == 0 { &mut e } else { &mut o };
+        if *count < MIN_PER_GROUP {
+            *count += 1;
+            add.push(x);
+        }
+    }
+    add.sort_by(f64::total_cmp);
+    let runs = if e >= MIN_PER_GROUP && o >= MIN_PER_GROUP {
+        format!("; runs at {factor} = {} would let it be tested", list(&add))
+    } else {
+        format!("; the range {lo}..{hi} has too few whole levels for it")
+    };
+    Some(format!(
+        "integer structure in {factor} not tested: {factor} mod 2 needs {MIN_PER_GROUP} levels \
+         of each parity, and the runs have even {} and odd {}{runs} \
+         (docs/modelling.md#integer-structure)",
+        list(&even),
+        list(&odd),
+    ))
+}
+
+/// [`untested`] for the processors `p` of a datafile's rows (the factor the default models
+/// test, [`crate::combination::INTEGER_FACTOR`]); `cores` as given, else a `cores` column
+/// that holds one value.
+pub fn untested_in(data: &Datafile, cores: Option<u32>) -> Option<String> {
+    let factor = crate::combination::INTEGER_FACTOR;
+    let number = |row: usize, column: &str| match data.cell(row, column) {
+        Some(Cell::Number(x)) => Some(x),
+        _ => None,
+    };
+    let mut levels: Vec<f64> = (0..data.rows().len())
+        .filter_map(|row| number(row, factor))
+        .collect();
+    levels.sort_by(f64::total_cmp);
+    levels.dedup();
+    let cores = cores.or_else(|| {
+        let mut held = (0..data.rows().len()).filter_map(|row| number(row, "cores"));
+        let first = held.next()?;
+        (held.all(|c| c == first) && first >= 1.0 && first.fract() == 0.0 && first <= 1e6)
+            .then_some(first as u32)
+    });
+    untested(factor, &levels, cores)
+}
+
 /// The residuals of `fit` on `obs` (relative to each value for a relative fit), averaged
 /// over each cell of equal factor values: (the cell's value of factor `f`, mean residual).
 pub fn cell_residuals(obs: &Observations, fit: &Fit, f: usize) -> Vec<(f64, f64)> {
@@ -286,6 +373,29 @@ mod tests {
         );
         // Sixteen cores: one round only, nothing to test.
         assert_eq!(groupings(&levels, Some(16)).len(), 4);
+    }
+
+    #[test]
+    fn untested_says_which_runs_would_test_it() {
+        // The edges design: one even level short, and p = 4 is nearest the middle.
+        let why = untested("p", &[2.0, 3.0, 5.0, 7.0, 8.0], None).unwrap();
+        assert!(
+            why.contains("even 2, 8 and odd 3, 5, 7; runs at p = 4 would"),
+            "{why}"
+        );
+        // Two levels only: no pattern to miss, nothing said.
+        assert_eq!(untested("p", &[2.0, 8.0], None), None);
+        // Three levels: three more are needed, the nearest to the middle of each parity.
+        let why = untested("p", &[2.0, 5.0, 8.0], None).unwrap();
+        assert!(why.contains("odd 5; runs at p = 3, 4, 7 would"), "{why}");
+        // p = 2..6 cannot have three odd levels.
+        let why = untested("p", &[2.0, 3.0, 4.0, 5.0, 6.0], None).unwrap();
+        assert!(why.contains("too few whole levels"), "{why}");
+        // Rounds of two cores over p = 1..6 are testable: nothing to say.
+        let levels: Vec<f64> = (1..=6).map(f64::from).collect();
+        assert_eq!(untested("p", &levels, Some(2)), None);
+        // Not whole numbers: no integer structure to look for.
+        assert_eq!(untested("p", &[0.5, 1.5, 2.5, 3.5], None), None);
     }
 
     #[test]

@@ -95,3 +95,33 @@ fn the_search_says_which_integer_terms_it_tried() {
         "{text}"
     );
 }
+
+#[test]
+fn on_the_edges_design_lca_model_says_why_parity_was_not_tested() {
+    // The bundled 16-core study on the paper's edges design: p = 2, 3, 5, 7, 8, so only two even
+    // levels, and the residual test would rest on two levels' noise.
+    let dir = scratch("integer-edges");
+    let data = datasets::path("fft2d-full-16core.dat");
+    let output = lca()
+        .args([
+            "model",
+            data.to_str().unwrap(),
+            "--where",
+            "impl=tp,role=model",
+            "-o",
+        ])
+        .arg(dir.join("tp.toml"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let said = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        said.contains(
+            "integer structure in p not tested: p mod 2 needs 3 levels of each parity, and the \
+             runs have even 2, 8 and odd 3, 5, 7; runs at p = 4 would let it be tested"
+        ),
+        "{said}"
+    );
+    let summary = String::from_utf8(output.stdout).unwrap();
+    assert!(!summary.contains("integer structure in p:"), "{summary}");
+}

@@ -19,7 +19,7 @@ mod integer;
 mod shape;
 
 pub use corners::CornerVariation;
-pub use integer::IntegerChoice;
+pub use integer::{FACTOR as INTEGER_FACTOR, IntegerChoice};
 pub use shape::{Shape, ShapeSource, own_parameters};
 
 use std::collections::BTreeMap;

@@ -121,9 +121,14 @@ fn build(
     let path = study.out.join(format!("{}.toml", implementation.name));
     // The study owns its output folder: its model files are replaced on every run.
     fit::model_file::save(&model, &path, true)?;
+    let mut summary = reports::model::summary(&model);
+    if let Some(why) = fit::integer::untested_in(&data, None) {
+        summary.push_str(&why);
+        summary.push('\n');
+    }
     write(
         &study.out.join(format!("{}-model.txt", implementation.name)),
-        &reports::model::summary(&model),
+        &summary,
     )?;
     fitted.model_file = Some(path);
     fitted.warnings = fallbacks;

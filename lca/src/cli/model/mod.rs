@@ -133,6 +133,9 @@ pub fn run(args: &Args) -> Result<String> {
     // stays the one line on standard error.
     let logs = lca::completeness::logs_beside(&args.datafile);
     eprint!("{}", lca::completeness::report(&data, logs.as_deref()));
+    if let Some(why) = fit::integer::untested_in(&data, args.cores) {
+        eprintln!("{why}");
+    }
     Ok(written)
 }
 
