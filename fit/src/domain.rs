@@ -24,12 +24,22 @@ pub struct DomainError {
     pub reason: String,
 }
 
+/// A factor's value as a user would write it: `4`, `0.25`, and `1e300` rather than its 301
+/// digits (one line stays short).
+fn value(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e16).contains(&v.abs()) {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// `n=0, p=4`.
 fn point_text(factors: &[String], point: &[f64]) -> String {
     factors
         .iter()
         .zip(point)
-        .map(|(f, v)| format!("{f}={v}"))
+        .map(|(f, v)| format!("{f}={}", value(*v)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -206,7 +216,7 @@ impl Env<'_> {
             .iter()
             .zip(self.point)
             .filter(|(f, _)| used.contains(*f))
-            .map(|(f, v)| format!("{f}={v}"))
+            .map(|(f, v)| format!("{f}={}", value(*v)))
             .collect::<Vec<_>>()
             .join(", ")
     }

@@ -310,6 +310,9 @@ fn an_extrap_model_that_is_not_finite_is_refused_in_one_line() {
         "{e}"
     );
     assert!(!e.contains("± "), "{e}");
+    // The point is written as given, not as its 301 digits.
+    assert!(e.contains("at p=1e300, n=40:"), "{e}");
+    assert!(e.len() < 300, "{e}");
 }
 
 /// The output of a successful `lca` run (stdout, stderr).
