@@ -59,9 +59,6 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
         let sink = chrome.as_mut().map(|c| &mut c.trace as &mut dyn Sink);
         profile_log(&mut reader, machine, sink)
     };
-    if let Some(c) = chrome {
-        c.finish()?;
-    }
     let warning = profiled.warning(&name);
     let profile = profiled.into_profile(&name).map_err(anyhow::Error::msg)?;
     if let Some(w) = warning {
@@ -96,6 +93,11 @@ pub fn profile(args: &ProfileArgs) -> Result<()> {
         (Format::Text, false, Some(by)) => profile.breakdown(by),
         (Format::Text, false, None) => profile.figure1(),
     };
+    // The trace is kept only once the run is known to have a report: a refused log (an empty
+    // window, a row that cannot be written) leaves no file behind.
+    if let Some(c) = chrome {
+        c.finish()?;
+    }
     if args.chrome.as_deref() == Some(Path::new("-")) {
         // The trace has standard output.
         eprint!("{text}");
