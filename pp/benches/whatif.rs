@@ -36,7 +36,7 @@ fn main() {
             let start = Instant::now();
             let reader = LogReader::open(&path).expect("a log");
             let run = MeasuredRun::read(reader, "bench.log", &target.speeds).expect("a run");
-            events = run.graph.events();
+            events = run.events();
             let loaded = Instant::now();
             let prediction = predict(&run, target).expect("a replay");
             walls = Some(prediction.walls);
