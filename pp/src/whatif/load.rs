@@ -65,7 +65,7 @@ struct State {
     /// log and in the graph, and its records so far (written once that is known).
     start: Option<(u64, u64)>,
     held: Vec<Record>,
-    encoding: BlockState,
+    written: Written,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,7 +272,7 @@ impl MeasuredRun {
                 s.start = Some((e.t, t));
             }
             match s.start {
-                None => write(&mut records, i, &mut s.encoding, &record, &mut buf),
+                None => write(&mut records, i, &mut s.written, &record, &mut buf),
                 Some((start, t0)) => {
                     // The first fork into the thread from at or before its start ties the
                     // start to it; none can come once the thread has gone past that time.
@@ -296,7 +296,7 @@ impl MeasuredRun {
                     if decided {
                         s.start = None;
                         for r in std::mem::take(&mut s.held) {
-                            write(&mut records, i, &mut s.encoding, &r, &mut buf);
+                            write(&mut records, i, &mut s.written, &r, &mut buf);
                         }
                     }
                 }
@@ -309,7 +309,7 @@ impl MeasuredRun {
         }
         for (i, s) in states.iter_mut().enumerate() {
             for r in std::mem::take(&mut s.held) {
-                write(&mut records, i, &mut s.encoding, &r, &mut buf);
+                write(&mut records, i, &mut s.written, &r, &mut buf);
             }
         }
         for streams in [&records, &shares] {
@@ -401,10 +401,19 @@ fn record(
     }
 }
 
-fn write(records: &mut Streams, i: usize, st: &mut BlockState, r: &Record, buf: &mut Vec<u8>) {
+/// Appends thread `i`'s next record (its `written`th).
+fn write(records: &mut Streams, i: usize, s: &mut Written, r: &Record, buf: &mut Vec<u8>) {
     buf.clear();
-    r.encode(buf, st);
+    r.encode(buf, s.count as u32, &mut s.encoding);
+    s.count += 1;
     records.push(i, buf);
+}
+
+/// What has been written of a thread's records: how many, and the encoding's state.
+#[derive(Debug, Default)]
+struct Written {
+    count: u64,
+    encoding: BlockState,
 }
 
 /// Closes the innermost open interval of this type and those inside it (none: nothing).

@@ -75,8 +75,10 @@ const FACTOR: u8 = 4;
 const DEPS: u8 = 8;
 
 impl Record {
-    /// Appends the record to `buf`; `st` is its thread's encoding state.
-    pub fn encode(&self, buf: &mut Vec<u8>, st: &mut BlockState) {
+    /// Appends the record of its thread's event `node` to `buf`; `st` is its thread's
+    /// encoding state. A source node is written as its difference from `node` (threads
+    /// advance at similar rates: a byte or two).
+    pub fn encode(&self, buf: &mut Vec<u8>, node: u32, st: &mut BlockState) {
         let flags = u8::from(self.busy) * BUSY
             | u8::from(self.released) * RELEASED
             | u8::from(self.factor != 1.0) * FACTOR
@@ -92,17 +94,23 @@ impl Record {
                 buf.push(g.how.code());
                 varint::put(buf, g.ns);
                 varint::put(buf, g.sources.len() as u64);
-                for &(th, node) in &g.sources {
+                for &(th, from) in &g.sources {
                     varint::put(buf, u64::from(th));
-                    varint::put(buf, u64::from(node));
+                    varint::put(buf, varint::zigzag(i64::from(from) - i64::from(node)));
                 }
             }
         }
     }
 
-    /// Decodes the record at the start of `data` (of thread `thread`, state `st`) into `self`
-    /// (its vectors reused); its length, or `None` when the data is not a record.
-    pub fn decode(&mut self, data: &[u8], thread: ThreadId, st: &mut BlockState) -> Option<usize> {
+    /// Decodes the record at the start of `data` (event `node` of thread `thread`, state `st`)
+    /// into `self` (its vectors reused); its length, or `None` when the data is not a record.
+    pub fn decode(
+        &mut self,
+        data: &[u8],
+        thread: ThreadId,
+        node: u32,
+        st: &mut BlockState,
+    ) -> Option<usize> {
         let flags = *data.first()?;
         let mut pos = 1;
         let defined = crate::log::Defined {
@@ -150,8 +158,9 @@ impl Record {
             g.sources.clear();
             for _ in 0..count {
                 let th = varint::get(data, &mut pos).ok()? as ThreadId;
-                let node = varint::get(data, &mut pos).ok()? as u32;
-                g.sources.push((th, node));
+                let delta = varint::unzigzag(varint::get(data, &mut pos).ok()?);
+                let from = u32::try_from(i64::from(node) + delta).ok()?;
+                g.sources.push((th, from));
             }
         }
         self.deps = groups;
@@ -227,14 +236,14 @@ mod tests {
         ];
         let mut buf = Vec::new();
         let mut st = BlockState::new(0);
-        for r in &records {
-            r.encode(&mut buf, &mut st);
+        for (k, r) in records.iter().enumerate() {
+            r.encode(&mut buf, 3 + k as u32, &mut st);
         }
         let mut st = BlockState::new(0);
         let mut pos = 0;
         let mut got = Record::default();
-        for r in &records {
-            pos += got.decode(&buf[pos..], 2, &mut st).unwrap();
+        for (k, r) in records.iter().enumerate() {
+            pos += got.decode(&buf[pos..], 2, 3 + k as u32, &mut st).unwrap();
             assert_eq!(&got, r);
         }
         assert_eq!(pos, buf.len());

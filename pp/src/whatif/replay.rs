@@ -253,7 +253,8 @@ impl Sim<'_> {
         }
         let mut record = lane.current.take().unwrap_or_default();
         let data = lane.records.bytes(&run.records)?;
-        let Some(n) = record.decode(data, i as ThreadId, &mut lane.state) else {
+        let node = self.threads[i].next as u32;
+        let Some(n) = record.decode(data, i as ThreadId, node, &mut lane.state) else {
             bail!("thread {i}'s records in the temporary file are damaged");
         };
         lane.records.consume(n);

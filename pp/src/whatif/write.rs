@@ -39,6 +39,7 @@ pub fn thread_events<'a>(
     let mut samples = predicted.samples.cursor(i);
     let add = sampled && run.samples[i] == 0;
     let mut record = Record::default();
+    let mut node = 0u32;
     let mut next = None::<Event>;
     // The last sample's CPU clock, measured and predicted: the predicted clock does not go
     // back where the measured one did not (the speed factors' savings can outgrow a stretch's
@@ -58,12 +59,13 @@ pub fn thread_events<'a>(
             Ok(d) => d,
             Err(e) => return fail(e.to_string()),
         };
-        let Some(n) = record.decode(data, i as u32, &mut state) else {
+        let Some(n) = record.decode(data, i as u32, node, &mut state) else {
             return fail(format!(
                 "thread {i}'s records in the temporary file are damaged"
             ));
         };
         records.consume(n);
+        node += 1;
         let at = match times.bytes(&predicted.times) {
             Ok(b) if b.len() >= 8 => f64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])),
             Ok(_) => return fail(format!("thread {i}'s predicted times end early")),
