@@ -18,6 +18,7 @@ mod record;
 mod replay;
 mod streams;
 mod target;
+mod times;
 pub mod write;
 
 pub use load::MeasuredRun;

@@ -18,6 +18,7 @@ use super::load::MeasuredRun;
 use super::record::{Latency, Record};
 use super::streams::{Cursor, Streams};
 use super::target::{Demand, Target};
+use super::times::Times;
 use crate::event::{EventKind, ThreadId};
 
 /// Remaining demand below this (ns) is done: the float rounding of a completion time.
@@ -31,8 +32,8 @@ pub struct Predicted {
     /// The run's first event, ns: the replay's times count from it (so that they are exact
     /// in a double up to 2^53 ns, 104 days, of run whatever the clock's origin).
     pub origin: u64,
-    /// Each thread's events' predicted times after [`Predicted::origin`], ns (an `f64` each).
-    pub(super) times: Streams,
+    /// Each thread's events' predicted times after [`Predicted::origin`], ns.
+    pub(super) times: Times,
     /// Each thread's [`Sample`]s, in order (three `f64`s each).
     pub(super) samples: Streams,
     /// The latest predicted time, ns after the origin.
@@ -200,7 +201,7 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
         processors: (0..n_processors).map(|_| Processor::default()).collect(),
         out: Predicted {
             origin: run.origin,
-            times: Streams::new(p),
+            times: Times::new(p),
             samples: Streams::new(p),
             latest: 0.0,
             window: 0,
@@ -230,10 +231,8 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
             );
         }
     }
-    for streams in [&sim.out.times, &sim.out.samples] {
-        if let Some(e) = streams.error() {
-            bail!("{e}");
-        }
+    if let Some(e) = sim.out.times.error().or(sim.out.samples.error()) {
+        bail!("{e}");
     }
     sim.out.window = sim.first_start.map_or(0, |f| sim.last.saturating_sub(f));
     Ok(sim.out)
@@ -303,8 +302,7 @@ impl Sim<'_> {
         if self.threads[from as usize].next <= u64::from(node) {
             return Ok(None);
         }
-        let b = self.out.times.get8(from as usize, u64::from(node))?;
-        Ok(Some(f64::from_le_bytes(b)))
+        Ok(Some(self.out.times.get(from as usize, u64::from(node))?))
     }
 
     fn push(&mut self, t: f64, item: Item) {
@@ -382,7 +380,7 @@ impl Sim<'_> {
     /// Thread `i`'s next event happens at `t`.
     fn event(&mut self, i: usize, t: f64) -> Result<()> {
         let k = self.threads[i].next;
-        self.out.times.push(i, &t.to_le_bytes());
+        self.out.times.push(i, t);
         self.out.latest = self.out.latest.max(t);
         let rounded = self.out.origin.saturating_add(t.round() as u64);
         self.last = self.last.max(rounded);

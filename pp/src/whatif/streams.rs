@@ -1,8 +1,7 @@
 //! [`Streams`]: one append-only byte stream per thread in a single unnamed temporary file (the
 //! critical path's [spill](crate::graph)), so that a replay keeps a bounded part of each
 //! thread's stream in memory whatever the log's length (docs/whatif.md#cost). A stream is
-//! written in chunks of whole records and read forward by a [`Cursor`]; a stream of 8-byte
-//! records is also read at any index ([`Streams::get8`]).
+//! written in chunks of whole records and read forward by a [`Cursor`].
 
 use std::fs::File;
 use std::io;
@@ -17,7 +16,7 @@ pub(crate) struct Streams {
     file: Option<File>,
     /// Bytes in the file.
     end: u64,
-    /// A stream's buffer goes to the file before it would outgrow this (a multiple of 8).
+    /// A stream's buffer goes to the file before it would outgrow this.
     chunk: usize,
     streams: Vec<Stream>,
     error: Option<String>,
@@ -85,26 +84,6 @@ impl Streams {
             }
         }
         st.tail.clear();
-    }
-
-    /// The 8-byte record `k` of stream `s` (every record of which has 8 bytes).
-    pub fn get8(&self, s: usize, k: u64) -> io::Result<[u8; 8]> {
-        let st = &self.streams[s];
-        let at = k * 8;
-        let chunk = self.chunk as u64;
-        let (c, off) = ((at / chunk) as usize, at % chunk);
-        let mut out = [0u8; 8];
-        if c < st.chunks.len() {
-            let file = self
-                .file
-                .as_ref()
-                .ok_or_else(|| io::Error::other("no file"))?;
-            file.read_exact_at(&mut out, st.chunks[c].0 + off)?;
-        } else {
-            let from = (at - st.chunks.len() as u64 * chunk) as usize;
-            out.copy_from_slice(&st.tail[from..from + 8]);
-        }
-        Ok(out)
     }
 
     /// A cursor at the start of stream `s`.
@@ -200,9 +179,6 @@ mod tests {
             }
             let want: Vec<u64> = (0u64..1000).filter(|k| k % 3 == i as u64).collect();
             assert_eq!(got, want);
-            for (k, &v) in want.iter().enumerate() {
-                assert_eq!(u64::from_le_bytes(s.get8(i, k as u64).unwrap()), v);
-            }
         }
     }
 }

@@ -66,12 +66,11 @@ pub fn thread_events<'a>(
         };
         records.consume(n);
         node += 1;
-        let at = match times.bytes(&predicted.times) {
-            Ok(b) if b.len() >= 8 => f64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])),
-            Ok(_) => return fail(format!("thread {i}'s predicted times end early")),
+        let at = match times.next(&predicted.times) {
+            Ok(Some(t)) => t,
+            Ok(None) => return fail(format!("thread {i}'s predicted times end early")),
             Err(e) => return fail(e.to_string()),
         };
-        times.consume(8);
         let e = record.event;
         let sample = if matches!(
             e.kind,
