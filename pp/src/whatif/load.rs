@@ -312,10 +312,8 @@ impl MeasuredRun {
                 write(&mut records, i, &mut s.written, &r, &mut buf);
             }
         }
-        for streams in [&records, &shares] {
-            if let Some(e) = streams.error() {
-                bail!("{e}");
-            }
+        if let Some(e) = records.error().or(shares.error()) {
+            bail!("{name}: {e}");
         }
         let symbols = reader.symbols().clone();
         let rc_cpu = sweep.map(|sweep| {
