@@ -136,6 +136,7 @@ impl MeasuredRun {
         let (mut last_t, mut origin, mut first_start, mut last_event) =
             (0u64, None::<u64>, None::<u64>, 0u64);
         let mut buf = Vec::new();
+        let mut scratch = Record::default();
         while let Some(e) = reader.next_event() {
             let e = e?;
             let symbols = reader.symbols();
@@ -263,7 +264,7 @@ impl MeasuredRun {
                 .and_then(|id| regions.get(id))
                 .map_or(1.0, |r| r.factor);
             let factor = region * s.phase;
-            let record = record(&builder, &states, e, t, busy, factor);
+            record(&mut scratch, &builder, &states, e, t, busy, factor);
             let s = &mut states[i];
             s.previous = Some((e.t, busy));
             s.count += 1;
@@ -272,7 +273,7 @@ impl MeasuredRun {
                 s.start = Some((e.t, t));
             }
             match s.start {
-                None => write(&mut records, i, &mut s.written, &record, &mut buf),
+                None => write(&mut records, i, &mut s.written, &scratch, &mut buf),
                 Some((start, t0)) => {
                     // The first fork into the thread from at or before its start ties the
                     // start to it; none can come once the thread has gone past that time.
@@ -292,7 +293,7 @@ impl MeasuredRun {
                             sources: vec![(a.from, a.from_node)],
                         });
                     }
-                    s.held.push(record);
+                    s.held.push(scratch.clone());
                     if decided {
                         s.start = None;
                         for r in std::mem::take(&mut s.held) {
@@ -347,15 +348,17 @@ impl MeasuredRun {
     }
 }
 
-/// The record of event `e` (at `t` in the graph), which `builder` has just added.
+/// The record of event `e` (at `t` in the graph), which `builder` has just added, into `r`
+/// (its vectors reused: no allocation an event).
 fn record(
+    r: &mut Record,
     builder: &Builder,
     states: &[State],
     e: crate::event::Event,
     t: u64,
     busy: bool,
     factor: f64,
-) -> Record {
+) {
     let added = builder.added();
     // Where an arc leaves from: its source node's time (a cause arc's `from_t` is the
     // wait's end; its source is the releasing thread's latest event then).
@@ -363,19 +366,33 @@ fn record(
         ArcKind::Cause => states[a.from as usize].last_t,
         _ => a.from_t,
     };
-    let mut deps: Vec<Group> = added
-        .arcs
-        .iter()
-        .enumerate()
-        .map(|(k, a)| Group {
-            how: Latency::Arc {
-                binding: added.taken == Some(k),
-                message: a.kind == ArcKind::Message,
-            },
-            ns: t.saturating_sub(source_t(a)),
-            sources: vec![(a.from, a.from_node)],
-        })
-        .collect();
+    let mut used = 0;
+    let mut group = |how: Latency, ns: u64, sources: &mut dyn Iterator<Item = (ThreadId, u32)>| {
+        if used == r.deps.len() {
+            r.deps.push(Group {
+                how,
+                ns,
+                sources: Vec::new(),
+            });
+        }
+        let g = &mut r.deps[used];
+        g.how = how;
+        g.ns = ns;
+        g.sources.clear();
+        g.sources.extend(sources);
+        used += 1;
+    };
+    for (k, a) in added.arcs.iter().enumerate() {
+        let how = Latency::Arc {
+            binding: added.taken == Some(k),
+            message: a.kind == ArcKind::Message,
+        };
+        group(
+            how,
+            t.saturating_sub(source_t(a)),
+            &mut std::iter::once((a.from, a.from_node)),
+        );
+    }
     if let Some(arrivals) = added.departed {
         let last = arrivals.iter().map(|a| a.2).max().unwrap_or(0);
         // Held by something later than the barrier (an OpenMP worker's barrier wait ends at
@@ -384,19 +401,17 @@ fn record(
             .taken
             .map(|k| &added.arcs[k])
             .is_some_and(|a| a.kind != ArcKind::Barrier && source_t(a) > last);
-        deps.push(Group {
-            how: Latency::Barrier,
-            ns: t.saturating_sub(last).min(if later { 1 } else { u64::MAX }),
-            sources: arrivals.iter().map(|a| (a.0, a.1)).collect(),
-        });
+        group(
+            Latency::Barrier,
+            t.saturating_sub(last).min(if later { 1 } else { u64::MAX }),
+            &mut arrivals.iter().map(|a| (a.0, a.1)),
+        );
     }
-    Record {
-        event: crate::event::Event { t, ..e },
-        busy,
-        released: added.taken.is_some(),
-        factor,
-        deps,
-    }
+    r.deps.truncate(used);
+    r.event = crate::event::Event { t, ..e };
+    r.busy = busy;
+    r.released = added.taken.is_some();
+    r.factor = factor;
 }
 
 /// Appends thread `i`'s next record (its `written`th).

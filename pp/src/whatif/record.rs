@@ -79,10 +79,11 @@ impl Record {
     /// encoding state. A source node is written as its difference from `node` (threads
     /// advance at similar rates: a byte or two).
     pub fn encode(&self, buf: &mut Vec<u8>, node: u32, st: &mut BlockState) {
-        let flags = u8::from(self.busy) * BUSY
-            | u8::from(self.released) * RELEASED
-            | u8::from(self.factor != 1.0) * FACTOR
-            | u8::from(!self.deps.is_empty()) * DEPS;
+        let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+        let flags = flag(self.busy, BUSY)
+            | flag(self.released, RELEASED)
+            | flag(self.factor != 1.0, FACTOR)
+            | flag(!self.deps.is_empty(), DEPS);
         buf.push(flags);
         encode_record(buf, st, self.event.t, &self.event.kind);
         if self.factor != 1.0 {

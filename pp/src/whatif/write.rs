@@ -55,7 +55,7 @@ pub fn thread_events<'a>(
             return Some(e);
         }
         let data = match records.bytes(&run.records) {
-            Ok(d) if d.is_empty() => return None,
+            Ok([]) => return None,
             Ok(d) => d,
             Err(e) => return fail(e.to_string()),
         };
