@@ -49,8 +49,8 @@ struct State {
     stack: Vec<Interval>,
     started: bool,
     stopped: bool,
-    /// Open regions the thread is a member of, innermost last.
-    regions: Vec<u64>,
+    /// Open regions the thread is a member of, innermost last, with their speed factors.
+    regions: Vec<(u64, f64)>,
     phase: f64,
     /// The last `cpu` sample's CPU clock and run-queue delay.
     sample: Option<(u64, Option<u64>)>,
@@ -77,7 +77,6 @@ enum Interval {
 
 #[derive(Debug)]
 struct Region {
-    factor: f64,
     members: Vec<ThreadId>,
     opens: u32,
 }
@@ -187,20 +186,13 @@ impl MeasuredRun {
                             None if team.is_some() => Vec::new(),
                             None => (0..header.p).collect(),
                         };
+                        let factor = factor_of(name);
                         for &m in &members {
                             if let Some(s) = states.get_mut(m as usize) {
-                                s.regions.push(id);
+                                s.regions.push((id, factor));
                             }
                         }
-                        let factor = factor_of(name);
-                        regions.insert(
-                            id,
-                            Region {
-                                factor,
-                                members,
-                                opens: 1,
-                            },
-                        );
+                        regions.insert(id, Region { members, opens: 1 });
                     }
                 },
                 EventKind::RegionEnd { id } => {
@@ -209,7 +201,7 @@ impl MeasuredRun {
                         if r.opens == 0 {
                             for &m in &r.members {
                                 let s = &mut states[m as usize];
-                                if let Some(k) = s.regions.iter().rposition(|&x| x == id) {
+                                if let Some(k) = s.regions.iter().rposition(|&x| x.0 == id) {
                                     s.regions.remove(k);
                                 }
                             }
@@ -258,11 +250,7 @@ impl MeasuredRun {
             let busy = s.started
                 && !s.stopped
                 && matches!(s.stack.last(), Some(Interval::Work | Interval::Comm));
-            let region = s
-                .regions
-                .last()
-                .and_then(|id| regions.get(id))
-                .map_or(1.0, |r| r.factor);
+            let region = s.regions.last().map_or(1.0, |r| r.1);
             let factor = region * s.phase;
             record(&mut scratch, &builder, &states, e, t, busy, factor);
             let s = &mut states[i];
