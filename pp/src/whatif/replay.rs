@@ -16,7 +16,7 @@ use pp_recorder::log::binary::BlockState;
 
 use super::load::MeasuredRun;
 use super::record::{Latency, Record};
-use super::streams::{Cursor, Streams};
+use super::streams::Cursor;
 use super::target::{Demand, Target};
 use super::times::Times;
 use crate::event::{EventKind, ThreadId};
@@ -34,8 +34,9 @@ pub struct Predicted {
     pub origin: u64,
     /// Each thread's events' predicted times after [`Predicted::origin`], ns.
     pub(super) times: Times,
-    /// Each thread's [`Sample`]s, in order (three `f64`s each).
-    pub(super) samples: Streams,
+    /// Each thread's [`Sample`]s, in order: their delays, CPU times served and demand saved,
+    /// each cumulative (so compressed as times are).
+    pub(super) samples: [Times; 3],
     /// The latest predicted time, ns after the origin.
     pub(super) latest: f64,
     /// The predicted run window: the first `start` to the last event, rounded to the ns.
@@ -60,25 +61,6 @@ pub struct Sample {
     pub served: f64,
     /// Demand the speed factors took away so far, ns.
     pub saved: f64,
-}
-
-impl Sample {
-    pub(super) fn to_bytes(self) -> [u8; 24] {
-        let mut b = [0u8; 24];
-        b[..8].copy_from_slice(&self.delay.to_le_bytes());
-        b[8..16].copy_from_slice(&self.served.to_le_bytes());
-        b[16..].copy_from_slice(&self.saved.to_le_bytes());
-        b
-    }
-
-    pub(super) fn of_bytes(b: &[u8]) -> Sample {
-        let f = |k: usize| f64::from_le_bytes(b[k..k + 8].try_into().unwrap_or([0; 8]));
-        Sample {
-            delay: f(0),
-            served: f(8),
-            saved: f(16),
-        }
-    }
 }
 
 /// What a thread is doing in the simulation.
@@ -202,7 +184,7 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
         out: Predicted {
             origin: run.origin,
             times: Times::new(p),
-            samples: Streams::new(p),
+            samples: [Times::new(p), Times::new(p), Times::new(p)],
             latest: 0.0,
             window: 0,
             failed: Default::default(),
@@ -231,7 +213,11 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
             );
         }
     }
-    if let Some(e) = sim.out.times.error().or(sim.out.samples.error()) {
+    let samples = &sim.out.samples;
+    if let Some(e) = [&sim.out.times, &samples[0], &samples[1], &samples[2]]
+        .into_iter()
+        .find_map(|t| t.error())
+    {
         bail!("{e}");
     }
     sim.out.window = sim.first_start.map_or(0, |f| sim.last.saturating_sub(f));
@@ -398,7 +384,10 @@ impl Sim<'_> {
                 served: th.served,
                 saved: th.saved,
             };
-            self.out.samples.push(i, &sample.to_bytes());
+            let [delay, served, saved] = &mut self.out.samples;
+            delay.push(i, sample.delay);
+            served.push(i, sample.served);
+            saved.push(i, sample.saved);
         }
         th.next += 1;
         if !self.waiters[i].is_empty() {

@@ -36,7 +36,7 @@ pub fn thread_events<'a>(
     let mut records = run.records.cursor(i);
     let mut state = BlockState::default();
     let mut times = predicted.times.cursor(i);
-    let mut samples = predicted.samples.cursor(i);
+    let mut samples = predicted.samples.each_ref().map(|t| t.cursor(i));
     let add = sampled && run.samples[i] == 0;
     let mut record = Record::default();
     let mut node = 0u32;
@@ -76,14 +76,15 @@ pub fn thread_events<'a>(
             e.kind,
             EventKind::Start | EventKind::Stop | EventKind::Cpu { .. }
         ) {
-            match samples.bytes(&predicted.samples) {
-                Ok(b) if b.len() >= 24 => {
-                    let s = Sample::of_bytes(&b[..24]);
-                    samples.consume(24);
-                    Some(s)
-                }
-                Ok(_) => return fail(format!("thread {i}'s predicted samples end early")),
-                Err(e) => return fail(e.to_string()),
+            let mut next = |k: usize| samples[k].next(&predicted.samples[k]);
+            match (next(0), next(1), next(2)) {
+                (Ok(Some(delay)), Ok(Some(served)), Ok(Some(saved))) => Some(Sample {
+                    delay,
+                    served,
+                    saved,
+                }),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return fail(e.to_string()),
+                _ => return fail(format!("thread {i}'s predicted samples end early")),
             }
         } else {
             None
