@@ -13,7 +13,7 @@ use std::os::unix::fs::FileExt;
 
 use pp_recorder::log::varint;
 
-/// Times of all threads' buffers together, before they go to the file.
+/// Times of all threads' buffers together (at most 32 Ki a thread), before they go to the file.
 const BUDGET: usize = 2 << 20;
 
 /// Each thread's times.
@@ -46,7 +46,7 @@ impl Times {
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
             .map_or(BUDGET / p.max(1), |b| b / 8)
-            .clamp(1, 1 << 17);
+            .clamp(1, 1 << 15);
         Times {
             file: None,
             end: 0,
