@@ -25,7 +25,7 @@ fn replay(text: &str, target: &Target) -> (String, u64, u64) {
     let prediction = predict(&run, target).unwrap();
     let walls = prediction.walls;
     let mut w = TextWriter::new(Vec::new(), &prediction.header).unwrap();
-    for i in 0..run.threads.len() {
+    for i in 0..run.header.p as usize {
         for e in prediction.events(&run, i) {
             w.write_event(&e, &run.symbols).unwrap();
         }

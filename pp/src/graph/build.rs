@@ -39,6 +39,30 @@ pub struct Builder {
     last_t: u64,
     /// Remote arcs into the event being added: (kind, source).
     candidates: Vec<(ArcKind, At)>,
+    /// What a streaming replay needs ([`Builder::streaming`]).
+    streamed: Option<Streamed>,
+}
+
+/// What [`Builder::streaming`] keeps: the arrivals of the barrier episodes still open, and
+/// what the latest event added.
+#[derive(Debug, Default)]
+struct Streamed {
+    arrivals: HashMap<u32, Vec<At>>,
+    /// The index in [`Added::arcs`] of the arc the longest path takes into the latest event.
+    taken: Option<usize>,
+    /// The arrivals a departure of the latest event waited for.
+    departed: Vec<At>,
+}
+
+/// What one event added to the graph ([`Builder::added`], streaming).
+#[derive(Debug, Clone, Copy)]
+pub struct Added<'a> {
+    /// The remote arcs into it, in the order the whole graph has them.
+    pub arcs: &'a [RemoteArc],
+    /// Which of them the longest path takes ([`Node::arc`]).
+    pub taken: Option<usize>,
+    /// When it leaves a barrier: the episode's arrivals it waited for (thread, node, time).
+    pub departed: Option<&'a [(ThreadId, u32, u64)]>,
 }
 
 #[derive(Debug, Default)]
@@ -126,7 +150,38 @@ impl Builder {
             barriers: HashMap::new(),
             last_t: 0,
             candidates: Vec::new(),
+            streamed: None,
         }
+    }
+
+    /// A builder that keeps no node and no arc: after each event, [`Builder::added`] says
+    /// what it added, for a replay that streams the run (docs/whatif.md#cost).
+    pub fn streaming(header: &Header) -> Self {
+        let mut builder = Builder::new(header);
+        builder.graph.threads = Vec::new();
+        builder.streamed = Some(Streamed::default());
+        builder
+    }
+
+    /// What the latest event added ([`Builder::streaming`]; empty otherwise).
+    pub fn added(&self) -> Added<'_> {
+        let streamed = self.streamed.as_ref();
+        Added {
+            arcs: if streamed.is_some() {
+                &self.graph.arcs
+            } else {
+                &[]
+            },
+            taken: streamed.and_then(|s| s.taken),
+            departed: streamed
+                .filter(|_| !self.graph.departures.is_empty())
+                .map(|s| &s.departed[..]),
+        }
+    }
+
+    /// Whether every node and arc is kept ([`Builder::new`]).
+    fn whole(&self) -> bool {
+        self.taken.is_none() && self.streamed.is_none()
     }
 
     /// A builder of what the critical path needs of the graph ([`PathGraph`]).
@@ -145,6 +200,12 @@ impl Builder {
         }
         let t = e.t.max(self.last_t);
         self.last_t = t;
+        if let Some(s) = &mut self.streamed {
+            self.graph.arcs.clear();
+            self.graph.departures.clear();
+            s.taken = None;
+            s.departed.clear();
+        }
         let th = e.thread;
         let state = &mut self.threads[i];
         let idx = state.count;
@@ -162,7 +223,7 @@ impl Builder {
             Some(_) => state.send_t = None,
             None => {}
         }
-        if self.taken.is_none() {
+        if self.whole() {
             self.graph.threads[i].push(Node { t, arc: NO_ARC });
         }
         match self.graph.window {
@@ -311,6 +372,12 @@ impl Builder {
             if self.taken.is_none() {
                 self.graph.arcs.push(arc);
             }
+            if let Some(s) = &mut self.streamed
+                && blocked_since.is_some_and(|b| from_t > b)
+                && best.is_none_or(|(t, _, _)| from_t > t)
+            {
+                s.taken = Some(self.graph.arcs.len() - 1);
+            }
             if blocked_since.is_some_and(|b| from_t > b) && best.is_none_or(|(t, _, _)| from_t > t)
             {
                 best = Some((from_t, a, arc));
@@ -326,8 +393,10 @@ impl Builder {
                 let t = self.threads[i].last_t;
                 taken.push(&Taken { t, arc }.to_bytes());
             }
-            (Some((_, a, _)), None) => self.graph.threads[i][idx as usize].arc = a,
-            (None, _) => {}
+            (Some((_, a, _)), None) if self.streamed.is_none() => {
+                self.graph.threads[i][idx as usize].arc = a
+            }
+            (Some(_), None) | (None, _) => {}
         }
     }
 
@@ -422,13 +491,17 @@ impl Builder {
             Some(ep) if ep.arrived < ep.size => {
                 ep.arrived += 1;
                 ep.last_arrival = here;
-                if self.taken.is_none() {
+                if let Some(s) = &mut self.streamed {
+                    s.arrivals.entry(ep.id).or_default().push(here);
+                } else if self.taken.is_none() {
                     self.graph.arrivals[ep.id as usize].push((here.0, here.1));
                 }
             }
             _ => eps.open.push_back(Episode {
                 id: {
-                    if self.taken.is_none() {
+                    if let Some(s) = &mut self.streamed {
+                        s.arrivals.insert(self.episodes, vec![here]);
+                    } else if self.taken.is_none() {
                         self.graph.arrivals.push(vec![(here.0, here.1)]);
                     }
                     self.episodes += 1;
@@ -451,12 +524,21 @@ impl Builder {
         let ep = eps.open.get_mut(n.checked_sub(eps.first)? as usize)?;
         ep.departed += 1;
         let from = (ep.last_arrival, ep.id, ep.arrived);
+        if let Some(s) = &mut self.streamed
+            && let Some(arrivals) = s.arrivals.get(&ep.id)
+        {
+            s.departed.clear();
+            s.departed
+                .extend_from_slice(&arrivals[..ep.arrived as usize]);
+        }
         while eps
             .open
             .front()
             .is_some_and(|e| e.arrived == e.size && e.departed >= e.arrived)
         {
-            eps.open.pop_front();
+            if let (Some(e), Some(s)) = (eps.open.pop_front(), &mut self.streamed) {
+                s.arrivals.remove(&e.id);
+            }
             eps.first += 1;
         }
         if eps.open.is_empty() {

@@ -28,8 +28,9 @@ pub mod report;
 mod spill;
 mod stretches;
 
-pub use build::Builder;
+pub use build::{Added, Builder};
 pub use critical::{CriticalPath, Segment};
+pub(crate) use spill::temporary;
 
 pub use makeup::Makeup;
 pub use path_graph::PathGraph;

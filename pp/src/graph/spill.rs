@@ -177,7 +177,7 @@ impl<const N: usize> Iterator for Backward<'_, N> {
 }
 
 /// A new temporary file, removed from its folder at once (it goes when closed).
-fn temporary() -> io::Result<File> {
+pub(crate) fn temporary() -> io::Result<File> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = std::env::temp_dir();
     loop {

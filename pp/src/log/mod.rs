@@ -23,6 +23,7 @@ mod reader;
 mod text;
 
 pub use convert::{ConvertStats, convert};
+pub(crate) use decode::{Defined, decode_record};
 pub use error::LogError;
 pub use limits::{MAX_LINE, MAX_NAMES, MAX_PIPED, MAX_SYMBOL_BYTES, MAX_TEAMS};
 pub use place::Place;

@@ -1,35 +1,21 @@
-//! [`MeasuredRun`]: a log in memory, its activity graph, and for each event whether its thread
-//! computes after it and how much faster that computation goes on the target.
+//! [`MeasuredRun`]: a log read once, in time order, into one stream of [`Record`]s per thread
+//! (in a temporary file past a bounded buffer): each event, whether its thread computes after
+//! it and how much faster that computation goes on the target, and its dependencies in the
+//! [activity graph](crate::graph) with what was measured of them (docs/whatif.md#cost).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use anyhow::{Result, bail};
+use pp_recorder::log::binary::BlockState;
 
-use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
-use crate::graph::{Builder, Graph};
+use super::record::{Group, Latency, Record};
+use super::streams::Streams;
+use crate::event::{EventKind, Header, Sym, Symbols, ThreadId};
+use crate::graph::{ArcKind, Builder};
 use crate::log::{Encoding, LogReader};
 use crate::profile::Sweep;
 
-/// One event of a thread and what the thread does after it.
-#[derive(Debug, Clone, Copy)]
-pub struct Entry {
-    /// The event.
-    pub event: Event,
-    /// Whether the thread computes until its next event: a `work` or `comm` interval is
-    /// innermost. Otherwise it waits, idles (in no interval: a worker waiting for its next
-    /// region, say), has not started or has stopped; none of these compete for a processor.
-    pub busy: bool,
-    /// The speed factor of that stretch (its innermost region's times its phase's).
-    pub factor: f64,
-    /// The share of a processor the thread had while busy between the `cpu` samples around
-    /// this stretch: their CPU clock's growth over the busy time between them, at most 1
-    /// (1 where no two samples enclose it).
-    pub share: f32,
-    /// The thread's run-queue delay between those samples, ns (0 without delays).
-    pub queued: f32,
-}
-
-/// A log read whole for a replay.
+/// A log read for a replay: its header, names and encoding, and each thread's records.
 #[derive(Debug)]
 pub struct MeasuredRun {
     /// The log's header.
@@ -38,14 +24,23 @@ pub struct MeasuredRun {
     pub symbols: Symbols,
     /// Its encoding (the predicted log gets the same).
     pub encoding: Encoding,
-    /// Each thread's events, in time order.
-    pub threads: Vec<Vec<Entry>>,
-    /// The activity graph (node `k` of a thread is its event `k`).
-    pub graph: Graph,
     /// The share of the run's processor time (`p ×` wall) the attribution gives rc.cpu: time
     /// the threads waited for a core (0 without `cpu` samples, or when nothing started);
     /// `None` unless read by [`MeasuredRun::read_attributed`].
     pub rc_cpu: Option<f64>,
+    /// Each thread's records, in time order.
+    pub(super) records: Streams,
+    /// Each thread's share of a processor and run-queue delay between two consecutive `cpu`
+    /// samples (two `f32`s, one pair from its second sample on).
+    pub(super) shares: Streams,
+    /// Each thread's events.
+    pub(super) counts: Vec<u64>,
+    /// Each thread's `cpu` samples.
+    pub(super) samples: Vec<u64>,
+    /// The run's first event in the graph, ns.
+    pub(super) origin: u64,
+    /// The run window: the first `start` to the last event (0 without a `start`).
+    pub(super) window: u64,
 }
 
 #[derive(Debug, Default)]
@@ -54,13 +49,23 @@ struct State {
     stack: Vec<Interval>,
     started: bool,
     stopped: bool,
-    /// Open regions the thread is a member of, innermost last.
-    regions: Vec<u64>,
+    /// Open regions the thread is a member of, innermost last, with their speed factors.
+    regions: Vec<(u64, f64)>,
     phase: f64,
-    /// The last `cpu` sample: its entry, CPU clock and run-queue delay.
-    sample: Option<(usize, u64, Option<u64>)>,
+    /// The last `cpu` sample's CPU clock and run-queue delay.
+    sample: Option<(u64, Option<u64>)>,
     /// Time busy since that sample, ns.
     busy_since: u64,
+    /// The previous event's time in the log and whether the thread computed after it.
+    previous: Option<(u64, bool)>,
+    /// Events so far, and the time in the graph of the latest.
+    count: u64,
+    last_t: u64,
+    /// While the thread's `start` (its first event) may still follow a fork: its time in the
+    /// log and in the graph, and its records so far (written once that is known).
+    start: Option<(u64, u64)>,
+    held: Vec<Record>,
+    written: Written,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,7 +77,6 @@ enum Interval {
 
 #[derive(Debug)]
 struct Region {
-    factor: f64,
     members: Vec<ThreadId>,
     opens: u32,
 }
@@ -100,6 +104,11 @@ impl MeasuredRun {
         MeasuredRun::read_with(reader, name, speeds, true)
     }
 
+    /// The number of events replayed (those of threads below `p`).
+    pub fn events(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
     fn read_with(
         mut reader: LogReader,
         name: &str,
@@ -109,18 +118,24 @@ impl MeasuredRun {
         let header = reader.header().clone();
         let encoding = reader.encoding();
         let p = header.p as usize;
-        let mut builder = Builder::new(&header);
+        let mut builder = Builder::streaming(&header);
         let mut sweep = attribute.then(|| Sweep::new(&header, None));
-        let mut threads: Vec<Vec<Entry>> = vec![Vec::new(); p];
+        let mut records = Streams::new(p);
+        let mut shares = Streams::new(p);
         let mut states: Vec<State> = (0..p)
             .map(|_| State {
                 phase: 1.0,
                 ..State::default()
             })
             .collect();
+        let mut samples = vec![0u64; p];
         let mut regions: HashMap<u64, Region> = HashMap::new();
         let mut factors: HashMap<Sym, f64> = HashMap::new();
         let mut seen: HashSet<Sym> = HashSet::new();
+        let (mut last_t, mut origin, mut first_start, mut last_event) =
+            (0u64, None::<u64>, None::<u64>, 0u64);
+        let mut buf = Vec::new();
+        let mut scratch = Record::default();
         while let Some(e) = reader.next_event() {
             let e = e?;
             let symbols = reader.symbols();
@@ -131,6 +146,14 @@ impl MeasuredRun {
             if i >= p {
                 continue;
             }
+            // The event's time in the graph: a thread's time going back is the time before it.
+            let t = e.t.max(last_t);
+            last_t = t;
+            origin.get_or_insert(t);
+            if matches!(e.kind, EventKind::Start) {
+                first_start = Some(first_start.map_or(e.t, |f| f.min(e.t)));
+            }
+            last_event = last_event.max(e.t);
             builder.event(&e, symbols);
             let mut factor_of = |s: Sym| {
                 seen.insert(s);
@@ -163,20 +186,13 @@ impl MeasuredRun {
                             None if team.is_some() => Vec::new(),
                             None => (0..header.p).collect(),
                         };
+                        let factor = factor_of(name);
                         for &m in &members {
                             if let Some(s) = states.get_mut(m as usize) {
-                                s.regions.push(id);
+                                s.regions.push((id, factor));
                             }
                         }
-                        let factor = factor_of(name);
-                        regions.insert(
-                            id,
-                            Region {
-                                factor,
-                                members,
-                                opens: 1,
-                            },
-                        );
+                        regions.insert(id, Region { members, opens: 1 });
                     }
                 },
                 EventKind::RegionEnd { id } => {
@@ -185,7 +201,7 @@ impl MeasuredRun {
                         if r.opens == 0 {
                             for &m in &r.members {
                                 let s = &mut states[m as usize];
-                                if let Some(k) = s.regions.iter().rposition(|&x| x == id) {
+                                if let Some(k) = s.regions.iter().rposition(|&x| x.0 == id) {
                                     s.regions.remove(k);
                                 }
                             }
@@ -201,10 +217,8 @@ impl MeasuredRun {
             }
             // The busy time since the thread's last sample; at a sample, its share of a
             // processor over the stretches since the last one.
-            if let Some(last) = threads[i].last()
-                && last.busy
-            {
-                states[i].busy_since += e.t.saturating_sub(last.event.t);
+            if let Some((previous, true)) = states[i].previous {
+                states[i].busy_since += e.t.saturating_sub(previous);
             }
             if let EventKind::Cpu {
                 thread_cpu_ns,
@@ -212,7 +226,7 @@ impl MeasuredRun {
             } = e.kind
             {
                 let s = &mut states[i];
-                if let Some((from, cpu, delay)) = s.sample {
+                if let Some((cpu, delay)) = s.sample {
                     let grown = thread_cpu_ns.saturating_sub(cpu) as f64;
                     let share = if s.busy_since > 0 {
                         (grown / s.busy_since as f64).min(1.0) as f32
@@ -223,35 +237,72 @@ impl MeasuredRun {
                         (Some(a), Some(b)) => b.saturating_sub(a) as f32,
                         _ => 0.0,
                     };
-                    for entry in &mut threads[i][from..] {
-                        entry.share = share;
-                        entry.queued = queued;
-                    }
+                    let mut pair = [0u8; 8];
+                    pair[..4].copy_from_slice(&share.to_le_bytes());
+                    pair[4..].copy_from_slice(&queued.to_le_bytes());
+                    shares.push(i, &pair);
                 }
-                s.sample = Some((threads[i].len(), thread_cpu_ns, run_delay_ns));
+                s.sample = Some((thread_cpu_ns, run_delay_ns));
                 s.busy_since = 0;
+                samples[i] += 1;
             }
             let s = &states[i];
             let busy = s.started
                 && !s.stopped
                 && matches!(s.stack.last(), Some(Interval::Work | Interval::Comm));
-            let region = s
-                .regions
-                .last()
-                .and_then(|id| regions.get(id))
-                .map_or(1.0, |r| r.factor);
-            threads[i].push(Entry {
-                event: e,
-                busy,
-                factor: region * s.phase,
-                share: 1.0,
-                queued: 0.0,
-            });
+            let region = s.regions.last().map_or(1.0, |r| r.1);
+            let factor = region * s.phase;
+            record(&mut scratch, &builder, &states, e, t, busy, factor);
+            let s = &mut states[i];
+            s.previous = Some((e.t, busy));
+            s.count += 1;
+            s.last_t = t;
+            if s.count == 1 && matches!(e.kind, EventKind::Start) {
+                s.start = Some((e.t, t));
+            }
+            match s.start {
+                None => write(&mut records, i, &mut s.written, &scratch, &mut buf),
+                Some((start, t0)) => {
+                    // The first fork into the thread from at or before its start ties the
+                    // start to it; none can come once the thread has gone past that time.
+                    let fork = builder
+                        .added()
+                        .arcs
+                        .iter()
+                        .find(|a| a.kind == ArcKind::Fork && a.from_t <= start);
+                    let decided = fork.is_some() || (t > t0 && !matches!(e.kind, EventKind::Start));
+                    if let Some(a) = fork
+                        && let Some(first) = s.held.first_mut()
+                    {
+                        first.released = true;
+                        first.deps.push(Group {
+                            how: Latency::Fork,
+                            ns: t0 - a.from_t,
+                            sources: vec![(a.from, a.from_node)],
+                        });
+                    }
+                    s.held.push(scratch.clone());
+                    if decided {
+                        s.start = None;
+                        for r in std::mem::take(&mut s.held) {
+                            write(&mut records, i, &mut s.written, &r, &mut buf);
+                        }
+                    }
+                }
+            }
         }
         if !reader.finished() {
             bail!(
                 "{name}: the log has no end marker (the run did not finish); a replay needs the whole run"
             );
+        }
+        for (i, s) in states.iter_mut().enumerate() {
+            for r in std::mem::take(&mut s.held) {
+                write(&mut records, i, &mut s.written, &r, &mut buf);
+            }
+        }
+        if let Some(e) = records.error().or(shares.error()) {
+            bail!("{name}: {e}");
         }
         let symbols = reader.symbols().clone();
         let rc_cpu = sweep.map(|sweep| {
@@ -274,11 +325,96 @@ impl MeasuredRun {
             header,
             symbols,
             encoding,
-            threads,
-            graph: builder.finish(),
             rc_cpu,
+            records,
+            shares,
+            counts: states.iter().map(|s| s.count).collect(),
+            samples,
+            origin: origin.unwrap_or(0),
+            window: first_start.map_or(0, |f| last_event.saturating_sub(f)),
         })
     }
+}
+
+/// The record of event `e` (at `t` in the graph), which `builder` has just added, into `r`
+/// (its vectors reused: no allocation an event).
+fn record(
+    r: &mut Record,
+    builder: &Builder,
+    states: &[State],
+    e: crate::event::Event,
+    t: u64,
+    busy: bool,
+    factor: f64,
+) {
+    let added = builder.added();
+    // Where an arc leaves from: its source node's time (a cause arc's `from_t` is the
+    // wait's end; its source is the releasing thread's latest event then).
+    let source_t = |a: &crate::graph::RemoteArc| match a.kind {
+        ArcKind::Cause => states[a.from as usize].last_t,
+        _ => a.from_t,
+    };
+    let mut used = 0;
+    let mut group = |how: Latency, ns: u64, sources: &mut dyn Iterator<Item = (ThreadId, u32)>| {
+        if used == r.deps.len() {
+            r.deps.push(Group {
+                how,
+                ns,
+                sources: Vec::new(),
+            });
+        }
+        let g = &mut r.deps[used];
+        g.how = how;
+        g.ns = ns;
+        g.sources.clear();
+        g.sources.extend(sources);
+        used += 1;
+    };
+    for (k, a) in added.arcs.iter().enumerate() {
+        let how = Latency::Arc {
+            binding: added.taken == Some(k),
+            message: a.kind == ArcKind::Message,
+        };
+        group(
+            how,
+            t.saturating_sub(source_t(a)),
+            &mut std::iter::once((a.from, a.from_node)),
+        );
+    }
+    if let Some(arrivals) = added.departed {
+        let last = arrivals.iter().map(|a| a.2).max().unwrap_or(0);
+        // Held by something later than the barrier (an OpenMP worker's barrier wait ends at
+        // the next region's fork): the barrier only orders.
+        let later = added
+            .taken
+            .map(|k| &added.arcs[k])
+            .is_some_and(|a| a.kind != ArcKind::Barrier && source_t(a) > last);
+        group(
+            Latency::Barrier,
+            t.saturating_sub(last).min(if later { 1 } else { u64::MAX }),
+            &mut arrivals.iter().map(|a| (a.0, a.1)),
+        );
+    }
+    r.deps.truncate(used);
+    r.event = crate::event::Event { t, ..e };
+    r.busy = busy;
+    r.released = added.taken.is_some();
+    r.factor = factor;
+}
+
+/// Appends thread `i`'s next record (its `written`th).
+fn write(records: &mut Streams, i: usize, s: &mut Written, r: &Record, buf: &mut Vec<u8>) {
+    buf.clear();
+    r.encode(buf, s.count as u32, &mut s.encoding);
+    s.count += 1;
+    records.push(i, buf);
+}
+
+/// What has been written of a thread's records: how many, and the encoding's state.
+#[derive(Debug, Default)]
+struct Written {
+    count: u64,
+    encoding: BlockState,
 }
 
 /// Closes the innermost open interval of this type and those inside it (none: nothing).

@@ -3,19 +3,25 @@
 //! over another network, computation faster or slower by region or phase — into a predicted
 //! log in the input's format (docs/whatif.md).
 //!
-//! [`MeasuredRun::read`] keeps the log and its [activity graph](crate::graph) in memory (about
-//! 100 bytes an event), [`replay`] simulates the target in predicted time order (a heap of
-//! pending events, so `O(n log p)` for `n` events, times the group size where processors are
-//! shared), [`predict`] gives the [`PredictedLog`], and [`write::thread_events`] and
-//! [`write::write`] write it. [`run`] is `pp whatif` from its [`WhatifOptions`].
+//! [`MeasuredRun::read`] reads the log once, in time order, into a stream of records per thread
+//! (each event and its dependencies in the [activity graph](crate::graph)), [`replay`]
+//! simulates the target in predicted time order (a heap of pending events, so `O(n log p)` for
+//! `n` events, times the group size where processors are shared) reading each thread's stream
+//! at its own pace, [`predict`] gives the [`PredictedLog`], and [`write::thread_events`] and
+//! [`write::write`] write it. The streams and the predicted times go to a temporary file past
+//! a bounded buffer, so memory is bounded whatever the log's length (docs/whatif.md#cost).
+//! [`run`] is `pp whatif` from its [`WhatifOptions`].
 
 mod load;
 mod predict;
+mod record;
 mod replay;
+mod streams;
 mod target;
+mod times;
 pub mod write;
 
-pub use load::{Entry, MeasuredRun};
+pub use load::MeasuredRun;
 pub use predict::{PredictedLog, Walls, predict};
 pub use replay::{Predicted, Sample, replay};
 pub use target::{Demand, Target, load_machine, parse_groups};

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use super::load::MeasuredRun;
 use super::replay::{Predicted, replay};
 use super::target::{Demand, Target};
-use crate::event::{EventKind, Header};
+use crate::event::Header;
 
 /// What a replay measured and predicted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub struct Walls {
 }
 
 /// A replay's outcome.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct PredictedLog {
     /// The measured and predicted walls.
     pub walls: Walls,
@@ -44,12 +44,7 @@ pub fn predict(run: &MeasuredRun, target: &Target) -> Result<PredictedLog> {
     let replay = replay(run, target)?;
     // The latest predicted time must fit the log's clock (u64 ns): a slower speed than that
     // is refused rather than written saturated.
-    let latest = replay
-        .times
-        .iter()
-        .flatten()
-        .copied()
-        .fold(0.0f64, f64::max);
+    let latest = replay.latest;
     let mut warnings = Vec::new();
     if !latest.is_finite() || replay.origin as f64 + latest >= u64::MAX as f64 {
         bail!(
@@ -64,23 +59,8 @@ pub fn predict(run: &MeasuredRun, target: &Target) -> Result<PredictedLog> {
         ));
     }
     let sampled = target.groups.iter().any(|g| g.len() > 1);
-    let measured = window(
-        run.threads
-            .iter()
-            .flatten()
-            .map(|e| (e.event.t, e.event.kind)),
-    );
-    let predicted = window(
-        run.threads
-            .iter()
-            .zip(&replay.times)
-            .flat_map(|(entries, times)| {
-                entries
-                    .iter()
-                    .zip(times)
-                    .map(|(e, &t)| (replay.origin.saturating_add(t.round() as u64), e.event.kind))
-            }),
-    );
+    let measured = run.window;
+    let predicted = replay.window;
     let mut header = run.header.clone();
     header.params.retain(|(k, _)| k != "predicted");
     header
@@ -97,19 +77,6 @@ pub fn predict(run: &MeasuredRun, target: &Target) -> Result<PredictedLog> {
         unshared: target.demand == Demand::Cpu,
         warnings,
     })
-}
-
-/// The run window's length: the first `start` to the last event (0 without a `start`).
-fn window(events: impl Iterator<Item = (u64, EventKind)>) -> u64 {
-    let mut first = None::<u64>;
-    let mut last = 0;
-    for (t, kind) in events {
-        if matches!(kind, EventKind::Start) {
-            first = Some(first.map_or(t, |f| f.min(t)));
-        }
-        last = last.max(t);
-    }
-    first.map_or(0, |f| last.saturating_sub(f))
 }
 
 /// Seconds of a time in ns, in the shortest form that shows its size (`3.2e7`).

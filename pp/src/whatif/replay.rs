@@ -12,32 +12,49 @@ use std::collections::BinaryHeap;
 
 use anyhow::{Result, bail};
 
+use pp_recorder::log::binary::BlockState;
+
 use super::load::MeasuredRun;
+use super::record::{Latency, Record};
+use super::streams::Cursor;
 use super::target::{Demand, Target};
+use super::times::Times;
 use crate::event::{EventKind, ThreadId};
-use crate::graph::{ArcKind, NO_ARC};
 
 /// Remaining demand below this (ns) is done: the float rounding of a completion time.
 const EPSILON: f64 = 1e-3;
 
-/// The replay's result.
-#[derive(Debug, Clone, PartialEq)]
+/// The replay's result: every event's predicted time and its thread's scheduler accounting at
+/// its `start`, `stop` and `cpu` events, in streams per thread (a temporary file past a bounded
+/// buffer).
+#[derive(Debug)]
 pub struct Predicted {
     /// The run's first event, ns: the replay's times count from it (so that they are exact
     /// in a double up to 2^53 ns, 104 days, of run whatever the clock's origin).
     pub origin: u64,
-    /// Each thread's events' predicted times after [`Predicted::origin`], ns (as
-    /// `MeasuredRun::threads`).
-    pub times: Vec<Vec<f64>>,
-    /// Each thread's scheduler accounting at its `start`, `stop` and `cpu` events, in order.
-    pub samples: Vec<Vec<Sample>>,
+    /// Each thread's events' predicted times after [`Predicted::origin`], ns.
+    pub(super) times: Times,
+    /// Each thread's [`Sample`]s, in order: their delays, CPU times served and demand saved,
+    /// each cumulative (so compressed as times are).
+    pub(super) samples: [Times; 3],
+    /// The latest predicted time, ns after the origin.
+    pub(super) latest: f64,
+    /// The predicted run window: the first `start` to the last event, rounded to the ns.
+    pub(super) window: u64,
+    /// The first error reading the streams back for the predicted log.
+    pub(super) failed: std::cell::RefCell<Option<String>>,
+}
+
+impl Predicted {
+    /// The first error reading the predicted events back ([`super::write::thread_events`]).
+    pub fn error(&self) -> Option<String> {
+        self.failed.borrow().clone()
+    }
 }
 
 /// A thread's predicted scheduler accounting at one of its events.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
-    /// The event's index.
-    pub event: usize,
     /// Time runnable without a processor so far, ns.
     pub delay: f64,
     /// Processor time received so far, ns.
@@ -46,29 +63,11 @@ pub struct Sample {
     pub saved: f64,
 }
 
-/// Something an event must wait for: another event, plus a latency.
-#[derive(Debug, Clone, Copy)]
-enum Source {
-    /// Node `node` of thread `from`.
-    Node { from: ThreadId, node: u32 },
-    /// The first `arrived` arrivals of a barrier episode.
-    Episode { episode: u32, arrived: u32 },
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Dep {
-    node: u32,
-    source: Source,
-    latency: f64,
-}
-
 /// What a thread is doing in the simulation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Thread {
     /// Its next event's index.
-    next: usize,
-    /// Its first dependency of that event (index into its deps).
-    dep: usize,
+    next: u64,
     /// Demand left in its current computation, ns.
     remaining: f64,
     /// No earlier than this, its next event.
@@ -76,6 +75,27 @@ struct Thread {
     delay: f64,
     served: f64,
     saved: f64,
+}
+
+/// What the replay has read of a thread's records.
+#[derive(Debug)]
+struct Lane {
+    records: Cursor,
+    state: BlockState,
+    shares: Cursor,
+    /// `cpu` samples read.
+    sampled: u64,
+    /// The record of its next event, once read.
+    current: Option<Record>,
+    /// Its share of a processor and run-queue delay after the current event.
+    share: (f32, f32),
+    /// The previous event: its time, whether the thread computed after it, the speed
+    /// factor there, and its share and run-queue delay.
+    previous: Option<(u64, bool, f64, f32, f32)>,
+    /// The current event's dependencies: (thread, node, latency).
+    deps: Vec<(ThreadId, u32, f64)>,
+    /// Dependencies already met.
+    met: usize,
 }
 
 #[derive(Debug, Default)]
@@ -110,19 +130,21 @@ impl Ord for At {
 
 struct Sim<'a> {
     run: &'a MeasuredRun,
-    deps: Vec<Vec<Dep>>,
+    target: &'a Target,
     of: Vec<u32>,
     threads: Vec<Thread>,
+    lanes: Vec<Lane>,
     processors: Vec<Processor>,
     out: Predicted,
+    /// The first predicted `start` and the last event, rounded.
+    first_start: Option<u64>,
+    last: u64,
     heap: BinaryHeap<Reverse<At>>,
     seq: u64,
     /// Per thread: (node, waiting thread) for threads blocked on one of its events.
     waiters: Vec<Vec<(u32, ThreadId)>>,
     /// Demand from CPU time ([`Demand::Cpu`]).
     cpu: bool,
-    /// Per thread: whether its `start` follows a fork (see [`dependencies`]).
-    tied: Vec<bool>,
 }
 
 /// Replays `run` on `target`.
@@ -130,24 +152,13 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
     let p = run.header.p as usize;
     let of = target.processors(run.header.p)?;
     let n_processors = of.iter().max().map_or(0, |&m| m as usize + 1);
-    let origin = run
-        .graph
-        .threads
-        .iter()
-        .filter_map(|t| t.first())
-        .map(|n| n.t)
-        .min()
-        .unwrap_or(0);
-    let (deps, tied) = dependencies(run, target);
     let mut sim = Sim {
         run,
-        deps,
-        tied,
+        target,
         of,
         threads: vec![
             Thread {
                 next: 0,
-                dep: 0,
                 remaining: 0.0,
                 until: 0.0,
                 delay: 0.0,
@@ -156,172 +167,155 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
             };
             p
         ],
+        lanes: (0..p)
+            .map(|i| Lane {
+                records: run.records.cursor(i),
+                state: BlockState::default(),
+                shares: run.shares.cursor(i),
+                sampled: 0,
+                current: None,
+                share: (1.0, 0.0),
+                previous: None,
+                deps: Vec::new(),
+                met: 0,
+            })
+            .collect(),
         processors: (0..n_processors).map(|_| Processor::default()).collect(),
         out: Predicted {
-            origin,
-            times: run
-                .threads
-                .iter()
-                .map(|t| Vec::with_capacity(t.len()))
-                .collect(),
-            samples: vec![Vec::new(); p],
+            origin: run.origin,
+            times: Times::new(p),
+            samples: [Times::new(p), Times::new(p), Times::new(p)],
+            latest: 0.0,
+            window: 0,
+            failed: Default::default(),
         },
+        first_start: None,
+        last: 0,
         heap: BinaryHeap::new(),
         seq: 0,
         waiters: vec![Vec::new(); p],
         cpu: target.demand == Demand::Cpu,
     };
     for i in 0..p {
-        sim.begin(i, 0.0);
+        sim.begin(i, 0.0)?;
     }
     while let Some(Reverse(At(t, _, item))) = sim.heap.pop() {
         match item {
-            Item::Event { thread } => sim.event(thread as usize, t),
-            Item::Done { processor, version } => sim.done(processor as usize, version, t),
+            Item::Event { thread } => sim.event(thread as usize, t)?,
+            Item::Done { processor, version } => sim.done(processor as usize, version, t)?,
         }
     }
-    for (i, t) in run.threads.iter().enumerate() {
-        if sim.out.times[i].len() != t.len() {
+    for (i, &n) in run.counts.iter().enumerate() {
+        if sim.threads[i].next != n {
             bail!(
-                "the replay stopped at thread {i}'s event {} of {}: a dependency was never met",
-                sim.out.times[i].len() + 1,
-                t.len()
+                "the replay stopped at thread {i}'s event {} of {n}: a dependency was never met",
+                sim.threads[i].next + 1,
             );
         }
     }
+    let samples = &sim.out.samples;
+    if let Some(e) = [&sim.out.times, &samples[0], &samples[1], &samples[2]]
+        .into_iter()
+        .find_map(|t| t.error())
+    {
+        bail!("{e}");
+    }
+    sim.out.window = sim.first_start.map_or(0, |f| sim.last.saturating_sub(f));
     Ok(sim.out)
 }
 
-/// Each thread's dependencies, by node: the graph's arcs into it (a message's latency from
-/// the target's network when it has one; the latency measured when the arc is what ended the
-/// thread's wait; else 1 ns, the order), and for a barrier's departure every arrival of its
-/// episode, with the measured release latency. With [`Demand::Cpu`] a measured latency loses
-/// the run-queue delay around the event it leads to (the thread, released, waited for a core).
-/// A thread whose `start` came at or after the fork into its first region (an OpenMP worker,
-/// created by the first fork) starts that long after the fork, wherever the fork moves: the
-/// second result says which threads' starts are tied so.
-fn dependencies(run: &MeasuredRun, target: &Target) -> (Vec<Vec<Dep>>, Vec<bool>) {
-    let g = &run.graph;
-    let unqueued = |thread: usize, node: u32, latency: u64| -> f64 {
-        let latency = latency as f64;
-        match (target.demand, node.checked_sub(1)) {
-            (Demand::Cpu, Some(k)) => {
-                (latency - f64::from(run.threads[thread][k as usize].queued)).max(0.0)
-            }
-            _ => latency,
-        }
-    };
-    let mpi = target.machine.as_ref().and_then(|m| m.mpi.as_ref());
-    let mut deps: Vec<Vec<Dep>> = vec![Vec::new(); g.threads.len()];
-    for (a, arc) in g.arcs.iter().enumerate() {
-        let to = arc.to as usize;
-        let t = g.threads[to][arc.to_node as usize].t;
-        let s = g.threads[arc.from as usize][arc.from_node as usize].t;
-        let binding = g.threads[to][arc.to_node as usize].arc == a as u32 && a as u32 != NO_ARC;
-        let network = match (
-            arc.kind,
-            mpi,
-            run.threads[to][arc.to_node as usize].event.kind,
-        ) {
-            (ArcKind::Message, Some(mpi), EventKind::Recv { bytes, .. }) => {
-                Some(mpi.ideal_message_ns(bytes) as f64)
-            }
-            _ => None,
-        };
-        // An arc that did not hold its target up only orders: 1 ns, so that the predicted log
-        // keeps the order (a `recv` at the time of its `send` would come first when its thread
-        // is the lower; 0 where the measured log had them at the same time).
-        let latency = match network {
-            Some(ns) => ns.max(1.0),
-            None if binding => unqueued(to, arc.to_node, t.saturating_sub(s)),
-            None => t.saturating_sub(s).min(1) as f64,
-        };
-        deps[to].push(Dep {
-            node: arc.to_node,
-            source: Source::Node {
-                from: arc.from,
-                node: arc.from_node,
-            },
-            latency,
-        });
-    }
-    for d in &g.departures {
-        let arrivals = &g.arrivals[d.episode as usize][..d.arrived as usize];
-        let last = arrivals
-            .iter()
-            .map(|&(th, n)| g.threads[th as usize][n as usize].t)
-            .max()
-            .unwrap_or(0);
-        let node = g.threads[d.thread as usize][d.node as usize];
-        // Held by something later than the barrier (an OpenMP worker's barrier wait ends at
-        // the next region's fork): the barrier only orders.
-        let later = g.arcs.get(node.arc as usize).is_some_and(|a| {
-            a.kind != ArcKind::Barrier && g.threads[a.from as usize][a.from_node as usize].t > last
-        });
-        deps[d.thread as usize].push(Dep {
-            node: d.node,
-            source: Source::Episode {
-                episode: d.episode,
-                arrived: d.arrived,
-            },
-            latency: unqueued(
-                d.thread as usize,
-                d.node,
-                node.t
-                    .saturating_sub(last)
-                    .min(if later { 1 } else { u64::MAX }),
-            ),
-        });
-    }
-    let mut tied = vec![false; g.threads.len()];
-    for arc in g.arcs.iter().filter(|a| a.kind == ArcKind::Fork) {
-        let to = arc.to as usize;
-        let start = &run.threads[to][0];
-        if tied[to] || !matches!(start.event.kind, EventKind::Start) || arc.from_t > start.event.t {
-            continue;
-        }
-        // The first fork into the thread (arcs come in their targets' order).
-        tied[to] = true;
-        deps[to].push(Dep {
-            node: 0,
-            source: Source::Node {
-                from: arc.from,
-                node: arc.from_node,
-            },
-            latency: (g.threads[to][0].t - arc.from_t) as f64,
-        });
-    }
-    for list in &mut deps {
-        list.sort_by_key(|d| d.node);
-    }
-    (deps, tied)
-}
-
 impl Sim<'_> {
+    /// Reads thread `i`'s next record, and works out its dependencies' latencies on the
+    /// target: a message's from the target's network when it has one; the latency measured
+    /// when the arc is what ended the thread's wait, else 1 ns (the order); a barrier's release
+    /// as measured; with [`Demand::Cpu`] a measured latency loses the run-queue delay around
+    /// the event it leads to (the thread, released, waited for a core).
+    fn read(&mut self, i: usize) -> Result<()> {
+        let run = self.run;
+        let lane = &mut self.lanes[i];
+        if let Some(r) = &lane.current {
+            lane.previous = Some((r.event.t, r.busy, r.factor, lane.share.0, lane.share.1));
+        }
+        let mut record = lane.current.take().unwrap_or_default();
+        let data = lane.records.bytes(&run.records)?;
+        let node = self.threads[i].next as u32;
+        let Some(n) = record.decode(data, i as ThreadId, node, &mut lane.state) else {
+            bail!("thread {i}'s records in the temporary file are damaged");
+        };
+        lane.records.consume(n);
+        if matches!(record.event.kind, EventKind::Cpu { .. }) {
+            lane.sampled += 1;
+            lane.share = (1.0, 0.0);
+            if lane.sampled < run.samples[i] {
+                let pair = lane.shares.bytes(&run.shares)?;
+                let Some(pair) = pair.get(..8) else {
+                    bail!("thread {i}'s shares in the temporary file end early");
+                };
+                let f = |k: usize| f32::from_le_bytes(pair[k..k + 4].try_into().unwrap_or([0; 4]));
+                lane.share = (f(0), f(4));
+                lane.shares.consume(8);
+            }
+        }
+        let queued = match (self.cpu, lane.previous) {
+            (true, Some(p)) => f64::from(p.4),
+            _ => 0.0,
+        };
+        let unqueued = |ns: u64| (ns as f64 - queued).max(0.0);
+        let mpi = self.target.machine.as_ref().and_then(|m| m.mpi.as_ref());
+        lane.deps.clear();
+        lane.met = 0;
+        for g in &record.deps {
+            let latency = match g.how {
+                Latency::Arc { binding, message } => match (message, mpi, record.event.kind) {
+                    (true, Some(mpi), EventKind::Recv { bytes, .. }) => {
+                        (mpi.ideal_message_ns(bytes) as f64).max(1.0)
+                    }
+                    _ if binding => unqueued(g.ns),
+                    _ => g.ns.min(1) as f64,
+                },
+                Latency::Barrier => unqueued(g.ns),
+                Latency::Fork => g.ns as f64,
+            };
+            lane.deps
+                .extend(g.sources.iter().map(|&(th, node)| (th, node, latency)));
+        }
+        lane.current = Some(record);
+        Ok(())
+    }
+
+    /// The predicted time of node `node` of thread `from`, once it has happened.
+    fn time(&self, from: ThreadId, node: u32) -> Result<Option<f64>> {
+        if self.threads[from as usize].next <= u64::from(node) {
+            return Ok(None);
+        }
+        Ok(Some(self.out.times.get(from as usize, u64::from(node))?))
+    }
+
     fn push(&mut self, t: f64, item: Item) {
         self.seq += 1;
         self.heap.push(Reverse(At(t, self.seq, item)));
     }
 
     /// Thread `i` has had its previous event (or the run begins) at `t`: its next step.
-    fn begin(&mut self, i: usize, t: f64) {
+    fn begin(&mut self, i: usize, t: f64) -> Result<()> {
         let k = self.threads[i].next;
-        let entries = &self.run.threads[i];
-        if k >= entries.len() {
-            return;
+        if k >= self.run.counts[i] {
+            return Ok(());
         }
-        let nodes = &self.run.graph.threads[i];
-        let released = nodes[k].arc != NO_ARC;
-        let (prev, computes, factor, share) = match k {
-            0 => (self.out.origin, false, 1.0, 1.0),
-            _ => {
-                let e = &entries[k - 1];
-                let share = if self.cpu { f64::from(e.share) } else { 1.0 };
-                (nodes[k - 1].t, e.busy, e.factor, share)
+        self.read(i)?;
+        let lane = &self.lanes[i];
+        let Some(current) = &lane.current else {
+            return Ok(());
+        };
+        let released = current.released;
+        let (prev, computes, factor, share) = match lane.previous {
+            None => (self.out.origin, false, 1.0, 1.0),
+            Some((t, busy, factor, share, _)) => {
+                let share = if self.cpu { f64::from(share) } else { 1.0 };
+                (t, busy, factor, share)
             }
         };
-        let measured = nodes[k].t.saturating_sub(prev) as f64;
-        let released = released || (k == 0 && self.tied[i]);
+        let measured = current.event.t.saturating_sub(prev) as f64;
         if computes && measured > 0.0 {
             // What it demands: its time, or the part of it its thread ran (Demand::Cpu).
             let measured = measured * share;
@@ -333,46 +327,31 @@ impl Sim<'_> {
             self.advance(p, t);
             self.processors[p].running.push(i as ThreadId);
             self.reschedule(p);
+            Ok(())
         } else {
             // A wait that no dependency ended keeps its measured length: its partner is not
             // known, so neither is how its timing changed (with Demand::Cpu, the run-queue
             // delay around it may have accrued while it spun, and is not taken out).
             let hold = if computes || released { 0.0 } else { measured };
             self.threads[i].until = t + hold;
-            self.resolve(i);
+            self.resolve(i)
         }
     }
 
     /// Thread `i` waits for the dependencies of its next event: once all have happened, the
     /// event is due at the latest of them (plus latencies) and of its own hold.
-    fn resolve(&mut self, i: usize) {
-        let k = self.threads[i].next as u32;
+    fn resolve(&mut self, i: usize) -> Result<()> {
         let mut until = self.threads[i].until;
-        let deps = &self.deps[i];
-        let mut d = self.threads[i].dep;
-        while d < deps.len() && deps[d].node == k {
-            let dep = deps[d];
-            d += 1;
-            let mut one = |from: ThreadId, node: u32| match self.out.times[from as usize]
-                .get(node as usize)
-            {
-                Some(&s) => {
-                    until = until.max(s + dep.latency);
-                    None
+        while let Some(&(from, node, latency)) = self.lanes[i].deps.get(self.lanes[i].met) {
+            match self.time(from, node)? {
+                Some(s) => until = until.max(s + latency),
+                None => {
+                    self.threads[i].until = until;
+                    self.waiters[from as usize].push((node, i as ThreadId));
+                    return Ok(());
                 }
-                None => Some((from, node)),
-            };
-            let blocked = match dep.source {
-                Source::Node { from, node } => one(from, node),
-                Source::Episode { episode, arrived } => self.run.graph.arrivals[episode as usize]
-                    [..arrived as usize]
-                    .iter()
-                    .find_map(|&(from, node)| one(from, node)),
-            };
-            if let Some((from, node)) = blocked {
-                self.waiters[from as usize].push((node, i as ThreadId));
-                return;
             }
+            self.lanes[i].met += 1;
         }
         self.threads[i].until = until;
         self.push(
@@ -381,43 +360,50 @@ impl Sim<'_> {
                 thread: i as ThreadId,
             },
         );
+        Ok(())
     }
 
     /// Thread `i`'s next event happens at `t`.
-    fn event(&mut self, i: usize, t: f64) {
+    fn event(&mut self, i: usize, t: f64) -> Result<()> {
         let k = self.threads[i].next;
-        self.out.times[i].push(t);
+        self.out.times.push(i, t);
+        self.out.latest = self.out.latest.max(t);
+        let rounded = self.out.origin.saturating_add(t.round() as u64);
+        self.last = self.last.max(rounded);
+        let kind = self.lanes[i].current.as_ref().map(|r| r.event.kind);
+        if matches!(kind, Some(EventKind::Start)) {
+            self.first_start = Some(self.first_start.map_or(rounded, |f| f.min(rounded)));
+        }
         let th = &mut self.threads[i];
         if matches!(
-            self.run.threads[i][k].event.kind,
-            EventKind::Start | EventKind::Stop | EventKind::Cpu { .. }
+            kind,
+            Some(EventKind::Start | EventKind::Stop | EventKind::Cpu { .. })
         ) {
-            self.out.samples[i].push(Sample {
-                event: k,
+            let sample = Sample {
                 delay: th.delay,
                 served: th.served,
                 saved: th.saved,
-            });
+            };
+            let [delay, served, saved] = &mut self.out.samples;
+            delay.push(i, sample.delay);
+            served.push(i, sample.served);
+            saved.push(i, sample.saved);
         }
         th.next += 1;
-        let deps = &self.deps[i];
-        while th.dep < deps.len() && deps[th.dep].node as usize <= k {
-            th.dep += 1;
-        }
         if !self.waiters[i].is_empty() {
             let mut woken = Vec::new();
             self.waiters[i].retain(|&(node, w)| {
-                let due = node as usize <= k;
+                let due = u64::from(node) <= k;
                 if due {
                     woken.push(w);
                 }
                 !due
             });
             for w in woken {
-                self.resolve(w as usize);
+                self.resolve(w as usize)?;
             }
         }
-        self.begin(i, t);
+        self.begin(i, t)
     }
 
     /// Processor `p`'s members have progressed up to `t`.
@@ -457,9 +443,9 @@ impl Sim<'_> {
     }
 
     /// Processor `p`'s earliest computation ends at `t` (unless its members changed since).
-    fn done(&mut self, p: usize, version: u64, t: f64) {
+    fn done(&mut self, p: usize, version: u64, t: f64) -> Result<()> {
         if self.processors[p].version != version {
-            return;
+            return Ok(());
         }
         self.advance(p, t);
         let mut finished = Vec::new();
@@ -478,7 +464,8 @@ impl Sim<'_> {
         self.reschedule(p);
         for r in finished {
             self.threads[r as usize].until = t;
-            self.resolve(r as usize);
+            self.resolve(r as usize)?;
         }
+        Ok(())
     }
 }

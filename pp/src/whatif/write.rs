@@ -10,9 +10,11 @@ use anyhow::{Context, Result, bail};
 
 use super::load::MeasuredRun;
 use super::predict::PredictedLog;
-use super::replay::Predicted;
+use super::record::Record;
+use super::replay::{Predicted, Sample};
 use crate::event::{Event, EventKind};
 use crate::log::{BinaryWriter, Encoding, TextWriter};
+use pp_recorder::log::binary::BlockState;
 
 /// Events per block of a binary log.
 const BLOCK_EVENTS: usize = 4096;
@@ -22,7 +24,8 @@ const BLOCK_EVENTS: usize = 4096;
 /// time the thread was runnable without a processor (without the measured delay when
 /// `unshared`: demand from CPU time, the sharing it came from gone). A thread without samples
 /// gets one at its `start` and one at its `stop` when `sampled` (some processor is shared), so
-/// that the profile of the predicted log shows the sharing as `rc.cpu`.
+/// that the profile of the predicted log shows the sharing as `rc.cpu`. An error reading the
+/// temporary file ends the events and is kept for [`Predicted::error`].
 pub fn thread_events<'a>(
     run: &'a MeasuredRun,
     predicted: &'a Predicted,
@@ -30,29 +33,71 @@ pub fn thread_events<'a>(
     sampled: bool,
     unshared: bool,
 ) -> impl Iterator<Item = Event> + 'a {
-    let entries = &run.threads[i];
-    let times = &predicted.times[i];
-    let mut samples = predicted.samples[i].iter().peekable();
-    let add = sampled
-        && !entries
-            .iter()
-            .any(|e| matches!(e.event.kind, EventKind::Cpu { .. }));
+    let mut records = run.records.cursor(i);
+    let mut state = BlockState::default();
+    let mut times = predicted.times.cursor(i);
+    let mut samples = predicted.samples.each_ref().map(|t| t.cursor(i));
+    let add = sampled && run.samples[i] == 0;
+    let mut record = Record::default();
+    let mut node = 0u32;
+    let mut next = None::<Event>;
     // The last sample's CPU clock, measured and predicted: the predicted clock does not go
     // back where the measured one did not (the speed factors' savings can outgrow a stretch's
     // CPU time), and goes back where it did (rule 16 of docs/event-log.md: the attribution
     // ignores such a sample, in the predicted log as in the measured one).
     let mut last: Option<(u64, u64)> = None;
-    entries.iter().enumerate().flat_map(move |(k, e)| {
-        let t = predicted.origin.saturating_add(times[k].round() as u64);
-        let sample = samples.next_if(|s| s.event == k);
-        let mut event = Event { t, ..e.event };
+    let fail = move |e: String| {
+        predicted.failed.borrow_mut().get_or_insert(e);
+        None
+    };
+    std::iter::from_fn(move || {
+        if let Some(e) = next.take() {
+            return Some(e);
+        }
+        let data = match records.bytes(&run.records) {
+            Ok([]) => return None,
+            Ok(d) => d,
+            Err(e) => return fail(e.to_string()),
+        };
+        let Some(n) = record.decode(data, i as u32, node, &mut state) else {
+            return fail(format!(
+                "thread {i}'s records in the temporary file are damaged"
+            ));
+        };
+        records.consume(n);
+        node += 1;
+        let at = match times.next(&predicted.times) {
+            Ok(Some(t)) => t,
+            Ok(None) => return fail(format!("thread {i}'s predicted times end early")),
+            Err(e) => return fail(e.to_string()),
+        };
+        let e = record.event;
+        let sample = if matches!(
+            e.kind,
+            EventKind::Start | EventKind::Stop | EventKind::Cpu { .. }
+        ) {
+            let mut next = |k: usize| samples[k].next(&predicted.samples[k]);
+            match (next(0), next(1), next(2)) {
+                (Ok(Some(delay)), Ok(Some(served)), Ok(Some(saved))) => Some(Sample {
+                    delay,
+                    served,
+                    saved,
+                }),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return fail(e.to_string()),
+                _ => return fail(format!("thread {i}'s predicted samples end early")),
+            }
+        } else {
+            None
+        };
+        let t = predicted.origin.saturating_add(at.round() as u64);
+        let mut event = Event { t, ..e };
         if let (
             EventKind::Cpu {
                 thread_cpu_ns,
                 run_delay_ns,
             },
             Some(s),
-        ) = (e.event.kind, sample)
+        ) = (e.kind, sample)
         {
             let cpu = (thread_cpu_ns as f64 - s.saved).round().max(0.0) as u64;
             let cpu = match last {
@@ -82,18 +127,19 @@ pub fn thread_events<'a>(
         }
         let added = sample.filter(|_| add).map(|s| Event {
             t,
-            thread: e.event.thread,
+            thread: e.thread,
             kind: EventKind::Cpu {
                 thread_cpu_ns: s.served.round() as u64,
                 run_delay_ns: Some(s.delay.round() as u64),
             },
         });
-        let (first, second) = match (e.event.kind, added) {
+        let (first, second) = match (e.kind, added) {
             (EventKind::Start, Some(cpu)) => (event, Some(cpu)),
             (EventKind::Stop, Some(cpu)) => (cpu, Some(event)),
             _ => (event, None),
         };
-        std::iter::once(first).chain(second)
+        next = second;
+        Some(first)
     })
 }
 
@@ -112,7 +158,7 @@ impl PredictedLog {
 /// it when complete); `force` allows replacing an existing file.
 pub fn write(run: &MeasuredRun, prediction: &PredictedLog, out: &Path, force: bool) -> Result<()> {
     let header = &prediction.header;
-    let mut threads: Vec<_> = (0..run.threads.len())
+    let mut threads: Vec<_> = (0..run.header.p as usize)
         .map(|i| prediction.events(run, i).peekable())
         .collect();
     let name = out.display().to_string();
@@ -164,6 +210,9 @@ pub fn write(run: &MeasuredRun, prediction: &PredictedLog, out: &Path, force: bo
                 .map_err(|e| werr(e.into_error()))?
         }
     };
+    if let Some(e) = prediction.replay.error() {
+        bail!("{e}");
+    }
     let mut target = target;
     target.flush().map_err(werr)?;
     target.commit().with_context(|| format!("--out {name}"))?;

@@ -1,0 +1,149 @@
+//! `pp whatif` in bounded memory (docs/whatif.md#cost): the streams it keeps in a temporary
+//! file give the same predicted log, byte for byte, as when they stay in memory, on random
+//! logs and targets; the command runs under an address-space limit that the whole run held in
+//! memory exceeds; and a temporary folder it cannot write is a one-line error.
+
+use std::path::Path;
+
+use pp::event::Symbols;
+use pp::log::BinaryWriter;
+use proptest::prelude::*;
+use test_support::{pp, scratch};
+
+mod log_support;
+use log_support::activity::random_log;
+use log_support::{header, realistic};
+
+/// A realistic binary log (regions, barriers, locks, `cpu` samples with run-queue delays).
+fn realistic_log(p: u32, events: u64, block: usize, seed: u64) -> Vec<u8> {
+    let mut symbols = Symbols::default();
+    let mut w = BinaryWriter::new(Vec::new(), &header(p)).unwrap();
+    realistic(p, events, block, seed, &mut symbols, |th, evs, s| {
+        w.write_block(th, evs, s).unwrap();
+    });
+    w.finish().unwrap()
+}
+
+/// `pp whatif LOG ARGS` with `chunk` bytes of buffer a stream (`None`: the default), its
+/// standard error and the predicted log (`None` when it failed).
+fn whatif(
+    dir: &Path,
+    log: &Path,
+    args: &[&str],
+    chunk: Option<usize>,
+) -> (String, Option<Vec<u8>>) {
+    let out = dir.join(format!("predicted-{}.log", chunk.unwrap_or(0)));
+    let mut cmd = pp!();
+    cmd.arg("whatif")
+        .arg(log)
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .arg("--force")
+        .env("TMPDIR", dir);
+    if let Some(c) = chunk {
+        cmd.env("PP_SPILL_CHUNK", c.to_string());
+    }
+    let done = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&done.stderr).replace(&*out.to_string_lossy(), "OUT");
+    let report = String::from_utf8_lossy(&done.stdout).replace(&*out.to_string_lossy(), "OUT");
+    let log = done.status.success().then(|| std::fs::read(&out).unwrap());
+    (report + &err, log)
+}
+
+/// The targets compared: identity, regrouped, demand from CPU time, both.
+const TARGETS: [&[&str]; 4] = [
+    &[],
+    &["--group", "0,1"],
+    &["--demand", "cpu"],
+    &["--group", "0,1/2,3", "--demand", "cpu"],
+];
+
+fn same_from_the_file_as_from_memory(name: &str, log: &[u8], target: usize) {
+    let dir = scratch(name);
+    let path = dir.join("run.log");
+    std::fs::write(&path, log).unwrap();
+    // 8 bytes a buffer: every record and time goes to the file as soon as it is written.
+    let on_disk = whatif(&dir, &path, TARGETS[target], Some(8));
+    let in_memory = whatif(&dir, &path, TARGETS[target], None);
+    assert_eq!(on_disk.0, in_memory.0);
+    assert!(on_disk.1 == in_memory.1, "the predicted logs differ");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn the_file_gives_the_predicted_log_of_memory_on_logs_with_messages_and_locks(
+        seed in any::<u64>(), p in 4u32..7, rounds in 1usize..12,
+        messages in any::<bool>(), locks in any::<bool>(), target in 0usize..4
+    ) {
+        let (log, _) = random_log(seed, p, rounds, messages, locks);
+        same_from_the_file_as_from_memory("whatif-bounded-random", log.as_bytes(), target);
+    }
+
+    #[test]
+    fn the_file_gives_the_predicted_log_of_memory_on_realistic_logs(
+        seed in any::<u64>(), p in 4u32..9, events in 20u64..3000, block in 1usize..300,
+        target in 0usize..4
+    ) {
+        let log = realistic_log(p, events, block, seed);
+        same_from_the_file_as_from_memory("whatif-bounded-realistic", &log, target);
+    }
+}
+
+#[test]
+fn pp_whatif_runs_under_an_address_space_limit_the_whole_run_exceeds() {
+    // The whole run held in memory took about 120 bytes an event (360 MB for these 3 M
+    // events, more while vectors grow); the streams need their buffers (about 40 MB).
+    const LIMIT: u64 = 96 << 20;
+    let dir = scratch("whatif-bounded-limit");
+    let log = dir.join("big.log");
+    std::fs::write(&log, realistic_log(8, 3_000_000, 4096, 7)).unwrap();
+    let out = dir.join("predicted.log");
+    let mut cmd = pp!();
+    cmd.args([
+        "whatif",
+        log.to_str().unwrap(),
+        "--group",
+        "0,1/2,3/4,5/6,7",
+    ])
+    .args(["--out", out.to_str().unwrap(), "--force"])
+    .env("TMPDIR", &dir);
+    let done = test_support::limit(&mut cmd, libc::RLIMIT_AS, LIMIT)
+        .output()
+        .unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let text = String::from_utf8(done.stdout).unwrap();
+    assert!(text.starts_with("measured wall: "), "{text}");
+    assert!(text.contains("predicted wall: "), "{text}");
+    let predicted = pp::log::LogReader::open(&out).unwrap();
+    assert_eq!(predicted.header().p, 8);
+}
+
+#[test]
+fn a_temporary_folder_that_cannot_be_written_is_a_one_line_error() {
+    let dir = scratch("whatif-bounded-no-tmp");
+    let log = dir.join("run.log");
+    std::fs::write(&log, realistic_log(4, 2000, 64, 3)).unwrap();
+    let missing = dir.join("missing");
+    let out = dir.join("predicted.log");
+    let err = test_support::error_of(
+        pp!()
+            .args([
+                "whatif",
+                log.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .env("TMPDIR", &missing)
+            .env("PP_SPILL_CHUNK", "8"),
+    );
+    assert!(err.contains("a temporary file in"), "{err}");
+    assert!(err.contains("missing"), "{err}");
+    assert!(!out.exists());
+}
