@@ -266,3 +266,34 @@ fn pp_signature_prints_the_loops_of_a_log() {
     let err = test_support::error_of(pp!().args(["signature", "--threshold", "1.5"]).arg(&log));
     assert_eq!(err.trim_end(), "Error: --threshold: 1.5 is not in [0, 1)");
 }
+
+#[test]
+fn every_receive_a_waitall_completes_is_a_step() {
+    // One wait completing three receives (MPI_Waitall after three MPI_Irecv): the first names
+    // the wait (its 500 ns), the other two follow with no computation and no duration.
+    let text = "pplog 1 p=4\n0 0 start\n1000 0 wait_begin recv\n1200 0 recv 1 0 64\n\
+                1300 0 recv 2 0 64\n1500 0 recv 3 0 64\n1500 0 wait_end recv\n1600 0 stop\n";
+    let s = signature_of(text, Threshold::Fixed(0.0));
+    let t = &s.threads[0];
+    let ops: Vec<(Op, f64, f64)> = t
+        .entries
+        .iter()
+        .map(|e| match e {
+            Entry::Step(c) => {
+                let c = &t.clusters[*c as usize];
+                (c.op.clone(), c.mean_compute_ns(), c.mean_op_ns())
+            }
+            Entry::Loop { .. } => panic!("no loop expected: {e:?}"),
+        })
+        .collect();
+    let recv = |peer| Op::Recv { peer, tag: 0 };
+    assert_eq!(
+        ops,
+        vec![
+            (recv(1), 1000.0, 500.0),
+            (recv(2), 0.0, 0.0),
+            (recv(3), 0.0, 0.0),
+            (Op::Stop, 100.0, 0.0),
+        ]
+    );
+}

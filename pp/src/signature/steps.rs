@@ -54,8 +54,12 @@ pub struct Step {
 pub struct Builder {
     /// When the thread's previous operation ended (its start before the first).
     last_end: Option<u64>,
-    /// The operation open (a wait or copy) and when it began; points inside it name it.
+    /// The operation open (a wait or copy) and when it began; the first message point inside
+    /// it names it.
     open: Option<(u64, Op, u64)>,
+    /// Further message points inside the open wait (an `MPI_Waitall` that completes several
+    /// receives): each a step of its own, with no computation or duration, after the wait.
+    also: Vec<(Op, u64)>,
     /// How deep the open waits and copies nest (only the outermost is a step).
     depth: u32,
     /// The steps so far (their computation and CPU time are set by [`Builder::finish`]).
@@ -173,17 +177,25 @@ impl Builder {
             && let Some((begin, op, bytes)) = self.open.take()
         {
             self.push(begin, t, op, bytes);
+            for (op, bytes) in std::mem::take(&mut self.also) {
+                self.push(t, t, op, bytes);
+            }
         }
     }
 
-    /// A point event: inside an open wait it names that wait (a blocking send, receive or
-    /// collective); outside, it is a step of its own (a non-blocking call).
+    /// A point event: inside an open wait the first names that wait (a blocking send, receive
+    /// or collective) and the others follow it as steps of their own; outside, it is a step of
+    /// its own (a non-blocking call).
     fn point(&mut self, t: u64, op: Op, bytes: u64) {
         if let Some((_, open, open_bytes)) = &mut self.open
             && !matches!(op, Op::RegionBegin { .. } | Op::RegionEnd | Op::Stop)
         {
-            *open = op;
-            *open_bytes = bytes;
+            if matches!(open, Op::Wait { .. } | Op::Copy) {
+                *open = op;
+                *open_bytes = bytes;
+            } else {
+                self.also.push((op, bytes));
+            }
             return;
         }
         self.push(t, t, op, bytes);
