@@ -2,11 +2,13 @@
 //! shorter than a run, made from its execution signature ([`crate::signature`]), that runs
 //! beside the application's conditions and predicts its time there. [`scale`] divides a
 //! signature by K, [`file`] reads and writes the skeleton file, [`run`] executes a threaded
-//! skeleton with real threads and synchronization, [`predict`] turns the skeleton's runs into the
+//! skeleton with real threads and synchronization, [`mpi`] writes an MPI log's skeleton as C +
+//! MPI and runs it under `pp run -- mpirun`, [`predict`] turns the skeleton's runs into the
 //! application's predicted time and lost cycles.
 
 pub mod file;
 pub mod gate;
+pub mod mpi;
 pub mod predict;
 pub mod run;
 pub mod scale;
@@ -130,7 +132,23 @@ pub fn from_log(path: &Path, size: Size) -> Result<(Skeleton, Vec<String>)> {
             sig.threshold
         ));
     }
-    let skeleton = scale::skeleton(&sig, k, &name, wall);
+    let mut skeleton = scale::skeleton(&sig, k, &name, wall);
+    let mut sig = sig;
+    // MPI ranks must keep matching messages and collectives: where the ranks' loops, folded
+    // under the seed's threshold, divide differently, they are folded by their operations alone
+    // (docs/skeletons.md#mpi-skeletons).
+    if mpi::is_mpi(&skeleton)
+        && let Err(e) = mpi::check(&skeleton)
+    {
+        let first = sig.threshold;
+        sig = signature::read(path, Threshold::Fixed(mpi::BY_OPERATIONS))?;
+        skeleton = scale::skeleton(&sig, k, &name, wall);
+        warnings.push(format!(
+            "{name}: at threshold {first}, {e}; the ranks' steps are folded by their operations alone (threshold {}): compression {:.1}",
+            mpi::BY_OPERATIONS,
+            sig.compression()
+        ));
+    }
     warnings.extend(scale::shortest_good(&sig, k, wall));
     Ok((skeleton, warnings))
 }
