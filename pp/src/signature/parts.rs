@@ -94,7 +94,13 @@ impl Regions {
                 if recorded {
                     continue;
                 }
-                if let Some((b, e)) = builders.get(&m).and_then(|b| b.samples_in(r.begin, r.end)) {
+                let Some(builder) = builders.get(&m) else {
+                    continue;
+                };
+                if let Some((b, e)) = builder.samples_in(r.begin, r.end) {
+                    // A wait the member began inside the region and the region's end released
+                    // (OpenMP's implicit barrier) is part of its part: the join follows it.
+                    let e = builder.straddling(r.begin, r.end).map_or(e, |w| w.max(e));
                     out.entry(m).or_default().push((b, e, r.name.clone()));
                 }
             }

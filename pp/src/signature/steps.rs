@@ -125,6 +125,15 @@ impl Builder {
         (hi >= lo + 2).then(|| (self.samples[lo].0, self.samples[hi - 1].0))
     }
 
+    /// The end of the thread's operation that begins in `[begin, end]` and ends after `end`, if
+    /// one does: a team member's wait at a region's closing barrier, which the region's end
+    /// releases.
+    pub fn straddling(&self, begin: u64, end: u64) -> Option<u64> {
+        let i = self.spans.partition_point(|&(b, _)| b <= end);
+        let &(b, e) = self.spans.get(i.checked_sub(1)?)?;
+        (b >= begin && e > end).then_some(e)
+    }
+
     /// The steps, with `parts` (begin, end, region name: this thread's parts of regions other
     /// threads recorded) as `PartBegin`/`PartEnd` steps, each step's computation the wall time
     /// since the previous operation ended and its CPU time the thread's CPU rate between two
