@@ -134,17 +134,22 @@ pub fn from_log(path: &Path, size: Size) -> Result<(Skeleton, Vec<String>)> {
     }
     let mut skeleton = scale::skeleton(&sig, k, &name, wall);
     let mut sig = sig;
-    // MPI ranks must keep matching messages and collectives: where the ranks' loops, folded
-    // under the seed's threshold, divide differently, they are folded by their operations alone
-    // (docs/skeletons.md#mpi-skeletons).
-    if mpi::is_mpi(&skeleton)
-        && let Err(e) = mpi::check(&skeleton)
-    {
+    // MPI ranks must keep matching messages and collectives, threads their barriers: where the
+    // threads' loops, folded under the seed's threshold, divide differently, they are folded by
+    // their operations alone (docs/skeletons.md#mpi-skeletons).
+    let check = |s: &Skeleton| {
+        if mpi::is_mpi(s) {
+            mpi::check(s)
+        } else {
+            run::check(s)
+        }
+    };
+    if let Err(e) = check(&skeleton) {
         let first = sig.threshold;
         sig = signature::read(path, Threshold::Fixed(mpi::BY_OPERATIONS))?;
         skeleton = scale::skeleton(&sig, k, &name, wall);
         warnings.push(format!(
-            "{name}: at threshold {first}, {e}; the ranks' steps are folded by their operations alone (threshold {}): compression {:.1}",
+            "{name}: at threshold {first}, {e}; the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
             mpi::BY_OPERATIONS,
             sig.compression()
         ));
