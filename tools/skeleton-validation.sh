@@ -13,7 +13,7 @@
 # Writes OUT/raw.csv (app,scenario,round,runner,seconds: every run's wall from its pp log),
 # OUT/errors.csv (app,scenario,round,method,predicted,measured,error) and OUT/table.md (per
 # application, scenario and method: median and range of the error; per method: mean |error|),
-# and prints the table. Times are each run's wall as pp reports it (its log's window).
+# and prints the table (TABLE_ONLY=1: only the tables, from OUT/raw.csv). Times are each run's wall as pp reports it (its log's window).
 #
 # Scenarios (SCENARIOS, any of):
 #   hog1     a CPU hog (sh busy loop) on core 0
@@ -59,7 +59,7 @@ case " $APPS " in *" openmp "*) make -s -C examples/openmp build/fft2d ;; esac
 case " $APPS " in *" mpi "*) make -s -C examples/mpi build/fft2d ;; esac
 mkdir -p "$out"
 work=$out/runs
-rm -rf "$work"
+[ -n "${TABLE_ONLY:-}" ] || rm -rf "$work"
 mkdir -p "$work"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=2
 hogs=()
@@ -68,7 +68,8 @@ cleanup() {
   for h in "${hogs[@]}"; do kill "$h" 2>/dev/null || true; done
   if [ "$tbf" = 1 ]; then tc qdisc del dev lo root 2>/dev/null || true; fi
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # With tc and root, the tbf scenario can run.
 can_tbf() { [ "$(id -u)" = 0 ] && command -v tc >/dev/null; }
@@ -139,9 +140,11 @@ run_skel() {
 
 n_of() { sed -n 's/.*-n \([0-9]*\).*/\1/p' <<<"$1"; }
 
-echo "app,scenario,round,runner,seconds" >"$out/raw.csv"
 start=$(date +%s)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
+# TABLE_ONLY=1: no runs; the tables from OUT/raw.csv as it is (a run that was stopped).
+[ -n "${TABLE_ONLY:-}" ] && APPS=
+[ -n "${TABLE_ONLY:-}" ] || echo "app,scenario,round,runner,seconds" >"$out/raw.csv"
 for app in $APPS; do
   case $app in
     rust) n=$(n_of "$RUST_ARGS") ;;
