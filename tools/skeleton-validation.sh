@@ -25,13 +25,18 @@
 #            It throttles every program's loopback traffic while it runs)
 #
 # Lengths (environment): ROUNDS (5), SIZES (skeleton lengths in seconds, "5 2 1 0.5"), and per
-# application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 6000"), OMP_ARGS ("-p 2 -n 256
-# --iters 6000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 2000"); SMALL_N (64): the smaller
+# application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 30000"), OMP_ARGS ("-p 2 -n 256
+# --iters 30000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 2500"), each about 30-60 s on an
+# idle 2-core machine (estimated from the short version's times); SMALL_N (64): the smaller
 # problem's -n (the same iterations). APPS ("rust openmp mpi"). TC_RATE (100mbit).
-# The short version, a few minutes on an idle 2-core machine:
-#   ROUNDS=5 SIZES="0.5 0.25" RUST_ARGS="-p 2 -n 128 --iters 1500" OMP_ARGS="-p 2 -n 128 --iters 1500" \
-#     MPI_ARGS="-n 128 --iters 800" SMALL_N=32 SCENARIOS="hog1 hog2 taskset1 tcp tbf" \
-#     tools/skeleton-validation.sh
+# The full run is predicted (not measured) to take about 2.5 hours on an idle 2-core machine,
+# more where a hog slows an application beyond fair sharing. The short version (15 minutes on
+# the busy 2-core VM of docs/results.md#skeleton-validation-short-version):
+#   ROUNDS=5 SIZES="0.2" APPS="mpi rust openmp" RUST_ARGS="-p 2 -n 256 --iters 400" \
+#     OMP_ARGS="-p 2 -n 256 --iters 400" MPI_ARGS="-n 256 --iters 60" SMALL_N=64 \
+#     SCENARIOS="hog1 hog2 taskset1 tcp" tools/skeleton-validation.sh
+# tbf is left out there: with TC_RATE=100mbit (burst 64kb, latency 50ms) an MPI fft2d that took
+# 1.9 s over TCP had not ended after 5 minutes, and the throttle slows every loopback user.
 #
 # BIN (target/release) holds pp, fft2d and libpp_ompt.so; with the default, they are built
 # when missing (cargo build --release -p pp -p pp-ompt -p fft2d). examples/openmp/build/fft2d
@@ -44,10 +49,10 @@ ROUNDS=${ROUNDS:-5}
 SIZES=${SIZES:-"5 2 1 0.5"}
 APPS=${APPS:-"rust openmp mpi"}
 SCENARIOS=${SCENARIOS:-"hog1 hog2 taskset1 tcp tbf"}
-RUST_ARGS=${RUST_ARGS:-"-p 2 -n 256 --iters 6000"}
-OMP_ARGS=${OMP_ARGS:-"-p 2 -n 256 --iters 6000"}
+RUST_ARGS=${RUST_ARGS:-"-p 2 -n 256 --iters 30000"}
+OMP_ARGS=${OMP_ARGS:-"-p 2 -n 256 --iters 30000"}
 MPI_NP=${MPI_NP:-2}
-MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 2000"}
+MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 2500"}
 SMALL_N=${SMALL_N:-64}
 TC_RATE=${TC_RATE:-100mbit}
 BIN=$(realpath "${BIN:-target/release}")
