@@ -266,3 +266,71 @@ fn pp_signature_prints_the_loops_of_a_log() {
     let err = test_support::error_of(pp!().args(["signature", "--threshold", "1.5"]).arg(&log));
     assert_eq!(err.trim_end(), "Error: --threshold: 1.5 is not in [0, 1)");
 }
+
+#[test]
+fn every_receive_a_waitall_completes_is_a_step() {
+    // One wait completing three receives (MPI_Waitall after three MPI_Irecv): the first names
+    // the wait (its 500 ns), the other two follow with no computation and no duration.
+    let text = "pplog 1 p=4\n0 0 start\n1000 0 wait_begin recv\n1200 0 recv 1 0 64\n\
+                1300 0 recv 2 0 64\n1500 0 recv 3 0 64\n1500 0 wait_end recv\n1600 0 stop\n";
+    let s = signature_of(text, Threshold::Fixed(0.0));
+    let t = &s.threads[0];
+    let ops: Vec<(Op, f64, f64)> = t
+        .entries
+        .iter()
+        .map(|e| match e {
+            Entry::Step(c) => {
+                let c = &t.clusters[*c as usize];
+                (c.op.clone(), c.mean_compute_ns(), c.mean_op_ns())
+            }
+            Entry::Loop { .. } => panic!("no loop expected: {e:?}"),
+        })
+        .collect();
+    let recv = |peer| Op::Recv { peer, tag: 0 };
+    assert_eq!(
+        ops,
+        vec![
+            (recv(1), 1000.0, 500.0),
+            (recv(2), 0.0, 0.0),
+            (recv(3), 0.0, 0.0),
+            (Op::Stop, 100.0, 0.0),
+        ]
+    );
+}
+
+#[test]
+fn a_members_barrier_that_the_regions_end_releases_is_inside_its_part() {
+    // OpenMP's implicit barrier: thread 0 opens region r, both threads wait at its barrier, and
+    // thread 1's wait ends after thread 0's region_end (the end released it). Thread 1, which
+    // records no region, has its part begin at its first sample in the region and end after
+    // that wait, so that its skeleton joins after the barrier, as thread 0's region_end does
+    // (a part_end before it would wait at the join while thread 0 waits at the barrier).
+    let text = "pplog 1 p=2\n0 0 start\n0 1 start\n\
+        1000 0 region_begin 1 r\n1010 1 cpu 0\n\
+        4990 1 cpu 3980\n5000 0 wait_begin barrier\n5000 1 wait_begin barrier\n\
+        6000 0 wait_end barrier\n6010 0 region_end 1\n6050 1 wait_end barrier\n\
+        7000 0 stop\n7000 1 cpu 4000\n7000 1 stop\n";
+    let s = signature_of(text, Threshold::Fixed(0.0));
+    let t = &s.threads[1];
+    let ops: Vec<Op> = t
+        .entries
+        .iter()
+        .map(|e| match e {
+            Entry::Step(c) => t.clusters[*c as usize].op.clone(),
+            Entry::Loop { .. } => panic!("no loop expected: {e:?}"),
+        })
+        .collect();
+    let barrier = Op::Wait {
+        kind: "barrier".into(),
+        object: None,
+    };
+    assert_eq!(
+        ops,
+        vec![
+            Op::PartBegin { name: "r".into() },
+            barrier,
+            Op::PartEnd,
+            Op::Stop
+        ]
+    );
+}

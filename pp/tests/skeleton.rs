@@ -406,13 +406,18 @@ fn bad_input_is_refused_in_one_line() {
         err.contains("field thread") && err.contains("p = 2"),
         "{err}"
     );
-    // An MPI skeleton is not run as threads.
+    // An MPI skeleton whose message no rank receives would never end: refused before it is
+    // built.
     let dir = skeleton_dir(
         "skeleton-mpi",
         "thread 0\nstep cpu_ns=1 wall_ns=1 op_ns=0 bytes=8 send peer=1 tag=0\n",
     );
     let err = error_of(pp!().args(["skeleton", "run"]).arg(&dir));
-    assert!(err.contains("MPI skeleton"), "{err}");
+    assert!(
+        err.contains("rank 0 sends 1 messages to rank 1 with tag 0 but rank 1 receives 0")
+            && err.contains("would not end"),
+        "{err}"
+    );
     // A line that is no step, loop or thread.
     let dir = skeleton_dir(
         "skeleton-unknown",

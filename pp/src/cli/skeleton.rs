@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow, bail};
 use pp::log::LogReader;
 use pp::profile::{Profile, profile_log};
-use pp::skeleton::{self, Size, file, predict, run};
+use pp::skeleton::{self, Size, file, mpi, predict, run};
 
 #[derive(Debug, clap::Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -32,10 +32,14 @@ pub struct SkeletonArgs {
 
 #[derive(Debug, clap::Subcommand)]
 enum SkeletonCommand {
-    /// Run a threaded skeleton, recording its log ($PP_LOG, else ./pp.log).
+    /// Run a skeleton, recording its log ($PP_LOG, else ./pp.log): a threaded one with threads,
+    /// an MPI one built with make and run under pp run -- mpirun -np P.
     Run {
         /// The skeleton's directory (or its skeleton.txt).
         dir: PathBuf,
+        /// Options for mpirun (an MPI skeleton), given after `--`: `-- --mca btl tcp,self`.
+        #[arg(last = true)]
+        mpirun: Vec<String>,
     },
     /// Predict the application's time and lost cycles under a condition from the skeleton's.
     Predict {
@@ -56,8 +60,26 @@ enum SkeletonCommand {
 
 pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
     match &args.command {
-        Some(SkeletonCommand::Run { dir }) => {
+        Some(SkeletonCommand::Run { dir, mpirun }) => {
             let s = file::read(dir)?;
+            if mpi::is_mpi(&s) {
+                let dir = if dir.is_dir() {
+                    dir.clone()
+                } else {
+                    dir.parent().map(Path::to_path_buf).unwrap_or_default()
+                };
+                let status =
+                    mpi::run(&dir, &s, mpirun).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+                if !status.success() {
+                    bail!("pp skeleton run: pp run -- mpirun exited with {status}");
+                }
+                return Ok(());
+            }
+            if !mpirun.is_empty() {
+                bail!(
+                    "pp skeleton run: options after `--` are for mpirun, and this skeleton is threaded"
+                );
+            }
             let r = run::run(&s)?;
             for w in &r.warnings {
                 eprintln!("pp: warning: {w}");
@@ -109,13 +131,25 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
                 (None, None) => bail!("pp skeleton: --scale K or --time T is required"),
             };
             let (s, warnings) = skeleton::from_log(log, size)?;
+            let mpi = mpi::is_mpi(&s);
+            if mpi {
+                mpi::check(&s).map_err(|e| anyhow!("{}: {e}", log.display()))?;
+            }
             file::write(out, &s, args.force)?;
+            if mpi {
+                mpi::write(out, &s)?;
+            }
             for w in &warnings {
                 eprintln!("pp: warning: {w}");
             }
             eprintln!(
-                "pp skeleton: wrote {}: K = {:.2}, threshold {}, compression {:.1}, about {:.3} s",
+                "pp skeleton: wrote {}{}: K = {:.2}, threshold {}, compression {:.1}, about {:.3} s",
                 out.join(file::NAME).display(),
+                if mpi {
+                    format!(", {} and Makefile (make -C DIR)", mpi::SOURCE)
+                } else {
+                    String::new()
+                },
                 s.k,
                 s.threshold,
                 s.compression,

@@ -1,7 +1,7 @@
 //! A team member's part of a region another thread recorded (docs/skeletons.md#steps): the Rust
 //! recorder's `Team` records `region_begin`/`region_end` on one thread, and every member samples
 //! its CPU clock where its part begins and ends. A member that recorded no `region_begin` of
-//! its own inside the region gets a `part_begin NAME` step at its first sample inside the region
+//! its own overlapping the region gets a `part_begin NAME` step at its first sample inside the region
 //! and a `part_end` step at its last, so that its steps show the fork and join it took part in.
 
 use std::collections::{BTreeMap, HashMap};
@@ -26,7 +26,9 @@ pub struct Regions {
     /// Regions open, by opener and id (their `end` not known yet).
     open: HashMap<(ThreadId, u64), Region>,
     closed: Vec<Region>,
-    own: HashMap<ThreadId, Vec<u64>>,
+    /// Per thread, the regions it recorded itself: (begin, end), `end` the log's last time while
+    /// open.
+    own: HashMap<ThreadId, Vec<(u64, u64)>>,
 }
 
 impl Regions {
@@ -44,10 +46,15 @@ impl Regions {
                     end: e.t,
                 };
                 self.open.insert((e.thread, id), region);
-                self.own.entry(e.thread).or_default().push(e.t);
+                self.own.entry(e.thread).or_default().push((e.t, u64::MAX));
             }
             EventKind::RegionEnd { id } => {
                 if let Some(region) = self.open.remove(&(e.thread, id)) {
+                    if let Some(own) = self.own.get_mut(&e.thread)
+                        && let Some(o) = own.iter_mut().rev().find(|o| o.0 == region.begin)
+                    {
+                        o.1 = e.t;
+                    }
                     self.closed.push(Region { end: e.t, ..region });
                 }
             }
@@ -56,8 +63,9 @@ impl Regions {
     }
 
     /// Per thread, its parts `(begin, end, region name)` of regions other threads recorded,
-    /// from its `cpu` samples; threads that recorded a `region_begin` inside a region have no
-    /// part of it.
+    /// from its `cpu` samples; threads that recorded a region of their own overlapping it (one
+    /// begun inside it, or an MPI rank's `mpi` region, which every rank records) have no part of
+    /// it.
     pub fn parts(
         mut self,
         p: u32,
@@ -77,14 +85,22 @@ impl Regions {
                 }
             };
             for &m in team.iter().filter(|&&m| m != r.opener) {
+                // The member's own region begun last before the region's end, if it reaches
+                // into the region.
                 let recorded = self.own.get(&m).is_some_and(|own| {
-                    let i = own.partition_point(|&t| t < r.begin);
-                    own.get(i).is_some_and(|&t| t <= r.end)
+                    let i = own.partition_point(|&(b, _)| b <= r.end);
+                    i > 0 && own[i - 1].1 >= r.begin
                 });
                 if recorded {
                     continue;
                 }
-                if let Some((b, e)) = builders.get(&m).and_then(|b| b.samples_in(r.begin, r.end)) {
+                let Some(builder) = builders.get(&m) else {
+                    continue;
+                };
+                if let Some((b, e)) = builder.samples_in(r.begin, r.end) {
+                    // A wait the member began inside the region and the region's end released
+                    // (OpenMP's implicit barrier) is part of its part: the join follows it.
+                    let e = builder.straddling(r.begin, r.end).map_or(e, |w| w.max(e));
                     out.entry(m).or_default().push((b, e, r.name.clone()));
                 }
             }

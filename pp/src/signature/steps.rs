@@ -54,8 +54,12 @@ pub struct Step {
 pub struct Builder {
     /// When the thread's previous operation ended (its start before the first).
     last_end: Option<u64>,
-    /// The operation open (a wait or copy) and when it began; points inside it name it.
+    /// The operation open (a wait or copy) and when it began; the first message point inside
+    /// it names it.
     open: Option<(u64, Op, u64)>,
+    /// Further message points inside the open wait (an `MPI_Waitall` that completes several
+    /// receives): each a step of its own, with no computation or duration, after the wait.
+    also: Vec<(Op, u64)>,
     /// How deep the open waits and copies nest (only the outermost is a step).
     depth: u32,
     /// The steps so far (their computation and CPU time are set by [`Builder::finish`]).
@@ -121,6 +125,15 @@ impl Builder {
         (hi >= lo + 2).then(|| (self.samples[lo].0, self.samples[hi - 1].0))
     }
 
+    /// The end of the thread's operation that begins in `[begin, end]` and ends after `end`, if
+    /// one does: a team member's wait at a region's closing barrier, which the region's end
+    /// releases.
+    pub fn straddling(&self, begin: u64, end: u64) -> Option<u64> {
+        let i = self.spans.partition_point(|&(b, _)| b <= end);
+        let &(b, e) = self.spans.get(i.checked_sub(1)?)?;
+        (b >= begin && e > end).then_some(e)
+    }
+
     /// The steps, with `parts` (begin, end, region name: this thread's parts of regions other
     /// threads recorded) as `PartBegin`/`PartEnd` steps, each step's computation the wall time
     /// since the previous operation ended and its CPU time the thread's CPU rate between two
@@ -173,17 +186,25 @@ impl Builder {
             && let Some((begin, op, bytes)) = self.open.take()
         {
             self.push(begin, t, op, bytes);
+            for (op, bytes) in std::mem::take(&mut self.also) {
+                self.push(t, t, op, bytes);
+            }
         }
     }
 
-    /// A point event: inside an open wait it names that wait (a blocking send, receive or
-    /// collective); outside, it is a step of its own (a non-blocking call).
+    /// A point event: inside an open wait the first names that wait (a blocking send, receive
+    /// or collective) and the others follow it as steps of their own; outside, it is a step of
+    /// its own (a non-blocking call).
     fn point(&mut self, t: u64, op: Op, bytes: u64) {
         if let Some((_, open, open_bytes)) = &mut self.open
             && !matches!(op, Op::RegionBegin { .. } | Op::RegionEnd | Op::Stop)
         {
-            *open = op;
-            *open_bytes = bytes;
+            if matches!(open, Op::Wait { .. } | Op::Copy) {
+                *open = op;
+                *open_bytes = bytes;
+            } else {
+                self.also.push((op, bytes));
+            }
             return;
         }
         self.push(t, t, op, bytes);

@@ -2,11 +2,13 @@
 //! shorter than a run, made from its execution signature ([`crate::signature`]), that runs
 //! beside the application's conditions and predicts its time there. [`scale`] divides a
 //! signature by K, [`file`] reads and writes the skeleton file, [`run`] executes a threaded
-//! skeleton with real threads and synchronization, [`predict`] turns the skeleton's runs into the
+//! skeleton with real threads and synchronization, [`mpi`] writes an MPI log's skeleton as C +
+//! MPI and runs it under `pp run -- mpirun`, [`predict`] turns the skeleton's runs into the
 //! application's predicted time and lost cycles.
 
 pub mod file;
 pub mod gate;
+pub mod mpi;
 pub mod predict;
 pub mod run;
 pub mod scale;
@@ -121,16 +123,37 @@ pub fn from_log(path: &Path, size: Size) -> Result<(Skeleton, Vec<String>)> {
         Size::Scale(k) => k,
         Size::Time(t) => (wall as f64 / (t * 1e9)).max(1.0),
     };
-    let sig = signature::read(path, Threshold::Target(k / 2.0))?;
+    let mut sig = signature::read(path, Threshold::Target(k / 2.0))?;
     let mut warnings = Vec::new();
-    if let Some((q, false)) = sig.target {
+    let mut skeleton = scale::skeleton(&sig, k, &name, wall);
+    // MPI ranks must keep matching messages and collectives, threads their barriers: where the
+    // threads' loops, folded under the seed's threshold, divide differently, they are folded by
+    // their operations alone (docs/skeletons.md#mpi-skeletons).
+    let check = |s: &Skeleton| {
+        if mpi::is_mpi(s) {
+            mpi::check(s)
+        } else {
+            run::check(s)
+        }
+    };
+    if let Err(e) = check(&skeleton) {
+        let first = sig.threshold;
+        sig = signature::read(path, Threshold::Fixed(mpi::BY_OPERATIONS))?;
+        skeleton = scale::skeleton(&sig, k, &name, wall);
         warnings.push(format!(
-            "{name}: the signature does not compress the run by Q = K/2 = {q} at any threshold (it does by {:.1} at {}): the skeleton keeps more steps than the seed's rule asks",
+            "{name}: at threshold {first}, {e}; the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
+            mpi::BY_OPERATIONS,
+            sig.compression()
+        ));
+    }
+    if sig.compression() < k / 2.0 {
+        warnings.push(format!(
+            "{name}: the signature does not compress the run by Q = K/2 = {} at any threshold (it does by {:.1} at {}): the skeleton keeps more steps than the seed's rule asks",
+            k / 2.0,
             sig.compression(),
             sig.threshold
         ));
     }
-    let skeleton = scale::skeleton(&sig, k, &name, wall);
     warnings.extend(scale::shortest_good(&sig, k, wall));
     Ok((skeleton, warnings))
 }

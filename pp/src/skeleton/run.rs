@@ -117,7 +117,7 @@ pub fn check(s: &Skeleton) -> Result<()> {
         .any(|t| t.items.iter().any(|i| i.count(&mpi) > 0))
     {
         bail!(
-            "the skeleton has message operations (send, recv, coll): it is an MPI skeleton, and generating its C + MPI program is not built yet (docs/skeletons.md#not-built-yet)"
+            "the skeleton has message operations (send, recv, coll): it is an MPI skeleton, which runs as MPI ranks (skeleton::mpi::run; docs/skeletons.md#mpi-skeletons)"
         );
     }
     let mut objects: BTreeSet<Option<String>> = BTreeSet::new();

@@ -1,0 +1,515 @@
+//! The C + MPI skeleton of an MPI log (docs/skeletons.md#mpi-skeletons): `DIR/skeleton.c`, one
+//! function per rank that follows its divided signature (loops as `for` loops, computation
+//! spinning on the thread CPU clock, the same messages to the same peers with their bytes / K,
+//! the same collectives), and a `Makefile` that builds it with `mpicc`. `pp skeleton run DIR`
+//! builds it and runs it under `pp run -- mpirun`, whose PMPI tracer records its log.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+use anyhow::{Context, Result, bail};
+
+use super::{Item, SkelStep, Skeleton};
+use crate::signature::Op;
+
+/// The C file's name in a skeleton's directory.
+pub const SOURCE: &str = "skeleton.c";
+
+/// The program `make` builds from it.
+pub const PROGRAM: &str = "skeleton";
+
+/// The threshold at which an MPI log's steps are clustered by their operations alone (any two
+/// computations and byte counts are alike), when the seed's threshold divides the ranks' loops
+/// differently.
+pub const BY_OPERATIONS: f64 = 1.0;
+
+/// Sends left outstanding before the skeleton completes them all (`MPI_Waitall`).
+pub const PENDING: usize = 1024;
+
+/// The Makefile written beside the source.
+pub const MAKEFILE: &str = "\
+# pp skeleton (docs/skeletons.md#mpi-skeletons): make builds the skeleton with the MPI compiler
+# wrapper; pp skeleton run DIR builds it and runs it under pp run -- mpirun.
+MPICC ?= mpicc
+CFLAGS ?= -O2
+skeleton: skeleton.c
+\t$(MPICC) $(CFLAGS) -std=c11 -Wall -o $@ skeleton.c
+";
+
+/// Whether `s` has message operations: an MPI log's skeleton.
+pub fn is_mpi(s: &Skeleton) -> bool {
+    let mpi = |st: &SkelStep| matches!(st.op, Op::Send { .. } | Op::Recv { .. } | Op::Coll { .. });
+    s.threads
+        .iter()
+        .any(|t| t.items.iter().any(|i| i.count(&mpi) > 0))
+}
+
+/// Calls `f` with every step of `items` and how many times it runs.
+fn walk(items: &[Item], times: u64, f: &mut impl FnMut(&SkelStep, u64)) {
+    for i in items {
+        match i {
+            Item::Step(s) => f(s, times),
+            Item::Loop { count, body } => walk(body, times.saturating_mul(*count), f),
+        }
+    }
+}
+
+/// The largest byte count a step of `s` moves (the buffers are this × p).
+fn largest(s: &Skeleton) -> u64 {
+    let mut most = 0;
+    for t in &s.threads {
+        walk(&t.items, 1, &mut |st, _| most = most.max(st.bytes));
+    }
+    most
+}
+
+/// Checks that `s` can run as MPI ranks: a rank per thread (no OpenMP regions), peers among the
+/// ranks, every message sent as often as it is received, every rank in the same collectives as
+/// often, and buffers an `int` can count.
+pub fn check(s: &Skeleton) -> Result<()> {
+    let mut sent: BTreeMap<(u32, u32, u32), u64> = BTreeMap::new();
+    let mut received: BTreeMap<(u32, u32, u32), u64> = BTreeMap::new();
+    let mut colls: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
+    let mut problem = None;
+    for t in &s.threads {
+        if t.thread >= s.p {
+            bail!("thread {} is not a rank below p = {}", t.thread, s.p);
+        }
+        walk(&t.items, 1, &mut |st, n| match &st.op {
+            Op::Send { peer, tag } | Op::Recv { peer, tag } if *peer >= s.p => {
+                problem.get_or_insert(format!(
+                    "rank {}: a message with rank {peer}, not below p = {} (tag {tag})",
+                    t.thread, s.p
+                ));
+            }
+            Op::Send { peer, tag } => *sent.entry((t.thread, *peer, *tag)).or_default() += n,
+            Op::Recv { peer, tag } => *received.entry((*peer, t.thread, *tag)).or_default() += n,
+            Op::Coll { .. } => {}
+            Op::RegionBegin { name } | Op::PartBegin { name } if name != "mpi" => {
+                problem.get_or_insert(format!(
+                    "thread {}: region {name} (an OpenMP thread of a hybrid run): skeletons of hybrid MPI + OpenMP logs are not built",
+                    t.thread
+                ));
+            }
+            _ => {}
+        });
+        if let Some(p) = problem.take() {
+            bail!("{p}");
+        }
+    }
+    for t in &s.threads {
+        let mut mine: BTreeMap<String, u64> = BTreeMap::new();
+        walk(&t.items, 1, &mut |st, n| {
+            if let Op::Coll { op, .. } = &st.op {
+                *mine.entry(op.clone()).or_default() += n;
+            }
+        });
+        for (op, n) in mine {
+            colls.entry(op).or_default().insert(t.thread, n);
+        }
+    }
+    for (key, n) in &sent {
+        let got = received.get(key).copied().unwrap_or(0);
+        if got != *n {
+            bail!(
+                "rank {} sends {n} messages to rank {} with tag {} but rank {} receives {got}: the ranks' loops were divided differently, and the skeleton would not end",
+                key.0,
+                key.1,
+                key.2,
+                key.1
+            );
+        }
+    }
+    if let Some((key, n)) = received.iter().find(|(k, _)| !sent.contains_key(k)) {
+        bail!(
+            "rank {} receives {n} messages from rank {} with tag {} that rank {} never sends: the skeleton would not end",
+            key.1,
+            key.0,
+            key.2,
+            key.0
+        );
+    }
+    let ranks: Vec<u32> = s.threads.iter().map(|t| t.thread).collect();
+    for (op, per) in &colls {
+        let counts: Vec<u64> = ranks
+            .iter()
+            .map(|r| per.get(r).copied().unwrap_or(0))
+            .collect();
+        if counts.windows(2).any(|w| w[0] != w[1]) {
+            bail!(
+                "collective {op}: the ranks take part different numbers of times ({}): the skeleton would not end",
+                ranks
+                    .iter()
+                    .zip(&counts)
+                    .map(|(r, c)| format!("rank {r}: {c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+    }
+    let buffer = u128::from(largest(s)) * u128::from(s.p.max(1));
+    if buffer > i32::MAX as u128 {
+        bail!(
+            "a step moves {} bytes: with p = {} the skeleton's buffers would pass 2 GiB (MPI counts are int); a larger --scale divides them",
+            largest(s),
+            s.p
+        );
+    }
+    Ok(())
+}
+
+/// The C source of `s` (checked by [`check`] first).
+pub fn source(s: &Skeleton) -> String {
+    let p = s.p.max(1);
+    let buffer = (largest(s) * u64::from(p)).max(1);
+    let mut c = String::new();
+    let _ = write!(
+        c,
+        r#"/* pp skeleton (docs/skeletons.md#mpi-skeletons), K = {k}, of {log}.
+ * Build: make -C DIR. Run: pp skeleton run DIR (pp run -- mpirun -np {p} DIR/skeleton). */
+#define _POSIX_C_SOURCE 200809L
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define P {p}
+#define BUFFER {buffer}
+#define PENDING {PENDING}
+#define W MPI_COMM_WORLD
+
+static char *out, *in;
+static MPI_Request pending[PENDING];
+static int npending;
+
+static long long cpu_ns(void) {{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}}
+
+/* Computation: spin on the thread's CPU clock (never sleep). */
+static void spin(long long ns) {{
+    if (ns <= 0) return;
+    long long end = cpu_ns() + ns;
+    while (cpu_ns() < end) {{
+    }}
+}}
+
+/* A wait whose partner is not in the skeleton: its time. */
+static inline void pause_ns(long long ns) {{
+    struct timespec t = {{ns / 1000000000LL, ns % 1000000000LL}};
+    nanosleep(&t, NULL);
+}}
+
+/* Every send outstanding completes. */
+static void complete(void) {{
+    MPI_Waitall(npending, pending, MPI_STATUSES_IGNORE);
+    npending = 0;
+}}
+
+static void snd(int peer, int tag, int bytes) {{
+    if (npending == PENDING) complete();
+    MPI_Isend(out, bytes, MPI_BYTE, peer, tag, W, &pending[npending++]);
+}}
+
+static void rcv(int peer, int tag) {{
+    MPI_Recv(in, BUFFER, MPI_BYTE, peer, tag, W, MPI_STATUS_IGNORE);
+}}
+"#,
+        k = s.k,
+        log = s.source_log.replace("*/", "* /"),
+    );
+    for t in &s.threads {
+        let _ = writeln!(c, "\nstatic void rank_{}(void) {{", t.thread);
+        body(&mut c, &t.items, 1, 0);
+        let _ = writeln!(c, "}}");
+    }
+    let _ = write!(
+        c,
+        r#"
+int main(int argc, char **argv) {{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(W, &rank);
+    MPI_Comm_size(W, &size);
+    if (size != P) {{
+        if (rank == 0) fprintf(stderr, "skeleton: made for %d ranks, run with %d (mpirun -np %d)\n", P, size, P);
+        MPI_Finalize();
+        return 2;
+    }}
+    out = calloc(BUFFER, 1);
+    in = calloc(BUFFER, 1);
+    if (!out || !in) {{
+        fprintf(stderr, "skeleton: rank %d: cannot allocate 2 x %lld bytes\n", rank, (long long)BUFFER);
+        MPI_Abort(W, 2);
+    }}
+    switch (rank) {{
+"#
+    );
+    for t in &s.threads {
+        let _ = writeln!(c, "    case {0}: rank_{0}(); break;", t.thread);
+    }
+    let _ = write!(
+        c,
+        r#"    default: break;
+    }}
+    complete();
+    free(out);
+    free(in);
+    MPI_Finalize();
+    return 0;
+}}
+"#
+    );
+    c
+}
+
+fn body(c: &mut String, items: &[Item], depth: usize, var: usize) {
+    let pad = "    ".repeat(depth);
+    for i in items {
+        match i {
+            Item::Step(st) => {
+                if st.cpu_ns > 0 {
+                    let _ = writeln!(c, "{pad}spin({});", st.cpu_ns);
+                }
+                if let Some(call) = call(st) {
+                    let _ = writeln!(c, "{pad}{call}");
+                }
+            }
+            Item::Loop { count, body: b } => {
+                let _ = writeln!(
+                    c,
+                    "{pad}for (long long i{var} = 0; i{var} < {count}LL; i{var}++) {{"
+                );
+                body(c, b, depth + 1, var + 1);
+                let _ = writeln!(c, "{pad}}}");
+            }
+        }
+    }
+}
+
+/// The C statement of a step's operation, if it has one.
+fn call(st: &SkelStep) -> Option<String> {
+    let b = st.bytes;
+    Some(match &st.op {
+        Op::Send { peer, tag } => format!("snd({peer}, {tag}, {b});"),
+        Op::Recv { peer, tag } => format!("rcv({peer}, {tag});"),
+        Op::Coll { op, root } => {
+            let r = root.unwrap_or(0);
+            match op.as_str() {
+                "barrier" => "MPI_Barrier(W);".into(),
+                "bcast" => format!("MPI_Bcast(in, {b}, MPI_BYTE, {r}, W);"),
+                "reduce" => format!("MPI_Reduce(out, in, {b}, MPI_BYTE, MPI_BOR, {r}, W);"),
+                "allreduce" => format!("MPI_Allreduce(out, in, {b}, MPI_BYTE, MPI_BOR, W);"),
+                "scan" => format!("MPI_Scan(out, in, {b}, MPI_BYTE, MPI_BOR, W);"),
+                "exscan" => format!("MPI_Exscan(out, in, {b}, MPI_BYTE, MPI_BOR, W);"),
+                "reduce_scatter" | "reduce_scatter_block" => {
+                    format!("MPI_Reduce_scatter_block(out, in, {b} / P, MPI_BYTE, MPI_BOR, W);")
+                }
+                "alltoall" | "alltoallv" => {
+                    format!("MPI_Alltoall(out, {b} / P, MPI_BYTE, in, {b} / P, MPI_BYTE, W);")
+                }
+                "allgather" | "allgatherv" => {
+                    format!("MPI_Allgather(out, {b}, MPI_BYTE, in, {b}, MPI_BYTE, W);")
+                }
+                "gather" | "gatherv" => {
+                    format!("MPI_Gather(out, {b}, MPI_BYTE, in, {b}, MPI_BYTE, {r}, W);")
+                }
+                "scatter" | "scatterv" => {
+                    format!("MPI_Scatter(out, {b}, MPI_BYTE, in, {b}, MPI_BYTE, {r}, W);")
+                }
+                other => format!("MPI_Barrier(W); /* {} */", other.replace("*/", "* /")),
+            }
+        }
+        // A collective's wait (the barrier wait the tracer records after it): the collective
+        // above it waited.
+        Op::Wait { kind, object } if kind == "barrier" && object.is_some() => return None,
+        // An MPI_Waitall that completed sends only (or an MPI_Probe).
+        Op::Wait { kind, .. } if kind == "recv" || kind == "send" => "complete();".into(),
+        Op::Wait { .. } => format!("pause_ns({});", st.op_ns),
+        Op::Copy => format!("memcpy(in, out, {b});"),
+        Op::RegionBegin { .. } | Op::RegionEnd | Op::PartBegin { .. } | Op::PartEnd | Op::Stop => {
+            return None;
+        }
+    })
+}
+
+/// Writes `DIR/skeleton.c` and `DIR/Makefile` for `s` (after [`check`]).
+pub fn write(dir: &Path, s: &Skeleton) -> Result<()> {
+    check(s)?;
+    for (name, text) in [(SOURCE, source(s)), ("Makefile", MAKEFILE.to_string())] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Builds the skeleton in `dir` (`make -C DIR`) and runs it under `pp run -- mpirun -np P`
+/// (with Open MPI's `--oversubscribe`, and `mpirun_args` before the program), which records its
+/// log ($PP_LOG, else ./pp.log). Returns `pp run`'s status.
+pub fn run(dir: &Path, s: &Skeleton, mpirun_args: &[String]) -> Result<ExitStatus> {
+    check(s)?;
+    let make = Command::new("make")
+        .arg("-s")
+        .arg("-C")
+        .arg(dir)
+        .arg(PROGRAM)
+        .status()
+        .context("make: cannot run it (an MPI skeleton is built with make and mpicc)")?;
+    if !make.success() {
+        bail!(
+            "make -C {}: failed ({make}): is mpicc installed (tools/system-packages.sh)?",
+            dir.display()
+        );
+    }
+    let program: PathBuf = std::path::absolute(dir.join(PROGRAM))
+        .with_context(|| format!("{}: cannot resolve", dir.display()))?;
+    let open_mpi = Command::new("mpirun")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("Open MPI"))
+        .unwrap_or(false);
+    let pp = std::env::current_exe().context("cannot find pp's own program")?;
+    let mut command = Command::new(pp);
+    command
+        .arg("run")
+        .arg("--param")
+        .arg("skeleton=1")
+        .arg("--param")
+        .arg(format!("k={}", s.k))
+        .arg("--")
+        .arg("mpirun");
+    if open_mpi {
+        command.arg("--oversubscribe");
+    }
+    command
+        .arg("-np")
+        .arg(s.p.to_string())
+        .args(mpirun_args)
+        .arg(&program);
+    command
+        .status()
+        .context("pp run: cannot start it for the skeleton")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::skeleton::ThreadProgram;
+
+    fn step(cpu_ns: u64, bytes: u64, op: Op) -> Item {
+        Item::Step(SkelStep {
+            cpu_ns,
+            wall_ns: cpu_ns,
+            op_ns: 0,
+            bytes,
+            op,
+        })
+    }
+
+    fn skeleton(threads: Vec<Vec<Item>>) -> Skeleton {
+        Skeleton {
+            k: 4.0,
+            p: threads.len() as u32,
+            source_log: "app.log".into(),
+            source_wall_ns: 1_000_000,
+            threshold: 0.05,
+            compression: 10.0,
+            threads: threads
+                .into_iter()
+                .enumerate()
+                .map(|(t, items)| ThreadProgram {
+                    thread: t as u32,
+                    items,
+                })
+                .collect(),
+        }
+    }
+
+    fn exchange(me: u32, peer: u32, count: u64) -> Vec<Item> {
+        vec![
+            Item::Loop {
+                count,
+                body: vec![
+                    step(1000, 4096, Op::Send { peer, tag: 7 }),
+                    step(10, 4096, Op::Recv { peer, tag: 7 }),
+                ],
+            },
+            step(
+                5,
+                8,
+                Op::Coll {
+                    op: "allreduce".into(),
+                    root: None,
+                },
+            ),
+            step(
+                0,
+                0,
+                Op::Wait {
+                    kind: "barrier".into(),
+                    object: Some("allreduce".into()),
+                },
+            ),
+            step(me as u64, 0, Op::Stop),
+        ]
+    }
+
+    #[test]
+    fn the_source_follows_each_ranks_program() {
+        let s = skeleton(vec![exchange(0, 1, 5), exchange(1, 0, 5)]);
+        check(&s).unwrap();
+        let c = source(&s);
+        assert!(c.contains("#define P 2\n#define BUFFER 8192\n"), "{c}");
+        assert!(
+            c.contains(
+                "static void rank_0(void) {\n    for (long long i0 = 0; i0 < 5LL; i0++) {\n        spin(1000);\n        snd(1, 7, 4096);\n        spin(10);\n        rcv(1, 7);\n    }\n    spin(5);\n    MPI_Allreduce(out, in, 8, MPI_BYTE, MPI_BOR, W);\n}\n"
+            ),
+            "{c}"
+        );
+        assert!(c.contains("spin(1);\n}\n"), "rank 1's stop spins 1 ns: {c}");
+        assert!(c.contains("case 1: rank_1(); break;"), "{c}");
+    }
+
+    #[test]
+    fn unmatched_messages_and_collectives_are_refused() {
+        let s = skeleton(vec![exchange(0, 1, 5), exchange(1, 0, 4)]);
+        let e = check(&s).unwrap_err().to_string();
+        assert!(
+            e.starts_with("rank 0 sends 5 messages to rank 1 with tag 7 but rank 1 receives 4"),
+            "{e}"
+        );
+        let mut one = exchange(1, 0, 5);
+        one.remove(1);
+        let e = check(&skeleton(vec![exchange(0, 1, 5), one]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "collective allreduce: the ranks take part different numbers of times (rank 0: 1, rank 1: 0): the skeleton would not end"
+        );
+    }
+
+    #[test]
+    fn a_hybrid_runs_regions_are_refused() {
+        let mut zero = exchange(0, 1, 1);
+        zero.insert(
+            0,
+            step(
+                0,
+                0,
+                Op::RegionBegin {
+                    name: "parallel".into(),
+                },
+            ),
+        );
+        let e = check(&skeleton(vec![zero, exchange(1, 0, 1)]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hybrid MPI + OpenMP"), "{e}");
+    }
+}

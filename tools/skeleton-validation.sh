@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# The validation of performance skeletons (issue 35; docs/skeletons.md, seed 003): for each
+# application (the Rust fft2d, the OpenMP fft2d, the MPI fft2d with --transpose p2p), skeletons
+# of several lengths are made from a first dedicated run; then ROUNDS rounds each run, one after
+# the other, the application, its skeletons and a smaller problem, dedicated and under each
+# scenario, and every skeleton predicts the application's time under the scenario from the same
+# round: T_app' = T_skel' x T_app / T_skel (pp skeleton predict's rule). Beside them the seed's
+# two baselines: the average slowdown of the other applications of the suite under the scenario,
+# and the application at a smaller problem size used as its skeleton.
+#
+#   tools/skeleton-validation.sh [OUT]            # OUT: default target/skeleton-validation
+#
+# Writes OUT/raw.csv (app,scenario,round,runner,seconds: every run's wall from its pp log),
+# OUT/errors.csv (app,scenario,round,method,predicted,measured,error) and OUT/table.md (per
+# application, scenario and method: median and range of the error; per method: mean |error|),
+# and prints the table (TABLE_ONLY=1: only the tables, from OUT/raw.csv). Times are each run's wall as pp reports it (its log's window).
+#
+# Scenarios (SCENARIOS, any of):
+#   hog1     a CPU hog (sh busy loop) on core 0
+#   hog2     a hog on each of cores 0 and 1
+#   taskset1 the run confined to core 0 (taskset -c 0)
+#   tcp      MPI only: over TCP loopback (--mca btl tcp,self) instead of shared memory
+#   tbf      MPI only: over TCP loopback throttled to TC_RATE (tc qdisc add dev lo root tbf;
+#            needs root and tc; the qdisc is removed on exit, whatever happens, by a trap.
+#            It throttles every program's loopback traffic while it runs)
+#
+# Lengths (environment): ROUNDS (5), SIZES (skeleton lengths in seconds, "5 2 1 0.5"), and per
+# application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 30000"), OMP_ARGS ("-p 2 -n 256
+# --iters 30000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 2500"), each about 30-60 s on an
+# idle 2-core machine (estimated from the short version's times); SMALL_N (64): the smaller
+# problem's -n (the same iterations). APPS ("rust openmp mpi"). TC_RATE (100mbit).
+# The full run is predicted (not measured) to take about 2.5 hours on an idle 2-core machine,
+# more where a hog slows an application beyond fair sharing. The short version (15 minutes on
+# the busy 2-core VM of docs/results.md#skeleton-validation-short-version):
+#   ROUNDS=5 SIZES="0.2" APPS="mpi rust openmp" RUST_ARGS="-p 2 -n 256 --iters 400" \
+#     OMP_ARGS="-p 2 -n 256 --iters 400" MPI_ARGS="-n 256 --iters 60" SMALL_N=64 \
+#     SCENARIOS="hog1 hog2 taskset1 tcp" tools/skeleton-validation.sh
+# tbf is left out there: with TC_RATE=100mbit (burst 64kb, latency 50ms) an MPI fft2d that took
+# 1.9 s over TCP had not ended after 5 minutes, and the throttle slows every loopback user.
+#
+# BIN (target/release) holds pp, fft2d and libpp_ompt.so; with the default, they are built
+# when missing (cargo build --release -p pp -p pp-ompt -p fft2d). examples/openmp/build/fft2d
+# and examples/mpi/build/fft2d are made (make) for the applications asked for.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+out=$(realpath -m "${1:-target/skeleton-validation}")
+ROUNDS=${ROUNDS:-5}
+SIZES=${SIZES:-"5 2 1 0.5"}
+APPS=${APPS:-"rust openmp mpi"}
+SCENARIOS=${SCENARIOS:-"hog1 hog2 taskset1 tcp tbf"}
+RUST_ARGS=${RUST_ARGS:-"-p 2 -n 256 --iters 30000"}
+OMP_ARGS=${OMP_ARGS:-"-p 2 -n 256 --iters 30000"}
+MPI_NP=${MPI_NP:-2}
+MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 2500"}
+SMALL_N=${SMALL_N:-64}
+TC_RATE=${TC_RATE:-100mbit}
+BIN=$(realpath "${BIN:-target/release}")
+PP=$BIN/pp
+FFT=$BIN/fft2d
+[ -x "$PP" ] && [ -x "$FFT" ] && [ -f "$BIN/libpp_ompt.so" ] ||
+  cargo build --release -p pp -p pp-ompt -p fft2d
+case " $APPS " in *" openmp "*) make -s -C examples/openmp build/fft2d ;; esac
+case " $APPS " in *" mpi "*) make -s -C examples/mpi build/fft2d ;; esac
+mkdir -p "$out"
+work=$out/runs
+[ -n "${TABLE_ONLY:-}" ] || rm -rf "$work"
+mkdir -p "$work"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=2
+hogs=()
+tbf=0
+cleanup() {
+  for h in "${hogs[@]}"; do kill "$h" 2>/dev/null || true; done
+  if [ "$tbf" = 1 ]; then tc qdisc del dev lo root 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# With tc and root, the tbf scenario can run.
+can_tbf() { [ "$(id -u)" = 0 ] && command -v tc >/dev/null; }
+
+# Scenario setup and teardown around one run; PREFIX is the command prefix, MPIRUN the extra
+# mpirun options.
+enter() {
+  PREFIX=()
+  MPIRUN=(--bind-to none)
+  case $1 in
+    dedicated) ;;
+    hog1) taskset -c 0 sh -c 'while :; do :; done' & hogs+=($!) ;;
+    hog2)
+      taskset -c 0 sh -c 'while :; do :; done' & hogs+=($!)
+      taskset -c 1 sh -c 'while :; do :; done' & hogs+=($!)
+      ;;
+    taskset1) PREFIX=(taskset -c 0) ;;
+    tcp) MPIRUN+=(--mca btl tcp,self) ;;
+    tbf)
+      MPIRUN+=(--mca btl tcp,self)
+      tbf=1
+      tc qdisc add dev lo root tbf rate "$TC_RATE" burst 64kb latency 50ms
+      ;;
+  esac
+}
+leave() {
+  for h in "${hogs[@]}"; do kill "$h" 2>/dev/null || true; done
+  for h in "${hogs[@]}"; do wait "$h" 2>/dev/null || true; done
+  hogs=()
+  if [ "$tbf" = 1 ]; then
+    tc qdisc del dev lo root 2>/dev/null || true
+    tbf=0
+  fi
+}
+
+# The wall seconds of a log, as pp reports it.
+wall() { "$PP" "$1" 2>/dev/null | sed -n 's/.*x \([0-9.]*\) s wall).*/\1/p'; }
+
+# run_app APP N LOG: the application (N its -n) under the current scenario.
+run_app() {
+  local app=$1 n=$2 log=$3 args
+  case $app in
+    rust)
+      args=$(sed "s/-n [0-9]*/-n $n/" <<<"$RUST_ARGS")
+      PP_LOG=$log "${PREFIX[@]}" "$FFT" $args >/dev/null
+      ;;
+    openmp)
+      args=$(sed "s/-n [0-9]*/-n $n/" <<<"$OMP_ARGS")
+      "${PREFIX[@]}" "$PP" run --log "$log" -- examples/openmp/build/fft2d $args >/dev/null 2>&1
+      ;;
+    mpi)
+      args=$(sed "s/-n [0-9]*/-n $n/" <<<"$MPI_ARGS")
+      "${PREFIX[@]}" "$PP" run --log "$log" -- mpirun --oversubscribe "${MPIRUN[@]}" \
+        -np "$MPI_NP" examples/mpi/build/fft2d $args --transpose p2p >/dev/null 2>&1
+      ;;
+  esac
+}
+
+# run_skel APP DIR LOG: a skeleton under the current scenario.
+run_skel() {
+  local app=$1 dir=$2 log=$3
+  if [ "$app" = mpi ]; then
+    PP_LOG=$log "${PREFIX[@]}" "$PP" skeleton run "$dir" -- "${MPIRUN[@]}" >/dev/null 2>&1
+  else
+    PP_LOG=$log "${PREFIX[@]}" "$PP" skeleton run "$dir" >/dev/null 2>&1
+  fi
+}
+
+n_of() { sed -n 's/.*-n \([0-9]*\).*/\1/p' <<<"$1"; }
+
+start=$(date +%s)
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+# TABLE_ONLY=1: no runs; the tables from OUT/raw.csv as it is (a run that was stopped).
+[ -n "${TABLE_ONLY:-}" ] && APPS=
+[ -n "${TABLE_ONLY:-}" ] || echo "app,scenario,round,runner,seconds" >"$out/raw.csv"
+for app in $APPS; do
+  case $app in
+    rust) n=$(n_of "$RUST_ARGS") ;;
+    openmp) n=$(n_of "$OMP_ARGS") ;;
+    mpi) n=$(n_of "$MPI_ARGS") ;;
+    *) echo "skeleton-validation: APPS: unknown application $app (rust, openmp, mpi)" >&2; exit 2 ;;
+  esac
+  scenarios=dedicated
+  for s in $SCENARIOS; do
+    case $s in
+      tcp | tbf) [ "$app" = mpi ] || continue ;;
+    esac
+    if [ "$s" = tbf ] && ! can_tbf; then
+      echo "skeleton-validation: $app: tbf skipped: it needs root and tc" >&2
+      continue
+    fi
+    scenarios="$scenarios $s"
+  done
+  # The skeletons, from a first dedicated run.
+  enter dedicated
+  run_app "$app" "$n" "$work/$app-source.log"
+  skels=()
+  for t in $SIZES; do
+    d=$work/$app-skel-$t
+    "$PP" skeleton "$work/$app-source.log" --time "$t" --out "$d" 2>"$d.txt" ||
+      { cat "$d.txt" >&2; exit 1; }
+    skels+=("$t")
+  done
+  for r in $(seq 1 "$ROUNDS"); do
+    for s in $scenarios; do
+      enter "$s"
+      log=$work/$app-$s-$r
+      run_app "$app" "$n" "$log-app.log" || echo "skeleton-validation: $app $s round $r: the application failed" >&2
+      echo "$app,$s,$r,app,$(wall "$log-app.log")" >>"$out/raw.csv"
+      for t in "${skels[@]}"; do
+        run_skel "$app" "$work/$app-skel-$t" "$log-skel$t.log" ||
+          echo "skeleton-validation: $app $s round $r: the skeleton of $t s failed" >&2
+        echo "$app,$s,$r,skel $t s,$(wall "$log-skel$t.log")" >>"$out/raw.csv"
+      done
+      run_app "$app" "$SMALL_N" "$log-small.log" ||
+        echo "skeleton-validation: $app $s round $r: the small problem failed" >&2
+      echo "$app,$s,$r,small n=$SMALL_N,$(wall "$log-small.log")" >>"$out/raw.csv"
+      leave
+      rm -f "$log"-*.log
+    done
+    echo "skeleton-validation: $app round $r done ($(($(date +%s) - start)) s)" >&2
+  done
+done
+elapsed=$(($(date +%s) - start))
+
+# Predictions and errors: each skeleton and the small problem from the same round's dedicated
+# runs; the suite's average slowdown from the other applications' same round.
+awk -F, -v OFS=, '
+  NR == 1 { next }
+  { t[$1 "|" $2 "|" $3 "|" $4] = $5; apps[$1] = 1; sc[$1 "|" $2] = 1; rounds[$3] = 1
+    if ($4 != "app") runners[$1 "|" $4] = 1 }
+  END {
+    print "app,scenario,round,method,predicted,measured,error"
+    for (k in sc) {
+      split(k, a, "|"); app = a[1]; s = a[2]
+      if (s == "dedicated") continue
+      for (r in rounds) {
+        ded = t[app "|dedicated|" r "|app"]; m = t[app "|" s "|" r "|app"]
+        if (ded == "" || m == "" || m == 0) continue
+        for (rk in runners) {
+          split(rk, b, "|"); if (b[1] != app) continue
+          sd = t[app "|dedicated|" r "|" b[2]]; su = t[app "|" s "|" r "|" b[2]]
+          if (sd == "" || su == "" || sd == 0) continue
+          p = su * ded / sd
+          print app, s, r, b[2], p, m, (p / m - 1) * 100
+        }
+        # The average slowdown of the suite (the other applications under this scenario).
+        sum = 0; c = 0
+        for (o in apps) {
+          if (o == app) continue
+          od = t[o "|dedicated|" r "|app"]; ou = t[o "|" s "|" r "|app"]
+          if (od == "" || ou == "" || od == 0) continue
+          sum += ou / od; c++
+        }
+        if (c > 0) { p = ded * sum / c; print app, s, r, "suite slowdown", p, m, (p / m - 1) * 100 }
+      }
+    }
+  }' "$out/raw.csv" >"$out/errors.csv.tmp"
+{ head -1 "$out/errors.csv.tmp"; tail -n +2 "$out/errors.csv.tmp" | sort -t, -k1,1 -k2,2 -k4,4 -k3,3n; } >"$out/errors.csv"
+rm -f "$out/errors.csv.tmp"
+
+# The table: median and range of the error per application, scenario and method.
+{
+  echo "Skeleton validation ($(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), $(nproc) cores;"
+  echo "load average at the start: $load; $ROUNDS rounds; $elapsed s)."
+  echo "Command: ROUNDS=$ROUNDS SIZES=\"$SIZES\" RUST_ARGS=\"$RUST_ARGS\" OMP_ARGS=\"$OMP_ARGS\" MPI_NP=$MPI_NP MPI_ARGS=\"$MPI_ARGS\" SMALL_N=$SMALL_N SCENARIOS=\"$SCENARIOS\" TC_RATE=$TC_RATE tools/skeleton-validation.sh"
+  echo
+  echo "| app | scenario | method | median error | range | runs |"
+  echo "|---|---|---|---|---|---|"
+  tail -n +2 "$out/errors.csv" | awk -F, '
+    { k = $1 "|" $2 "|" $4; v[k] = v[k] " " $7; n[k]++; order[k] = 1 }
+    END { for (k in order) print k "|" n[k] "|" v[k] }' | sort |
+    while IFS='|' read -r app s method count values; do
+      stats=$(tr ' ' '\n' <<<"$values" | grep -v '^$' | sort -g | awk '
+        { x[NR] = $1 } END { m = (NR % 2) ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2
+          printf "%+.1f%% | %+.1f%% to %+.1f%%", m, x[1], x[NR] }')
+      echo "| $app | $s | $method | $stats | $count |"
+    done
+  echo
+  echo "Mean |error| over every prediction, per method:"
+  echo
+  tail -n +2 "$out/errors.csv" | awk -F, '
+    { e = $7 < 0 ? -$7 : $7; s[$4] += e; n[$4]++; if (e > mx[$4]) mx[$4] = e }
+    END { for (m in s) printf "* %s: %.1f%% (%d predictions, largest %.1f%%)\n", m, s[m] / n[m], n[m], mx[m] }' | sort
+} >"$out/table.md"
+cat "$out/table.md"
