@@ -43,7 +43,7 @@ pub fn run(args: &Args) -> Result<String> {
     let models = args
         .models
         .iter()
-        .map(|m| fit::model_file::read(m))
+        .map(|m| lca::pace::read_model(m))
         .collect::<Result<Vec<_>, _>>()?;
     let data = args.data.as_deref().map(Datafile::read).transpose()?;
     let errors = match (&models[..], &data) {
