@@ -85,7 +85,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
     let mut notes = Vec::new();
     let template = template(&runs, &factors, &held, &mut notes)?;
     let application = application(&runs, &factors, &held, request.replayed, &template)?;
-    let subtask = subtask(&runs, &factors, &template, request)?;
+    let subtask = subtask(&runs, &factors, &template, request, &mut notes)?;
     let ranges = factors
         .iter()
         .map(|f| {
@@ -96,6 +96,12 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
                 })
         })
         .collect();
+    let fork_join = latency(&runs, request.cores, &mut notes, "fork_join", |s| {
+        &s.fork_join_ns
+    });
+    let handoff = latency(&runs, request.cores, &mut notes, "handoff", |s| {
+        &s.handoff_ns
+    });
     let mut model = PaceModel {
         name: request.implementation.clone(),
         factors,
@@ -107,12 +113,10 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
         hardware: Hardware {
             cores: request.cores,
             speed: 1.0,
-            fork_join_s: latency(&runs, request.cores, &mut notes, "fork_join", |s| {
-                &s.fork_join_ns
-            }),
-            handoff_s: latency(&runs, request.cores, &mut notes, "handoff", |s| {
-                &s.handoff_ns
-            }),
+            fork_join_s: fork_join.0,
+            handoff_s: handoff.0,
+            fork_join_shared_s: fork_join.1,
+            handoff_shared_s: handoff.1,
             machine: None,
         },
         error: None,
@@ -518,31 +522,53 @@ fn units(
         .then(|| counts[0].to_string())
 }
 
-/// A latency of the hardware: the median over the logs with a core per thread (all logs when
-/// none has) of each log's median, seconds; 0 when no log shows it.
+/// A latency of the hardware, seconds: the median over the logs with a core per thread of
+/// each log's mean (the mean: a rare long wait for a core is part of what it costs); and what it grows by per unit of
+/// `(p - cores) / cores` in the logs with more threads than cores (least squares through the
+/// origin of their medians less the first figure), 0 without such logs.
 fn latency(
     runs: &[Measured],
     cores: u32,
     notes: &mut Vec<String>,
     what: &str,
     of: impl Fn(&LogSeen) -> &Vec<u64>,
-) -> f64 {
-    let medians = |alone: bool| -> Vec<f64> {
-        runs.iter()
-            .filter(|r| !alone || r.seen.p <= cores)
-            .filter_map(|r| median(of(&r.seen).iter().map(|&x| x as f64).collect()))
-            .collect()
-    };
-    let mut m = medians(true);
-    if m.is_empty() {
-        m = medians(false);
-        if !m.is_empty() {
-            notes.push(format!(
-                "hardware.{what}_s is from logs with more threads than the {cores} cores (none had a core per thread)"
-            ));
+) -> (f64, f64) {
+    let medians: Vec<(u32, f64)> = runs
+        .iter()
+        .filter_map(|r| {
+            let v = of(&r.seen);
+            (!v.is_empty()).then(|| {
+                (
+                    r.seen.p,
+                    v.iter().map(|&x| x as f64 * 1e-9).sum::<f64>() / v.len() as f64,
+                )
+            })
+        })
+        .collect();
+    let alone: Vec<f64> = medians
+        .iter()
+        .filter(|(p, _)| *p <= cores)
+        .map(|m| m.1)
+        .collect();
+    let base = match median(alone) {
+        Some(b) => b,
+        None => {
+            if !medians.is_empty() {
+                notes.push(format!(
+                    "hardware.{what}_s: no log had a core per thread; taken as 0, all of it in {what}_shared_s"
+                ));
+            }
+            0.0
         }
+    };
+    let (mut xy, mut xx) = (0.0, 0.0);
+    for &(p, m) in medians.iter().filter(|(p, _)| *p > cores) {
+        let x = (f64::from(p) - f64::from(cores)) / f64::from(cores);
+        xy += x * (m - base);
+        xx += x * x;
     }
-    median(m).map_or(0.0, |x| x * 1e-9)
+    let shared = if xx > 0.0 { (xy / xx).max(0.0) } else { 0.0 };
+    (base, shared)
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -604,6 +630,7 @@ fn subtask(
     factors: &[String],
     template: &[Step],
     request: &BuildRequest,
+    notes: &mut Vec<String>,
 ) -> Result<PerformanceModel> {
     let mut columns = Vec::new();
     for s in template {
@@ -642,8 +669,30 @@ fn subtask(
         created_by: format!("lca pace build {}", env!("CARGO_PKG_VERSION")),
         ..BuildOptions::default()
     };
-    let mut model = PerformanceModel::build(&data, &options)
-        .map_err(|e| anyhow::anyhow!("the subtask (per-region times): {e}"))?;
+    // Without every corner of the design the allocation of variation cannot choose how the
+    // factors combine: then each factor adds its own (additive), said in the notes.
+    let mut model = match PerformanceModel::build(&data, &options) {
+        Ok(m) => m,
+        Err(first) => {
+            let mut additive = options.clone();
+            for c in &options.categories {
+                additive.choices.insert(
+                    c.clone(),
+                    fit::combination::Choices {
+                        shapes: BTreeMap::new(),
+                        combination: Some(fit::combination::Combination::Additive),
+                    },
+                );
+            }
+            let m = PerformanceModel::build(&data, &additive).map_err(|e| {
+                anyhow::anyhow!("the subtask (per-region times): {first}; additive: {e}")
+            })?;
+            notes.push(format!(
+                "subtask: {first}; every region's time is additive over the factors instead"
+            ));
+            m
+        }
+    };
     // The extrapolation record and the baseline are about T_p, which the subtask does not
     // predict.
     model.baseline = None;

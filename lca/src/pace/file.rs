@@ -110,6 +110,8 @@ struct HardwareRecord {
     speed: f64,
     fork_join_s: f64,
     handoff_s: f64,
+    fork_join_shared_s: f64,
+    handoff_shared_s: f64,
     machine: Option<String>,
 }
 
@@ -323,7 +325,12 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             format!("hardware.speed = {}: not a number > 0", h.speed),
         ));
     }
-    for (field, v) in [("fork_join_s", h.fork_join_s), ("handoff_s", h.handoff_s)] {
+    for (field, v) in [
+        ("fork_join_s", h.fork_join_s),
+        ("handoff_s", h.handoff_s),
+        ("fork_join_shared_s", h.fork_join_shared_s),
+        ("handoff_shared_s", h.handoff_shared_s),
+    ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(fail(
                 h_line,
@@ -396,6 +403,8 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             speed: h.speed,
             fork_join_s: h.fork_join_s,
             handoff_s: h.handoff_s,
+            fork_join_shared_s: h.fork_join_shared_s,
+            handoff_shared_s: h.handoff_shared_s,
             machine: h.machine,
         },
         error,
@@ -501,11 +510,14 @@ pub fn write(model: &PaceModel) -> String {
     let h = &model.hardware;
     let _ = writeln!(
         out,
-        "\n[hardware]\ncores = {}\nspeed = {}\nfork_join_s = {}\nhandoff_s = {}",
+        "\n[hardware]\ncores = {}\nspeed = {}\nfork_join_s = {}\nhandoff_s = {}\n\
+         fork_join_shared_s = {}\nhandoff_shared_s = {}",
         h.cores,
         number(h.speed),
         number(h.fork_join_s),
-        number(h.handoff_s)
+        number(h.handoff_s),
+        number(h.fork_join_shared_s),
+        number(h.handoff_shared_s)
     );
     if let Some(m) = &h.machine {
         let _ = writeln!(out, "machine = {}", quoted(m));

@@ -124,6 +124,12 @@ pub struct Hardware {
     pub fork_join_s: f64,
     /// From a releasing thread's hand-off to the waiting thread's going on, seconds.
     pub handoff_s: f64,
+    /// What a fork and join costs more where threads share the cores, per unit of
+    /// `(p - cores) / cores`, seconds (threads that spin while they wait, the scheduler's
+    /// quantum).
+    pub fork_join_shared_s: f64,
+    /// The same for a hand-off.
+    pub handoff_shared_s: f64,
     /// A machine file (`pp calibrate`) whose `[mpi]` times messages, if any.
     pub machine: Option<String>,
 }
@@ -162,6 +168,17 @@ impl Members {
                 start..start + size(group)
             }
         }
+    }
+}
+
+impl Hardware {
+    /// The fork-and-join and the hand-off latencies at `p` threads, seconds.
+    pub fn latencies(&self, p: u32) -> (f64, f64) {
+        let excess = (f64::from(p) - f64::from(self.cores)).max(0.0) / f64::from(self.cores);
+        (
+            self.fork_join_s + excess * self.fork_join_shared_s,
+            self.handoff_s + excess * self.handoff_shared_s,
+        )
     }
 }
 

@@ -112,8 +112,9 @@ impl PaceModel {
         // When each step last ended, by iteration: ends[iteration][step].
         let mut ends: Vec<Vec<f64>> = Vec::with_capacity(shape.replayed as usize);
         let mut id = 0u64;
-        let fork = (self.hardware.fork_join_s * 1e9 / 2.0).max(1.0);
-        let handoff = (self.hardware.handoff_s * 1e9).max(1.0);
+        let (fork_join, handoff) = self.hardware.latencies(p);
+        let fork = (fork_join * 1e9 / 2.0).max(1.0);
+        let handoff = (handoff * 1e9).max(1.0);
         for iteration in 0..shape.replayed as usize {
             let mut these = vec![f64::NAN; self.template.len()];
             for (k, step) in self.template.iter().enumerate() {

@@ -89,7 +89,7 @@ pub fn performance(model: PaceModel) -> Result<PerformanceModel> {
             text,
             "[[category]]\nname = \"{c}\"\nformula = \"1\"\n[category.statistics]\n\
              method = \"linear\"\nweighting = \"relative\"\nobservations = {runs}\ndof = {dof}\n\
-             sse = nan\nsst = nan\nr2 = nan\nadj_r2 = nan\ncv = {sd}\nresidual_sd = {sd}\n\
+             sse = 0.0\nsst = 0.0\nr2 = 0.0\nadj_r2 = 0.0\ncv = {sd}\nresidual_sd = {sd}\n\
              covariance = [[0.0]]\n[[category.coefficient]]\nname = \"1\"\nvalue = 0.0\n\
              std_error = 0.0\nhalf_width = 0.0",
             sd = float(sd)
