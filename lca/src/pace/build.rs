@@ -37,6 +37,9 @@ struct Measured {
     name: String,
     values: BTreeMap<String, f64>,
     wall_s: f64,
+    /// The share of a core the threads had while they could run: (pc + cl) / (pc + cl +
+    /// rc.cpu).
+    share: f64,
     /// Region → (pc, cl) seconds.
     regions: BTreeMap<String, (f64, f64)>,
     seen: LogSeen,
@@ -117,6 +120,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             handoff_s: handoff.0,
             fork_join_shared_s: fork_join.1,
             handoff_shared_s: handoff.1,
+            load: load(&runs, request.cores, &mut notes),
             machine: None,
         },
         error: None,
@@ -192,9 +196,17 @@ fn measure(path: &Path, request: &BuildRequest) -> Result<Option<Measured>> {
         .collect();
     let seen = detect(LogReader::open(path).with_context(|| name.clone())?)
         .with_context(|| name.clone())?;
+    let busy = (profile.totals.get(pp::profile::Category::Pc)
+        + profile.totals.get(pp::profile::Category::Cl)) as f64;
+    let queued = profile.totals.sub[0] as f64;
     Ok(Some(Measured {
         name,
         values,
+        share: if busy + queued > 0.0 {
+            busy / (busy + queued)
+        } else {
+            1.0
+        },
         wall_s: profile.wall_ns() as f64 * 1e-9,
         regions,
         seen,
@@ -523,7 +535,8 @@ fn units(
 }
 
 /// A latency of the hardware, seconds: the median over the logs with a core per thread of
-/// each log's mean (the mean: a rare long wait for a core is part of what it costs); and what it grows by per unit of
+/// each log's median (a typical instance: a rare long wait for a core, when other programs
+/// ran, is not the program's); and what it grows by per unit of
 /// `(p - cores) / cores` in the logs with more threads than cores (least squares through the
 /// origin of their medians less the first figure), 0 without such logs.
 fn latency(
@@ -536,13 +549,7 @@ fn latency(
     let medians: Vec<(u32, f64)> = runs
         .iter()
         .filter_map(|r| {
-            let v = of(&r.seen);
-            (!v.is_empty()).then(|| {
-                (
-                    r.seen.p,
-                    v.iter().map(|&x| x as f64 * 1e-9).sum::<f64>() / v.len() as f64,
-                )
-            })
+            median(of(&r.seen).iter().map(|&x| x as f64 * 1e-9).collect()).map(|m| (r.seen.p, m))
         })
         .collect();
     let alone: Vec<f64> = medians
@@ -569,6 +576,25 @@ fn latency(
     }
     let shared = if xx > 0.0 { (xy / xx).max(0.0) } else { 0.0 };
     (base, shared)
+}
+
+/// Other programs' runnable threads: from the share of a core the threads had in the logs
+/// with a core per thread, `cores / share - p`, the median over those logs (0 without them).
+fn load(runs: &[Measured], cores: u32, notes: &mut Vec<String>) -> f64 {
+    let loads: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.seen.p <= cores && r.share > 0.0)
+        .map(|r| (f64::from(cores) / r.share - f64::from(r.seen.p)).max(0.0))
+        .collect();
+    let load = median(loads).unwrap_or(0.0);
+    if load > 0.5 {
+        notes.push(format!(
+            "hardware.load: the runs with a core per thread got {:.0}% of a core while runnable: about {load:.1} other runnable threads shared the {cores} cores",
+            100.0 * runs.iter().filter(|r| r.seen.p <= cores).map(|r| r.share).sum::<f64>()
+                / runs.iter().filter(|r| r.seen.p <= cores).count().max(1) as f64
+        ));
+    }
+    load
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {

@@ -112,6 +112,7 @@ struct HardwareRecord {
     handoff_s: f64,
     fork_join_shared_s: f64,
     handoff_shared_s: f64,
+    load: f64,
     machine: Option<String>,
 }
 
@@ -330,6 +331,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
         ("handoff_s", h.handoff_s),
         ("fork_join_shared_s", h.fork_join_shared_s),
         ("handoff_shared_s", h.handoff_shared_s),
+        ("load", h.load),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(fail(
@@ -405,6 +407,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             handoff_s: h.handoff_s,
             fork_join_shared_s: h.fork_join_shared_s,
             handoff_shared_s: h.handoff_shared_s,
+            load: h.load,
             machine: h.machine,
         },
         error,
@@ -511,13 +514,14 @@ pub fn write(model: &PaceModel) -> String {
     let _ = writeln!(
         out,
         "\n[hardware]\ncores = {}\nspeed = {}\nfork_join_s = {}\nhandoff_s = {}\n\
-         fork_join_shared_s = {}\nhandoff_shared_s = {}",
+         fork_join_shared_s = {}\nhandoff_shared_s = {}\nload = {}",
         h.cores,
         number(h.speed),
         number(h.fork_join_s),
         number(h.handoff_s),
         number(h.fork_join_shared_s),
-        number(h.handoff_shared_s)
+        number(h.handoff_shared_s),
+        number(h.load)
     );
     if let Some(m) = &h.machine {
         let _ = writeln!(out, "machine = {}", quoted(m));

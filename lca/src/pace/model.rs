@@ -130,6 +130,11 @@ pub struct Hardware {
     pub fork_join_shared_s: f64,
     /// The same for a hand-off.
     pub handoff_shared_s: f64,
+    /// Other programs' runnable threads on the cores while the runs were measured (PACE's
+    /// hardware parameters that follow a changing system): every thread's computation
+    /// stretches by `max(1, (p + load)/cores) / max(1, p/cores)` beyond the sharing among the
+    /// program's own threads. 0: the machine to itself.
+    pub load: f64,
     /// A machine file (`pp calibrate`) whose `[mpi]` times messages, if any.
     pub machine: Option<String>,
 }
@@ -172,6 +177,14 @@ impl Members {
 }
 
 impl Hardware {
+    /// How much longer computation takes at `p` threads because of other programs' load,
+    /// beyond the program's own threads' sharing of the cores.
+    pub fn stretch(&self, p: u32) -> f64 {
+        let c = f64::from(self.cores);
+        let p = f64::from(p);
+        (1.0f64).max((p + self.load) / c) / (1.0f64).max(p / c)
+    }
+
     /// The fork-and-join and the hand-off latencies at `p` threads, seconds.
     pub fn latencies(&self, p: u32) -> (f64, f64) {
         let excess = (f64::from(p) - f64::from(self.cores)).max(0.0) / f64::from(self.cores);

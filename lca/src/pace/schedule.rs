@@ -83,7 +83,8 @@ impl PaceModel {
                     .filter(|c| subtask_region(&c.category) == Some(s.region.as_str()))
                     .map(|c| c.fit.evaluate(&sub))
                     .sum();
-                (total / shape.iterations / self.hardware.speed).max(0.0)
+                (total / shape.iterations / self.hardware.speed * self.hardware.stretch(shape.p))
+                    .max(0.0)
             })
             .collect();
         Demands { per_iteration_s }
