@@ -408,7 +408,10 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
         String::from_utf8_lossy(&out.stderr)
     );
     // B (twice the speed) wins everywhere, with no crossing.
-    assert!(stdout.contains("p=5: B from 13 to 25; crossing: none"), "{stdout}");
+    assert!(
+        stdout.contains("p=5: B from 13 to 25; crossing: none"),
+        "{stdout}"
+    );
     let out = lca!()
         .args(["pace", "choose"])
         .arg(&a)

@@ -1,7 +1,7 @@
 //! `lca pace build | predict | choose`: PACE's hierarchical models (docs/pace.md).
 
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
 use fit::Condition;
@@ -138,7 +138,7 @@ fn build(a: &BuildArgs) -> Result<String> {
 }
 
 /// Reads a PACE model, its hardware layer swapped as asked.
-fn load(path: &PathBuf, cores: Option<u32>, machine: Option<&PathBuf>) -> Result<PaceModel> {
+fn load(path: &Path, cores: Option<u32>, machine: Option<&Path>) -> Result<PaceModel> {
     let mut model = lca::pace::file::read(path)?;
     if let Some(m) = machine {
         let file = pp::machine::Machine::load(m).map_err(|e| anyhow!("--machine {e}"))?;
@@ -176,7 +176,7 @@ fn point(model: &PaceModel, spec: &str) -> Result<Vec<f64>> {
 }
 
 fn predict(a: &PredictArgs) -> Result<String> {
-    let model = load(&a.model, a.cores, a.machine.as_ref())?;
+    let model = load(&a.model, a.cores, a.machine.as_deref())?;
     if a.trace.is_some() && a.at.len() > 1 {
         bail!("--trace writes the log of one point: give one --at");
     }

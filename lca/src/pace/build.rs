@@ -381,8 +381,9 @@ fn template(
             }
         }
     }
+    let copies = splits.clone();
     for n in names.iter().filter(|n| activity(n) == Activity::Work) {
-        let twin = splits
+        let twin = copies
             .iter()
             .find(|(o, s)| members[*o] == members[n] && matches!(s, Split::Chunks { .. }))
             .map(|(o, s)| (o.clone(), s.clone()));

@@ -99,7 +99,7 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
                     Some(team) => symbols.team(team).to_vec(),
                     None => (0..p).collect(),
                 };
-                if !open.contains_key(&id) {
+                if let std::collections::hash_map::Entry::Vacant(slot) = open.entry(id) {
                     let r = seen
                         .regions
                         .entry(name.clone())
@@ -112,16 +112,13 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
                     r.instances += 1;
                     *r.teams.entry(members.clone()).or_default() += 1;
                     r.bytes.push(BTreeMap::new());
-                    open.insert(
-                        id,
-                        Open {
-                            name,
-                            instance,
-                            begin: e.t,
-                            busy: HashMap::new(),
-                            waited: false,
-                        },
-                    );
+                    slot.insert(Open {
+                        name,
+                        instance,
+                        begin: e.t,
+                        busy: HashMap::new(),
+                        waited: false,
+                    });
                     for m in members {
                         if let Some(s) = inside.get_mut(m as usize) {
                             s.push(id);
