@@ -448,3 +448,58 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
     let e = one_line_error(&out, Some(1), &[]);
     assert!(e.contains("whole number"), "{e}");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Over random templates of one step (all threads or one of several groups, equal or in
+    /// chunks) and points: the categories sum to p × T_p, the computation is conserved (pc is
+    /// the subtask's), and T_p is no less than the busiest member's share of it nor than the
+    /// work over the cores that can serve it.
+    #[test]
+    fn evaluations_conserve_work_and_respect_its_bounds(
+        p in 1u32..12,
+        cores in 1u32..6,
+        groups in 1u32..4,
+        group_pick in 0u32..4,
+        units in 1u32..40,
+        chunks in proptest::bool::ANY,
+        all in proptest::bool::ANY,
+    ) {
+        let group = group_pick % groups;
+        let members = if all {
+            "threads = \"all\"".to_string()
+        } else {
+            format!("threads = \"group\"\ngroup = {group}\ngroups = {groups}")
+        };
+        let split = if chunks {
+            format!("split = \"chunks\"\nunits = \"{units}\"")
+        } else {
+            "split = \"equal\"".to_string()
+        };
+        let m = parse("t.toml", &one_step(&members, &split, cores, 1e-3)).unwrap();
+        let threads = if all {
+            p
+        } else {
+            lca::pace::model::Members::Group { group, groups, smaller_first: true }.threads(p).len() as u32
+        };
+        let e = m.evaluate(&[100.0, f64::from(p)]).unwrap();
+        let sum: f64 = e.categories.iter().map(|c| c.1).sum();
+        proptest::prop_assert!((sum - f64::from(p) * e.t_p).abs() <= 1e-9 * sum.max(1e-6));
+        let pc = e.categories.iter().find(|c| c.0 == "pc").unwrap().1;
+        if threads == 0 {
+            proptest::prop_assert!(pc.abs() < 1e-9);
+        } else {
+            // 0.1 processor-seconds of work (1e-3 * n), a few ns of ordering per step.
+            proptest::prop_assert!((pc - 0.1).abs() < 1e-6, "pc {}", pc);
+            let largest = if chunks {
+                f64::from(units.div_ceil(threads)) / f64::from(units)
+            } else {
+                1.0 / f64::from(threads)
+            };
+            let served = f64::from(threads.min(cores));
+            proptest::prop_assert!(e.t_p >= 0.1 * largest - 1e-6, "{} < {}", e.t_p, 0.1 * largest);
+            proptest::prop_assert!(e.t_p >= 0.1 / served - 1e-6, "{} < {}", e.t_p, 0.1 / served);
+        }
+    }
+}
