@@ -96,8 +96,12 @@ fn build(a: &BuildArgs) -> Result<String> {
         Some(c) => c,
         None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
     };
-    if a.replayed == 0 {
-        bail!("--replayed 0: replay at least 1 iteration");
+    if !(1..=lca::pace::file::MAX_REPLAYED).contains(&a.replayed) {
+        bail!(
+            "--replayed {}: replay 1 to {} iterations",
+            a.replayed,
+            lca::pace::file::MAX_REPLAYED
+        );
     }
     files::output::check(&a.out).map_err(|e| anyhow!("-o {}: {}", a.out.display(), e.reason()))?;
     if a.out.exists() && !a.force {

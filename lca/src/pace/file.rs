@@ -13,6 +13,9 @@ use super::model::{
     Activity, Application, Error, Handoff, Hardware, Members, PaceModel, Split, Step, known,
 };
 
+/// The most iterations a model replays at a point (each is `p` threads' events).
+pub const MAX_REPLAYED: u32 = 1000;
+
 /// The `kind` of a PACE model file.
 pub const KIND: &str = "pace";
 
@@ -211,10 +214,13 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             ));
         }
     }
-    if a.replayed == 0 {
+    if !(1..=MAX_REPLAYED).contains(&a.replayed) {
         return Err(fail(
             a_line,
-            "application.replayed = 0: replay at least 1 iteration".into(),
+            format!(
+                "application.replayed = {}: replay 1 to {MAX_REPLAYED} iterations",
+                a.replayed
+            ),
         ));
     }
     let application = Application {

@@ -8,6 +8,9 @@ use std::fmt::Write;
 
 use super::model::{Activity, PaceModel, Split};
 
+/// The most thread-steps (threads × steps × iterations) an evaluation replays.
+pub const MAX_THREAD_STEPS: f64 = 4e6;
+
 /// The subtask's time of every step at a point: processor-seconds per iteration.
 #[derive(Debug, Clone)]
 pub struct Demands {
@@ -52,7 +55,12 @@ impl PaceModel {
                 self.application.iterations
             ));
         }
-        let replayed = (self.application.replayed.max(1) as f64).min(iterations.ceil()) as u32;
+        // At most MAX_THREAD_STEPS thread-steps: a large p replays fewer iterations.
+        let per_iteration = (p * self.template.len().max(1) as f64).max(1.0);
+        let affordable = (MAX_THREAD_STEPS / per_iteration).floor().max(1.0);
+        let replayed = (self.application.replayed.max(1) as f64)
+            .min(iterations.ceil())
+            .min(affordable) as u32;
         Ok(Shape {
             p: p as u32,
             iterations,
