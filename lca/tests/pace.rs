@@ -198,6 +198,11 @@ fn bad_files_are_one_line_errors_naming_file_line_and_field() {
         ("speed = 1.0", "speed = 1.0\nspeeed = 2.0", "t.toml:"),
         ("cores = 2", "cores = 0", "hardware.cores = 0"),
         (
+            "load = 0.0",
+            "load = 0.0\nwait_cpu = 1.5",
+            "hardware.wait_cpu = 1.5: not a share from 0 to 1",
+        ),
+        (
             "name = \"pc.work\"",
             "name = \"pc.other\"",
             "subtask: category 'pc.other'",
@@ -211,6 +216,56 @@ fn bad_files_are_one_line_errors_naming_file_line_and_field() {
         assert!(e.contains(expected), "{e}\nexpected: {expected}");
         assert!(e.starts_with("t.toml"), "{e}");
     }
+}
+
+/// Two threads, each sampled around one 10 ms wait and one 4 ms computation: thread 0's CPU
+/// clock grows by `blocked` ns over its wait, thread 1's by `spun` ns; over the computations
+/// both grow by the whole 4 ms, and a stretch mixing work and waiting counts for neither.
+fn sampled_log(blocked: u64, spun: u64) -> String {
+    let mut log = String::from("pplog 1 p=2\n");
+    for (t, grew) in [(0u32, blocked), (1, spun)] {
+        let _ = write!(
+            log,
+            "0 {t} start\n\
+             1000 {t} cpu 0 0\n\
+             2000 {t} wait_begin barrier\n\
+             12000000 {t} wait_end barrier\n\
+             12001000 {t} cpu {grew} 0\n\
+             12002000 {t} work_begin\n\
+             16002000 {t} work_end\n\
+             16003000 {t} cpu {} 0\n\
+             16004000 {t} wait_begin barrier\n\
+             17004000 {t} wait_end barrier\n\
+             17005000 {t} work_begin\n\
+             18005000 {t} work_end\n\
+             18006000 {t} cpu {} 0\n\
+             18007000 {t} stop\n",
+            grew + 4_001_000,
+            grew + 9_000_000,
+        );
+    }
+    // Time order, each thread's lines in order.
+    let mut lines: Vec<&str> = log.lines().skip(1).collect();
+    lines.sort_by_key(|l| l.split(' ').next().unwrap().parse::<u64>().unwrap());
+    format!("pplog 1 p=2\n{}\n", lines.join("\n"))
+}
+
+#[test]
+fn spin_is_the_cpu_time_a_waiting_thread_used() {
+    use lca::pace::spin::spin;
+    use pp::log::LogReader;
+    // Waiting stretches: 1000 -> 12001000 on each thread (12 ms, 99.98% waiting); the
+    // computation stretch is busy and the last one mixes 1 ms of waiting with 1 ms of work.
+    let s = |blocked, spun| {
+        let text = sampled_log(blocked, spun);
+        spin(LogReader::from_bytes("t", text.into_bytes()).unwrap()).unwrap()
+    };
+    let blocking = s(100_000, 200_000);
+    assert_eq!(blocking.waiting_ns, 2 * 12_000_000);
+    assert_eq!(blocking.cpu_ns, 300_000);
+    assert!(close(blocking.share().unwrap(), 300_000.0 / 24e6));
+    let spinning = s(12_000_000, 12_000_000);
+    assert!(close(spinning.share().unwrap(), 1.0));
 }
 
 /// A synthetic `tp`-like log: two groups of floor(p/2) and ceil(p/2) threads in a pipeline of

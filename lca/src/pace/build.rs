@@ -16,6 +16,7 @@ use super::detect::{LogSeen, detect};
 use super::model::{
     Activity, Application, Error, Handoff, Hardware, Members, PaceModel, Split, Step,
 };
+use super::spin::{Spin, spin};
 
 /// What `lca pace build` is asked.
 #[derive(Debug, Clone)]
@@ -43,6 +44,8 @@ struct Measured {
     /// Region → (pc, cl) seconds.
     regions: BTreeMap<String, (f64, f64)>,
     seen: LogSeen,
+    /// Its threads' waiting stretches and the CPU time they consumed in them.
+    spin: Spin,
 }
 
 /// Builds the model.
@@ -121,6 +124,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             fork_join_shared_s: fork_join.1,
             handoff_shared_s: handoff.1,
             load: load(&runs, request.cores, &mut notes),
+            wait_cpu: wait_cpu(&runs, &mut notes),
             machine: None,
         },
         error: None,
@@ -196,6 +200,8 @@ fn measure(path: &Path, request: &BuildRequest) -> Result<Option<Measured>> {
         .collect();
     let seen = detect(LogReader::open(path).with_context(|| name.clone())?)
         .with_context(|| name.clone())?;
+    let spin =
+        spin(LogReader::open(path).with_context(|| name.clone())?).with_context(|| name.clone())?;
     let busy = (profile.totals.get(pp::profile::Category::Pc)
         + profile.totals.get(pp::profile::Category::Cl)) as f64;
     let queued = profile.totals.sub[0] as f64;
@@ -210,6 +216,7 @@ fn measure(path: &Path, request: &BuildRequest) -> Result<Option<Measured>> {
         wall_s: profile.wall_ns() as f64 * 1e-9,
         regions,
         seen,
+        spin,
     }))
 }
 
@@ -596,6 +603,29 @@ fn load(runs: &[Measured], cores: u32, notes: &mut Vec<String>) -> f64 {
         ));
     }
     load
+}
+
+/// The share of a core the threads used while they waited, over all the runs' waiting
+/// stretches (docs/pace.md#the-hardware-layer); the replay takes waits as blocking, which
+/// past the cores underestimates `T_p` when they spin.
+fn wait_cpu(runs: &[Measured], notes: &mut Vec<String>) -> f64 {
+    let (waiting, cpu) = runs.iter().fold((0u64, 0u64), |(w, c), r| {
+        (w + r.spin.waiting_ns, c + r.spin.cpu_ns)
+    });
+    let share = Spin {
+        waiting_ns: waiting,
+        cpu_ns: cpu,
+    }
+    .share()
+    .unwrap_or(0.0)
+    .clamp(0.0, 1.0);
+    if share > 0.5 {
+        notes.push(format!(
+            "hardware.wait_cpu: the threads used {:.0}% of a core while they waited: their waits spin, and the replay takes them as blocking, so T_p past the cores is underestimated",
+            100.0 * share
+        ));
+    }
+    share
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {

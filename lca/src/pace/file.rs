@@ -116,6 +116,8 @@ struct HardwareRecord {
     fork_join_shared_s: f64,
     handoff_shared_s: f64,
     load: f64,
+    #[serde(default)]
+    wait_cpu: f64,
     machine: Option<String>,
 }
 
@@ -346,6 +348,15 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             ));
         }
     }
+    if !(0.0..=1.0).contains(&h.wait_cpu) {
+        return Err(fail(
+            h_line,
+            format!(
+                "hardware.wait_cpu = {}: not a share from 0 to 1",
+                h.wait_cpu
+            ),
+        ));
+    }
     let error = match r.error {
         Some(e) => {
             let line = Some(line_of(e.span().start));
@@ -414,6 +425,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             fork_join_shared_s: h.fork_join_shared_s,
             handoff_shared_s: h.handoff_shared_s,
             load: h.load,
+            wait_cpu: h.wait_cpu,
             machine: h.machine,
         },
         error,
@@ -520,14 +532,15 @@ pub fn write(model: &PaceModel) -> String {
     let _ = writeln!(
         out,
         "\n[hardware]\ncores = {}\nspeed = {}\nfork_join_s = {}\nhandoff_s = {}\n\
-         fork_join_shared_s = {}\nhandoff_shared_s = {}\nload = {}",
+         fork_join_shared_s = {}\nhandoff_shared_s = {}\nload = {}\nwait_cpu = {}",
         h.cores,
         number(h.speed),
         number(h.fork_join_s),
         number(h.handoff_s),
         number(h.fork_join_shared_s),
         number(h.handoff_shared_s),
-        number(h.load)
+        number(h.load),
+        number(h.wait_cpu)
     );
     if let Some(m) = &h.machine {
         let _ = writeln!(out, "machine = {}", quoted(m));

@@ -10,6 +10,7 @@
 //! * [`build`]: `lca pace build`, from a study folder.
 //! * [`schedule`]: a point's events, each thread on its own processor.
 //! * [`evaluate`]: the replay on the hardware, the attribution and the scaling.
+//! * [`spin`]: whether a log's threads spin while they wait.
 //! * [`seam`]: a PACE model as a `fit` performance model, for the other commands.
 //! * [`choose`]: which of several models is fastest at a point.
 
@@ -21,6 +22,7 @@ pub mod file;
 pub mod model;
 pub mod schedule;
 pub mod seam;
+pub mod spin;
 
 pub use build::{BuildRequest, build};
 pub use choose::choose;

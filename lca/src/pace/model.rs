@@ -135,6 +135,10 @@ pub struct Hardware {
     /// stretches by `max(1, (p + load)/cores) / max(1, p/cores)` beyond the sharing among the
     /// program's own threads. 0: the machine to itself.
     pub load: f64,
+    /// The share of a core a thread used while it waited or sat idle between its work, from
+    /// the logs' `cpu` samples: 0 when waits block, 1 when they spin. The replay takes waits
+    /// as blocking; the builder notes a share above one half.
+    pub wait_cpu: f64,
     /// A machine file (`pp calibrate`) whose `[mpi]` times messages, if any.
     pub machine: Option<String>,
 }
