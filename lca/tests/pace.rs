@@ -504,6 +504,65 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
     assert!(e.contains("whole number"), "{e}");
 }
 
+/// `lca report` with a PACE model and a flat model of the same implementation: each validation
+/// run against both, which is closer, and where. The PACE model takes `1e-3 n / p` (equal split,
+/// cores enough), the flat one `2e-3 n / p`; at n = 1000 they say 0.5 and 1 s at p = 2, 0.25
+/// and 0.5 s at p = 4.
+#[test]
+fn lca_report_puts_the_hierarchical_model_beside_the_flat_one() {
+    let dir = scratch("pace-report");
+    let pace = dir.join("one.toml");
+    std::fs::write(
+        &pace,
+        one_step("threads = \"all\"", "split = \"equal\"", 64, 1e-3),
+    )
+    .unwrap();
+    let flat = dir.join("flat.toml");
+    std::fs::write(
+        &flat,
+        "format = 1\nname = \"one\"\nfactors = [\"n\", \"p\"]\n\n[[category]]\n\
+         name = \"pc\"\nformula = \"n\"\n\n[[category.coefficient]]\nname = \"n\"\n\
+         value = 2e-3\nstd_error = 0.0\nhalf_width = 0.0\n",
+    )
+    .unwrap();
+    let data = dir.join("runs.dat");
+    std::fs::write(
+        &data,
+        "impl=one n=1000 p=2 wall=0.6 pc=1.2 role=validate\n\
+         impl=one n=1000 p=4 wall=0.45 pc=1.8 role=validate\n\
+         impl=one n=1000 p=4 wall=9 pc=36 role=model\n",
+    )
+    .unwrap();
+    let out = lca!()
+        .arg("report")
+        .arg(&pace)
+        .arg(&flat)
+        .arg("--data")
+        .arg(&data)
+        .arg("-o")
+        .arg(dir.join("report"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Errors: p = 2: 1/6 against 2/3; p = 4: 4/9 against 1/9. Means 30.6% and 38.9%.
+    let sentence = "one: the hierarchical model predicts the 2 validation runs better (mean T_p \
+                    error 30.6% hierarchical, 38.9% flat; the hierarchical one is closer on 1 of \
+                    them); the hierarchical model is closer on average at p = 2.";
+    assert!(stdout.contains(sentence), "{stdout}");
+    assert!(stdout.contains("16.7%"), "{stdout}");
+    assert!(stdout.contains("44.4%"), "{stdout}");
+    let html = std::fs::read_to_string(dir.join("report").join("index.html")).unwrap();
+    assert!(
+        html.contains("Hierarchical against flat: one"),
+        "no section"
+    );
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 

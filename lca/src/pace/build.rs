@@ -606,7 +606,7 @@ fn load(runs: &[Measured], cores: u32, notes: &mut Vec<String>) -> f64 {
 }
 
 /// The share of a core the threads used while they waited, over all the runs' waiting
-/// stretches (docs/pace.md#the-hardware-layer); the replay takes waits as blocking, which
+/// stretches (docs/pace.md#how-the-template-is-derived); the replay takes waits as blocking, which
 /// past the cores underestimates `T_p` when they spin.
 fn wait_cpu(runs: &[Measured], notes: &mut Vec<String>) -> f64 {
     let (waiting, cpu) = runs.iter().fold((0u64, 0u64), |(w, c), r| {

@@ -12,8 +12,10 @@
 //! * [`evaluate`]: the replay on the hardware, the attribution and the scaling.
 //! * [`spin`]: whether a log's threads spin while they wait.
 //! * [`seam`]: a PACE model as a `fit` performance model, for the other commands.
+//! * [`against_flat`]: a PACE model beside the flat model of the same implementation.
 //! * [`choose`]: which of several models is fastest at a point.
 
+pub mod against_flat;
 pub mod build;
 pub mod choose;
 pub mod detect;

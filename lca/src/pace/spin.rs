@@ -1,4 +1,4 @@
-//! Whether a log's threads spin while they wait (docs/pace.md#the-hardware-layer): the CPU
+//! Whether a log's threads spin while they wait (docs/pace.md#how-the-template-is-derived): the CPU
 //! time its `cpu` samples show a thread consumed between them, over the stretches where it
 //! neither computed nor communicated (it waited, or sat idle between regions).
 
