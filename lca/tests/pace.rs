@@ -158,6 +158,21 @@ fn past_the_cores_threads_share_them_in_rounds() {
 }
 
 #[test]
+fn latencies_grow_with_sharing_until_two_threads_a_core() {
+    let text = one_step("threads = \"all\"", "split = \"equal\"", 2, 1e-3)
+        .replacen("fork_join_s = 0.0", "fork_join_s = 1e-5", 1)
+        .replacen("fork_join_shared_s = 0.0", "fork_join_shared_s = 1e-4", 1)
+        .replacen("handoff_shared_s = 0.0", "handoff_shared_s = 2e-4", 1);
+    let h = parse("t.toml", &text).unwrap().hardware;
+    // (p - cores) / cores: 0 at p = 2, 0.5 at p = 3, 1 at p = 4 and beyond.
+    for (p, share) in [(1, 0.0), (2, 0.0), (3, 0.5), (4, 1.0), (5, 1.0), (9, 1.0)] {
+        let (fork_join, handoff) = h.latencies(p);
+        assert!(close(fork_join, 1e-5 + share * 1e-4), "p={p}: {fork_join}");
+        assert!(close(handoff, share * 2e-4), "p={p}: {handoff}");
+    }
+}
+
+#[test]
 fn the_file_round_trips() {
     let text = one_step(
         "threads = \"group\"\ngroup = 1\ngroups = 2\nsmaller = \"last\"",

@@ -545,7 +545,7 @@ fn units(
 /// A latency of the hardware, seconds: the median over the logs with a core per thread of
 /// each log's median (a typical instance: a rare long wait for a core, when other programs
 /// ran, is not the program's); and what it grows by per unit of
-/// `(p - cores) / cores` in the logs with more threads than cores (least squares through the
+/// [`super::model::sharing`] (`(p - cores) / cores`, at most 1) in the logs with more threads than cores (least squares through the
 /// origin of their medians less the first figure), 0 without such logs.
 fn latency(
     runs: &[Measured],
@@ -578,7 +578,7 @@ fn latency(
     };
     let (mut xy, mut xx) = (0.0, 0.0);
     for &(p, m) in medians.iter().filter(|(p, _)| *p > cores) {
-        let x = (f64::from(p) - f64::from(cores)) / f64::from(cores);
+        let x = super::model::sharing(p, cores);
         xy += x * (m - base);
         xx += x * x;
     }

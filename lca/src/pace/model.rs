@@ -125,8 +125,8 @@ pub struct Hardware {
     /// From a releasing thread's hand-off to the waiting thread's going on, seconds.
     pub handoff_s: f64,
     /// What a fork and join costs more where threads share the cores, per unit of
-    /// `(p - cores) / cores`, seconds (threads that spin while they wait, the scheduler's
-    /// quantum).
+    /// [`sharing`] (`(p - cores) / cores`, at most 1), seconds (the scheduler's slice a woken
+    /// thread waits for its core).
     pub fork_join_shared_s: f64,
     /// The same for a hand-off.
     pub handoff_shared_s: f64,
@@ -141,6 +141,12 @@ pub struct Hardware {
     pub wait_cpu: f64,
     /// A machine file (`pp calibrate`) whose `[mpi]` times messages, if any.
     pub machine: Option<String>,
+}
+
+/// How far `p` threads share `cores`: `(p - cores) / cores`, at most 1 (a thread woken on a
+/// shared core waits about one scheduler slice, however many share it).
+pub fn sharing(p: u32, cores: u32) -> f64 {
+    ((f64::from(p) - f64::from(cores)).max(0.0) / f64::from(cores)).min(1.0)
 }
 
 /// The model's error on the runs it was built from.
@@ -191,7 +197,7 @@ impl Hardware {
 
     /// The fork-and-join and the hand-off latencies at `p` threads, seconds.
     pub fn latencies(&self, p: u32) -> (f64, f64) {
-        let excess = (f64::from(p) - f64::from(self.cores)).max(0.0) / f64::from(self.cores);
+        let excess = crate::pace::model::sharing(p, self.cores);
         (
             self.fork_join_s + excess * self.fork_join_shared_s,
             self.handoff_s + excess * self.handoff_shared_s,
