@@ -71,6 +71,9 @@ impl PerformanceModel {
                 "T_p = (sum of the categories) / p needs p > 0, and p={p}{held}"
             )));
         }
+        if let Some(reason) = self.evaluator.as_ref().and_then(|e| e.outside(point)) {
+            return Err(fail(reason));
+        }
         for c in &self.categories {
             if let Some(reason) = term_failure(&c.fit, point) {
                 return Err(fail(format!("category {}: {reason}", c.category)));

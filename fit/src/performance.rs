@@ -113,6 +113,18 @@ pub enum Kind {
     Response,
 }
 
+/// Categories that a program other than the formulas computes: `lca`'s PACE models
+/// (docs/pace.md) replay a template at each point. A model with an evaluator keeps one
+/// placeholder [`CategoryModel`] per category (its `fit` gives the degrees of freedom of the
+/// intervals the evaluator returns) and takes the values and intervals from the evaluator.
+pub trait Evaluator: std::fmt::Debug + Send + Sync {
+    /// Each category's prediction at a point (one value per factor), in the model's category
+    /// order.
+    fn categories(&self, point: &[f64]) -> Vec<Prediction>;
+    /// Why the point is outside what the evaluator can compute (a fractional `p`), if it is.
+    fn outside(&self, point: &[f64]) -> Option<String>;
+}
+
 /// A performance model over some factors.
 #[derive(Debug, Clone)]
 pub struct PerformanceModel {
@@ -137,6 +149,9 @@ pub struct PerformanceModel {
     /// model file written before it existed): its predictions beyond the data say their
     /// interval is not calibrated.
     pub calibration: Option<Vec<Calibration>>,
+    /// Computes the categories in place of the formulas (a PACE model); None for a model of
+    /// formulas.
+    pub evaluator: Option<std::sync::Arc<dyn Evaluator>>,
 }
 
 /// The spread of a predicted `T_p` (or first response) from the fits alone: the variance of
@@ -363,6 +378,7 @@ impl PerformanceModel {
                 predicted: None,
             },
             calibration: None,
+            evaluator: None,
         };
         model.baseline = model.corner_plane(&observations);
         model.provenance.predicted = PredictedRows::of(data, &model.factors);
@@ -464,11 +480,14 @@ impl PerformanceModel {
     /// Beyond the data, `T_p`'s intervals (a response model's first response) are widened by
     /// the model's forward validation ([`crate::calibration`]).
     pub fn predict(&self, point: &[f64]) -> TimePrediction {
-        let mut categories: Vec<Prediction> = self
-            .categories
-            .iter()
-            .map(|c| c.fit.predict(point))
-            .collect();
+        let mut categories: Vec<Prediction> = match &self.evaluator {
+            Some(e) => e.categories(point),
+            None => self
+                .categories
+                .iter()
+                .map(|c| c.fit.predict(point))
+                .collect(),
+        };
         let extrapolated = self
             .factors
             .iter()

@@ -234,5 +234,6 @@ fn uncalibrated(
         baseline: None,
         provenance,
         calibration: None,
+        evaluator: None,
     })
 }

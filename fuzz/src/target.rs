@@ -426,6 +426,7 @@ fn extrap(text: &str) -> Result<(), Failure> {
         baseline: None,
         provenance: Default::default(),
         calibration: None,
+        evaluator: None,
     };
     match fit::model_file::written(&performance, "case.toml") {
         Ok(text) => fit::model_file::parse("case.toml", &text)

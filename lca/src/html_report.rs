@@ -14,6 +14,7 @@ use reports::figures::Runs;
 use reports::html::{Section, report};
 
 /// Writes the report of `models` (and their measured runs) into `out`; returns what to print.
+/// `sections` (HTML) go after the verdict, before the models.
 pub fn write(
     models: &[&PerformanceModel],
     data: Option<&Datafile>,
@@ -21,6 +22,7 @@ pub fn write(
     out: &Path,
     force: bool,
     errors: [Option<ValidatedError>; 2],
+    extra: &str,
 ) -> Result<String> {
     let index = out.join("index.html");
     files::output::check(&index)?;
@@ -52,7 +54,7 @@ pub fn write(
             map_section(a, b, &sections, errors, &measured, difference.as_ref())
         }
         _ => String::new(),
-    };
+    } + extra;
     let page = report(title, &lead, &sections)?;
     let charts = out.join("charts");
     std::fs::create_dir_all(&charts)

@@ -12,10 +12,13 @@
 //! * [`validated_error`]: the models' own error on runs they were not built from, which
 //!   verdicts hold beside the coefficients' uncertainty.
 //! * [`shapes`]: the shapes file of `lca model --shapes`.
+//! * [`pace`]: PACE's hierarchical models (seed 004): built from a study's logs, evaluated by
+//!   replaying their template on the hardware (docs/pace.md).
 
 pub mod compare;
 pub mod completeness;
 pub mod html_report;
+pub mod pace;
 pub mod shapes;
 pub mod study;
 pub mod validated_error;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use cli::{crossover, model, plan, predict, rank, report, study, validate, variation};
+use cli::{crossover, model, pace, plan, predict, rank, report, study, validate, variation};
 
 /// Lost cycles analysis: which simple model explains the measured lost cycles?
 #[derive(Debug, Parser)]
@@ -46,6 +46,9 @@ enum Command {
     Crossover(crossover::Args),
     /// Run a study end to end: measure (resuming), model, validate [default: the bundled one].
     Study(study::Args),
+    /// Hierarchical (PACE) models from a study's logs: build, predict (with a predicted log),
+    /// choose; `lca predict`, `validate` and `crossover` take them too (docs/pace.md).
+    Pace(pace::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Some(Command::Report(args)) => report::run(args),
         Some(Command::Crossover(args)) => crossover::run(args),
         Some(Command::Study(args)) => study::run(args),
+        Some(Command::Pace(args)) => pace::run(args),
         None => rank::run(&cli.rank),
     };
     match output.and_then(|text| write_stdout(&text)) {

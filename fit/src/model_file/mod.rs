@@ -584,6 +584,7 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
         baseline,
         provenance,
         calibration,
+        evaluator: None,
     })
 }
 

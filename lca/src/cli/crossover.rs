@@ -101,8 +101,8 @@ pub fn run(args: &Args) -> Result<String> {
             args.cells
         );
     }
-    let mut a = fit::model_file::read(&args.a)?;
-    let mut b = fit::model_file::read(&args.b)?;
+    let mut a = lca::pace::read_model(&args.a)?;
+    let mut b = lca::pace::read_model(&args.b)?;
     name_models(&mut a, &args.a, &mut b, &args.b);
     let data = args.data.as_deref().map(fit::Datafile::read).transpose()?;
     let errors = match &data {

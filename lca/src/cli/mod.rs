@@ -3,6 +3,7 @@
 
 pub mod crossover;
 pub mod model;
+pub mod pace;
 pub mod plan;
 pub mod predict;
 pub mod rank;

@@ -35,7 +35,7 @@ pub struct Args {
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
     let format = args.format;
-    let model = fit::model_file::read(&args.model)?;
+    let model = lca::pace::read_model(&args.model)?;
     if args.at.is_empty() && args.grid.is_empty() {
         bail!("give a point (--at n=512,p=12) or a grid (--grid n=32..1024:log2,p=2..26:lin:5)");
     }

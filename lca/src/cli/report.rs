@@ -43,7 +43,7 @@ pub fn run(args: &Args) -> Result<String> {
     let models = args
         .models
         .iter()
-        .map(|m| fit::model_file::read(m))
+        .map(|m| lca::pace::read_model(m))
         .collect::<Result<Vec<_>, _>>()?;
     let data = args.data.as_deref().map(Datafile::read).transpose()?;
     let errors = match (&models[..], &data) {
@@ -55,6 +55,25 @@ pub fn run(args: &Args) -> Result<String> {
         _ => [None, None],
     };
     let models: Vec<_> = models.iter().collect();
+    // A PACE model beside the flat model of its implementation (docs/pace.md#against-the-flat-model).
+    let comparisons = match &data {
+        Some(data)
+            if !args.validate_where.is_empty() || data.columns().iter().any(|c| c == "role") =>
+        {
+            let validation = if args.validate_where.is_empty() {
+                vec![lca::validated_error::VALIDATION_ROWS.parse()?]
+            } else {
+                fit::Condition::parse_all(&args.validate_where)?
+            };
+            lca::pace::against_flat::compare(&models, data, &validation)?
+        }
+        _ => Vec::new(),
+    };
+    let extra: String = comparisons.iter().map(|c| c.html()).collect();
+    let mut text = String::new();
+    for c in &comparisons {
+        text += &format!("{}\n{}", c.sentence(), c.text());
+    }
     let written = lca::html_report::write(
         &models,
         data.as_ref(),
@@ -62,6 +81,7 @@ pub fn run(args: &Args) -> Result<String> {
         &args.out,
         args.force,
         errors,
+        &extra,
     )?;
     // docs/modelling.md, "Completeness check": said once the report is out, so that a refusal
     // stays the one line on standard error.
@@ -69,5 +89,5 @@ pub fn run(args: &Args) -> Result<String> {
         let logs = lca::completeness::logs_beside(path);
         eprint!("{}", lca::completeness::report(data, logs.as_deref()));
     }
-    Ok(written)
+    Ok(text + &written)
 }

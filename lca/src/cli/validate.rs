@@ -32,7 +32,7 @@ pub struct Args {
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
     let format = args.format;
-    let model = fit::model_file::read(&args.model)?;
+    let model = lca::pace::read_model(&args.model)?;
     let filter = if args.filter.is_empty() {
         &model.provenance.conditions
     } else {

@@ -114,6 +114,7 @@ fn compare(study: &Study, fitted: &[Fitted], rows: &Rows) -> Result<String> {
         &study.out.join("report"),
         true,
         errors,
+        "",
     )?;
     Ok(text)
 }

@@ -72,6 +72,7 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
             predicted: None,
         },
         calibration: None,
+        evaluator: None,
     };
     if model.categories.is_empty() {
         let first = rows.iter().find_map(|r| r.2.as_ref().err());

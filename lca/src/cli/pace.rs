@@ -1,0 +1,233 @@
+//! `lca pace build | predict | choose`: PACE's hierarchical models (docs/pace.md).
+
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Result, anyhow, bail};
+use fit::Condition;
+use lca::pace::{BuildRequest, PaceModel, Trace};
+
+/// Hierarchical (PACE) models: build one from a study folder, predict with it, choose between.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Build a PACE model of one implementation from a study folder (its logs/).
+    Build(BuildArgs),
+    /// T_p and the predicted lost cycles at points; --trace writes the predicted log.
+    Predict(PredictArgs),
+    /// Which model is fastest at a point.
+    Choose(ChooseArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct BuildArgs {
+    /// The study folder, as `lca study` writes it (logs/ inside).
+    study: PathBuf,
+    /// The implementation (the logs' impl=).
+    #[arg(long = "impl", value_name = "NAME")]
+    implementation: String,
+    /// Keep only the logs whose parameters meet these conditions (`p<=4`, `role=model`).
+    #[arg(long = "where", value_name = "CONDITION", value_delimiter = ',')]
+    filter: Vec<String>,
+    /// The hardware layer's cores [default: this machine's].
+    #[arg(long, value_name = "N")]
+    cores: Option<u32>,
+    /// Iterations of the loop replayed at each point.
+    #[arg(long, default_value_t = 6, value_name = "N")]
+    replayed: u32,
+    /// The model file to write.
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    /// Replace an existing FILE.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct PredictArgs {
+    /// The PACE model file.
+    model: PathBuf,
+    /// A point: every factor's value, e.g. `--at n=512,p=6` (repeatable).
+    #[arg(long, value_name = "FACTOR=VALUE,...", required = true)]
+    at: Vec<String>,
+    /// Swap the hardware layer's cores.
+    #[arg(long, value_name = "N")]
+    cores: Option<u32>,
+    /// Swap the hardware layer for a machine file's (`pp calibrate`): its cores, and its
+    /// `[mpi]` times messages.
+    #[arg(long, value_name = "FILE")]
+    machine: Option<PathBuf>,
+    /// Write the predicted log of the iterations replayed at the (single) point.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Replace an existing trace file.
+    #[arg(long)]
+    force: bool,
+}
+
+#[derive(Debug, clap::Args)]
+struct ChooseArgs {
+    /// The PACE model files, one per implementation.
+    #[arg(required = true, num_args = 2..)]
+    models: Vec<PathBuf>,
+    /// The point, e.g. `--at n=512,p=6`.
+    #[arg(long, value_name = "FACTOR=VALUE,...")]
+    at: String,
+}
+
+/// Runs the command and returns what to print.
+pub fn run(args: &Args) -> Result<String> {
+    match &args.command {
+        Command::Build(a) => build(a),
+        Command::Predict(a) => predict(a),
+        Command::Choose(a) => choose(a),
+    }
+}
+
+fn build(a: &BuildArgs) -> Result<String> {
+    let conditions = Condition::parse_all(&a.filter)?;
+    let cores = match a.cores {
+        Some(0) => bail!("--cores 0: at least 1"),
+        Some(c) => c,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+    };
+    if !(1..=lca::pace::file::MAX_REPLAYED).contains(&a.replayed) {
+        bail!(
+            "--replayed {}: replay 1 to {} iterations",
+            a.replayed,
+            lca::pace::file::MAX_REPLAYED
+        );
+    }
+    files::output::check(&a.out).map_err(|e| anyhow!("-o {}: {}", a.out.display(), e.reason()))?;
+    if a.out.exists() && !a.force {
+        bail!(
+            "-o {}: exists; not replaced (choose another path, or --force)",
+            a.out.display()
+        );
+    }
+    let model = lca::pace::build(&BuildRequest {
+        study: a.study.clone(),
+        implementation: a.implementation.clone(),
+        conditions,
+        cores,
+        replayed: a.replayed,
+    })?;
+    let text = lca::pace::file::write(&model);
+    files::output::write(&a.out, text.as_bytes())
+        .map_err(|e| anyhow!("-o {}: {}", a.out.display(), e.reason()))?;
+    let mut out = format!(
+        "wrote {} ({} steps, {} regions' subtask, {} cores)\n",
+        a.out.display(),
+        model.template.len(),
+        model.subtask.categories.len(),
+        model.hardware.cores
+    );
+    if let Some(e) = model.error {
+        let _ = writeln!(
+            out,
+            "T_p against its {} runs: {:.1}% (RMS of ln(measured/predicted))",
+            e.runs,
+            e.relative_sd * 100.0
+        );
+    }
+    for n in &model.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    Ok(out)
+}
+
+/// Reads a PACE model, its hardware layer swapped as asked.
+fn load(path: &Path, cores: Option<u32>, machine: Option<&Path>) -> Result<PaceModel> {
+    let mut model = lca::pace::file::read(path)?;
+    if let Some(m) = machine {
+        let file = pp::machine::Machine::load(m).map_err(|e| anyhow!("--machine {e}"))?;
+        model.hardware.cores = file.about.cores.max(1);
+        model.hardware.machine = file.mpi.is_some().then(|| m.display().to_string());
+    }
+    match cores {
+        Some(0) => bail!("--cores 0: at least 1"),
+        Some(c) => model.hardware.cores = c,
+        None => {}
+    }
+    Ok(model)
+}
+
+fn point(model: &PaceModel, spec: &str) -> Result<Vec<f64>> {
+    let values = super::specs::values(spec)?;
+    if let Some((n, _)) = values.iter().find(|(n, _)| !model.factors.contains(n)) {
+        bail!(
+            "--at '{spec}': unknown factor '{n}' (the model's factors: {})",
+            model.factors.join(", ")
+        );
+    }
+    model
+        .factors
+        .iter()
+        .map(|f| {
+            values
+                .iter()
+                .rev()
+                .find(|(n, _)| n == f)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| anyhow!("--at '{spec}': no value for factor '{f}'"))
+        })
+        .collect()
+}
+
+fn predict(a: &PredictArgs) -> Result<String> {
+    let model = load(&a.model, a.cores, a.machine.as_deref())?;
+    if a.trace.is_some() && a.at.len() > 1 {
+        bail!("--trace writes the log of one point: give one --at");
+    }
+    let mut out = format!("{:<24} {:>12}", "point", "T_p (s)");
+    for c in lca::pace::seam::CATEGORY_NAMES {
+        let _ = write!(out, " {c:>10}");
+    }
+    out.push('\n');
+    for spec in &a.at {
+        let p = point(&model, spec)?;
+        let trace = a.trace.as_ref().map(|t| Trace {
+            path: t,
+            force: a.force,
+        });
+        let e = model
+            .evaluate_traced(&p, trace)
+            .map_err(|e| anyhow!("--at '{spec}': {e}"))?;
+        let _ = write!(out, "{spec:<24} {:>12.6}", e.t_p);
+        for (_, v) in &e.categories {
+            let _ = write!(out, " {v:>10.6}");
+        }
+        out.push('\n');
+    }
+    if let Some(t) = &a.trace {
+        let _ = writeln!(out, "wrote {} (the iterations replayed)", t.display());
+    }
+    Ok(out)
+}
+
+fn choose(a: &ChooseArgs) -> Result<String> {
+    let models = a
+        .models
+        .iter()
+        .map(|m| lca::pace::file::read(m).map_err(anyhow::Error::from))
+        .collect::<Result<Vec<_>>>()?;
+    let at = super::specs::values(&a.at)?;
+    let (best, times) =
+        lca::pace::choose(&models, &at).map_err(|e| anyhow!("--at '{}': {e}", a.at))?;
+    let mut out = String::new();
+    for (m, t) in models.iter().zip(&times) {
+        let _ = writeln!(out, "{:<12} T_p {t:.6} s", m.name);
+    }
+    let _ = writeln!(
+        out,
+        "choose {} ({})",
+        models[best].name,
+        a.models[best].display()
+    );
+    Ok(out)
+}

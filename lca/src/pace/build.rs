@@ -1,0 +1,774 @@
+//! `lca pace build`: a PACE model from a study folder's logs (docs/pace.md#building). Every log
+//! of the implementation is profiled by region (the subtask's data) and read for its structure
+//! ([`super::detect`]); the template is what all of them agree on, and what had to be assumed
+//! is written into the model's `notes`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use fit::observations::Cell;
+use fit::performance::{BuildOptions, PerformanceModel};
+use fit::{Condition, Datafile};
+use pp::log::LogReader;
+
+use super::detect::{LogSeen, detect};
+use super::model::{
+    Activity, Application, Error, Handoff, Hardware, Members, PaceModel, Split, Step,
+};
+use super::spin::{Spin, spin};
+
+/// What `lca pace build` is asked.
+#[derive(Debug, Clone)]
+pub struct BuildRequest {
+    /// The study folder (its `logs/`).
+    pub study: PathBuf,
+    /// The implementation (the logs' `impl=`).
+    pub implementation: String,
+    /// Conditions on the logs' parameters (`p<=4`, `role=model`).
+    pub conditions: Vec<Condition>,
+    /// The cores of the hardware layer.
+    pub cores: u32,
+    /// Iterations replayed at each point.
+    pub replayed: u32,
+}
+
+/// One log used: its name, parameters, wall and per-region busy times.
+struct Measured {
+    name: String,
+    values: BTreeMap<String, f64>,
+    wall_s: f64,
+    /// The share of a core the threads had while they could run: (pc + cl) / (pc + cl +
+    /// rc.cpu).
+    share: f64,
+    /// Region → (pc, cl) seconds.
+    regions: BTreeMap<String, (f64, f64)>,
+    seen: LogSeen,
+    /// Its threads' waiting stretches and the CPU time they consumed in them.
+    spin: Spin,
+}
+
+/// Builds the model.
+pub fn build(request: &BuildRequest) -> Result<PaceModel> {
+    let logs_dir = request.study.join("logs");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&logs_dir)
+        .with_context(|| format!("{}: not a study folder (no logs/)", request.study.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            n.ends_with(".log") && !n.ends_with(".predicted.log")
+        })
+        .collect();
+    names.sort();
+    let mut runs = Vec::new();
+    for path in &names {
+        if let Some(m) = measure(path, request)? {
+            runs.push(m);
+        }
+    }
+    if runs.len() < 2 {
+        bail!(
+            "{}: {} log(s) of impl={} match{}: a model needs at least 2",
+            logs_dir.display(),
+            runs.len(),
+            request.implementation,
+            if request.conditions.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " the conditions ({})",
+                    request
+                        .conditions
+                        .iter()
+                        .map(|c| c.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        );
+    }
+    let (factors, held) = factors_of(&runs);
+    let mut notes = Vec::new();
+    let template = template(&runs, &factors, &held, &mut notes)?;
+    let application = application(&runs, &factors, &held, request.replayed, &template)?;
+    let subtask = subtask(&runs, &factors, &template, request, &mut notes)?;
+    let ranges = factors
+        .iter()
+        .map(|f| {
+            runs.iter()
+                .map(|r| r.values[f])
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                    (lo.min(v), hi.max(v))
+                })
+        })
+        .collect();
+    let fork_join = latency(&runs, request.cores, &mut notes, "fork_join", |s| {
+        &s.fork_join_ns
+    });
+    let handoff = latency(&runs, request.cores, &mut notes, "handoff", |s| {
+        &s.handoff_ns
+    });
+    let mut model = PaceModel {
+        name: request.implementation.clone(),
+        factors,
+        ranges,
+        held,
+        application,
+        template,
+        subtask,
+        hardware: Hardware {
+            cores: request.cores,
+            speed: 1.0,
+            fork_join_s: fork_join.0,
+            handoff_s: handoff.0,
+            fork_join_shared_s: fork_join.1,
+            handoff_shared_s: handoff.1,
+            load: load(&runs, request.cores, &mut notes),
+            wait_cpu: wait_cpu(&runs, &mut notes),
+            machine: None,
+        },
+        error: None,
+        notes,
+    };
+    model.error = Some(error(&model, &runs)?);
+    Ok(model)
+}
+
+/// The log at `path` if it is of the implementation and meets the conditions.
+fn measure(path: &Path, request: &BuildRequest) -> Result<Option<Measured>> {
+    let name = path.display().to_string();
+    let reader = LogReader::open(path).with_context(|| name.clone())?;
+    let header = reader.header().clone();
+    if !header
+        .params
+        .iter()
+        .any(|(k, v)| k == "impl" && *v == request.implementation)
+    {
+        return Ok(None);
+    }
+    let mut text: BTreeMap<String, String> = header.params.iter().cloned().collect();
+    text.insert("p".into(), header.p.to_string());
+    // The study's file names say the run's role: <impl>-<role>-...
+    if let Some(role) = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .and_then(|s| s.strip_prefix(&format!("{}-", request.implementation)))
+        .and_then(|s| s.split('-').next())
+    {
+        text.entry("role".into())
+            .or_insert_with(|| role.to_string());
+    }
+    for c in &request.conditions {
+        let cell = match text.get(&c.key) {
+            Some(v) => match v.parse::<f64>() {
+                Ok(x) if x.is_finite() => Cell::Number(x),
+                _ => Cell::Text(v),
+            },
+            None => return Ok(None),
+        };
+        if !c.holds(cell) {
+            return Ok(None);
+        }
+    }
+    let values: BTreeMap<String, f64> = text
+        .iter()
+        .filter_map(|(k, v)| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .map(|x| (k.clone(), x))
+        })
+        .collect();
+    let mut r = reader;
+    let profile = pp::profile::profile_log(&mut r, None, None);
+    if let Some(damage) = profile.damage {
+        bail!("{name}: {damage}");
+    }
+    let profile = profile
+        .profile
+        .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+    let regions = profile
+        .by_region
+        .iter()
+        .map(|(k, t)| {
+            let s = |c| t.get(c) as f64 * 1e-9;
+            (
+                k.clone(),
+                (s(pp::profile::Category::Pc), s(pp::profile::Category::Cl)),
+            )
+        })
+        .collect();
+    let seen = detect(LogReader::open(path).with_context(|| name.clone())?)
+        .with_context(|| name.clone())?;
+    let spin =
+        spin(LogReader::open(path).with_context(|| name.clone())?).with_context(|| name.clone())?;
+    let busy = (profile.totals.get(pp::profile::Category::Pc)
+        + profile.totals.get(pp::profile::Category::Cl)) as f64;
+    let queued = profile.totals.sub[0] as f64;
+    Ok(Some(Measured {
+        name,
+        values,
+        share: if busy + queued > 0.0 {
+            busy / (busy + queued)
+        } else {
+            1.0
+        },
+        wall_s: profile.wall_ns() as f64 * 1e-9,
+        regions,
+        seen,
+        spin,
+    }))
+}
+
+/// The numeric parameters that vary (factors, `p` last) and those that do not (held).
+fn factors_of(runs: &[Measured]) -> (Vec<String>, BTreeMap<String, f64>) {
+    let keys: Vec<String> = runs[0].values.keys().cloned().collect();
+    let mut factors = Vec::new();
+    let mut held = BTreeMap::new();
+    for k in keys {
+        if ["replicate", "run"].contains(&k.as_str()) {
+            continue;
+        }
+        let vals: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| r.values.get(&k).copied())
+            .collect();
+        if vals.len() != runs.len() {
+            continue;
+        }
+        if vals.iter().all(|v| *v == vals[0]) {
+            held.insert(k, vals[0]);
+        } else if k != "p" {
+            factors.push(k);
+        }
+    }
+    if !held.contains_key("p") {
+        factors.push("p".into());
+    }
+    (factors, held)
+}
+
+/// The template all the logs agree on.
+fn template(
+    runs: &[Measured],
+    factors: &[String],
+    held: &BTreeMap<String, f64>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Step>> {
+    // The loop: regions that ran as often as the most frequent one, in every log.
+    let loops: Vec<u64> = runs
+        .iter()
+        .map(|r| {
+            r.seen
+                .regions
+                .values()
+                .map(|s| s.instances)
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut names: Vec<String> = runs[0].seen.regions.keys().cloned().collect();
+    names.retain(|n| {
+        runs.iter()
+            .zip(&loops)
+            .all(|(r, &l)| r.seen.regions.get(n).is_some_and(|s| s.instances == l))
+    });
+    for n in runs[0].seen.regions.keys().filter(|n| !names.contains(n)) {
+        notes.push(format!(
+            "region '{n}' does not run once per iteration of the loop in every log: left out of the template (its time is not predicted)"
+        ));
+    }
+    if names.is_empty() {
+        bail!("no region runs once per iteration of a loop in every log: no template to derive");
+    }
+    // Members.
+    let mut members: BTreeMap<String, Members> = BTreeMap::new();
+    let mut smaller: Option<bool> = None;
+    for n in &names {
+        let mut all = true;
+        let mut group: Option<(u32, u32)> = None;
+        for r in runs {
+            let s = &r.seen.regions[n];
+            let everyone: Vec<u32> = (0..r.seen.p).collect();
+            if s.teams.keys().all(|t| *t == everyone) {
+                continue;
+            }
+            all = false;
+            let blocks = partition(&r.seen, &names)
+                .ok_or_else(|| anyhow::anyhow!("{}: the teams of the loop's regions are not consecutive blocks of threads that cover them all: no template of groups fits", r.name))?;
+            let team = s.teams.keys().next().expect("a region has a team");
+            if s.teams.len() > 1 {
+                bail!(
+                    "{}: region '{n}' runs with {} different teams",
+                    r.name,
+                    s.teams.len()
+                );
+            }
+            let g = blocks
+                .iter()
+                .position(|b| b == team)
+                .expect("a team is a block") as u32;
+            let k = blocks.len() as u32;
+            if group.is_some_and(|x| x != (g, k)) {
+                bail!(
+                    "{}: region '{n}' is group {g} of {k} here, not as in the other logs",
+                    r.name
+                );
+            }
+            group = Some((g, k));
+            let (first, last) = (blocks[0].len(), blocks[blocks.len() - 1].len());
+            if first != last {
+                let s = first < last;
+                if smaller.is_some_and(|x| x != s) {
+                    bail!(
+                        "{}: the smaller groups come first in some logs, last in others",
+                        r.name
+                    );
+                }
+                smaller = Some(s);
+            }
+        }
+        let m = match (all, group) {
+            (true, _) | (false, None) => Members::All,
+            (false, Some((group, groups))) => Members::Group {
+                group,
+                groups,
+                smaller_first: true,
+            },
+        };
+        members.insert(n.clone(), m);
+    }
+    if members.values().any(|m| matches!(m, Members::Group { .. })) {
+        let groups = members
+            .values()
+            .find_map(|m| match m {
+                Members::Group { groups, .. } => Some(*groups),
+                _ => None,
+            })
+            .unwrap_or(1);
+        let first = smaller.unwrap_or_else(|| {
+            notes.push(format!(
+                "threads split into {groups} groups; no log had groups of different sizes, so the smaller groups are assumed to come first"
+            ));
+            true
+        });
+        notes.push(format!(
+            "threads split into {groups} groups of consecutive threads, of floor(p/{groups}) and ceil(p/{groups}), the smaller {} (seen in the logs' teams)",
+            if first { "first" } else { "last" }
+        ));
+        for m in members.values_mut() {
+            if let Members::Group { smaller_first, .. } = m {
+                *smaller_first = first;
+            }
+        }
+    }
+    // Activity.
+    let activity = |n: &str| {
+        let (work, comm) = runs.iter().fold((0, 0), |(w, c), r| {
+            let s = &r.seen.regions[n];
+            (w + s.work, c + s.comm)
+        });
+        if comm > 0 {
+            Activity::Comm
+        } else if work > 0 {
+            Activity::Work
+        } else {
+            Activity::Wait
+        }
+    };
+    // Splits: copies in chunks of a unit (the gcd of the sizes at the same other factors).
+    let mut splits: BTreeMap<String, Split> = BTreeMap::new();
+    for n in names.iter().filter(|n| activity(n) == Activity::Comm) {
+        match units(runs, n, factors, held) {
+            Some(u) => {
+                splits.insert(n.clone(), Split::Chunks { units: u });
+            }
+            None => {
+                notes.push(format!("region '{n}': its copies do not show whole units dealt to the members: split equally"));
+            }
+        }
+    }
+    let copies = splits.clone();
+    for n in names.iter().filter(|n| activity(n) == Activity::Work) {
+        let twin = copies
+            .iter()
+            .find(|(o, s)| members[*o] == members[n] && matches!(s, Split::Chunks { .. }))
+            .map(|(o, s)| (o.clone(), s.clone()));
+        if let Some((o, s)) = twin {
+            notes.push(format!(
+                "region '{n}' is assumed split in the same chunks as '{o}' (the same threads; its computation shows no sizes)"
+            ));
+            splits.insert(n.clone(), s);
+        }
+    }
+    // Hand-offs: the most frequent releasing region, at a lag of 0 or more.
+    let mut handoffs: BTreeMap<String, Handoff> = BTreeMap::new();
+    for n in &names {
+        let mut votes: BTreeMap<(String, i64), u64> = BTreeMap::new();
+        for r in runs {
+            for ((from, lag), c) in &r.seen.regions[n].released_by {
+                if *lag >= 0 && names.contains(from) {
+                    *votes.entry((from.clone(), *lag)).or_default() += c;
+                }
+            }
+        }
+        if let Some(((from, lag), _)) = votes
+            .into_iter()
+            .max_by_key(|(k, c)| (*c, std::cmp::Reverse(k.1)))
+        {
+            handoffs.insert(
+                n.clone(),
+                Handoff {
+                    after: from,
+                    lag: lag as u32,
+                },
+            );
+        }
+    }
+    // Order: the first-appearance order of the log with the most threads, each step after
+    // its same-iteration releaser.
+    let widest = runs.iter().max_by_key(|r| r.seen.p).expect("runs");
+    let mut pending: Vec<String> = names.clone();
+    pending.sort_by_key(|n| widest.seen.regions[n].first);
+    let mut order: Vec<String> = Vec::new();
+    while !pending.is_empty() {
+        let pick = pending
+            .iter()
+            .position(|n| match handoffs.get(n) {
+                Some(h) if h.lag == 0 => order.contains(&h.after),
+                _ => true,
+            })
+            .unwrap_or(0);
+        let n = pending.remove(pick);
+        if let Some(h) = handoffs.get(&n)
+            && h.lag == 0
+            && !order.contains(&h.after)
+        {
+            notes.push(format!(
+                "region '{n}' waits for '{}' in the same iteration, which comes after it: the wait is left out",
+                h.after
+            ));
+            handoffs.remove(&n);
+        }
+        order.push(n);
+    }
+    Ok(order
+        .into_iter()
+        .map(|n| Step {
+            members: members[&n],
+            activity: activity(&n),
+            split: splits.get(&n).cloned().unwrap_or(Split::Equal),
+            waits_for: handoffs.get(&n).cloned(),
+            region: n,
+        })
+        .collect())
+}
+
+/// The blocks of threads the loop's regions' teams form, in thread order, when they are
+/// consecutive and cover every thread once.
+fn partition(seen: &LogSeen, names: &[String]) -> Option<Vec<Vec<u32>>> {
+    let everyone: Vec<u32> = (0..seen.p).collect();
+    let mut blocks: Vec<Vec<u32>> = names
+        .iter()
+        .flat_map(|n| seen.regions[n].teams.keys().cloned())
+        .filter(|t| *t != everyone)
+        .collect();
+    blocks.sort();
+    blocks.dedup();
+    let mut next = 0;
+    for b in &blocks {
+        if b.first() != Some(&next) || b.windows(2).any(|w| w[1] != w[0] + 1) {
+            return None;
+        }
+        next = b[b.len() - 1] + 1;
+    }
+    (next == seen.p).then_some(blocks)
+}
+
+/// The units a region's copies deal out, as a factor's or held column's name or a number.
+fn units(
+    runs: &[Measured],
+    region: &str,
+    factors: &[String],
+    held: &BTreeMap<String, f64>,
+) -> Option<String> {
+    let others: Vec<&String> = factors.iter().filter(|f| *f != "p").collect();
+    let key =
+        |r: &Measured| -> Vec<u64> { others.iter().map(|f| r.values[*f].to_bits()).collect() };
+    // The unit: the gcd of every member's bytes over the logs at the same other factors.
+    let mut unit: BTreeMap<Vec<u64>, u64> = BTreeMap::new();
+    for r in runs {
+        let g = r.seen.regions[region]
+            .bytes
+            .iter()
+            .flat_map(|b| b.values().copied())
+            .filter(|b| *b > 0)
+            .fold(0, gcd);
+        let e = unit.entry(key(r)).or_default();
+        *e = gcd(*e, g);
+    }
+    let mut counts = Vec::new();
+    for r in runs {
+        let u = unit[&key(r)];
+        if u == 0 {
+            return None;
+        }
+        let mut per: Vec<u64> = r.seen.regions[region]
+            .bytes
+            .iter()
+            .map(|b| b.values().sum::<u64>() / u)
+            .collect();
+        per.sort_unstable();
+        counts.push(*per.get(per.len() / 2)? as f64);
+    }
+    let candidates = factors
+        .iter()
+        .filter(|f| *f != "p")
+        .map(|f| {
+            (
+                f.clone(),
+                runs.iter().map(|r| r.values[f]).collect::<Vec<_>>(),
+            )
+        })
+        .chain(held.iter().map(|(k, v)| (k.clone(), vec![*v; runs.len()])));
+    for (name, values) in candidates {
+        if values.iter().zip(&counts).all(|(v, c)| v == c) {
+            return Some(name);
+        }
+    }
+    counts
+        .iter()
+        .all(|c| *c == counts[0])
+        .then(|| counts[0].to_string())
+}
+
+/// A latency of the hardware, seconds: the median over the logs with a core per thread of
+/// each log's median (a typical instance: a rare long wait for a core, when other programs
+/// ran, is not the program's); and what it grows by per unit of
+/// [`super::model::sharing`] (`(p - cores) / cores`, at most 1) in the logs with more threads than cores (least squares through the
+/// origin of their medians less the first figure), 0 without such logs.
+fn latency(
+    runs: &[Measured],
+    cores: u32,
+    notes: &mut Vec<String>,
+    what: &str,
+    of: impl Fn(&LogSeen) -> &Vec<u64>,
+) -> (f64, f64) {
+    let medians: Vec<(u32, f64)> = runs
+        .iter()
+        .filter_map(|r| {
+            median(of(&r.seen).iter().map(|&x| x as f64 * 1e-9).collect()).map(|m| (r.seen.p, m))
+        })
+        .collect();
+    let alone: Vec<f64> = medians
+        .iter()
+        .filter(|(p, _)| *p <= cores)
+        .map(|m| m.1)
+        .collect();
+    let base = match median(alone) {
+        Some(b) => b,
+        None => {
+            if !medians.is_empty() {
+                notes.push(format!(
+                    "hardware.{what}_s: no log had a core per thread; taken as 0, all of it in {what}_shared_s"
+                ));
+            }
+            0.0
+        }
+    };
+    let (mut xy, mut xx) = (0.0, 0.0);
+    for &(p, m) in medians.iter().filter(|(p, _)| *p > cores) {
+        let x = super::model::sharing(p, cores);
+        xy += x * (m - base);
+        xx += x * x;
+    }
+    let shared = if xx > 0.0 { (xy / xx).max(0.0) } else { 0.0 };
+    (base, shared)
+}
+
+/// Other programs' runnable threads: from the share of a core the threads had in the logs
+/// with a core per thread, `cores / share - p`, the median over those logs (0 without them).
+fn load(runs: &[Measured], cores: u32, notes: &mut Vec<String>) -> f64 {
+    let loads: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.seen.p <= cores && r.share > 0.0)
+        .map(|r| (f64::from(cores) / r.share - f64::from(r.seen.p)).max(0.0))
+        .collect();
+    let load = median(loads).unwrap_or(0.0);
+    if load > 0.5 {
+        notes.push(format!(
+            "hardware.load: the runs with a core per thread got {:.0}% of a core while runnable: about {load:.1} other runnable threads shared the {cores} cores",
+            100.0 * runs.iter().filter(|r| r.seen.p <= cores).map(|r| r.share).sum::<f64>()
+                / runs.iter().filter(|r| r.seen.p <= cores).count().max(1) as f64
+        ));
+    }
+    load
+}
+
+/// The share of a core the threads used while they waited, over all the runs' waiting
+/// stretches (docs/pace.md#how-the-template-is-derived); the replay takes waits as blocking, which
+/// past the cores underestimates `T_p` when they spin.
+fn wait_cpu(runs: &[Measured], notes: &mut Vec<String>) -> f64 {
+    let (waiting, cpu) = runs.iter().fold((0u64, 0u64), |(w, c), r| {
+        (w + r.spin.waiting_ns, c + r.spin.cpu_ns)
+    });
+    let share = Spin {
+        waiting_ns: waiting,
+        cpu_ns: cpu,
+    }
+    .share()
+    .unwrap_or(0.0)
+    .clamp(0.0, 1.0);
+    if share > 0.5 {
+        notes.push(format!(
+            "hardware.wait_cpu: the threads used {:.0}% of a core while they waited: their waits spin, and the replay takes them as blocking, so T_p past the cores is underestimated",
+            100.0 * share
+        ));
+    }
+    share
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// The application layer: the loop's count, and the time around it.
+fn application(
+    runs: &[Measured],
+    factors: &[String],
+    held: &BTreeMap<String, f64>,
+    replayed: u32,
+    template: &[Step],
+) -> Result<Application> {
+    let counts: Vec<f64> = runs
+        .iter()
+        .map(|r| r.seen.regions[&template[0].region].instances as f64)
+        .collect();
+    let by_name = factors
+        .iter()
+        .map(|f| {
+            (
+                f.clone(),
+                runs.iter().map(|r| r.values[f]).collect::<Vec<_>>(),
+            )
+        })
+        .chain(held.iter().map(|(k, v)| (k.clone(), vec![*v; runs.len()])))
+        .find(|(_, v)| v.iter().zip(&counts).all(|(a, b)| a == b))
+        .map(|(n, _)| n);
+    let iterations = match by_name {
+        Some(n) => n,
+        None if counts.iter().all(|c| *c == counts[0]) => counts[0].to_string(),
+        None => bail!(
+            "the loop runs a different number of times in different logs, and no parameter says how many"
+        ),
+    };
+    let mean = |f: &dyn Fn(&Measured) -> u64| {
+        runs.iter().map(|r| f(r) as f64 * 1e-9).sum::<f64>() / runs.len() as f64
+    };
+    Ok(Application {
+        iterations,
+        startup_s: mean(&|r| r.seen.startup_ns),
+        teardown_s: mean(&|r| r.seen.teardown_ns),
+        replayed,
+    })
+}
+
+/// The subtask layer: each step's busy time fitted over the factors by `fit`.
+fn subtask(
+    runs: &[Measured],
+    factors: &[String],
+    template: &[Step],
+    request: &BuildRequest,
+    notes: &mut Vec<String>,
+) -> Result<PerformanceModel> {
+    let mut columns = Vec::new();
+    for s in template {
+        match s.activity {
+            Activity::Work => columns.push((format!("pc.{}", s.region), s.region.clone(), 0)),
+            Activity::Comm => columns.push((format!("cl.{}", s.region), s.region.clone(), 1)),
+            Activity::Wait => {}
+        }
+    }
+    if columns.is_empty() {
+        bail!("no region of the loop computes or copies: nothing for the subtask to model");
+    }
+    let mut text = String::new();
+    for r in runs {
+        let mut row: Vec<String> = factors
+            .iter()
+            .map(|f| format!("{f}={}", r.values[f]))
+            .collect();
+        for (column, region, which) in &columns {
+            let (pc, cl) = r.regions.get(region).copied().unwrap_or((0.0, 0.0));
+            row.push(format!("{column}={}", if *which == 0 { pc } else { cl }));
+        }
+        text += &row.join(" ");
+        text.push('\n');
+    }
+    let source = format!(
+        "{} (impl={}, by region)",
+        request.study.join("logs").display(),
+        request.implementation
+    );
+    let data = Datafile::parse(&source, &text)?;
+    let options = BuildOptions {
+        name: format!("{} subtask", request.implementation),
+        categories: columns.iter().map(|c| c.0.clone()).collect(),
+        conditions: request.conditions.clone(),
+        created_by: format!("lca pace build {}", env!("CARGO_PKG_VERSION")),
+        ..BuildOptions::default()
+    };
+    // Without every corner of the design the allocation of variation cannot choose how the
+    // factors combine: then each factor adds its own (additive), said in the notes.
+    let mut model = match PerformanceModel::build(&data, &options) {
+        Ok(m) => m,
+        Err(first) => {
+            let mut additive = options.clone();
+            for c in &options.categories {
+                additive.choices.insert(
+                    c.clone(),
+                    fit::combination::Choices {
+                        shapes: BTreeMap::new(),
+                        combination: Some(fit::combination::Combination::Additive),
+                    },
+                );
+            }
+            let m = PerformanceModel::build(&data, &additive).map_err(|e| {
+                anyhow::anyhow!("the subtask (per-region times): {first}; additive: {e}")
+            })?;
+            notes.push(format!(
+                "subtask: {first}; every region's time is additive over the factors instead"
+            ));
+            m
+        }
+    };
+    // The extrapolation record and the baseline are about T_p, which the subtask does not
+    // predict.
+    model.baseline = None;
+    model.calibration = None;
+    Ok(model)
+}
+
+/// The model's `T_p` against each log's measured wall.
+fn error(model: &PaceModel, runs: &[Measured]) -> Result<Error> {
+    let mut sum = 0.0;
+    for r in runs {
+        let point: Vec<f64> = model.factors.iter().map(|f| r.values[f]).collect();
+        let e = model.evaluate(&point).map_err(|e| {
+            anyhow::anyhow!("{}: the model cannot evaluate its own run: {e}", r.name)
+        })?;
+        sum += (r.wall_s / e.t_p).ln().powi(2);
+    }
+    Ok(Error {
+        relative_sd: (sum / runs.len() as f64).sqrt(),
+        runs: runs.len() as u32,
+    })
+}

@@ -1,0 +1,43 @@
+//! On-the-fly choice (seed 004's scheduler use): of several models, the one with the least
+//! predicted `T_p` at a point (docs/pace.md#choosing).
+
+use super::model::PaceModel;
+
+/// The index of the model with the least predicted `T_p` at a point given by factor name,
+/// with every model's `T_p` (NaN where a model cannot evaluate the point). Errors when no
+/// model can evaluate it.
+pub fn choose(models: &[PaceModel], at: &[(String, f64)]) -> Result<(usize, Vec<f64>), String> {
+    let mut times = Vec::with_capacity(models.len());
+    let mut reasons = Vec::new();
+    for m in models {
+        let point: Result<Vec<f64>, String> = m
+            .factors
+            .iter()
+            .map(|f| {
+                at.iter()
+                    .rev()
+                    .find(|(n, _)| n == f)
+                    .map(|(_, v)| *v)
+                    .ok_or_else(|| format!("model '{}': no value for factor '{f}'", m.name))
+            })
+            .collect();
+        match point.and_then(|p| m.evaluate(&p)) {
+            Ok(e) => times.push(e.t_p),
+            Err(e) => {
+                times.push(f64::NAN);
+                reasons.push(format!("model '{}': {e}", m.name));
+            }
+        }
+    }
+    let best = times
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.is_finite())
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i);
+    match best {
+        Some(i) => Ok((i, times)),
+        None if reasons.is_empty() => Err("no model to choose from".into()),
+        None => Err(reasons.join("; ")),
+    }
+}

@@ -1,0 +1,218 @@
+//! What one measured log shows of the template (docs/pace.md#how-the-template-is-derived):
+//! each region's instances, teams, innermost activity, copy sizes per member, and what each
+//! wait with `by=` waited for; and the run's window around its regions.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::Result;
+use pp::event::{EventKind, ThreadId};
+use pp::log::LogReader;
+
+/// One region's structure in one log.
+#[derive(Debug, Clone, Default)]
+pub struct RegionSeen {
+    /// Instances (each id opened once counts one).
+    pub instances: u64,
+    /// Distinct teams (sorted thread ids), with how many instances had each.
+    pub teams: BTreeMap<Vec<ThreadId>, u64>,
+    /// Innermost `work`, `comm` and `wait` intervals begun in it.
+    pub work: u64,
+    /// Innermost `comm` intervals begun in it.
+    pub comm: u64,
+    /// Waits begun in it.
+    pub waits: u64,
+    /// Bytes of every `comm` interval begun in it, by instance: each member's sum.
+    pub bytes: Vec<BTreeMap<ThreadId, u64>>,
+    /// For waits ended `by=` another thread: (region that released it, lag in instances)
+    /// and how many times.
+    pub released_by: BTreeMap<(String, i64), u64>,
+    /// Rank of the first begin in the log (the order regions first appear).
+    pub first: u64,
+}
+
+/// One log's structure.
+#[derive(Debug, Clone, Default)]
+pub struct LogSeen {
+    /// Threads.
+    pub p: u32,
+    /// The header's parameters.
+    pub params: Vec<(String, String)>,
+    /// By region name.
+    pub regions: BTreeMap<String, RegionSeen>,
+    /// ns from the first event to the first region's begin.
+    pub startup_ns: u64,
+    /// ns from the last region's end to the last event.
+    pub teardown_ns: u64,
+    /// Per instance of a region without waits: its length less its busiest member's busy
+    /// time (the fork and join), ns.
+    pub fork_join_ns: Vec<u64>,
+    /// Per wait ended `by=` another thread: from the end of the releaser's region to the
+    /// wait's end, ns.
+    pub handoff_ns: Vec<u64>,
+}
+
+#[derive(Debug, Clone)]
+struct Open {
+    name: String,
+    instance: u64,
+    begin: u64,
+    busy: HashMap<ThreadId, u64>,
+    waited: bool,
+}
+
+/// Reads a log's structure.
+pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
+    let header = reader.header().clone();
+    let p = header.p;
+    let mut seen = LogSeen {
+        p,
+        params: header.params.clone(),
+        ..LogSeen::default()
+    };
+    let mut open: HashMap<u64, Open> = HashMap::new();
+    // Per thread: the regions it is in (innermost last), and the last one that ended while it
+    // was in it (name, instance).
+    let mut inside: Vec<Vec<u64>> = vec![Vec::new(); p as usize];
+    let mut last_ended: Vec<Option<(String, u64)>> = vec![None; p as usize];
+    let mut ended_at: Vec<u64> = vec![0; p as usize];
+    let mut busy_since: Vec<Option<u64>> = vec![None; p as usize];
+    let (mut first_t, mut last_t) = (None::<u64>, 0u64);
+    let (mut first_region, mut last_region_end) = (None::<u64>, None::<u64>);
+    let mut rank = 0u64;
+    while let Some(e) = reader.next_event() {
+        let e = e?;
+        first_t.get_or_insert(e.t);
+        last_t = last_t.max(e.t);
+        let t = e.thread as usize;
+        if t >= inside.len() {
+            continue;
+        }
+        let symbols = reader.symbols();
+        let innermost = |inside: &Vec<Vec<u64>>, open: &HashMap<u64, Open>| {
+            inside[t].last().and_then(|id| open.get(id)).cloned()
+        };
+        match e.kind {
+            EventKind::RegionBegin { id, name, team } => {
+                first_region.get_or_insert(e.t);
+                let name = symbols.name(name).to_string();
+                let members: Vec<ThreadId> = match team {
+                    Some(team) => symbols.team(team).to_vec(),
+                    None => (0..p).collect(),
+                };
+                if let std::collections::hash_map::Entry::Vacant(slot) = open.entry(id) {
+                    let r = seen
+                        .regions
+                        .entry(name.clone())
+                        .or_insert_with(|| RegionSeen {
+                            first: rank,
+                            ..RegionSeen::default()
+                        });
+                    rank += 1;
+                    let instance = r.instances;
+                    r.instances += 1;
+                    *r.teams.entry(members.clone()).or_default() += 1;
+                    r.bytes.push(BTreeMap::new());
+                    slot.insert(Open {
+                        name,
+                        instance,
+                        begin: e.t,
+                        busy: HashMap::new(),
+                        waited: false,
+                    });
+                    for m in members {
+                        if let Some(s) = inside.get_mut(m as usize) {
+                            s.push(id);
+                        }
+                    }
+                }
+            }
+            EventKind::RegionEnd { id } => {
+                if let Some(o) = open.remove(&id) {
+                    last_region_end = Some(e.t);
+                    if !o.waited
+                        && let Some(most) = o.busy.values().max()
+                    {
+                        seen.fork_join_ns
+                            .push((e.t - o.begin).saturating_sub(*most));
+                    }
+                    for (k, s) in inside.iter_mut().enumerate() {
+                        if let Some(pos) = s.iter().rposition(|&x| x == id) {
+                            s.remove(pos);
+                            last_ended[k] = Some((o.name.clone(), o.instance));
+                            ended_at[k] = e.t;
+                        }
+                    }
+                    last_ended[t] = Some((o.name, o.instance));
+                    ended_at[t] = e.t;
+                }
+            }
+            EventKind::WorkEnd { .. } | EventKind::CommEnd { .. } => {
+                if let Some(since) = busy_since[t].take()
+                    && let Some(id) = inside[t].last()
+                    && let Some(o) = open.get_mut(id)
+                {
+                    *o.busy.entry(e.thread).or_default() += e.t.saturating_sub(since);
+                }
+            }
+            EventKind::WorkBegin { .. } => {
+                busy_since[t] = Some(e.t);
+                if let Some(o) = innermost(&inside, &open)
+                    && let Some(r) = seen.regions.get_mut(&o.name)
+                {
+                    r.work += 1;
+                }
+            }
+            EventKind::CommBegin { bytes } => {
+                busy_since[t] = Some(e.t);
+                if let Some(o) = innermost(&inside, &open)
+                    && let Some(r) = seen.regions.get_mut(&o.name)
+                {
+                    r.comm += 1;
+                    if let Some(b) = r.bytes.get_mut(o.instance as usize) {
+                        *b.entry(e.thread).or_default() += bytes;
+                    }
+                }
+            }
+            EventKind::WaitBegin { .. } => {
+                if let Some(id) = inside[t].last()
+                    && let Some(o) = open.get_mut(id)
+                {
+                    o.waited = true;
+                    if let Some(r) = seen.regions.get_mut(&o.name) {
+                        r.waits += 1;
+                    }
+                }
+            }
+            EventKind::WaitEnd { by: Some(by), .. } => {
+                let Some(o) = innermost(&inside, &open) else {
+                    continue;
+                };
+                // The releaser's region: the last one it left (a hand-off at a region's end),
+                // else the one it is in. A releaser that ran on before the waiter woke gives
+                // a later region, of a negative lag, which the builder's vote ignores.
+                if let Some(&at) = ended_at.get(by as usize)
+                    && last_ended[by as usize].is_some()
+                    && at <= e.t
+                {
+                    seen.handoff_ns.push(e.t - at);
+                }
+                let from = last_ended.get(by as usize).cloned().flatten().or_else(|| {
+                    innermost_of(by as usize, &inside, &open).map(|x| (x.name, x.instance))
+                });
+                if let (Some((name, instance)), Some(r)) = (from, seen.regions.get_mut(&o.name)) {
+                    let lag = o.instance as i64 - instance as i64;
+                    *r.released_by.entry((name, lag)).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let first = first_t.unwrap_or(0);
+    seen.startup_ns = first_region.map_or(0, |r| r - first);
+    seen.teardown_ns = last_region_end.map_or(0, |r| last_t - r);
+    Ok(seen)
+}
+
+fn innermost_of(t: usize, inside: &[Vec<u64>], open: &HashMap<u64, Open>) -> Option<Open> {
+    inside.get(t)?.last().and_then(|id| open.get(id)).cloned()
+}

@@ -1,0 +1,122 @@
+//! The evaluation of a PACE model at a point (docs/pace.md#evaluation): the template's log of a
+//! few iterations ([`super::schedule`]), replayed by `pp whatif`'s engine on the hardware's
+//! cores (threads dealt round robin onto them, processor sharing where a core has several),
+//! attributed by `pp`'s sweep, and scaled from the iterations replayed to the whole loop.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pp::log::LogReader;
+use pp::profile::{CATEGORIES, Sweep};
+use pp::whatif::{MeasuredRun, Target, predict};
+
+use super::model::PaceModel;
+
+/// The model's prediction at a point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// Predicted run time, seconds.
+    pub t_p: f64,
+    /// Each category (`li`, `ip`, `sl`, `cl`, `rc`, `pc`, in that order) in processor-seconds;
+    /// their sum is `p × T_p`.
+    pub categories: Vec<(&'static str, f64)>,
+    /// The wall of the iterations replayed, seconds.
+    pub replayed_wall_s: f64,
+    /// Iterations replayed, of how many.
+    pub replayed: u32,
+}
+
+/// Where the predicted log of the iterations replayed goes.
+#[derive(Debug, Clone, Copy)]
+pub struct Trace<'a> {
+    /// The file.
+    pub path: &'a Path,
+    /// Replace an existing file.
+    pub force: bool,
+}
+
+/// Threads `0..p` dealt round robin onto `cores` processors: each processor's threads.
+pub fn sharing(p: u32, cores: u32) -> Vec<Vec<u32>> {
+    if p <= cores {
+        return Vec::new();
+    }
+    (0..cores)
+        .map(|c| (c..p).step_by(cores as usize).collect())
+        .collect()
+}
+
+impl PaceModel {
+    /// `T_p` and the categories at a point (one value per factor).
+    pub fn evaluate(&self, point: &[f64]) -> Result<Evaluation, String> {
+        self.evaluate_traced(point, None)
+    }
+
+    /// [`PaceModel::evaluate`], writing the predicted log of the iterations replayed to
+    /// `trace` (text; `pp` and `pp --chrome` read it).
+    pub fn evaluate_traced(
+        &self,
+        point: &[f64],
+        trace: Option<Trace<'_>>,
+    ) -> Result<Evaluation, String> {
+        let shape = self.shape(point)?;
+        let demands = self.demands(point, &shape);
+        let text = self.schedule(point, &shape, &demands);
+        let reader = LogReader::from_bytes("template", text.into_bytes())
+            .map_err(|e| format!("the template's log: {e}"))?;
+        let run = MeasuredRun::read(reader, "template", &BTreeMap::new())
+            .map_err(|e| format!("the template's log: {e:#}"))?;
+        let mut target = Target {
+            groups: sharing(shape.p, self.hardware.cores),
+            ..Target::default()
+        };
+        if let Some(m) = &self.hardware.machine {
+            target.machine = Some(
+                pp::whatif::load_machine(Path::new(m))
+                    .map_err(|e| format!("hardware.machine: {e:#}"))?,
+            );
+        }
+        let prediction = predict(&run, &target).map_err(|e| format!("the replay: {e:#}"))?;
+        if let Some(t) = trace {
+            pp::whatif::write::write(&run, &prediction, t.path, t.force)
+                .map_err(|e| format!("--trace: {e:#}"))?;
+        }
+        let mut events: Vec<pp::event::Event> = (0..run.header.p as usize)
+            .flat_map(|i| prediction.events(&run, i))
+            .collect();
+        events.sort_by_key(|e| (e.t, e.thread));
+        let mut sweep = Sweep::new(&prediction.header, None);
+        for e in &events {
+            sweep.event(e, &run.symbols);
+        }
+        let attribution = sweep
+            .finish(&run.symbols)
+            .map_err(|e| format!("the replayed log: {e}"))?;
+        let replayed_wall_s = (attribution.window.1 - attribution.window.0) as f64 * 1e-9;
+        // The replayed iterations stand for all of them: the loop's part of the wall and of
+        // every category scales by iterations / replayed; the start and the end (idle
+        // threads outside every region: ip) do not.
+        let a = &self.application;
+        let fixed = (a.startup_s + a.teardown_s).min(replayed_wall_s);
+        let k = shape.iterations / f64::from(shape.replayed);
+        let t_p = fixed + (replayed_wall_s - fixed) * k;
+        let fixed_ip = f64::from(shape.p) * fixed;
+        let categories = CATEGORIES
+            .iter()
+            .map(|c| {
+                let v = attribution.totals.get(*c) as f64 * 1e-9;
+                let v = if *c == pp::profile::Category::Ip {
+                    fixed_ip + (v - fixed_ip).max(0.0) * k
+                } else {
+                    v * k
+                };
+                (c.key(), v)
+            })
+            .collect();
+        Ok(Evaluation {
+            t_p,
+            categories,
+            replayed_wall_s,
+            replayed: shape.replayed,
+        })
+    }
+}

@@ -1,0 +1,232 @@
+//! The four layers of a PACE model (docs/pace.md): the application (the dominant loop and what
+//! comes before it), the parallel template (one step per region: who takes part, how the work
+//! splits, what it waits for), the subtask (each region's computation over the factors, an
+//! `lca` model of formulas) and the hardware (cores and speed).
+
+use std::collections::BTreeMap;
+
+use fit::performance::PerformanceModel;
+
+/// A hierarchical performance model of one implementation.
+#[derive(Debug, Clone)]
+pub struct PaceModel {
+    /// The implementation's name.
+    pub name: String,
+    /// The factors a point gives, in order (`n`, `p`).
+    pub factors: Vec<String>,
+    /// Each factor's range in the runs the model was built from.
+    pub ranges: Vec<(f64, f64)>,
+    /// Columns that held one value in every run (`iters`).
+    pub held: BTreeMap<String, f64>,
+    /// The application layer.
+    pub application: Application,
+    /// The parallel template: one step per region of an iteration of the loop, in an order
+    /// where every step comes after the steps it waits for within the same iteration.
+    pub template: Vec<Step>,
+    /// The subtask layer: each region's busy time (processor-seconds over the whole run) as a
+    /// category `pc.<region>` (computation) or `cl.<region>` (copies).
+    pub subtask: PerformanceModel,
+    /// The hardware layer.
+    pub hardware: Hardware,
+    /// How far the model's `T_p` was from the runs it was built from, when known.
+    pub error: Option<Error>,
+    /// What the builder assumed rather than saw, one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// The application layer: what the run does around its dominant loop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Application {
+    /// How many times the loop runs: a factor's or held column's name, or a number.
+    pub iterations: String,
+    /// Seconds from the run's start to its first region (thread creation), the runs' mean.
+    pub startup_s: f64,
+    /// Seconds from the last region's end to the run's end, the runs' mean.
+    pub teardown_s: f64,
+    /// Iterations replayed at a point; the rest are scaled from them.
+    pub replayed: u32,
+}
+
+/// Which threads take part in a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Members {
+    /// Every thread `0..p`.
+    All,
+    /// Group `group` of `groups` consecutive blocks of threads, the first `floor` ones of
+    /// `floor(p/groups)` threads and the rest `ceil(p/groups)` (or the other way round).
+    Group {
+        /// Which group, from 0, in thread order.
+        group: u32,
+        /// How many groups.
+        groups: u32,
+        /// Whether the smaller groups come first.
+        smaller_first: bool,
+    },
+}
+
+/// What a step's threads do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// Computation (`work` intervals).
+    Work,
+    /// Copies (`comm` intervals).
+    Comm,
+    /// Waiting for another step (a channel, a lock hand-off): no busy time of its own.
+    Wait,
+}
+
+/// How a step's work splits among its members.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Split {
+    /// Each member gets `1/m` of it.
+    Equal,
+    /// `units` indivisible units (rows) dealt in contiguous chunks: the first `units mod m`
+    /// members get one more than `floor(units/m)`.
+    Chunks {
+        /// A factor's or held column's name, or a number.
+        units: String,
+    },
+}
+
+/// A step waits until another step of its own or an earlier iteration has ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handoff {
+    /// The region whose end releases the wait.
+    pub after: String,
+    /// How many iterations earlier that region ran (0: the same iteration).
+    pub lag: u32,
+}
+
+/// One region of the loop's iteration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// The region's name in the logs.
+    pub region: String,
+    /// Who takes part.
+    pub members: Members,
+    /// What they do.
+    pub activity: Activity,
+    /// How the work splits.
+    pub split: Split,
+    /// What the step waits for, if anything.
+    pub waits_for: Option<Handoff>,
+}
+
+/// The hardware layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hardware {
+    /// Cores the threads share: `p` above it is replayed with `ceil(p/cores)` threads on some
+    /// cores, served in turn (processor sharing).
+    pub cores: u32,
+    /// How fast a core computes relative to the one the subtask was measured on.
+    pub speed: f64,
+    /// What a region costs beyond its busiest member's work: the fork and the join, seconds.
+    pub fork_join_s: f64,
+    /// From a releasing thread's hand-off to the waiting thread's going on, seconds.
+    pub handoff_s: f64,
+    /// What a fork and join costs more where threads share the cores, per unit of
+    /// [`sharing`] (`(p - cores) / cores`, at most 1), seconds (the scheduler's slice a woken
+    /// thread waits for its core).
+    pub fork_join_shared_s: f64,
+    /// The same for a hand-off.
+    pub handoff_shared_s: f64,
+    /// Other programs' runnable threads on the cores while the runs were measured (PACE's
+    /// hardware parameters that follow a changing system): every thread's computation
+    /// stretches by `max(1, (p + load)/cores) / max(1, p/cores)` beyond the sharing among the
+    /// program's own threads. 0: the machine to itself.
+    pub load: f64,
+    /// The share of a core a thread used while it waited or sat idle between its work, from
+    /// the logs' `cpu` samples: 0 when waits block, 1 when they spin. The replay takes waits
+    /// as blocking; the builder notes a share above one half.
+    pub wait_cpu: f64,
+    /// A machine file (`pp calibrate`) whose `[mpi]` times messages, if any.
+    pub machine: Option<String>,
+}
+
+/// How far `p` threads share `cores`: `(p - cores) / cores`, at most 1 (a thread woken on a
+/// shared core waits about one scheduler slice, however many share it).
+pub fn sharing(p: u32, cores: u32) -> f64 {
+    ((f64::from(p) - f64::from(cores)).max(0.0) / f64::from(cores)).min(1.0)
+}
+
+/// The model's error on the runs it was built from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Error {
+    /// Root mean square of `ln(measured / predicted)` of `T_p`.
+    pub relative_sd: f64,
+    /// Over how many runs.
+    pub runs: u32,
+}
+
+impl Members {
+    /// The threads of this step at `p` threads, as a range of thread ids; empty where the
+    /// group has no thread (`p` below the number of groups).
+    pub fn threads(&self, p: u32) -> std::ops::Range<u32> {
+        match *self {
+            Members::All => 0..p,
+            Members::Group {
+                group,
+                groups,
+                smaller_first,
+            } => {
+                let (small, extra) = (p / groups, p % groups);
+                // Group sizes: `extra` groups of small + 1, the others small.
+                let size = |g: u32| {
+                    let big = if smaller_first {
+                        g >= groups - extra
+                    } else {
+                        g < extra
+                    };
+                    small + u32::from(big)
+                };
+                let start: u32 = (0..group).map(size).sum();
+                start..start + size(group)
+            }
+        }
+    }
+}
+
+impl Hardware {
+    /// How much longer computation takes at `p` threads because of other programs' load,
+    /// beyond the program's own threads' sharing of the cores.
+    pub fn stretch(&self, p: u32) -> f64 {
+        let c = f64::from(self.cores);
+        let p = f64::from(p);
+        (1.0f64).max((p + self.load) / c) / (1.0f64).max(p / c)
+    }
+
+    /// The fork-and-join and the hand-off latencies at `p` threads, seconds.
+    pub fn latencies(&self, p: u32) -> (f64, f64) {
+        let excess = crate::pace::model::sharing(p, self.cores);
+        (
+            self.fork_join_s + excess * self.fork_join_shared_s,
+            self.handoff_s + excess * self.handoff_shared_s,
+        )
+    }
+}
+
+impl PaceModel {
+    /// The value of a name (a factor or a held column) or a number at a point.
+    pub fn value(&self, what: &str, point: &[f64]) -> Option<f64> {
+        if let Some(i) = self.factors.iter().position(|f| f == what) {
+            return point.get(i).copied();
+        }
+        if let Some(v) = self.held.get(what) {
+            return Some(*v);
+        }
+        what.parse::<f64>().ok().filter(|v| v.is_finite())
+    }
+
+    /// The number of threads at a point.
+    pub fn processors(&self, point: &[f64]) -> Option<f64> {
+        self.value("p", point)
+    }
+}
+
+/// Whether `what` names a factor, a held column or is a number (what `iterations` and
+/// `units` may be).
+pub fn known(what: &str, factors: &[String], held: &BTreeMap<String, f64>) -> bool {
+    factors.iter().any(|f| f == what)
+        || held.contains_key(what)
+        || what.parse::<f64>().is_ok_and(|v| v.is_finite() && v >= 0.0)
+}

@@ -1,0 +1,252 @@
+//! The first stage of an evaluation (docs/pace.md#evaluation): the template's events at a
+//! point, each thread on a processor of its own, as a text event log. Each step starts when
+//! all its members are free and what it waits for has ended; each member is busy for its
+//! share of the step's subtask time; the step ends when its last member does. The second
+//! stage ([`super::evaluate`]) replays this log on the hardware's cores.
+
+use std::fmt::Write;
+
+use super::model::{Activity, PaceModel, Split};
+
+/// The most thread-steps (threads × steps × iterations) an evaluation replays.
+pub const MAX_THREAD_STEPS: f64 = 4e6;
+
+/// The subtask's time of every step at a point: processor-seconds per iteration.
+#[derive(Debug, Clone)]
+pub struct Demands {
+    /// One per step of the template, in its order.
+    pub per_iteration_s: Vec<f64>,
+}
+
+/// What the log of a point is built from, checked.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    /// Threads.
+    pub p: u32,
+    /// Iterations of the loop in the run.
+    pub iterations: f64,
+    /// Iterations replayed.
+    pub replayed: u32,
+}
+
+impl PaceModel {
+    /// The threads, iterations and iterations replayed at a point, or why it cannot be
+    /// evaluated.
+    pub fn shape(&self, point: &[f64]) -> Result<Shape, String> {
+        let p = self
+            .processors(point)
+            .ok_or("no value for p (a factor or a held column)")?;
+        if !(p >= 1.0 && p.fract() == 0.0 && p <= 4096.0) {
+            return Err(format!(
+                "p={p}: a template is replayed on a whole number of threads, 1 to 4096"
+            ));
+        }
+        let iterations = self
+            .value(&self.application.iterations, point)
+            .ok_or_else(|| {
+                format!(
+                    "application.iterations '{}' has no value",
+                    self.application.iterations
+                )
+            })?;
+        if !(iterations >= 1.0 && iterations.is_finite()) {
+            return Err(format!(
+                "{} = {iterations}: the loop needs at least one iteration",
+                self.application.iterations
+            ));
+        }
+        // At most MAX_THREAD_STEPS thread-steps: a large p replays fewer iterations.
+        let per_iteration = (p * self.template.len().max(1) as f64).max(1.0);
+        let affordable = (MAX_THREAD_STEPS / per_iteration).floor().max(1.0);
+        let replayed = (self.application.replayed.max(1) as f64)
+            .min(iterations.ceil())
+            .min(affordable) as u32;
+        Ok(Shape {
+            p: p as u32,
+            iterations,
+            replayed,
+        })
+    }
+
+    /// Each step's subtask time per iteration at a point (processor-seconds), on this
+    /// hardware's speed.
+    pub fn demands(&self, point: &[f64], shape: &Shape) -> Demands {
+        let sub: Vec<f64> = self
+            .subtask
+            .factors
+            .iter()
+            .map(|f| self.value(f, point).unwrap_or(f64::NAN))
+            .collect();
+        let per_iteration_s = self
+            .template
+            .iter()
+            .map(|s| {
+                if s.activity == Activity::Wait {
+                    return 0.0;
+                }
+                let total: f64 = self
+                    .subtask
+                    .categories
+                    .iter()
+                    .filter(|c| subtask_region(&c.category) == Some(s.region.as_str()))
+                    .map(|c| c.fit.evaluate(&sub))
+                    .sum();
+                (total / shape.iterations / self.hardware.speed * self.hardware.stretch(shape.p))
+                    .max(0.0)
+            })
+            .collect();
+        Demands { per_iteration_s }
+    }
+
+    /// The text log of `shape.replayed` iterations at a point, each thread on its own
+    /// processor ([module docs](self)).
+    pub fn schedule(&self, point: &[f64], shape: &Shape, demands: &Demands) -> String {
+        let p = shape.p;
+        let mut log = format!("pplog 1 p={p}");
+        if crate::pace::file::is_token(&self.name) {
+            let _ = write!(log, " impl={}", self.name);
+        }
+        for (f, v) in self.factors.iter().zip(point) {
+            if f != "p" {
+                let _ = write!(log, " {f}={v}");
+            }
+        }
+        log.push('\n');
+        let mut events: Vec<(u64, u32, String)> = Vec::new();
+        for t in 0..p {
+            events.push((0, t, "start".into()));
+        }
+        let start = (self.application.startup_s * 1e9).round().max(1.0);
+        let mut clock = vec![start; p as usize];
+        // When each step last ended, by iteration: ends[iteration][step].
+        let mut ends: Vec<Vec<f64>> = Vec::with_capacity(shape.replayed as usize);
+        let mut id = 0u64;
+        let (fork_join, handoff) = self.hardware.latencies(p);
+        let fork = (fork_join * 1e9 / 2.0).max(1.0);
+        let handoff = (handoff * 1e9).max(1.0);
+        for iteration in 0..shape.replayed as usize {
+            let mut these = vec![f64::NAN; self.template.len()];
+            for (k, step) in self.template.iter().enumerate() {
+                let members = step.members.threads(p);
+                if members.is_empty() {
+                    these[k] = 0.0;
+                    continue;
+                }
+                let leader = members.end - 1;
+                let free = members
+                    .clone()
+                    .map(|t| clock[t as usize])
+                    .fold(0.0, f64::max);
+                // The releasing step's end and the thread that ended it.
+                let release = step.waits_for.as_ref().and_then(|h| {
+                    let from = self.template.iter().position(|s| s.region == h.after)?;
+                    let at = iteration.checked_sub(h.lag as usize)?;
+                    let end = if h.lag == 0 {
+                        these[from]
+                    } else {
+                        ends[at][from]
+                    };
+                    let by = self.template[from].members.threads(p).end.checked_sub(1)?;
+                    Some((end, by))
+                });
+                let begin = free;
+                let team = match step.members {
+                    super::model::Members::All => String::new(),
+                    _ => {
+                        let ids: Vec<String> = members.clone().map(|t| t.to_string()).collect();
+                        format!(" team={}", ids.join(","))
+                    }
+                };
+                events.push((
+                    ns(begin),
+                    leader,
+                    format!("region_begin {id} {}{team}", step.region),
+                ));
+                let mut end = begin + 1.0;
+                let mut ready = begin;
+                if let Some((released, by)) = release
+                    && released.is_finite()
+                    && released > begin
+                {
+                    let waiter = members.start;
+                    events.push((
+                        ns(begin) + 1,
+                        waiter,
+                        format!("wait_begin recv {}", step.region),
+                    ));
+                    let until = released + handoff;
+                    events.push((
+                        ns(until),
+                        waiter,
+                        format!("wait_end recv {} by={by}", step.region),
+                    ));
+                    end = end.max(until + 1.0);
+                    ready = until;
+                }
+                let m = members.len() as f64;
+                let units = match &step.split {
+                    Split::Equal => None,
+                    Split::Chunks { units } => self
+                        .value(units, point)
+                        .filter(|u| *u >= 1.0)
+                        .map(f64::floor),
+                };
+                for (j, t) in members.clone().enumerate() {
+                    let share = match units {
+                        None => 1.0 / m,
+                        Some(u) => {
+                            let chunk = (u / m).floor() + f64::from(((j as f64) < u % m) as u8);
+                            chunk / u
+                        }
+                    };
+                    let busy = demands.per_iteration_s[k] * share * 1e9;
+                    if busy <= 0.0 || step.activity == Activity::Wait {
+                        continue;
+                    }
+                    let (b, e) = match step.activity {
+                        Activity::Comm => ("comm_begin 0", "comm_end 0".to_string()),
+                        _ => ("work_begin", format!("work_end {}", step.region)),
+                    };
+                    let b = if step.activity == Activity::Work {
+                        format!("{b} {}", step.region)
+                    } else {
+                        b.to_string()
+                    };
+                    let from = ready + 1.0 + fork;
+                    events.push((ns(from), t, b));
+                    events.push((ns(from + busy), t, e));
+                    end = end.max(from + busy + fork);
+                }
+                events.push((ns(end), leader, format!("region_end {id}")));
+                id += 1;
+                for t in members {
+                    clock[t as usize] = end + 2.0;
+                }
+                these[k] = end;
+            }
+            ends.push(these);
+        }
+        let last = clock.iter().copied().fold(start, f64::max);
+        let stop = last + (self.application.teardown_s * 1e9).max(1.0);
+        for t in 0..p {
+            events.push((ns(stop), t, "stop".into()));
+        }
+        // Time order, ties by thread, each thread's events in the order generated.
+        events.sort_by_key(|e| (e.0, e.1));
+        for (t, thread, what) in events {
+            let _ = writeln!(log, "{t} {thread} {what}");
+        }
+        log
+    }
+}
+
+/// The region a subtask category is of: `pc.rows` → `rows`.
+pub fn subtask_region(category: &str) -> Option<&str> {
+    category
+        .strip_prefix("pc.")
+        .or_else(|| category.strip_prefix("cl."))
+}
+
+fn ns(t: f64) -> u64 {
+    t.round().max(0.0) as u64
+}

@@ -1,0 +1,121 @@
+//! A PACE model as a [`PerformanceModel`], so that `lca predict`, `lca validate`, `lca crossover`
+//! and `lca report` take it like a model of formulas (docs/pace.md#with-the-other-commands): its
+//! categories come from [`PaceModel::evaluate`] through fit's [`Evaluator`], with a 90% interval
+//! of `T_p` from the model's error on the runs it was built from.
+
+use std::fmt::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Result;
+use fit::Prediction;
+use fit::performance::{Evaluator, PerformanceModel};
+
+use super::model::PaceModel;
+
+/// The categories of a PACE model's prediction, in order.
+pub const CATEGORY_NAMES: [&str; 6] = ["li", "ip", "sl", "cl", "rc", "pc"];
+
+/// The relative error assumed for a model without an `[error]` table.
+const UNKNOWN_SD: f64 = 0.1;
+
+#[derive(Debug)]
+struct Evaluate {
+    model: PaceModel,
+    /// Student t quantile of 90% at the error's degrees of freedom.
+    t: f64,
+    /// The relative standard deviation of `T_p`.
+    sd: f64,
+}
+
+impl Evaluator for Evaluate {
+    fn categories(&self, point: &[f64]) -> Vec<Prediction> {
+        let Ok(e) = self.model.evaluate(point) else {
+            let nan = Prediction::bounded(f64::NAN, f64::NAN, f64::NAN, 0.0);
+            return vec![nan; CATEGORY_NAMES.len()];
+        };
+        // T_p's interval is ±t·sd·T_p: the variance (sd·Σc)² split among the categories in
+        // proportion to their size, so that the sum's independent variances add up to it.
+        let total: f64 = e.categories.iter().map(|c| c.1).sum();
+        e.categories
+            .iter()
+            .map(|&(_, c)| {
+                let h = self.t * self.sd * (c.max(0.0) * total.max(0.0)).sqrt();
+                Prediction::bounded(c, h, h, 0.0)
+            })
+            .collect()
+    }
+
+    fn outside(&self, point: &[f64]) -> Option<String> {
+        self.model.shape(point).err()
+    }
+}
+
+/// The PACE model as a performance model of the six categories.
+pub fn performance(model: PaceModel) -> Result<PerformanceModel> {
+    let (sd, runs) = match model.error {
+        Some(e) => (e.relative_sd, e.runs),
+        None => (UNKNOWN_SD, 2),
+    };
+    let dof = runs.saturating_sub(1).max(1);
+    // Placeholder categories (formula 1, relative residual sd), read by fit's own reader.
+    let mut text = format!("format = 1\nname = {}\nfactors = [", quoted(&model.name));
+    let factors: Vec<String> = model.factors.iter().map(|f| quoted(f)).collect();
+    let _ = writeln!(text, "{}]", factors.join(", "));
+    let _ = writeln!(text, "[range]");
+    for (f, (lo, hi)) in model.factors.iter().zip(&model.ranges) {
+        if lo.is_finite() && hi.is_finite() {
+            let _ = writeln!(text, "{} = [{}, {}]", quoted(f), float(*lo), float(*hi));
+        }
+    }
+    let _ = writeln!(text, "[held]");
+    for (k, v) in &model.held {
+        let _ = writeln!(text, "{} = {}", quoted(k), float(*v));
+    }
+    let datafile = model.subtask.provenance.datafile.clone();
+    let conditions = model.subtask.provenance.conditions.clone();
+    let _ = writeln!(
+        text,
+        "[provenance]\ndatafile = {}\nwhere = [{}]\ncreated_by = \"lca pace\"",
+        quoted(&datafile),
+        conditions
+            .iter()
+            .map(|c| quoted(c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for c in CATEGORY_NAMES {
+        let _ = writeln!(
+            text,
+            "[[category]]\nname = \"{c}\"\nformula = \"1\"\n[category.statistics]\n\
+             method = \"linear\"\nweighting = \"relative\"\nobservations = {runs}\ndof = {dof}\n\
+             sse = 0.0\nsst = 0.0\nr2 = 0.0\nadj_r2 = 0.0\ncv = {sd}\nresidual_sd = {sd}\n\
+             covariance = [[0.0]]\n[[category.coefficient]]\nname = \"1\"\nvalue = 0.0\n\
+             std_error = 0.0\nhalf_width = 0.0",
+            sd = float(sd)
+        );
+    }
+    let mut performance = fit::model_file::parse("(PACE model)", &text)?;
+    let t = fit::stats::t_quantile(dof as usize);
+    performance.evaluator = Some(Arc::new(Evaluate { model, t, sd }));
+    Ok(performance)
+}
+
+/// Reads a model file of either kind: a PACE model (`kind = "pace"`) or a model of formulas.
+pub fn read_model(path: &Path) -> Result<PerformanceModel> {
+    let text = files::input::read_text(path, "model file", files::input::MAX_SMALL_FILE)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    if super::file::is_pace(&text) {
+        let model = super::file::read(path)?;
+        return performance(model);
+    }
+    Ok(fit::model_file::parse(&path.display().to_string(), &text)?)
+}
+
+fn quoted(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn float(x: f64) -> String {
+    toml::Value::Float(x).to_string()
+}

@@ -1,0 +1,634 @@
+//! PACE models (docs/pace.md): evaluation against closed forms on tiny hand-written templates,
+//! the builder on synthetic logs of known structure, the file's round trip and errors, and
+//! `lca crossover` of two PACE models end to end.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use fit::Condition;
+use lca::pace::file::{parse, write};
+use lca::pace::{BuildRequest, PaceModel, build};
+use test_support::{lca, one_line_error, scratch};
+
+/// A PACE file with one step and a subtask `pc.<region> = coefficient * n` over the run.
+fn one_step(members: &str, split: &str, cores: u32, coefficient: f64) -> String {
+    format!(
+        r#"format = 1
+kind = "pace"
+name = "one"
+factors = ["n", "p"]
+
+[held]
+iters = 10.0
+
+[application]
+iterations = "iters"
+startup_s = 0.0
+teardown_s = 0.0
+replayed = 10
+
+[[template]]
+region = "work"
+{members}
+activity = "work"
+{split}
+
+[hardware]
+cores = {cores}
+speed = 1.0
+fork_join_s = 0.0
+handoff_s = 0.0
+fork_join_shared_s = 0.0
+handoff_shared_s = 0.0
+load = 0.0
+
+[subtask]
+format = 1
+factors = ["n", "p"]
+
+[[subtask.category]]
+name = "pc.work"
+formula = "n"
+
+[[subtask.category.coefficient]]
+name = "n"
+value = {coefficient}
+std_error = 0.0
+half_width = 0.0
+"#
+    )
+}
+
+fn close(a: f64, b: f64) -> bool {
+    // A few ns of ordering per step (10 steps) on a run of tenths of a second.
+    (a - b).abs() <= 1e-6 * b.abs().max(1e-3)
+}
+
+fn t_p(model: &PaceModel, n: f64, p: f64) -> f64 {
+    let e = model.evaluate(&[n, p]).unwrap();
+    let sum: f64 = e.categories.iter().map(|c| c.1).sum();
+    assert!(
+        (sum - p * e.t_p).abs() <= 1e-9 * sum.max(1.0),
+        "categories sum to p * T_p: {sum} vs {}",
+        p * e.t_p
+    );
+    e.t_p
+}
+
+#[test]
+fn equal_chunks_with_a_join_take_the_work_over_p() {
+    // pc = 1e-3 * n processor-seconds over the run; every thread takes 1/p of it.
+    let m = parse(
+        "t.toml",
+        &one_step("threads = \"all\"", "split = \"equal\"", 64, 1e-3),
+    )
+    .unwrap();
+    for p in [1.0, 2.0, 3.0, 4.0, 7.0] {
+        let t = t_p(&m, 1000.0, p);
+        assert!(close(t, 1.0 / p), "p={p}: {t} vs {}", 1.0 / p);
+    }
+}
+
+#[test]
+fn chunks_give_the_largest_member_ceil_units_over_m() {
+    // 10 rows over m threads: the slowest member has ceil(10/m) of them.
+    let m = parse(
+        "t.toml",
+        &one_step(
+            "threads = \"all\"",
+            "split = \"chunks\"\nunits = \"10\"",
+            64,
+            1e-3,
+        ),
+    )
+    .unwrap();
+    for p in [2u32, 3, 4, 6] {
+        let expected = f64::from(10u32.div_ceil(p)) / 10.0;
+        let t = t_p(&m, 1000.0, f64::from(p));
+        assert!(close(t, expected), "p={p}: {t} vs {expected}");
+    }
+}
+
+#[test]
+fn two_groups_make_odd_p_pay_for_the_smaller_group() {
+    // The step runs on group 0 of 2, the smaller one for odd p: floor(p/2) threads.
+    let members = "threads = \"group\"\ngroup = 0\ngroups = 2\nsmaller = \"first\"";
+    let m = parse(
+        "t.toml",
+        &one_step(members, "split = \"chunks\"\nunits = \"12\"", 64, 1e-3),
+    )
+    .unwrap();
+    for p in [4u32, 5, 6, 7] {
+        let group = p / 2;
+        let expected = f64::from(12u32.div_ceil(group)) / 12.0;
+        let t = t_p(&m, 1000.0, f64::from(p));
+        assert!(close(t, expected), "p={p}: {t} vs {expected}");
+    }
+    // p = 5 is as slow as p = 4 (2 threads), p = 6 faster (3).
+    assert!(close(t_p(&m, 1000.0, 5.0), t_p(&m, 1000.0, 4.0)));
+    assert!(t_p(&m, 1000.0, 6.0) < t_p(&m, 1000.0, 5.0));
+    // With the larger group first, group 0 has ceil(p/2): p = 5 gets 3 threads.
+    let larger = members.replace("\"first\"", "\"last\"");
+    let m = parse(
+        "t.toml",
+        &one_step(&larger, "split = \"chunks\"\nunits = \"12\"", 64, 1e-3),
+    )
+    .unwrap();
+    assert!(close(t_p(&m, 1000.0, 5.0), 4.0 / 12.0));
+}
+
+#[test]
+fn past_the_cores_threads_share_them_in_rounds() {
+    // 2 cores: p threads dealt round robin, ceil(p/2) on the busiest core, each 1/p of the work.
+    let m = parse(
+        "t.toml",
+        &one_step("threads = \"all\"", "split = \"equal\"", 2, 1e-3),
+    )
+    .unwrap();
+    for p in [1u32, 2, 3, 4, 5, 8] {
+        let expected = f64::from(p.div_ceil(2)) / f64::from(p);
+        let t = t_p(&m, 1000.0, f64::from(p));
+        assert!(close(t, expected), "p={p}: {t} vs {expected}");
+    }
+    // The sharing is resource contention: rc at p = 3 is (3 * T_p) - 1 s of work, less the
+    // time the lone thread waits at the join (li).
+    let e = m.evaluate(&[1000.0, 3.0]).unwrap();
+    let pc = e.categories.iter().find(|c| c.0 == "pc").unwrap().1;
+    assert!(close(pc, 1.0), "pc {pc}");
+}
+
+#[test]
+fn latencies_grow_with_sharing_until_two_threads_a_core() {
+    let text = one_step("threads = \"all\"", "split = \"equal\"", 2, 1e-3)
+        .replacen("fork_join_s = 0.0", "fork_join_s = 1e-5", 1)
+        .replacen("fork_join_shared_s = 0.0", "fork_join_shared_s = 1e-4", 1)
+        .replacen("handoff_shared_s = 0.0", "handoff_shared_s = 2e-4", 1);
+    let h = parse("t.toml", &text).unwrap().hardware;
+    // (p - cores) / cores: 0 at p = 2, 0.5 at p = 3, 1 at p = 4 and beyond.
+    for (p, share) in [(1, 0.0), (2, 0.0), (3, 0.5), (4, 1.0), (5, 1.0), (9, 1.0)] {
+        let (fork_join, handoff) = h.latencies(p);
+        assert!(close(fork_join, 1e-5 + share * 1e-4), "p={p}: {fork_join}");
+        assert!(close(handoff, share * 2e-4), "p={p}: {handoff}");
+    }
+}
+
+#[test]
+fn the_file_round_trips() {
+    let text = one_step(
+        "threads = \"group\"\ngroup = 1\ngroups = 2\nsmaller = \"last\"",
+        "split = \"chunks\"\nunits = \"n\"",
+        3,
+        2e-3,
+    );
+    let m = parse("t.toml", &text).unwrap();
+    let written = write(&m);
+    let again = parse("w.toml", &written).unwrap();
+    assert_eq!(write(&again), written);
+    assert_eq!(again.template, m.template);
+    assert_eq!(again.application, m.application);
+    assert_eq!(again.hardware, m.hardware);
+    assert_eq!(again.evaluate(&[64.0, 5.0]), m.evaluate(&[64.0, 5.0]));
+}
+
+#[test]
+fn bad_files_are_one_line_errors_naming_file_line_and_field() {
+    let good = one_step(
+        "threads = \"group\"\ngroup = 0\ngroups = 2",
+        "split = \"equal\"",
+        2,
+        1e-3,
+    );
+    let cases = [
+        (
+            "group = 0\n",
+            "group = 2\n",
+            "t.toml:15: template 'work': group: 2 is not below groups = 2",
+        ),
+        (
+            "split = \"equal\"",
+            "split = \"chunks\"\nunits = \"rows\"",
+            "units: \"rows\" is neither",
+        ),
+        ("activity = \"work\"", "activity = \"idle\"", "t.toml:20:"),
+        ("speed = 1.0", "speed = 1.0\nspeeed = 2.0", "t.toml:"),
+        ("cores = 2", "cores = 0", "hardware.cores = 0"),
+        (
+            "load = 0.0",
+            "load = 0.0\nwait_cpu = 1.5",
+            "hardware.wait_cpu = 1.5: not a share from 0 to 1",
+        ),
+        (
+            "name = \"pc.work\"",
+            "name = \"pc.other\"",
+            "subtask: category 'pc.other'",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        let text = good.replacen(from, to, 1);
+        assert_ne!(text, good, "{from}");
+        let e = parse("t.toml", &text).unwrap_err().to_string();
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.contains(expected), "{e}\nexpected: {expected}");
+        assert!(e.starts_with("t.toml"), "{e}");
+    }
+}
+
+/// Two threads, each sampled around one 10 ms wait and one 4 ms computation: thread 0's CPU
+/// clock grows by `blocked` ns over its wait, thread 1's by `spun` ns; over the computations
+/// both grow by the whole 4 ms, and a stretch mixing work and waiting counts for neither.
+fn sampled_log(blocked: u64, spun: u64) -> String {
+    let mut log = String::from("pplog 1 p=2\n");
+    for (t, grew) in [(0u32, blocked), (1, spun)] {
+        let _ = write!(
+            log,
+            "0 {t} start\n\
+             1000 {t} cpu 0 0\n\
+             2000 {t} wait_begin barrier\n\
+             12000000 {t} wait_end barrier\n\
+             12001000 {t} cpu {grew} 0\n\
+             12002000 {t} work_begin\n\
+             16002000 {t} work_end\n\
+             16003000 {t} cpu {} 0\n\
+             16004000 {t} wait_begin barrier\n\
+             17004000 {t} wait_end barrier\n\
+             17005000 {t} work_begin\n\
+             18005000 {t} work_end\n\
+             18006000 {t} cpu {} 0\n\
+             18007000 {t} stop\n",
+            grew + 4_001_000,
+            grew + 9_000_000,
+        );
+    }
+    // Time order, each thread's lines in order.
+    let mut lines: Vec<&str> = log.lines().skip(1).collect();
+    lines.sort_by_key(|l| l.split(' ').next().unwrap().parse::<u64>().unwrap());
+    format!("pplog 1 p=2\n{}\n", lines.join("\n"))
+}
+
+#[test]
+fn spin_is_the_cpu_time_a_waiting_thread_used() {
+    use lca::pace::spin::spin;
+    use pp::log::LogReader;
+    // Waiting stretches: 1000 -> 12001000 on each thread (12 ms, 99.98% waiting); the
+    // computation stretch is busy and the last one mixes 1 ms of waiting with 1 ms of work.
+    let s = |blocked, spun| {
+        let text = sampled_log(blocked, spun);
+        spin(LogReader::from_bytes("t", text.into_bytes()).unwrap()).unwrap()
+    };
+    let blocking = s(100_000, 200_000);
+    assert_eq!(blocking.waiting_ns, 2 * 12_000_000);
+    assert_eq!(blocking.cpu_ns, 300_000);
+    assert!(close(blocking.share().unwrap(), 300_000.0 / 24e6));
+    let spinning = s(12_000_000, 12_000_000);
+    assert!(close(spinning.share().unwrap(), 1.0));
+}
+
+/// A synthetic `tp`-like log: two groups of floor(p/2) and ceil(p/2) threads in a pipeline of
+/// `iters` iterations; group 0 computes `make` (no sizes), group 1 copies `n` rows of 64 bytes
+/// in chunks (`move`) after a hand-off from `make` (`take`, `by=` group 0's last thread).
+fn pipeline_log(n: u32, p: u32, iters: u32) -> String {
+    let mut out = format!("pplog 1 p={p} impl=pipe n={n} iters={iters}\n");
+    let g0: Vec<u32> = (0..p / 2).collect();
+    let g1: Vec<u32> = (p / 2..p).collect();
+    let team = |g: &[u32]| g.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let mut events: Vec<(u64, u32, String)> = (0..p).map(|t| (0, t, "start".to_string())).collect();
+    let (mut t0, mut t1, mut id) = (1000u64, 1000u64, 0u64);
+    let work = 1000 * u64::from(n);
+    for _ in 0..iters {
+        // Group 0: make.
+        let lead0 = *g0.last().unwrap();
+        events.push((
+            t0,
+            lead0,
+            format!("region_begin {id} make team={}", team(&g0)),
+        ));
+        for &t in &g0 {
+            events.push((t0 + 10, t, "work_begin make".into()));
+            events.push((t0 + 10 + work / g0.len() as u64, t, "work_end make".into()));
+        }
+        let made = t0 + 20 + work / g0.len() as u64;
+        events.push((made, lead0, format!("region_end {id}")));
+        id += 1;
+        t0 = made + 10;
+        // Group 1: take (waits for make), then move.
+        let lead1 = *g1.last().unwrap();
+        let first1 = g1[0];
+        events.push((
+            t1,
+            lead1,
+            format!("region_begin {id} take team={}", team(&g1)),
+        ));
+        let taken = if made + 5 > t1 {
+            events.push((t1 + 1, first1, "wait_begin recv full".into()));
+            events.push((made + 5, first1, format!("wait_end recv full by={lead0}")));
+            made + 6
+        } else {
+            t1 + 2
+        };
+        events.push((taken, lead1, format!("region_end {id}")));
+        id += 1;
+        let begin = taken + 10;
+        events.push((
+            begin,
+            lead1,
+            format!("region_begin {id} move team={}", team(&g1)),
+        ));
+        let m = g1.len() as u32;
+        let mut end = begin;
+        for (j, &t) in g1.iter().enumerate() {
+            let rows = n / m + u32::from((j as u32) < n % m);
+            let d = 500 * u64::from(rows);
+            events.push((begin + 5, t, format!("comm_begin {}", 64 * rows)));
+            events.push((begin + 5 + d, t, format!("comm_end {}", 64 * rows)));
+            end = end.max(begin + 10 + d);
+        }
+        events.push((end, lead1, format!("region_end {id}")));
+        id += 1;
+        t1 = end + 10;
+    }
+    let stop = t0.max(t1) + 1000;
+    for t in 0..p {
+        events.push((stop, t, "stop".into()));
+    }
+    events.sort_by_key(|e| (e.0, e.1));
+    for (t, th, what) in events {
+        let _ = writeln!(out, "{t} {th} {what}");
+    }
+    out
+}
+
+fn pipeline_study(dir: &Path) {
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [13u32, 25] {
+        for p in [2u32, 3, 4, 5] {
+            let text = pipeline_log(n, p, 8);
+            std::fs::write(logs.join(format!("pipe-model-n{n}-p{p}-r1.log")), text).unwrap();
+        }
+    }
+    // Another implementation's log is not read.
+    std::fs::write(
+        logs.join("other-model-n12-p2-r1.log"),
+        pipeline_log(13, 2, 8).replace("impl=pipe", "impl=other"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_builder_derives_groups_chunks_and_hand_offs_from_the_logs() {
+    let dir = scratch("pace-build");
+    pipeline_study(&dir);
+    let request = BuildRequest {
+        study: dir.clone(),
+        implementation: "pipe".into(),
+        conditions: Condition::parse_all(&["p<=4".to_string()]).unwrap(),
+        cores: 64,
+        replayed: 4,
+    };
+    let m = build(&request).unwrap();
+    assert_eq!(m.factors, ["n", "p"]);
+    assert_eq!(m.held.get("iters"), Some(&8.0));
+    assert_eq!(m.application.iterations, "iters");
+    let regions: Vec<&str> = m.template.iter().map(|s| s.region.as_str()).collect();
+    assert_eq!(regions, ["make", "take", "move"]);
+    use lca::pace::model::{Activity, Handoff, Members, Split};
+    let group = |g| Members::Group {
+        group: g,
+        groups: 2,
+        smaller_first: true,
+    };
+    assert_eq!(m.template[0].members, group(0));
+    assert_eq!(m.template[0].activity, Activity::Work);
+    assert_eq!(m.template[1].members, group(1));
+    assert_eq!(m.template[1].activity, Activity::Wait);
+    assert_eq!(
+        m.template[1].waits_for,
+        Some(Handoff {
+            after: "make".into(),
+            lag: 0
+        })
+    );
+    assert_eq!(m.template[2].activity, Activity::Comm);
+    assert_eq!(m.template[2].split, Split::Chunks { units: "n".into() });
+    assert!(
+        m.notes.iter().any(|n| n.contains("2 groups")),
+        "{:?}",
+        m.notes
+    );
+    // Its own runs are predicted closely (the logs have no noise), and p = 5 beyond them.
+    let error = m.error.unwrap();
+    assert_eq!(error.runs, 6);
+    // Not exact: the subtask is fitted over two levels of n, the latencies are medians, and
+    // the replayed iterations are scaled to the loop.
+    assert!(error.relative_sd < 0.1, "{error:?}");
+    let measured = |n: u32, p: u32| {
+        let text = pipeline_log(n, p, 8);
+        let first: u64 = 0;
+        let last: u64 = text
+            .lines()
+            .last()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        (last - first) as f64 * 1e-9
+    };
+    let predicted = m.evaluate(&[25.0, 5.0]).unwrap().t_p;
+    let truth = measured(25, 5);
+    assert!(
+        (predicted / truth - 1.0).abs() < 0.1,
+        "{predicted} vs {truth}"
+    );
+    // The file it writes reads back the same.
+    let text = write(&m);
+    assert_eq!(write(&parse("m.toml", &text).unwrap()), text);
+}
+
+#[test]
+fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
+    let dir = scratch("pace-cli");
+    pipeline_study(&dir);
+    let a = dir.join("pipe.toml");
+    let out = lca!()
+        .args(["pace", "build"])
+        .arg(&dir)
+        .args(["--impl", "pipe", "--cores", "64", "-o"])
+        .arg(&a)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A second model: the same with cores twice as fast.
+    let b = dir.join("fast.toml");
+    let text = std::fs::read_to_string(&a).unwrap();
+    let fast = text
+        .replacen("name = \"pipe\"", "name = \"fast\"", 1)
+        .replacen("speed = 1.0", "speed = 2.0", 1);
+    std::fs::write(&b, fast).unwrap();
+    let out = lca!().arg("crossover").arg(&a).arg(&b).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // B (twice the speed) wins everywhere, with no crossing.
+    assert!(
+        stdout.contains("p=5: B from 13 to 25; crossing: none"),
+        "{stdout}"
+    );
+    let out = lca!()
+        .args(["pace", "choose"])
+        .arg(&a)
+        .arg(&b)
+        .args(["--at", "n=25,p=4"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("choose fast"), "{stdout}");
+    let trace = dir.join("trace.log");
+    let out = lca!()
+        .args(["pace", "predict"])
+        .arg(&a)
+        .args(["--at", "n=25,p=3", "--trace"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&trace)
+            .unwrap()
+            .starts_with("pplog 1 p=3")
+    );
+    let out = lca!()
+        .arg("predict")
+        .arg(&a)
+        .args(["--at", "n=25,p=2.5"])
+        .output()
+        .unwrap();
+    let e = one_line_error(&out, Some(1), &[]);
+    assert!(e.contains("whole number"), "{e}");
+}
+
+/// `lca report` with a PACE model and a flat model of the same implementation: each validation
+/// run against both, which is closer, and where. The PACE model takes `1e-3 n / p` (equal split,
+/// cores enough), the flat one `2e-3 n / p`; at n = 1000 they say 0.5 and 1 s at p = 2, 0.25
+/// and 0.5 s at p = 4.
+#[test]
+fn lca_report_puts_the_hierarchical_model_beside_the_flat_one() {
+    let dir = scratch("pace-report");
+    let pace = dir.join("one.toml");
+    std::fs::write(
+        &pace,
+        one_step("threads = \"all\"", "split = \"equal\"", 64, 1e-3),
+    )
+    .unwrap();
+    let flat = dir.join("flat.toml");
+    std::fs::write(
+        &flat,
+        "format = 1\nname = \"one\"\nfactors = [\"n\", \"p\"]\n\n[[category]]\n\
+         name = \"pc\"\nformula = \"n\"\n\n[[category.coefficient]]\nname = \"n\"\n\
+         value = 2e-3\nstd_error = 0.0\nhalf_width = 0.0\n",
+    )
+    .unwrap();
+    let data = dir.join("runs.dat");
+    std::fs::write(
+        &data,
+        "impl=one n=1000 p=2 wall=0.6 pc=1.2 role=validate\n\
+         impl=one n=1000 p=4 wall=0.45 pc=1.8 role=validate\n\
+         impl=one n=1000 p=4 wall=9 pc=36 role=model\n",
+    )
+    .unwrap();
+    let out = lca!()
+        .arg("report")
+        .arg(&pace)
+        .arg(&flat)
+        .arg("--data")
+        .arg(&data)
+        .arg("-o")
+        .arg(dir.join("report"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Errors: p = 2: 1/6 against 2/3; p = 4: 4/9 against 1/9. Means 30.6% and 38.9%.
+    let sentence = "one: the hierarchical model predicts the 2 validation runs better (mean T_p \
+                    error 30.6% hierarchical, 38.9% flat; the hierarchical one is closer on 1 of \
+                    them); the hierarchical model is closer on average at p = 2.";
+    assert!(stdout.contains(sentence), "{stdout}");
+    assert!(stdout.contains("16.7%"), "{stdout}");
+    assert!(stdout.contains("44.4%"), "{stdout}");
+    let html = std::fs::read_to_string(dir.join("report").join("index.html")).unwrap();
+    assert!(
+        html.contains("Hierarchical against flat: one"),
+        "no section"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Over random templates of one step (all threads or one of several groups, equal or in
+    /// chunks) and points: the categories sum to p × T_p, the computation is conserved (pc is
+    /// the subtask's), and T_p is no less than the busiest member's share of it nor than the
+    /// work over the cores that can serve it.
+    #[test]
+    fn evaluations_conserve_work_and_respect_its_bounds(
+        p in 1u32..12,
+        cores in 1u32..6,
+        groups in 1u32..4,
+        group_pick in 0u32..4,
+        units in 1u32..40,
+        chunks in proptest::bool::ANY,
+        all in proptest::bool::ANY,
+    ) {
+        let group = group_pick % groups;
+        let members = if all {
+            "threads = \"all\"".to_string()
+        } else {
+            format!("threads = \"group\"\ngroup = {group}\ngroups = {groups}")
+        };
+        let split = if chunks {
+            format!("split = \"chunks\"\nunits = \"{units}\"")
+        } else {
+            "split = \"equal\"".to_string()
+        };
+        let m = parse("t.toml", &one_step(&members, &split, cores, 1e-3)).unwrap();
+        let threads = if all {
+            p
+        } else {
+            lca::pace::model::Members::Group { group, groups, smaller_first: true }.threads(p).len() as u32
+        };
+        let e = m.evaluate(&[100.0, f64::from(p)]).unwrap();
+        let sum: f64 = e.categories.iter().map(|c| c.1).sum();
+        proptest::prop_assert!((sum - f64::from(p) * e.t_p).abs() <= 1e-9 * sum.max(1e-6));
+        let pc = e.categories.iter().find(|c| c.0 == "pc").unwrap().1;
+        if threads == 0 {
+            proptest::prop_assert!(pc.abs() < 1e-9);
+        } else {
+            // 0.1 processor-seconds of work (1e-3 * n), a few ns of ordering per step.
+            proptest::prop_assert!((pc - 0.1).abs() < 1e-6, "pc {}", pc);
+            let largest = if chunks {
+                f64::from(units.div_ceil(threads)) / f64::from(units)
+            } else {
+                1.0 / f64::from(threads)
+            };
+            let served = f64::from(threads.min(cores));
+            proptest::prop_assert!(e.t_p >= 0.1 * largest - 1e-6, "{} < {}", e.t_p, 0.1 * largest);
+            proptest::prop_assert!(e.t_p >= 0.1 / served - 1e-6, "{} < {}", e.t_p, 0.1 / served);
+        }
+    }
+}
