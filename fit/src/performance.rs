@@ -291,7 +291,7 @@ impl PerformanceModel {
             .enumerate()
             .map(|(i, r)| (r.line, i))
             .collect();
-        let calibration = crate::calibration::forward(&model, &points, &times, |rows| {
+        let calibration = crate::calibration::forward(&model, &points, &times, None, |rows| {
             let rows: Vec<usize> = rows.iter().map(|&r| row_of[&first.lines[r]]).collect();
             Self::build_uncalibrated(&data.subset(&rows), options)
                 .ok()
@@ -485,6 +485,40 @@ impl PerformanceModel {
             point,
             own.value,
         );
+        let stacked = crate::calibration::stacked(
+            &self.factors,
+            &self.ranges,
+            self.calibration.as_deref(),
+            point,
+        );
+        if let Some(mix) = stacked {
+            // The rival forms' mixture (docs/modelling.md#beyond-the-data); the crossover
+            // adds to the categories' variance what it holds beyond them.
+            let z = t_quantile(f64::INFINITY);
+            let own_sd = self
+                .spread_of(point, &categories)
+                .map_or(0.0, |s| s.mean.sqrt());
+            let sd = ((mix.mean_half_width / z).powi(2) - own_sd * own_sd)
+                .max(0.0)
+                .sqrt();
+            let time =
+                Prediction::bounded(mix.value, mix.half_width, mix.mean_half_width, self.floor());
+            if self.kind == Kind::Response
+                && let Some(first) = categories.first_mut()
+            {
+                *first = time;
+            }
+            return TimePrediction {
+                point: point.to_vec(),
+                time,
+                categories,
+                extrapolated,
+                reach: Reach::Calibrated {
+                    sd,
+                    dof: f64::INFINITY,
+                },
+            };
+        }
         let time = match (reach, self.spread_of(point, &categories)) {
             (Reach::Calibrated { sd, dof }, Some(spread)) => {
                 let widen = |h: f64, own: f64| crate::calibration::widen(h, own, sd, dof);

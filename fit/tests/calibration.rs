@@ -31,9 +31,18 @@ fn inside_the_data_intervals_stay_as_they_are() {
     }
 }
 
+/// The model of `synthetic(seed)` with forward validation's `κ` alone (its rivals off).
+fn kappa_only(seed: u64) -> PerformanceModel {
+    let mut model = synthetic(seed);
+    for c in model.calibration.iter_mut().flatten() {
+        c.rivals.clear();
+    }
+    model
+}
+
 #[test]
 fn beyond_the_data_intervals_widen_with_the_distance() {
-    let model = synthetic(3);
+    let model = kappa_only(3);
     let kappa = model.calibration.as_ref().unwrap()[0].relative_sd;
     assert!(
         kappa > 0.0,
@@ -55,6 +64,34 @@ fn beyond_the_data_intervals_widen_with_the_distance() {
 }
 
 #[test]
+fn beyond_the_data_of_one_factor_the_rival_forms_decide() {
+    let model = synthetic(3);
+    let rivals = &model.calibration.as_ref().unwrap()[0].rivals;
+    assert!(rivals.len() > 1, "{rivals:?}");
+    let total: f64 = rivals.iter().map(|r| r.weight).sum();
+    assert!((total - 1.0).abs() < 1e-12);
+    for x in [32.0, 128.0] {
+        let now = model.predict(&[x]);
+        let mix = fit::rivals::mixture(rivals, &[x]).unwrap();
+        assert_eq!(now.time.value, mix.value);
+        assert_eq!(now.time.half_width, mix.half_width);
+        assert!(matches!(now.reach, Reach::Calibrated { .. }));
+        // Every rival's own prediction is inside the mixture's interval.
+        for r in rivals {
+            let own = r.fit.predict(&[x]).value;
+            assert!(
+                now.time.lower <= own && own <= now.time.upper,
+                "{own} at p={x}"
+            );
+        }
+    }
+    // Inside the data, the model's own prediction.
+    let mut without = model.clone();
+    without.calibration = None;
+    assert_eq!(model.predict(&[7.0]).time, without.predict(&[7.0]).time);
+}
+
+#[test]
 fn the_calibration_is_stored_and_old_files_are_not_calibrated() {
     let model = synthetic(5);
     let text = write(&model);
@@ -62,6 +99,7 @@ fn the_calibration_is_stored_and_old_files_are_not_calibrated() {
         text.contains("[[extrapolation]]\nfactor = \"p\"\n"),
         "{text}"
     );
+    assert!(text.contains("[[extrapolation.rival]]"), "{text}");
     let back = parse("m.toml", &text).unwrap();
     assert_eq!(back.calibration, model.calibration);
     assert_eq!(write(&back), text);
@@ -75,6 +113,15 @@ fn the_calibration_is_stored_and_old_files_are_not_calibrated() {
     assert_eq!(far.reach, Reach::Uncalibrated);
     assert!(far.time.half_width < model.predict(&[64.0]).time.half_width);
     assert_eq!(old.predict(&[8.0]).time, model.predict(&[8.0]).time);
+    // A file written before the rivals existed: forward validation's κ alone.
+    let start = text.find("\n[[extrapolation.rival]]").unwrap();
+    let kappa = parse("kappa.toml", &format!("{}\n", &text[..start])).unwrap();
+    let calibration = kappa.calibration.as_ref().unwrap();
+    assert!(calibration[0].rivals.is_empty());
+    assert_eq!(
+        kappa.predict(&[64.0]).time,
+        kappa_only(5).predict(&[64.0]).time
+    );
 }
 
 #[test]
@@ -170,37 +217,49 @@ fn real_runs_beyond_the_data() {
 }
 
 /// Coverage of a fresh run by the 90% interval at 2x, 4x and 8x beyond p = 16, over 10 seeds
-/// of each truth (the figures of `cargo bench -p fit --bench coverage -- 10`).
+/// of each truth (the figures of `cargo bench -p fit --bench coverage -- 10`), with the rival
+/// forms and with forward validation's `κ` alone.
 #[test]
 fn synthetic_families_coverage() {
+    let mut kappa_fails = Vec::new();
     for family in families::families() {
         let tallies = families::coverage(&family, 10);
         for (tally, ratio) in tallies.iter().zip(families::RATIOS) {
             let (now, before) = (tally.coverage(), tally.coverage_before());
-            let what = format!("{} at {ratio}x: {now:.3} (before {before:.3})", family.name);
-            // The calibration is what holds the truth: without it, coverage falls to 0-50%
-            // at 4x and 8x in every family.
-            assert!(now >= before, "{what}");
-            if ratio > 2.0 {
-                assert!(now >= before + 0.2, "{what}");
-            }
-            // The target, >= 85% (less 5 points for 30-40 trials), is met by the thresholds
-            // and plateaus at every ratio and by the PMNF sums at 2x; at 4x and 8x the PMNF
-            // sums reach 78% and 65% (docs/results.md#intervals-beyond-the-data).
-            let target = match (family.name, ratio) {
-                ("PMNF sums", 4.0) => 0.75,
-                ("PMNF sums", 8.0) => 0.6,
-                _ => 0.8,
+            let widening = tally.median_width() / tally.median_width_before();
+            let what = format!(
+                "{} at {ratio}x: {now:.3} (κ only {:.3}, before {before:.3}), width x{widening:.2}",
+                family.name,
+                tally.coverage_kappa()
+            );
+            // The floors the rival forms meet (docs/results.md#intervals-beyond-the-data): at
+            // least 70% everywhere, the target 85% (less 5 points for 30 trials) by the
+            // plateaus; from 4x on, at least 30 points above the uncalibrated intervals.
+            let floor = match family.name {
+                "plateaus" => 0.8,
+                _ => 0.7,
             };
-            assert!(now >= target, "{what}");
-            // Width: at most 3x today's where today's form holds the truth's trend (at 2x,
-            // the PMNF sums and plateaus); the thresholds' forms are wrong beyond the data.
-            if ratio == 2.0 && family.name != "thresholds" {
-                let widening = tally.median_width() / tally.median_width_before();
-                assert!(widening <= 3.0, "{what}: width x{widening:.2}");
+            assert!(now >= floor, "{what}");
+            if ratio > 2.0 {
+                assert!(now >= before + 0.3, "{what}");
+            }
+            // Thresholds: the broken lines among the rivals hold the truth with intervals no
+            // wider than the uncalibrated ones, which miss it.
+            if family.name == "thresholds" {
+                assert!(widening <= 1.0, "{what}");
+            }
+            // With κ alone, the same floors and widths fail somewhere.
+            let kappa_widening = tally.median_width_kappa() / tally.median_width_before();
+            let kappa_meets = tally.coverage_kappa() >= floor
+                && (ratio == 2.0 || tally.coverage_kappa() >= before + 0.3)
+                && (family.name != "thresholds" || kappa_widening <= 1.0);
+            if !kappa_meets {
+                kappa_fails.push(what);
             }
         }
     }
+    // κ alone: the thresholds 12-128x wider than before, the PMNF sums below 70% at 8x.
+    assert!(kappa_fails.len() >= 4, "{kappa_fails:?}");
 }
 
 #[test]
@@ -241,6 +300,7 @@ proptest::proptest! {
             relative_sd: kappa,
             points,
             ratio: 2.0,
+            rivals: Vec::new(),
         }]);
         let mut before = model.clone();
         before.calibration = None;
