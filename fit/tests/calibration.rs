@@ -157,6 +157,30 @@ fn bad_calibrations_are_refused_naming_the_field() {
     }
 }
 
+#[test]
+fn bad_rivals_are_refused_naming_the_field() {
+    let text = write(&synthetic(5));
+    let header = "[[extrapolation.rival]]\nweight = ";
+    let at = text.find(header).unwrap() + header.len();
+    let end = at + text[at..].find('\n').unwrap();
+    let heavy = format!("{}2.0{}", &text[..at], &text[end..]);
+    let e = parse("m.toml", &heavy).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "m.toml: extrapolation 'p': rival 1: weight = 2 must be a number in (0, 1]"
+    );
+    let header = "[extrapolation.rival.fit]\nformula = ";
+    let at = text.find(header).unwrap() + header.len();
+    let end = at + text[at..].find('\n').unwrap();
+    let foreign = format!("{}\"1 + q\"{}", &text[..at], &text[end..]);
+    let e = parse("m.toml", &foreign).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "m.toml: extrapolation 'p': rival 1: formula `1 + q` uses 'q', which is not among the \
+         factors (p)"
+    );
+}
+
 /// Models of `impl` from `datafile`'s runs at p <= 8, checked on the 16-core grid's runs at
 /// p = 12..16: the share of runs inside their 90% prediction interval, calibrated and before.
 fn real_coverage(datafile: &str, implementation: &str) -> (f64, f64, usize) {
@@ -316,4 +340,50 @@ proptest::proptest! {
         };
         proptest::prop_assert!(relative(&far) >= relative(&near));
     }
+}
+
+/// The issue's example: `5 + 1000/p + 2 log2(p)` measured at p = 2, 4, ..., 128 (3 replicates,
+/// 3% noise), searched, and predicted 8x beyond the data, at p = 1024, where the truth is
+/// 25.98. Uncalibrated, the top model said 24.2 ± 1.5 (the true form ranked third).
+fn sum_of_overheads(seed: u64) -> fit::Observations {
+    use rand_distr::{Distribution, Normal};
+    let mut rng = StdRng::seed_from_u64(seed);
+    let noise = Normal::new(1.0, 0.03).unwrap();
+    let (mut p, mut y) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        for k in 1..=7 {
+            let x = f64::from(1u32 << k);
+            p.push(x);
+            y.push((5.0 + 1000.0 / x + 2.0 * x.log2()) * noise.sample(&mut rng));
+        }
+    }
+    fit::Observations::new("sum.dat", vec!["p".into()], "wall", vec![p], y).unwrap()
+}
+
+#[test]
+fn the_searched_top_model_holds_the_truth_8x_beyond_the_data() {
+    let truth = 5.0 + 1000.0 / 1024.0 + 20.0;
+    let (mut inside, mut before) = (0, 0);
+    for seed in 0..10 {
+        let obs = sum_of_overheads(seed);
+        let mut ranking = fit::Ranking {
+            fits: fit::search(&obs, 0, 5),
+            ..Default::default()
+        };
+        let uncalibrated = ranking.predict(&[1024.0])[0];
+        ranking.calibrate(&obs);
+        assert!(!ranking.rivals.is_empty(), "seed {seed}");
+        let top = ranking.predict(&[1024.0])[0];
+        // The value is the top model's; only the interval widens.
+        assert_eq!(top.value, uncalibrated.value);
+        assert!(top.half_width >= uncalibrated.half_width);
+        inside += usize::from(top.lower <= truth && truth <= top.upper);
+        before += usize::from(uncalibrated.lower <= truth && truth <= uncalibrated.upper);
+        // Inside the data, nothing changes.
+        let mut plain = ranking.clone();
+        plain.rivals.clear();
+        assert_eq!(ranking.predict(&[50.0]), plain.predict(&[50.0]));
+    }
+    println!("inside the 90% interval at p=1024: {inside} of 10 (uncalibrated: {before})");
+    assert_eq!(inside, 10, "before: {before} of 10");
 }
