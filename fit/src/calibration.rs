@@ -46,8 +46,8 @@ pub struct Calibration {
     pub points: usize,
     /// The farthest a refit was asked to predict, as `x / x_max` of its data.
     pub ratio: f64,
-    /// The rival forms along a model's only factor ([`crate::rivals`]), whose stacked mixture
-    /// is the prediction beyond the data; empty for a model of several factors, and in model
+    /// The rival forms along a model's only factor ([`crate::rivals`]), whose mixture's
+    /// interval the prediction's beyond the data also holds; empty for a model of several factors, and in model
     /// files written before they existed (the widening by `κ` alone then).
     pub rivals: Vec<Rival>,
 }

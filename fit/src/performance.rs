@@ -485,40 +485,6 @@ impl PerformanceModel {
             point,
             own.value,
         );
-        let stacked = crate::calibration::stacked(
-            &self.factors,
-            &self.ranges,
-            self.calibration.as_deref(),
-            point,
-        );
-        if let Some(mix) = stacked {
-            // The rival forms' mixture (docs/modelling.md#beyond-the-data); the crossover
-            // adds to the categories' variance what it holds beyond them.
-            let z = t_quantile(f64::INFINITY);
-            let own_sd = self
-                .spread_of(point, &categories)
-                .map_or(0.0, |s| s.mean.sqrt());
-            let sd = ((mix.mean_half_width / z).powi(2) - own_sd * own_sd)
-                .max(0.0)
-                .sqrt();
-            let time =
-                Prediction::bounded(mix.value, mix.half_width, mix.mean_half_width, self.floor());
-            if self.kind == Kind::Response
-                && let Some(first) = categories.first_mut()
-            {
-                *first = time;
-            }
-            return TimePrediction {
-                point: point.to_vec(),
-                time,
-                categories,
-                extrapolated,
-                reach: Reach::Calibrated {
-                    sd,
-                    dof: f64::INFINITY,
-                },
-            };
-        }
         let time = match (reach, self.spread_of(point, &categories)) {
             (Reach::Calibrated { sd, dof }, Some(spread)) => {
                 let widen = |h: f64, own: f64| crate::calibration::widen(h, own, sd, dof);
@@ -530,6 +496,46 @@ impl PerformanceModel {
                 )
             }
             _ => own,
+        };
+        // Beyond the data of a model of one factor, the interval also holds the rival forms'
+        // mixture (docs/modelling.md#beyond-the-data): it keeps the model's value and the
+        // forward validation's widening, so it covers whatever either covers.
+        let stacked = crate::calibration::stacked(
+            &self.factors,
+            &self.ranges,
+            self.calibration.as_deref(),
+            point,
+        );
+        let (time, reach) = match stacked {
+            Some(mix) if time.half_width.is_finite() => {
+                let hold = |h: f64, m: f64| {
+                    h.max(time.value - (mix.value - m))
+                        .max(mix.value + m - time.value)
+                };
+                let held = Prediction::bounded(
+                    time.value,
+                    hold(time.half_width, mix.half_width),
+                    hold(time.mean_half_width, mix.mean_half_width),
+                    self.floor(),
+                );
+                // What the crossover adds to the categories' variance for it.
+                let z = t_quantile(f64::INFINITY);
+                let own_sd = self
+                    .spread_of(point, &categories)
+                    .map_or(0.0, |s| s.mean.sqrt());
+                let sd = ((held.mean_half_width / z).powi(2) - own_sd * own_sd)
+                    .max(0.0)
+                    .sqrt();
+                let reach = match reach {
+                    Reach::Calibrated { sd: k, dof } if k >= sd => Reach::Calibrated { sd: k, dof },
+                    _ => Reach::Calibrated {
+                        sd,
+                        dof: f64::INFINITY,
+                    },
+                };
+                (held, reach)
+            }
+            _ => (time, reach),
         };
         if self.kind == Kind::Response
             && let Some(first) = categories.first_mut()

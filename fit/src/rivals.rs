@@ -14,9 +14,10 @@
 //! left-out runs has a relative standard error of about `1/√(2n)`, and the difference of two
 //! about `1/√n`). They are weighted equally: the data give no reason to prefer one.
 //!
-//! A prediction beyond the data is their mixture: each rival's predictive distribution normal
-//! with its own 90% interval, the mixture's median, and its 5% and 95% quantiles made
-//! symmetric about the median (the wider side).
+//! Beyond the data their mixture is formed: each rival's predictive distribution normal with its
+//! own 90% interval, the mixture's median, and its 5% and 95% quantiles made symmetric about the
+//! median (the wider side). A model's interval there is widened to hold it (its value stays the
+//! model's own).
 
 use crate::fit::{Fit, Prediction, Weighting, fit_weighted};
 use crate::model::Model;

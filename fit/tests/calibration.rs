@@ -64,19 +64,29 @@ fn beyond_the_data_intervals_widen_with_the_distance() {
 }
 
 #[test]
-fn beyond_the_data_of_one_factor_the_rival_forms_decide() {
+fn beyond_the_data_of_one_factor_the_interval_holds_the_rival_forms_too() {
     let model = synthetic(3);
     let rivals = &model.calibration.as_ref().unwrap()[0].rivals;
     assert!(rivals.len() > 1, "{rivals:?}");
     let total: f64 = rivals.iter().map(|r| r.weight).sum();
     assert!((total - 1.0).abs() < 1e-12);
+    // The same model with forward validation's κ alone.
+    let mut kappa = model.clone();
+    for c in kappa.calibration.as_mut().unwrap() {
+        c.rivals.clear();
+    }
     for x in [32.0, 128.0] {
         let now = model.predict(&[x]);
+        let alone = kappa.predict(&[x]);
         let mix = fit::rivals::mixture(rivals, &[x]).unwrap();
-        assert_eq!(now.time.value, mix.value);
-        assert_eq!(now.time.half_width, mix.half_width);
+        // The model's own value, as with κ alone (its categories still add up to it) ...
+        assert_eq!(now.time.value, alone.time.value);
         assert!(matches!(now.reach, Reach::Calibrated { .. }));
-        // Every rival's own prediction is inside the mixture's interval.
+        // ... in an interval that holds both κ's and the mixture's.
+        assert!(now.time.lower <= alone.time.lower && now.time.upper >= alone.time.upper);
+        assert!(now.time.lower <= mix.lower.max(0.0) + 1e-12, "at p={x}");
+        assert!(now.time.upper >= mix.upper - 1e-12, "at p={x}");
+        // Every rival's own prediction is inside it.
         for r in rivals {
             let own = r.fit.predict(&[x]).value;
             assert!(
@@ -256,34 +266,22 @@ fn synthetic_families_coverage() {
                 family.name,
                 tally.coverage_kappa()
             );
-            // The floors the rival forms meet (docs/results.md#intervals-beyond-the-data): at
-            // least 70% everywhere, the target 85% (less 5 points for 30 trials) by the
-            // plateaus; from 4x on, at least 30 points above the uncalibrated intervals.
-            let floor = match family.name {
-                "plateaus" => 0.8,
-                _ => 0.7,
-            };
-            assert!(now >= floor, "{what}");
+            // The target of issue 33 (docs/results.md#intervals-beyond-the-data): at least 85%
+            // in every family at 2x, 4x and 8x (measured 92.5-100% with 30-40 trials); from 4x
+            // on, at least 30 points above the uncalibrated intervals.
+            assert!(now >= 0.85, "{what}");
             if ratio > 2.0 {
                 assert!(now >= before + 0.3, "{what}");
             }
-            // Thresholds: the broken lines among the rivals hold the truth with intervals no
-            // wider than the uncalibrated ones, which miss it.
-            if family.name == "thresholds" {
-                assert!(widening <= 1.0, "{what}");
-            }
-            // With κ alone, the same floors and widths fail somewhere.
-            let kappa_widening = tally.median_width_kappa() / tally.median_width_before();
-            let kappa_meets = tally.coverage_kappa() >= floor
-                && (ratio == 2.0 || tally.coverage_kappa() >= before + 0.3)
-                && (family.name != "thresholds" || kappa_widening <= 1.0);
-            if !kappa_meets {
+            // κ alone holds more than it did before; the rival forms add to it.
+            assert!(now >= tally.coverage_kappa(), "{what}");
+            if tally.coverage_kappa() < 0.85 {
                 kappa_fails.push(what);
             }
         }
     }
-    // κ alone: the thresholds 12-128x wider than before, the PMNF sums below 70% at 8x.
-    assert!(kappa_fails.len() >= 4, "{kappa_fails:?}");
+    // κ alone: the PMNF sums at 77.5% and 65% at 4x and 8x.
+    assert!(kappa_fails.len() >= 2, "{kappa_fails:?}");
 }
 
 #[test]

@@ -37,7 +37,7 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
     let name = super::name(args, &[]);
     // Each series on its own: one that cannot be modelled is a row of the table, not an error.
     let mut rows: Vec<(String, String, Result<CategoryModel, String>)> = Vec::new();
-    // Over one parameter, each series' rival forms: beyond the data its prediction is theirs
+    // Over one parameter, each series' rival forms: beyond the data its interval holds theirs
     // (docs/modelling.md#beyond-the-data).
     let mut rivals: Vec<Vec<fit::rivals::Rival>> = Vec::new();
     let mut lines = Vec::new();
@@ -181,7 +181,15 @@ fn table(
                     let mixture = beyond
                         .then(|| fit::rivals::mixture(rivals, point))
                         .flatten();
-                    let p = mixture.unwrap_or_else(|| m.fit.predict(point));
+                    // The series' own value, its interval widened to hold the rivals' too
+                    // (as `--search --predict` does).
+                    let mut p = m.fit.predict(point);
+                    if let Some(mix) = mixture {
+                        p.half_width = p
+                            .half_width
+                            .max(p.value - (mix.value - mix.half_width))
+                            .max(mix.value + mix.half_width - p.value);
+                    }
                     line.push(format!(
                         "{} ± {}",
                         significant(p.value, 4),
