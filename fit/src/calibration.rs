@@ -22,7 +22,10 @@
 //! degrees of freedom of the sum, each `κ_f` counted with as many degrees of freedom as it
 //! had distinct held-out points. Inside the data nothing changes.
 
+use crate::fit::{Fit, Prediction};
+use crate::observations::Observations;
 use crate::performance::PerformanceModel;
+use crate::rivals::Rival;
 use crate::stats::t_quantile_real;
 
 /// The fewest levels of a factor for forward validation: the refits keep at least three.
@@ -43,6 +46,10 @@ pub struct Calibration {
     pub points: usize,
     /// The farthest a refit was asked to predict, as `x / x_max` of its data.
     pub ratio: f64,
+    /// The rival forms along a model's only factor ([`crate::rivals`]), whose mixture's
+    /// interval the prediction's beyond the data also holds; empty for a model of several factors, and in model
+    /// files written before they existed (the widening by `κ` alone then).
+    pub rivals: Vec<Rival>,
 }
 
 /// How a prediction's interval stands with respect to the data.
@@ -74,10 +81,13 @@ struct Held {
 /// The forward validation of `model`, built from runs at `points` that measured `values` (its
 /// `T_p`, or its first response): for each factor with enough positive levels, `refit` builds
 /// the model again from the rows it is given (indices into `points`) without calibration.
+/// A model of one factor also gets its rival forms, `own` among them when given (the fit of
+/// its first response: [`crate::rivals::rivals`]).
 pub fn forward(
     model: &PerformanceModel,
     points: &[Vec<f64>],
     values: &[f64],
+    own: Option<&Fit>,
     refit: impl Fn(&[usize]) -> Option<PerformanceModel>,
 ) -> Vec<Calibration> {
     let mut out = Vec::new();
@@ -137,11 +147,25 @@ pub fn forward(
         if held_points.is_empty() || scale.is_nan() || scale <= 0.0 {
             continue;
         }
+        let rivals = if model.factors.len() == 1 {
+            let obs = Observations {
+                source: model.provenance.datafile.clone(),
+                factors: model.factors.clone(),
+                response: "T".into(),
+                columns: vec![points.iter().map(|p| p[0]).collect()],
+                y: values.to_vec(),
+                lines: vec![0; values.len()],
+            };
+            crate::rivals::rivals(&obs, own)
+        } else {
+            Vec::new()
+        };
         out.push(Calibration {
             factor: factor.clone(),
             relative_sd: (excess / scale).max(0.0).sqrt(),
             points: held_points.len(),
             ratio,
+            rivals,
         });
     }
     out
@@ -217,6 +241,25 @@ pub fn reach(
     }
 }
 
+/// Beyond the data of a model of one factor with rival forms: their stacked mixture
+/// ([`crate::rivals::mixture`]); None inside the data, for a model of several factors, or
+/// without rivals.
+pub fn stacked(
+    factors: &[String],
+    ranges: &[(f64, f64)],
+    calibration: Option<&[Calibration]>,
+    point: &[f64],
+) -> Option<Prediction> {
+    let ([factor], [(lo, hi)], [x]) = (factors, ranges, point) else {
+        return None;
+    };
+    if !(x < lo || x > hi) {
+        return None;
+    }
+    let c = calibration?.iter().find(|c| &c.factor == factor)?;
+    crate::rivals::mixture(&c.rivals, point)
+}
+
 /// A 90% half-width `half_width` with `dof` degrees of freedom, widened by a standard
 /// deviation `sd` with `sd_dof` degrees of freedom: the variances add, and the t quantile takes
 /// the Welch–Satterthwaite degrees of freedom of the sum.
@@ -241,6 +284,7 @@ mod tests {
             relative_sd,
             points,
             ratio: 2.0,
+            rivals: Vec::new(),
         }
     }
 

@@ -26,6 +26,7 @@ mod problem;
 pub mod ranking;
 pub mod repetitions;
 pub mod response;
+pub mod rivals;
 pub mod search;
 pub mod stats;
 mod threshold_fit;

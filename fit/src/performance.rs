@@ -306,7 +306,7 @@ impl PerformanceModel {
             .enumerate()
             .map(|(i, r)| (r.line, i))
             .collect();
-        let calibration = crate::calibration::forward(&model, &points, &times, |rows| {
+        let calibration = crate::calibration::forward(&model, &points, &times, None, |rows| {
             let rows: Vec<usize> = rows.iter().map(|&r| row_of[&first.lines[r]]).collect();
             Self::build_uncalibrated(&data.subset(&rows), options)
                 .ok()
@@ -515,6 +515,46 @@ impl PerformanceModel {
                 )
             }
             _ => own,
+        };
+        // Beyond the data of a model of one factor, the interval also holds the rival forms'
+        // mixture (docs/modelling.md#beyond-the-data): it keeps the model's value and the
+        // forward validation's widening, so it covers whatever either covers.
+        let stacked = crate::calibration::stacked(
+            &self.factors,
+            &self.ranges,
+            self.calibration.as_deref(),
+            point,
+        );
+        let (time, reach) = match stacked {
+            Some(mix) if time.half_width.is_finite() => {
+                let hold = |h: f64, m: f64| {
+                    h.max(time.value - (mix.value - m))
+                        .max(mix.value + m - time.value)
+                };
+                let held = Prediction::bounded(
+                    time.value,
+                    hold(time.half_width, mix.half_width),
+                    hold(time.mean_half_width, mix.mean_half_width),
+                    self.floor(),
+                );
+                // What the crossover adds to the categories' variance for it.
+                let z = t_quantile(f64::INFINITY);
+                let own_sd = self
+                    .spread_of(point, &categories)
+                    .map_or(0.0, |s| s.mean.sqrt());
+                let sd = ((held.mean_half_width / z).powi(2) - own_sd * own_sd)
+                    .max(0.0)
+                    .sqrt();
+                let reach = match reach {
+                    Reach::Calibrated { sd: k, dof } if k >= sd => Reach::Calibrated { sd: k, dof },
+                    _ => Reach::Calibrated {
+                        sd,
+                        dof: f64::INFINITY,
+                    },
+                };
+                (held, reach)
+            }
+            _ => (time, reach),
         };
         if self.kind == Kind::Response
             && let Some(first) = categories.first_mut()

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use crate::fit::{Fit, FitError, Prediction, Weighting, fit_weighted};
 use crate::model::Model;
 use crate::observations::Observations;
+use crate::rivals::Rival;
 use crate::stats::t_quantile;
 
 /// The statistic that orders candidates.
@@ -42,6 +43,62 @@ pub struct Ranking {
     pub fits: Vec<Fit>,
     /// Candidates that could not be fitted to these observations.
     pub skipped: Vec<FitError>,
+    /// The rival forms of the observations ([`crate::rivals`]), and the factor's measured
+    /// range: beyond it every interval also holds their mixture's. Empty: not calibrated.
+    pub rivals: Vec<Rival>,
+    /// The range of the factor in the observations, where there are rivals.
+    pub range: Option<(f64, f64)>,
+}
+
+impl Ranking {
+    /// Finds the rival forms of the (one-factor) observations the fits were fitted to, so that
+    /// [`Ranking::predict`] calibrates its intervals beyond them.
+    pub fn calibrate(&mut self, obs: &Observations) {
+        self.rivals = crate::rivals::rivals(obs, None);
+        let levels = obs.levels(0);
+        self.range = (!self.rivals.is_empty()).then(|| (levels[0], levels[levels.len() - 1]));
+    }
+
+    /// Each fit's prediction at `point` ([`predict_with_selection`]); beyond the measured range
+    /// of a calibrated ranking, each interval is widened to hold the rival forms' 90% interval
+    /// there too (docs/modelling.md#beyond-the-data): which of the forms that fit the data
+    /// holds beyond it, the data cannot tell.
+    pub fn predict(&self, point: &[f64]) -> Vec<Prediction> {
+        let own = predict_with_selection(&self.fits, point);
+        let beyond = match (self.range, point) {
+            (Some((lo, hi)), [x]) => *x < lo || *x > hi,
+            _ => false,
+        };
+        let Some(mix) = beyond
+            .then(|| crate::rivals::mixture(&self.rivals, point))
+            .flatten()
+        else {
+            return own;
+        };
+        let (mix_lo, mix_hi) = (mix.value - mix.half_width, mix.value + mix.half_width);
+        let (mean_lo, mean_hi) = (
+            mix.value - mix.mean_half_width,
+            mix.value + mix.mean_half_width,
+        );
+        self.fits
+            .iter()
+            .zip(own)
+            .map(|(fit, p)| {
+                let hold = |h: f64, lo: f64, hi: f64| {
+                    if h.is_nan() {
+                        return f64::NAN;
+                    }
+                    h.max(p.value - lo).max(hi - p.value)
+                };
+                Prediction::bounded(
+                    p.value,
+                    hold(p.half_width, mix_lo, mix_hi),
+                    hold(p.mean_half_width, mean_lo, mean_hi),
+                    fit.floor(),
+                )
+            })
+            .collect()
+    }
 }
 
 /// Fits every model and orders the fits. Ties (and NaN statistics, which sort last) fall

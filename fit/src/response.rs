@@ -172,7 +172,8 @@ pub fn from_observations(
         })
         .collect();
     let calibration = if same_rows {
-        crate::calibration::forward(&model, &points, &first.y, |rows| {
+        let own = model.categories.first().map(|c| c.fit.clone());
+        crate::calibration::forward(&model, &points, &first.y, own.as_ref(), |rows| {
             let kept = observations.iter().map(|o| rows_of(o, rows)).collect();
             uncalibrated(name, kept, repetitions, choices, provenance.clone()).ok()
         })

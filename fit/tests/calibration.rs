@@ -31,9 +31,18 @@ fn inside_the_data_intervals_stay_as_they_are() {
     }
 }
 
+/// The model of `synthetic(seed)` with forward validation's `κ` alone (its rivals off).
+fn kappa_only(seed: u64) -> PerformanceModel {
+    let mut model = synthetic(seed);
+    for c in model.calibration.iter_mut().flatten() {
+        c.rivals.clear();
+    }
+    model
+}
+
 #[test]
 fn beyond_the_data_intervals_widen_with_the_distance() {
-    let model = synthetic(3);
+    let model = kappa_only(3);
     let kappa = model.calibration.as_ref().unwrap()[0].relative_sd;
     assert!(
         kappa > 0.0,
@@ -55,6 +64,44 @@ fn beyond_the_data_intervals_widen_with_the_distance() {
 }
 
 #[test]
+fn beyond_the_data_of_one_factor_the_interval_holds_the_rival_forms_too() {
+    let model = synthetic(3);
+    let rivals = &model.calibration.as_ref().unwrap()[0].rivals;
+    assert!(rivals.len() > 1, "{rivals:?}");
+    let total: f64 = rivals.iter().map(|r| r.weight).sum();
+    assert!((total - 1.0).abs() < 1e-12);
+    // The same model with forward validation's κ alone.
+    let mut kappa = model.clone();
+    for c in kappa.calibration.as_mut().unwrap() {
+        c.rivals.clear();
+    }
+    for x in [32.0, 128.0] {
+        let now = model.predict(&[x]);
+        let alone = kappa.predict(&[x]);
+        let mix = fit::rivals::mixture(rivals, &[x]).unwrap();
+        // The model's own value, as with κ alone (its categories still add up to it) ...
+        assert_eq!(now.time.value, alone.time.value);
+        assert!(matches!(now.reach, Reach::Calibrated { .. }));
+        // ... in an interval that holds both κ's and the mixture's.
+        assert!(now.time.lower <= alone.time.lower && now.time.upper >= alone.time.upper);
+        assert!(now.time.lower <= mix.lower.max(0.0) + 1e-12, "at p={x}");
+        assert!(now.time.upper >= mix.upper - 1e-12, "at p={x}");
+        // Every rival's own prediction is inside it.
+        for r in rivals {
+            let own = r.fit.predict(&[x]).value;
+            assert!(
+                now.time.lower <= own && own <= now.time.upper,
+                "{own} at p={x}"
+            );
+        }
+    }
+    // Inside the data, the model's own prediction.
+    let mut without = model.clone();
+    without.calibration = None;
+    assert_eq!(model.predict(&[7.0]).time, without.predict(&[7.0]).time);
+}
+
+#[test]
 fn the_calibration_is_stored_and_old_files_are_not_calibrated() {
     let model = synthetic(5);
     let text = write(&model);
@@ -62,6 +109,7 @@ fn the_calibration_is_stored_and_old_files_are_not_calibrated() {
         text.contains("[[extrapolation]]\nfactor = \"p\"\n"),
         "{text}"
     );
+    assert!(text.contains("[[extrapolation.rival]]"), "{text}");
     let back = parse("m.toml", &text).unwrap();
     assert_eq!(back.calibration, model.calibration);
     assert_eq!(write(&back), text);
@@ -75,6 +123,15 @@ fn the_calibration_is_stored_and_old_files_are_not_calibrated() {
     assert_eq!(far.reach, Reach::Uncalibrated);
     assert!(far.time.half_width < model.predict(&[64.0]).time.half_width);
     assert_eq!(old.predict(&[8.0]).time, model.predict(&[8.0]).time);
+    // A file written before the rivals existed: forward validation's κ alone.
+    let start = text.find("\n[[extrapolation.rival]]").unwrap();
+    let kappa = parse("kappa.toml", &format!("{}\n", &text[..start])).unwrap();
+    let calibration = kappa.calibration.as_ref().unwrap();
+    assert!(calibration[0].rivals.is_empty());
+    assert_eq!(
+        kappa.predict(&[64.0]).time,
+        kappa_only(5).predict(&[64.0]).time
+    );
 }
 
 #[test]
@@ -108,6 +165,30 @@ fn bad_calibrations_are_refused_naming_the_field() {
         let e = parse("m.toml", &file).unwrap_err().to_string();
         assert_eq!(e, format!("m.toml: {message}"));
     }
+}
+
+#[test]
+fn bad_rivals_are_refused_naming_the_field() {
+    let text = write(&synthetic(5));
+    let header = "[[extrapolation.rival]]\nweight = ";
+    let at = text.find(header).unwrap() + header.len();
+    let end = at + text[at..].find('\n').unwrap();
+    let heavy = format!("{}2.0{}", &text[..at], &text[end..]);
+    let e = parse("m.toml", &heavy).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "m.toml: extrapolation 'p': rival 1: weight = 2 must be a number in (0, 1]"
+    );
+    let header = "[extrapolation.rival.fit]\nformula = ";
+    let at = text.find(header).unwrap() + header.len();
+    let end = at + text[at..].find('\n').unwrap();
+    let foreign = format!("{}\"1 + q\"{}", &text[..at], &text[end..]);
+    let e = parse("m.toml", &foreign).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "m.toml: extrapolation 'p': rival 1: formula `1 + q` uses 'q', which is not among the \
+         factors (p)"
+    );
 }
 
 /// Models of `impl` from `datafile`'s runs at p <= 8, checked on the 16-core grid's runs at
@@ -170,37 +251,37 @@ fn real_runs_beyond_the_data() {
 }
 
 /// Coverage of a fresh run by the 90% interval at 2x, 4x and 8x beyond p = 16, over 10 seeds
-/// of each truth (the figures of `cargo bench -p fit --bench coverage -- 10`).
+/// of each truth (the figures of `cargo bench -p fit --bench coverage -- 10`), with the rival
+/// forms and with forward validation's `κ` alone.
 #[test]
 fn synthetic_families_coverage() {
+    let mut kappa_fails = Vec::new();
     for family in families::families() {
         let tallies = families::coverage(&family, 10);
         for (tally, ratio) in tallies.iter().zip(families::RATIOS) {
             let (now, before) = (tally.coverage(), tally.coverage_before());
-            let what = format!("{} at {ratio}x: {now:.3} (before {before:.3})", family.name);
-            // The calibration is what holds the truth: without it, coverage falls to 0-50%
-            // at 4x and 8x in every family.
-            assert!(now >= before, "{what}");
+            let widening = tally.median_width() / tally.median_width_before();
+            let what = format!(
+                "{} at {ratio}x: {now:.3} (κ only {:.3}, before {before:.3}), width x{widening:.2}",
+                family.name,
+                tally.coverage_kappa()
+            );
+            // The target of issue 33 (docs/results.md#intervals-beyond-the-data): at least 85%
+            // in every family at 2x, 4x and 8x (measured 92.5-100% with 30-40 trials); from 4x
+            // on, at least 30 points above the uncalibrated intervals.
+            assert!(now >= 0.85, "{what}");
             if ratio > 2.0 {
-                assert!(now >= before + 0.2, "{what}");
+                assert!(now >= before + 0.3, "{what}");
             }
-            // The target, >= 85% (less 5 points for 30-40 trials), is met by the thresholds
-            // and plateaus at every ratio and by the PMNF sums at 2x; at 4x and 8x the PMNF
-            // sums reach 78% and 65% (docs/results.md#intervals-beyond-the-data).
-            let target = match (family.name, ratio) {
-                ("PMNF sums", 4.0) => 0.75,
-                ("PMNF sums", 8.0) => 0.6,
-                _ => 0.8,
-            };
-            assert!(now >= target, "{what}");
-            // Width: at most 3x today's where today's form holds the truth's trend (at 2x,
-            // the PMNF sums and plateaus); the thresholds' forms are wrong beyond the data.
-            if ratio == 2.0 && family.name != "thresholds" {
-                let widening = tally.median_width() / tally.median_width_before();
-                assert!(widening <= 3.0, "{what}: width x{widening:.2}");
+            // κ alone holds more than it did before; the rival forms add to it.
+            assert!(now >= tally.coverage_kappa(), "{what}");
+            if tally.coverage_kappa() < 0.85 {
+                kappa_fails.push(what);
             }
         }
     }
+    // κ alone: the PMNF sums at 77.5% and 65% at 4x and 8x.
+    assert!(kappa_fails.len() >= 2, "{kappa_fails:?}");
 }
 
 #[test]
@@ -241,6 +322,7 @@ proptest::proptest! {
             relative_sd: kappa,
             points,
             ratio: 2.0,
+            rivals: Vec::new(),
         }]);
         let mut before = model.clone();
         before.calibration = None;
@@ -256,4 +338,50 @@ proptest::proptest! {
         };
         proptest::prop_assert!(relative(&far) >= relative(&near));
     }
+}
+
+/// The issue's example: `5 + 1000/p + 2 log2(p)` measured at p = 2, 4, ..., 128 (3 replicates,
+/// 3% noise), searched, and predicted 8x beyond the data, at p = 1024, where the truth is
+/// 25.98. Uncalibrated, the top model said 24.2 ± 1.5 (the true form ranked third).
+fn sum_of_overheads(seed: u64) -> fit::Observations {
+    use rand_distr::{Distribution, Normal};
+    let mut rng = StdRng::seed_from_u64(seed);
+    let noise = Normal::new(1.0, 0.03).unwrap();
+    let (mut p, mut y) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        for k in 1..=7 {
+            let x = f64::from(1u32 << k);
+            p.push(x);
+            y.push((5.0 + 1000.0 / x + 2.0 * x.log2()) * noise.sample(&mut rng));
+        }
+    }
+    fit::Observations::new("sum.dat", vec!["p".into()], "wall", vec![p], y).unwrap()
+}
+
+#[test]
+fn the_searched_top_model_holds_the_truth_8x_beyond_the_data() {
+    let truth = 5.0 + 1000.0 / 1024.0 + 20.0;
+    let (mut inside, mut before) = (0, 0);
+    for seed in 0..10 {
+        let obs = sum_of_overheads(seed);
+        let mut ranking = fit::Ranking {
+            fits: fit::search(&obs, 0, 5),
+            ..Default::default()
+        };
+        let uncalibrated = ranking.predict(&[1024.0])[0];
+        ranking.calibrate(&obs);
+        assert!(!ranking.rivals.is_empty(), "seed {seed}");
+        let top = ranking.predict(&[1024.0])[0];
+        // The value is the top model's; only the interval widens.
+        assert_eq!(top.value, uncalibrated.value);
+        assert!(top.half_width >= uncalibrated.half_width);
+        inside += usize::from(top.lower <= truth && truth <= top.upper);
+        before += usize::from(uncalibrated.lower <= truth && truth <= uncalibrated.upper);
+        // Inside the data, nothing changes.
+        let mut plain = ranking.clone();
+        plain.rivals.clear();
+        assert_eq!(ranking.predict(&[50.0]), plain.predict(&[50.0]));
+    }
+    println!("inside the 90% interval at p=1024: {inside} of 10 (uncalibrated: {before})");
+    assert_eq!(inside, 10, "before: {before} of 10");
 }

@@ -406,3 +406,94 @@ fn a_response_without_factors_warns_that_they_were_guessed() {
     ]);
     assert!(!stderr.contains("warning"), "{stderr}");
 }
+
+/// The sum of overheads, `5 + 1000/p + 2 log2(p)` at p = 2, 4, ..., 128, three
+/// repetitions with about 3% noise (fixed numbers), in Extra-P's text format and as a
+/// datafile.
+const SUM_OF_OVERHEADS: [(u32, [f64; 3]); 7] = [
+    (2, [514.2, 497.9, 509.6]),
+    (4, [259.1, 265.8, 252.3]),
+    (8, [138.3, 133.9, 143.1]),
+    (16, [75.4, 77.9, 73.2]),
+    (32, [46.2, 47.9, 44.8]),
+    (64, [32.9, 33.8, 31.6]),
+    (128, [26.9, 27.8, 26.1]),
+];
+
+#[test]
+fn beyond_the_data_one_parameter_holds_the_forms_that_fit_as_well() {
+    let dir = scratch("extrap-rivals");
+    let points: Vec<String> = SUM_OF_OVERHEADS
+        .iter()
+        .map(|(p, _)| format!("( {p} )"))
+        .collect();
+    let mut text = format!(
+        "PARAMETER p\nPOINTS {}\nMETRIC time\nREGION main\n",
+        points.join(" ")
+    );
+    let mut rows = String::new();
+    for (p, runs) in SUM_OF_OVERHEADS {
+        let runs: Vec<String> = runs.iter().map(f64::to_string).collect();
+        text += &format!("DATA {}\n", runs.join(" "));
+        for t in &runs {
+            rows += &format!("p={p} wall={t}\n");
+        }
+    }
+    let file = write(&dir, "sum.txt", &text);
+    let model = dir.join("sum.toml");
+    let truth = 5.0 + 1000.0 / 1024.0 + 20.0;
+    let interval = |cell: &str| -> (f64, f64) {
+        let (v, h) = cell.split_once(" ± ").unwrap();
+        let (v, h): (f64, f64) = (v.parse().unwrap(), h.parse().unwrap());
+        (v - h, v + h)
+    };
+    let (out, _) = success(&[
+        "model",
+        file.to_str().unwrap(),
+        "--predict",
+        "p=1024",
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    let row = out.lines().find(|l| l.starts_with("main")).unwrap();
+    let cell = row.split("  ").last().unwrap().trim();
+    let (lo, hi) = interval(cell);
+    assert!(lo <= truth && truth <= hi, "{row}");
+    let written = std::fs::read_to_string(&model).unwrap();
+    assert!(written.contains("[[extrapolation.rival]]"), "{written}");
+    let (predicted, _) = success(&["predict", model.to_str().unwrap(), "--at", "p=1024"]);
+    assert!(!predicted.contains("not calibrated"), "{predicted}");
+
+    // `--search --predict` on the same runs: the top model's interval holds the truth.
+    let data = write(&dir, "sum.dat", &rows);
+    let (ranked, _) = success(&[
+        data.to_str().unwrap(),
+        "--var",
+        "p",
+        "--cat",
+        "wall",
+        "--search",
+        "--predict",
+        "p=1024",
+    ]);
+    let top = ranked
+        .lines()
+        .find(|l| l.trim_start().starts_with("at p=1024"))
+        .unwrap();
+    // `at p=1024: 31 +/- 22 (90% ...)`, or `43.4 (0 .. 368) (90% ...)` where cut at zero.
+    let after = top.split_once(": ").unwrap().1;
+    let (lo, hi): (f64, f64) = match after.split_once(" +/- ") {
+        Some((v, h)) => {
+            let v: f64 = v.parse().unwrap();
+            let h: f64 = h.split(' ').next().unwrap().parse().unwrap();
+            (v - h, v + h)
+        }
+        None => {
+            let bounds = after.split(" (").nth(1).unwrap();
+            let (lo, hi) = bounds.split_once(" .. ").unwrap();
+            let hi = hi.split(')').next().unwrap();
+            (lo.parse().unwrap(), hi.parse().unwrap())
+        }
+    };
+    assert!(lo <= truth && truth <= hi, "{top}");
+}

@@ -45,11 +45,12 @@ impl RankingReport<'_> {
     }
 
     /// Per point, every fit's prediction with model-selection uncertainty in its interval
-    /// ([`fit::ranking::predict_with_selection`]), indexed `[point][fit]`.
+    /// ([`fit::ranking::predict_with_selection`]), and beyond the data of a calibrated ranking
+    /// the rival forms' spread ([`fit::Ranking::predict`]), indexed `[point][fit]`.
     fn predictions(&self) -> Vec<Vec<Prediction>> {
         self.predict_at
             .iter()
-            .map(|point| fit::ranking::predict_with_selection(&self.ranking.fits, point))
+            .map(|point| self.ranking.predict(point))
             .collect()
     }
 

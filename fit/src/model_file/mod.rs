@@ -88,6 +88,17 @@ struct CalibrationRecord {
     relative_sd: f64,
     points: usize,
     ratio: f64,
+    /// The rival forms of a model of one factor (absent in files written before them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    rival: Vec<RivalRecord>,
+}
+
+/// `[[extrapolation.rival]]`: one rival form and its stacking weight.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RivalRecord {
+    weight: f64,
+    fit: FitRecord,
 }
 
 /// `kind = "response"`: the categories are responses in their own units, not lost cycles
@@ -279,6 +290,14 @@ pub fn write(model: &PerformanceModel) -> String {
                     relative_sd: c.relative_sd,
                     points: c.points,
                     ratio: c.ratio,
+                    rival: c
+                        .rivals
+                        .iter()
+                        .map(|r| RivalRecord {
+                            weight: r.weight,
+                            fit: fit_record(&r.fit),
+                        })
+                        .collect(),
                 })
                 .collect()
         }),
@@ -623,11 +642,27 @@ fn calibration(
                 r.ratio
             ));
         }
+        let mut rivals = Vec::with_capacity(r.rival.len());
+        for (i, rival) in r.rival.into_iter().enumerate() {
+            let at = |m: String| format!("extrapolation '{f}': rival {}: {m}", i + 1);
+            if !(rival.weight.is_finite() && rival.weight > 0.0 && rival.weight <= 1.0) {
+                return Err(at(format!(
+                    "weight = {} must be a number in (0, 1]",
+                    rival.weight
+                )));
+            }
+            let fit = restore_fit(rival.fit, "T", factors).map_err(at)?;
+            rivals.push(crate::rivals::Rival {
+                fit,
+                weight: rival.weight,
+            });
+        }
         out.push(Calibration {
             factor: r.factor,
             relative_sd: r.relative_sd,
             points: r.points,
             ratio: r.ratio,
+            rivals,
         });
     }
     Ok(out)

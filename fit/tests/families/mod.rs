@@ -102,20 +102,29 @@ pub fn model(truth: Truth, rng: &mut StdRng) -> PerformanceModel {
     .unwrap()
 }
 
-/// Coverage and widths at one ratio, calibrated and as before (no calibration).
+/// Coverage and widths at one ratio: calibrated (the rival forms' mixture), by forward
+/// validation's `κ` alone (the rivals off), and as before (no calibration).
 #[derive(Debug, Default, Clone)]
 pub struct Tally {
     pub trials: usize,
     pub covered: usize,
+    pub covered_kappa: usize,
     pub covered_before: usize,
     /// Half-widths relative to the truth.
     pub widths: Vec<f64>,
+    pub widths_kappa: Vec<f64>,
     pub widths_before: Vec<f64>,
 }
 
 impl Tally {
     pub fn coverage(&self) -> f64 {
         self.covered as f64 / self.trials as f64
+    }
+    pub fn coverage_kappa(&self) -> f64 {
+        self.covered_kappa as f64 / self.trials as f64
+    }
+    pub fn median_width_kappa(&self) -> f64 {
+        median(&self.widths_kappa)
     }
     pub fn coverage_before(&self) -> f64 {
         self.covered_before as f64 / self.trials as f64
@@ -150,8 +159,10 @@ pub fn coverage(family: &Family, seeds: u64) -> Vec<Tally> {
         for (all, one) in tallies.iter_mut().zip(truth_coverage(family, k, seeds)) {
             all.trials += one.trials;
             all.covered += one.covered;
+            all.covered_kappa += one.covered_kappa;
             all.covered_before += one.covered_before;
             all.widths.extend(one.widths);
+            all.widths_kappa.extend(one.widths_kappa);
             all.widths_before.extend(one.widths_before);
         }
     }
@@ -168,6 +179,10 @@ pub fn truth_coverage(family: &Family, k: usize, seeds: u64) -> Vec<Tally> {
         let calibrated = model(truth, &mut rng);
         let mut before = calibrated.clone();
         before.calibration = None;
+        let mut kappa = calibrated.clone();
+        for c in kappa.calibration.iter_mut().flatten() {
+            c.rivals.clear();
+        }
         for (tally, ratio) in tallies.iter_mut().zip(RATIOS) {
             let x = ratio * LEVELS[LEVELS.len() - 1];
             let run = truth(x) * (1.0 + noise.sample(&mut rng));
@@ -177,8 +192,11 @@ pub fn truth_coverage(family: &Family, k: usize, seeds: u64) -> Vec<Tally> {
             };
             let (now, width) = inside(&calibrated);
             let (then, width_before) = inside(&before);
+            let (by_kappa, width_kappa) = inside(&kappa);
             tally.trials += 1;
             tally.covered += now as usize;
+            tally.covered_kappa += by_kappa as usize;
+            tally.widths_kappa.push(width_kappa);
             tally.covered_before += then as usize;
             tally.widths.push(width);
             tally.widths_before.push(width_before);

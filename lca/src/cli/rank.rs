@@ -53,7 +53,8 @@ pub struct Args {
     pub relative: bool,
     /// Predict at a point with a 90% prediction interval, e.g. `--predict p=1024`. Each
     /// interval also holds the spread of the other ranked models' predictions there, weighted
-    /// by how well each predicts left-out runs (model-selection uncertainty).
+    /// by how well each predicts left-out runs (model-selection uncertainty); with --search,
+    /// beyond the data it also holds the 90% interval of the forms that fit as well.
     #[arg(long, value_name = "FACTOR=VALUE")]
     pub predict: Vec<String>,
     /// Output format: text, json or csv.
@@ -201,6 +202,11 @@ pub fn run(args: &Args) -> Result<String> {
         }
     }
     fit::ranking::sort(&mut ranking.fits, config.rank);
+    // Beyond the data the searched forms part: every interval holds their spread there
+    // (docs/modelling.md#beyond-the-data).
+    if args.search && !config.predict.is_empty() {
+        ranking.calibrate(&obs);
+    }
 
     if let Some(path) = &args.plot {
         let chart = reports::ranking::chart(&obs, &ranking);
@@ -209,7 +215,7 @@ pub fn run(args: &Args) -> Result<String> {
     let predict_at: Vec<Vec<f64>> = config.predict.iter().map(|&v| vec![v]).collect();
     // A prediction that overflows (p=1e308) would print as inf, or poison the others' spread.
     for point in &predict_at {
-        let predictions = fit::ranking::predict_with_selection(&ranking.fits, point);
+        let predictions = ranking.predict(point);
         let finite =
             |p: &fit::Prediction| [p.value, p.lower, p.upper].iter().all(|v| v.is_finite());
         if let Some(f) = ranking

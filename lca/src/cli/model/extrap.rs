@@ -37,15 +37,22 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
     let name = super::name(args, &[]);
     // Each series on its own: one that cannot be modelled is a row of the table, not an error.
     let mut rows: Vec<(String, String, Result<CategoryModel, String>)> = Vec::new();
+    // Over one parameter, each series' rival forms: beyond the data its interval holds theirs
+    // (docs/modelling.md#beyond-the-data).
+    let mut rivals: Vec<Vec<fit::rivals::Rival>> = Vec::new();
     let mut lines = Vec::new();
     for series in &experiment.series {
-        let obs = series.observations(&source, &experiment.parameters);
+        let runs = series.observations(&source, &experiment.parameters);
         if lines.is_empty() {
-            lines = obs.lines.clone();
+            lines = runs.lines.clone();
         }
-        let obs = fit::repetitions::summarise(obs, repetitions);
+        let obs = fit::repetitions::summarise(runs.clone(), repetitions);
         let choice = choices.get(&series.name()).cloned().unwrap_or_default();
         let model = fit::combination::combine(&obs, &choice).map_err(|e| e.to_string());
+        rivals.push(match &model {
+            Ok(m) if experiment.parameters.len() == 1 => fit::rivals::rivals(&runs, Some(&m.fit)),
+            _ => Vec::new(),
+        });
         rows.push((series.callpath.clone(), series.metric.clone(), model));
     }
     let mut ranges = vec![(f64::INFINITY, f64::NEG_INFINITY); experiment.parameters.len()];
@@ -56,6 +63,22 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
             }
         }
     }
+    // The model file's calibration is its first response's (the one `lca predict`,
+    // `crossover` and `validate` compare).
+    let calibration = rows
+        .iter()
+        .zip(&rivals)
+        .find(|(r, _)| r.2.is_ok())
+        .filter(|(_, r)| !r.is_empty())
+        .map(|(_, r)| {
+            vec![fit::calibration::Calibration {
+                factor: experiment.parameters[0].clone(),
+                relative_sd: 0.0,
+                points: 1,
+                ratio: 1.0,
+                rivals: r.clone(),
+            }]
+        });
     let model = PerformanceModel {
         kind: Kind::Response,
         name,
@@ -71,7 +94,7 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
             created_by: format!("lca {}", env!("CARGO_PKG_VERSION")),
             predicted: None,
         },
-        calibration: None,
+        calibration,
         evaluator: None,
     };
     if model.categories.is_empty() {
@@ -98,7 +121,14 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
         }
         None => None,
     };
-    let table = table(&experiment, &rows, point.as_deref(), repetitions);
+    let table = table(
+        &experiment,
+        &rows,
+        &rivals,
+        &model.ranges,
+        point.as_deref(),
+        repetitions,
+    );
     super::output(args, &model, table)
 }
 
@@ -106,6 +136,8 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
 fn table(
     experiment: &fit::extrap::Experiment,
     rows: &[(String, String, Result<CategoryModel, String>)],
+    rivals: &[Vec<fit::rivals::Rival>],
+    ranges: &[(f64, f64)],
     point: Option<&[f64]>,
     repetitions: Repetitions,
 ) -> String {
@@ -134,7 +166,7 @@ fn table(
         "LOO".to_string(),
         at.map_or_else(String::new, |at| format!("at {at} (90%)")),
     ]];
-    for (callpath, metric, model) in rows {
+    for ((callpath, metric, model), rivals) in rows.iter().zip(rivals) {
         let mut line = vec![dash(callpath), dash(metric)];
         match model {
             Err(e) => line.push(format!("cannot be modelled: {e}")),
@@ -143,7 +175,22 @@ fn table(
                 line.push(significant(m.fit.r2, 4));
                 line.push(significant(m.fit.cv, 3));
                 if let Some(point) = point {
-                    let p = m.fit.predict(point);
+                    let beyond = ranges
+                        .iter()
+                        .zip(point)
+                        .any(|(&(lo, hi), &x)| x < lo || x > hi);
+                    let mixture = beyond
+                        .then(|| fit::rivals::mixture(rivals, point))
+                        .flatten();
+                    // The series' own value, its interval widened to hold the rivals' too
+                    // (as `--search --predict` does).
+                    let mut p = m.fit.predict(point);
+                    if let Some(mix) = mixture {
+                        p.half_width = p
+                            .half_width
+                            .max(p.value - (mix.value - mix.half_width))
+                            .max(mix.value + mix.half_width - p.value);
+                    }
                     line.push(format!(
                         "{} ± {}",
                         significant(p.value, 4),
