@@ -32,3 +32,4 @@ pub use pp_recorder::log::{
     BinaryWriter, Encoding, MAX_THREADS, TextWriter, binary, check_header, excerpt, is_name,
 };
 pub use reader::LogReader;
+pub(crate) use sorted::{RUN_EVENTS, Sorted, Sorter};
