@@ -103,16 +103,23 @@ impl Target {
 
     /// `--speed NAME=FACTOR`.
     pub fn add_speed(&mut self, arg: &str) -> Result<()> {
+        // Messages quote at most 40 characters of what the user wrote.
+        let shown = crate::log::excerpt(arg);
         let (name, factor) = arg
             .split_once('=')
-            .ok_or_else(|| anyhow!("--speed '{arg}': expected REGION_OR_PHASE=FACTOR"))?;
+            .ok_or_else(|| anyhow!("--speed '{shown}': expected REGION_OR_PHASE=FACTOR"))?;
         let factor = factor
             .parse::<f64>()
-            .map_err(|_| anyhow!("--speed '{arg}': '{factor}' is not a number"))
+            .map_err(|_| {
+                anyhow!(
+                    "--speed '{shown}': '{}' is not a number",
+                    crate::log::excerpt(factor)
+                )
+            })
             .and_then(check_factor)
-            .with_context(|| format!("--speed '{arg}'"))?;
+            .with_context(|| format!("--speed '{shown}'"))?;
         if name.is_empty() {
-            bail!("--speed '{arg}': no region or phase name before '='");
+            bail!("--speed '{shown}': no region or phase name before '='");
         }
         self.speeds.insert(name.to_string(), factor);
         Ok(())
@@ -199,9 +206,13 @@ pub fn parse_groups(spec: &str) -> Result<Vec<Vec<ThreadId>>> {
         .map(|g| {
             g.split(',')
                 .map(|t| {
-                    t.trim()
-                        .parse::<ThreadId>()
-                        .map_err(|_| anyhow!("'{spec}': '{t}' is not a thread number"))
+                    t.trim().parse::<ThreadId>().map_err(|_| {
+                        anyhow!(
+                            "'{}': '{}' is not a thread number",
+                            crate::log::excerpt(spec),
+                            crate::log::excerpt(t)
+                        )
+                    })
                 })
                 .collect()
         })
@@ -221,12 +232,22 @@ pub fn load_machine(path: &Path) -> Result<Machine> {
 }
 
 fn check_factor(f: f64) -> Result<f64> {
-    if f.is_finite() && f > 0.0 {
-        Ok(f)
-    } else {
+    if !(f.is_finite() && f > 0.0) {
         bail!("the factor must be a positive number, not {f}")
     }
+    // Below 2^-128, a nanosecond of computation would outlast the log's clock (2^64 ns) many
+    // times over, and the replay's times, doubles, could overflow to infinity (it never
+    // ended): refused here. Above it, a run past the clock is refused by the replay.
+    if f < MIN_FACTOR {
+        bail!(
+            "the factor {f:e} is below 2^-128 (2.9e-39): a nanosecond of computation would outlast the log's clock"
+        )
+    }
+    Ok(f)
 }
+
+/// The smallest speed factor: 2^-128.
+const MIN_FACTOR: f64 = 2.938_735_877_055_719e-39;
 
 #[cfg(test)]
 mod tests {
