@@ -32,7 +32,12 @@ fn a_factor_below_2_pow_minus_128_is_refused_in_one_line() {
 fn a_long_speed_argument_is_quoted_short() {
     let out = test_support::scratch("whatif-speed-long").join("predicted.log");
     let long = "x".repeat(2000);
-    for arg in [long.clone(), format!("serial={long}"), format!("={long}")] {
+    for arg in [
+        long.clone(),
+        format!("serial={long}"),
+        format!("={long}"),
+        format!("{long}=2"),
+    ] {
         let err = error_of(pp!().args([
             "whatif",
             &log(),
