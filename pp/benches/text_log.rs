@@ -7,7 +7,9 @@
 //! * `pp -l TEXT`, `pp convert TEXT BIN`, `pp signature TEXT`;
 //! * `pp -l BIN` and reading the binary file alone, for comparison.
 //!
-//! With `PP_TEXT_LOG_BENCH_BASELINE=PATH` the text commands are run with that `pp` binary too
+//! `PP_TEXT_LOG_BENCH_COMMANDS=l,convert` runs only those of `l`, `convert` and `signature`
+//! (`pp signature` keeps every step: about 80 bytes an event). With
+//! `PP_TEXT_LOG_BENCH_BASELINE=PATH` the text commands are run with that `pp` binary too
 //! (an older build, for before/after figures). `PP_TEXT_LOG_BENCH_KEEP=DIR` keeps the logs in
 //! DIR; otherwise they go to the temporary folder and are removed.
 //!
@@ -127,6 +129,9 @@ fn main() {
     if let Some(base) = std::env::var_os("PP_TEXT_LOG_BENCH_BASELINE") {
         binaries.push(("baseline", PathBuf::from(base)));
     }
+    let commands =
+        std::env::var("PP_TEXT_LOG_BENCH_COMMANDS").unwrap_or("l,convert,signature".into());
+    let wanted = |c: &str| commands.split(',').any(|w| w == c);
     for (name, exe) in &binaries {
         println!(" {name} ({}):", exe.display());
         let run = |args: &[&std::ffi::OsStr]| {
@@ -134,22 +139,28 @@ fn main() {
             cmd.args(args).env("HOME", &dir).env_remove("PP_MACHINE");
             measure(&mut cmd)
         };
-        report(
-            "pp -l TEXT",
-            events,
-            &run(&["-l".as_ref(), text.as_os_str()]),
-        );
-        report(
-            "pp convert TEXT BIN",
-            events,
-            &run(&["convert".as_ref(), text.as_os_str(), out.as_os_str()]),
-        );
-        let _ = std::fs::remove_file(&out);
-        report(
-            "pp signature TEXT",
-            events,
-            &run(&["signature".as_ref(), text.as_os_str()]),
-        );
+        if wanted("l") {
+            report(
+                "pp -l TEXT",
+                events,
+                &run(&["-l".as_ref(), text.as_os_str()]),
+            );
+        }
+        if wanted("convert") {
+            report(
+                "pp convert TEXT BIN",
+                events,
+                &run(&["convert".as_ref(), text.as_os_str(), out.as_os_str()]),
+            );
+            let _ = std::fs::remove_file(&out);
+        }
+        if wanted("signature") {
+            report(
+                "pp signature TEXT",
+                events,
+                &run(&["signature".as_ref(), text.as_os_str()]),
+            );
+        }
     }
     let floor = read_alone(&bin);
     println!(
