@@ -901,6 +901,57 @@ mod tests {
     }
 
     #[test]
+    fn events_a_later_record_completes_wait_in_the_window_until_it_comes() {
+        // More events than the window releases at once come between an OpenMP fork and its
+        // join, and between a collective's enter and its end record: the region's team and
+        // the collective's bytes still reach the events written where they began.
+        let d = defs(
+            &[
+                ("!$omp parallel", ROLE_PARALLEL, 3),
+                ("work", 1, 1),
+                ("MPI_Allreduce", 25, PARADIGM_MPI),
+            ],
+            &[(0, 0), (1, 0), (2, 1)],
+        );
+        let layout = d.layout();
+        let mut m = Mapper::new(&d, &layout);
+        let n = 3 * WINDOW_RELEASE as u64;
+        m.enter(0, 0, 1);
+        m.fork(0, 10);
+        m.enter(2, 10, 2);
+        for th in [0, 1] {
+            m.team_begin_record(th, 10);
+            m.enter(th, 10, 0);
+        }
+        for k in 0..n {
+            m.enter(1, 20 + 2 * k, 1);
+            m.leave(1, 21 + 2 * k, 1);
+        }
+        let end = 20 + 2 * n;
+        for th in [0, 1] {
+            m.leave(th, end, 0);
+            m.team_end_record(th, end);
+        }
+        m.join(0, end);
+        m.collective_end(2, end, 0, UNDEFINED_U32, 64);
+        m.leave(2, end + 5, 2);
+        let (header, symbols, events, count) = m.finish().unwrap();
+        let log = text(&header, &symbols, events);
+        assert_eq!(log.lines().count() as u64, count + 1);
+        assert!(
+            log.contains("\n10 0 region_begin 1 !$omp_parallel team=0,1\n"),
+            "{}",
+            &log[..600]
+        );
+        assert!(
+            log.contains("\n10 2 coll allreduce 64\n"),
+            "{}",
+            &log[..600]
+        );
+        assert!(count > 2 * n);
+    }
+
+    #[test]
     fn ticks_become_ns_and_names_tokens() {
         let mut d = defs(&[], &[(0, 0)]);
         d.clock = Some((3_000_000_000, 10));
