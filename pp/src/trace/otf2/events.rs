@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
-use super::definitions::{Definitions, Layout, PARADIGM_MPI};
+use super::definitions::{Definitions, IdMap, Layout, PARADIGM_MPI};
 use super::ffi::UNDEFINED_U32;
 use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId, WaitKind};
 use crate::log::{RUN_EVENTS, Sorted, Sorter};
@@ -119,7 +119,7 @@ pub struct Mapper<'a> {
     resolution: u64,
     offset: u64,
     symbols: Symbols,
-    region_syms: HashMap<u32, Sym>,
+    region_syms: IdMap<u32, Sym>,
     /// The events from the oldest one a later record may still complete (an open OpenMP
     /// region's `region_begin`, a collective's `coll` before its `MpiCollectiveEnd`) on; the
     /// ones before it are in `sorted` (docs/otf2.md#memory-and-speed).
@@ -200,7 +200,7 @@ impl<'a> Mapper<'a> {
             resolution: resolution.max(1),
             offset,
             symbols: Symbols::default(),
-            region_syms: HashMap::new(),
+            region_syms: IdMap::default(),
             window: VecDeque::new(),
             base: 0,
             sorted: Sorter::new(RUN_EVENTS),
