@@ -59,6 +59,25 @@ pub fn one_line(what: &str, message: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// A report printed with exit 0 has no `inf` or `NaN` in it (issue 37, item 5): a word that
+/// reads as a non-finite number, or that says `inf` or `nan`, is a failure of `kind`.
+pub fn finite_numbers(kind: &str, report: &str) -> Result<(), Failure> {
+    let bad = report
+        .split(|c: char| c.is_whitespace() || "(),;:=%±[]".contains(c))
+        .find(|w| {
+            let lower = w.to_ascii_lowercase();
+            let bare = lower.trim_start_matches(['+', '-']);
+            bare == "inf"
+                || bare == "nan"
+                || bare == "infinity"
+                || w.parse::<f64>().is_ok_and(|v| !v.is_finite())
+        });
+    match bad {
+        Some(w) => Err(Failure::new(kind, format!("'{w}' in: {report}"))),
+        None => Ok(()),
+    }
+}
+
 /// `S.NNNNNNNNN` seconds as integer nanoseconds (how `pp` prints them).
 fn nanoseconds(value: &str) -> Option<u128> {
     let (s, ns) = value.split_once('.')?;

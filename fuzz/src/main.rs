@@ -164,7 +164,7 @@ fn minimize(path: &Path, target: Target) -> Result<(), String> {
 
 fn print_report(report: &Report, inputs: &Inputs, wall: Duration, save: bool) -> bool {
     println!(
-        "{:<12}{:>10}{:>10}{:>12}",
+        "{:<16}{:>10}{:>10}{:>12}",
         "target", "cases", "seconds", "cases/s"
     );
     for t in Target::ALL {
@@ -174,7 +174,7 @@ fn print_report(report: &Report, inputs: &Inputs, wall: Duration, save: bool) ->
         );
         if n > 0 {
             println!(
-                "{:<12}{n:>10}{s:>10.1}{:>12.0}",
+                "{:<16}{n:>10}{s:>10.1}{:>12.0}",
                 t.name(),
                 n as f64 / s.max(1e-9)
             );
@@ -182,7 +182,7 @@ fn print_report(report: &Report, inputs: &Inputs, wall: Duration, save: bool) ->
     }
     let total: u64 = report.cases.iter().sum();
     println!(
-        "{:<12}{total:>10}{:>10.1}{:>12.0}   (wall, {} child processes)",
+        "{:<16}{total:>10}{:>10.1}{:>12.0}   (wall, {} child processes)",
         "total",
         wall.as_secs_f64(),
         total as f64 / wall.as_secs_f64().max(1e-9),
@@ -266,6 +266,11 @@ fn main() -> ExitCode {
             args.cases,
             counts.join(", ")
         );
+        if args.targets.contains(&Target::Otf2Trace)
+            && let Err(why) = pp::trace::otf2::library()
+        {
+            eprintln!("skipped: fuzz otf2-trace: {why}");
+        }
         Inputs::Mutants {
             seed: args.seed,
             first: args.first,

@@ -263,6 +263,65 @@ fn whatif_targets() -> Vec<Vec<u8>> {
     seeds.into_iter().map(String::into_bytes).collect()
 }
 
+/// The recorded logs of [`crate::target::WHATIF_LOGS`] with option sets as `pp whatif`'s
+/// tests and docs use them (the target's input: one option a line, then a machine file).
+fn whatif_options() -> Vec<Vec<u8>> {
+    let machines: Vec<String> = doc_blocks()
+        .into_iter()
+        .filter(|b| b.contains("[mpi]") || b.contains("cores ="))
+        .collect();
+    let mut seeds: Vec<String> = vec![
+        "--log 0\n--group 0,1\n".into(),
+        "--log 0\n--speed serial=2\n--speed imbalance=0.5\n".into(),
+        "--log 1\n--demand cpu\n--group 0,1\n".into(),
+        "--log 2\n--demand elapsed\n--speed imbalance=4\n".into(),
+        "--log 1\n--group 0/1\n--speed critical=3\n".into(),
+    ];
+    for m in machines {
+        seeds.push(format!("--log 0\n--group 0,1\n---\n{m}"));
+    }
+    seeds.into_iter().map(String::into_bytes).collect()
+}
+
+/// The OTF2 traces in `fuzz/otf2/` (each a folder written by `pp/tests/otf2_writer.c` from
+/// its `script.txt`), each packed as [`crate::target::unpack`] reads them.
+fn otf2_traces() -> Vec<Vec<u8>> {
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(root().join("fuzz/otf2"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    folders.sort();
+    let mut seeds = Vec::new();
+    for folder in folders {
+        let mut files = Vec::new();
+        let mut stack = vec![folder.clone()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.file_name().is_some_and(|n| n != "script.txt") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        let mut packed = Vec::new();
+        for f in files {
+            let (Ok(rel), Some(bytes)) = (f.strip_prefix(&folder), read(&f)) else {
+                continue;
+            };
+            packed.extend_from_slice(format!("{}\n{}\n", rel.display(), bytes.len()).as_bytes());
+            packed.extend_from_slice(&bytes);
+        }
+        seeds.push(packed);
+    }
+    seeds
+}
+
 fn expressions(built: &Option<String>) -> Vec<Vec<u8>> {
     let mut seeds: Vec<String> = [
         "1 + p + p^2",
@@ -309,6 +368,13 @@ pub fn all() -> Vec<Vec<Vec<u8>>> {
                 Target::Expr => expressions(&built),
                 Target::ExtrapFile => extrap_files(),
                 Target::WhatifTarget => whatif_targets(),
+                Target::WhatifOptions => whatif_options(),
+                Target::CriticalPath => {
+                    let mut logs = text_logs();
+                    logs.extend(binary_logs());
+                    logs
+                }
+                Target::Otf2Trace => otf2_traces(),
             };
             if seeds.is_empty() {
                 seeds.push(Vec::new());

@@ -31,11 +31,18 @@ pub enum Target {
     ExtrapFile,
     /// `pp whatif --target FILE`: `pp::whatif::Target::load` of a target file.
     WhatifTarget,
+    /// `pp whatif LOG` with `--group`, `--speed`, `--demand` and `--machine` options read from
+    /// the input (see [`whatif_options`]) on one of the repository's recorded logs.
+    WhatifOptions,
+    /// `pp critical-path` on a text or binary log: `pp::graph::report::Report`.
+    CriticalPath,
+    /// `pp import` of an OTF2 trace whose files are packed in the input (see [`otf2`]).
+    Otf2Trace,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 8] = [
+    pub const ALL: [Target; 11] = [
         Target::TextLog,
         Target::BinaryLog,
         Target::Datafile,
@@ -44,6 +51,9 @@ impl Target {
         Target::Expr,
         Target::ExtrapFile,
         Target::WhatifTarget,
+        Target::WhatifOptions,
+        Target::CriticalPath,
+        Target::Otf2Trace,
     ];
 
     /// The name on the command line and in file names.
@@ -57,6 +67,9 @@ impl Target {
             Target::Expr => "expr",
             Target::ExtrapFile => "extrap-file",
             Target::WhatifTarget => "whatif-target",
+            Target::WhatifOptions => "whatif-options",
+            Target::CriticalPath => "critical-path",
+            Target::Otf2Trace => "otf2-trace",
         }
     }
 
@@ -73,7 +86,7 @@ impl Target {
     /// Tokens worth inserting into this target's inputs.
     pub fn dictionary(self) -> &'static [&'static str] {
         match self {
-            Target::TextLog | Target::BinaryLog => &[
+            Target::TextLog | Target::BinaryLog | Target::CriticalPath => &[
                 "pplog 1 p=2\n",
                 " start",
                 " stop",
@@ -174,6 +187,39 @@ impl Target {
                 "measured",
                 "\"\n",
             ],
+            Target::WhatifOptions => &[
+                "--group ",
+                "--speed ",
+                "--demand ",
+                "--log ",
+                "0,1/2,3",
+                "0,1",
+                "/",
+                "=1e-15",
+                "=1e300",
+                "=0",
+                "=-1",
+                "serial",
+                "imbalance",
+                "cpu",
+                "elapsed",
+                "\n---\n",
+                "[mpi]\n",
+                "[[mpi.points]]\n",
+                "bytes = ",
+                "ns = ",
+                "nan",
+            ],
+            Target::Otf2Trace => &[
+                "traces.otf2\n",
+                "traces.def\n",
+                "traces/0.evt\n",
+                "traces/1.evt\n",
+                "traces/0.def\n",
+                "\n0\n",
+                "\x00",
+                "\u{ff}",
+            ],
             Target::Expr => &[
                 "sqrt(", "log(", "log2(", "exp(", "min(", "max(", "$a", "^", "-", "*", "/", "+",
                 "(", ")", ",", "1e308", "p", "rc.cpu", "0",
@@ -199,6 +245,9 @@ impl Target {
             Target::Expr => expr(&String::from_utf8_lossy(input)),
             Target::ExtrapFile => extrap(&String::from_utf8_lossy(input)),
             Target::WhatifTarget => whatif_target(input),
+            Target::WhatifOptions => whatif_options(&String::from_utf8_lossy(input)),
+            Target::CriticalPath => critical_path(input),
+            Target::Otf2Trace => otf2(input),
         }
     }
 }
@@ -452,4 +501,208 @@ fn whatif_target(input: &[u8]) -> Result<(), Failure> {
         }
         Err(e) => one_line("error", &format!("{e:#}")),
     }
+}
+
+/// A scratch path of this process for one case's files (`what`, numbered).
+fn scratch(what: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    std::env::temp_dir().join(format!(
+        "lca-fuzz-{what}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
+/// The recorded logs `pp whatif` options are tried on (`--log K` picks one, K modulo their
+/// number).
+pub const WHATIF_LOGS: [&str; 3] = [
+    "pp/tests/data/categories-p2.log",
+    "pp/tests/data/hogs/critical-hogs.log",
+    "pp/tests/data/hogs/imbalance-hogs.log",
+];
+
+/// `pp whatif LOG --out PREDICTED [options]`. The input is one option a line (`--group G`,
+/// `--speed NAME=FACTOR`, repeatable, `--demand D`, `--log K`; other lines are ignored), then
+/// optionally a line `---` and the contents of a `--machine` file. A valid result has no
+/// non-finite number in its report, one-line warnings, and a predicted log that reads and
+/// profiles without damage.
+fn whatif_options(text: &str) -> Result<(), Failure> {
+    let (options, machine) = match text.split_once("\n---\n") {
+        Some((o, m)) => (o, Some(m)),
+        None => (text, None),
+    };
+    let mut log = 0usize;
+    let mut opts = pp::whatif::WhatifOptions {
+        log: Default::default(),
+        group: None,
+        machine: None,
+        speed: Vec::new(),
+        demand: None,
+        target: None,
+        out: Default::default(),
+        force: true,
+    };
+    for line in options.lines() {
+        let Some((key, value)) = line.split_once(' ') else {
+            continue;
+        };
+        match key {
+            "--group" => opts.group = Some(value.to_string()),
+            // Bounded so that a case stays one replay, as a command line would.
+            "--speed" if opts.speed.len() < 16 => opts.speed.push(value.to_string()),
+            "--demand" => match value.parse() {
+                Ok(d) => opts.demand = Some(d),
+                // clap refuses it before pp does anything.
+                Err(_) => return Ok(()),
+            },
+            "--log" => log = value.trim().parse::<usize>().unwrap_or(0) % WHATIF_LOGS.len(),
+            _ => {}
+        }
+    }
+    opts.log = crate::seeds::root().join(WHATIF_LOGS[log]);
+    let dir = scratch("whatif");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return Ok(());
+    }
+    if let Some(m) = machine {
+        let path = dir.join("machine.toml");
+        if std::fs::write(&path, m).is_err() {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Ok(());
+        }
+        opts.machine = Some(path);
+    }
+    opts.out = dir.join("predicted.log");
+    let result = whatif_result(&opts);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn whatif_result(opts: &pp::whatif::WhatifOptions) -> Result<(), Failure> {
+    let outcome = match pp::whatif::run(opts) {
+        Ok(o) => o,
+        Err(e) => return one_line("error", &format!("{e:#}")),
+    };
+    for w in &outcome.warnings {
+        one_line("warning", w)?;
+    }
+    checks::finite_numbers("whatif-report", &outcome.report)?;
+    let mut reader = LogReader::open(&opts.out)
+        .map_err(|e| Failure::new("whatif-predicted-unreadable", e.to_string()))?;
+    let profiled = pp::profile::profile_log(&mut reader, None, None);
+    if let Some(d) = profiled.damage {
+        return Err(Failure::new("whatif-predicted-damaged", d.to_string()));
+    }
+    if let Err(e) = profiled.profile {
+        return Err(Failure::new("whatif-predicted-unprofiled", e.to_string()));
+    }
+    Ok(())
+}
+
+/// `pp critical-path LOG`: an error is one line; a path's segments meet, lie in the run
+/// window, and the text and JSON reports are made.
+fn critical_path(input: &[u8]) -> Result<(), Failure> {
+    let reader = match LogReader::from_bytes("case.log", input.to_vec()) {
+        Ok(r) => r,
+        Err(e) => return one_line("error", &e.to_string()),
+    };
+    // The graph keeps a record per event and thread: as for the sweep's per-thread outputs,
+    // headers of huge p are the readers' business, not this target's.
+    if reader.header().p > 4096 {
+        return Ok(());
+    }
+    let report = match pp::graph::report::Report::from_log(reader, "case.log") {
+        Ok(r) => r,
+        Err(e) => return one_line("error", &format!("{e:#}")),
+    };
+    if let Some(w) = &report.warning {
+        one_line("warning", w)?;
+    }
+    let (start, end) = report.window;
+    let segments = &report.path.segments;
+    for (i, s) in segments.iter().enumerate() {
+        let meets = segments.get(i + 1).is_none_or(|next| next.start == s.end);
+        if s.start > s.end || s.start < start || s.end > end || !meets {
+            return Err(Failure::new(
+                "critical-path-segments",
+                format!(
+                    "segment {i} of {}: {s:?}, window {start}..{end}",
+                    segments.len()
+                ),
+            ));
+        }
+    }
+    let _ = (report.text(), report.json());
+    Ok(())
+}
+
+/// The files of an OTF2 trace packed in one input: entries `PATH\nLENGTH\nBYTES` one after
+/// another, PATH relative (letters, digits, `_`, `-`, `.` and `/`, no `..`), at most 64
+/// entries. `None` where the packing itself is damaged.
+pub fn unpack(input: &[u8]) -> Option<Vec<(String, &[u8])>> {
+    let mut files = Vec::new();
+    let mut rest = input;
+    while !rest.is_empty() && files.len() < 64 {
+        let nl = rest.iter().position(|&b| b == b'\n')?;
+        let path = std::str::from_utf8(&rest[..nl]).ok()?;
+        let safe = !path.is_empty()
+            && !path.starts_with('/')
+            && !path.split('/').any(|c| c.is_empty() || c == "..")
+            && path
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_-./".contains(&b));
+        if !safe {
+            return None;
+        }
+        rest = &rest[nl + 1..];
+        let nl = rest.iter().position(|&b| b == b'\n')?;
+        let len: usize = std::str::from_utf8(&rest[..nl]).ok()?.parse().ok()?;
+        rest = &rest[nl + 1..];
+        let bytes = rest.get(..len)?;
+        rest = &rest[len..];
+        files.push((path.to_string(), bytes));
+    }
+    Some(files)
+}
+
+/// `pp import TRACE -o LOG`: the trace's files (see [`unpack`]) written to a folder, its
+/// `traces.otf2` imported. An error is one line; an imported log reads back without damage.
+/// Nothing to do without the OTF2 library (`fuzz` says so once when it starts).
+fn otf2(input: &[u8]) -> Result<(), Failure> {
+    if pp::trace::otf2::library().is_err() {
+        return Ok(());
+    }
+    let Some(files) = unpack(input) else {
+        return Ok(());
+    };
+    let dir = scratch("otf2");
+    let result = (|| {
+        for (path, bytes) in &files {
+            let path = dir.join(path);
+            let made = path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(&path, bytes));
+            if made.is_err() {
+                return Ok(());
+            }
+        }
+        let out = dir.join("imported.log");
+        let anchor = dir.join("traces.otf2");
+        match pp::trace::otf2::import(&anchor, &out, pp::log::Encoding::Text) {
+            Err(e) => one_line("error", &e),
+            Ok(_) => {
+                let mut reader = LogReader::open(&out)
+                    .map_err(|e| Failure::new("otf2-imported-unreadable", e.to_string()))?;
+                let profiled = pp::profile::profile_log(&mut reader, None, None);
+                match profiled.damage {
+                    Some(d) => Err(Failure::new("otf2-imported-damaged", d.to_string())),
+                    None => Ok(()),
+                }
+            }
+        }
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }

@@ -261,17 +261,32 @@ pub fn default_path() -> Option<PathBuf> {
 }
 
 fn one_line(message: &str) -> String {
-    message
+    let line = message
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.chars().all(|c| c == '^'))
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    // TOML's message may quote a value whole (`1e300` as 301 digits): cut short.
+    files::quote::excerpt(&line, MAX_MESSAGE)
 }
+
+/// The most bytes of a TOML error's message.
+const MAX_MESSAGE: usize = 200;
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_toml_quotes_whole_is_cut_short() {
+        // TOML's type error prints 1e300 as 301 digits (found by the whatif-options fuzz target).
+        let text = example().to_toml().replacen("reps = 10", "reps = 1e300", 1);
+        assert!(text.contains("reps = 1e300"));
+        let e = Machine::parse("m.toml", &text).unwrap_err().to_string();
+        assert!(!e.contains('\n') && e.len() < 300, "{} bytes: {e}", e.len());
+        assert!(e.starts_with("m.toml"), "{e}");
+    }
 
     /// A machine that copies at 10 bytes/ns with 100 ns fixed cost below 64 KiB, 2 bytes/ns
     /// with 1000 ns above.

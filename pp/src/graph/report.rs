@@ -55,7 +55,8 @@ impl Report {
         let profiled = profile_log(&mut reader, None, Some(&mut sink));
         let profile = match (profiled.profile, &profiled.damage) {
             (Ok(p), _) => p,
-            (Err(e), Some(d)) => bail!("{d}; nothing to analyse before it ({e})"),
+            // The damage is the cause: the profile's own error would make the line long.
+            (Err(_), Some(d)) => bail!("{d}; nothing to analyse before it"),
             (Err(e), None) => bail!("{name}: {e}"),
         };
         let warning = profiled

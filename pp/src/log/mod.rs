@@ -3,9 +3,9 @@
 //! The writers, the encodings' layout and what both sides check come from the recorder crate
 //! ([`pp_recorder::log`]) and are re-exported here.
 //!
-//! The text reader reads the log as a stream of lines of at most [`MAX_LINE`] bytes, keeps its
-//! events in memory and returns them stably sorted by time (then thread): text logs are small
-//! (tests, interchange, hand-written examples).
+//! The text reader reads the log as a stream of lines of at most [`MAX_LINE`] bytes and returns
+//! its events stably sorted by time (then thread), in bounded memory: an external merge sort
+//! whose runs go to an unlinked temporary file (`sorted`).
 //!
 //! The binary reader indexes the blocks on open and merges the threads while decoding, so
 //! memory is bounded by the number of threads, the block size and a few bytes per block, not by
@@ -20,6 +20,8 @@ mod limits;
 mod merge;
 mod place;
 mod reader;
+mod sorted;
+mod temporary;
 mod text;
 
 pub use convert::{ConvertStats, convert};
@@ -31,3 +33,4 @@ pub use pp_recorder::log::{
     BinaryWriter, Encoding, MAX_THREADS, TextWriter, binary, check_header, excerpt, is_name,
 };
 pub use reader::LogReader;
+pub(crate) use sorted::{RUN_EVENTS, Sorted, Sorter};

@@ -1,6 +1,6 @@
 //! [`LogReader`]: reads either encoding and returns the events in global time order.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
 use std::path::Path;
 
@@ -11,6 +11,8 @@ use pp_recorder::log::Encoding;
 use super::error::LogError;
 use super::limits::MAX_PIPED;
 use super::place::Place;
+use super::sorted::RUN_EVENTS;
+use super::temporary;
 use crate::event::{Event, Header, Symbols};
 
 /// Reads a log of either encoding, detected from its first bytes (see [`Encoding::detect`]),
@@ -18,7 +20,9 @@ use crate::event::{Event, Header, Symbols};
 /// the file.
 ///
 /// A text log is read as a stream of lines (at most [`super::MAX_LINE`] bytes each) on open,
-/// and its events are kept and sorted. A binary log is streamed: open indexes its blocks
+/// and its events are sorted in runs of bounded size; runs beyond the first are written to an
+/// unlinked temporary file and merged while the events are returned, so memory is bounded
+/// whatever the log's length (about 28 MiB). A binary log is streamed: open indexes its blocks
 /// (reading only block headers and symbol definitions) and the events are decoded while they
 /// are returned, so memory is bounded by the number of threads and the block size (plus 32
 /// bytes of index per block), not by the number of events.
@@ -43,7 +47,11 @@ pub struct LogReader {
 
 #[derive(Debug)]
 enum Inner {
-    Text { log: Box<TextLog>, next: usize },
+    Text {
+        log: Box<TextLog>,
+        /// The line of the event last returned.
+        line: Option<u64>,
+    },
     Binary(Box<BinaryLog>),
 }
 
@@ -70,7 +78,7 @@ impl LogReader {
             Encoding::Binary => Ok(LogReader {
                 inner: Inner::Binary(Box::new(BinaryLog::from_file(&name, file, meta.len())?)),
             }),
-            Encoding::Text => LogReader::text(&name, &first[..n], file),
+            Encoding::Text => LogReader::text(&name, &first[..n], file, RUN_EVENTS),
         }
     }
 
@@ -86,7 +94,7 @@ impl LogReader {
                     inner: Inner::Binary(Box::new(BinaryLog::from_file(name, file, len)?)),
                 })
             }
-            Encoding::Text => LogReader::text(name, &first[..n], input),
+            Encoding::Text => LogReader::text(name, &first[..n], input, RUN_EVENTS),
         }
     }
 
@@ -96,17 +104,33 @@ impl LogReader {
             Encoding::Binary => Ok(LogReader {
                 inner: Inner::Binary(Box::new(BinaryLog::from_memory(name, bytes)?)),
             }),
-            Encoding::Text => LogReader::text(name, &[], &bytes[..]),
+            Encoding::Text => LogReader::text(name, &[], &bytes[..], RUN_EVENTS),
         }
     }
 
+    /// Reads a text log held in memory, sorting its events in runs of `run_events` (so that
+    /// tests can make the runs spill on a small log); the same events come out whatever it is.
+    #[doc(hidden)]
+    pub fn from_text_in_runs(
+        name: &str,
+        bytes: &[u8],
+        run_events: usize,
+    ) -> Result<LogReader, LogError> {
+        LogReader::text(name, &[], bytes, run_events)
+    }
+
     /// A text log whose first bytes, already read, are `first`, and the rest is `rest`.
-    fn text(name: &str, first: &[u8], rest: impl Read) -> Result<LogReader, LogError> {
+    fn text(
+        name: &str,
+        first: &[u8],
+        rest: impl Read,
+        run_events: usize,
+    ) -> Result<LogReader, LogError> {
         let input = BufReader::with_capacity(64 * 1024, first.chain(rest));
         Ok(LogReader {
             inner: Inner::Text {
-                log: Box::new(text::parse(name, input)?),
-                next: 0,
+                log: Box::new(text::parse(name, input, run_events)?),
+                line: None,
             },
         })
     }
@@ -151,10 +175,18 @@ impl LogReader {
     pub fn next_event(&mut self) -> Option<Result<Event, LogError>> {
         match &mut self.inner {
             Inner::Binary(log) => log.next_event(),
-            Inner::Text { log, next } => match log.events.get(*next) {
-                Some(&(e, _)) => {
-                    *next += 1;
+            Inner::Text { log, line } => match log.events.next() {
+                Some(Ok((e, l))) => {
+                    *line = Some(l);
                     Some(Ok(e))
+                }
+                Some(Err(e)) => {
+                    log.error = None;
+                    Some(Err(LogError::io(
+                        &log.name,
+                        "read back its sorted events",
+                        e,
+                    )))
                 }
                 None => log.error.take().map(Err),
             },
@@ -178,13 +210,19 @@ impl LogReader {
     ) -> Result<(), LogError> {
         let damage = match &mut self.inner {
             Inner::Binary(log) => log.for_each_event(f),
-            Inner::Text { log, next } => {
-                for (e, line) in log.events.get(*next..).unwrap_or(&[]) {
-                    f(e, &log.symbols, Place::Line(*line));
+            Inner::Text { log, line } => loop {
+                match log.events.next() {
+                    Some(Ok((e, l))) => {
+                        *line = Some(l);
+                        f(&e, &log.symbols, Place::Line(l));
+                    }
+                    Some(Err(e)) => {
+                        log.error = None;
+                        break Some(LogError::io(&log.name, "read back its sorted events", e));
+                    }
+                    None => break log.error.take(),
                 }
-                *next = log.events.len();
-                log.error.take()
-            }
+            },
         };
         damage.map_or(Ok(()), Err)
     }
@@ -194,13 +232,7 @@ impl LogReader {
     /// its record starts) of a binary log; [`Place::Start`] before the first event.
     pub fn place(&self) -> Place {
         match &self.inner {
-            Inner::Text { log, next } => match next.checked_sub(1) {
-                Some(i) => log
-                    .events
-                    .get(i)
-                    .map_or(Place::Start, |&(_, line)| Place::Line(line)),
-                None => Place::Start,
-            },
+            Inner::Text { line, .. } => line.map_or(Place::Start, Place::Line),
             Inner::Binary(log) => log.place(),
         }
     }
@@ -243,29 +275,8 @@ fn first_bytes<R: Read>(name: &str, mut input: R) -> Result<([u8; 6], usize, R),
 /// file that is unlinked at once (nothing is left behind, whatever happens); returns it and its
 /// length. Refuses past [`MAX_PIPED`] bytes.
 fn spool(name: &str, first: &[u8], input: impl Read) -> Result<(File, u64), LogError> {
-    let dir = std::env::temp_dir();
     let fail = |e: io::Error| LogError::io(name, "copy to a temporary file", e);
-    let mut file = None;
-    for k in 0..100u32 {
-        let path = dir.join(format!(".pp-spool.{}.{k}", std::process::id()));
-        match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
-            Ok(f) => {
-                std::fs::remove_file(&path).map_err(fail)?;
-                file = Some(f);
-                break;
-            }
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(fail(e)),
-        }
-    }
-    let Some(mut file) = file else {
-        return Err(fail(io::Error::other("no free temporary file name")));
-    };
+    let mut file = temporary::unlinked("pp-spool").map_err(fail)?;
     file.write_all(first).map_err(fail)?;
     let copied = io::copy(&mut input.take(MAX_PIPED + 1), &mut file).map_err(fail)?;
     let len = first.len() as u64 + copied;

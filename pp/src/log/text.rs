@@ -1,6 +1,6 @@
 //! Reading the text encoding (docs/event-log.md): the log is read as a stream of lines of at most
-//! [`MAX_LINE`] bytes, its events are kept in memory (with their line numbers) and stably sorted
-//! by time, then thread.
+//! [`MAX_LINE`] bytes, and its events (with their line numbers) are sorted by time, then thread,
+//! then line, in bounded memory ([`Sorter`]).
 
 use std::collections::HashMap;
 use std::io::{self, BufRead};
@@ -9,20 +9,23 @@ use pp_recorder::log::{check_header, excerpt, is_name};
 
 use super::error::LogError;
 use super::limits::{MAX_LINE, SymbolBudget};
+use super::sorted::{Sorted, Sorter};
 use crate::event::{Event, EventKind, Header, Symbols, ThreadId, WaitKind};
 
 /// A parsed text log.
 #[derive(Debug)]
 pub(crate) struct TextLog {
+    /// The file's name, for messages.
+    pub name: String,
     /// The header.
     pub header: Header,
     /// The header's line, counted from 1.
     pub header_line: usize,
     /// Names and teams, in order of first appearance.
     pub symbols: Symbols,
-    /// Events of the lines before the first malformed one, each with its line, stably sorted by
-    /// (time, thread).
-    pub events: Vec<(Event, u64)>,
+    /// Events of the lines before the first malformed one, each with its line, sorted by
+    /// (time, thread, line).
+    pub events: Sorted,
     /// The first malformed line, if any.
     pub error: Option<LogError>,
 }
@@ -127,9 +130,14 @@ impl<R: BufRead> Lines<R> {
     }
 }
 
-/// Parses a text log from a stream. A malformed header fails; a malformed event line ends the
-/// log there and is kept as [`TextLog::error`].
-pub(crate) fn parse(file: &str, input: impl BufRead) -> Result<TextLog, LogError> {
+/// Parses a text log from a stream, sorting its events in runs of at most `run_events` (see
+/// [`Sorter`]). A malformed header fails, and so does a temporary file that cannot be written;
+/// a malformed event line ends the log there and is kept as [`TextLog::error`].
+pub(crate) fn parse(
+    file: &str,
+    input: impl BufRead,
+    run_events: usize,
+) -> Result<TextLog, LogError> {
     let mut lines = Lines::new(input);
     let (header, header_line) = loop {
         let line = lines.number + 1;
@@ -162,7 +170,8 @@ pub(crate) fn parse(file: &str, input: impl BufRead) -> Result<TextLog, LogError
     };
     let mut symbols = Symbols::default();
     let mut budget = SymbolBudget::default();
-    let mut events = Vec::new();
+    let mut events = Sorter::new(run_events);
+    let spill = |e| LogError::io(file, "sort its events in a temporary file", e);
     let mut last: HashMap<ThreadId, (u64, u64)> = HashMap::new();
     let mut error = None;
     loop {
@@ -191,7 +200,7 @@ pub(crate) fn parse(file: &str, input: impl BufRead) -> Result<TextLog, LogError
             }),
         };
         match result {
-            Ok(Some(e)) => events.push((e, line)),
+            Ok(Some(e)) => events.push(e, line).map_err(spill)?,
             Ok(None) => {}
             Err(m) => {
                 error = Some(LogError::text(file, line as usize, m));
@@ -199,12 +208,12 @@ pub(crate) fn parse(file: &str, input: impl BufRead) -> Result<TextLog, LogError
             }
         }
     }
-    events.sort_by_key(|(e, _)| (e.t, e.thread));
     Ok(TextLog {
+        name: file.to_string(),
         header,
         header_line,
         symbols,
-        events,
+        events: events.finish().map_err(spill)?,
         error,
     })
 }
@@ -567,40 +576,48 @@ fn parse_team(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::log::sorted::RUN_EVENTS;
+
+    /// Every event of a parsed log, in order.
+    fn events(log: TextLog) -> Vec<(Event, u64)> {
+        let mut sorted = log.events;
+        std::iter::from_fn(|| sorted.next().map(Result::unwrap)).collect()
+    }
 
     #[test]
     fn comments_blank_lines_and_sorting() {
         let log = b"# a run\n\npplog 1 n=256 p=2 impl=dp # trailing\n\
                     20 1 start\n10 0 start   # comment\n  \n20 0 stop\n30 1 stop\n";
-        let log = parse("x.log", &log[..]).unwrap();
+        let log = parse("x.log", &log[..], RUN_EVENTS).unwrap();
         assert_eq!(log.header.p, 2);
         assert_eq!(
             log.header.params,
             vec![("n".into(), "256".into()), ("impl".into(), "dp".into())]
         );
-        let order: Vec<(u64, u32, u64)> = log
-            .events
+        assert!(log.error.is_none());
+        let order: Vec<(u64, u32, u64)> = events(log)
             .iter()
             .map(|(e, l)| (e.t, e.thread, *l))
             .collect();
         assert_eq!(order, [(10, 0, 5), (20, 0, 7), (20, 1, 4), (30, 1, 8)]);
-        assert!(log.error.is_none());
     }
 
     #[test]
     fn lines_split_across_reads_are_the_same_lines() {
         let log = b"\xEF\xBB\xBFpplog 1 p=2 n=4\n# c\n0 0 start\n0 1 start\n\n7 1 phase a_longer_name\n9 0 stop\n9 1 stop";
-        let whole = parse("x.log", &log[..]).unwrap();
+        let whole = parse("x.log", &log[..], RUN_EVENTS).unwrap();
+        assert_eq!(whole.header.params, [("n".to_string(), "4".to_string())]);
+        let header = whole.header.clone();
+        let all = events(whole);
         for capacity in [1, 2, 3, 5, 7, 64] {
             let input = std::io::BufReader::with_capacity(capacity, &log[..]);
-            let small = parse("x.log", input).unwrap();
-            assert_eq!(small.header, whole.header, "capacity {capacity}");
-            assert_eq!(small.events, whole.events, "capacity {capacity}");
+            let small = parse("x.log", input, 2).unwrap();
+            assert_eq!(small.header, header, "capacity {capacity}");
             assert!(small.error.is_none());
+            assert_eq!(events(small), all, "capacity {capacity}");
         }
-        assert_eq!(whole.header.params, [("n".to_string(), "4".to_string())]);
-        assert_eq!(whole.events.len(), 5);
-        assert_eq!(whole.events[4].1, 8);
+        assert_eq!(all.len(), 5);
+        assert_eq!(all[4].1, 8);
     }
 
     #[test]
@@ -608,11 +625,13 @@ mod tests {
         let log = parse(
             "x.log",
             &b"pplog 1 p=1\n5 0 start\n6 0 bogus\n7 0 stop\n"[..],
+            RUN_EVENTS,
         )
         .unwrap();
-        assert_eq!(log.events.len(), 1);
+        let error = log.error.as_ref().map(ToString::to_string);
+        assert_eq!(events(log).len(), 1);
         assert_eq!(
-            log.error.unwrap().to_string(),
+            error.unwrap(),
             format!("x.log:3: unknown event 'bogus' (expected one of {EVENTS})")
         );
     }

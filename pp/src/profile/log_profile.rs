@@ -47,11 +47,12 @@ pub fn profile_log(
 impl LogProfile {
     /// The profile of what was read, or the one-line error when there is none: the damage
     /// that came before anything could be attributed (`<damage>; nothing to attribute before
-    /// it (<why>)`), else `<name>: <why>`. `name` names the log in messages.
+    /// it`), else `<name>: <why>`. `name` names the log in messages.
     pub fn into_profile(self, name: &str) -> Result<Profile, String> {
         match (self.profile, self.damage) {
             (Ok(p), _) => Ok(p),
-            (Err(e), Some(d)) => Err(format!("{d}; nothing to attribute before it ({e})")),
+            // The damage is the cause: the profile's own error would make the line long.
+            (Err(_), Some(d)) => Err(format!("{d}; nothing to attribute before it")),
             (Err(e), None) => Err(format!("{name}: {e}")),
         }
     }

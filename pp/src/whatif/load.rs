@@ -318,6 +318,7 @@ impl MeasuredRun {
         });
         for speed in speeds.keys() {
             if !seen.iter().any(|&s| symbols.get_name(s) == Some(speed)) {
+                let speed = crate::log::excerpt(speed);
                 bail!("--speed {speed}: {name} has no region or phase of that name");
             }
         }

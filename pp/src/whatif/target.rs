@@ -77,7 +77,8 @@ impl Target {
             let line = e
                 .span()
                 .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-            let message = e.message().replace('\n', " ");
+            // toml's message may quote a key or value whole (thousands of bytes): cut short.
+            let message = files::quote::excerpt(&e.message().replace('\n', " "), MAX_MESSAGE);
             match line {
                 Some(line) => anyhow!("{name}:{line}: {message}"),
                 None => anyhow!("{name}: {message}"),
@@ -89,13 +90,23 @@ impl Target {
         }
         if let Some(m) = &file.machine {
             let m = path.parent().map_or(m.clone(), |dir| dir.join(m));
-            target.machine = Some(load_machine(&m).with_context(|| format!("{name}: machine"))?);
+            // The machine's errors quote its path, which the file may make long: an excerpt.
+            let machine = load_machine(&m).map_err(|e| {
+                let path = m.display().to_string();
+                let message = format!("{e:#}").replace(&path, &crate::log::excerpt(&path));
+                anyhow!(
+                    "{name}: machine: {}",
+                    files::quote::excerpt(&message, MAX_MESSAGE)
+                )
+            })?;
+            target.machine = Some(machine);
         }
         if let Some(d) = file.demand {
             target.demand = d;
         }
         for (region, factor) in file.speed {
-            let factor = check_factor(factor).with_context(|| format!("{name}: speed.{region}"))?;
+            let factor = check_factor(factor)
+                .with_context(|| format!("{name}: speed.{}", crate::log::excerpt(&region)))?;
             target.speeds.insert(region, factor);
         }
         Ok(target)
@@ -103,16 +114,23 @@ impl Target {
 
     /// `--speed NAME=FACTOR`.
     pub fn add_speed(&mut self, arg: &str) -> Result<()> {
+        // Messages quote at most 40 characters of what the user wrote.
+        let shown = crate::log::excerpt(arg);
         let (name, factor) = arg
             .split_once('=')
-            .ok_or_else(|| anyhow!("--speed '{arg}': expected REGION_OR_PHASE=FACTOR"))?;
+            .ok_or_else(|| anyhow!("--speed '{shown}': expected REGION_OR_PHASE=FACTOR"))?;
         let factor = factor
             .parse::<f64>()
-            .map_err(|_| anyhow!("--speed '{arg}': '{factor}' is not a number"))
+            .map_err(|_| {
+                anyhow!(
+                    "--speed '{shown}': '{}' is not a number",
+                    crate::log::excerpt(factor)
+                )
+            })
             .and_then(check_factor)
-            .with_context(|| format!("--speed '{arg}'"))?;
+            .with_context(|| format!("--speed '{shown}'"))?;
         if name.is_empty() {
-            bail!("--speed '{arg}': no region or phase name before '='");
+            bail!("--speed '{shown}': no region or phase name before '='");
         }
         self.speeds.insert(name.to_string(), factor);
         Ok(())
@@ -199,9 +217,13 @@ pub fn parse_groups(spec: &str) -> Result<Vec<Vec<ThreadId>>> {
         .map(|g| {
             g.split(',')
                 .map(|t| {
-                    t.trim()
-                        .parse::<ThreadId>()
-                        .map_err(|_| anyhow!("'{spec}': '{t}' is not a thread number"))
+                    t.trim().parse::<ThreadId>().map_err(|_| {
+                        anyhow!(
+                            "'{}': '{}' is not a thread number",
+                            crate::log::excerpt(spec),
+                            crate::log::excerpt(t)
+                        )
+                    })
                 })
                 .collect()
         })
@@ -221,12 +243,31 @@ pub fn load_machine(path: &Path) -> Result<Machine> {
 }
 
 fn check_factor(f: f64) -> Result<f64> {
-    if f.is_finite() && f > 0.0 {
-        Ok(f)
-    } else {
-        bail!("the factor must be a positive number, not {f}")
+    if !(f.is_finite() && f > 0.0) {
+        // `{f}` writes -1e300 as 301 digits: far from 1, the exponent form.
+        let shown = if f == 0.0 || (1e-6..1e15).contains(&f.abs()) {
+            f.to_string()
+        } else {
+            format!("{f:e}")
+        };
+        bail!("the factor must be a positive number, not {shown}")
     }
+    // Below 2^-128, a nanosecond of computation would outlast the log's clock (2^64 ns) many
+    // times over, and the replay's times, doubles, could overflow to infinity (it never
+    // ended): refused here. Above it, a run past the clock is refused by the replay.
+    if f < MIN_FACTOR {
+        bail!(
+            "the factor {f:e} is below 2^-128 (2.9e-39): a nanosecond of computation would outlast the log's clock"
+        )
+    }
+    Ok(f)
 }
+
+/// The most bytes of a target file's TOML or machine error.
+const MAX_MESSAGE: usize = 200;
+
+/// The smallest speed factor: 2^-128.
+const MIN_FACTOR: f64 = 2.938_735_877_055_719e-39;
 
 #[cfg(test)]
 mod tests {
@@ -271,5 +312,33 @@ mod tests {
         for bad in ["fft", "fft=0", "fft=-1", "fft=nan", "=2", "fft=x"] {
             assert!(t.add_speed(bad).is_err(), "{bad}");
         }
+    }
+
+    /// A target file's errors quote an excerpt of what it holds (found by the whatif-target
+    /// fuzz target: a mutated key, speed name, factor or machine path was quoted whole).
+    #[test]
+    fn target_file_errors_are_one_short_line() {
+        let dir = std::env::temp_dir().join(format!("pp-target-errors-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let long = "x".repeat(6000);
+        let cases = [
+            (format!("{long} = 1\n"), "unknown field"),
+            (format!("[speed]\n{long} = 0\n"), "speed.xxx"),
+            ("[speed]\nfft = -1e300\n".to_string(), "not -1e300"),
+            ("[speed]\nfft = -0.5\n".to_string(), "not -0.5"),
+            (format!("group = \"{long}\"\n"), "is not a thread number"),
+            (format!("machine = \"{long}\"\n"), "machine: "),
+            (format!("demand = \"{long}\"\n"), "unknown variant"),
+        ];
+        for (k, (text, expected)) in cases.iter().enumerate() {
+            let path = dir.join(format!("{k}.toml"));
+            std::fs::write(&path, text).unwrap();
+            let e = format!("{:#}", Target::load(&path).unwrap_err());
+            assert!(e.contains(expected), "{k}: {e}");
+            assert!(!e.contains('\n'), "{k}: {e}");
+            let own = e.len() - path.display().to_string().len();
+            assert!(own <= 300, "{k}: {} bytes: {e}", e.len());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

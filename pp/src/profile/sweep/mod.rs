@@ -23,6 +23,8 @@ mod regions;
 mod release;
 mod state;
 
+pub(crate) use state::IdHasher;
+
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -34,7 +36,7 @@ use crate::log::{LogError, LogReader};
 use crate::machine::Machine;
 use crate::messages::{Messages, Sent};
 use state::{
-    Contexts, IdHasher, NO_DEADLINE, OWNS, RecvWait, Region, ThreadState, arg, describe, own_index,
+    Contexts, NO_DEADLINE, OWNS, RecvWait, Region, ThreadState, arg, describe, own_index,
     rule_table,
 };
 

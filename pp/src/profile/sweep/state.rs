@@ -164,9 +164,9 @@ pub(super) fn own_index(own: Own) -> usize {
 
 /// Hashes region ids (u64) with one multiplication. The map only ever holds the open
 /// regions (a handful), so collisions cost little; SipHash cost more than the rest of a
-/// region event.
+/// region event. `pp import` uses it too, for the trace's location and region ids.
 #[derive(Default)]
-pub(super) struct IdHasher(u64);
+pub(crate) struct IdHasher(u64);
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {
@@ -179,6 +179,9 @@ impl Hasher for IdHasher {
     }
     fn write_u64(&mut self, n: u64) {
         self.0 = (n ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
     }
 }
 

@@ -4,9 +4,15 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_void};
+use std::hash::BuildHasherDefault;
 
 use super::ffi::{self, CALLBACK_SUCCESS, CallbackCode, Handle, Lib};
 use crate::event::ThreadId;
+use crate::profile::sweep::IdHasher;
+
+/// A map keyed by the trace's ids, looked up for every event: hashed by [`IdHasher`] (SipHash
+/// was a tenth of `pp import`'s CPU time, docs/results.md).
+pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// `OTF2_LOCATION_TYPE_CPU_THREAD`.
 const LOCATION_CPU_THREAD: u8 = 1;
@@ -65,7 +71,7 @@ pub struct Definitions {
     pub clock: Option<(u64, u64)>,
     strings: HashMap<u32, String>,
     /// Regions by id.
-    pub regions: HashMap<u32, Region>,
+    pub regions: IdMap<u32, Region>,
     /// Locations in order of definition.
     pub locations: Vec<Location>,
     groups: HashMap<u32, Group>,
@@ -133,7 +139,7 @@ impl Definitions {
             .filter(|l| l.kind == LOCATION_CPU_THREAD)
             .collect();
         threads.sort_by_key(|l| (l.group, l.id));
-        let mut thread_of = HashMap::new();
+        let mut thread_of = IdMap::default();
         let mut master_of_group: HashMap<u32, ThreadId> = HashMap::new();
         for (i, l) in threads.iter().enumerate() {
             thread_of.insert(l.id, i as ThreadId);
@@ -211,7 +217,7 @@ impl Definitions {
 #[derive(Debug)]
 pub struct Layout {
     /// Location id → thread.
-    pub thread_of: HashMap<u64, ThreadId>,
+    pub thread_of: IdMap<u64, ThreadId>,
     /// Thread → its location group.
     pub group_of_thread: Vec<u32>,
     /// MPI world rank → the thread of its process that does MPI (its first thread).

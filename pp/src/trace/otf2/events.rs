@@ -2,11 +2,15 @@
 //! [`Mapper`] takes the records of every location in time order and keeps, per thread, what
 //! it is doing (working, waiting, in an MPI call, in an OpenMP team).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
-use super::definitions::{Definitions, Layout, PARADIGM_MPI};
+use super::definitions::{Definitions, IdMap, Layout, PARADIGM_MPI};
 use super::ffi::UNDEFINED_U32;
 use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId, WaitKind};
+use crate::log::{RUN_EVENTS, Sorted, Sorter};
+
+/// The window is released to the sorter each time it holds this many events.
+const WINDOW_RELEASE: usize = 4096;
 
 /// `OTF2_REGION_ROLE_PARALLEL`.
 const ROLE_PARALLEL: u8 = 5;
@@ -115,8 +119,19 @@ pub struct Mapper<'a> {
     resolution: u64,
     offset: u64,
     symbols: Symbols,
-    region_syms: HashMap<u32, Sym>,
-    events: Vec<Event>,
+    region_syms: IdMap<u32, Sym>,
+    /// The events from the oldest one a later record may still complete (an open OpenMP
+    /// region's `region_begin`, a collective's `coll` before its `MpiCollectiveEnd`) on; the
+    /// ones before it are in `sorted` (docs/otf2.md#memory-and-speed).
+    window: VecDeque<Event>,
+    /// The index of `window[0]` among every event pushed.
+    base: usize,
+    /// The events released from the window, each with its index, sorted in bounded memory.
+    sorted: Sorter,
+    /// Events given to `sorted`.
+    released: u64,
+    /// The first error writing the sorter's temporary file.
+    spill_error: Option<std::io::Error>,
     /// Indices of `coll` events never completed by an `MpiCollectiveEnd` (dropped).
     unfinished: BTreeSet<usize>,
     threads: Vec<Thread>,
@@ -185,8 +200,12 @@ impl<'a> Mapper<'a> {
             resolution: resolution.max(1),
             offset,
             symbols: Symbols::default(),
-            region_syms: HashMap::new(),
-            events: Vec::new(),
+            region_syms: IdMap::default(),
+            window: VecDeque::new(),
+            base: 0,
+            sorted: Sorter::new(RUN_EVENTS),
+            released: 0,
+            spill_error: None,
             unfinished: BTreeSet::new(),
             threads,
             rank_of,
@@ -239,8 +258,42 @@ impl<'a> Mapper<'a> {
         if !s.started || s.stopped {
             return None;
         }
-        self.events.push(Event { t, thread, kind });
-        Some(self.events.len() - 1)
+        self.window.push_back(Event { t, thread, kind });
+        if self.window.len() >= WINDOW_RELEASE {
+            self.release(false);
+        }
+        Some(self.base + self.window.len() - 1)
+    }
+
+    /// The event of index `i`, while it is in the window.
+    fn event_mut(&mut self, i: usize) -> Option<&mut Event> {
+        self.window.get_mut(i.checked_sub(self.base)?)
+    }
+
+    /// Hands the events before the oldest one a later record may complete (all of them when
+    /// `all`) to the sorter; a `coll` never completed is dropped.
+    fn release(&mut self, all: bool) {
+        let pinned = if all {
+            usize::MAX
+        } else {
+            let regions = self.omp.values().map(|r| r.begin);
+            let colls = self.threads.iter().filter_map(|t| t.pending_coll);
+            regions.chain(colls).min().unwrap_or(usize::MAX)
+        };
+        while self.base < pinned {
+            let Some(e) = self.window.pop_front() else {
+                break;
+            };
+            let i = self.base;
+            self.base += 1;
+            if self.unfinished.remove(&i) {
+                continue;
+            }
+            if let Err(e) = self.sorted.push(e, i as u64) {
+                self.spill_error.get_or_insert(e);
+            }
+            self.released += 1;
+        }
     }
 
     fn name(&mut self, name: &str) -> Sym {
@@ -574,8 +627,10 @@ impl<'a> Mapper<'a> {
             self.peer(th, comm, root)
         };
         let comm = self.comm_sym(comm);
-        if let EventKind::Coll { op, .. } = self.events[i].kind {
-            self.events[i].kind = EventKind::Coll {
+        if let Some(e) = self.event_mut(i)
+            && let EventKind::Coll { op, .. } = e.kind
+        {
+            e.kind = EventKind::Coll {
                 op,
                 bytes: sent,
                 root,
@@ -657,8 +712,10 @@ impl<'a> Mapper<'a> {
         } else {
             Some(self.symbols.intern_team(&members))
         };
-        if let EventKind::RegionBegin { id, name, .. } = self.events[region.begin].kind {
-            self.events[region.begin].kind = EventKind::RegionBegin { id, name, team };
+        if let Some(e) = self.event_mut(region.begin)
+            && let EventKind::RegionBegin { id, name, .. } = e.kind
+        {
+            e.kind = EventKind::RegionBegin { id, name, team };
         }
     }
 
@@ -672,8 +729,11 @@ impl<'a> Mapper<'a> {
             return;
         }
         region.named = true;
-        if let EventKind::RegionBegin { id, team, .. } = self.events[region.begin].kind {
-            self.events[region.begin].kind = EventKind::RegionBegin { id, name, team };
+        let begin = region.begin;
+        if let Some(e) = self.event_mut(begin)
+            && let EventKind::RegionBegin { id, team, .. } = e.kind
+        {
+            e.kind = EventKind::RegionBegin { id, name, team };
         }
     }
 
@@ -727,27 +787,23 @@ impl<'a> Mapper<'a> {
     }
 
     /// The log: every thread stopped at its last record, events in time order (ties by
-    /// thread).
-    pub fn finish(mut self) -> (Header, Symbols, Vec<Event>) {
+    /// thread, then the order they were mapped in), and how many; `Err` is the error writing
+    /// the sorter's temporary file.
+    pub fn finish(mut self) -> std::io::Result<(Header, Symbols, Sorted, u64)> {
         for th in 0..self.threads.len() {
             let t = self.threads[th].last_t;
             self.finish_thread(th as ThreadId, t);
         }
-        let mut events = std::mem::take(&mut self.events);
-        if !self.unfinished.is_empty() {
-            let mut i = 0;
-            events.retain(|_| {
-                let keep = !self.unfinished.contains(&i);
-                i += 1;
-                keep
-            });
+        self.release(true);
+        if let Some(e) = self.spill_error.take() {
+            return Err(e);
         }
-        events.sort_by_key(|e| (e.t, e.thread));
         let header = Header {
             p: self.layout.p().max(1) as u32,
             params: Vec::new(),
         };
-        (header, self.symbols, events)
+        let events = self.sorted.finish()?;
+        Ok((header, self.symbols, events, self.released))
     }
 }
 
@@ -781,10 +837,10 @@ mod tests {
         d
     }
 
-    fn text(header: &Header, symbols: &Symbols, events: &[Event]) -> String {
+    fn text(header: &Header, symbols: &Symbols, mut events: Sorted) -> String {
         let mut w = crate::log::TextWriter::new(Vec::new(), header).unwrap();
-        for e in events {
-            w.write_event(e, symbols).unwrap();
+        while let Some(e) = events.next() {
+            w.write_event(&e.unwrap().0, symbols).unwrap();
         }
         String::from_utf8(w.finish().unwrap()).unwrap()
     }
@@ -814,9 +870,9 @@ mod tests {
         m.leave(1, 700, 3);
         m.enter(0, 1000, 1);
         m.enter(1, 1000, 1);
-        let (header, symbols, events) = m.finish();
+        let (header, symbols, events, _) = m.finish().unwrap();
         assert_eq!(
-            text(&header, &symbols, &events),
+            text(&header, &symbols, events),
             "pplog 1 p=2\n100 0 start\n100 0 region_begin 0 mpi\n100 0 work_begin\n\
              100 1 start\n100 1 region_begin 0 mpi\n100 1 work_begin\n\
              200 1 work_end\n200 1 wait_begin recv\n\
@@ -835,13 +891,64 @@ mod tests {
         let mut m = Mapper::new(&d, &layout);
         m.enter(0, 10, 0);
         m.leave(0, 30, 0);
-        let (header, symbols, events) = m.finish();
+        let (header, symbols, events, _) = m.finish().unwrap();
         assert_eq!(
-            text(&header, &symbols, &events),
+            text(&header, &symbols, events),
             "pplog 1 p=1\n10 0 start\n10 0 work_begin\n10 0 work_end\n\
              10 0 wait_begin barrier allreduce\n30 0 wait_end barrier allreduce\n\
              30 0 work_begin\n30 0 work_end\n30 0 stop\n"
         );
+    }
+
+    #[test]
+    fn events_a_later_record_completes_wait_in_the_window_until_it_comes() {
+        // More events than the window releases at once come between an OpenMP fork and its
+        // join, and between a collective's enter and its end record: the region's team and
+        // the collective's bytes still reach the events written where they began.
+        let d = defs(
+            &[
+                ("!$omp parallel", ROLE_PARALLEL, 3),
+                ("work", 1, 1),
+                ("MPI_Allreduce", 25, PARADIGM_MPI),
+            ],
+            &[(0, 0), (1, 0), (2, 1)],
+        );
+        let layout = d.layout();
+        let mut m = Mapper::new(&d, &layout);
+        let n = 3 * WINDOW_RELEASE as u64;
+        m.enter(0, 0, 1);
+        m.fork(0, 10);
+        m.enter(2, 10, 2);
+        for th in [0, 1] {
+            m.team_begin_record(th, 10);
+            m.enter(th, 10, 0);
+        }
+        for k in 0..n {
+            m.enter(1, 20 + 2 * k, 1);
+            m.leave(1, 21 + 2 * k, 1);
+        }
+        let end = 20 + 2 * n;
+        for th in [0, 1] {
+            m.leave(th, end, 0);
+            m.team_end_record(th, end);
+        }
+        m.join(0, end);
+        m.collective_end(2, end, 0, UNDEFINED_U32, 64);
+        m.leave(2, end + 5, 2);
+        let (header, symbols, events, count) = m.finish().unwrap();
+        let log = text(&header, &symbols, events);
+        assert_eq!(log.lines().count() as u64, count + 1);
+        assert!(
+            log.contains("\n10 0 region_begin 1 !$omp_parallel team=0,1\n"),
+            "{}",
+            &log[..600]
+        );
+        assert!(
+            log.contains("\n10 2 coll allreduce 64\n"),
+            "{}",
+            &log[..600]
+        );
+        assert!(count > 2 * n);
     }
 
     #[test]

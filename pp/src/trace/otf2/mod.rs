@@ -55,25 +55,28 @@ pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStat
         );
     }
     let lib = ffi::lib()?;
-    let (header, symbols, events, records, ignored) =
+    let (header, symbols, mut events, count, records, ignored) =
         reading::read(lib, trace).map_err(|e| format!("{shown}: {e}"))?;
+    let sorted = |e: io::Error| format!("{shown}: reading back its sorted events: {e}");
     let out_name = out.display().to_string();
     let mut target = files::Target::open(out).map_err(|e| e.reason())?;
     let werr = |e: io::Error| format!("{out_name}: {e}");
     match encoding {
         Encoding::Text => {
             let mut w = TextWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?;
-            for e in &events {
-                w.write_event(e, &symbols).map_err(werr)?;
+            while let Some(next) = events.next() {
+                let (e, _) = next.map_err(sorted)?;
+                w.write_event(&e, &symbols).map_err(werr)?;
             }
             w.finish().map_err(werr)?.flush().map_err(werr)?;
         }
         Encoding::Binary => {
             let mut w = BinaryWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?;
             let mut pending: BTreeMap<ThreadId, Vec<Event>> = BTreeMap::new();
-            for e in &events {
+            while let Some(next) = events.next() {
+                let (e, _) = next.map_err(sorted)?;
                 let block = pending.entry(e.thread).or_default();
-                block.push(*e);
+                block.push(e);
                 if block.len() >= BLOCK_EVENTS {
                     w.write_block(e.thread, block, &symbols).map_err(werr)?;
                     block.clear();
@@ -91,9 +94,14 @@ pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStat
     Ok(ImportStats {
         threads: header.p,
         records,
-        events: events.len() as u64,
+        events: count,
         ignored,
     })
+}
+
+/// Whether the OTF2 library can be loaded: `Err` says why not, in one line.
+pub fn library() -> Result<(), String> {
+    ffi::lib().map(|_| ())
 }
 
 fn files_error(e: &io::Error) -> String {

@@ -9,13 +9,16 @@ use std::path::Path;
 use super::definitions::Definitions;
 use super::events::Mapper;
 use super::ffi::{self, CALLBACK_SUCCESS, CallbackCode, Handle, Lib};
-use crate::event::{Event, Header, Symbols};
+use crate::event::{Header, Symbols};
+use crate::log::Sorted;
 
-/// The log of a trace: header, names, events in time order, records read, records ignored.
+/// The log of a trace: header, names, events in time order and how many, records read,
+/// records ignored.
 pub type Read = (
     Header,
     Symbols,
-    Vec<Event>,
+    Sorted,
+    u64,
     u64,
     BTreeMap<&'static str, u64>,
 );
@@ -156,8 +159,10 @@ pub fn read(lib: &Lib, anchor: &Path) -> Result<Read, String> {
     drop(reader);
     let records = mapper.records;
     let ignored = std::mem::take(&mut mapper.ignored);
-    let (header, symbols, events) = mapper.finish();
-    Ok((header, symbols, events, records, ignored))
+    let (header, symbols, events, count) = mapper
+        .finish()
+        .map_err(|e| format!("sorting its events in a temporary file: {e}"))?;
+    Ok((header, symbols, events, count, records, ignored))
 }
 
 fn mapper<'a>(user: *mut c_void) -> &'a mut Mapper<'a> {
