@@ -452,23 +452,7 @@ impl PerformanceModel {
 
     /// Evaluates a factor-value point given by name (every factor, nothing else).
     pub fn point(&self, values: &[(String, f64)]) -> Result<Vec<f64>, String> {
-        if let Some((name, _)) = values.iter().find(|(n, _)| !self.factors.contains(n)) {
-            return Err(format!(
-                "unknown factor '{name}' (the model's factors: {})",
-                self.factors.join(", ")
-            ));
-        }
-        self.factors
-            .iter()
-            .map(|f| {
-                values
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| n == f)
-                    .map(|(_, v)| *v)
-                    .ok_or_else(|| format!("no value for factor '{f}'"))
-            })
-            .collect()
+        point_by_name(&self.factors, values)
     }
 
     /// Predicts `T_p` and every category at a point (one value per factor).
@@ -661,4 +645,26 @@ impl PerformanceModel {
         }
         self.spread_of(&prediction.point, &own)
     }
+}
+
+/// The values of `factors`, in their order, from `values` given by name: every factor, nothing
+/// else (a name given twice: the last one).
+pub fn point_by_name(factors: &[String], values: &[(String, f64)]) -> Result<Vec<f64>, String> {
+    if let Some((name, _)) = values.iter().find(|(n, _)| !factors.contains(n)) {
+        return Err(format!(
+            "unknown factor '{name}' (the model's factors: {})",
+            factors.join(", ")
+        ));
+    }
+    factors
+        .iter()
+        .map(|f| {
+            values
+                .iter()
+                .rev()
+                .find(|(n, _)| n == f)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| format!("no value for factor '{f}'"))
+        })
+        .collect()
 }

@@ -159,24 +159,8 @@ fn load(path: &Path, cores: Option<u32>, machine: Option<&Path>) -> Result<PaceM
 
 fn point(model: &PaceModel, spec: &str) -> Result<Vec<f64>> {
     let values = super::specs::values(spec)?;
-    if let Some((n, _)) = values.iter().find(|(n, _)| !model.factors.contains(n)) {
-        bail!(
-            "--at '{spec}': unknown factor '{n}' (the model's factors: {})",
-            model.factors.join(", ")
-        );
-    }
-    model
-        .factors
-        .iter()
-        .map(|f| {
-            values
-                .iter()
-                .rev()
-                .find(|(n, _)| n == f)
-                .map(|(_, v)| *v)
-                .ok_or_else(|| anyhow!("--at '{spec}': no value for factor '{f}'"))
-        })
-        .collect()
+    fit::performance::point_by_name(&model.factors, &values)
+        .map_err(|e| anyhow!("--at '{spec}': {e}"))
 }
 
 fn predict(a: &PredictArgs) -> Result<String> {
