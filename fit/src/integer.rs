@@ -186,7 +186,11 @@ pub fn untested(factor: &str, levels: &[f64], cores: Option<u32>) -> Option<Stri
     // parity at least MIN_PER_GROUP levels (and so the factor more than MIN_LEVELS).
     let (lo, hi) = (levels[0], levels[levels.len() - 1]);
     let mid = (lo + hi) / 2.0;
-    let mut free: Vec<f64> = (lo as i64..=hi as i64)
+    // A window about the middle wide enough to hold the few levels needed beside the measured
+    // ones (p may range over millions).
+    let reach = 64.0 + levels.len() as f64;
+    let (from, to) = ((mid - reach).max(lo).ceil(), (mid + reach).min(hi).floor());
+    let mut free: Vec<f64> = (from as i64..=to as i64)
         .map(|x| x as f64)
         .filter(|x| !levels.contains(x))
         .collect();
@@ -394,6 +398,9 @@ mod tests {
         // Rounds of two cores over p = 1..6 are testable: nothing to say.
         let levels: Vec<f64> = (1..=6).map(f64::from).collect();
         assert_eq!(untested("p", &levels, Some(2)), None);
+        // A range of millions: the runs suggested are still the few nearest the middle.
+        let why = untested("p", &[1.0, 2.0, 1e6, 1e12], None).unwrap();
+        assert!(why.contains("runs at p = "), "{why}");
         // Not whole numbers: no integer structure to look for.
         assert_eq!(untested("p", &[0.5, 1.5, 2.5, 3.5], None), None);
     }
