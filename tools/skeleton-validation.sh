@@ -28,15 +28,17 @@
 # application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 30000"), OMP_ARGS ("-p 2 -n 256
 # --iters 30000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 2500"), each about 30-60 s on an
 # idle 2-core machine (estimated from the short version's times); SMALL_N (64): the smaller
-# problem's -n (the same iterations). APPS ("rust openmp mpi"). TC_RATE (100mbit).
+# problem's -n (the same iterations). APPS ("rust openmp mpi"). TC_RATE (100mbit), TC_BURST
+# (bytes; twice lo's MTU).
 # The full run is predicted (not measured) to take about 2.5 hours on an idle 2-core machine,
 # more where a hog slows an application beyond fair sharing. The short version (15 minutes on
 # the busy 2-core VM of docs/results.md#skeleton-validation-short-version):
 #   ROUNDS=5 SIZES="0.2" APPS="mpi rust openmp" RUST_ARGS="-p 2 -n 256 --iters 400" \
 #     OMP_ARGS="-p 2 -n 256 --iters 400" MPI_ARGS="-n 256 --iters 60" SMALL_N=64 \
 #     SCENARIOS="hog1 hog2 taskset1 tcp" tools/skeleton-validation.sh
-# tbf is left out there: with TC_RATE=100mbit (burst 64kb, latency 50ms) an MPI fft2d that took
-# 1.9 s over TCP had not ended after 5 minutes, and the throttle slows every loopback user.
+# tbf was left out there: with burst 64kb an MPI fft2d that took 1.9 s over TCP had not ended
+# after 5 minutes. The bucket was smaller than one loopback packet (lo's MTU is 64 KiB), so
+# full-size packets were never sent; the burst is now twice the MTU (TC_BURST).
 #
 # BIN (target/release) holds pp, fft2d and libpp_ompt.so; with the default, they are built
 # when missing (cargo build --release -p pp -p pp-ompt -p fft2d). examples/openmp/build/fft2d
@@ -55,6 +57,8 @@ MPI_NP=${MPI_NP:-2}
 MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 2500"}
 SMALL_N=${SMALL_N:-64}
 TC_RATE=${TC_RATE:-100mbit}
+# tbf drops a packet larger than its bucket for ever: the bucket holds two loopback packets.
+TC_BURST=${TC_BURST:-$((2 * $(cat /sys/class/net/lo/mtu 2>/dev/null || echo 65536)))}
 BIN=$(realpath "${BIN:-target/release}")
 PP=$BIN/pp
 FFT=$BIN/fft2d
@@ -96,7 +100,7 @@ enter() {
     tbf)
       MPIRUN+=(--mca btl tcp,self)
       tbf=1
-      tc qdisc add dev lo root tbf rate "$TC_RATE" burst 64kb latency 50ms
+      tc qdisc add dev lo root tbf rate "$TC_RATE" burst "$TC_BURST" latency 50ms
       ;;
   esac
 }
