@@ -281,6 +281,153 @@ fn spin_is_the_cpu_time_a_waiting_thread_used() {
     assert!(close(blocking.share().unwrap(), 300_000.0 / 24e6));
     let spinning = s(12_000_000, 12_000_000);
     assert!(close(spinning.share().unwrap(), 1.0));
+    // The busy stretches (12001000 -> 16003000 on each thread: 4 ms of work in 4.002 ms) got
+    // 4.001 ms of CPU each; the last stretch mixes waiting and work and counts for neither.
+    assert_eq!(blocking.busy_ns, 2 * 4_002_000);
+    assert_eq!(blocking.busy_cpu_ns, 2 * 4_001_000);
+    assert!(close(
+        blocking.busy_share().unwrap(),
+        4_001_000.0 / 4_002_000.0
+    ));
+}
+
+#[test]
+fn past_the_cores_computation_grows_by_compute_shared_per_unit_of_sharing() {
+    // 2 cores, 1 s of work split equally; computation takes 1 + g * min(1, (p - 2) / 2) times
+    // as long once the threads outnumber the cores: at p = 3, core 0 serves 2 threads of
+    // 1/3 s each, stretched by 1 + g/2; from p = 4 on by 1 + g.
+    let g = 0.5;
+    let text = one_step("threads = \"all\"", "split = \"equal\"", 2, 1e-3).replacen(
+        "load = 0.0",
+        &format!("load = 0.0\ncompute_shared = {g}"),
+        1,
+    );
+    let m = parse("t.toml", &text).unwrap();
+    assert_eq!(m.hardware.compute_shared, g);
+    for (p, sharing) in [
+        (1u32, 0.0),
+        (2, 0.0),
+        (3, 0.5),
+        (4, 1.0),
+        (5, 1.0),
+        (8, 1.0),
+    ] {
+        let expected = f64::from(p.div_ceil(2)) / f64::from(p) * (1.0 + g * sharing);
+        let t = t_p(&m, 1000.0, f64::from(p));
+        assert!(close(t, expected), "p={p}: {t} vs {expected}");
+    }
+    // It round-trips, and a negative value is a one-line error.
+    assert_eq!(write(&parse("t.toml", &write(&m)).unwrap()), write(&m));
+    let bad = text.replacen("compute_shared = 0.5", "compute_shared = -1", 1);
+    let e = parse("t.toml", &bad).unwrap_err().to_string();
+    assert!(e.contains("hardware.compute_shared = -1"), "{e}");
+}
+
+/// A log of `p` threads that split `1000 * n` ns of computation equally in each of `iters`
+/// iterations (one region of every thread), on 2 cores: thread `i` shares core `i mod 2`, so
+/// its computation lasts its demand times the threads on its core, times `1 + g * sharing`
+/// past the cores; its `cpu` samples show the demand alone (the rest is run-queue delay).
+fn shared_log(n: u32, p: u32, iters: u32, g: f64) -> String {
+    let mut out = format!("pplog 1 p={p} impl=eq n={n} iters={iters}\n");
+    let demand = 1000.0 * f64::from(n) / f64::from(p);
+    let sharing = ((f64::from(p) - 2.0).max(0.0) / 2.0).min(1.0);
+    let mut events: Vec<(u64, u32, String)> = (0..p).map(|t| (0, t, "start".to_string())).collect();
+    let mut cpu = vec![0u64; p as usize];
+    let mut delay = vec![0u64; p as usize];
+    let mut t = 1000u64;
+    for id in 0..u64::from(iters) {
+        events.push((t, 0, format!("region_begin {id} step")));
+        let mut end = t;
+        for th in 0..p {
+            let on_core = (th % 2..p).step_by(2).count() as f64;
+            let length = (demand * on_core * (1.0 + g * sharing)).round() as u64;
+            let used = demand.round() as u64;
+            events.push((
+                t + 1,
+                th,
+                format!("cpu {} {}", cpu[th as usize], delay[th as usize]),
+            ));
+            events.push((t + 2, th, "work_begin step".into()));
+            events.push((t + 2 + length, th, "work_end step".into()));
+            cpu[th as usize] += used;
+            delay[th as usize] += length - used;
+            events.push((
+                t + 3 + length,
+                th,
+                format!("cpu {} {}", cpu[th as usize], delay[th as usize]),
+            ));
+            end = end.max(t + 4 + length);
+        }
+        events.push((end, 0, format!("region_end {id}")));
+        t = end + 1;
+    }
+    for th in 0..p {
+        events.push((t + 1000, th, "stop".into()));
+    }
+    events.sort_by_key(|e| (e.0, e.1));
+    for (t, th, what) in events {
+        let _ = writeln!(out, "{t} {th} {what}");
+    }
+    out
+}
+
+#[test]
+fn the_builder_fits_compute_shared_to_the_runs_past_the_cores() {
+    let g = 0.5;
+    let dir = scratch("pace-shared");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [1000u32, 3000] {
+        for p in 2u32..=6 {
+            std::fs::write(
+                logs.join(format!("eq-model-n{n}-p{p}-r1.log")),
+                shared_log(n, p, 6, g),
+            )
+            .unwrap();
+        }
+    }
+    let request = BuildRequest {
+        study: dir.clone(),
+        implementation: "eq".into(),
+        conditions: Condition::parse_all(&["p<=4".to_string()]).unwrap(),
+        cores: 2,
+        replayed: 6,
+    };
+    let m = build(&request).unwrap();
+    // The runs at p = 3, 4 say 1 + g/2 and 1 + g; the grid's step is 0.005, and a few ns of
+    // ordering per step are not in the logs' computation.
+    assert!(
+        (m.hardware.compute_shared - g).abs() <= 0.01,
+        "{}",
+        m.hardware.compute_shared
+    );
+    assert!(
+        m.notes.iter().any(|n| n.contains("compute_shared")),
+        "{:?}",
+        m.notes
+    );
+    // The computation's share of a core while busy was 1 / (threads on its core) only past
+    // the cores; the runs with a core per thread had it all: no other programs' load.
+    assert!(m.hardware.load < 0.01, "{}", m.hardware.load);
+    // p = 5 and 6, beyond the runs it was built from: the busiest core's ceil(p/2) threads.
+    for p in [5u32, 6] {
+        let text = shared_log(3000, p, 6, g);
+        let last: u64 = text
+            .lines()
+            .last()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let truth = last as f64 * 1e-9;
+        let predicted = m.evaluate(&[3000.0, f64::from(p)]).unwrap().t_p;
+        assert!(
+            (predicted / truth - 1.0).abs() < 0.02,
+            "p={p}: {predicted} vs {truth}"
+        );
+    }
 }
 
 /// A synthetic `tp`-like log: two groups of floor(p/2) and ceil(p/2) threads in a pipeline of
@@ -444,6 +591,55 @@ fn the_builder_derives_groups_chunks_and_hand_offs_from_the_logs() {
     // The file it writes reads back the same.
     let text = write(&m);
     assert_eq!(write(&parse("m.toml", &text).unwrap()), text);
+}
+
+#[test]
+fn copies_are_dealt_in_the_finest_units_the_sizes_allow() {
+    // With n even, the logs at p <= 4 (1 or 2 members copying) show sizes that are all
+    // multiples of n/2 rows: "2 halves" fits them as well as "n rows". The finest, n rows,
+    // is taken: at p = 5 the 3 members copy 6, 5 and 5 of 16 rows (as the logs there do),
+    // not 1, 1 and 0 halves.
+    let dir = scratch("pace-units");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [16u32, 64] {
+        for p in [2u32, 3, 4, 5] {
+            std::fs::write(
+                logs.join(format!("pipe-model-n{n}-p{p}-r1.log")),
+                pipeline_log(n, p, 8),
+            )
+            .unwrap();
+        }
+    }
+    let request = BuildRequest {
+        study: dir.clone(),
+        implementation: "pipe".into(),
+        conditions: Condition::parse_all(&["p<=4".to_string()]).unwrap(),
+        cores: 64,
+        replayed: 4,
+    };
+    let m = build(&request).unwrap();
+    use lca::pace::model::Split;
+    let step = m.template.iter().find(|s| s.region == "move").unwrap();
+    assert_eq!(step.split, Split::Chunks { units: "n".into() });
+    // The busiest member at p = 5 copies ceil(16/3) = 6 of 16 rows: its copy takes 6/16 of
+    // the region's copying, as the log at p = 5 says (500 ns a row: 3 us).
+    let measured = pipeline_log(16, 5, 8);
+    let last: u64 = measured
+        .lines()
+        .last()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let predicted = m.evaluate(&[16.0, 5.0]).unwrap().t_p;
+    let truth = last as f64 * 1e-9;
+    assert!(
+        (predicted / truth - 1.0).abs() < 0.1,
+        "{predicted} vs {truth}"
+    );
 }
 
 #[test]

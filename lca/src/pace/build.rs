@@ -38,9 +38,9 @@ struct Measured {
     name: String,
     values: BTreeMap<String, f64>,
     wall_s: f64,
-    /// The share of a core the threads had while they could run: (pc + cl) / (pc + cl +
-    /// rc.cpu).
-    share: f64,
+    /// The share of a core the threads had while they computed, from the `cpu` samples around
+    /// their busy stretches ([`super::spin`]); `None` without such stretches.
+    share: Option<f64>,
     /// Region → (pc, cl) seconds.
     regions: BTreeMap<String, (f64, f64)>,
     seen: LogSeen,
@@ -124,12 +124,15 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             fork_join_shared_s: fork_join.1,
             handoff_shared_s: handoff.1,
             load: load(&runs, request.cores, &mut notes),
+            compute_shared: 0.0,
             wait_cpu: wait_cpu(&runs, &mut notes),
             machine: None,
         },
         error: None,
-        notes,
+        notes: Vec::new(),
     };
+    model.hardware.compute_shared = compute_shared(&model, &runs, &mut notes)?;
+    model.notes = notes;
     model.error = Some(error(&model, &runs)?);
     Ok(model)
 }
@@ -202,17 +205,10 @@ fn measure(path: &Path, request: &BuildRequest) -> Result<Option<Measured>> {
         .with_context(|| name.clone())?;
     let spin =
         spin(LogReader::open(path).with_context(|| name.clone())?).with_context(|| name.clone())?;
-    let busy = (profile.totals.get(pp::profile::Category::Pc)
-        + profile.totals.get(pp::profile::Category::Cl)) as f64;
-    let queued = profile.totals.sub[0] as f64;
     Ok(Some(Measured {
         name,
         values,
-        share: if busy + queued > 0.0 {
-            busy / (busy + queued)
-        } else {
-            1.0
-        },
+        share: spin.busy_share(),
         wall_s: profile.wall_ns() as f64 * 1e-9,
         regions,
         seen,
@@ -486,12 +482,23 @@ fn partition(seen: &LogSeen, names: &[String]) -> Option<Vec<Vec<u32>>> {
 }
 
 /// The units a region's copies deal out, as a factor's or held column's name or a number.
+///
+/// The finest split the sizes allow comes first: a factor or held column `V` whose value in
+/// every log divides each instance's bytes into `V` equal units of which every member moved a
+/// whole number (`n` rows). With few members the sizes cannot tell `n` rows from two halves
+/// (1 or 2 members at p <= 4 move `n` or `n/2` rows, multiples of `n/2`), and taking the
+/// coarser split gave 3 members at p = 5 one half each and one nothing. Without such a name,
+/// the greatest common divisor of the members' sizes is the unit, and the count of units is
+/// matched with a name or written as a number.
 fn units(
     runs: &[Measured],
     region: &str,
     factors: &[String],
     held: &BTreeMap<String, f64>,
 ) -> Option<String> {
+    if let Some(name) = finest_units(runs, region, factors, held) {
+        return Some(name);
+    }
     let others: Vec<&String> = factors.iter().filter(|f| *f != "p").collect();
     let key =
         |r: &Measured| -> Vec<u64> { others.iter().map(|f| r.values[*f].to_bits()).collect() };
@@ -542,6 +549,53 @@ fn units(
         .then(|| counts[0].to_string())
 }
 
+/// The factor or held column (not `p`) with the most units that every instance of the region,
+/// in every log, splits into whole units among its members ([`units`]).
+fn finest_units(
+    runs: &[Measured],
+    region: &str,
+    factors: &[String],
+    held: &BTreeMap<String, f64>,
+) -> Option<String> {
+    let names = factors
+        .iter()
+        .filter(|f| *f != "p")
+        .cloned()
+        .chain(held.keys().filter(|k| *k != "p").cloned());
+    let mut best: Option<(String, f64)> = None;
+    for name in names {
+        let mut fits = true;
+        let mut least = f64::INFINITY;
+        for r in runs {
+            let Some(&v) = r.values.get(&name).or_else(|| held.get(&name)) else {
+                fits = false;
+                break;
+            };
+            if !(v >= 2.0 && v.fract() == 0.0 && v < 1e12) {
+                fits = false;
+                break;
+            }
+            least = least.min(v);
+            let count = v as u64;
+            let instances = &r.seen.regions[region].bytes;
+            fits &= !instances.is_empty()
+                && instances.iter().all(|members| {
+                    let total: u64 = members.values().sum();
+                    total > 0
+                        && total.is_multiple_of(count)
+                        && members.values().all(|b| b.is_multiple_of(total / count))
+                });
+            if !fits {
+                break;
+            }
+        }
+        if fits && best.as_ref().is_none_or(|(_, l)| least > *l) {
+            best = Some((name, least));
+        }
+    }
+    best.map(|(name, _)| name)
+}
+
 /// A latency of the hardware, seconds: the median over the logs with a core per thread of
 /// each log's median (a typical instance: a rare long wait for a core, when other programs
 /// ran, is not the program's); and what it grows by per unit of
@@ -586,20 +640,28 @@ fn latency(
     (base, shared)
 }
 
-/// Other programs' runnable threads: from the share of a core the threads had in the logs
-/// with a core per thread, `cores / share - p`, the median over those logs (0 without them).
+/// Other programs' runnable threads: from the share of a core the threads had while they
+/// computed in the logs with a core per thread, `cores / share - p`, the median over those
+/// logs (0 without them). The share comes from the `cpu` samples around busy stretches, not
+/// from `rc.cpu`: `pp` also puts there the run-queue delay of a woken thread (a waiting rayon
+/// worker yields and stays runnable), which the latencies already hold.
 fn load(runs: &[Measured], cores: u32, notes: &mut Vec<String>) -> f64 {
-    let loads: Vec<f64> = runs
+    let alone: Vec<f64> = runs
         .iter()
-        .filter(|r| r.seen.p <= cores && r.share > 0.0)
-        .map(|r| (f64::from(cores) / r.share - f64::from(r.seen.p)).max(0.0))
+        .filter(|r| r.seen.p <= cores)
+        .filter_map(|r| r.share.filter(|s| *s > 0.0).map(|s| (s, r.seen.p)))
+        .map(|(s, p)| (f64::from(cores) / s - f64::from(p)).max(0.0))
         .collect();
-    let load = median(loads).unwrap_or(0.0);
+    let shares: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.seen.p <= cores)
+        .filter_map(|r| r.share)
+        .collect();
+    let load = median(alone).unwrap_or(0.0);
     if load > 0.5 {
         notes.push(format!(
-            "hardware.load: the runs with a core per thread got {:.0}% of a core while runnable: about {load:.1} other runnable threads shared the {cores} cores",
-            100.0 * runs.iter().filter(|r| r.seen.p <= cores).map(|r| r.share).sum::<f64>()
-                / runs.iter().filter(|r| r.seen.p <= cores).count().max(1) as f64
+            "hardware.load: the runs with a core per thread got {:.0}% of a core while they computed: about {load:.1} other runnable threads shared the {cores} cores",
+            100.0 * shares.iter().sum::<f64>() / shares.len().max(1) as f64
         ));
     }
     load
@@ -615,6 +677,7 @@ fn wait_cpu(runs: &[Measured], notes: &mut Vec<String>) -> f64 {
     let share = Spin {
         waiting_ns: waiting,
         cpu_ns: cpu,
+        ..Spin::default()
     }
     .share()
     .unwrap_or(0.0)
@@ -756,6 +819,64 @@ fn subtask(
     model.calibration = None;
     Ok(model)
 }
+
+/// `hardware.compute_shared`: the growth of computation per unit of sharing that makes the
+/// model's `T_p` closest to the runs with more threads than cores (least squares of
+/// `ln(measured / predicted)`, searched from 0 to [`MAX_COMPUTE_SHARED`] on a grid of 0.05,
+/// then of 0.005 around the best); 0 without such runs.
+fn compute_shared(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result<f64> {
+    let shared: Vec<&Measured> = runs
+        .iter()
+        .filter(|r| r.seen.p > model.hardware.cores)
+        .collect();
+    if shared.is_empty() {
+        return Ok(0.0);
+    }
+    let mut trial = model.clone();
+    let mut misfit = |g: f64| -> Result<f64> {
+        trial.hardware.compute_shared = g;
+        let mut sum = 0.0;
+        for r in &shared {
+            let point: Vec<f64> = trial.factors.iter().map(|f| r.values[f]).collect();
+            let e = trial.evaluate(&point).map_err(|e| {
+                anyhow::anyhow!("{}: the model cannot evaluate its own run: {e}", r.name)
+            })?;
+            sum += (r.wall_s / e.t_p).ln().powi(2);
+        }
+        Ok(sum)
+    };
+    let mut best = (0.0, misfit(0.0)?);
+    for k in 1..=(MAX_COMPUTE_SHARED / 0.05).round() as u32 {
+        let g = f64::from(k) * 0.05;
+        let m = misfit(g)?;
+        if m < best.1 {
+            best = (g, m);
+        }
+    }
+    let centre = best.0;
+    for k in -10..=10 {
+        let g = centre + f64::from(k) * 0.005;
+        if (0.0..=MAX_COMPUTE_SHARED).contains(&g) {
+            let m = misfit(g)?;
+            if m < best.1 {
+                best = (g, m);
+            }
+        }
+    }
+    if best.0 > 0.0 {
+        notes.push(format!(
+            "hardware.compute_shared: in the {} run(s) with more threads than the {} cores, computation took {:.0}% longer per unit of (p - cores)/cores than the replay's processor sharing gives (fitted to their T_p)",
+            shared.len(),
+            model.hardware.cores,
+            100.0 * best.0
+        ));
+    }
+    Ok(best.0)
+}
+
+/// The largest `hardware.compute_shared` the builder fits: computation 5 times as long where
+/// the threads share the cores.
+pub const MAX_COMPUTE_SHARED: f64 = 4.0;
 
 /// The model's `T_p` against each log's measured wall.
 fn error(model: &PaceModel, runs: &[Measured]) -> Result<Error> {
