@@ -778,9 +778,10 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
     /// Over random templates of one step (all threads or one of several groups, equal or in
-    /// chunks) and points: the categories sum to p × T_p, the computation is conserved (pc is
-    /// the subtask's), and T_p is no less than the busiest member's share of it nor than the
-    /// work over the cores that can serve it.
+    /// chunks), hardware (other programs' load, computation's growth past the cores) and
+    /// points: the categories sum to p × T_p, the computation is conserved (pc is the
+    /// subtask's: what the hardware stretches it by is `rc`), and T_p is no less than the
+    /// busiest member's share of it nor than the work over the cores that can serve it.
     #[test]
     fn evaluations_conserve_work_and_respect_its_bounds(
         p in 1u32..12,
@@ -790,6 +791,8 @@ proptest::proptest! {
         units in 1u32..40,
         chunks in proptest::bool::ANY,
         all in proptest::bool::ANY,
+        load_tenths in 0u32..30,
+        shared_tenths in 0u32..20,
     ) {
         let group = group_pick % groups;
         let members = if all {
@@ -802,7 +805,17 @@ proptest::proptest! {
         } else {
             "split = \"equal\"".to_string()
         };
-        let m = parse("t.toml", &one_step(&members, &split, cores, 1e-3)).unwrap();
+        let text = one_step(&members, &split, cores, 1e-3).replacen(
+            "load = 0.0",
+            &format!(
+                "load = {}\ncompute_shared = {}",
+                f64::from(load_tenths) / 10.0,
+                f64::from(shared_tenths) / 10.0
+            ),
+            1,
+        );
+        let m = parse("t.toml", &text).unwrap();
+        let stretch = m.hardware.stretch(p);
         let threads = if all {
             p
         } else {
@@ -817,6 +830,8 @@ proptest::proptest! {
         } else {
             // 0.1 processor-seconds of work (1e-3 * n), a few ns of ordering per step.
             proptest::prop_assert!((pc - 0.1).abs() < 1e-6, "pc {}", pc);
+            let rc = e.categories.iter().find(|c| c.0 == "rc").unwrap().1;
+            proptest::prop_assert!(rc >= 0.1 * (stretch - 1.0) - 1e-6, "rc {} stretch {}", rc, stretch);
             let largest = if chunks {
                 f64::from(units.div_ceil(threads)) / f64::from(units)
             } else {

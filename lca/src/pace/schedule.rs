@@ -124,6 +124,12 @@ impl PaceModel {
         let (fork_join, handoff) = self.hardware.latencies(p);
         let fork = (fork_join * 1e9 / 2.0).max(1.0);
         let handoff = (handoff * 1e9).max(1.0);
+        // Computation lasts its demand times the hardware's stretch (other programs' load,
+        // the program's threads outnumbering the cores); its thread's `cpu` samples show the
+        // demand alone and the rest as run-queue delay, so that `pp` attributes the stretch
+        // as `rc.cpu`, not `pc` (docs/attribution.md#resource-contention-rccpu).
+        let stretch = self.hardware.stretch(p);
+        let mut cpu = vec![(0u64, 0u64); p as usize];
         for iteration in 0..shape.replayed as usize {
             let mut these = vec![f64::NAN; self.template.len()];
             for (k, step) in self.template.iter().enumerate() {
@@ -213,8 +219,21 @@ impl PaceModel {
                         b.to_string()
                     };
                     let from = ready + 1.0 + fork;
+                    let sampled = step.activity == Activity::Work;
+                    if sampled {
+                        let (c, d) = cpu[t as usize];
+                        events.push((ns(from), t, format!("cpu {c} {d}")));
+                    }
                     events.push((ns(from), t, b));
                     events.push((ns(from + busy), t, e));
+                    if sampled {
+                        let length = ns(from + busy) - ns(from);
+                        let used = ((length as f64) / stretch).round() as u64;
+                        let (c, d) = &mut cpu[t as usize];
+                        *c += used.min(length);
+                        *d += length - used.min(length);
+                        events.push((ns(from + busy), t, format!("cpu {c} {d}")));
+                    }
                     end = end.max(from + busy + fork);
                 }
                 events.push((ns(end), leader, format!("region_end {id}")));
