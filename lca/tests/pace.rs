@@ -324,13 +324,15 @@ fn past_the_cores_computation_grows_by_compute_shared_per_unit_of_sharing() {
 }
 
 /// A log of `p` threads that split `1000 * n` ns of computation equally in each of `iters`
-/// iterations (one region of every thread), on 2 cores: thread `i` shares core `i mod 2`, so
-/// its computation lasts its demand times the threads on its core, times `1 + g * sharing`
-/// past the cores; its `cpu` samples show the demand alone (the rest is run-queue delay).
-fn shared_log(n: u32, p: u32, iters: u32, g: f64) -> String {
+/// iterations (one region of every thread), on 2 cores beside `load` other runnable threads:
+/// thread `i` shares core `i mod 2`, so its computation lasts its demand times the threads on
+/// its core, times `max(1, (p + load)/2) / max(1, p/2)`, times `1 + g * sharing` past the
+/// cores; its `cpu` samples show the demand alone (the rest is run-queue delay).
+fn shared_log(n: u32, p: u32, iters: u32, load: f64, g: f64) -> String {
     let mut out = format!("pplog 1 p={p} impl=eq n={n} iters={iters}\n");
     let demand = 1000.0 * f64::from(n) / f64::from(p);
     let sharing = ((f64::from(p) - 2.0).max(0.0) / 2.0).min(1.0);
+    let others = ((f64::from(p) + load) / 2.0).max(1.0) / (f64::from(p) / 2.0).max(1.0);
     let mut events: Vec<(u64, u32, String)> = (0..p).map(|t| (0, t, "start".to_string())).collect();
     let mut cpu = vec![0u64; p as usize];
     let mut delay = vec![0u64; p as usize];
@@ -340,7 +342,7 @@ fn shared_log(n: u32, p: u32, iters: u32, g: f64) -> String {
         let mut end = t;
         for th in 0..p {
             let on_core = (th % 2..p).step_by(2).count() as f64;
-            let length = (demand * on_core * (1.0 + g * sharing)).round() as u64;
+            let length = (demand * on_core * others * (1.0 + g * sharing)).round() as u64;
             let used = demand.round() as u64;
             events.push((
                 t + 1,
@@ -372,8 +374,8 @@ fn shared_log(n: u32, p: u32, iters: u32, g: f64) -> String {
 }
 
 #[test]
-fn the_builder_fits_compute_shared_to_the_runs_past_the_cores() {
-    let g = 0.5;
+fn the_builder_fits_load_and_compute_shared_to_the_runs() {
+    let (load, g) = (1.0, 0.5);
     let dir = scratch("pace-shared");
     let logs = dir.join("logs");
     std::fs::create_dir_all(&logs).unwrap();
@@ -381,7 +383,7 @@ fn the_builder_fits_compute_shared_to_the_runs_past_the_cores() {
         for p in 2u32..=6 {
             std::fs::write(
                 logs.join(format!("eq-model-n{n}-p{p}-r1.log")),
-                shared_log(n, p, 6, g),
+                shared_log(n, p, 6, load, g),
             )
             .unwrap();
         }
@@ -394,8 +396,14 @@ fn the_builder_fits_compute_shared_to_the_runs_past_the_cores() {
         replayed: 6,
     };
     let m = build(&request).unwrap();
-    // The runs at p = 3, 4 say 1 + g/2 and 1 + g; the grid's step is 0.005, and a few ns of
-    // ordering per step are not in the logs' computation.
+    // The runs at p = 2 say (2 + load)/2; the grid's step there is 0.04.
+    assert!(
+        (m.hardware.load - load).abs() <= 0.03,
+        "{}",
+        m.hardware.load
+    );
+    // The runs at p = 3, 4 say 1 + g/2 and 1 + g beyond that; the grid's step is 0.005, and
+    // a few ns of ordering per step are not in the logs' computation.
     assert!(
         (m.hardware.compute_shared - g).abs() <= 0.01,
         "{}",
@@ -406,12 +414,14 @@ fn the_builder_fits_compute_shared_to_the_runs_past_the_cores() {
         "{:?}",
         m.notes
     );
-    // The computation's share of a core while busy was 1 / (threads on its core) only past
-    // the cores; the runs with a core per thread had it all: no other programs' load.
-    assert!(m.hardware.load < 0.01, "{}", m.hardware.load);
+    assert!(
+        m.notes.iter().any(|n| n.contains("hardware.load")),
+        "{:?}",
+        m.notes
+    );
     // p = 5 and 6, beyond the runs it was built from: the busiest core's ceil(p/2) threads.
     for p in [5u32, 6] {
-        let text = shared_log(3000, p, 6, g);
+        let text = shared_log(3000, p, 6, load, g);
         let last: u64 = text
             .lines()
             .last()

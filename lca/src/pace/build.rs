@@ -123,7 +123,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             handoff_s: handoff.0,
             fork_join_shared_s: fork_join.1,
             handoff_shared_s: handoff.1,
-            load: load(&runs, request.cores, &mut notes),
+            load: 0.0,
             compute_shared: 0.0,
             wait_cpu: wait_cpu(&runs, &mut notes),
             machine: None,
@@ -131,6 +131,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
         error: None,
         notes: Vec::new(),
     };
+    model.hardware.load = load(&model, &runs, &mut notes)?;
     model.hardware.compute_shared = compute_shared(&model, &runs, &mut notes)?;
     model.notes = notes;
     model.error = Some(error(&model, &runs)?);
@@ -640,33 +641,6 @@ fn latency(
     (base, shared)
 }
 
-/// Other programs' runnable threads: from the share of a core the threads had while they
-/// computed in the logs with a core per thread, `cores / share - p`, the median over those
-/// logs (0 without them). The share comes from the `cpu` samples around busy stretches, not
-/// from `rc.cpu`: `pp` also puts there the run-queue delay of a woken thread (a waiting rayon
-/// worker yields and stays runnable), which the latencies already hold.
-fn load(runs: &[Measured], cores: u32, notes: &mut Vec<String>) -> f64 {
-    let alone: Vec<f64> = runs
-        .iter()
-        .filter(|r| r.seen.p <= cores)
-        .filter_map(|r| r.share.filter(|s| *s > 0.0).map(|s| (s, r.seen.p)))
-        .map(|(s, p)| (f64::from(cores) / s - f64::from(p)).max(0.0))
-        .collect();
-    let shares: Vec<f64> = runs
-        .iter()
-        .filter(|r| r.seen.p <= cores)
-        .filter_map(|r| r.share)
-        .collect();
-    let load = median(alone).unwrap_or(0.0);
-    if load > 0.5 {
-        notes.push(format!(
-            "hardware.load: the runs with a core per thread got {:.0}% of a core while they computed: about {load:.1} other runnable threads shared the {cores} cores",
-            100.0 * shares.iter().sum::<f64>() / shares.len().max(1) as f64
-        ));
-    }
-    load
-}
-
 /// The share of a core the threads used while they waited, over all the runs' waiting
 /// stretches (docs/pace.md#how-the-template-is-derived); the replay takes waits as blocking, which
 /// past the cores underestimates `T_p` when they spin.
@@ -820,23 +794,23 @@ fn subtask(
     Ok(model)
 }
 
-/// `hardware.compute_shared`: the growth of computation per unit of sharing that makes the
-/// model's `T_p` closest to the runs with more threads than cores (least squares of
-/// `ln(measured / predicted)`, searched from 0 to [`MAX_COMPUTE_SHARED`] on a grid of 0.05,
-/// then of 0.005 around the best); 0 without such runs.
-fn compute_shared(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result<f64> {
-    let shared: Vec<&Measured> = runs
-        .iter()
-        .filter(|r| r.seen.p > model.hardware.cores)
-        .collect();
-    if shared.is_empty() {
-        return Ok(0.0);
+/// A hardware parameter fitted to the `T_p` of some of the runs: the value from 0 to `max` that
+/// makes the model closest to them (least squares of `ln(measured / predicted)`), searched on a
+/// grid of `max / 80`, then of a tenth of that around the best. `None` without such runs.
+fn fit_hardware(
+    model: &PaceModel,
+    runs: &[&Measured],
+    max: f64,
+    set: impl Fn(&mut Hardware, f64),
+) -> Result<Option<f64>> {
+    if runs.is_empty() {
+        return Ok(None);
     }
     let mut trial = model.clone();
-    let mut misfit = |g: f64| -> Result<f64> {
-        trial.hardware.compute_shared = g;
+    let mut misfit = |v: f64| -> Result<f64> {
+        set(&mut trial.hardware, v);
         let mut sum = 0.0;
-        for r in &shared {
+        for r in runs {
             let point: Vec<f64> = trial.factors.iter().map(|f| r.values[f]).collect();
             let e = trial.evaluate(&point).map_err(|e| {
                 anyhow::anyhow!("{}: the model cannot evaluate its own run: {e}", r.name)
@@ -845,33 +819,85 @@ fn compute_shared(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>)
         }
         Ok(sum)
     };
+    let step = max / 80.0;
     let mut best = (0.0, misfit(0.0)?);
-    for k in 1..=(MAX_COMPUTE_SHARED / 0.05).round() as u32 {
-        let g = f64::from(k) * 0.05;
-        let m = misfit(g)?;
+    for k in 1..=80 {
+        let v = f64::from(k) * step;
+        let m = misfit(v)?;
         if m < best.1 {
-            best = (g, m);
+            best = (v, m);
         }
     }
     let centre = best.0;
     for k in -10..=10 {
-        let g = centre + f64::from(k) * 0.005;
-        if (0.0..=MAX_COMPUTE_SHARED).contains(&g) {
-            let m = misfit(g)?;
+        let v = centre + f64::from(k) * step / 10.0;
+        if k != 0 && (0.0..=max).contains(&v) {
+            let m = misfit(v)?;
             if m < best.1 {
-                best = (g, m);
+                best = (v, m);
             }
         }
     }
-    if best.0 > 0.0 {
+    Ok(Some(best.0))
+}
+
+/// `hardware.load`, fitted to the runs with a core per thread (docs/pace.md#how-the-template-is-derived):
+/// other programs' runnable threads, from 0 to [`MAX_LOAD_PER_CORE`] a core. Fitted, not read
+/// from the logs' samples: a loaded machine took its time mostly at the wake-ups (a woken
+/// thread waits on its waker's busy core while the other runs something else), which the
+/// latencies' medians leave out, not while the threads computed; the note says the share of
+/// a core their computation had.
+fn load(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result<f64> {
+    let cores = model.hardware.cores;
+    let alone: Vec<&Measured> = runs.iter().filter(|r| r.seen.p <= cores).collect();
+    let max = MAX_LOAD_PER_CORE * f64::from(cores);
+    let Some(load) = fit_hardware(model, &alone, max, |h, v| h.load = v)? else {
+        return Ok(0.0);
+    };
+    if load > 0.0 {
+        let shares: Vec<f64> = alone.iter().filter_map(|r| r.share).collect();
+        let busy = if shares.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; their computation had {:.0}% of a core while it ran (cpu samples), so most of it was lost elsewhere (waiting for a core after a wake-up)",
+                100.0 * shares.iter().sum::<f64>() / shares.len() as f64
+            )
+        };
+        notes.push(format!(
+            "hardware.load: the {} run(s) with a core per thread took as long as if {load:.2} other runnable threads had shared the {cores} cores (fitted to their T_p){busy}",
+            alone.len()
+        ));
+    }
+    Ok(load)
+}
+
+/// The largest `hardware.load` the builder fits, per core.
+pub const MAX_LOAD_PER_CORE: f64 = 16.0;
+
+/// `hardware.compute_shared`: the growth of computation per unit of sharing that makes the
+/// model's `T_p` closest to the runs with more threads than cores, from 0 to
+/// [`MAX_COMPUTE_SHARED`] ([`fit_hardware`]); 0 without such runs.
+fn compute_shared(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result<f64> {
+    let shared: Vec<&Measured> = runs
+        .iter()
+        .filter(|r| r.seen.p > model.hardware.cores)
+        .collect();
+    let Some(g) = fit_hardware(model, &shared, MAX_COMPUTE_SHARED, |h, v| {
+        h.compute_shared = v
+    })?
+    else {
+        return Ok(0.0);
+    };
+    if g > 0.0 {
         notes.push(format!(
             "hardware.compute_shared: in the {} run(s) with more threads than the {} cores, computation took {:.0}% longer per unit of (p - cores)/cores than the replay's processor sharing gives (fitted to their T_p)",
             shared.len(),
             model.hardware.cores,
-            100.0 * best.0
+            100.0 * g
         ));
     }
-    Ok(best.0)
+    Ok(g)
 }
 
 /// The largest `hardware.compute_shared` the builder fits: computation 5 times as long where
