@@ -266,6 +266,31 @@ fn sampled_log(blocked: u64, spun: u64) -> String {
 }
 
 #[test]
+fn a_regions_fork_and_join_is_the_time_none_of_its_members_worked() {
+    use lca::pace::detect::detect;
+    use pp::log::LogReader;
+    // Region 0 (both threads) from 1000 to 2000: thread 0 works 1010..1400, thread 1 only
+    // once it is done, 1405..1800 (one core for both, as on a loaded machine): nobody works
+    // for 10 + 5 + 200 ns. Region 1 from 3000 to 4000, both at once 3100..3500 and 3050..3600:
+    // nobody for 50 + 400 ns. A region with a wait is not counted.
+    let text = "pplog 1 p=2\n\
+                0 0 start\n0 1 start\n\
+                1000 0 region_begin 0 a\n\
+                1010 0 work_begin a\n1400 0 work_end a\n\
+                1405 1 work_begin a\n1800 1 work_end a\n\
+                2000 0 region_end 0\n\
+                3000 0 region_begin 1 b\n\
+                3050 1 comm_begin 64\n3100 0 work_begin b\n\
+                3500 0 work_end b\n3600 1 comm_end 64\n\
+                4000 0 region_end 1\n\
+                5000 0 region_begin 2 c\n5010 1 wait_begin recv q\n5500 1 wait_end recv q\n\
+                5600 0 region_end 2\n\
+                6000 0 stop\n6000 1 stop\n";
+    let seen = detect(LogReader::from_bytes("t", text.as_bytes().to_vec()).unwrap()).unwrap();
+    assert_eq!(seen.fork_join_ns, [215, 450]);
+}
+
+#[test]
 fn spin_is_the_cpu_time_a_waiting_thread_used() {
     use lca::pace::spin::spin;
     use pp::log::LogReader;
