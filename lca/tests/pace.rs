@@ -266,6 +266,31 @@ fn sampled_log(blocked: u64, spun: u64) -> String {
 }
 
 #[test]
+fn a_regions_fork_and_join_is_the_time_none_of_its_members_worked() {
+    use lca::pace::detect::detect;
+    use pp::log::LogReader;
+    // Region 0 (both threads) from 1000 to 2000: thread 0 works 1010..1400, thread 1 only
+    // once it is done, 1405..1800 (one core for both, as on a loaded machine): nobody works
+    // for 10 + 5 + 200 ns. Region 1 from 3000 to 4000, both at once 3100..3500 and 3050..3600:
+    // nobody for 50 + 400 ns. A region with a wait is not counted.
+    let text = "pplog 1 p=2\n\
+                0 0 start\n0 1 start\n\
+                1000 0 region_begin 0 a\n\
+                1010 0 work_begin a\n1400 0 work_end a\n\
+                1405 1 work_begin a\n1800 1 work_end a\n\
+                2000 0 region_end 0\n\
+                3000 0 region_begin 1 b\n\
+                3050 1 comm_begin 64\n3100 0 work_begin b\n\
+                3500 0 work_end b\n3600 1 comm_end 64\n\
+                4000 0 region_end 1\n\
+                5000 0 region_begin 2 c\n5010 1 wait_begin recv q\n5500 1 wait_end recv q\n\
+                5600 0 region_end 2\n\
+                6000 0 stop\n6000 1 stop\n";
+    let seen = detect(LogReader::from_bytes("t", text.as_bytes().to_vec()).unwrap()).unwrap();
+    assert_eq!(seen.fork_join_ns, [215, 450]);
+}
+
+#[test]
 fn spin_is_the_cpu_time_a_waiting_thread_used() {
     use lca::pace::spin::spin;
     use pp::log::LogReader;
@@ -281,6 +306,163 @@ fn spin_is_the_cpu_time_a_waiting_thread_used() {
     assert!(close(blocking.share().unwrap(), 300_000.0 / 24e6));
     let spinning = s(12_000_000, 12_000_000);
     assert!(close(spinning.share().unwrap(), 1.0));
+    // The busy stretches (12001000 -> 16003000 on each thread: 4 ms of work in 4.002 ms) got
+    // 4.001 ms of CPU each; the last stretch mixes waiting and work and counts for neither.
+    assert_eq!(blocking.busy_ns, 2 * 4_002_000);
+    assert_eq!(blocking.busy_cpu_ns, 2 * 4_001_000);
+    assert!(close(
+        blocking.busy_share().unwrap(),
+        4_001_000.0 / 4_002_000.0
+    ));
+}
+
+#[test]
+fn past_the_cores_computation_grows_by_compute_shared_per_unit_of_sharing() {
+    // 2 cores, 1 s of work split equally; computation takes 1 + g * min(1, (p - 2) / 2) times
+    // as long once the threads outnumber the cores: at p = 3, core 0 serves 2 threads of
+    // 1/3 s each, stretched by 1 + g/2; from p = 4 on by 1 + g.
+    let g = 0.5;
+    let text = one_step("threads = \"all\"", "split = \"equal\"", 2, 1e-3).replacen(
+        "load = 0.0",
+        &format!("load = 0.0\ncompute_shared = {g}"),
+        1,
+    );
+    let m = parse("t.toml", &text).unwrap();
+    assert_eq!(m.hardware.compute_shared, g);
+    for (p, sharing) in [
+        (1u32, 0.0),
+        (2, 0.0),
+        (3, 0.5),
+        (4, 1.0),
+        (5, 1.0),
+        (8, 1.0),
+    ] {
+        let expected = f64::from(p.div_ceil(2)) / f64::from(p) * (1.0 + g * sharing);
+        let t = t_p(&m, 1000.0, f64::from(p));
+        assert!(close(t, expected), "p={p}: {t} vs {expected}");
+    }
+    // It round-trips, and a negative value is a one-line error.
+    assert_eq!(write(&parse("t.toml", &write(&m)).unwrap()), write(&m));
+    let bad = text.replacen("compute_shared = 0.5", "compute_shared = -1", 1);
+    let e = parse("t.toml", &bad).unwrap_err().to_string();
+    assert!(e.contains("hardware.compute_shared = -1"), "{e}");
+}
+
+/// A log of `p` threads that split `1000 * n` ns of computation equally in each of `iters`
+/// iterations (one region of every thread), on 2 cores beside `load` other runnable threads:
+/// thread `i` shares core `i mod 2`, so its computation lasts its demand times the threads on
+/// its core, times `max(1, (p + load)/2) / max(1, p/2)`, times `1 + g * sharing` past the
+/// cores; its `cpu` samples show the demand alone (the rest is run-queue delay).
+fn shared_log(n: u32, p: u32, iters: u32, load: f64, g: f64) -> String {
+    let mut out = format!("pplog 1 p={p} impl=eq n={n} iters={iters}\n");
+    let demand = 1000.0 * f64::from(n) / f64::from(p);
+    let sharing = ((f64::from(p) - 2.0).max(0.0) / 2.0).min(1.0);
+    let others = ((f64::from(p) + load) / 2.0).max(1.0) / (f64::from(p) / 2.0).max(1.0);
+    let mut events: Vec<(u64, u32, String)> = (0..p).map(|t| (0, t, "start".to_string())).collect();
+    let mut cpu = vec![0u64; p as usize];
+    let mut delay = vec![0u64; p as usize];
+    let mut t = 1000u64;
+    for id in 0..u64::from(iters) {
+        events.push((t, 0, format!("region_begin {id} step")));
+        let mut end = t;
+        for th in 0..p {
+            let on_core = (th % 2..p).step_by(2).count() as f64;
+            let length = (demand * on_core * others * (1.0 + g * sharing)).round() as u64;
+            let used = demand.round() as u64;
+            events.push((
+                t + 1,
+                th,
+                format!("cpu {} {}", cpu[th as usize], delay[th as usize]),
+            ));
+            events.push((t + 2, th, "work_begin step".into()));
+            events.push((t + 2 + length, th, "work_end step".into()));
+            cpu[th as usize] += used;
+            delay[th as usize] += length - used;
+            events.push((
+                t + 3 + length,
+                th,
+                format!("cpu {} {}", cpu[th as usize], delay[th as usize]),
+            ));
+            end = end.max(t + 4 + length);
+        }
+        events.push((end, 0, format!("region_end {id}")));
+        t = end + 1;
+    }
+    for th in 0..p {
+        events.push((t + 1000, th, "stop".into()));
+    }
+    events.sort_by_key(|e| (e.0, e.1));
+    for (t, th, what) in events {
+        let _ = writeln!(out, "{t} {th} {what}");
+    }
+    out
+}
+
+#[test]
+fn the_builder_fits_load_and_compute_shared_to_the_runs() {
+    let (load, g) = (1.0, 0.5);
+    let dir = scratch("pace-shared");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [1000u32, 3000] {
+        for p in 2u32..=6 {
+            std::fs::write(
+                logs.join(format!("eq-model-n{n}-p{p}-r1.log")),
+                shared_log(n, p, 6, load, g),
+            )
+            .unwrap();
+        }
+    }
+    let request = BuildRequest {
+        study: dir.clone(),
+        implementation: "eq".into(),
+        conditions: Condition::parse_all(&["p<=4".to_string()]).unwrap(),
+        cores: 2,
+        replayed: 6,
+    };
+    let m = build(&request).unwrap();
+    // The runs at p = 2 say (2 + load)/2; the grid's step there is 0.04.
+    assert!(
+        (m.hardware.load - load).abs() <= 0.03,
+        "{}",
+        m.hardware.load
+    );
+    // The runs at p = 3, 4 say 1 + g/2 and 1 + g beyond that; the grid's step is 0.005, and
+    // a few ns of ordering per step are not in the logs' computation.
+    assert!(
+        (m.hardware.compute_shared - g).abs() <= 0.01,
+        "{}",
+        m.hardware.compute_shared
+    );
+    assert!(
+        m.notes.iter().any(|n| n.contains("compute_shared")),
+        "{:?}",
+        m.notes
+    );
+    assert!(
+        m.notes.iter().any(|n| n.contains("hardware.load")),
+        "{:?}",
+        m.notes
+    );
+    // p = 5 and 6, beyond the runs it was built from: the busiest core's ceil(p/2) threads.
+    for p in [5u32, 6] {
+        let text = shared_log(3000, p, 6, load, g);
+        let last: u64 = text
+            .lines()
+            .last()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let truth = last as f64 * 1e-9;
+        let predicted = m.evaluate(&[3000.0, f64::from(p)]).unwrap().t_p;
+        assert!(
+            (predicted / truth - 1.0).abs() < 0.02,
+            "p={p}: {predicted} vs {truth}"
+        );
+    }
 }
 
 /// A synthetic `tp`-like log: two groups of floor(p/2) and ceil(p/2) threads in a pipeline of
@@ -447,6 +629,55 @@ fn the_builder_derives_groups_chunks_and_hand_offs_from_the_logs() {
 }
 
 #[test]
+fn copies_are_dealt_in_the_finest_units_the_sizes_allow() {
+    // With n even, the logs at p <= 4 (1 or 2 members copying) show sizes that are all
+    // multiples of n/2 rows: "2 halves" fits them as well as "n rows". The finest, n rows,
+    // is taken: at p = 5 the 3 members copy 6, 5 and 5 of 16 rows (as the logs there do),
+    // not 1, 1 and 0 halves.
+    let dir = scratch("pace-units");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [16u32, 64] {
+        for p in [2u32, 3, 4, 5] {
+            std::fs::write(
+                logs.join(format!("pipe-model-n{n}-p{p}-r1.log")),
+                pipeline_log(n, p, 8),
+            )
+            .unwrap();
+        }
+    }
+    let request = BuildRequest {
+        study: dir.clone(),
+        implementation: "pipe".into(),
+        conditions: Condition::parse_all(&["p<=4".to_string()]).unwrap(),
+        cores: 64,
+        replayed: 4,
+    };
+    let m = build(&request).unwrap();
+    use lca::pace::model::Split;
+    let step = m.template.iter().find(|s| s.region == "move").unwrap();
+    assert_eq!(step.split, Split::Chunks { units: "n".into() });
+    // The busiest member at p = 5 copies ceil(16/3) = 6 of 16 rows: its copy takes 6/16 of
+    // the region's copying, as the log at p = 5 says (500 ns a row: 3 us).
+    let measured = pipeline_log(16, 5, 8);
+    let last: u64 = measured
+        .lines()
+        .last()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let predicted = m.evaluate(&[16.0, 5.0]).unwrap().t_p;
+    let truth = last as f64 * 1e-9;
+    assert!(
+        (predicted / truth - 1.0).abs() < 0.1,
+        "{predicted} vs {truth}"
+    );
+}
+
+#[test]
 fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
     let dir = scratch("pace-cli");
     pipeline_study(&dir);
@@ -582,9 +813,10 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
     /// Over random templates of one step (all threads or one of several groups, equal or in
-    /// chunks) and points: the categories sum to p × T_p, the computation is conserved (pc is
-    /// the subtask's), and T_p is no less than the busiest member's share of it nor than the
-    /// work over the cores that can serve it.
+    /// chunks), hardware (other programs' load, computation's growth past the cores) and
+    /// points: the categories sum to p × T_p, the computation is conserved (pc is the
+    /// subtask's: what the hardware stretches it by is `rc`), and T_p is no less than the
+    /// busiest member's share of it nor than the work over the cores that can serve it.
     #[test]
     fn evaluations_conserve_work_and_respect_its_bounds(
         p in 1u32..12,
@@ -594,6 +826,8 @@ proptest::proptest! {
         units in 1u32..40,
         chunks in proptest::bool::ANY,
         all in proptest::bool::ANY,
+        load_tenths in 0u32..30,
+        shared_tenths in 0u32..20,
     ) {
         let group = group_pick % groups;
         let members = if all {
@@ -606,7 +840,17 @@ proptest::proptest! {
         } else {
             "split = \"equal\"".to_string()
         };
-        let m = parse("t.toml", &one_step(&members, &split, cores, 1e-3)).unwrap();
+        let text = one_step(&members, &split, cores, 1e-3).replacen(
+            "load = 0.0",
+            &format!(
+                "load = {}\ncompute_shared = {}",
+                f64::from(load_tenths) / 10.0,
+                f64::from(shared_tenths) / 10.0
+            ),
+            1,
+        );
+        let m = parse("t.toml", &text).unwrap();
+        let stretch = m.hardware.stretch(p);
         let threads = if all {
             p
         } else {
@@ -621,6 +865,8 @@ proptest::proptest! {
         } else {
             // 0.1 processor-seconds of work (1e-3 * n), a few ns of ordering per step.
             proptest::prop_assert!((pc - 0.1).abs() < 1e-6, "pc {}", pc);
+            let rc = e.categories.iter().find(|c| c.0 == "rc").unwrap().1;
+            proptest::prop_assert!(rc >= 0.1 * (stretch - 1.0) - 1e-6, "rc {} stretch {}", rc, stretch);
             let largest = if chunks {
                 f64::from(units.div_ceil(threads)) / f64::from(units)
             } else {

@@ -38,9 +38,9 @@ struct Measured {
     name: String,
     values: BTreeMap<String, f64>,
     wall_s: f64,
-    /// The share of a core the threads had while they could run: (pc + cl) / (pc + cl +
-    /// rc.cpu).
-    share: f64,
+    /// The share of a core the threads had while they computed, from the `cpu` samples around
+    /// their busy stretches ([`super::spin`]); `None` without such stretches.
+    share: Option<f64>,
     /// Region → (pc, cl) seconds.
     regions: BTreeMap<String, (f64, f64)>,
     seen: LogSeen,
@@ -123,13 +123,17 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             handoff_s: handoff.0,
             fork_join_shared_s: fork_join.1,
             handoff_shared_s: handoff.1,
-            load: load(&runs, request.cores, &mut notes),
+            load: 0.0,
+            compute_shared: 0.0,
             wait_cpu: wait_cpu(&runs, &mut notes),
             machine: None,
         },
         error: None,
-        notes,
+        notes: Vec::new(),
     };
+    model.hardware.load = load(&model, &runs, &mut notes)?;
+    model.hardware.compute_shared = compute_shared(&model, &runs, &mut notes)?;
+    model.notes = notes;
     model.error = Some(error(&model, &runs)?);
     Ok(model)
 }
@@ -202,17 +206,10 @@ fn measure(path: &Path, request: &BuildRequest) -> Result<Option<Measured>> {
         .with_context(|| name.clone())?;
     let spin =
         spin(LogReader::open(path).with_context(|| name.clone())?).with_context(|| name.clone())?;
-    let busy = (profile.totals.get(pp::profile::Category::Pc)
-        + profile.totals.get(pp::profile::Category::Cl)) as f64;
-    let queued = profile.totals.sub[0] as f64;
     Ok(Some(Measured {
         name,
         values,
-        share: if busy + queued > 0.0 {
-            busy / (busy + queued)
-        } else {
-            1.0
-        },
+        share: spin.busy_share(),
         wall_s: profile.wall_ns() as f64 * 1e-9,
         regions,
         seen,
@@ -486,12 +483,23 @@ fn partition(seen: &LogSeen, names: &[String]) -> Option<Vec<Vec<u32>>> {
 }
 
 /// The units a region's copies deal out, as a factor's or held column's name or a number.
+///
+/// The finest split the sizes allow comes first: a factor or held column `V` whose value in
+/// every log divides each instance's bytes into `V` equal units of which every member moved a
+/// whole number (`n` rows). With few members the sizes cannot tell `n` rows from two halves
+/// (1 or 2 members at p <= 4 move `n` or `n/2` rows, multiples of `n/2`), and taking the
+/// coarser split gave 3 members at p = 5 one half each and one nothing. Without such a name,
+/// the greatest common divisor of the members' sizes is the unit, and the count of units is
+/// matched with a name or written as a number.
 fn units(
     runs: &[Measured],
     region: &str,
     factors: &[String],
     held: &BTreeMap<String, f64>,
 ) -> Option<String> {
+    if let Some(name) = finest_units(runs, region, factors, held) {
+        return Some(name);
+    }
     let others: Vec<&String> = factors.iter().filter(|f| *f != "p").collect();
     let key =
         |r: &Measured| -> Vec<u64> { others.iter().map(|f| r.values[*f].to_bits()).collect() };
@@ -542,6 +550,53 @@ fn units(
         .then(|| counts[0].to_string())
 }
 
+/// The factor or held column (not `p`) with the most units that every instance of the region,
+/// in every log, splits into whole units among its members ([`units`]).
+fn finest_units(
+    runs: &[Measured],
+    region: &str,
+    factors: &[String],
+    held: &BTreeMap<String, f64>,
+) -> Option<String> {
+    let names = factors
+        .iter()
+        .filter(|f| *f != "p")
+        .cloned()
+        .chain(held.keys().filter(|k| *k != "p").cloned());
+    let mut best: Option<(String, f64)> = None;
+    for name in names {
+        let mut fits = true;
+        let mut least = f64::INFINITY;
+        for r in runs {
+            let Some(&v) = r.values.get(&name).or_else(|| held.get(&name)) else {
+                fits = false;
+                break;
+            };
+            if !(v >= 2.0 && v.fract() == 0.0 && v < 1e12) {
+                fits = false;
+                break;
+            }
+            least = least.min(v);
+            let count = v as u64;
+            let instances = &r.seen.regions[region].bytes;
+            fits &= !instances.is_empty()
+                && instances.iter().all(|members| {
+                    let total: u64 = members.values().sum();
+                    total > 0
+                        && total.is_multiple_of(count)
+                        && members.values().all(|b| b.is_multiple_of(total / count))
+                });
+            if !fits {
+                break;
+            }
+        }
+        if fits && best.as_ref().is_none_or(|(_, l)| least > *l) {
+            best = Some((name, least));
+        }
+    }
+    best.map(|(name, _)| name)
+}
+
 /// A latency of the hardware, seconds: the median over the logs with a core per thread of
 /// each log's median (a typical instance: a rare long wait for a core, when other programs
 /// ran, is not the program's); and what it grows by per unit of
@@ -586,25 +641,6 @@ fn latency(
     (base, shared)
 }
 
-/// Other programs' runnable threads: from the share of a core the threads had in the logs
-/// with a core per thread, `cores / share - p`, the median over those logs (0 without them).
-fn load(runs: &[Measured], cores: u32, notes: &mut Vec<String>) -> f64 {
-    let loads: Vec<f64> = runs
-        .iter()
-        .filter(|r| r.seen.p <= cores && r.share > 0.0)
-        .map(|r| (f64::from(cores) / r.share - f64::from(r.seen.p)).max(0.0))
-        .collect();
-    let load = median(loads).unwrap_or(0.0);
-    if load > 0.5 {
-        notes.push(format!(
-            "hardware.load: the runs with a core per thread got {:.0}% of a core while runnable: about {load:.1} other runnable threads shared the {cores} cores",
-            100.0 * runs.iter().filter(|r| r.seen.p <= cores).map(|r| r.share).sum::<f64>()
-                / runs.iter().filter(|r| r.seen.p <= cores).count().max(1) as f64
-        ));
-    }
-    load
-}
-
 /// The share of a core the threads used while they waited, over all the runs' waiting
 /// stretches (docs/pace.md#how-the-template-is-derived); the replay takes waits as blocking, which
 /// past the cores underestimates `T_p` when they spin.
@@ -615,6 +651,7 @@ fn wait_cpu(runs: &[Measured], notes: &mut Vec<String>) -> f64 {
     let share = Spin {
         waiting_ns: waiting,
         cpu_ns: cpu,
+        ..Spin::default()
     }
     .share()
     .unwrap_or(0.0)
@@ -756,6 +793,116 @@ fn subtask(
     model.calibration = None;
     Ok(model)
 }
+
+/// A hardware parameter fitted to the `T_p` of some of the runs: the value from 0 to `max` that
+/// makes the model closest to them (least squares of `ln(measured / predicted)`), searched on a
+/// grid of `max / 80`, then of a tenth of that around the best. `None` without such runs.
+fn fit_hardware(
+    model: &PaceModel,
+    runs: &[&Measured],
+    max: f64,
+    set: impl Fn(&mut Hardware, f64),
+) -> Result<Option<f64>> {
+    if runs.is_empty() {
+        return Ok(None);
+    }
+    let mut trial = model.clone();
+    let mut misfit = |v: f64| -> Result<f64> {
+        set(&mut trial.hardware, v);
+        let mut sum = 0.0;
+        for r in runs {
+            let point: Vec<f64> = trial.factors.iter().map(|f| r.values[f]).collect();
+            let e = trial.evaluate(&point).map_err(|e| {
+                anyhow::anyhow!("{}: the model cannot evaluate its own run: {e}", r.name)
+            })?;
+            sum += (r.wall_s / e.t_p).ln().powi(2);
+        }
+        Ok(sum)
+    };
+    let step = max / 80.0;
+    let mut best = (0.0, misfit(0.0)?);
+    for k in 1..=80 {
+        let v = f64::from(k) * step;
+        let m = misfit(v)?;
+        if m < best.1 {
+            best = (v, m);
+        }
+    }
+    let centre = best.0;
+    for k in -10..=10 {
+        let v = centre + f64::from(k) * step / 10.0;
+        if k != 0 && (0.0..=max).contains(&v) {
+            let m = misfit(v)?;
+            if m < best.1 {
+                best = (v, m);
+            }
+        }
+    }
+    Ok(Some(best.0))
+}
+
+/// `hardware.load`, fitted to the runs with a core per thread (docs/pace.md#how-the-template-is-derived):
+/// other programs' runnable threads, from 0 to [`MAX_LOAD_PER_CORE`] a core. Fitted, not read
+/// from the logs' samples: a loaded machine took its time mostly at the wake-ups (a woken
+/// thread waits on its waker's busy core while the other runs something else), which the
+/// latencies' medians leave out, not while the threads computed; the note says the share of
+/// a core their computation had.
+fn load(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result<f64> {
+    let cores = model.hardware.cores;
+    let alone: Vec<&Measured> = runs.iter().filter(|r| r.seen.p <= cores).collect();
+    let max = MAX_LOAD_PER_CORE * f64::from(cores);
+    let Some(load) = fit_hardware(model, &alone, max, |h, v| h.load = v)? else {
+        return Ok(0.0);
+    };
+    if load > 0.0 {
+        let shares: Vec<f64> = alone.iter().filter_map(|r| r.share).collect();
+        let busy = if shares.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; their computation had {:.0}% of a core while it ran (cpu samples), so most of it was lost elsewhere (waiting for a core after a wake-up)",
+                100.0 * shares.iter().sum::<f64>() / shares.len() as f64
+            )
+        };
+        notes.push(format!(
+            "hardware.load: the {} run(s) with a core per thread took as long as if {load:.2} other runnable threads had shared the {cores} cores (fitted to their T_p){busy}",
+            alone.len()
+        ));
+    }
+    Ok(load)
+}
+
+/// The largest `hardware.load` the builder fits, per core.
+pub const MAX_LOAD_PER_CORE: f64 = 16.0;
+
+/// `hardware.compute_shared`: the growth of computation per unit of sharing that makes the
+/// model's `T_p` closest to the runs with more threads than cores, from 0 to
+/// [`MAX_COMPUTE_SHARED`] ([`fit_hardware`]); 0 without such runs.
+fn compute_shared(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result<f64> {
+    let shared: Vec<&Measured> = runs
+        .iter()
+        .filter(|r| r.seen.p > model.hardware.cores)
+        .collect();
+    let Some(g) = fit_hardware(model, &shared, MAX_COMPUTE_SHARED, |h, v| {
+        h.compute_shared = v
+    })?
+    else {
+        return Ok(0.0);
+    };
+    if g > 0.0 {
+        notes.push(format!(
+            "hardware.compute_shared: in the {} run(s) with more threads than the {} cores, computation took {:.0}% longer per unit of (p - cores)/cores than the replay's processor sharing gives (fitted to their T_p)",
+            shared.len(),
+            model.hardware.cores,
+            100.0 * g
+        ));
+    }
+    Ok(g)
+}
+
+/// The largest `hardware.compute_shared` the builder fits: computation 5 times as long where
+/// the threads share the cores.
+pub const MAX_COMPUTE_SHARED: f64 = 4.0;
 
 /// The model's `T_p` against each log's measured wall.
 fn error(model: &PaceModel, runs: &[Measured]) -> Result<Error> {

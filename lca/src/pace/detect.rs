@@ -43,8 +43,10 @@ pub struct LogSeen {
     pub startup_ns: u64,
     /// ns from the last region's end to the last event.
     pub teardown_ns: u64,
-    /// Per instance of a region without waits: its length less its busiest member's busy
-    /// time (the fork and join), ns.
+    /// Per instance of a region without waits: the part of its length in which none of its
+    /// members computed or copied (the fork, the join and the wake-ups between), ns. Not its
+    /// length less its busiest member's busy time: on a loaded machine the members often ran
+    /// one after another on one core, and that measure then held a member's whole work.
     pub fork_join_ns: Vec<u64>,
     /// Per wait ended `by=` another thread: from the end of the releaser's region to the
     /// wait's end, ns.
@@ -56,7 +58,13 @@ struct Open {
     name: String,
     instance: u64,
     begin: u64,
-    busy: HashMap<ThreadId, u64>,
+    /// Members computing or copying now, since when some have been, and the time in all
+    /// during which some were.
+    active: u32,
+    active_since: u64,
+    active_ns: u64,
+    /// Whether any member computed or copied in it.
+    busy: bool,
     waited: bool,
 }
 
@@ -116,7 +124,10 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
                         name,
                         instance,
                         begin: e.t,
-                        busy: HashMap::new(),
+                        active: 0,
+                        active_since: e.t,
+                        active_ns: 0,
+                        busy: false,
                         waited: false,
                     });
                     for m in members {
@@ -129,11 +140,14 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
             EventKind::RegionEnd { id } => {
                 if let Some(o) = open.remove(&id) {
                     last_region_end = Some(e.t);
-                    if !o.waited
-                        && let Some(most) = o.busy.values().max()
-                    {
+                    if !o.waited && o.busy {
+                        let open_ns = if o.active > 0 {
+                            e.t.saturating_sub(o.active_since)
+                        } else {
+                            0
+                        };
                         seen.fork_join_ns
-                            .push((e.t - o.begin).saturating_sub(*most));
+                            .push((e.t - o.begin).saturating_sub(o.active_ns + open_ns));
                     }
                     for (k, s) in inside.iter_mut().enumerate() {
                         if let Some(pos) = s.iter().rposition(|&x| x == id) {
@@ -147,15 +161,19 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
                 }
             }
             EventKind::WorkEnd { .. } | EventKind::CommEnd { .. } => {
-                if let Some(since) = busy_since[t].take()
+                if busy_since[t].take().is_some()
                     && let Some(id) = inside[t].last()
                     && let Some(o) = open.get_mut(id)
+                    && o.active > 0
                 {
-                    *o.busy.entry(e.thread).or_default() += e.t.saturating_sub(since);
+                    o.active -= 1;
+                    if o.active == 0 {
+                        o.active_ns += e.t.saturating_sub(o.active_since);
+                    }
                 }
             }
             EventKind::WorkBegin { .. } => {
-                busy_since[t] = Some(e.t);
+                begin_busy(t, e.t, &mut busy_since, &inside, &mut open);
                 if let Some(o) = innermost(&inside, &open)
                     && let Some(r) = seen.regions.get_mut(&o.name)
                 {
@@ -163,7 +181,7 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
                 }
             }
             EventKind::CommBegin { bytes } => {
-                busy_since[t] = Some(e.t);
+                begin_busy(t, e.t, &mut busy_since, &inside, &mut open);
                 if let Some(o) = innermost(&inside, &open)
                     && let Some(r) = seen.regions.get_mut(&o.name)
                 {
@@ -211,6 +229,28 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
     seen.startup_ns = first_region.map_or(0, |r| r - first);
     seen.teardown_ns = last_region_end.map_or(0, |r| last_t - r);
     Ok(seen)
+}
+
+/// Thread `t` begins computing or copying at `at`, inside its innermost region.
+fn begin_busy(
+    t: usize,
+    at: u64,
+    busy_since: &mut [Option<u64>],
+    inside: &[Vec<u64>],
+    open: &mut HashMap<u64, Open>,
+) {
+    if busy_since[t].replace(at).is_some() {
+        return;
+    }
+    if let Some(id) = inside[t].last()
+        && let Some(o) = open.get_mut(id)
+    {
+        if o.active == 0 {
+            o.active_since = at;
+        }
+        o.active += 1;
+        o.busy = true;
+    }
 }
 
 fn innermost_of(t: usize, inside: &[Vec<u64>], open: &HashMap<u64, Open>) -> Option<Open> {

@@ -117,6 +117,8 @@ struct HardwareRecord {
     handoff_shared_s: f64,
     load: f64,
     #[serde(default)]
+    compute_shared: f64,
+    #[serde(default)]
     wait_cpu: f64,
     machine: Option<String>,
 }
@@ -340,6 +342,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
         ("fork_join_shared_s", h.fork_join_shared_s),
         ("handoff_shared_s", h.handoff_shared_s),
         ("load", h.load),
+        ("compute_shared", h.compute_shared),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(fail(
@@ -425,6 +428,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             fork_join_shared_s: h.fork_join_shared_s,
             handoff_shared_s: h.handoff_shared_s,
             load: h.load,
+            compute_shared: h.compute_shared,
             wait_cpu: h.wait_cpu,
             machine: h.machine,
         },
@@ -532,7 +536,7 @@ pub fn write(model: &PaceModel) -> String {
     let _ = writeln!(
         out,
         "\n[hardware]\ncores = {}\nspeed = {}\nfork_join_s = {}\nhandoff_s = {}\n\
-         fork_join_shared_s = {}\nhandoff_shared_s = {}\nload = {}\nwait_cpu = {}",
+         fork_join_shared_s = {}\nhandoff_shared_s = {}\nload = {}\ncompute_shared = {}\nwait_cpu = {}",
         h.cores,
         number(h.speed),
         number(h.fork_join_s),
@@ -540,6 +544,7 @@ pub fn write(model: &PaceModel) -> String {
         number(h.fork_join_shared_s),
         number(h.handoff_shared_s),
         number(h.load),
+        number(h.compute_shared),
         number(h.wait_cpu)
     );
     if let Some(m) = &h.machine {

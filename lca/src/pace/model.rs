@@ -135,6 +135,12 @@ pub struct Hardware {
     /// stretches by `max(1, (p + load)/cores) / max(1, p/cores)` beyond the sharing among the
     /// program's own threads. 0: the machine to itself.
     pub load: f64,
+    /// How much longer computation takes, per unit of [`sharing`], when the program's threads
+    /// outnumber the cores, beyond the processor sharing the replay does: a scheduler that
+    /// keeps a woken thread on its busy core while the other runs something else gives the
+    /// program fewer cores than it has. Fitted to the `T_p` of the runs that shared their
+    /// cores (docs/pace.md#how-the-template-is-derived); 0 without such runs.
+    pub compute_shared: f64,
     /// The share of a core a thread used while it waited or sat idle between its work, from
     /// the logs' `cpu` samples: 0 when waits block, 1 when they spin. The replay takes waits
     /// as blocking; the builder notes a share above one half.
@@ -190,9 +196,10 @@ impl Hardware {
     /// How much longer computation takes at `p` threads because of other programs' load,
     /// beyond the program's own threads' sharing of the cores.
     pub fn stretch(&self, p: u32) -> f64 {
+        let shared = 1.0 + self.compute_shared * sharing(p, self.cores);
         let c = f64::from(self.cores);
         let p = f64::from(p);
-        (1.0f64).max((p + self.load) / c) / (1.0f64).max(p / c)
+        shared * (1.0f64).max((p + self.load) / c) / (1.0f64).max(p / c)
     }
 
     /// The fork-and-join and the hand-off latencies at `p` threads, seconds.

@@ -124,6 +124,17 @@ impl PaceModel {
         let (fork_join, handoff) = self.hardware.latencies(p);
         let fork = (fork_join * 1e9 / 2.0).max(1.0);
         let handoff = (handoff * 1e9).max(1.0);
+        // Computation lasts its demand times the hardware's stretch (other programs' load,
+        // the program's threads outnumbering the cores); each thread's two `cpu` samples, at
+        // its start and its stop, show the demand alone and the rest as run-queue delay, so
+        // that `pp` attributes the stretch as `rc.cpu`, not `pc`
+        // (docs/attribution.md#resource-contention-rccpu): one span per thread, which keeps
+        // the log as short as it was without samples.
+        let stretch = self.hardware.stretch(p);
+        let mut cpu = vec![(0u64, 0u64); p as usize];
+        for t in 0..p {
+            events.push((0, t, "cpu 0 0".into()));
+        }
         for iteration in 0..shape.replayed as usize {
             let mut these = vec![f64::NAN; self.template.len()];
             for (k, step) in self.template.iter().enumerate() {
@@ -215,6 +226,13 @@ impl PaceModel {
                     let from = ready + 1.0 + fork;
                     events.push((ns(from), t, b));
                     events.push((ns(from + busy), t, e));
+                    if step.activity == Activity::Work {
+                        let length = ns(from + busy) - ns(from);
+                        let used = (((length as f64) / stretch).round() as u64).min(length);
+                        let (c, d) = &mut cpu[t as usize];
+                        *c += used;
+                        *d += length - used;
+                    }
                     end = end.max(from + busy + fork);
                 }
                 events.push((ns(end), leader, format!("region_end {id}")));
@@ -229,6 +247,8 @@ impl PaceModel {
         let last = clock.iter().copied().fold(start, f64::max);
         let stop = last + (self.application.teardown_s * 1e9).max(1.0);
         for t in 0..p {
+            let (c, d) = cpu[t as usize];
+            events.push((ns(stop), t, format!("cpu {c} {d}")));
             events.push((ns(stop), t, "stop".into()));
         }
         // Time order, ties by thread, each thread's events in the order generated.
