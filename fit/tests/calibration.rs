@@ -414,3 +414,35 @@ fn the_searched_top_model_holds_the_truth_8x_beyond_the_data() {
     println!("inside the 90% interval at p=1024: {inside} of 10 (uncalibrated: {before})");
     assert_eq!(inside, 10, "before: {before} of 10");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// Holding the rivals keeps the model's value and gives the least interval about it that
+    /// holds both its own interval and the mixture's, for a new run and for the mean alike.
+    #[test]
+    fn holding_is_the_least_interval_about_the_value_that_holds_both(
+        value in -100.0f64..100.0,
+        own in (0.0f64..50.0, 0.0f64..50.0),
+        centre in -100.0f64..100.0,
+        mix in (0.0f64..50.0, 0.0f64..50.0),
+    ) {
+        use fit::Prediction;
+        let own = Prediction::bounded(value, own.0, own.1, f64::NEG_INFINITY);
+        let mix = Prediction::bounded(centre, mix.0, mix.1, f64::NEG_INFINITY);
+        let held = fit::rivals::hold(&own, &mix, f64::NEG_INFINITY);
+        proptest::prop_assert_eq!(held.value, value);
+        for (h, a, b) in [
+            (held.half_width, own.half_width, mix.half_width),
+            (held.mean_half_width, own.mean_half_width, mix.mean_half_width),
+        ] {
+            // It holds both ...
+            proptest::prop_assert!(h >= a);
+            proptest::prop_assert!(value - h <= centre - b + 1e-9);
+            proptest::prop_assert!(value + h >= centre + b - 1e-9);
+            // ... and no less would.
+            let least = a.max(value - (centre - b)).max(centre + b - value);
+            proptest::prop_assert!((h - least).abs() <= 1e-9 * least.max(1.0));
+        }
+    }
+}
