@@ -20,9 +20,10 @@
 //! `(κ_f · log2 r_f · T̂)²` for each factor `f` it leaves (`r_f = x / high`, or `low / x`
 //! below the range) to the variance of both its mean and a new run, with the Welch–Satterthwaite
 //! degrees of freedom of the sum, each `κ_f` counted with as many degrees of freedom as it
-//! had distinct held-out points. Inside the data nothing changes.
+//! had distinct held-out points. Inside the data nothing changes. A model of one factor with
+//! enough rival forms ([`crate::rivals::MIN_SPREAD`]) holds their mixture instead.
 
-use crate::fit::{Fit, Prediction};
+use crate::fit::Fit;
 use crate::observations::Observations;
 use crate::performance::PerformanceModel;
 use crate::rivals::Rival;
@@ -241,15 +242,14 @@ pub fn reach(
     }
 }
 
-/// Beyond the data of a model of one factor with rival forms: their stacked mixture
-/// ([`crate::rivals::mixture`]); None inside the data, for a model of several factors, or
-/// without rivals.
-pub fn stacked(
+/// Beyond the data of a model of one factor: its rival forms ([`crate::rivals`]); None inside
+/// the data, for a model of several factors, or without rivals.
+pub fn rivals_beyond<'a>(
     factors: &[String],
     ranges: &[(f64, f64)],
-    calibration: Option<&[Calibration]>,
+    calibration: Option<&'a [Calibration]>,
     point: &[f64],
-) -> Option<Prediction> {
+) -> Option<&'a [Rival]> {
     let ([factor], [(lo, hi)], [x]) = (factors, ranges, point) else {
         return None;
     };
@@ -257,7 +257,7 @@ pub fn stacked(
         return None;
     }
     let c = calibration?.iter().find(|c| &c.factor == factor)?;
-    crate::rivals::mixture(&c.rivals, point)
+    (!c.rivals.is_empty()).then_some(&c.rivals[..])
 }
 
 /// A 90% half-width `half_width` with `dof` degrees of freedom, widened by a standard

@@ -462,7 +462,8 @@ impl PerformanceModel {
     /// to separate responses, so their errors are taken as independent: the variances add, and
     /// the Student t quantile uses the Welch–Satterthwaite degrees of freedom of the sum.
     /// Beyond the data, `T_p`'s intervals (a response model's first response) are widened by
-    /// the model's forward validation ([`crate::calibration`]).
+    /// the model's forward validation ([`crate::calibration`]), or, for a model of one factor
+    /// with enough rival forms, to hold their mixture ([`crate::rivals::hold`]).
     pub fn predict(&self, point: &[f64]) -> TimePrediction {
         let mut categories: Vec<Prediction> = match &self.evaluator {
             Some(e) => e.categories(point),
@@ -488,8 +489,21 @@ impl PerformanceModel {
             point,
             own.value,
         );
+        // Beyond the data of a model of one factor, the interval holds the rival forms' mixture
+        // (docs/modelling.md#beyond-the-data), keeping the model's value (its categories still
+        // add up to it). With enough rivals their spread is the error of form and forward
+        // validation's widening is not added; with fewer it is.
+        let rivals = crate::calibration::rivals_beyond(
+            &self.factors,
+            &self.ranges,
+            self.calibration.as_deref(),
+            point,
+        );
+        let mixture = rivals.and_then(|r| crate::rivals::mixture(r, point));
+        let spread = rivals.is_some_and(|r| r.len() >= crate::rivals::MIN_SPREAD);
+        let measured = spread && mixture.is_some();
         let time = match (reach, self.spread_of(point, &categories)) {
-            (Reach::Calibrated { sd, dof }, Some(spread)) => {
+            (Reach::Calibrated { sd, dof }, Some(spread)) if !measured => {
                 let widen = |h: f64, own: f64| crate::calibration::widen(h, own, sd, dof);
                 Prediction::bounded(
                     own.value,
@@ -500,27 +514,9 @@ impl PerformanceModel {
             }
             _ => own,
         };
-        // Beyond the data of a model of one factor, the interval also holds the rival forms'
-        // mixture (docs/modelling.md#beyond-the-data): it keeps the model's value and the
-        // forward validation's widening, so it covers whatever either covers.
-        let stacked = crate::calibration::stacked(
-            &self.factors,
-            &self.ranges,
-            self.calibration.as_deref(),
-            point,
-        );
-        let (time, reach) = match stacked {
+        let (time, reach) = match mixture {
             Some(mix) if time.half_width.is_finite() => {
-                let hold = |h: f64, m: f64| {
-                    h.max(time.value - (mix.value - m))
-                        .max(mix.value + m - time.value)
-                };
-                let held = Prediction::bounded(
-                    time.value,
-                    hold(time.half_width, mix.half_width),
-                    hold(time.mean_half_width, mix.mean_half_width),
-                    self.floor(),
-                );
+                let held = crate::rivals::hold(&time, &mix, self.floor());
                 // What the crossover adds to the categories' variance for it.
                 let z = t_quantile(f64::INFINITY);
                 let own_sd = self
@@ -530,7 +526,9 @@ impl PerformanceModel {
                     .max(0.0)
                     .sqrt();
                 let reach = match reach {
-                    Reach::Calibrated { sd: k, dof } if k >= sd => Reach::Calibrated { sd: k, dof },
+                    Reach::Calibrated { sd: k, dof } if !measured && k >= sd => {
+                        Reach::Calibrated { sd: k, dof }
+                    }
                     _ => Reach::Calibrated {
                         sd,
                         dof: f64::INFINITY,

@@ -75,28 +75,10 @@ impl Ranking {
         else {
             return own;
         };
-        let (mix_lo, mix_hi) = (mix.value - mix.half_width, mix.value + mix.half_width);
-        let (mean_lo, mean_hi) = (
-            mix.value - mix.mean_half_width,
-            mix.value + mix.mean_half_width,
-        );
         self.fits
             .iter()
             .zip(own)
-            .map(|(fit, p)| {
-                let hold = |h: f64, lo: f64, hi: f64| {
-                    if h.is_nan() {
-                        return f64::NAN;
-                    }
-                    h.max(p.value - lo).max(hi - p.value)
-                };
-                Prediction::bounded(
-                    p.value,
-                    hold(p.half_width, mix_lo, mix_hi),
-                    hold(p.mean_half_width, mean_lo, mean_hi),
-                    fit.floor(),
-                )
-            })
+            .map(|(fit, p)| crate::rivals::hold(&p, &mix, fit.floor()))
             .collect()
     }
 }

@@ -16,8 +16,12 @@
 //!
 //! Beyond the data their mixture is formed: each rival's predictive distribution normal with its
 //! own 90% interval, the mixture's median, and its 5% and 95% quantiles made symmetric about the
-//! median (the wider side). A model's interval there is widened to hold it (its value stays the
-//! model's own).
+//! median (the wider side). A model's interval there is widened to hold it, its value staying
+//! the model's own ([`hold`]: the one rule, for `lca model`, `--search --predict` and Extra-P
+//! tables alike). With at least [`MIN_SPREAD`] rivals their spread is the measured error of
+//! form, and a model's interval is its own widened to hold them; with fewer, the data single
+//! out one form (or none), nothing measures how wrong it may be, and forward validation's
+//! widening ([`crate::calibration`]) is kept too.
 
 use crate::fit::{Fit, Prediction, Weighting, fit_weighted};
 use crate::model::Model;
@@ -32,6 +36,10 @@ pub const MAX_RIVALS: usize = 16;
 
 /// The fewest levels of the factor for rivals: a constant plus two terms needs more than 4.
 pub const MIN_LEVELS: usize = 5;
+
+/// The fewest rivals whose spread stands for the error of form beyond the data, without
+/// forward validation's widening (docs/modelling.md#beyond-the-data).
+pub const MIN_SPREAD: usize = 2;
 
 /// One rival form: its fit to all the data and its weight in the mixture.
 #[derive(Debug, Clone)]
@@ -167,6 +175,27 @@ pub fn mixture(rivals: &[Rival], point: &[f64]) -> Option<Prediction> {
     ))
 }
 
+/// `own`'s value with its intervals (of a new run and of the mean) widened, each until it holds
+/// the same interval of `mixture` (the rivals' [`mixture`] at the same point), its lower end
+/// held at `floor`: beyond the data, the prediction keeps its value and covers whatever the
+/// rival forms cover (docs/modelling.md#beyond-the-data). An interval that is NaN (none) stays
+/// NaN: holding the rivals does not invent one.
+pub fn hold(own: &Prediction, mixture: &Prediction, floor: f64) -> Prediction {
+    let widen = |h: f64, m: f64| {
+        if h.is_nan() {
+            return f64::NAN;
+        }
+        h.max(own.value - (mixture.value - m))
+            .max(mixture.value + m - own.value)
+    };
+    Prediction::bounded(
+        own.value,
+        widen(own.half_width, mixture.half_width),
+        widen(own.mean_half_width, mixture.mean_half_width),
+        floor,
+    )
+}
+
 /// The `q` quantile of a mixture of normals `(weight, mean, sd)` (bisection on its CDF).
 fn quantile(members: &[(f64, f64, f64)], q: f64) -> f64 {
     use statrs::distribution::{ContinuousCDF, Normal};
@@ -208,6 +237,30 @@ fn quantile(members: &[(f64, f64, f64)], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn holding_keeps_the_value_and_widens_to_the_far_side() {
+        let own = Prediction::bounded(10.0, 1.0, 0.5, f64::NEG_INFINITY);
+        // The mixture 14 ± 3 (mean ± 2): its upper ends 17 and 16 are 7 and 6 away.
+        let mix = Prediction::bounded(14.0, 3.0, 2.0, f64::NEG_INFINITY);
+        let held = hold(&own, &mix, f64::NEG_INFINITY);
+        assert_eq!(
+            (held.value, held.half_width, held.mean_half_width),
+            (10.0, 7.0, 6.0)
+        );
+        assert_eq!((held.lower, held.upper), (3.0, 17.0));
+        // A mixture inside the interval changes nothing; a floor cuts the lower end.
+        let inside = Prediction::bounded(10.2, 0.3, 0.1, f64::NEG_INFINITY);
+        assert_eq!(hold(&own, &inside, f64::NEG_INFINITY), own);
+        assert_eq!(hold(&own, &mix, 0.0).lower, 3.0);
+        assert_eq!(
+            hold(&own, &Prediction::bounded(1.0, 9.0, 9.0, 0.0), 5.0).lower,
+            5.0
+        );
+        // No interval of its own: none held.
+        let bare = Prediction::bounded(10.0, f64::NAN, f64::NAN, f64::NEG_INFINITY);
+        assert!(hold(&bare, &mix, f64::NEG_INFINITY).half_width.is_nan());
+    }
 
     #[test]
     fn quantiles_of_one_normal_and_of_two() {

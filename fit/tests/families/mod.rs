@@ -83,6 +83,11 @@ pub fn families() -> Vec<Family> {
 
 /// Runs of `truth` with relative normal noise, modelled as the response `t` over `p`.
 pub fn model(truth: Truth, rng: &mut StdRng) -> PerformanceModel {
+    model_of(observations(truth, rng))
+}
+
+/// Runs of `truth` with relative normal noise at [`LEVELS`], [`REPLICATES`] each.
+pub fn observations(truth: Truth, rng: &mut StdRng) -> Observations {
     let noise = Normal::new(0.0, NOISE).unwrap();
     let (mut p, mut t) = (Vec::new(), Vec::new());
     for &x in &LEVELS {
@@ -91,7 +96,11 @@ pub fn model(truth: Truth, rng: &mut StdRng) -> PerformanceModel {
             t.push(truth(x) * (1.0 + noise.sample(rng)));
         }
     }
-    let obs = Observations::new("synthetic", vec!["p".into()], "t", vec![p], t).unwrap();
+    Observations::new("synthetic", vec!["p".into()], "t", vec![p], t).unwrap()
+}
+
+/// The response model of `obs`, calibrated.
+pub fn model_of(obs: Observations) -> PerformanceModel {
     fit::response::from_observations(
         "synthetic",
         vec![obs],
@@ -102,23 +111,47 @@ pub fn model(truth: Truth, rng: &mut StdRng) -> PerformanceModel {
     .unwrap()
 }
 
-/// Coverage and widths at one ratio: calibrated (the rival forms' mixture), by forward
-/// validation's `κ` alone (the rivals off), and as before (no calibration).
+/// Coverage and widths at one ratio: calibrated (today's rule), by the union of forward
+/// validation's `κ` and the rivals' mixture (the rule before it, stop 41), by `κ` alone (the
+/// rivals off), and as before (no calibration).
 #[derive(Debug, Default, Clone)]
 pub struct Tally {
     pub trials: usize,
     pub covered: usize,
+    pub covered_union: usize,
     pub covered_kappa: usize,
     pub covered_before: usize,
     /// Half-widths relative to the truth.
     pub widths: Vec<f64>,
+    pub widths_union: Vec<f64>,
     pub widths_kappa: Vec<f64>,
     pub widths_before: Vec<f64>,
+    /// Every trial, for the bench's oracle bounds and rival rules.
+    pub details: Vec<Trial>,
+}
+
+/// One prediction beyond the data and the fresh run it is checked against.
+#[derive(Debug, Clone)]
+pub struct Trial {
+    /// Where: `ratio` times the largest level.
+    pub x: f64,
+    pub truth: f64,
+    pub run: f64,
+    /// The calibrated model, its runs, and its uncalibrated prediction at `x`.
+    pub model: PerformanceModel,
+    pub obs: Observations,
+    pub before: fit::Prediction,
 }
 
 impl Tally {
     pub fn coverage(&self) -> f64 {
         self.covered as f64 / self.trials as f64
+    }
+    pub fn coverage_union(&self) -> f64 {
+        self.covered_union as f64 / self.trials as f64
+    }
+    pub fn median_width_union(&self) -> f64 {
+        median(&self.widths_union)
     }
     pub fn coverage_kappa(&self) -> f64 {
         self.covered_kappa as f64 / self.trials as f64
@@ -159,11 +192,14 @@ pub fn coverage(family: &Family, seeds: u64) -> Vec<Tally> {
         for (all, one) in tallies.iter_mut().zip(truth_coverage(family, k, seeds)) {
             all.trials += one.trials;
             all.covered += one.covered;
+            all.covered_union += one.covered_union;
             all.covered_kappa += one.covered_kappa;
             all.covered_before += one.covered_before;
             all.widths.extend(one.widths);
+            all.widths_union.extend(one.widths_union);
             all.widths_kappa.extend(one.widths_kappa);
             all.widths_before.extend(one.widths_before);
+            all.details.extend(one.details);
         }
     }
     tallies
@@ -176,7 +212,8 @@ pub fn truth_coverage(family: &Family, k: usize, seeds: u64) -> Vec<Tally> {
     let truth = family.truths[k].1;
     for seed in 0..seeds {
         let mut rng = StdRng::seed_from_u64(1000 * k as u64 + seed);
-        let calibrated = model(truth, &mut rng);
+        let obs = observations(truth, &mut rng);
+        let calibrated = model_of(obs.clone());
         let mut before = calibrated.clone();
         before.calibration = None;
         let mut kappa = calibrated.clone();
@@ -193,6 +230,22 @@ pub fn truth_coverage(family: &Family, k: usize, seeds: u64) -> Vec<Tally> {
             let (now, width) = inside(&calibrated);
             let (then, width_before) = inside(&before);
             let (by_kappa, width_kappa) = inside(&kappa);
+            // The rule before: κ's widening and the rivals' mixture together.
+            let union = {
+                let t = kappa.predict(&[x]).time;
+                let rivals = calibrated
+                    .calibration
+                    .iter()
+                    .flatten()
+                    .flat_map(|c| &c.rivals);
+                let rivals: Vec<_> = rivals.cloned().collect();
+                match fit::rivals::mixture(&rivals, &[x]) {
+                    Some(mix) => fit::rivals::hold(&t, &mix, f64::NEG_INFINITY),
+                    None => t,
+                }
+            };
+            tally.covered_union += usize::from(union.lower <= run && run <= union.upper);
+            tally.widths_union.push(union.half_width / truth(x));
             tally.trials += 1;
             tally.covered += now as usize;
             tally.covered_kappa += by_kappa as usize;
@@ -200,6 +253,14 @@ pub fn truth_coverage(family: &Family, k: usize, seeds: u64) -> Vec<Tally> {
             tally.covered_before += then as usize;
             tally.widths.push(width);
             tally.widths_before.push(width_before);
+            tally.details.push(Trial {
+                x,
+                truth: truth(x),
+                run,
+                model: calibrated.clone(),
+                obs: obs.clone(),
+                before: before.predict(&[x]).time,
+            });
         }
     }
     tallies

@@ -184,13 +184,11 @@ fn table(
                         .flatten();
                     // The series' own value, its interval widened to hold the rivals' too
                     // (as `--search --predict` does).
-                    let mut p = m.fit.predict(point);
-                    if let Some(mix) = mixture {
-                        p.half_width = p
-                            .half_width
-                            .max(p.value - (mix.value - mix.half_width))
-                            .max(mix.value + mix.half_width - p.value);
-                    }
+                    let own = m.fit.predict(point);
+                    let p = match mixture {
+                        Some(mix) => fit::rivals::hold(&own, &mix, m.fit.floor()),
+                        None => own,
+                    };
                     line.push(format!(
                         "{} ± {}",
                         significant(p.value, 4),
