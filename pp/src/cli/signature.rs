@@ -52,7 +52,7 @@ pub fn signature(args: &SignatureArgs) -> Result<()> {
         form,
         &mut out,
     )
-    .and_then(|()| Ok(out.flush()?));
+    .and_then(|_| Ok(out.flush()?));
     match written {
         Err(e)
             if e.downcast_ref::<std::io::Error>()

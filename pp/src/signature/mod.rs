@@ -178,8 +178,13 @@ pub fn of_recorded(run: &Recorded, threshold: Threshold) -> Result<Signature> {
 
 /// Writes the signature of the log at `path` to `out` a thread at a time (what `pp signature`
 /// prints: its memory is one thread's signature, not the run's); a damaged or cut log's warning
-/// goes to standard error first.
-pub fn write(path: &Path, threshold: Threshold, form: Form, out: &mut dyn Write) -> Result<()> {
+/// goes to standard error first. Returns the steps, the threshold and the compression.
+pub fn write(
+    path: &Path,
+    threshold: Threshold,
+    form: Form,
+    out: &mut dyn Write,
+) -> Result<(u64, f64, f64)> {
     let run = Recorded::read(LogReader::open(path)?)?;
     if let Some(w) = &run.warning {
         eprintln!("pp: warning: {w}");
@@ -211,7 +216,7 @@ pub fn write(path: &Path, threshold: Threshold, form: Form, out: &mut dyn Write)
     if form == Form::Json {
         render::tail_json(out, &head, !run.threads.is_empty())?;
     }
-    Ok(())
+    Ok((steps, threshold, head.compression))
 }
 
 /// The threshold, the target and whether it was reached, and (where the search found them)
