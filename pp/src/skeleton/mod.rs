@@ -284,10 +284,13 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
         // search depends on the computations' times, and on a busy machine it stopped at a
         // threshold that folded the p2p fft's ranks into no common loop (300 steps unrolled,
         // each message a K-th of its size), where the operations fold its iterations whole.
+        // (The first plan goes before the next is made: each holds every thread's symbols.)
+        drop(plan);
         plan = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
     }
     if let Err(e) = check(&plan) {
         let first = plan.threshold;
+        drop(plan);
         plan = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
         warnings.push(format!(
             "{name}: at threshold {first}, {e}; the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
