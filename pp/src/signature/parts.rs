@@ -21,13 +21,13 @@ use super::steps::Builder;
 pub struct Part {
     pub begin: u64,
     pub end: u64,
-    /// The region's name.
-    pub name: String,
+    /// The region's name, by its number in [`Regions::parts`]' names.
+    pub name: u32,
 }
 
 /// A region open (its end not seen yet), or closed and not yet settled.
 struct Region {
-    name: String,
+    name: u32,
     begin: u64,
     end: u64,
     /// Its number (in the order regions began), which names its watches.
@@ -66,6 +66,9 @@ pub struct Regions {
     /// Per thread, its parts that end where its open wait or copy ends.
     straddling: Vec<Vec<usize>>,
     serial: u64,
+    /// The regions' names, numbered in the order first seen.
+    names: Vec<String>,
+    name_index: HashMap<String, u32>,
 }
 
 impl Regions {
@@ -81,6 +84,8 @@ impl Regions {
             parts: (0..n).map(|_| Vec::new()).collect(),
             straddling: (0..n).map(|_| Vec::new()).collect(),
             serial: 0,
+            names: Vec::new(),
+            name_index: HashMap::new(),
         }
     }
 
@@ -110,7 +115,16 @@ impl Regions {
                         })
                     }
                 }
-                let name = symbols.get_name(name).unwrap_or("?").to_string();
+                let name = symbols.get_name(name).unwrap_or("?");
+                let name = match self.name_index.get(name) {
+                    Some(&n) => n,
+                    None => {
+                        let n = self.names.len() as u32;
+                        self.names.push(name.to_string());
+                        self.name_index.insert(name.to_string(), n);
+                        n
+                    }
+                };
                 let members: Vec<ThreadId> = match team.and_then(|t| symbols.get_team(t)) {
                     Some(t) => t.to_vec(),
                     None => (0..self.p).collect(),
@@ -214,7 +228,7 @@ impl Regions {
             self.parts[mi].push(Part {
                 begin: w.first,
                 end: w.last,
-                name: r.name.clone(),
+                name: r.name,
             });
             // A wait the member began inside the region and the region's end released
             // (OpenMP's implicit barrier) is part of its part: the join follows it.
@@ -224,12 +238,12 @@ impl Regions {
         }
     }
 
-    /// Per thread, its parts `(begin, end, region name)` of regions other threads recorded, in
-    /// the order the regions closed, once the whole log is read.
-    pub fn parts(mut self, builders: &[Option<Builder>]) -> Vec<Vec<Part>> {
+    /// Per thread, its parts of regions other threads recorded, in the order the regions
+    /// closed, once the whole log is read; and the regions' names.
+    pub fn parts(mut self, builders: &[Option<Builder>]) -> (Vec<Vec<Part>>, Vec<String>) {
         while let Some(r) = self.closing.pop_front() {
             self.settle(r, builders, false);
         }
-        self.parts
+        (self.parts, self.names)
     }
 }

@@ -212,7 +212,7 @@ impl Recorded {
                 regions.after(e.thread, b);
             })
             .err();
-        let parts = regions.parts(&builders);
+        let (parts, names) = regions.parts(&builders);
         let warning = damage.map(|e| format!("{e}; the signature is of the events before it"));
         let mut out = Recorded {
             p,
@@ -226,7 +226,7 @@ impl Recorded {
             let Some(builder) = builder else {
                 continue;
             };
-            let steps = finish(th, &builder, &parts, &raw, &mut ops, |rec| {
+            let steps = finish(th, &builder, &parts, &names, &raw, &mut ops, |rec| {
                 out.streams.push(th, rec.write().bytes())
             })?;
             if steps > 0 {
@@ -315,6 +315,7 @@ fn finish(
     th: usize,
     builder: &Builder,
     parts: &[Part],
+    names: &[String],
     raw: &Streams,
     ops: &mut Ops,
     mut emit: impl FnMut(Rec),
@@ -322,9 +323,13 @@ fn finish(
     let mut points: Vec<(u64, usize, Span)> = Vec::new();
     if !parts.is_empty() {
         let end = ops.intern(Op::PartEnd);
+        let mut begins: Vec<Option<u32>> = vec![None; names.len()];
         for (k, part) in parts.iter().enumerate() {
-            let begin = ops.intern(Op::PartBegin {
-                name: part.name.clone(),
+            let name = part.name as usize;
+            let begin = *begins[name].get_or_insert_with(|| {
+                ops.intern(Op::PartBegin {
+                    name: names[name].clone(),
+                })
             });
             let point = |t, op| Span {
                 begin: t,
