@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use pp::signature::{self, Threshold};
+use std::io::Write;
+
+use pp::signature::{self, Form, Threshold};
 
 use super::values::Format;
 
@@ -37,12 +39,27 @@ pub fn signature(args: &SignatureArgs) -> Result<()> {
         (None, Some(k)) => Threshold::Target(k / 2.0),
         (None, None) => Threshold::Fixed(0.05),
     };
-    let s = signature::read(&crate::log_path(args.log.as_ref()), threshold)?;
-    if let Some(w) = &s.warning {
-        eprintln!("pp: warning: {w}");
+    let form = match args.format {
+        Format::Text => Form::Text,
+        Format::Json => Form::Json,
+    };
+    // Written as it is made, a thread at a time (docs/skeletons.md#memory); a closed pipe
+    // (`pp signature | head`) ends the command quietly.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = signature::write(
+        &crate::log_path(args.log.as_ref()),
+        threshold,
+        form,
+        &mut out,
+    )
+    .and_then(|_| Ok(out.flush()?));
+    match written {
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            Ok(())
+        }
+        other => other,
     }
-    crate::write_stdout(&match args.format {
-        Format::Text => s.text(),
-        Format::Json => s.json(),
-    })
 }

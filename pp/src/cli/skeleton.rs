@@ -130,7 +130,9 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
                 (None, Some(t)) => Size::Time(t),
                 (None, None) => bail!("pp skeleton: --scale K or --time T is required"),
             };
-            let (s, warnings) = skeleton::from_log(log, size)?;
+            // Written a top-level item at a time from the signature's folded threads
+            // (docs/skeletons.md#memory).
+            let (s, warnings) = skeleton::plan(log, size)?;
             let mpi = mpi::is_mpi(&s);
             if mpi {
                 mpi::check(&s).map_err(|e| anyhow!("{}: {e}", log.display()))?;
@@ -152,7 +154,7 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
                 },
                 s.k,
                 s.threshold,
-                s.compression,
+                s.compression(),
                 s.source_wall_ns as f64 / s.k / 1e9
             );
             Ok(())

@@ -4,9 +4,12 @@
 //! to the larger. Leader clustering: a step joins the first cluster, in order of creation, whose
 //! first step it is like; otherwise it starts a new cluster.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeSet;
 
-use super::steps::{Op, Step};
+use anyhow::Result;
+
+use super::record::Rec;
+use super::steps::Op;
 
 /// One cluster: its operation and the sums over its members.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,8 +26,6 @@ pub struct Cluster {
     pub op_ns: u128,
     /// Sum of the members' computation CPU times (ns).
     pub cpu_ns: u128,
-    /// The first member's computation time and bytes, which others are compared with.
-    leader: (u64, u64),
 }
 
 impl Cluster {
@@ -51,47 +52,95 @@ pub fn alike(a: u64, b: u64, threshold: f64) -> bool {
     a.abs_diff(b) as f64 <= threshold * a.max(b) as f64
 }
 
-/// Clusters `steps`; returns the clusters and each step's cluster index.
-pub fn cluster(steps: &[Step], threshold: f64) -> (Vec<Cluster>, Vec<u32>) {
-    let mut clusters: Vec<Cluster> = Vec::new();
-    // Per operation, the clusters' leaders by computation time, so that a step looks only at
-    // leaders within the threshold of its own time.
-    let mut by_op: HashMap<&Op, BTreeMap<(u64, u32), ()>> = HashMap::new();
-    let mut ids = Vec::with_capacity(steps.len());
-    for s in steps {
-        let leaders = by_op.entry(&s.op).or_default();
-        let lo = (s.compute_ns as f64 * (1.0 - threshold)).floor().max(0.0) as u64;
-        let hi = (s.compute_ns as f64 / (1.0 - threshold).max(f64::MIN_POSITIVE)).ceil();
+/// Leader clustering of one thread's steps, one at a time.
+pub struct Leaders {
+    threshold: f64,
+    /// Per operation number, its clusters' leaders by computation time, so that a step looks
+    /// only at leaders within the threshold of its own time.
+    by_op: Vec<BTreeSet<(u64, u32)>>,
+    /// Per cluster, its first member's computation time and bytes.
+    leader: Vec<(u64, u64)>,
+}
+
+impl Leaders {
+    /// No clusters yet, under `threshold`.
+    pub fn new(threshold: f64) -> Self {
+        Leaders {
+            threshold,
+            by_op: Vec::new(),
+            leader: Vec::new(),
+        }
+    }
+
+    /// How many clusters there are.
+    pub fn len(&self) -> usize {
+        self.leader.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.leader.is_empty()
+    }
+
+    /// The cluster of a step of operation number `op` (a new one if it is like no leader).
+    pub fn id(&mut self, op: u32, compute_ns: u64, bytes: u64) -> u32 {
+        let threshold = self.threshold;
+        let op = op as usize;
+        if self.by_op.len() <= op {
+            self.by_op.resize_with(op + 1, BTreeSet::new);
+        }
+        let leaders = &mut self.by_op[op];
+        let lo = (compute_ns as f64 * (1.0 - threshold)).floor().max(0.0) as u64;
+        let hi = (compute_ns as f64 / (1.0 - threshold).max(f64::MIN_POSITIVE)).ceil();
         let hi = if hi >= u64::MAX as f64 {
             u64::MAX
         } else {
             hi as u64
         };
+        let all = &self.leader;
         let found = leaders
             .range((lo, 0)..=(hi, u32::MAX))
-            .map(|(&(_, i), _)| i)
+            .map(|&(_, i)| i)
             .filter(|&i| {
-                let (c, b) = clusters[i as usize].leader;
-                alike(c, s.compute_ns, threshold) && alike(b, s.bytes, threshold)
+                let (c, b) = all[i as usize];
+                alike(c, compute_ns, threshold) && alike(b, bytes, threshold)
             })
             .min();
-        let id = match found {
+        match found {
             Some(i) => i,
             None => {
-                let i = clusters.len() as u32;
-                clusters.push(Cluster {
-                    op: s.op.clone(),
-                    count: 0,
-                    compute_ns: 0,
-                    bytes: 0,
-                    op_ns: 0,
-                    cpu_ns: 0,
-                    leader: (s.compute_ns, s.bytes),
-                });
-                leaders.insert((s.compute_ns, i), ());
+                let i = self.leader.len() as u32;
+                self.leader.push((compute_ns, bytes));
+                leaders.insert((compute_ns, i));
                 i
             }
-        };
+        }
+    }
+}
+
+/// Clusters a thread's records (`each` calls its argument with every one, in order) under
+/// `threshold`: returns the clusters (with their members' sums; `ops` names the operations)
+/// and each step's cluster.
+pub fn cluster(
+    each: impl FnOnce(&mut dyn FnMut(Rec)) -> Result<()>,
+    threshold: f64,
+    ops: &[Op],
+) -> Result<(Vec<Cluster>, Vec<u32>)> {
+    let mut leaders = Leaders::new(threshold);
+    let mut clusters: Vec<Cluster> = Vec::new();
+    let mut ids = Vec::new();
+    each(&mut |s: Rec| {
+        let id = leaders.id(s.op, s.compute_ns, s.bytes);
+        if id as usize == clusters.len() {
+            clusters.push(Cluster {
+                op: ops[s.op as usize].clone(),
+                count: 0,
+                compute_ns: 0,
+                bytes: 0,
+                op_ns: 0,
+                cpu_ns: 0,
+            });
+        }
         let c = &mut clusters[id as usize];
         c.count += 1;
         c.compute_ns += u128::from(s.compute_ns);
@@ -99,6 +148,17 @@ pub fn cluster(steps: &[Step], threshold: f64) -> (Vec<Cluster>, Vec<u32>) {
         c.op_ns += u128::from(s.op_ns);
         c.cpu_ns += u128::from(s.cpu_ns);
         ids.push(id);
-    }
-    (clusters, ids)
+    })?;
+    Ok((clusters, ids))
+}
+
+/// Each step's cluster alone (no sums): what the threshold search needs.
+pub fn ids(
+    each: impl FnOnce(&mut dyn FnMut(Rec)) -> Result<()>,
+    threshold: f64,
+) -> Result<Vec<u32>> {
+    let mut leaders = Leaders::new(threshold);
+    let mut ids = Vec::new();
+    each(&mut |s: Rec| ids.push(leaders.id(s.op, s.compute_ns, s.bytes)))?;
+    Ok(ids)
 }

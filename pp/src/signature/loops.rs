@@ -4,6 +4,10 @@
 //! length 1, so inner loops are folded before the loops around them and a nest comes out
 //! innermost first (`abbcbbcbbc` → `a[(b)²c]³`). Bodies longer than [`MAX_BODY`] symbols (after
 //! their inner loops are folded) are not looked for, which keeps each pass linear.
+//!
+//! The sequence is folded in place (4 bytes a symbol), and a pass for a body of `len` symbols
+//! looks at every `len`-th position first: a run of `len` matches covers one of them, so where
+//! matches are rare a pass reads about `n / len` symbols, not `n`.
 
 use std::collections::HashMap;
 
@@ -25,6 +29,10 @@ pub struct Table {
     /// Every symbol.
     pub nodes: Vec<Node>,
     index: HashMap<Node, u32>,
+    /// Per symbol, the entries it prints as.
+    sizes: Vec<u64>,
+    /// Per cluster, its step's symbol (`u32::MAX`: none yet).
+    steps: Vec<u32>,
 }
 
 impl Table {
@@ -33,73 +41,217 @@ impl Table {
         if let Some(&s) = self.index.get(&node) {
             return s;
         }
+        let size = match &node {
+            Node::Step(_) => 1,
+            Node::Loop { body, .. } => 1 + body.iter().map(|&b| self.size(b)).sum::<u64>(),
+        };
         let s = self.nodes.len() as u32;
         self.nodes.push(node.clone());
+        self.sizes.push(size);
         self.index.insert(node, s);
         s
     }
 
+    /// The symbol of a step of cluster `c`.
+    fn step(&mut self, c: u32) -> u32 {
+        let i = c as usize;
+        if self.steps.len() <= i {
+            self.steps.resize(i + 1, u32::MAX);
+        }
+        if self.steps[i] == u32::MAX {
+            self.steps[i] = self.intern(Node::Step(c));
+        }
+        self.steps[i]
+    }
+
     /// The number of entries symbol `s` prints as (a step 1, a loop 1 + its body's).
     pub fn size(&self, s: u32) -> u64 {
-        match &self.nodes[s as usize] {
-            Node::Step(_) => 1,
-            Node::Loop { body, .. } => 1 + body.iter().map(|&b| self.size(b)).sum::<u64>(),
-        }
+        self.sizes[s as usize]
     }
 }
 
-/// Compresses the cluster sequence `ids` into loops; returns the top-level symbols.
-pub fn compress(ids: &[u32], table: &mut Table) -> Vec<u32> {
-    let mut seq: Vec<u32> = ids.iter().map(|&c| table.intern(Node::Step(c))).collect();
+/// Compresses the cluster sequence `ids` into loops, in place; returns the top-level symbols.
+pub fn compress(mut ids: Vec<u32>, table: &mut Table) -> Vec<u32> {
+    for c in ids.iter_mut() {
+        *c = table.step(*c);
+    }
+    let mut seq = ids;
     'search: loop {
         for len in 1..=MAX_BODY.min(seq.len() / 2) {
-            if let Some(folded) = fold(&seq, len, table) {
-                seq = folded;
+            if fold(&mut seq, len, table) {
                 continue 'search;
             }
         }
+        seq.shrink_to_fit();
         return seq;
     }
 }
 
-/// Folds every run of back-to-back copies of a body of `len` symbols, left to right, or `None`
-/// where there is none.
-fn fold(seq: &[u32], len: usize, table: &mut Table) -> Option<Vec<u32>> {
+/// The first `s >= from` where `seq[s..s + len]` and `seq[s + len..s + 2 * len]` are equal.
+fn find(seq: &[u32], len: usize, from: usize) -> Option<usize> {
     let n = seq.len();
-    let mut out: Vec<u32> = Vec::new();
-    let mut copied = 0; // seq[..copied] is in out
-    let mut run = 0; // how many seq[j] == seq[j + len] end at j
-    let mut j = 0;
-    let mut any = false;
-    while j + len < n {
-        if seq[j] == seq[j + len] {
-            run += 1;
-        } else {
-            run = 0;
+    let matches = |k: usize| seq[k] == seq[k + len];
+    let mut s = from;
+    loop {
+        // Every start in s..=k needs position k to match.
+        let k = s + len - 1;
+        if k + len >= n {
+            return None;
         }
-        if run == len {
-            let start = j + 1 - len;
-            // Extend over every further matching position.
-            let mut k = j + 1;
-            while k + len < n && seq[k] == seq[k + len] {
-                k += 1;
-            }
-            let period_span = k - start + len; // seq[start..start + span] has period len
-            let count = (period_span / len) as u64;
-            out.extend_from_slice(&seq[copied..start]);
-            let body = seq[start..start + len].to_vec();
-            out.push(table.intern(Node::Loop { body, count }));
-            copied = start + count as usize * len;
-            any = true;
-            j = copied;
-            run = 0;
+        if !matches(k) {
+            s = k + 1;
             continue;
         }
-        j += 1;
+        let mut b = k;
+        while b > s && matches(b - 1) {
+            b -= 1;
+        }
+        let mut f = k + 1;
+        while f < b + len {
+            if f + len >= n {
+                return None;
+            }
+            if !matches(f) {
+                break;
+            }
+            f += 1;
+        }
+        if f == b + len {
+            return Some(b);
+        }
+        // Every start in b..=f needs position f to match.
+        s = f + 1;
     }
-    if !any {
-        return None;
+}
+
+/// Folds every run of back-to-back copies of a body of `len` symbols, left to right, in place;
+/// false where there is none.
+fn fold(seq: &mut Vec<u32>, len: usize, table: &mut Table) -> bool {
+    let n = seq.len();
+    let mut out = 0; // seq[..out] is the folded sequence so far
+    let mut copied = 0; // seq[copied..] is still to fold
+    let mut any = false;
+    while let Some(start) = find(seq, len, copied) {
+        // Extend over every further matching position.
+        let mut k = start + len;
+        while k + len < n && seq[k] == seq[k + len] {
+            k += 1;
+        }
+        let count = (k - start + len) / len;
+        let body = seq[start..start + len].to_vec();
+        seq.copy_within(copied..start, out);
+        out += start - copied;
+        seq[out] = table.intern(Node::Loop {
+            body,
+            count: count as u64,
+        });
+        out += 1;
+        copied = start + count * len;
+        any = true;
     }
-    out.extend_from_slice(&seq[copied..]);
-    Some(out)
+    if any {
+        seq.copy_within(copied..n, out);
+        seq.truncate(out + n - copied);
+    }
+    any
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// The first version's pass (every position read, a new sequence made): what [`fold`]
+    /// must give.
+    fn fold_by_reading_all(seq: &[u32], len: usize, table: &mut Table) -> Option<Vec<u32>> {
+        let n = seq.len();
+        let mut out: Vec<u32> = Vec::new();
+        let (mut copied, mut run, mut j, mut any) = (0, 0, 0, false);
+        while j + len < n {
+            run = if seq[j] == seq[j + len] { run + 1 } else { 0 };
+            if run == len {
+                let start = j + 1 - len;
+                let mut k = j + 1;
+                while k + len < n && seq[k] == seq[k + len] {
+                    k += 1;
+                }
+                let count = (k - start + len) / len;
+                out.extend_from_slice(&seq[copied..start]);
+                let body = seq[start..start + len].to_vec();
+                out.push(table.intern(Node::Loop {
+                    body,
+                    count: count as u64,
+                }));
+                copied = start + count * len;
+                any = true;
+                j = copied;
+                run = 0;
+                continue;
+            }
+            j += 1;
+        }
+        any.then(|| {
+            out.extend_from_slice(&seq[copied..]);
+            out
+        })
+    }
+
+    fn compress_by_reading_all(ids: &[u32], table: &mut Table) -> Vec<u32> {
+        let mut seq: Vec<u32> = ids.iter().map(|&c| table.intern(Node::Step(c))).collect();
+        'search: loop {
+            for len in 1..=MAX_BODY.min(seq.len() / 2) {
+                if let Some(folded) = fold_by_reading_all(&seq, len, table) {
+                    seq = folded;
+                    continue 'search;
+                }
+            }
+            return seq;
+        }
+    }
+
+    /// A symbol's steps, loops unrolled.
+    fn unroll(table: &Table, s: u32, out: &mut Vec<u32>) {
+        match &table.nodes[s as usize] {
+            Node::Step(c) => out.push(*c),
+            Node::Loop { body, count } => {
+                for _ in 0..*count {
+                    body.iter().for_each(|&b| unroll(table, b, out));
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn folding_in_place_gives_the_first_versions_symbols(
+            ids in prop::collection::vec(0u32..4, 0..300),
+            repeat in 1usize..4,
+        ) {
+            // Repeated, so that loops of loops are common.
+            let ids: Vec<u32> = ids.iter().copied().cycle().take(ids.len() * repeat).collect();
+            let mut fast = Table::default();
+            let mut slow = Table::default();
+            let top = compress(ids.clone(), &mut fast);
+            let want = compress_by_reading_all(&ids, &mut slow);
+            prop_assert_eq!(&top, &want);
+            prop_assert_eq!(&fast.nodes, &slow.nodes);
+            let mut steps = Vec::new();
+            top.iter().for_each(|&s| unroll(&fast, s, &mut steps));
+            prop_assert_eq!(steps, ids);
+            let size: u64 = top.iter().map(|&s| fast.size(s)).sum();
+            let slow_size = |s: u32| -> u64 {
+                fn go(t: &Table, s: u32) -> u64 {
+                    match &t.nodes[s as usize] {
+                        Node::Step(_) => 1,
+                        Node::Loop { body, .. } => 1 + body.iter().map(|&b| go(t, b)).sum::<u64>(),
+                    }
+                }
+                go(&slow, s)
+            };
+            prop_assert_eq!(size, want.iter().map(|&s| slow_size(s)).sum::<u64>());
+        }
+    }
 }

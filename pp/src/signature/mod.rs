@@ -8,10 +8,12 @@
 pub mod cluster;
 pub mod loops;
 pub mod parts;
+pub mod record;
 mod render;
 pub mod steps;
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 
 use anyhow::Result;
@@ -19,6 +21,7 @@ use pp_recorder::event::ThreadId;
 
 use crate::log::LogReader;
 pub use cluster::Cluster;
+pub use record::Recorded;
 pub use steps::{Op, Step};
 
 /// The thresholds tried, in order, when a target compression is given.
@@ -78,14 +81,50 @@ impl Signature {
         steps as f64 / size.max(1) as f64
     }
 
-    /// The text form (docs/skeletons.md#the-text-form).
+    /// The text form (docs/skeletons.md#output).
     pub fn text(&self) -> String {
         render::text(self)
     }
 
-    /// The JSON form (docs/skeletons.md#the-json-form).
+    /// The JSON form (docs/skeletons.md#output).
     pub fn json(&self) -> String {
         render::json(self)
+    }
+}
+
+/// One thread's signature as folded symbols (what [`ThreadSignature::entries`] expands):
+/// 4 bytes a top-level entry.
+#[derive(Debug)]
+pub struct Folded {
+    /// The thread (rank).
+    pub thread: ThreadId,
+    /// Its steps in the log.
+    pub steps: u64,
+    /// The clusters its steps fell into.
+    pub clusters: Vec<Cluster>,
+    /// The symbols.
+    pub table: loops::Table,
+    /// The top-level symbols.
+    pub top: Vec<u32>,
+    /// How many entries the structure prints as.
+    pub size: u64,
+}
+
+impl Folded {
+    /// The entry symbol `s` stands for.
+    pub fn entry(&self, s: u32) -> Entry {
+        entry(&self.table, s)
+    }
+
+    /// The thread's signature with its entries expanded.
+    pub fn expand(self) -> ThreadSignature {
+        ThreadSignature {
+            thread: self.thread,
+            steps: self.steps,
+            entries: self.top.iter().map(|&s| entry(&self.table, s)).collect(),
+            clusters: self.clusters,
+            size: self.size,
+        }
     }
 }
 
@@ -99,88 +138,138 @@ pub enum Threshold {
     Target(f64),
 }
 
+/// The output forms of [`write`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Form {
+    Text,
+    Json,
+}
+
 /// Reads the log at `path` (any pp log) and makes its signature.
 pub fn read(path: &Path, threshold: Threshold) -> Result<Signature> {
-    let reader = LogReader::open(path)?;
-    from_reader(reader, threshold)
+    from_reader(LogReader::open(path)?, threshold)
 }
 
 /// Makes the signature of the log `reader` reads.
-pub fn from_reader(mut reader: LogReader, threshold: Threshold) -> Result<Signature> {
-    let p = reader.header().p;
-    let mut builders: BTreeMap<ThreadId, steps::Builder> = BTreeMap::new();
-    let mut regions = parts::Regions::default();
-    // A damaged or cut log: its signature is that of every event before the damage.
-    let damage = reader
-        .for_each_event(|e, symbols| {
-            regions.event(e, symbols);
-            builders.entry(e.thread).or_default().event(e, symbols)
-        })
-        .err();
-    let parts = regions.parts(p, &builders);
-    let steps: BTreeMap<ThreadId, Vec<Step>> = builders
-        .into_iter()
-        .map(|(t, b)| {
-            let mine = parts.get(&t).map(Vec::as_slice).unwrap_or(&[]);
-            (t, b.finish(mine))
-        })
-        .filter(|(_, s)| !s.is_empty())
-        .collect();
-    Ok(Signature {
-        warning: damage.map(|e| format!("{e}; the signature is of the events before it")),
-        ..signature(p, &steps, threshold)
-    })
+pub fn from_reader(reader: LogReader, threshold: Threshold) -> Result<Signature> {
+    of_recorded(&Recorded::read(reader)?, threshold)
 }
 
 /// The signature of these steps.
 pub fn signature(p: u32, steps: &BTreeMap<ThreadId, Vec<Step>>, threshold: Threshold) -> Signature {
+    of_recorded(&Recorded::of_steps(p, steps), threshold)
+        .expect("steps in memory or in a temporary file read back")
+}
+
+/// The signature of a run's recorded steps, every thread's held at once.
+pub fn of_recorded(run: &Recorded, threshold: Threshold) -> Result<Signature> {
+    let (threshold, target, _) = choose(run, threshold)?;
+    let threads = (0..run.threads.len())
+        .map(|i| fold(run, i, threshold).map(Folded::expand))
+        .collect::<Result<_>>()?;
+    Ok(Signature {
+        p: run.p,
+        threshold,
+        target,
+        threads,
+        warning: run.warning.clone(),
+    })
+}
+
+/// Writes the signature of the log at `path` to `out` a thread at a time (what `pp signature`
+/// prints: its memory is one thread's signature, not the run's); a damaged or cut log's warning
+/// goes to standard error first. Returns the steps, the threshold and the compression.
+pub fn write(
+    path: &Path,
+    threshold: Threshold,
+    form: Form,
+    out: &mut dyn Write,
+) -> Result<(u64, f64, f64)> {
+    let run = Recorded::read(LogReader::open(path)?)?;
+    if let Some(w) = &run.warning {
+        eprintln!("pp: warning: {w}");
+    }
+    let (threshold, target, sizes) = choose(&run, threshold)?;
+    let sizes = match sizes {
+        Some(s) => s,
+        None => sizes_at(&run, threshold)?,
+    };
+    let steps: u64 = run.threads.iter().map(|t| t.1).sum();
+    let head = render::Head {
+        p: run.p,
+        threshold,
+        target,
+        compression: steps as f64 / sizes.iter().sum::<u64>().max(1) as f64,
+    };
+    match form {
+        Form::Text => render::head_text(out, &head)?,
+        Form::Json => render::head_json(out, &head)?,
+    }
+    for i in 0..run.threads.len() {
+        let f = fold(&run, i, threshold)?;
+        let t = render::Thread::Folded(&f);
+        match form {
+            Form::Text => render::thread_text(out, &t)?,
+            Form::Json => render::thread_json(out, &t, i == 0)?,
+        }
+    }
+    if form == Form::Json {
+        render::tail_json(out, &head, !run.threads.is_empty())?;
+    }
+    Ok((steps, threshold, head.compression))
+}
+
+/// The threshold, the target and whether it was reached, and (where the search found them)
+/// each thread's size at that threshold.
+#[allow(clippy::type_complexity)]
+pub fn choose(
+    run: &Recorded,
+    threshold: Threshold,
+) -> Result<(f64, Option<(f64, bool)>, Option<Vec<u64>>)> {
     match threshold {
-        Threshold::Fixed(t) => at(p, steps, t, None),
+        Threshold::Fixed(t) => Ok((t, None, None)),
         Threshold::Target(q) => {
+            let steps: u64 = run.threads.iter().map(|t| t.1).sum();
             let mut last = None;
             for &t in &THRESHOLDS {
-                let s = at(p, steps, t, Some((q, false)));
-                if s.compression() >= q {
-                    return Signature {
-                        target: Some((q, true)),
-                        ..s
-                    };
+                let sizes = sizes_at(run, t)?;
+                let size: u64 = sizes.iter().sum();
+                if steps as f64 / size.max(1) as f64 >= q {
+                    return Ok((t, Some((q, true)), Some(sizes)));
                 }
-                last = Some(s);
+                last = Some((t, Some((q, false)), Some(sizes)));
             }
-            last.expect("THRESHOLDS is not empty")
+            Ok(last.expect("THRESHOLDS is not empty"))
         }
     }
 }
 
-fn at(
-    p: u32,
-    steps: &BTreeMap<ThreadId, Vec<Step>>,
-    threshold: f64,
-    target: Option<(f64, bool)>,
-) -> Signature {
-    let threads = steps
-        .iter()
-        .map(|(&thread, steps)| {
-            let (clusters, ids) = cluster::cluster(steps, threshold);
+/// Each thread's signature size at `threshold`, one thread at a time, without the clusters'
+/// figures.
+pub fn sizes_at(run: &Recorded, threshold: f64) -> Result<Vec<u64>> {
+    (0..run.threads.len())
+        .map(|i| {
+            let ids = cluster::ids(|f| run.each(i, f), threshold)?;
             let mut table = loops::Table::default();
-            let top = loops::compress(&ids, &mut table);
-            ThreadSignature {
-                thread,
-                steps: steps.len() as u64,
-                clusters,
-                entries: top.iter().map(|&s| entry(&table, s)).collect(),
-                size: top.iter().map(|&s| table.size(s)).sum(),
-            }
+            let top = loops::compress(ids, &mut table);
+            Ok(top.iter().map(|&s| table.size(s)).sum())
         })
-        .collect();
-    Signature {
-        p,
-        threshold,
-        target,
-        threads,
-        warning: None,
-    }
+        .collect()
+}
+
+/// Thread `i`'s signature at `threshold`.
+pub fn fold(run: &Recorded, i: usize, threshold: f64) -> Result<Folded> {
+    let (clusters, ids) = cluster::cluster(|f| run.each(i, f), threshold, &run.ops)?;
+    let mut table = loops::Table::default();
+    let top = loops::compress(ids, &mut table);
+    Ok(Folded {
+        thread: run.threads[i].0,
+        steps: run.threads[i].1,
+        clusters,
+        size: top.iter().map(|&s| table.size(s)).sum(),
+        table,
+        top,
+    })
 }
 
 fn entry(table: &loops::Table, s: u32) -> Entry {

@@ -1,67 +1,146 @@
-//! The text and JSON forms of a signature (docs/skeletons.md#output).
+//! The text and JSON forms of a signature (docs/skeletons.md#output), written a thread at a
+//! time: from a [`Signature`] (its entries) or from a thread's folded symbols ([`Folded`]), so
+//! that `pp signature` never holds more than one thread's signature.
 
-use std::fmt::Write;
+use std::io::{self, Write};
 
-use serde_json::{Value, json};
+use super::loops::{Node, Table};
+use super::{Cluster, Entry, Folded, Op, Signature, ThreadSignature};
 
-use super::{Entry, Op, Signature, ThreadSignature};
+/// What the first line says: threads, threshold, target, compression.
+pub struct Head {
+    pub p: u32,
+    pub threshold: f64,
+    pub target: Option<(f64, bool)>,
+    pub compression: f64,
+}
 
-pub fn text(s: &Signature) -> String {
-    let mut out = String::new();
-    let target = match s.target {
+impl Head {
+    pub fn of(s: &Signature) -> Head {
+        Head {
+            p: s.p,
+            threshold: s.threshold,
+            target: s.target,
+            compression: s.compression(),
+        }
+    }
+}
+
+/// One thread's signature as either form holds it.
+pub enum Thread<'a> {
+    Entries(&'a ThreadSignature),
+    Folded(&'a Folded),
+}
+
+impl Thread<'_> {
+    fn parts(&self) -> (u32, u64, &[Cluster], u64) {
+        match self {
+            Thread::Entries(t) => (t.thread, t.steps, &t.clusters, t.size),
+            Thread::Folded(f) => (f.thread, f.steps, &f.clusters, f.size),
+        }
+    }
+
+    fn compression(&self) -> f64 {
+        let (_, steps, _, size) = self.parts();
+        steps as f64 / size.max(1) as f64
+    }
+
+    /// The top-level items.
+    fn items(&self) -> Vec<Item<'_>> {
+        match self {
+            Thread::Entries(t) => t.entries.iter().map(Item::Entry).collect(),
+            Thread::Folded(t) => t.top.iter().map(|&s| Item::Symbol(&t.table, s)).collect(),
+        }
+    }
+}
+
+/// An entry of either form.
+#[derive(Clone, Copy)]
+enum Item<'a> {
+    Entry(&'a Entry),
+    Symbol(&'a Table, u32),
+}
+
+impl<'a> Item<'a> {
+    /// The cluster of a step, or a loop's count and its body's items.
+    fn get(self) -> Result<u32, (u64, Vec<Item<'a>>)> {
+        match self {
+            Item::Entry(Entry::Step(c)) => Ok(*c),
+            Item::Entry(Entry::Loop { count, body }) => {
+                Err((*count, body.iter().map(Item::Entry).collect()))
+            }
+            Item::Symbol(table, s) => match &table.nodes[s as usize] {
+                Node::Step(c) => Ok(*c),
+                Node::Loop { body, count } => Err((
+                    *count,
+                    body.iter().map(|&b| Item::Symbol(table, b)).collect(),
+                )),
+            },
+        }
+    }
+}
+
+pub fn head_text(out: &mut dyn Write, h: &Head) -> io::Result<()> {
+    let target = match h.target {
         Some((q, true)) => format!(", target compression {q} reached"),
         Some((q, false)) => format!(", target compression {q} NOT reached (largest threshold)"),
         None => String::new(),
     };
-    let _ = writeln!(
+    writeln!(
         out,
         "signature: p={}, threshold {}{target}, compression {:.1}",
-        s.p,
-        s.threshold,
-        s.compression()
-    );
-    for t in &s.threads {
-        let _ = writeln!(
-            out,
-            "thread {}: {} steps, {} clusters, {} entries, compression {:.1}",
-            t.thread,
-            t.steps,
-            t.clusters.len(),
-            t.size,
-            t.compression()
-        );
-        for e in &t.entries {
-            entry_text(&mut out, t, e, 1);
-        }
-    }
-    out
+        h.p, h.threshold, h.compression
+    )
 }
 
-fn entry_text(out: &mut String, t: &ThreadSignature, e: &Entry, depth: usize) {
+pub fn thread_text(out: &mut dyn Write, t: &Thread) -> io::Result<()> {
+    let (thread, steps, clusters, size) = t.parts();
+    writeln!(
+        out,
+        "thread {thread}: {steps} steps, {} clusters, {size} entries, compression {:.1}",
+        clusters.len(),
+        t.compression()
+    )?;
+    for e in t.items() {
+        item_text(out, clusters, e, 1)?;
+    }
+    Ok(())
+}
+
+pub fn text(s: &Signature) -> String {
+    let mut out = Vec::new();
+    let _ = head_text(&mut out, &Head::of(s));
+    for t in &s.threads {
+        let _ = thread_text(&mut out, &Thread::Entries(t));
+    }
+    String::from_utf8(out).expect("text is UTF-8")
+}
+
+fn item_text(out: &mut dyn Write, clusters: &[Cluster], e: Item, depth: usize) -> io::Result<()> {
     let pad = "  ".repeat(depth);
-    match e {
-        Entry::Step(c) => {
-            let c = &t.clusters[*c as usize];
-            let _ = write!(
+    match e.get() {
+        Ok(c) => {
+            let c = &clusters[c as usize];
+            write!(
                 out,
                 "{pad}compute {}  {}",
                 ns(c.mean_compute_ns()),
                 op_text(&c.op)
-            );
+            )?;
             if c.bytes > 0 {
-                let _ = write!(out, " {:.0} B", c.mean_bytes());
+                write!(out, " {:.0} B", c.mean_bytes())?;
             }
             if c.op_ns > 0 {
-                let _ = write!(out, " ({})", ns(c.mean_op_ns()));
+                write!(out, " ({})", ns(c.mean_op_ns()))?;
             }
-            out.push('\n');
+            writeln!(out)
         }
-        Entry::Loop { count, body } => {
-            let _ = writeln!(out, "{pad}loop {count} {{");
+        Err((count, body)) => {
+            writeln!(out, "{pad}loop {count} {{")?;
             for b in body {
-                entry_text(out, t, b, depth + 1);
+                item_text(out, clusters, b, depth + 1)?;
             }
-            let _ = writeln!(out, "{pad}}}");
+            writeln!(out, "{pad}}}")
         }
     }
 }
@@ -99,44 +178,104 @@ fn ns(v: f64) -> String {
     }
 }
 
-pub fn json(s: &Signature) -> String {
-    let threads: Vec<Value> = s
-        .threads
-        .iter()
-        .map(|t| {
-            json!({
-                "thread": t.thread,
-                "steps": t.steps,
-                "entries": t.size,
-                "compression": t.compression(),
-                "clusters": t.clusters.iter().map(|c| json!({
-                    "op": op_text(&c.op),
-                    "count": c.count,
-                    "mean_compute_ns": c.mean_compute_ns(),
-                    "mean_bytes": c.mean_bytes(),
-                    "mean_op_ns": c.mean_op_ns(),
-                    "mean_cpu_ns": c.mean_cpu_ns(),
-                })).collect::<Vec<_>>(),
-                "structure": t.entries.iter().map(entry_json).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    let v = json!({
-        "p": s.p,
-        "threshold": s.threshold,
-        "target": s.target.map(|(q, _)| q),
-        "target_reached": s.target.map(|(_, r)| r),
-        "compression": s.compression(),
-        "threads": threads,
-    });
-    format!("{v:#}\n")
+/// A JSON value as `serde_json` writes it.
+fn j<T: serde::Serialize + ?Sized>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".into())
 }
 
-fn entry_json(e: &Entry) -> Value {
-    match e {
-        Entry::Step(c) => json!({ "step": c }),
-        Entry::Loop { count, body } => {
-            json!({ "loop": count, "body": body.iter().map(entry_json).collect::<Vec<_>>() })
+/// The JSON form's opening, up to its `threads` list; [`thread_json`] then writes each
+/// thread, `first` for the first, and [`tail_json`] closes it. The form is `serde_json`'s
+/// pretty one, keys in order, written as it goes.
+pub fn head_json(out: &mut dyn Write, h: &Head) -> io::Result<()> {
+    write!(
+        out,
+        "{{\n  \"compression\": {},\n  \"p\": {},\n  \"target\": {},\n  \"target_reached\": {},\n  \"threads\": [",
+        j(&h.compression),
+        h.p,
+        j(&h.target.map(|(q, _)| q)),
+        j(&h.target.map(|(_, r)| r)),
+    )
+}
+
+pub fn thread_json(out: &mut dyn Write, t: &Thread, first: bool) -> io::Result<()> {
+    let (thread, steps, clusters, size) = t.parts();
+    let i4 = "    ";
+    write!(
+        out,
+        "{}\n{i4}{{\n{i4}  \"clusters\": ",
+        if first { "" } else { "," }
+    )?;
+    if clusters.is_empty() {
+        write!(out, "[]")?;
+    } else {
+        write!(out, "[")?;
+        for (k, c) in clusters.iter().enumerate() {
+            let p = "        ";
+            write!(
+                out,
+                "{}\n{p}{{\n{p}  \"count\": {},\n{p}  \"mean_bytes\": {},\n{p}  \"mean_compute_ns\": {},\n{p}  \"mean_cpu_ns\": {},\n{p}  \"mean_op_ns\": {},\n{p}  \"op\": {}\n{p}}}",
+                if k == 0 { "" } else { "," },
+                c.count,
+                j(&c.mean_bytes()),
+                j(&c.mean_compute_ns()),
+                j(&c.mean_cpu_ns()),
+                j(&c.mean_op_ns()),
+                j(&op_text(&c.op)),
+            )?;
         }
+        write!(out, "\n{i4}  ]")?;
     }
+    write!(
+        out,
+        ",\n{i4}  \"compression\": {},\n{i4}  \"entries\": {size},\n{i4}  \"steps\": {steps},\n{i4}  \"structure\": ",
+        j(&t.compression())
+    )?;
+    items_json(out, &t.items(), 3)?;
+    write!(out, ",\n{i4}  \"thread\": {thread}\n{i4}}}")
+}
+
+pub fn tail_json(out: &mut dyn Write, h: &Head, any: bool) -> io::Result<()> {
+    if any {
+        write!(out, "\n  ]")?;
+    } else {
+        write!(out, "]")?;
+    }
+    writeln!(out, ",\n  \"threshold\": {}\n}}", j(&h.threshold))
+}
+
+/// A list of items at `depth` (its closing bracket's indentation).
+fn items_json(out: &mut dyn Write, items: &[Item], depth: usize) -> io::Result<()> {
+    if items.is_empty() {
+        return write!(out, "[]");
+    }
+    let pad = "  ".repeat(depth);
+    write!(out, "[")?;
+    for (k, &e) in items.iter().enumerate() {
+        write!(
+            out,
+            "{}\n{pad}  {{\n{pad}    ",
+            if k == 0 { "" } else { "," }
+        )?;
+        match e.get() {
+            Ok(c) => write!(out, "\"step\": {c}")?,
+            Err((count, body)) => {
+                write!(out, "\"body\": ")?;
+                items_json(out, &body, depth + 2)?;
+                write!(out, ",\n{pad}    \"loop\": {count}")?;
+            }
+        }
+        write!(out, "\n{pad}  }}")?;
+    }
+    write!(out, "\n{pad}]")
+}
+
+pub fn json(s: &Signature) -> String {
+    let mut out = Vec::new();
+    let h = Head::of(s);
+    let _ = head_json(&mut out, &h);
+    for (k, t) in s.threads.iter().enumerate() {
+        let _ = thread_json(&mut out, &Thread::Entries(t), k == 0);
+    }
+    let _ = tail_json(&mut out, &h, !s.threads.is_empty());
+    String::from_utf8(out).expect("JSON is UTF-8")
 }

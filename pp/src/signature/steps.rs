@@ -1,8 +1,16 @@
 //! From a log to each thread's steps (docs/skeletons.md#steps): an operation (a wait, a data
 //! movement, a message, a collective, a region's begin or end) and the computation before it,
-//! the wall time since the thread's previous operation ended.
+//! the wall time since the thread's previous operation ended. A [`Builder`] takes a thread's
+//! events in time order and writes each operation's span, and each `cpu` sample, to the
+//! thread's streams in a temporary file ([`super::record`]), so that what it keeps in memory is
+//! bounded whatever the log's length (docs/skeletons.md#memory).
+
+use std::collections::{HashMap, VecDeque};
 
 use pp_recorder::event::{Event, EventKind, Symbols, ThreadId};
+
+use super::record::{Reader, Writer};
+use crate::whatif::streams::Streams;
 
 /// What a step does, besides computing: the key that clustering compares exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -49,6 +57,62 @@ pub struct Step {
     pub cpu_ns: u64,
 }
 
+/// The operations of a run, each numbered once (in the order first seen), so that a step's
+/// record holds a number instead of its operation.
+#[derive(Debug, Default)]
+pub struct Ops {
+    /// Every operation, by its number.
+    pub list: Vec<Op>,
+    index: HashMap<Op, u32>,
+}
+
+impl Ops {
+    /// The number of `op`, given one if new.
+    pub fn intern(&mut self, op: Op) -> u32 {
+        if let Some(&i) = self.index.get(&op) {
+            return i;
+        }
+        let i = self.list.len() as u32;
+        self.list.push(op.clone());
+        self.index.insert(op, i);
+        i
+    }
+}
+
+/// A step's operation as the log said it, before its computation and CPU time are known: its
+/// span (wall ns), its operation's number and its bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    pub begin: u64,
+    pub end: u64,
+    pub op: u32,
+    pub bytes: u64,
+}
+
+impl Span {
+    /// Writes the span (its begin relative to the previous span's).
+    pub fn write(&self, w: &mut Writer, previous_begin: u64) {
+        w.signed(self.begin, previous_begin);
+        w.number(self.end - self.begin);
+        w.number(u64::from(self.op));
+        w.number(self.bytes);
+    }
+
+    /// Reads a span written after one that began at `previous_begin`.
+    pub fn read(r: &mut Reader, previous_begin: u64) -> Option<Span> {
+        let begin = r.signed(previous_begin)?;
+        let end = begin + r.number()?;
+        let op = r.number()? as u32;
+        let bytes = r.number()?;
+        Some(Span {
+            begin,
+            end,
+            op,
+            bytes,
+        })
+    }
+}
+
 /// One thread's state while its events are read.
 #[derive(Debug, Default)]
 pub struct Builder {
@@ -62,20 +126,41 @@ pub struct Builder {
     also: Vec<(Op, u64)>,
     /// How deep the open waits and copies nest (only the outermost is a step).
     depth: u32,
-    /// The steps so far (their computation and CPU time are set by [`Builder::finish`]).
-    pub steps: Vec<Step>,
-    /// Each step's operation's begin and end (wall ns).
-    spans: Vec<(u64, u64)>,
     /// When the thread started (or its first operation began).
-    first: Option<u64>,
-    /// The thread's `cpu` samples: (wall ns, thread CPU ns).
-    samples: Vec<(u64, u64)>,
+    pub first: Option<u64>,
+    /// Steps written.
+    pub steps: u64,
+    /// The begin of the last step written.
+    last_begin: u64,
+    /// Whether the steps were written in the order of their begins (a region's begin or end
+    /// inside an open wait is written before the wait).
+    pub sorted: bool,
+    /// `cpu` samples written, and the last one (wall ns, thread CPU ns).
+    pub samples: u64,
+    last_sample: (u64, u64),
+    /// How many samples are at the last sample's time.
+    pub at_last_sample: u32,
+    /// The span (begin, end) of the last wait or copy that ended.
+    pub closed: Option<(u64, u64)>,
 }
 
 impl Builder {
-    /// Takes one event of this thread.
-    pub fn event(&mut self, e: &Event, symbols: &Symbols) {
+    /// Takes one event of this thread; its steps go to stream `2 × thread` of `streams`, its
+    /// samples to stream `2 × thread + 1`.
+    pub(crate) fn event(
+        &mut self,
+        e: &Event,
+        symbols: &Symbols,
+        ops: &mut Ops,
+        streams: &mut Streams,
+    ) {
         let name = |s| symbols.get_name(s).unwrap_or("?").to_string();
+        let spans = 2 * e.thread as usize;
+        let mut out = Out {
+            ops,
+            streams,
+            stream: spans,
+        };
         match e.kind {
             EventKind::Start => {
                 self.last_end.get_or_insert(e.t);
@@ -90,27 +175,40 @@ impl Builder {
                 0,
             ),
             EventKind::CommBegin { bytes } => self.begin(e.t, Op::Copy, bytes),
-            EventKind::WaitEnd { .. } | EventKind::CommEnd { .. } => self.end(e.t),
+            EventKind::WaitEnd { .. } | EventKind::CommEnd { .. } => self.end(e.t, &mut out),
             EventKind::Send {
                 peer, tag, bytes, ..
-            } => self.point(e.t, Op::Send { peer, tag }, bytes),
+            } => self.point(e.t, Op::Send { peer, tag }, bytes, &mut out),
             EventKind::Recv {
                 peer, tag, bytes, ..
-            } => self.point(e.t, Op::Recv { peer, tag }, bytes),
+            } => self.point(e.t, Op::Recv { peer, tag }, bytes, &mut out),
             EventKind::Coll {
                 op, bytes, root, ..
-            } => self.point(e.t, Op::Coll { op: name(op), root }, bytes),
+            } => self.point(e.t, Op::Coll { op: name(op), root }, bytes, &mut out),
             EventKind::RegionBegin { name: n, .. } => {
-                self.point(e.t, Op::RegionBegin { name: name(n) }, 0)
+                self.point(e.t, Op::RegionBegin { name: name(n) }, 0, &mut out)
             }
-            EventKind::RegionEnd { .. } => self.point(e.t, Op::RegionEnd, 0),
+            EventKind::RegionEnd { .. } => self.point(e.t, Op::RegionEnd, 0, &mut out),
             EventKind::Stop => {
                 while self.depth > 0 {
-                    self.end(e.t);
+                    self.end(e.t, &mut out);
                 }
-                self.point(e.t, Op::Stop, 0);
+                self.point(e.t, Op::Stop, 0, &mut out);
             }
-            EventKind::Cpu { thread_cpu_ns, .. } => self.samples.push((e.t, thread_cpu_ns)),
+            EventKind::Cpu { thread_cpu_ns, .. } => {
+                let (t0, c0) = self.last_sample;
+                let mut w = Writer::default();
+                w.signed(e.t, t0);
+                w.signed(thread_cpu_ns, c0);
+                out.streams.push(spans + 1, w.bytes());
+                if self.samples > 0 && e.t == t0 {
+                    self.at_last_sample += 1;
+                } else {
+                    self.at_last_sample = 1;
+                }
+                self.samples += 1;
+                self.last_sample = (e.t, thread_cpu_ns);
+            }
             EventKind::WorkBegin { .. }
             | EventKind::WorkEnd { .. }
             | EventKind::Phase { .. }
@@ -118,56 +216,15 @@ impl Builder {
         }
     }
 
-    /// The first and last `cpu` samples in `[begin, end]`, where there are two.
-    pub fn samples_in(&self, begin: u64, end: u64) -> Option<(u64, u64)> {
-        let lo = self.samples.partition_point(|&(t, _)| t < begin);
-        let hi = self.samples.partition_point(|&(t, _)| t <= end);
-        (hi >= lo + 2).then(|| (self.samples[lo].0, self.samples[hi - 1].0))
+    /// The time of the last `cpu` sample, if there is one.
+    pub fn last_sample(&self) -> Option<u64> {
+        (self.samples > 0).then_some(self.last_sample.0)
     }
 
-    /// The end of the thread's operation that begins in `[begin, end]` and ends after `end`, if
-    /// one does: a team member's wait at a region's closing barrier, which the region's end
-    /// releases.
-    pub fn straddling(&self, begin: u64, end: u64) -> Option<u64> {
-        let i = self.spans.partition_point(|&(b, _)| b <= end);
-        let &(b, e) = self.spans.get(i.checked_sub(1)?)?;
-        (b >= begin && e > end).then_some(e)
-    }
-
-    /// The steps, with `parts` (begin, end, region name: this thread's parts of regions other
-    /// threads recorded) as `PartBegin`/`PartEnd` steps, each step's computation the wall time
-    /// since the previous operation ended and its CPU time the thread's CPU rate between two
-    /// samples (clamped to [0, 1]) integrated over that computation, at rate 1 where no pair of
-    /// samples covers it.
-    pub fn finish(self, parts: &[(u64, u64, String)]) -> Vec<Step> {
-        let point = |op| Step {
-            compute_ns: 0,
-            op,
-            bytes: 0,
-            op_ns: 0,
-            cpu_ns: 0,
-        };
-        let mut all: Vec<((u64, u64), Step)> = self.spans.into_iter().zip(self.steps).collect();
-        for (b, e, name) in parts {
-            all.push(((*b, *b), point(Op::PartBegin { name: name.clone() })));
-            all.push(((*e, *e), point(Op::PartEnd)));
-        }
-        if !parts.is_empty() {
-            // Stable: a step keeps its place among others that begin at the same time.
-            all.sort_by_key(|&((b, _), _)| b);
-        }
-        let mut last = self
-            .first
-            .or(all.first().map(|&((b, _), _)| b))
-            .unwrap_or(0);
-        all.into_iter()
-            .map(|((begin, end), mut step)| {
-                step.compute_ns = begin.saturating_sub(last);
-                step.cpu_ns = cpu_in(&self.samples, last, begin.max(last));
-                last = last.max(end);
-                step
-            })
-            .collect()
+    /// When the outermost open wait or copy began, if one is open: it will be written as a step
+    /// with that begin.
+    pub fn open_since(&self) -> Option<u64> {
+        self.open.as_ref().map(|o| o.0)
     }
 
     fn begin(&mut self, t: u64, op: Op, bytes: u64) {
@@ -177,7 +234,7 @@ impl Builder {
         }
     }
 
-    fn end(&mut self, t: u64) {
+    fn end(&mut self, t: u64, out: &mut Out) {
         if self.depth == 0 {
             return;
         }
@@ -185,9 +242,10 @@ impl Builder {
         if self.depth == 0
             && let Some((begin, op, bytes)) = self.open.take()
         {
-            self.push(begin, t, op, bytes);
+            self.push(begin, t, op, bytes, out);
+            self.closed = Some((begin, t));
             for (op, bytes) in std::mem::take(&mut self.also) {
-                self.push(t, t, op, bytes);
+                self.push(t, t, op, bytes, out);
             }
         }
     }
@@ -195,7 +253,7 @@ impl Builder {
     /// A point event: inside an open wait the first names that wait (a blocking send, receive
     /// or collective) and the others follow it as steps of their own; outside, it is a step of
     /// its own (a non-blocking call).
-    fn point(&mut self, t: u64, op: Op, bytes: u64) {
+    fn point(&mut self, t: u64, op: Op, bytes: u64, out: &mut Out) {
         if let Some((_, open, open_bytes)) = &mut self.open
             && !matches!(op, Op::RegionBegin { .. } | Op::RegionEnd | Op::Stop)
         {
@@ -207,22 +265,36 @@ impl Builder {
             }
             return;
         }
-        self.push(t, t, op, bytes);
+        self.push(t, t, op, bytes, out);
     }
 
-    fn push(&mut self, begin: u64, end: u64, op: Op, bytes: u64) {
+    fn push(&mut self, begin: u64, end: u64, op: Op, bytes: u64, out: &mut Out) {
         let last = *self.last_end.get_or_insert(begin);
         self.first.get_or_insert(begin);
-        self.steps.push(Step {
-            compute_ns: 0,
-            op,
+        let span = Span {
+            begin,
+            end: end.max(begin),
+            op: out.ops.intern(op),
             bytes,
-            op_ns: end.saturating_sub(begin),
-            cpu_ns: 0,
-        });
-        self.spans.push((begin, end));
+        };
+        if self.steps == 0 {
+            self.sorted = true;
+        } else if begin < self.last_begin {
+            self.sorted = false;
+        }
+        let mut w = Writer::default();
+        span.write(&mut w, self.last_begin);
+        out.streams.push(out.stream, w.bytes());
+        self.last_begin = begin;
+        self.steps += 1;
         self.last_end = Some(end.max(last));
     }
+}
+
+struct Out<'a> {
+    ops: &'a mut Ops,
+    streams: &'a mut Streams,
+    stream: usize,
 }
 
 /// CPU nanoseconds in the wall interval `[a, b]` given the samples `(wall, cpu)` (in time
@@ -245,4 +317,105 @@ pub fn cpu_in(samples: &[(u64, u64)], a: u64, b: u64) -> u64 {
         covered += hi - lo;
     }
     (cpu + (b.saturating_sub(a) - covered.min(b.saturating_sub(a))) as f64).round() as u64
+}
+
+/// [`cpu_in`] over a thread's samples read forward from its stream, for intervals that come in
+/// order (each begins at or after the previous one's end): it keeps only the samples the next
+/// interval can need.
+pub struct Samples<I> {
+    more: I,
+    window: VecDeque<(u64, u64)>,
+}
+
+impl<I: Iterator<Item = (u64, u64)>> Samples<I> {
+    /// The samples `more` gives, in time order.
+    pub fn new(more: I) -> Self {
+        Samples {
+            more,
+            window: VecDeque::new(),
+        }
+    }
+
+    /// The samples not read yet.
+    pub fn into_inner(self) -> I {
+        self.more
+    }
+
+    /// Whether the window holds more than `i` samples (reading more if it can).
+    fn has(&mut self, i: usize) -> bool {
+        while self.window.len() <= i {
+            match self.more.next() {
+                Some(s) => self.window.push_back(s),
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// [`cpu_in`] of `[a, b]`; `a` is at least the previous call's `b`.
+    pub fn cpu_in(&mut self, a: u64, b: u64) -> u64 {
+        // The first sample used is the last at or before `a` (else the first).
+        while self.has(1) && self.window[1].0 <= a {
+            self.window.pop_front();
+        }
+        let mut cpu = 0.0;
+        let mut covered = 0u64;
+        let mut i = 0;
+        while self.has(i + 1) {
+            let ((t0, c0), (t1, c1)) = (self.window[i], self.window[i + 1]);
+            if t0 >= b {
+                break;
+            }
+            // A sample at or before `b` is not the first of any later interval's pairs
+            // (those begin at or after `b`) once the one after it is too.
+            if t1 <= b && i == 0 {
+                self.window.pop_front();
+            } else {
+                i += 1;
+            }
+            let (lo, hi) = (t0.max(a), t1.min(b));
+            if hi <= lo || t1 <= t0 {
+                continue;
+            }
+            let rate = (c1.saturating_sub(c0) as f64 / (t1 - t0) as f64).min(1.0);
+            cpu += rate * (hi - lo) as f64;
+            covered += hi - lo;
+        }
+        (cpu + (b.saturating_sub(a) - covered.min(b.saturating_sub(a))) as f64).round() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn samples_read_forward_give_cpu_in_over_the_whole_list(
+            gaps in prop::collection::vec((0u64..50, 0u64..80), 0..40),
+            intervals in prop::collection::vec((0u64..60, 0u64..60), 1..30),
+        ) {
+            // Samples in time order (times may repeat; the CPU clock may go back).
+            let mut t = 0;
+            let samples: Vec<(u64, u64)> = gaps
+                .iter()
+                .map(|&(dt, c)| {
+                    t += dt;
+                    (t, c * 3)
+                })
+                .collect();
+            let mut window = Samples::new(samples.iter().copied());
+            let mut end = 0;
+            for (gap, len) in intervals {
+                let a = end + gap;
+                let b = a + len;
+                prop_assert_eq!(window.cpu_in(a, b), cpu_in(&samples, a, b), "[{}, {}]", a, b);
+                end = b;
+            }
+        }
+    }
 }

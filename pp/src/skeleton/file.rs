@@ -3,13 +3,14 @@
 //! (`step cpu_ns=.. wall_ns=.. op_ns=.. bytes=.. OP [fields]`), loops as `loop N {` .. `}`.
 
 use std::collections::HashMap;
-use std::fmt::Write;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
 use pp_recorder::event::WaitKind;
 
-use super::{Item, SkelStep, Skeleton, ThreadProgram};
+use super::{Item, Programs, SkelStep, Skeleton, ThreadProgram};
 use crate::signature::Op;
 
 /// The file's name in a skeleton's directory.
@@ -20,44 +21,53 @@ const MAGIC: &str = "pp-skeleton 1";
 
 /// The text of `s`'s file.
 pub fn text(s: &Skeleton) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "# pp skeleton (docs/skeletons.md#the-skeleton-file)");
-    let _ = writeln!(out, "{MAGIC}");
-    let _ = writeln!(out, "k {}", s.k);
-    let _ = writeln!(out, "p {}", s.p);
-    let _ = writeln!(out, "source_wall_ns {}", s.source_wall_ns);
-    let _ = writeln!(out, "threshold {}", s.threshold);
-    let _ = writeln!(out, "compression {}", s.compression);
-    let _ = writeln!(out, "source_log {}", s.source_log);
-    for t in &s.threads {
-        let _ = writeln!(out, "thread {}", t.thread);
-        for i in &t.items {
-            item(&mut out, i, 0);
-        }
-    }
-    out
+    let mut out = Vec::new();
+    let _ = write_text(&mut out, s);
+    String::from_utf8(out).expect("text is UTF-8")
 }
 
-fn item(out: &mut String, i: &Item, depth: usize) {
+/// Writes the text of `s`'s file to `out`, a top-level item at a time.
+pub fn write_text(out: &mut dyn Write, s: &dyn Programs) -> io::Result<()> {
+    let h = s.head();
+    writeln!(out, "# pp skeleton (docs/skeletons.md#the-skeleton-file)")?;
+    writeln!(out, "{MAGIC}")?;
+    writeln!(out, "k {}", h.k)?;
+    writeln!(out, "p {}", h.p)?;
+    writeln!(out, "source_wall_ns {}", h.source_wall_ns)?;
+    writeln!(out, "threshold {}", h.threshold)?;
+    writeln!(out, "compression {}", h.compression)?;
+    writeln!(out, "source_log {}", h.source_log)?;
+    for (i, thread) in s.threads().into_iter().enumerate() {
+        writeln!(out, "thread {thread}")?;
+        let mut result = Ok(());
+        s.each(i, &mut |it| {
+            if result.is_ok() {
+                result = item(out, it, 0);
+            }
+        });
+        result?;
+    }
+    Ok(())
+}
+
+fn item(out: &mut dyn Write, i: &Item, depth: usize) -> io::Result<()> {
     let pad = "  ".repeat(depth);
     match i {
-        Item::Step(s) => {
-            let _ = writeln!(
-                out,
-                "{pad}step cpu_ns={} wall_ns={} op_ns={} bytes={} {}",
-                s.cpu_ns,
-                s.wall_ns,
-                s.op_ns,
-                s.bytes,
-                op_text(&s.op)
-            );
-        }
+        Item::Step(s) => writeln!(
+            out,
+            "{pad}step cpu_ns={} wall_ns={} op_ns={} bytes={} {}",
+            s.cpu_ns,
+            s.wall_ns,
+            s.op_ns,
+            s.bytes,
+            op_text(&s.op)
+        ),
         Item::Loop { count, body } => {
-            let _ = writeln!(out, "{pad}loop {count} {{");
+            writeln!(out, "{pad}loop {count} {{")?;
             for b in body {
-                item(out, b, depth + 1);
+                item(out, b, depth + 1)?;
             }
-            let _ = writeln!(out, "{pad}}}");
+            writeln!(out, "{pad}}}")
         }
     }
 }
@@ -84,7 +94,7 @@ fn op_text(op: &Op) -> String {
 
 /// Writes `s` into `dir` (made if missing), refusing a directory with anything in it unless
 /// `force`.
-pub fn write(dir: &Path, s: &Skeleton, force: bool) -> Result<()> {
+pub fn write(dir: &Path, s: &dyn Programs, force: bool) -> Result<()> {
     if !force
         && let Ok(mut entries) = std::fs::read_dir(dir)
         && entries.next().is_some()
@@ -96,7 +106,12 @@ pub fn write(dir: &Path, s: &Skeleton, force: bool) -> Result<()> {
     }
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
     let path = dir.join(NAME);
-    std::fs::write(&path, text(s)).with_context(|| format!("{}: cannot write", path.display()))
+    let written = File::create(&path).and_then(|f| {
+        let mut out = BufWriter::with_capacity(1 << 16, f);
+        write_text(&mut out, s)?;
+        out.flush()
+    });
+    written.with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// Reads the skeleton in `dir` (or the file `dir` itself).

@@ -21,7 +21,7 @@ use pp_recorder::event::ThreadId;
 
 use crate::log::LogReader;
 use crate::profile::profile_log;
-use crate::signature::{self, Op, Threshold};
+use crate::signature::{self, Folded, Op, Recorded, Threshold};
 
 /// One step of a skeleton: spin for `cpu_ns` of thread CPU time, then do `op`.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,6 +100,140 @@ pub struct Skeleton {
     pub threads: Vec<ThreadProgram>,
 }
 
+/// What a skeleton file's header says.
+#[derive(Debug, Clone, Copy)]
+pub struct Head<'a> {
+    pub k: f64,
+    pub p: u32,
+    pub source_log: &'a str,
+    pub source_wall_ns: u64,
+    pub threshold: f64,
+    pub compression: f64,
+}
+
+/// A skeleton's programs: held whole ([`Skeleton`]) or made a top-level item at a time from its
+/// signature's folded threads ([`Plan`], docs/skeletons.md#memory).
+pub trait Programs {
+    /// The header.
+    fn head(&self) -> Head<'_>;
+    /// The threads, in order.
+    fn threads(&self) -> Vec<ThreadId>;
+    /// Calls `f` with each top-level item of the `i`-th thread's program, in order.
+    fn each(&self, i: usize, f: &mut dyn FnMut(&Item));
+}
+
+impl Programs for Skeleton {
+    fn head(&self) -> Head<'_> {
+        Head {
+            k: self.k,
+            p: self.p,
+            source_log: &self.source_log,
+            source_wall_ns: self.source_wall_ns,
+            threshold: self.threshold,
+            compression: self.compression,
+        }
+    }
+
+    fn threads(&self) -> Vec<ThreadId> {
+        self.threads.iter().map(|t| t.thread).collect()
+    }
+
+    fn each(&self, i: usize, f: &mut dyn FnMut(&Item)) {
+        self.threads[i].items.iter().for_each(f)
+    }
+}
+
+/// A skeleton as its signature's folded threads and K: each thread's program is made from its
+/// top-level entries one at a time ([`scale::scale`] divides each on its own), so that it is
+/// never held whole.
+pub struct Plan {
+    pub k: f64,
+    pub p: u32,
+    pub source_log: String,
+    pub source_wall_ns: u64,
+    pub threshold: f64,
+    /// The signature's threads.
+    pub threads: Vec<Folded>,
+}
+
+impl Plan {
+    /// The plan of the steps `run` recorded, folded under `threshold`, for K = `k`.
+    pub fn new(
+        run: &Recorded,
+        threshold: f64,
+        k: f64,
+        source_log: &str,
+        source_wall_ns: u64,
+    ) -> Result<Plan> {
+        Ok(Plan {
+            k,
+            p: run.p,
+            source_log: source_log.to_string(),
+            source_wall_ns,
+            threshold,
+            threads: (0..run.threads.len())
+                .map(|i| signature::fold(run, i, threshold))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// The signature's compression (steps per entry, all threads together).
+    pub fn compression(&self) -> f64 {
+        let steps: u64 = self.threads.iter().map(|t| t.steps).sum();
+        let size: u64 = self.threads.iter().map(|t| t.size).sum();
+        steps as f64 / size.max(1) as f64
+    }
+
+    /// The whole skeleton.
+    pub fn skeleton(&self) -> Skeleton {
+        let head = self.head();
+        Skeleton {
+            k: self.k,
+            p: self.p,
+            source_log: self.source_log.clone(),
+            source_wall_ns: self.source_wall_ns,
+            threshold: self.threshold,
+            compression: head.compression,
+            threads: (0..self.threads.len())
+                .map(|i| {
+                    let mut items = Vec::new();
+                    self.each(i, &mut |it| items.push(it.clone()));
+                    ThreadProgram {
+                        thread: self.threads[i].thread,
+                        items,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+impl Programs for Plan {
+    fn head(&self) -> Head<'_> {
+        Head {
+            k: self.k,
+            p: self.p,
+            source_log: &self.source_log,
+            source_wall_ns: self.source_wall_ns,
+            threshold: self.threshold,
+            compression: self.compression(),
+        }
+    }
+
+    fn threads(&self) -> Vec<ThreadId> {
+        self.threads.iter().map(|t| t.thread).collect()
+    }
+
+    fn each(&self, i: usize, f: &mut dyn FnMut(&Item)) {
+        let t = &self.threads[i];
+        for &s in &t.top {
+            for item in scale::scale(&[t.entry(s)], &t.clusters, 1.0 / self.k) {
+                f(&item);
+            }
+        }
+    }
+}
+
 /// How K is chosen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Size {
@@ -113,6 +247,13 @@ pub enum Size {
 /// A skeleton made from the whole log at `path` (a damaged or cut log is refused), and its
 /// warnings.
 pub fn from_log(path: &Path, size: Size) -> Result<(Skeleton, Vec<String>)> {
+    let (plan, warnings) = plan(path, size)?;
+    Ok((plan.skeleton(), warnings))
+}
+
+/// [`from_log`]'s skeleton as a [`Plan`]: what `pp skeleton` writes, in memory bounded by its
+/// signature's folded threads (docs/skeletons.md#memory).
+pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
     let name = path.display().to_string();
     let mut reader = LogReader::open(path)?;
     let profile = profile_log(&mut reader, None, None)
@@ -123,45 +264,48 @@ pub fn from_log(path: &Path, size: Size) -> Result<(Skeleton, Vec<String>)> {
         Size::Scale(k) => k,
         Size::Time(t) => (wall as f64 / (t * 1e9)).max(1.0),
     };
-    let mut sig = signature::read(path, Threshold::Target(k / 2.0))?;
+    // The log is read once; every threshold tried reads its steps' records again.
+    let run = Recorded::read(LogReader::open(path)?)?;
+    let (threshold, _, _) = signature::choose(&run, Threshold::Target(k / 2.0))?;
+    let mut plan = Plan::new(&run, threshold, k, &name, wall)?;
     let mut warnings = Vec::new();
-    let mut skeleton = scale::skeleton(&sig, k, &name, wall);
     // MPI ranks must keep matching messages and collectives, threads their barriers: where the
     // threads' loops, folded under the seed's threshold, divide differently, they are folded by
     // their operations alone (docs/skeletons.md#mpi-skeletons).
-    let check = |s: &Skeleton| {
+    let check = |s: &Plan| {
         if mpi::is_mpi(s) {
             mpi::check(s)
         } else {
             run::check(s)
         }
     };
-    if mpi::is_mpi(&skeleton) && sig.threshold != mpi::BY_OPERATIONS {
+    if mpi::is_mpi(&plan) && plan.threshold != mpi::BY_OPERATIONS {
         // An MPI log is folded by its operations alone from the start: the seed's threshold
         // search depends on the computations' times, and on a busy machine it stopped at a
         // threshold that folded the p2p fft's ranks into no common loop (300 steps unrolled,
         // each message a K-th of its size), where the operations fold its iterations whole.
-        sig = signature::read(path, Threshold::Fixed(mpi::BY_OPERATIONS))?;
-        skeleton = scale::skeleton(&sig, k, &name, wall);
+        // (The first plan goes before the next is made: each holds every thread's symbols.)
+        drop(plan);
+        plan = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
     }
-    if let Err(e) = check(&skeleton) {
-        let first = sig.threshold;
-        sig = signature::read(path, Threshold::Fixed(mpi::BY_OPERATIONS))?;
-        skeleton = scale::skeleton(&sig, k, &name, wall);
+    if let Err(e) = check(&plan) {
+        let first = plan.threshold;
+        drop(plan);
+        plan = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
         warnings.push(format!(
             "{name}: at threshold {first}, {e}; the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
             mpi::BY_OPERATIONS,
-            sig.compression()
+            plan.compression()
         ));
     }
-    if sig.compression() < k / 2.0 {
+    if plan.compression() < k / 2.0 {
         warnings.push(format!(
             "{name}: the signature does not compress the run by Q = K/2 = {} at any threshold (it does by {:.1} at {}): the skeleton keeps more steps than the seed's rule asks",
             k / 2.0,
-            sig.compression(),
-            sig.threshold
+            plan.compression(),
+            plan.threshold
         ));
     }
-    warnings.extend(scale::shortest_good(&sig, k, wall));
-    Ok((skeleton, warnings))
+    warnings.extend(scale::shortest_good(&plan.threads, k, wall));
+    Ok((plan, warnings))
 }

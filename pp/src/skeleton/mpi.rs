@@ -5,13 +5,13 @@
 //! builds it and runs it under `pp run -- mpirun`, whose PMPI tracer records its log.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 
 use anyhow::{Context, Result, bail};
 
-use super::{Item, SkelStep, Skeleton};
+use super::{Item, Programs, SkelStep, Skeleton};
 use crate::signature::Op;
 
 /// The C file's name in a skeleton's directory.
@@ -39,11 +39,21 @@ skeleton: skeleton.c
 ";
 
 /// Whether `s` has message operations: an MPI log's skeleton.
-pub fn is_mpi(s: &Skeleton) -> bool {
+pub fn is_mpi(s: &dyn Programs) -> bool {
     let mpi = |st: &SkelStep| matches!(st.op, Op::Send { .. } | Op::Recv { .. } | Op::Coll { .. });
-    s.threads
-        .iter()
-        .any(|t| t.items.iter().any(|i| i.count(&mpi) > 0))
+    let mut any = false;
+    for i in 0..s.threads().len() {
+        s.each(i, &mut |it| any = any || it.count(&mpi) > 0);
+        if any {
+            return true;
+        }
+    }
+    false
+}
+
+/// [`walk`] over the `i`-th thread's program of `s`.
+fn walk_thread(s: &dyn Programs, i: usize, f: &mut impl FnMut(&SkelStep, u64)) {
+    s.each(i, &mut |it| walk(std::slice::from_ref(it), 1, f));
 }
 
 /// Calls `f` with every step of `items` and how many times it runs.
@@ -57,10 +67,10 @@ fn walk(items: &[Item], times: u64, f: &mut impl FnMut(&SkelStep, u64)) {
 }
 
 /// The largest byte count a step of `s` moves (the buffers are this × p).
-fn largest(s: &Skeleton) -> u64 {
+fn largest(s: &dyn Programs) -> u64 {
     let mut most = 0;
-    for t in &s.threads {
-        walk(&t.items, 1, &mut |st, _| most = most.max(st.bytes));
+    for i in 0..s.threads().len() {
+        walk_thread(s, i, &mut |st, _| most = most.max(st.bytes));
     }
     most
 }
@@ -68,29 +78,29 @@ fn largest(s: &Skeleton) -> u64 {
 /// Checks that `s` can run as MPI ranks: a rank per thread (no OpenMP regions), peers among the
 /// ranks, every message sent as often as it is received, every rank in the same collectives as
 /// often, and buffers an `int` can count.
-pub fn check(s: &Skeleton) -> Result<()> {
+pub fn check(s: &dyn Programs) -> Result<()> {
+    let p = s.head().p;
+    let threads = s.threads();
     let mut sent: BTreeMap<(u32, u32, u32), u64> = BTreeMap::new();
     let mut received: BTreeMap<(u32, u32, u32), u64> = BTreeMap::new();
     let mut colls: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
     let mut problem = None;
-    for t in &s.threads {
-        if t.thread >= s.p {
-            bail!("thread {} is not a rank below p = {}", t.thread, s.p);
+    for (i, &thread) in threads.iter().enumerate() {
+        if thread >= p {
+            bail!("thread {thread} is not a rank below p = {p}");
         }
-        walk(&t.items, 1, &mut |st, n| match &st.op {
-            Op::Send { peer, tag } | Op::Recv { peer, tag } if *peer >= s.p => {
+        walk_thread(s, i, &mut |st, n| match &st.op {
+            Op::Send { peer, tag } | Op::Recv { peer, tag } if *peer >= p => {
                 problem.get_or_insert(format!(
-                    "rank {}: a message with rank {peer}, not below p = {} (tag {tag})",
-                    t.thread, s.p
+                    "rank {thread}: a message with rank {peer}, not below p = {p} (tag {tag})"
                 ));
             }
-            Op::Send { peer, tag } => *sent.entry((t.thread, *peer, *tag)).or_default() += n,
-            Op::Recv { peer, tag } => *received.entry((*peer, t.thread, *tag)).or_default() += n,
+            Op::Send { peer, tag } => *sent.entry((thread, *peer, *tag)).or_default() += n,
+            Op::Recv { peer, tag } => *received.entry((*peer, thread, *tag)).or_default() += n,
             Op::Coll { .. } => {}
             Op::RegionBegin { name } | Op::PartBegin { name } if name != "mpi" => {
                 problem.get_or_insert(format!(
-                    "thread {}: region {name} (an OpenMP thread of a hybrid run): skeletons of hybrid MPI + OpenMP logs are not built",
-                    t.thread
+                    "thread {thread}: region {name} (an OpenMP thread of a hybrid run): skeletons of hybrid MPI + OpenMP logs are not built"
                 ));
             }
             _ => {}
@@ -99,15 +109,15 @@ pub fn check(s: &Skeleton) -> Result<()> {
             bail!("{p}");
         }
     }
-    for t in &s.threads {
+    for (i, &thread) in threads.iter().enumerate() {
         let mut mine: BTreeMap<String, u64> = BTreeMap::new();
-        walk(&t.items, 1, &mut |st, n| {
+        walk_thread(s, i, &mut |st, n| {
             if let Op::Coll { op, .. } = &st.op {
                 *mine.entry(op.clone()).or_default() += n;
             }
         });
         for (op, n) in mine {
-            colls.entry(op).or_default().insert(t.thread, n);
+            colls.entry(op).or_default().insert(thread, n);
         }
     }
     for (key, n) in &sent {
@@ -131,7 +141,7 @@ pub fn check(s: &Skeleton) -> Result<()> {
             key.0
         );
     }
-    let ranks: Vec<u32> = s.threads.iter().map(|t| t.thread).collect();
+    let ranks: Vec<u32> = threads.clone();
     for (op, per) in &colls {
         let counts: Vec<u64> = ranks
             .iter()
@@ -149,23 +159,29 @@ pub fn check(s: &Skeleton) -> Result<()> {
             );
         }
     }
-    let buffer = u128::from(largest(s)) * u128::from(s.p.max(1));
+    let most = largest(s);
+    let buffer = u128::from(most) * u128::from(p.max(1));
     if buffer > i32::MAX as u128 {
         bail!(
-            "a step moves {} bytes: with p = {} the skeleton's buffers would pass 2 GiB (MPI counts are int); a larger --scale divides them",
-            largest(s),
-            s.p
+            "a step moves {most} bytes: with p = {p} the skeleton's buffers would pass 2 GiB (MPI counts are int); a larger --scale divides them"
         );
     }
     Ok(())
 }
 
 /// The C source of `s` (checked by [`check`] first).
-pub fn source(s: &Skeleton) -> String {
-    let p = s.p.max(1);
+pub fn source(s: &dyn Programs) -> String {
+    let mut out = Vec::new();
+    let _ = write_source(&mut out, s);
+    String::from_utf8(out).expect("C source is UTF-8")
+}
+
+/// Writes the C source of `s` (checked by [`check`] first) to `c`, a top-level item at a time.
+pub fn write_source(c: &mut dyn io::Write, s: &dyn Programs) -> io::Result<()> {
+    let h = s.head();
+    let p = h.p.max(1);
     let buffer = (largest(s) * u64::from(p)).max(1);
-    let mut c = String::new();
-    let _ = write!(
+    write!(
         c,
         r#"/* pp skeleton (docs/skeletons.md#mpi-skeletons), K = {k}, of {log}.
  * Build: make -C DIR. Run: pp skeleton run DIR (pp run -- mpirun -np {p} DIR/skeleton). */
@@ -220,15 +236,22 @@ static void rcv(int peer, int tag) {{
     MPI_Recv(in, BUFFER, MPI_BYTE, peer, tag, W, MPI_STATUS_IGNORE);
 }}
 "#,
-        k = s.k,
-        log = s.source_log.replace("*/", "* /"),
-    );
-    for t in &s.threads {
-        let _ = writeln!(c, "\nstatic void rank_{}(void) {{", t.thread);
-        body(&mut c, &t.items, 1, 0);
-        let _ = writeln!(c, "}}");
+        k = h.k,
+        log = h.source_log.replace("*/", "* /"),
+    )?;
+    let threads = s.threads();
+    for (i, thread) in threads.iter().enumerate() {
+        writeln!(c, "\nstatic void rank_{thread}(void) {{")?;
+        let mut result = Ok(());
+        s.each(i, &mut |it| {
+            if result.is_ok() {
+                result = body(c, std::slice::from_ref(it), 1, 0);
+            }
+        });
+        result?;
+        writeln!(c, "}}")?;
     }
-    let _ = write!(
+    write!(
         c,
         r#"
 int main(int argc, char **argv) {{
@@ -249,11 +272,11 @@ int main(int argc, char **argv) {{
     }}
     switch (rank) {{
 "#
-    );
-    for t in &s.threads {
-        let _ = writeln!(c, "    case {0}: rank_{0}(); break;", t.thread);
+    )?;
+    for thread in &threads {
+        writeln!(c, "    case {thread}: rank_{thread}(); break;")?;
     }
-    let _ = write!(
+    write!(
         c,
         r#"    default: break;
     }}
@@ -264,32 +287,32 @@ int main(int argc, char **argv) {{
     return 0;
 }}
 "#
-    );
-    c
+    )
 }
 
-fn body(c: &mut String, items: &[Item], depth: usize, var: usize) {
+fn body(c: &mut dyn io::Write, items: &[Item], depth: usize, var: usize) -> io::Result<()> {
     let pad = "    ".repeat(depth);
     for i in items {
         match i {
             Item::Step(st) => {
                 if st.cpu_ns > 0 {
-                    let _ = writeln!(c, "{pad}spin({});", st.cpu_ns);
+                    writeln!(c, "{pad}spin({});", st.cpu_ns)?;
                 }
                 if let Some(call) = call(st) {
-                    let _ = writeln!(c, "{pad}{call}");
+                    writeln!(c, "{pad}{call}")?;
                 }
             }
             Item::Loop { count, body: b } => {
-                let _ = writeln!(
+                writeln!(
                     c,
                     "{pad}for (long long i{var} = 0; i{var} < {count}LL; i{var}++) {{"
-                );
-                body(c, b, depth + 1, var + 1);
-                let _ = writeln!(c, "{pad}}}");
+                )?;
+                body(c, b, depth + 1, var + 1)?;
+                writeln!(c, "{pad}}}")?;
             }
         }
     }
+    Ok(())
 }
 
 /// The C statement of a step's operation, if it has one.
@@ -339,13 +362,17 @@ fn call(st: &SkelStep) -> Option<String> {
 }
 
 /// Writes `DIR/skeleton.c` and `DIR/Makefile` for `s` (after [`check`]).
-pub fn write(dir: &Path, s: &Skeleton) -> Result<()> {
+pub fn write(dir: &Path, s: &dyn Programs) -> Result<()> {
     check(s)?;
-    for (name, text) in [(SOURCE, source(s)), ("Makefile", MAKEFILE.to_string())] {
-        let path = dir.join(name);
-        std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))?;
-    }
-    Ok(())
+    let path = dir.join(SOURCE);
+    let written = std::fs::File::create(&path).and_then(|f| {
+        let mut out = io::BufWriter::with_capacity(1 << 16, f);
+        write_source(&mut out, s)?;
+        io::Write::flush(&mut out)
+    });
+    written.with_context(|| format!("{}: cannot write", path.display()))?;
+    let path = dir.join("Makefile");
+    std::fs::write(&path, MAKEFILE).with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// Builds the skeleton in `dir` (`make -C DIR`) and runs it under `pp run -- mpirun -np P`

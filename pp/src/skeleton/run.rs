@@ -19,7 +19,7 @@ use pp_recorder::sync::Barrier;
 use pp_recorder::{self as recorder, Session, thread_cpu_ns};
 
 use super::gate::{Gate, Point};
-use super::{Item, SkelStep, Skeleton};
+use super::{Item, Programs, SkelStep, Skeleton};
 use crate::signature::Op;
 
 /// What a skeleton's run wrote.
@@ -110,35 +110,35 @@ fn leak_opt(s: &Option<String>) -> Option<&'static str> {
 
 /// Checks that `s` can run here: no message operations (an MPI skeleton), and every barrier
 /// reached the same number of times by each thread that uses it.
-pub fn check(s: &Skeleton) -> Result<()> {
+pub fn check(s: &dyn Programs) -> Result<()> {
     let mpi = |st: &SkelStep| matches!(st.op, Op::Send { .. } | Op::Recv { .. } | Op::Coll { .. });
-    if s.threads
-        .iter()
-        .any(|t| t.items.iter().any(|i| i.count(&mpi) > 0))
-    {
-        bail!(
-            "the skeleton has message operations (send, recv, coll): it is an MPI skeleton, which runs as MPI ranks (skeleton::mpi::run; docs/skeletons.md#mpi-skeletons)"
-        );
-    }
-    let mut objects: BTreeSet<Option<String>> = BTreeSet::new();
-    for t in &s.threads {
-        for i in &t.items {
-            collect_barriers(i, &mut objects);
+    let threads = s.threads();
+    // Per thread, how many times it reaches each barrier.
+    let mut reached: Vec<BTreeMap<Option<String>, u64>> = Vec::with_capacity(threads.len());
+    for i in 0..threads.len() {
+        let mut any_mpi = false;
+        let mut mine: BTreeMap<Option<String>, u64> = BTreeMap::new();
+        s.each(i, &mut |it| {
+            any_mpi = any_mpi || it.count(&mpi) > 0;
+            let mut objects = BTreeSet::new();
+            collect_barriers(it, &mut objects);
+            for o in objects {
+                *mine.entry(o.clone()).or_default() += it.count(&|st| is_barrier(st, &o));
+            }
+        });
+        if any_mpi {
+            bail!(
+                "the skeleton has message operations (send, recv, coll): it is an MPI skeleton, which runs as MPI ranks (skeleton::mpi::run; docs/skeletons.md#mpi-skeletons)"
+            );
         }
+        reached.push(mine);
     }
-    for o in &objects {
-        let counts: Vec<(u32, u64)> = s
-            .threads
+    let objects: BTreeSet<&Option<String>> = reached.iter().flat_map(|m| m.keys()).collect();
+    for o in objects {
+        let counts: Vec<(u32, u64)> = threads
             .iter()
-            .map(|t| {
-                (
-                    t.thread,
-                    t.items
-                        .iter()
-                        .map(|i| i.count(&|st| is_barrier(st, o)))
-                        .sum(),
-                )
-            })
+            .zip(&reached)
+            .map(|(&t, m)| (t, m.get(o).copied().unwrap_or(0)))
             .filter(|&(_, c)| c > 0)
             .collect();
         if counts.windows(2).any(|w| w[0].1 != w[1].1) {

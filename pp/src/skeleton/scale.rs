@@ -3,8 +3,11 @@
 //! operation and `1/K` of its computation and bytes. K identical back-to-back operations are a
 //! loop of K in the signature, so they become one.
 
+use std::collections::HashMap;
+
 use super::{Item, SkelStep, Skeleton, ThreadProgram};
-use crate::signature::{Cluster, Entry, Signature};
+use crate::signature::loops::Node;
+use crate::signature::{Cluster, Entry, Folded, Signature};
 
 /// Shares below this are taken as none (floating-point dust of `count / K`).
 const DUST: f64 = 1e-9;
@@ -85,17 +88,25 @@ fn wall(entries: &[Entry], clusters: &[Cluster]) -> f64 {
 
 /// The seed's "shortest good skeleton": a warning per thread whose skeleton (the run's wall / K)
 /// is shorter than one iteration of its dominant loop (the top-level loop with the most time).
-pub fn shortest_good(sig: &Signature, k: f64, source_wall_ns: u64) -> Vec<String> {
+pub fn shortest_good(threads: &[Folded], k: f64, source_wall_ns: u64) -> Vec<String> {
     let length = source_wall_ns as f64 / k;
-    sig.threads
+    threads
         .iter()
         .filter_map(|t| {
+            // One iteration's time per loop symbol (a loop repeated at the top is one symbol).
+            let mut iteration: HashMap<u32, f64> = HashMap::new();
             let (count, iteration) = t
-                .entries
+                .top
                 .iter()
-                .filter_map(|e| match e {
-                    Entry::Loop { count, body } => Some((*count, wall(body, &t.clusters))),
-                    Entry::Step(_) => None,
+                .filter_map(|&s| match &t.table.nodes[s as usize] {
+                    Node::Loop { count, .. } => {
+                        let one = *iteration.entry(s).or_insert_with(|| match t.entry(s) {
+                            Entry::Loop { body, .. } => wall(&body, &t.clusters),
+                            Entry::Step(_) => 0.0,
+                        });
+                        Some((*count, one))
+                    }
+                    Node::Step(_) => None,
                 })
                 .max_by(|a, b| (a.0 as f64 * a.1).total_cmp(&(b.0 as f64 * b.1)))?;
             (length < iteration).then(|| {

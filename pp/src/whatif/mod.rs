@@ -16,7 +16,7 @@ mod load;
 mod predict;
 mod record;
 mod replay;
-mod streams;
+pub(crate) mod streams;
 mod target;
 mod times;
 pub mod write;

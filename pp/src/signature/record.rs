@@ -1,0 +1,404 @@
+//! A run's steps as compact records in a temporary file (docs/skeletons.md#memory): the log is
+//! read once, in time order; each thread's operations and `cpu` samples go to its streams
+//! ([`crate::whatif::streams`], one file, a bounded buffer per stream); then each thread's
+//! steps are finished (parts merged in, computation and CPU time worked out) into one stream of
+//! records per thread, which every threshold the signature tries reads again. A record is its
+//! operation's number and four numbers, each in 1 to 10 bytes (7 bits a byte).
+
+use std::collections::BTreeMap;
+use std::io;
+
+use anyhow::{Result, anyhow};
+use pp_recorder::event::ThreadId;
+
+use super::parts::{Part, Regions};
+use super::steps::{Builder, Op, Ops, Samples, Span, Step};
+use crate::log::LogReader;
+use crate::whatif::streams::{Cursor, Streams};
+
+/// One record being written: numbers of 7 bits a byte.
+pub struct Writer {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl Default for Writer {
+    fn default() -> Self {
+        Writer {
+            buf: [0; 64],
+            len: 0,
+        }
+    }
+}
+
+impl Writer {
+    /// Appends `v`.
+    pub fn number(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.buf[self.len] = (v as u8) | 0x80;
+            self.len += 1;
+            v >>= 7;
+        }
+        self.buf[self.len] = v as u8;
+        self.len += 1;
+    }
+
+    /// Appends `v - previous`, small whichever is larger.
+    pub fn signed(&mut self, v: u64, previous: u64) {
+        let d = v.wrapping_sub(previous) as i64;
+        self.number(((d << 1) ^ (d >> 63)) as u64);
+    }
+
+    /// The record.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// Records being read from bytes.
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    /// The next number.
+    pub fn number(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        let mut shift = 0;
+        loop {
+            let b = *self.bytes.get(self.pos)?;
+            self.pos += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Some(v);
+            }
+            shift += 7;
+            if shift >= 64 {
+                return None;
+            }
+        }
+    }
+
+    /// The next number written by [`Writer::signed`] after `previous`.
+    pub fn signed(&mut self, previous: u64) -> Option<u64> {
+        let z = self.number()?;
+        let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+        Some(previous.wrapping_add(d as u64))
+    }
+}
+
+/// One stream read forward, a chunk at a time; an error reading it ends it and is kept.
+struct StreamReader {
+    cursor: Cursor,
+    buf: Vec<u8>,
+    pos: usize,
+    error: Option<io::Error>,
+}
+
+impl StreamReader {
+    fn new(streams: &Streams, s: usize) -> Self {
+        StreamReader {
+            cursor: streams.cursor(s),
+            buf: Vec::new(),
+            pos: 0,
+            error: None,
+        }
+    }
+
+    /// Decodes the next record with `f`, or `None` at the stream's end.
+    fn next<T>(
+        &mut self,
+        streams: &Streams,
+        f: impl FnOnce(&mut Reader) -> Option<T>,
+    ) -> Option<T> {
+        if self.pos >= self.buf.len() {
+            match self.cursor.bytes(streams) {
+                Ok(b) => {
+                    self.buf.clear();
+                    self.buf.extend_from_slice(b);
+                    let n = b.len();
+                    self.cursor.consume(n);
+                    self.pos = 0;
+                }
+                Err(e) => {
+                    self.error = Some(e);
+                    return None;
+                }
+            }
+            if self.buf.is_empty() {
+                return None;
+            }
+        }
+        let mut r = Reader {
+            bytes: &self.buf,
+            pos: self.pos,
+        };
+        let v = f(&mut r);
+        self.pos = r.pos;
+        if v.is_none() {
+            self.pos = self.buf.len();
+        }
+        v
+    }
+}
+
+/// A finished step: its operation's number in [`Recorded::ops`] and its figures.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rec {
+    pub op: u32,
+    pub compute_ns: u64,
+    pub bytes: u64,
+    pub op_ns: u64,
+    pub cpu_ns: u64,
+}
+
+impl Rec {
+    fn write(&self) -> Writer {
+        let mut w = Writer::default();
+        w.number(u64::from(self.op));
+        w.number(self.compute_ns);
+        w.number(self.bytes);
+        w.number(self.op_ns);
+        w.number(self.cpu_ns);
+        w
+    }
+
+    fn read(r: &mut Reader) -> Option<Rec> {
+        Some(Rec {
+            op: r.number()? as u32,
+            compute_ns: r.number()?,
+            bytes: r.number()?,
+            op_ns: r.number()?,
+            cpu_ns: r.number()?,
+        })
+    }
+}
+
+/// A run's steps, per thread, as records in a temporary file.
+pub struct Recorded {
+    /// Threads in the log's header.
+    pub p: u32,
+    /// Every operation, by number.
+    pub ops: Vec<Op>,
+    /// The threads with steps, in order, and how many steps each has.
+    pub threads: Vec<(ThreadId, u64)>,
+    /// Why the steps may be incomplete (the log was damaged or cut), if they may.
+    pub warning: Option<String>,
+    /// Records: `threads[i]`'s are in stream `stream[i]`.
+    streams: Streams,
+    stream: Vec<usize>,
+}
+
+impl Recorded {
+    /// Reads the log `reader` reads into its steps.
+    pub fn read(mut reader: LogReader) -> Result<Recorded> {
+        let p = reader.header().p;
+        let n = p as usize;
+        let mut raw = Streams::new(2 * n);
+        let mut builders: Vec<Option<Builder>> = (0..n).map(|_| None).collect();
+        let mut regions = Regions::new(p);
+        let mut ops = Ops::default();
+        // A damaged or cut log: its signature is that of every event before the damage.
+        let damage = reader
+            .for_each_event(|e, symbols| {
+                let th = e.thread as usize;
+                if th >= n {
+                    return;
+                }
+                regions.event(e, symbols, &builders);
+                let b = builders[th].get_or_insert_default();
+                b.event(e, symbols, &mut ops, &mut raw);
+                regions.after(e.thread, b);
+            })
+            .err();
+        let (parts, names) = regions.parts(&builders);
+        let warning = damage.map(|e| format!("{e}; the signature is of the events before it"));
+        let mut out = Recorded {
+            p,
+            ops: Vec::new(),
+            threads: Vec::new(),
+            warning,
+            streams: Streams::new(n),
+            stream: Vec::new(),
+        };
+        for (th, (builder, parts)) in builders.into_iter().zip(parts).enumerate() {
+            let Some(builder) = builder else {
+                continue;
+            };
+            let steps = finish(th, &builder, &parts, &names, &raw, &mut ops, |rec| {
+                out.streams.push(th, rec.write().bytes())
+            })?;
+            if steps > 0 {
+                out.threads.push((th as ThreadId, steps));
+                out.stream.push(th);
+            }
+        }
+        if let Some(e) = raw.error().or(out.streams.error()) {
+            return Err(anyhow!("pp signature: {e}"));
+        }
+        out.ops = ops.list;
+        Ok(out)
+    }
+
+    /// The run of these steps.
+    pub fn of_steps(p: u32, steps: &BTreeMap<ThreadId, Vec<Step>>) -> Recorded {
+        let mut ops = Ops::default();
+        let mut out = Recorded {
+            p,
+            ops: Vec::new(),
+            threads: Vec::new(),
+            warning: None,
+            streams: Streams::new(steps.len()),
+            stream: (0..steps.len()).collect(),
+        };
+        for (i, (&t, s)) in steps.iter().enumerate() {
+            for s in s {
+                let rec = Rec {
+                    op: ops.intern(s.op.clone()),
+                    compute_ns: s.compute_ns,
+                    bytes: s.bytes,
+                    op_ns: s.op_ns,
+                    cpu_ns: s.cpu_ns,
+                };
+                out.streams.push(i, rec.write().bytes());
+            }
+            out.threads.push((t, s.len() as u64));
+        }
+        out.ops = ops.list;
+        out
+    }
+
+    /// Calls `f` with every record of `self.threads[i]`, in order.
+    pub fn each(&self, i: usize, mut f: impl FnMut(Rec)) -> Result<()> {
+        let s = self.stream_of(i);
+        let mut r = StreamReader::new(&self.streams, s);
+        while let Some(rec) = r.next(&self.streams, Rec::read) {
+            f(rec);
+        }
+        match r.error {
+            Some(e) => Err(anyhow!("pp signature: {e}")),
+            None => Ok(()),
+        }
+    }
+
+    fn stream_of(&self, i: usize) -> usize {
+        self.stream[i]
+    }
+}
+
+/// A thread's `cpu` samples (wall ns, thread CPU ns), read back from its stream.
+struct SampleStream<'a> {
+    reader: StreamReader,
+    streams: &'a Streams,
+    previous: (u64, u64),
+}
+
+impl Iterator for SampleStream<'_> {
+    type Item = (u64, u64);
+
+    fn next(&mut self) -> Option<(u64, u64)> {
+        let (t0, c0) = self.previous;
+        let s = self
+            .reader
+            .next(self.streams, |r| Some((r.signed(t0)?, r.signed(c0)?)))?;
+        self.previous = s;
+        Some(s)
+    }
+}
+
+/// Thread `th`'s steps, with its `parts` as `PartBegin`/`PartEnd` steps among them (by begin;
+/// a step before a part that begins at the same time), each step's computation the wall time
+/// since the previous operation ended and its CPU time the thread's CPU rate between two samples
+/// integrated over that computation (docs/skeletons.md#steps), given to `emit`; returns how many.
+fn finish(
+    th: usize,
+    builder: &Builder,
+    parts: &[Part],
+    names: &[String],
+    raw: &Streams,
+    ops: &mut Ops,
+    mut emit: impl FnMut(Rec),
+) -> Result<u64> {
+    let mut points: Vec<(u64, usize, Span)> = Vec::new();
+    if !parts.is_empty() {
+        let end = ops.intern(Op::PartEnd);
+        let mut begins: Vec<Option<u32>> = vec![None; names.len()];
+        for (k, part) in parts.iter().enumerate() {
+            let name = part.name as usize;
+            let begin = *begins[name].get_or_insert_with(|| {
+                ops.intern(Op::PartBegin {
+                    name: names[name].clone(),
+                })
+            });
+            let point = |t, op| Span {
+                begin: t,
+                end: t,
+                op,
+                bytes: 0,
+            };
+            points.push((part.begin, 2 * k, point(part.begin, begin)));
+            points.push((part.end, 2 * k + 1, point(part.end, end)));
+        }
+        points.sort_unstable_by_key(|&(t, k, _)| (t, k));
+    }
+    let mut spans = StreamReader::new(raw, 2 * th);
+    let mut previous = 0;
+    let mut next_span = |spans: &mut StreamReader| {
+        let s = spans.next(raw, |r| Span::read(r, previous))?;
+        previous = s.begin;
+        Some(s)
+    };
+    let mut samples = Samples::new(SampleStream {
+        reader: StreamReader::new(raw, 2 * th + 1),
+        streams: raw,
+        previous: (0, 0),
+    });
+    let mut last = builder.first;
+    let mut count = 0u64;
+    let mut step = |s: Span| {
+        let l = *last.get_or_insert(s.begin);
+        emit(Rec {
+            op: s.op,
+            compute_ns: s.begin.saturating_sub(l),
+            bytes: s.bytes,
+            op_ns: s.end - s.begin,
+            cpu_ns: samples.cpu_in(l, s.begin.max(l)),
+        });
+        last = Some(l.max(s.end));
+        count += 1;
+    };
+    if !points.is_empty() && !builder.sorted {
+        // Steps written out of the order of their begins (a region's begin or end inside an
+        // open wait): sorted in memory with the parts, as the first version did.
+        let mut all = Vec::new();
+        while let Some(s) = next_span(&mut spans) {
+            all.push(s);
+        }
+        all.extend(points.iter().map(|&(_, _, s)| s));
+        all.sort_by_key(|s| s.begin);
+        all.into_iter().for_each(&mut step);
+    } else {
+        let mut points = points.into_iter().map(|(_, _, s)| s).peekable();
+        let mut span = next_span(&mut spans);
+        loop {
+            match (span, points.peek()) {
+                (Some(s), Some(p)) if s.begin <= p.begin => {
+                    step(s);
+                    span = next_span(&mut spans);
+                }
+                (_, Some(_)) => step(points.next().expect("a point")),
+                (Some(s), None) => {
+                    step(s);
+                    span = next_span(&mut spans);
+                }
+                (None, None) => break,
+            }
+        }
+    }
+    let error = spans.error.or(samples.into_inner().reader.error);
+    match error {
+        Some(e) => Err(anyhow!("pp signature: {e}")),
+        None => Ok(count),
+    }
+}
