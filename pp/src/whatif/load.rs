@@ -4,6 +4,7 @@
 //! [activity graph](crate::graph) with what was measured of them (docs/whatif.md#cost).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 
 use anyhow::{Result, bail};
 use pp_recorder::log::binary::BlockState;
@@ -14,6 +15,11 @@ use crate::event::{EventKind, Header, Sym, Symbols, ThreadId};
 use crate::graph::{ArcKind, Builder};
 use crate::log::{Encoding, LogReader};
 use crate::profile::Sweep;
+use crate::profile::sweep::IdHasher;
+
+/// Maps looked up at region and phase events, hashed by [`IdHasher`].
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+type IdSet<K> = HashSet<K, BuildHasherDefault<IdHasher>>;
 
 /// A log read for a replay: its header, names and encoding, and each thread's records.
 #[derive(Debug)]
@@ -129,9 +135,9 @@ impl MeasuredRun {
             })
             .collect();
         let mut samples = vec![0u64; p];
-        let mut regions: HashMap<u64, Region> = HashMap::new();
-        let mut factors: HashMap<Sym, f64> = HashMap::new();
-        let mut seen: HashSet<Sym> = HashSet::new();
+        let mut regions: IdMap<u64, Region> = IdMap::default();
+        let mut factors: IdMap<Sym, f64> = IdMap::default();
+        let mut seen: IdSet<Sym> = IdSet::default();
         let (mut last_t, mut origin, mut first_start, mut last_event) =
             (0u64, None::<u64>, None::<u64>, 0u64);
         let mut buf = Vec::new();
@@ -305,17 +311,7 @@ impl MeasuredRun {
             bail!("{name}: {e}");
         }
         let symbols = reader.symbols().clone();
-        let rc_cpu = sweep.map(|sweep| {
-            sweep.finish(&symbols).map_or(0.0, |a| {
-                let all = a.totals.sum();
-                let rc = a.totals.sub("rc.cpu").unwrap_or(0);
-                if all == 0 {
-                    0.0
-                } else {
-                    rc as f64 / all as f64
-                }
-            })
-        });
+        let rc_cpu = sweep.map(|sweep| rc_share(sweep, &symbols));
         for speed in speeds.keys() {
             if !seen.iter().any(|&s| symbols.get_name(s) == Some(speed)) {
                 let speed = crate::log::excerpt(speed);
@@ -335,6 +331,31 @@ impl MeasuredRun {
             window: first_start.map_or(0, |f| last_event.saturating_sub(f)),
         })
     }
+}
+
+/// The share of rc.cpu in the attribution of the log `reader` reads ([`MeasuredRun::rc_cpu`]),
+/// on its own: `pp whatif` runs it on another thread beside [`MeasuredRun::read`], on a second
+/// reader of the same file. `None` when the log cannot be read to its end (the replay's own
+/// reading says why).
+pub(crate) fn rc_cpu(mut reader: LogReader) -> Option<f64> {
+    let mut sweep = Sweep::new(reader.header(), None);
+    while let Some(e) = reader.next_event() {
+        sweep.event(&e.ok()?, reader.symbols());
+    }
+    reader.finished().then(|| rc_share(sweep, reader.symbols()))
+}
+
+/// rc.cpu's share of a finished sweep's processor time (0 when it has none).
+fn rc_share(sweep: Sweep, symbols: &Symbols) -> f64 {
+    sweep.finish(symbols).map_or(0.0, |a| {
+        let all = a.totals.sum();
+        let rc = a.totals.sub("rc.cpu").unwrap_or(0);
+        if all == 0 {
+            0.0
+        } else {
+            rc as f64 / all as f64
+        }
+    })
 }
 
 /// The record of event `e` (at `t` in the graph), which `builder` has just added, into `r`

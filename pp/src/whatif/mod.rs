@@ -101,7 +101,20 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     // The measured run's contention matters to a regrouping from the measured times only.
     let regrouped = target.groups.iter().any(|g| g.len() > 1) && target.demand == Demand::Elapsed;
     let reader = LogReader::open(&path)?;
-    let run = if regrouped {
+    // A regular file is read a second time for the attribution, on another thread (a core
+    // the replay's reading does not use); standard input or a FIFO only once.
+    let regular = path.as_os_str() != "-" && std::fs::metadata(&path).is_ok_and(|m| m.is_file());
+    let run = if regrouped && regular {
+        std::thread::scope(|s| {
+            let attribution = s.spawn(|| LogReader::open(&path).ok().and_then(load::rc_cpu));
+            let run = MeasuredRun::read(reader, &name, &target.speeds);
+            let rc_cpu = attribution.join().ok().flatten();
+            run.map(|run| MeasuredRun {
+                rc_cpu: Some(rc_cpu.unwrap_or(0.0)),
+                ..run
+            })
+        })?
+    } else if regrouped {
         MeasuredRun::read_attributed(reader, &name, &target.speeds)?
     } else {
         MeasuredRun::read(reader, &name, &target.speeds)?

@@ -145,6 +145,8 @@ struct Sim<'a> {
     waiters: Vec<Vec<(u32, ThreadId)>>,
     /// Demand from CPU time ([`Demand::Cpu`]).
     cpu: bool,
+    /// Threads woken or finished by the latest event, reused (no allocation an event).
+    woken: Vec<ThreadId>,
 }
 
 /// Replays `run` on `target`.
@@ -195,6 +197,7 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
         seq: 0,
         waiters: vec![Vec::new(); p],
         cpu: target.demand == Demand::Cpu,
+        woken: Vec::new(),
     };
     for i in 0..p {
         sim.begin(i, 0.0)?;
@@ -391,7 +394,8 @@ impl Sim<'_> {
         }
         th.next += 1;
         if !self.waiters[i].is_empty() {
-            let mut woken = Vec::new();
+            let mut woken = std::mem::take(&mut self.woken);
+            woken.clear();
             self.waiters[i].retain(|&(node, w)| {
                 let due = u64::from(node) <= k;
                 if due {
@@ -399,9 +403,10 @@ impl Sim<'_> {
                 }
                 !due
             });
-            for w in woken {
+            for &w in &woken {
                 self.resolve(w as usize)?;
             }
+            self.woken = woken;
         }
         self.begin(i, t)
     }
@@ -448,7 +453,8 @@ impl Sim<'_> {
             return Ok(());
         }
         self.advance(p, t);
-        let mut finished = Vec::new();
+        let mut finished = std::mem::take(&mut self.woken);
+        finished.clear();
         let threads = &self.threads;
         // Far from the origin a double's step exceeds EPSILON: what is left below a few of
         // its steps (times the sharers) is done too, or the replay would never end.
@@ -462,10 +468,11 @@ impl Sim<'_> {
             !done
         });
         self.reschedule(p);
-        for r in finished {
+        for &r in &finished {
             self.threads[r as usize].until = t;
             self.resolve(r as usize)?;
         }
+        self.woken = finished;
         Ok(())
     }
 }
