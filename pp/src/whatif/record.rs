@@ -103,15 +103,33 @@ impl Record {
         }
     }
 
-    /// Decodes the record at the start of `data` (event `node` of thread `thread`, state `st`)
-    /// into `self` (its vectors reused); its length, or `None` when the data is not a record.
-    pub fn decode(
+    /// [`Record::decode`] without the dependencies (left empty): what the predicted log needs.
+    pub fn decode_event(
         &mut self,
         data: &[u8],
         thread: ThreadId,
-        node: u32,
         st: &mut BlockState,
     ) -> Option<usize> {
+        let mut pos = self.decode_head(data, thread, st)?;
+        self.deps.clear();
+        if data[0] & DEPS != 0 {
+            let n = varint::get(data, &mut pos).ok()?;
+            for _ in 0..n {
+                Latency::of(*data.get(pos)?)?;
+                pos += 1;
+                varint::get(data, &mut pos).ok()?;
+                let count = varint::get(data, &mut pos).ok()?;
+                for _ in 0..count * 2 {
+                    varint::get(data, &mut pos).ok()?;
+                }
+            }
+        }
+        Some(pos)
+    }
+
+    /// The event, flags and factor of the record at the start of `data`; where its
+    /// dependencies begin.
+    fn decode_head(&mut self, data: &[u8], thread: ThreadId, st: &mut BlockState) -> Option<usize> {
         let flags = *data.first()?;
         let mut pos = 1;
         let defined = crate::log::Defined {
@@ -134,6 +152,20 @@ impl Record {
         } else {
             1.0
         };
+        Some(pos)
+    }
+
+    /// Decodes the record at the start of `data` (event `node` of thread `thread`, state `st`)
+    /// into `self` (its vectors reused); its length, or `None` when the data is not a record.
+    pub fn decode(
+        &mut self,
+        data: &[u8],
+        thread: ThreadId,
+        node: u32,
+        st: &mut BlockState,
+    ) -> Option<usize> {
+        let mut pos = self.decode_head(data, thread, st)?;
+        let flags = data[0];
         let mut groups = std::mem::take(&mut self.deps);
         let n = if flags & DEPS != 0 {
             varint::get(data, &mut pos).ok()? as usize
@@ -246,6 +278,18 @@ mod tests {
         for (k, r) in records.iter().enumerate() {
             pos += got.decode(&buf[pos..], 2, 3 + k as u32, &mut st).unwrap();
             assert_eq!(&got, r);
+        }
+        assert_eq!(pos, buf.len());
+        let mut st = BlockState::new(0);
+        let mut pos = 0;
+        for r in &records {
+            pos += got.decode_event(&buf[pos..], 2, &mut st).unwrap();
+            assert_eq!(got.event, r.event);
+            assert_eq!(
+                (got.busy, got.released, got.factor),
+                (r.busy, r.released, r.factor)
+            );
+            assert!(got.deps.is_empty());
         }
         assert_eq!(pos, buf.len());
     }
