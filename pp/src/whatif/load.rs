@@ -422,18 +422,7 @@ fn record(
     };
     let mut used = 0;
     let mut group = |how: Latency, ns: u64, sources: &mut dyn Iterator<Item = (ThreadId, u32)>| {
-        if used == r.deps.len() {
-            r.deps.push(Group {
-                how,
-                ns,
-                sources: Vec::new(),
-            });
-        }
-        let g = &mut r.deps[used];
-        g.how = how;
-        g.ns = ns;
-        g.sources.clear();
-        g.sources.extend(sources);
+        r.group(used, how, ns).sources.extend(sources);
         used += 1;
     };
     for (k, a) in added.arcs.iter().enumerate() {
@@ -461,7 +450,7 @@ fn record(
             &mut arrivals.iter().map(|a| (a.0, a.1)),
         );
     }
-    r.deps.truncate(used);
+    r.keep(used);
     r.event = crate::event::Event { t, ..e };
     r.busy = busy;
     r.released = added.taken.is_some();
