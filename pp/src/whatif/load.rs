@@ -4,16 +4,22 @@
 //! [activity graph](crate::graph) with what was measured of them (docs/whatif.md#cost).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 
 use anyhow::{Result, bail};
 use pp_recorder::log::binary::BlockState;
 
 use super::record::{Group, Latency, Record};
-use super::streams::Streams;
+use super::streams::{Streams, Writer};
 use crate::event::{EventKind, Header, Sym, Symbols, ThreadId};
 use crate::graph::{ArcKind, Builder};
 use crate::log::{Encoding, LogReader};
 use crate::profile::Sweep;
+use crate::profile::sweep::IdHasher;
+
+/// Maps looked up at region and phase events, hashed by [`IdHasher`].
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+type IdSet<K> = HashSet<K, BuildHasherDefault<IdHasher>>;
 
 /// A log read for a replay: its header, names and encoding, and each thread's records.
 #[derive(Debug)]
@@ -37,8 +43,6 @@ pub struct MeasuredRun {
     pub(super) counts: Vec<u64>,
     /// Each thread's `cpu` samples.
     pub(super) samples: Vec<u64>,
-    /// The run's first event in the graph, ns.
-    pub(super) origin: u64,
     /// The run window: the first `start` to the last event (0 without a `start`).
     pub(super) window: u64,
 }
@@ -110,231 +114,292 @@ impl MeasuredRun {
     }
 
     fn read_with(
-        mut reader: LogReader,
+        reader: LogReader,
         name: &str,
         speeds: &BTreeMap<String, f64>,
         attribute: bool,
     ) -> Result<MeasuredRun> {
-        let header = reader.header().clone();
-        let encoding = reader.encoding();
-        let p = header.p as usize;
-        let mut builder = Builder::streaming(&header);
-        let mut sweep = attribute.then(|| Sweep::new(&header, None));
-        let mut records = Streams::new(p);
-        let mut shares = Streams::new(p);
-        let mut states: Vec<State> = (0..p)
-            .map(|_| State {
-                phase: 1.0,
-                ..State::default()
-            })
-            .collect();
-        let mut samples = vec![0u64; p];
-        let mut regions: HashMap<u64, Region> = HashMap::new();
-        let mut factors: HashMap<Sym, f64> = HashMap::new();
-        let mut seen: HashSet<Sym> = HashSet::new();
-        let (mut last_t, mut origin, mut first_start, mut last_event) =
-            (0u64, None::<u64>, None::<u64>, 0u64);
-        let mut buf = Vec::new();
-        let mut scratch = Record::default();
-        while let Some(e) = reader.next_event() {
-            let e = e?;
-            let symbols = reader.symbols();
-            if let Some(sweep) = &mut sweep {
-                sweep.event(&e, symbols);
-            }
-            let i = e.thread as usize;
-            if i >= p {
-                continue;
-            }
-            // The event's time in the graph: a thread's time going back is the time before it.
-            let t = e.t.max(last_t);
-            last_t = t;
-            origin.get_or_insert(t);
-            if matches!(e.kind, EventKind::Start) {
-                first_start = Some(first_start.map_or(e.t, |f| f.min(e.t)));
-            }
-            last_event = last_event.max(e.t);
-            builder.event(&e, symbols);
-            let mut factor_of = |s: Sym| {
-                seen.insert(s);
-                *factors.entry(s).or_insert_with(|| {
-                    symbols
-                        .get_name(s)
-                        .and_then(|n| speeds.get(n))
-                        .copied()
-                        .unwrap_or(1.0)
-                })
-            };
-            match e.kind {
-                EventKind::Start => states[i].started = true,
-                EventKind::Stop => {
-                    states[i].stopped = true;
-                    states[i].stack.clear();
-                }
-                EventKind::WorkBegin { .. } => states[i].stack.push(Interval::Work),
-                EventKind::CommBegin { .. } => states[i].stack.push(Interval::Comm),
-                EventKind::WaitBegin { .. } => states[i].stack.push(Interval::Wait),
-                EventKind::WorkEnd { .. } => pop(&mut states[i].stack, Interval::Work),
-                EventKind::CommEnd { .. } => pop(&mut states[i].stack, Interval::Comm),
-                EventKind::WaitEnd { .. } => pop(&mut states[i].stack, Interval::Wait),
-                EventKind::Phase { name } => states[i].phase = factor_of(name),
-                EventKind::RegionBegin { id, name, team } => match regions.get_mut(&id) {
-                    Some(r) => r.opens += 1,
-                    None => {
-                        let members: Vec<ThreadId> = match team.and_then(|t| symbols.get_team(t)) {
-                            Some(team) => team.to_vec(),
-                            None if team.is_some() => Vec::new(),
-                            None => (0..header.p).collect(),
-                        };
-                        let factor = factor_of(name);
-                        for &m in &members {
-                            if let Some(s) = states.get_mut(m as usize) {
-                                s.regions.push((id, factor));
-                            }
-                        }
-                        regions.insert(id, Region { members, opens: 1 });
-                    }
-                },
-                EventKind::RegionEnd { id } => {
-                    if let Some(r) = regions.get_mut(&id) {
-                        r.opens -= 1;
-                        if r.opens == 0 {
-                            for &m in &r.members {
-                                let s = &mut states[m as usize];
-                                if let Some(k) = s.regions.iter().rposition(|&x| x.0 == id) {
-                                    s.regions.remove(k);
-                                }
-                            }
-                            regions.remove(&id);
-                        }
-                    }
-                }
-                EventKind::Cpu { .. }
-                | EventKind::Send { .. }
-                | EventKind::Recv { .. }
-                | EventKind::Coll { .. }
-                | EventKind::Release { .. } => {}
-            }
-            // The busy time since the thread's last sample; at a sample, its share of a
-            // processor over the stretches since the last one.
-            if let Some((previous, true)) = states[i].previous {
-                states[i].busy_since += e.t.saturating_sub(previous);
-            }
-            if let EventKind::Cpu {
-                thread_cpu_ns,
-                run_delay_ns,
-            } = e.kind
-            {
-                let s = &mut states[i];
-                if let Some((cpu, delay)) = s.sample {
-                    let grown = thread_cpu_ns.saturating_sub(cpu) as f64;
-                    let share = if s.busy_since > 0 {
-                        (grown / s.busy_since as f64).min(1.0) as f32
-                    } else {
-                        1.0
-                    };
-                    let queued = match (delay, run_delay_ns) {
-                        (Some(a), Some(b)) => b.saturating_sub(a) as f32,
-                        _ => 0.0,
-                    };
-                    let mut pair = [0u8; 8];
-                    pair[..4].copy_from_slice(&share.to_le_bytes());
-                    pair[4..].copy_from_slice(&queued.to_le_bytes());
-                    shares.push(i, &pair);
-                }
-                s.sample = Some((thread_cpu_ns, run_delay_ns));
-                s.busy_since = 0;
-                samples[i] += 1;
-            }
-            let s = &states[i];
-            let busy = s.started
-                && !s.stopped
-                && matches!(s.stack.last(), Some(Interval::Work | Interval::Comm));
-            let region = s.regions.last().map_or(1.0, |r| r.1);
-            let factor = region * s.phase;
-            record(&mut scratch, &builder, &states, e, t, busy, factor);
-            let s = &mut states[i];
-            s.previous = Some((e.t, busy));
-            s.count += 1;
-            s.last_t = t;
-            if s.count == 1 && matches!(e.kind, EventKind::Start) {
-                s.start = Some((e.t, t));
-            }
-            match s.start {
-                None => write(&mut records, i, &mut s.written, &scratch, &mut buf),
-                Some((start, t0)) => {
-                    // The first fork into the thread from at or before its start ties the
-                    // start to it; none can come once the thread has gone past that time.
-                    let fork = builder
-                        .added()
-                        .arcs
-                        .iter()
-                        .find(|a| a.kind == ArcKind::Fork && a.from_t <= start);
-                    let decided = fork.is_some() || (t > t0 && !matches!(e.kind, EventKind::Start));
-                    if let Some(a) = fork
-                        && let Some(first) = s.held.first_mut()
-                    {
-                        first.released = true;
-                        first.deps.push(Group {
-                            how: Latency::Fork,
-                            ns: t0 - a.from_t,
-                            sources: vec![(a.from, a.from_node)],
-                        });
-                    }
-                    s.held.push(scratch.clone());
-                    if decided {
-                        s.start = None;
-                        for r in std::mem::take(&mut s.held) {
-                            write(&mut records, i, &mut s.written, &r, &mut buf);
-                        }
-                    }
-                }
-            }
-        }
-        if !reader.finished() {
-            bail!(
-                "{name}: the log has no end marker (the run did not finish); a replay needs the whole run"
-            );
-        }
-        for (i, s) in states.iter_mut().enumerate() {
-            for r in std::mem::take(&mut s.held) {
-                write(&mut records, i, &mut s.written, &r, &mut buf);
-            }
-        }
-        if let Some(e) = records.error().or(shares.error()) {
-            bail!("{name}: {e}");
-        }
-        let symbols = reader.symbols().clone();
-        let rc_cpu = sweep.map(|sweep| {
-            sweep.finish(&symbols).map_or(0.0, |a| {
-                let all = a.totals.sum();
-                let rc = a.totals.sub("rc.cpu").unwrap_or(0);
-                if all == 0 {
-                    0.0
-                } else {
-                    rc as f64 / all as f64
-                }
-            })
-        });
-        for speed in speeds.keys() {
-            if !seen.iter().any(|&s| symbols.get_name(s) == Some(speed)) {
-                let speed = crate::log::excerpt(speed);
-                bail!("--speed {speed}: {name} has no region or phase of that name");
-            }
-        }
-        Ok(MeasuredRun {
-            header,
-            symbols,
-            encoding,
-            rc_cpu,
+        let p = reader.header().p as usize;
+        let (records, shares) = (Streams::new(p), Streams::new(p));
+        let reading = read_into(reader, name, speeds, attribute, &records, &shares)?;
+        Ok(reading.run(records, shares))
+    }
+}
+
+/// What reading a log gives besides its streams ([`read_into`]).
+#[derive(Debug)]
+pub(super) struct Reading {
+    header: Header,
+    symbols: Symbols,
+    encoding: Encoding,
+    rc_cpu: Option<f64>,
+    /// Each thread's events and `cpu` samples.
+    pub counts: Vec<u64>,
+    samples: Vec<u64>,
+    window: u64,
+}
+
+impl Reading {
+    /// The run, with the streams its reading wrote.
+    pub fn run(self, records: Streams, shares: Streams) -> MeasuredRun {
+        MeasuredRun {
+            header: self.header,
+            symbols: self.symbols,
+            encoding: self.encoding,
+            rc_cpu: self.rc_cpu,
             records,
             shares,
-            counts: states.iter().map(|s| s.count).collect(),
-            samples,
-            origin: origin.unwrap_or(0),
-            window: first_start.map_or(0, |f| last_event.saturating_sub(f)),
-        })
+            counts: self.counts,
+            samples: self.samples,
+            window: self.window,
+        }
     }
+}
+
+/// [`MeasuredRun::read`] into `records` and `shares` (each of `reader`'s header's `p`
+/// streams), which a replay may read meanwhile on another thread: each record is there for
+/// it once its chunk is published, and the streams end when this returns, with an error or
+/// without.
+pub(super) fn read_into(
+    mut reader: LogReader,
+    name: &str,
+    speeds: &BTreeMap<String, f64>,
+    attribute: bool,
+    records: &Streams,
+    shares: &Streams,
+) -> Result<Reading> {
+    let header = reader.header().clone();
+    let encoding = reader.encoding();
+    let p = header.p as usize;
+    let mut builder = Builder::streaming(&header);
+    let mut sweep = attribute.then(|| Sweep::new(&header, None));
+    let (records_in, shares_in) = (records, shares);
+    let mut records = records_in.writer();
+    let mut shares = shares_in.writer();
+    let mut states: Vec<State> = (0..p)
+        .map(|_| State {
+            phase: 1.0,
+            ..State::default()
+        })
+        .collect();
+    let mut samples = vec![0u64; p];
+    let mut regions: IdMap<u64, Region> = IdMap::default();
+    let mut factors: IdMap<Sym, f64> = IdMap::default();
+    let mut seen: IdSet<Sym> = IdSet::default();
+    let (mut last_t, mut first_start, mut last_event) = (0u64, None::<u64>, 0u64);
+    let mut buf = Vec::new();
+    let mut scratch = Record::default();
+    while let Some(e) = reader.next_event() {
+        let e = e?;
+        let symbols = reader.symbols();
+        if let Some(sweep) = &mut sweep {
+            sweep.event(&e, symbols);
+        }
+        let i = e.thread as usize;
+        if i >= p {
+            continue;
+        }
+        // The event's time in the graph: a thread's time going back is the time before it.
+        let t = e.t.max(last_t);
+        last_t = t;
+        if matches!(e.kind, EventKind::Start) {
+            first_start = Some(first_start.map_or(e.t, |f| f.min(e.t)));
+        }
+        last_event = last_event.max(e.t);
+        builder.event(&e, symbols);
+        let mut factor_of = |s: Sym| {
+            seen.insert(s);
+            *factors.entry(s).or_insert_with(|| {
+                symbols
+                    .get_name(s)
+                    .and_then(|n| speeds.get(n))
+                    .copied()
+                    .unwrap_or(1.0)
+            })
+        };
+        match e.kind {
+            EventKind::Start => states[i].started = true,
+            EventKind::Stop => {
+                states[i].stopped = true;
+                states[i].stack.clear();
+            }
+            EventKind::WorkBegin { .. } => states[i].stack.push(Interval::Work),
+            EventKind::CommBegin { .. } => states[i].stack.push(Interval::Comm),
+            EventKind::WaitBegin { .. } => states[i].stack.push(Interval::Wait),
+            EventKind::WorkEnd { .. } => pop(&mut states[i].stack, Interval::Work),
+            EventKind::CommEnd { .. } => pop(&mut states[i].stack, Interval::Comm),
+            EventKind::WaitEnd { .. } => pop(&mut states[i].stack, Interval::Wait),
+            EventKind::Phase { name } => states[i].phase = factor_of(name),
+            EventKind::RegionBegin { id, name, team } => match regions.get_mut(&id) {
+                Some(r) => r.opens += 1,
+                None => {
+                    let members: Vec<ThreadId> = match team.and_then(|t| symbols.get_team(t)) {
+                        Some(team) => team.to_vec(),
+                        None if team.is_some() => Vec::new(),
+                        None => (0..header.p).collect(),
+                    };
+                    let factor = factor_of(name);
+                    for &m in &members {
+                        if let Some(s) = states.get_mut(m as usize) {
+                            s.regions.push((id, factor));
+                        }
+                    }
+                    regions.insert(id, Region { members, opens: 1 });
+                }
+            },
+            EventKind::RegionEnd { id } => {
+                if let Some(r) = regions.get_mut(&id) {
+                    r.opens -= 1;
+                    if r.opens == 0 {
+                        for &m in &r.members {
+                            let s = &mut states[m as usize];
+                            if let Some(k) = s.regions.iter().rposition(|&x| x.0 == id) {
+                                s.regions.remove(k);
+                            }
+                        }
+                        regions.remove(&id);
+                    }
+                }
+            }
+            EventKind::Cpu { .. }
+            | EventKind::Send { .. }
+            | EventKind::Recv { .. }
+            | EventKind::Coll { .. }
+            | EventKind::Release { .. } => {}
+        }
+        // The busy time since the thread's last sample; at a sample, its share of a
+        // processor over the stretches since the last one.
+        if let Some((previous, true)) = states[i].previous {
+            states[i].busy_since += e.t.saturating_sub(previous);
+        }
+        if let EventKind::Cpu {
+            thread_cpu_ns,
+            run_delay_ns,
+        } = e.kind
+        {
+            let s = &mut states[i];
+            if let Some((cpu, delay)) = s.sample {
+                let grown = thread_cpu_ns.saturating_sub(cpu) as f64;
+                let share = if s.busy_since > 0 {
+                    (grown / s.busy_since as f64).min(1.0) as f32
+                } else {
+                    1.0
+                };
+                let queued = match (delay, run_delay_ns) {
+                    (Some(a), Some(b)) => b.saturating_sub(a) as f32,
+                    _ => 0.0,
+                };
+                let mut pair = [0u8; 8];
+                pair[..4].copy_from_slice(&share.to_le_bytes());
+                pair[4..].copy_from_slice(&queued.to_le_bytes());
+                shares.push(i, &pair);
+            }
+            s.sample = Some((thread_cpu_ns, run_delay_ns));
+            s.busy_since = 0;
+            samples[i] += 1;
+        }
+        let s = &states[i];
+        let busy = s.started
+            && !s.stopped
+            && matches!(s.stack.last(), Some(Interval::Work | Interval::Comm));
+        let region = s.regions.last().map_or(1.0, |r| r.1);
+        let factor = region * s.phase;
+        record(&mut scratch, &builder, &states, e, t, busy, factor);
+        let s = &mut states[i];
+        s.previous = Some((e.t, busy));
+        s.count += 1;
+        s.last_t = t;
+        if s.count == 1 && matches!(e.kind, EventKind::Start) {
+            s.start = Some((e.t, t));
+        }
+        match s.start {
+            None => write(&mut records, i, &mut s.written, &scratch, &mut buf),
+            Some((start, t0)) => {
+                // The first fork into the thread from at or before its start ties the
+                // start to it; none can come once the thread has gone past that time.
+                let fork = builder
+                    .added()
+                    .arcs
+                    .iter()
+                    .find(|a| a.kind == ArcKind::Fork && a.from_t <= start);
+                let decided = fork.is_some() || (t > t0 && !matches!(e.kind, EventKind::Start));
+                if let Some(a) = fork
+                    && let Some(first) = s.held.first_mut()
+                {
+                    first.released = true;
+                    first.deps.push(Group {
+                        how: Latency::Fork,
+                        ns: t0 - a.from_t,
+                        sources: vec![(a.from, a.from_node)],
+                    });
+                }
+                s.held.push(scratch.clone());
+                if decided {
+                    s.start = None;
+                    for r in std::mem::take(&mut s.held) {
+                        write(&mut records, i, &mut s.written, &r, &mut buf);
+                    }
+                }
+            }
+        }
+    }
+    if !reader.finished() {
+        bail!(
+            "{name}: the log has no end marker (the run did not finish); a replay needs the whole run"
+        );
+    }
+    for (i, s) in states.iter_mut().enumerate() {
+        for r in std::mem::take(&mut s.held) {
+            write(&mut records, i, &mut s.written, &r, &mut buf);
+        }
+    }
+    records.finish();
+    shares.finish();
+    if let Some(e) = records_in.error().or(shares_in.error()) {
+        bail!("{name}: {e}");
+    }
+    let symbols = reader.symbols().clone();
+    let rc_cpu = sweep.map(|sweep| rc_share(sweep, &symbols));
+    for speed in speeds.keys() {
+        if !seen.iter().any(|&s| symbols.get_name(s) == Some(speed)) {
+            let speed = crate::log::excerpt(speed);
+            bail!("--speed {speed}: {name} has no region or phase of that name");
+        }
+    }
+    Ok(Reading {
+        header,
+        symbols,
+        encoding,
+        rc_cpu,
+        counts: states.iter().map(|s| s.count).collect(),
+        samples,
+        window: first_start.map_or(0, |f| last_event.saturating_sub(f)),
+    })
+}
+
+/// The share of rc.cpu in the attribution of the log `reader` reads ([`MeasuredRun::rc_cpu`]),
+/// on its own: `pp whatif` runs it on another thread beside [`MeasuredRun::read`], on a second
+/// reader of the same file. `None` when the log cannot be read to its end (the replay's own
+/// reading says why).
+pub(crate) fn rc_cpu(mut reader: LogReader) -> Option<f64> {
+    let mut sweep = Sweep::new(reader.header(), None);
+    while let Some(e) = reader.next_event() {
+        sweep.event(&e.ok()?, reader.symbols());
+    }
+    reader.finished().then(|| rc_share(sweep, reader.symbols()))
+}
+
+/// rc.cpu's share of a finished sweep's processor time (0 when it has none).
+fn rc_share(sweep: Sweep, symbols: &Symbols) -> f64 {
+    sweep.finish(symbols).map_or(0.0, |a| {
+        let all = a.totals.sum();
+        let rc = a.totals.sub("rc.cpu").unwrap_or(0);
+        if all == 0 {
+            0.0
+        } else {
+            rc as f64 / all as f64
+        }
+    })
 }
 
 /// The record of event `e` (at `t` in the graph), which `builder` has just added, into `r`
@@ -357,18 +422,7 @@ fn record(
     };
     let mut used = 0;
     let mut group = |how: Latency, ns: u64, sources: &mut dyn Iterator<Item = (ThreadId, u32)>| {
-        if used == r.deps.len() {
-            r.deps.push(Group {
-                how,
-                ns,
-                sources: Vec::new(),
-            });
-        }
-        let g = &mut r.deps[used];
-        g.how = how;
-        g.ns = ns;
-        g.sources.clear();
-        g.sources.extend(sources);
+        r.group(used, how, ns).sources.extend(sources);
         used += 1;
     };
     for (k, a) in added.arcs.iter().enumerate() {
@@ -396,7 +450,7 @@ fn record(
             &mut arrivals.iter().map(|a| (a.0, a.1)),
         );
     }
-    r.deps.truncate(used);
+    r.keep(used);
     r.event = crate::event::Event { t, ..e };
     r.busy = busy;
     r.released = added.taken.is_some();
@@ -404,7 +458,7 @@ fn record(
 }
 
 /// Appends thread `i`'s next record (its `written`th).
-fn write(records: &mut Streams, i: usize, s: &mut Written, r: &Record, buf: &mut Vec<u8>) {
+fn write(records: &mut Writer, i: usize, s: &mut Written, r: &Record, buf: &mut Vec<u8>) {
     buf.clear();
     r.encode(buf, s.count as u32, &mut s.encoding);
     s.count += 1;

@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use crate::log::{Encoding, LogReader};
+use streams::Streams;
 
 /// What `pp whatif` is asked (its options, parsed): [`run`] builds the [`Target`] from them.
 #[derive(Debug, Clone, Default)]
@@ -101,15 +102,38 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     // The measured run's contention matters to a regrouping from the measured times only.
     let regrouped = target.groups.iter().any(|g| g.len() > 1) && target.demand == Demand::Elapsed;
     let reader = LogReader::open(&path)?;
-    let run = if regrouped {
-        MeasuredRun::read_attributed(reader, &name, &target.speeds)?
-    } else {
-        MeasuredRun::read(reader, &name, &target.speeds)?
-    };
+    // The replay follows the reading on another thread (docs/whatif.md#cost). A regular file
+    // is read a second time for the attribution, on a third; standard input or a FIFO only
+    // once, the attribution with the replay's reading.
+    let regular = path.as_os_str() != "-" && std::fs::metadata(&path).is_ok_and(|m| m.is_file());
+    let p = reader.header().p as usize;
+    let (records, shares) = (Streams::new(p), Streams::new(p));
+    let (reading, replayed, rc_cpu) = std::thread::scope(|s| {
+        let attribution = (regrouped && regular)
+            .then(|| s.spawn(|| LogReader::open(&path).ok().and_then(load::rc_cpu)));
+        let replay = s.spawn(|| replay::replay_streams(&records, &shares, &target));
+        let reading = load::read_into(
+            reader,
+            &name,
+            &target.speeds,
+            regrouped && !regular,
+            &records,
+            &shares,
+        );
+        let replayed = join(replay);
+        let rc_cpu = attribution.map(join);
+        (reading, replayed, rc_cpu)
+    });
+    let mut run = reading?.run(records, shares);
+    if let Some(rc) = rc_cpu {
+        run.rc_cpu = Some(rc.unwrap_or(0.0));
+    }
     if run.encoding == Encoding::Binary && args.out.as_os_str() == "-" {
         bail!("--out -: standard output takes a text log only; name a file");
     }
     target.processors(run.header.p)?;
+    let replayed = replayed?;
+    replay::complete(&replayed, &run.counts)?;
     let mut warnings = Vec::new();
     if let Some(rc) = run.rc_cpu.filter(|&rc| rc > CONTENTION_WARNING) {
         warnings.push(format!(
@@ -117,7 +141,7 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
             rc * 100.0
         ));
     }
-    let mut prediction = predict(&run, &target)?;
+    let mut prediction = predict::predicted(&run, &target, replayed)?;
     warnings.extend(prediction.warnings.iter().cloned());
     // From what: the measured log's file name, where it is a name a header can hold.
     let params = &mut prediction.header.params;
@@ -140,6 +164,11 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
         target.describe()
     );
     Ok(Outcome { report, warnings })
+}
+
+/// A scoped thread's result; its panic goes on in this thread.
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 /// `1.234567890 s`.

@@ -41,7 +41,15 @@ const EXACT_NS: f64 = (1u64 << 53) as f64;
 
 /// Replays `run` on `target`.
 pub fn predict(run: &MeasuredRun, target: &Target) -> Result<PredictedLog> {
-    let replay = replay(run, target)?;
+    predicted(run, target, replay(run, target)?)
+}
+
+/// The predicted log of `run` on `target` from its `replay`.
+pub(super) fn predicted(
+    run: &MeasuredRun,
+    target: &Target,
+    replay: Predicted,
+) -> Result<PredictedLog> {
     // The latest predicted time must fit the log's clock (u64 ns): a slower speed than that
     // is refused rather than written saturated.
     let latest = replay.latest;

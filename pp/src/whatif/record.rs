@@ -54,7 +54,7 @@ pub(crate) struct Group {
 }
 
 /// One event of a thread, as the replay reads it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) struct Record {
     /// The event, at its time in the graph (a thread's time never goes back there).
     pub event: Event,
@@ -67,6 +67,17 @@ pub(crate) struct Record {
     /// The speed factor of the stretch after it.
     pub factor: f64,
     pub deps: Vec<Group>,
+    /// Groups no longer used, kept for their vectors ([`Record::group`]): a record reused
+    /// event after event allocates nothing.
+    spare: Vec<Group>,
+}
+
+impl PartialEq for Record {
+    fn eq(&self, other: &Record) -> bool {
+        (self.event, self.busy, self.released, self.factor)
+            == (other.event, other.busy, other.released, other.factor)
+            && self.deps == other.deps
+    }
 }
 
 const BUSY: u8 = 1;
@@ -75,6 +86,33 @@ const FACTOR: u8 = 4;
 const DEPS: u8 = 8;
 
 impl Record {
+    /// Dependency group `k` (at most the number of groups so far), set to `how` and `ns`
+    /// with no source yet, its vector reused.
+    pub fn group(&mut self, k: usize, how: Latency, ns: u64) -> &mut Group {
+        if k == self.deps.len() {
+            let g = self.spare.pop().unwrap_or(Group {
+                how,
+                ns,
+                sources: Vec::new(),
+            });
+            self.deps.push(g);
+        }
+        let g = &mut self.deps[k];
+        g.how = how;
+        g.ns = ns;
+        g.sources.clear();
+        g
+    }
+
+    /// Keeps the first `n` dependency groups (the others are kept for their vectors).
+    pub fn keep(&mut self, n: usize) {
+        while self.deps.len() > n {
+            if let Some(g) = self.deps.pop() {
+                self.spare.push(g);
+            }
+        }
+    }
+
     /// Appends the record of its thread's event `node` to `buf`; `st` is its thread's
     /// encoding state. A source node is written as its difference from `node` (threads
     /// advance at similar rates: a byte or two).
@@ -103,15 +141,33 @@ impl Record {
         }
     }
 
-    /// Decodes the record at the start of `data` (event `node` of thread `thread`, state `st`)
-    /// into `self` (its vectors reused); its length, or `None` when the data is not a record.
-    pub fn decode(
+    /// [`Record::decode`] without the dependencies (left empty): what the predicted log needs.
+    pub fn decode_event(
         &mut self,
         data: &[u8],
         thread: ThreadId,
-        node: u32,
         st: &mut BlockState,
     ) -> Option<usize> {
+        let mut pos = self.decode_head(data, thread, st)?;
+        self.keep(0);
+        if data[0] & DEPS != 0 {
+            let n = varint::get(data, &mut pos).ok()?;
+            for _ in 0..n {
+                Latency::of(*data.get(pos)?)?;
+                pos += 1;
+                varint::get(data, &mut pos).ok()?;
+                let count = varint::get(data, &mut pos).ok()?;
+                for _ in 0..count * 2 {
+                    varint::get(data, &mut pos).ok()?;
+                }
+            }
+        }
+        Some(pos)
+    }
+
+    /// The event, flags and factor of the record at the start of `data`; where its
+    /// dependencies begin.
+    fn decode_head(&mut self, data: &[u8], thread: ThreadId, st: &mut BlockState) -> Option<usize> {
         let flags = *data.first()?;
         let mut pos = 1;
         let defined = crate::log::Defined {
@@ -134,29 +190,32 @@ impl Record {
         } else {
             1.0
         };
-        let mut groups = std::mem::take(&mut self.deps);
+        Some(pos)
+    }
+
+    /// Decodes the record at the start of `data` (event `node` of thread `thread`, state `st`)
+    /// into `self` (its vectors reused); its length, or `None` when the data is not a record.
+    pub fn decode(
+        &mut self,
+        data: &[u8],
+        thread: ThreadId,
+        node: u32,
+        st: &mut BlockState,
+    ) -> Option<usize> {
+        let mut pos = self.decode_head(data, thread, st)?;
+        let flags = data[0];
         let n = if flags & DEPS != 0 {
             varint::get(data, &mut pos).ok()? as usize
         } else {
             0
         };
-        groups.truncate(n);
+        self.keep(0);
         for k in 0..n {
             let how = Latency::of(*data.get(pos)?)?;
             pos += 1;
             let ns = varint::get(data, &mut pos).ok()?;
             let count = varint::get(data, &mut pos).ok()? as usize;
-            if k == groups.len() {
-                groups.push(Group {
-                    how,
-                    ns,
-                    sources: Vec::new(),
-                });
-            }
-            let g = &mut groups[k];
-            g.how = how;
-            g.ns = ns;
-            g.sources.clear();
+            let g = self.group(k, how, ns);
             for _ in 0..count {
                 let th = varint::get(data, &mut pos).ok()? as ThreadId;
                 let delta = varint::unzigzag(varint::get(data, &mut pos).ok()?);
@@ -164,7 +223,6 @@ impl Record {
                 g.sources.push((th, from));
             }
         }
-        self.deps = groups;
         Some(pos)
     }
 }
@@ -181,6 +239,7 @@ impl Default for Record {
             released: false,
             factor: 1.0,
             deps: Vec::new(),
+            spare: Vec::new(),
         }
     }
 }
@@ -221,6 +280,7 @@ mod tests {
                         sources: vec![(0, 4), (1, 8), (2, 3)],
                     },
                 ],
+                spare: Vec::new(),
             },
             Record {
                 event: Event {
@@ -246,6 +306,18 @@ mod tests {
         for (k, r) in records.iter().enumerate() {
             pos += got.decode(&buf[pos..], 2, 3 + k as u32, &mut st).unwrap();
             assert_eq!(&got, r);
+        }
+        assert_eq!(pos, buf.len());
+        let mut st = BlockState::new(0);
+        let mut pos = 0;
+        for r in &records {
+            pos += got.decode_event(&buf[pos..], 2, &mut st).unwrap();
+            assert_eq!(got.event, r.event);
+            assert_eq!(
+                (got.busy, got.released, got.factor),
+                (r.busy, r.released, r.factor)
+            );
+            assert!(got.deps.is_empty());
         }
         assert_eq!(pos, buf.len());
     }

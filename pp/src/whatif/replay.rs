@@ -16,7 +16,7 @@ use pp_recorder::log::binary::BlockState;
 
 use super::load::MeasuredRun;
 use super::record::{Latency, Record};
-use super::streams::Cursor;
+use super::streams::{Cursor, Streams};
 use super::target::{Demand, Target};
 use super::times::Times;
 use crate::event::{EventKind, ThreadId};
@@ -42,13 +42,29 @@ pub struct Predicted {
     /// The predicted run window: the first `start` to the last event, rounded to the ns.
     pub(super) window: u64,
     /// The first error reading the streams back for the predicted log.
-    pub(super) failed: std::cell::RefCell<Option<String>>,
+    pub(super) failed: std::sync::Mutex<Option<String>>,
+    /// Each thread's events replayed.
+    pub(super) replayed: Vec<u64>,
 }
 
 impl Predicted {
     /// The first error reading the predicted events back ([`super::write::thread_events`]).
     pub fn error(&self) -> Option<String> {
-        self.failed.borrow().clone()
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+}
+
+/// `t.round() as u64` (ties away from zero, 0 below zero and for NaN, saturated above), without
+/// the call to libm's `round` a baseline x86-64 build makes: a few per event.
+pub(super) fn nearest(t: f64) -> u64 {
+    let whole = t as u64;
+    if t - whole as f64 >= 0.5 {
+        whole.saturating_add(1)
+    } else {
+        whole
     }
 }
 
@@ -80,11 +96,11 @@ struct Thread {
 /// What the replay has read of a thread's records.
 #[derive(Debug)]
 struct Lane {
+    /// The current record was read ahead (the first, for the origin) and is not yet begun.
+    ahead: bool,
     records: Cursor,
     state: BlockState,
     shares: Cursor,
-    /// `cpu` samples read.
-    sampled: u64,
     /// The record of its next event, once read.
     current: Option<Record>,
     /// Its share of a processor and run-queue delay after the current event.
@@ -129,7 +145,8 @@ impl Ord for At {
 }
 
 struct Sim<'a> {
-    run: &'a MeasuredRun,
+    records: &'a Streams,
+    shares: &'a Streams,
     target: &'a Target,
     of: Vec<u32>,
     threads: Vec<Thread>,
@@ -145,15 +162,45 @@ struct Sim<'a> {
     waiters: Vec<Vec<(u32, ThreadId)>>,
     /// Demand from CPU time ([`Demand::Cpu`]).
     cpu: bool,
+    /// Threads woken or finished by the latest event, reused (no allocation an event).
+    woken: Vec<ThreadId>,
 }
 
 /// Replays `run` on `target`.
 pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
-    let p = run.header.p as usize;
-    let of = target.processors(run.header.p)?;
+    let predicted = replay_streams(&run.records, &run.shares, target)?;
+    complete(&predicted, &run.counts)?;
+    Ok(predicted)
+}
+
+/// Whether every thread's events were replayed (`counts` of them).
+pub(super) fn complete(predicted: &Predicted, counts: &[u64]) -> Result<()> {
+    for (i, &n) in counts.iter().enumerate() {
+        let replayed = predicted.replayed.get(i).copied().unwrap_or(0);
+        if replayed != n {
+            bail!(
+                "the replay stopped at thread {i}'s event {} of {n}: a dependency was never met",
+                replayed + 1,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Replays the run whose records and shares a reading writes (or has written) to `records`
+/// and `shares` ([`super::load::read_into`]), on `target`, reading each thread's records as
+/// they come; [`complete`] says whether every event was replayed.
+pub(super) fn replay_streams(
+    records: &Streams,
+    shares: &Streams,
+    target: &Target,
+) -> Result<Predicted> {
+    let p = records.len();
+    let of = target.processors(p as u32)?;
     let n_processors = of.iter().max().map_or(0, |&m| m as usize + 1);
     let mut sim = Sim {
-        run,
+        records,
+        shares,
         target,
         of,
         threads: vec![
@@ -169,10 +216,10 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
         ],
         lanes: (0..p)
             .map(|i| Lane {
-                records: run.records.cursor(i),
+                ahead: false,
+                records: records.cursor(i),
                 state: BlockState::default(),
-                shares: run.shares.cursor(i),
-                sampled: 0,
+                shares: shares.cursor(i),
                 current: None,
                 share: (1.0, 0.0),
                 previous: None,
@@ -182,12 +229,13 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
             .collect(),
         processors: (0..n_processors).map(|_| Processor::default()).collect(),
         out: Predicted {
-            origin: run.origin,
+            origin: 0,
             times: Times::new(p),
             samples: [Times::new(p), Times::new(p), Times::new(p)],
             latest: 0.0,
             window: 0,
             failed: Default::default(),
+            replayed: Vec::new(),
         },
         first_start: None,
         last: 0,
@@ -195,7 +243,18 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
         seq: 0,
         waiters: vec![Vec::new(); p],
         cpu: target.demand == Demand::Cpu,
+        woken: Vec::new(),
     };
+    // The times count from the run's first event: the earliest of the threads' first.
+    let mut origin = None::<u64>;
+    for i in 0..p {
+        if sim.read(i)? {
+            sim.lanes[i].ahead = true;
+            let t = sim.lanes[i].current.as_ref().map_or(0, |r| r.event.t);
+            origin = Some(origin.map_or(t, |o| o.min(t)));
+        }
+    }
+    sim.out.origin = origin.unwrap_or(0);
     for i in 0..p {
         sim.begin(i, 0.0)?;
     }
@@ -205,14 +264,7 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
             Item::Done { processor, version } => sim.done(processor as usize, version, t)?,
         }
     }
-    for (i, &n) in run.counts.iter().enumerate() {
-        if sim.threads[i].next != n {
-            bail!(
-                "the replay stopped at thread {i}'s event {} of {n}: a dependency was never met",
-                sim.threads[i].next + 1,
-            );
-        }
-    }
+    sim.out.replayed = sim.threads.iter().map(|t| t.next).collect();
     let samples = &sim.out.samples;
     if let Some(e) = [&sim.out.times, &samples[0], &samples[1], &samples[2]]
         .into_iter()
@@ -230,30 +282,38 @@ impl Sim<'_> {
     /// when the arc is what ended the thread's wait, else 1 ns (the order); a barrier's release
     /// as measured; with [`Demand::Cpu`] a measured latency loses the run-queue delay around
     /// the event it leads to (the thread, released, waited for a core).
-    fn read(&mut self, i: usize) -> Result<()> {
-        let run = self.run;
+    /// Returns false at the end of the thread's records (the current one stays).
+    fn read(&mut self, i: usize) -> Result<bool> {
         let lane = &mut self.lanes[i];
+        if lane.ahead {
+            lane.ahead = false;
+            return Ok(true);
+        }
+        let data = lane.records.bytes(self.records)?;
+        if data.is_empty() {
+            return Ok(false);
+        }
         if let Some(r) = &lane.current {
             lane.previous = Some((r.event.t, r.busy, r.factor, lane.share.0, lane.share.1));
         }
         let mut record = lane.current.take().unwrap_or_default();
-        let data = lane.records.bytes(&run.records)?;
         let node = self.threads[i].next as u32;
         let Some(n) = record.decode(data, i as ThreadId, node, &mut lane.state) else {
             bail!("thread {i}'s records in the temporary file are damaged");
         };
         lane.records.consume(n);
         if matches!(record.event.kind, EventKind::Cpu { .. }) {
-            lane.sampled += 1;
             lane.share = (1.0, 0.0);
-            if lane.sampled < run.samples[i] {
-                let pair = lane.shares.bytes(&run.shares)?;
-                let Some(pair) = pair.get(..8) else {
-                    bail!("thread {i}'s shares in the temporary file end early");
-                };
-                let f = |k: usize| f32::from_le_bytes(pair[k..k + 4].try_into().unwrap_or([0; 4]));
-                lane.share = (f(0), f(4));
-                lane.shares.consume(8);
+            // A sample's share is known at the next sample (none after the last); only the
+            // demand from CPU time uses it.
+            if self.cpu {
+                let pair = lane.shares.bytes(self.shares)?;
+                if let Some(pair) = pair.get(..8) {
+                    let f =
+                        |k: usize| f32::from_le_bytes(pair[k..k + 4].try_into().unwrap_or([0; 4]));
+                    lane.share = (f(0), f(4));
+                    lane.shares.consume(8);
+                }
             }
         }
         let queued = match (self.cpu, lane.previous) {
@@ -280,7 +340,7 @@ impl Sim<'_> {
                 .extend(g.sources.iter().map(|&(th, node)| (th, node, latency)));
         }
         lane.current = Some(record);
-        Ok(())
+        Ok(true)
     }
 
     /// The predicted time of node `node` of thread `from`, once it has happened.
@@ -298,11 +358,9 @@ impl Sim<'_> {
 
     /// Thread `i` has had its previous event (or the run begins) at `t`: its next step.
     fn begin(&mut self, i: usize, t: f64) -> Result<()> {
-        let k = self.threads[i].next;
-        if k >= self.run.counts[i] {
+        if !self.read(i)? {
             return Ok(());
         }
-        self.read(i)?;
         let lane = &self.lanes[i];
         let Some(current) = &lane.current else {
             return Ok(());
@@ -368,7 +426,7 @@ impl Sim<'_> {
         let k = self.threads[i].next;
         self.out.times.push(i, t);
         self.out.latest = self.out.latest.max(t);
-        let rounded = self.out.origin.saturating_add(t.round() as u64);
+        let rounded = self.out.origin.saturating_add(nearest(t));
         self.last = self.last.max(rounded);
         let kind = self.lanes[i].current.as_ref().map(|r| r.event.kind);
         if matches!(kind, Some(EventKind::Start)) {
@@ -391,7 +449,8 @@ impl Sim<'_> {
         }
         th.next += 1;
         if !self.waiters[i].is_empty() {
-            let mut woken = Vec::new();
+            let mut woken = std::mem::take(&mut self.woken);
+            woken.clear();
             self.waiters[i].retain(|&(node, w)| {
                 let due = u64::from(node) <= k;
                 if due {
@@ -399,9 +458,10 @@ impl Sim<'_> {
                 }
                 !due
             });
-            for w in woken {
+            for &w in &woken {
                 self.resolve(w as usize)?;
             }
+            self.woken = woken;
         }
         self.begin(i, t)
     }
@@ -448,7 +508,8 @@ impl Sim<'_> {
             return Ok(());
         }
         self.advance(p, t);
-        let mut finished = Vec::new();
+        let mut finished = std::mem::take(&mut self.woken);
+        finished.clear();
         let threads = &self.threads;
         // Far from the origin a double's step exceeds EPSILON: what is left below a few of
         // its steps (times the sharers) is done too, or the replay would never end.
@@ -462,10 +523,48 @@ impl Sim<'_> {
             !done
         });
         self.reschedule(p);
-        for r in finished {
+        for &r in &finished {
             self.threads[r as usize].until = t;
             self.resolve(r as usize)?;
         }
+        self.woken = finished;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest;
+    use proptest::prelude::*;
+
+    #[test]
+    fn nearest_rounds_as_round_does_at_the_edges() {
+        for t in [
+            0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.499_999_999_999_999_94,
+            -0.5,
+            -3.7,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            (1u64 << 53) as f64 - 0.5,
+            18_446_744_073_709_549_568.0,
+            18_446_744_073_709_551_616.0,
+            1e300,
+        ] {
+            assert_eq!(nearest(t), t.round() as u64, "{t}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn nearest_is_round(bits in any::<u64>(), t in 0.0..1e12f64) {
+            let any = f64::from_bits(bits);
+            prop_assert_eq!(nearest(any), any.round() as u64);
+            prop_assert_eq!(nearest(t), t.round() as u64);
+        }
     }
 }

@@ -1,89 +1,103 @@
 //! [`Streams`]: one append-only byte stream per thread in a single unnamed temporary file (the
 //! critical path's [spill](crate::graph)), so that a replay keeps a bounded part of each
-//! thread's stream in memory whatever the log's length (docs/whatif.md#cost). A stream is
-//! written in chunks of whole records and read forward by a [`Cursor`].
+//! thread's stream in memory whatever the log's length (docs/whatif.md#cost). A [`Writer`]
+//! appends to the streams in chunks of whole records; a [`Cursor`] reads a stream forward,
+//! from another thread while the writer still writes (the replay follows the reading of the
+//! log: docs/whatif.md#cost), waiting for the next chunk until the writer has finished.
 
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 /// Bytes of all the streams' buffers together, before they go to the file.
 const BUDGET: usize = 16 << 20;
 
-/// One append-only stream per thread; the first I/O error is kept ([`Streams::error`]).
+/// At most this many bytes a stream's buffer (a reader following the writer waits for
+/// whole chunks: small ones keep it close behind).
+const MAX_CHUNK: usize = 64 << 10;
+
+/// One append-only stream per thread, as far as its [`Writer`] has published it; the first
+/// I/O error is kept ([`Streams::error`]).
 #[derive(Debug)]
 pub(crate) struct Streams {
-    file: Option<File>,
+    file: OnceLock<File>,
+    /// What has been published.
+    state: Mutex<Published>,
+    /// Signalled at each chunk published and at the end.
+    grown: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Published {
+    /// Where in the file each stream's chunks are, and their lengths.
+    chunks: Vec<Vec<(u64, u32)>>,
+    /// Each stream's bytes after those in the file, once the writer has finished.
+    tails: Vec<Vec<u8>>,
+    finished: bool,
+    error: Option<String>,
+}
+
+/// Appends to [`Streams`]; finishing it (or dropping it: an error or a panic of the reading)
+/// publishes what is left and ends the streams for their readers.
+#[derive(Debug)]
+pub(crate) struct Writer<'a> {
+    streams: &'a Streams,
     /// Bytes in the file.
     end: u64,
     /// A stream's buffer goes to the file before it would outgrow this.
     chunk: usize,
-    streams: Vec<Stream>,
-    error: Option<String>,
-}
-
-#[derive(Debug, Default)]
-struct Stream {
-    /// Where in the file each chunk written is, and its length.
-    chunks: Vec<(u64, u32)>,
-    /// The bytes after those in the file.
-    tail: Vec<u8>,
+    tails: Vec<Vec<u8>>,
+    failed: bool,
 }
 
 impl Streams {
-    /// `n` empty streams, their buffers together about [`BUDGET`] bytes (`PP_SPILL_CHUNK`
-    /// sets a stream's buffer instead: tests use it to make the streams go to the file).
+    /// `n` empty streams.
     pub fn new(n: usize) -> Streams {
+        Streams {
+            file: OnceLock::new(),
+            state: Mutex::new(Published {
+                chunks: vec![Vec::new(); n],
+                tails: vec![Vec::new(); n],
+                ..Published::default()
+            }),
+            grown: Condvar::new(),
+        }
+    }
+
+    /// The writer of these streams, their buffers together about [`BUDGET`] bytes, at most
+    /// [`MAX_CHUNK`] each (`PP_SPILL_CHUNK` sets a stream's buffer instead: tests use it to
+    /// make the streams go to the file).
+    pub fn writer(&self) -> Writer<'_> {
+        let n = self.lock().chunks.len();
         let chunk = std::env::var("PP_SPILL_CHUNK")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(BUDGET / n.max(1))
+            .unwrap_or((BUDGET / n.max(1)).min(MAX_CHUNK))
             .clamp(8, 1 << 20)
             / 8
             * 8;
-        Streams {
-            file: None,
+        Writer {
+            streams: self,
             end: 0,
             chunk,
-            streams: (0..n).map(|_| Stream::default()).collect(),
-            error: None,
+            tails: vec![Vec::new(); n],
+            failed: false,
         }
     }
 
-    /// Appends one record to stream `s` (records are never split between chunks).
-    pub fn push(&mut self, s: usize, record: &[u8]) {
-        let st = &mut self.streams[s];
-        if !st.tail.is_empty() && st.tail.len() + record.len() > self.chunk {
-            self.flush(s);
-        }
-        self.streams[s].tail.extend_from_slice(record);
+    fn lock(&self) -> MutexGuard<'_, Published> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How many streams.
+    pub fn len(&self) -> usize {
+        self.lock().chunks.len()
     }
 
     /// The first error writing or reading the file, if any.
-    pub fn error(&self) -> Option<&str> {
-        self.error.as_deref()
-    }
-
-    fn flush(&mut self, s: usize) {
-        let st = &mut self.streams[s];
-        if self.error.is_none() {
-            let written = match &self.file {
-                Some(f) => f.write_all_at(&st.tail, self.end),
-                None => crate::graph::temporary().and_then(|f| {
-                    f.write_all_at(&st.tail, self.end)?;
-                    self.file = Some(f);
-                    Ok(())
-                }),
-            };
-            match written {
-                Ok(()) => {
-                    st.chunks.push((self.end, st.tail.len() as u32));
-                    self.end += st.tail.len() as u64;
-                }
-                Err(e) => self.error = Some(temporary_error(e)),
-            }
-        }
-        st.tail.clear();
+    pub fn error(&self) -> Option<String> {
+        self.lock().error.clone()
     }
 
     /// A cursor at the start of stream `s`.
@@ -93,8 +107,59 @@ impl Streams {
             chunk: 0,
             buf: Vec::new(),
             pos: 0,
-            in_tail: false,
+            ended: false,
         }
+    }
+}
+
+impl Writer<'_> {
+    /// Appends one record to stream `s` (records are never split between chunks).
+    pub fn push(&mut self, s: usize, record: &[u8]) {
+        let tail = &self.tails[s];
+        if !tail.is_empty() && tail.len() + record.len() > self.chunk {
+            self.flush(s);
+        }
+        self.tails[s].extend_from_slice(record);
+    }
+
+    /// Writes stream `s`'s buffer to the file as a chunk, and publishes it.
+    fn flush(&mut self, s: usize) {
+        let tail = &mut self.tails[s];
+        if !self.failed {
+            let file = match self.streams.file.get() {
+                Some(f) => Ok(f),
+                None => crate::graph::temporary().map(|f| self.streams.file.get_or_init(|| f)),
+            };
+            match file.and_then(|f| f.write_all_at(tail, self.end)) {
+                Ok(()) => {
+                    self.streams.lock().chunks[s].push((self.end, tail.len() as u32));
+                    self.streams.grown.notify_all();
+                    self.end += tail.len() as u64;
+                }
+                Err(e) => {
+                    self.failed = true;
+                    self.streams.lock().error = Some(temporary_error(e));
+                }
+            }
+        }
+        tail.clear();
+    }
+
+    /// Publishes what is left: the readers then read every stream to its end.
+    pub fn finish(self) {}
+}
+
+impl Drop for Writer<'_> {
+    fn drop(&mut self) {
+        let mut state = self.streams.lock();
+        if !state.finished {
+            state.finished = true;
+            if !self.failed {
+                state.tails = std::mem::take(&mut self.tails);
+            }
+        }
+        drop(state);
+        self.streams.grown.notify_all();
     }
 }
 
@@ -113,35 +178,40 @@ pub(crate) struct Cursor {
     chunk: usize,
     buf: Vec<u8>,
     pos: usize,
-    /// Reading the stream's tail (at `pos`) rather than `buf`.
-    in_tail: bool,
+    /// The stream's tail has been read into `buf`.
+    ended: bool,
 }
 
 impl Cursor {
-    /// The unread bytes of the current chunk: whole records, empty at the stream's end.
+    /// The unread bytes of the current chunk: whole records, empty at the stream's end. Waits
+    /// for the writer while it has published nothing further.
     pub fn bytes<'a>(&'a mut self, streams: &'a Streams) -> io::Result<&'a [u8]> {
-        let st = &streams.streams[self.stream];
-        if !self.in_tail && self.pos >= self.buf.len() {
-            if let Some(&(at, len)) = st.chunks.get(self.chunk) {
-                let file = streams
-                    .file
-                    .as_ref()
-                    .ok_or_else(|| io::Error::other("no file"))?;
-                self.buf.resize(len as usize, 0);
-                file.read_exact_at(&mut self.buf, at)
-                    .map_err(|e| io::Error::other(temporary_error(e)))?;
-                self.chunk += 1;
-            } else {
-                self.in_tail = true;
-                self.buf = Vec::new();
+        while !self.ended && self.pos >= self.buf.len() {
+            let mut state = streams.lock();
+            loop {
+                if let Some(&(at, len)) = state.chunks[self.stream].get(self.chunk) {
+                    drop(state);
+                    let file = streams
+                        .file
+                        .get()
+                        .ok_or_else(|| io::Error::other("no file"))?;
+                    self.buf.resize(len as usize, 0);
+                    file.read_exact_at(&mut self.buf, at)
+                        .map_err(|e| io::Error::other(temporary_error(e)))?;
+                    self.chunk += 1;
+                    break;
+                }
+                if state.finished {
+                    self.buf.clear();
+                    self.buf.extend_from_slice(&state.tails[self.stream]);
+                    self.ended = true;
+                    break;
+                }
+                state = streams.grown.wait(state).unwrap_or_else(|e| e.into_inner());
             }
             self.pos = 0;
         }
-        Ok(if self.in_tail {
-            st.tail.get(self.pos..).unwrap_or(&[])
-        } else {
-            &self.buf[self.pos..]
-        })
+        Ok(self.buf.get(self.pos..).unwrap_or(&[]))
     }
 
     /// Marks `n` bytes read.
@@ -156,12 +226,14 @@ mod tests {
 
     #[test]
     fn records_come_back_in_order_from_the_file_and_the_tail() {
-        let mut s = Streams::new(3);
-        s.chunk = 64;
+        let s = Streams::new(3);
+        let mut w = s.writer();
+        w.chunk = 64;
         for k in 0u64..1000 {
-            s.push((k % 3) as usize, &k.to_le_bytes());
+            w.push((k % 3) as usize, &k.to_le_bytes());
         }
-        assert!(s.file.is_some());
+        w.finish();
+        assert!(s.file.get().is_some());
         for i in 0..3 {
             let mut c = s.cursor(i);
             let mut got = Vec::new();
@@ -180,5 +252,39 @@ mod tests {
             let want: Vec<u64> = (0u64..1000).filter(|k| k % 3 == i as u64).collect();
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn a_reader_on_another_thread_follows_the_writer_to_the_end() {
+        let s = Streams::new(2);
+        let read = |i: usize| {
+            let mut c = s.cursor(i);
+            let mut got = Vec::new();
+            loop {
+                let b = c.bytes(&s).unwrap();
+                if b.is_empty() {
+                    return got;
+                }
+                let n = b.len();
+                got.extend(
+                    b.chunks(8)
+                        .map(|r| u64::from_le_bytes(r.try_into().unwrap())),
+                );
+                c.consume(n);
+            }
+        };
+        let (first, second) = std::thread::scope(|scope| {
+            let first = scope.spawn(|| read(0));
+            let second = scope.spawn(|| read(1));
+            let mut w = s.writer();
+            w.chunk = 24;
+            for k in 0u64..5000 {
+                w.push((k % 2) as usize, &k.to_le_bytes());
+            }
+            drop(w);
+            (first.join().unwrap(), second.join().unwrap())
+        });
+        assert_eq!(first, (0..5000).step_by(2).collect::<Vec<u64>>());
+        assert_eq!(second, (1..5000).step_by(2).collect::<Vec<u64>>());
     }
 }

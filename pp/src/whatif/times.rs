@@ -6,10 +6,10 @@
 //! as their values: a chunk is its first time's bits, then each next time's bits less the
 //! previous', as a varint (a few bytes where times are close, against 8 a double).
 
-use std::cell::RefCell;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
+use std::sync::Mutex;
 
 use pp_recorder::log::varint;
 
@@ -35,7 +35,7 @@ struct Thread {
     /// The times after those in the file.
     tail: Vec<f64>,
     /// The chunk read last by [`Times::get`], decoded.
-    cache: RefCell<Option<(usize, Vec<f64>)>>,
+    cache: Mutex<Option<(usize, Vec<f64>)>>,
 }
 
 impl Times {
@@ -146,7 +146,7 @@ impl Times {
                 .copied()
                 .ok_or_else(|| io::Error::other("a predicted time not yet known"));
         }
-        let mut cache = th.cache.borrow_mut();
+        let mut cache = th.cache.lock().unwrap_or_else(|e| e.into_inner());
         if cache.as_ref().is_none_or(|(cached, _)| *cached != c) {
             let mut times = cache.take().map(|(_, v)| v).unwrap_or_default();
             self.read_chunk(i, c, &mut times)?;

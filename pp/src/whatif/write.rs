@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 use super::load::MeasuredRun;
 use super::predict::PredictedLog;
 use super::record::Record;
-use super::replay::{Predicted, Sample};
+use super::replay::{Predicted, Sample, nearest};
 use crate::event::{Event, EventKind};
 use crate::log::{BinaryWriter, Encoding, TextWriter};
 use pp_recorder::log::binary::BlockState;
@@ -39,7 +39,6 @@ pub fn thread_events<'a>(
     let mut samples = predicted.samples.each_ref().map(|t| t.cursor(i));
     let add = sampled && run.samples[i] == 0;
     let mut record = Record::default();
-    let mut node = 0u32;
     let mut next = None::<Event>;
     // The last sample's CPU clock, measured and predicted: the predicted clock does not go
     // back where the measured one did not (the speed factors' savings can outgrow a stretch's
@@ -47,7 +46,11 @@ pub fn thread_events<'a>(
     // ignores such a sample, in the predicted log as in the measured one).
     let mut last: Option<(u64, u64)> = None;
     let fail = move |e: String| {
-        predicted.failed.borrow_mut().get_or_insert(e);
+        predicted
+            .failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(e);
         None
     };
     std::iter::from_fn(move || {
@@ -59,13 +62,12 @@ pub fn thread_events<'a>(
             Ok(d) => d,
             Err(e) => return fail(e.to_string()),
         };
-        let Some(n) = record.decode(data, i as u32, node, &mut state) else {
+        let Some(n) = record.decode_event(data, i as u32, &mut state) else {
             return fail(format!(
                 "thread {i}'s records in the temporary file are damaged"
             ));
         };
         records.consume(n);
-        node += 1;
         let at = match times.next(&predicted.times) {
             Ok(Some(t)) => t,
             Ok(None) => return fail(format!("thread {i}'s predicted times end early")),
@@ -89,7 +91,7 @@ pub fn thread_events<'a>(
         } else {
             None
         };
-        let t = predicted.origin.saturating_add(at.round() as u64);
+        let t = predicted.origin.saturating_add(nearest(at));
         let mut event = Event { t, ..e };
         if let (
             EventKind::Cpu {
@@ -99,7 +101,7 @@ pub fn thread_events<'a>(
             Some(s),
         ) = (e.kind, sample)
         {
-            let cpu = (thread_cpu_ns as f64 - s.saved).round().max(0.0) as u64;
+            let cpu = nearest(thread_cpu_ns as f64 - s.saved);
             let cpu = match last {
                 Some((measured, predicted)) if thread_cpu_ns < measured => {
                     cpu.min(predicted.saturating_sub(1))
@@ -114,7 +116,7 @@ pub fn thread_events<'a>(
                     cpu
                 }
             };
-            let delay = s.delay.round() as u64;
+            let delay = nearest(s.delay);
             event.kind = EventKind::Cpu {
                 thread_cpu_ns: cpu,
                 run_delay_ns: match run_delay_ns {
@@ -129,8 +131,8 @@ pub fn thread_events<'a>(
             t,
             thread: e.thread,
             kind: EventKind::Cpu {
-                thread_cpu_ns: s.served.round() as u64,
-                run_delay_ns: Some(s.delay.round() as u64),
+                thread_cpu_ns: nearest(s.served),
+                run_delay_ns: Some(nearest(s.delay)),
             },
         });
         let (first, second) = match (e.kind, added) {
@@ -192,18 +194,35 @@ pub fn write(run: &MeasuredRun, prediction: &PredictedLog, out: &Path, force: bo
         }
         Encoding::Binary => {
             let mut w = BinaryWriter::new(BufWriter::new(target), header).map_err(werr)?;
-            let mut block = Vec::with_capacity(BLOCK_EVENTS);
-            for (i, events) in threads.iter_mut().enumerate() {
-                loop {
-                    block.clear();
-                    block.extend(events.by_ref().take(BLOCK_EVENTS));
-                    if block.is_empty() {
-                        break;
+            // The events come in blocks from another thread (reading the records and the
+            // times back, the samples rewritten) while this one encodes and writes them; a
+            // few blocks in flight, their vectors handed back.
+            std::thread::scope(|s| -> Result<()> {
+                let (blocks, written) = std::sync::mpsc::sync_channel::<(u32, Vec<Event>)>(4);
+                let (spent, reuse) = std::sync::mpsc::channel::<Vec<Event>>();
+                s.spawn(move || {
+                    for (i, events) in threads.iter_mut().enumerate() {
+                        loop {
+                            let mut block = reuse
+                                .try_recv()
+                                .unwrap_or_else(|_| Vec::with_capacity(BLOCK_EVENTS));
+                            block.clear();
+                            block.extend(events.by_ref().take(BLOCK_EVENTS));
+                            if block.is_empty() {
+                                break;
+                            }
+                            if blocks.send((i as u32, block)).is_err() {
+                                return;
+                            }
+                        }
                     }
-                    w.write_block(i as u32, &block, &run.symbols)
-                        .map_err(werr)?;
+                });
+                for (i, block) in written {
+                    w.write_block(i, &block, &run.symbols).map_err(werr)?;
+                    let _ = spent.send(block);
                 }
-            }
+                Ok(())
+            })?;
             w.finish()
                 .map_err(werr)?
                 .into_inner()
