@@ -195,7 +195,8 @@ impl Recorded {
     pub fn read(mut reader: LogReader) -> Result<Recorded> {
         let p = reader.header().p;
         let n = p as usize;
-        let mut raw = Streams::new(2 * n);
+        let raw = Streams::new(2 * n);
+        let mut raw_writer = raw.writer();
         let mut builders: Vec<Option<Builder>> = (0..n).map(|_| None).collect();
         let mut regions = Regions::new(p);
         let mut ops = Ops::default();
@@ -208,65 +209,76 @@ impl Recorded {
                 }
                 regions.event(e, symbols, &builders);
                 let b = builders[th].get_or_insert_default();
-                b.event(e, symbols, &mut ops, &mut raw);
+                b.event(e, symbols, &mut ops, &mut raw_writer);
                 regions.after(e.thread, b);
             })
             .err();
+        // The raw streams are complete: what `finish` reads of them follows to their ends.
+        raw_writer.finish();
         let (parts, names) = regions.parts(&builders);
         let warning = damage.map(|e| format!("{e}; the signature is of the events before it"));
-        let mut out = Recorded {
-            p,
-            ops: Vec::new(),
-            threads: Vec::new(),
-            warning,
-            streams: Streams::new(n),
-            stream: Vec::new(),
-        };
-        for (th, (builder, parts)) in builders.into_iter().zip(parts).enumerate() {
-            let Some(builder) = builder else {
-                continue;
-            };
-            let steps = finish(th, &builder, &parts, &names, &raw, &mut ops, |rec| {
-                out.streams.push(th, rec.write().bytes())
-            })?;
-            if steps > 0 {
-                out.threads.push((th as ThreadId, steps));
-                out.stream.push(th);
+        let streams = Streams::new(n);
+        let mut threads = Vec::new();
+        let mut stream = Vec::new();
+        {
+            let mut writer = streams.writer();
+            for (th, (builder, parts)) in builders.into_iter().zip(parts).enumerate() {
+                let Some(builder) = builder else {
+                    continue;
+                };
+                let steps = finish(th, &builder, &parts, &names, &raw, &mut ops, |rec| {
+                    writer.push(th, rec.write().bytes())
+                })?;
+                if steps > 0 {
+                    threads.push((th as ThreadId, steps));
+                    stream.push(th);
+                }
             }
+            writer.finish();
         }
-        if let Some(e) = raw.error().or(out.streams.error()) {
+        if let Some(e) = raw.error().or(streams.error()) {
             return Err(anyhow!("pp signature: {e}"));
         }
-        out.ops = ops.list;
-        Ok(out)
+        Ok(Recorded {
+            p,
+            ops: ops.list,
+            threads,
+            warning,
+            streams,
+            stream,
+        })
     }
 
     /// The run of these steps.
     pub fn of_steps(p: u32, steps: &BTreeMap<ThreadId, Vec<Step>>) -> Recorded {
         let mut ops = Ops::default();
-        let mut out = Recorded {
-            p,
-            ops: Vec::new(),
-            threads: Vec::new(),
-            warning: None,
-            streams: Streams::new(steps.len()),
-            stream: (0..steps.len()).collect(),
-        };
-        for (i, (&t, s)) in steps.iter().enumerate() {
-            for s in s {
-                let rec = Rec {
-                    op: ops.intern(s.op.clone()),
-                    compute_ns: s.compute_ns,
-                    bytes: s.bytes,
-                    op_ns: s.op_ns,
-                    cpu_ns: s.cpu_ns,
-                };
-                out.streams.push(i, rec.write().bytes());
+        let streams = Streams::new(steps.len());
+        let mut threads = Vec::new();
+        {
+            let mut writer = streams.writer();
+            for (i, (&t, s)) in steps.iter().enumerate() {
+                for s in s {
+                    let rec = Rec {
+                        op: ops.intern(s.op.clone()),
+                        compute_ns: s.compute_ns,
+                        bytes: s.bytes,
+                        op_ns: s.op_ns,
+                        cpu_ns: s.cpu_ns,
+                    };
+                    writer.push(i, rec.write().bytes());
+                }
+                threads.push((t, s.len() as u64));
             }
-            out.threads.push((t, s.len() as u64));
+            writer.finish();
         }
-        out.ops = ops.list;
-        out
+        Recorded {
+            p,
+            ops: ops.list,
+            threads,
+            warning: None,
+            streams,
+            stream: (0..steps.len()).collect(),
+        }
     }
 
     /// Calls `f` with every record of `self.threads[i]`, in order.

@@ -10,7 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use pp_recorder::event::{Event, EventKind, Symbols, ThreadId};
 
 use super::record::{Reader, Writer};
-use crate::whatif::streams::Streams;
+use crate::whatif::streams::Writer as StreamWriter;
 
 /// What a step does, besides computing: the key that clustering compares exactly.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -152,7 +152,7 @@ impl Builder {
         e: &Event,
         symbols: &Symbols,
         ops: &mut Ops,
-        streams: &mut Streams,
+        streams: &mut StreamWriter<'_>,
     ) {
         let name = |s| symbols.get_name(s).unwrap_or("?").to_string();
         let spans = 2 * e.thread as usize;
@@ -234,7 +234,7 @@ impl Builder {
         }
     }
 
-    fn end(&mut self, t: u64, out: &mut Out) {
+    fn end(&mut self, t: u64, out: &mut Out<'_, '_>) {
         if self.depth == 0 {
             return;
         }
@@ -253,7 +253,7 @@ impl Builder {
     /// A point event: inside an open wait the first names that wait (a blocking send, receive
     /// or collective) and the others follow it as steps of their own; outside, it is a step of
     /// its own (a non-blocking call).
-    fn point(&mut self, t: u64, op: Op, bytes: u64, out: &mut Out) {
+    fn point(&mut self, t: u64, op: Op, bytes: u64, out: &mut Out<'_, '_>) {
         if let Some((_, open, open_bytes)) = &mut self.open
             && !matches!(op, Op::RegionBegin { .. } | Op::RegionEnd | Op::Stop)
         {
@@ -268,7 +268,7 @@ impl Builder {
         self.push(t, t, op, bytes, out);
     }
 
-    fn push(&mut self, begin: u64, end: u64, op: Op, bytes: u64, out: &mut Out) {
+    fn push(&mut self, begin: u64, end: u64, op: Op, bytes: u64, out: &mut Out<'_, '_>) {
         let last = *self.last_end.get_or_insert(begin);
         self.first.get_or_insert(begin);
         let span = Span {
@@ -291,9 +291,9 @@ impl Builder {
     }
 }
 
-struct Out<'a> {
+struct Out<'a, 'w> {
     ops: &'a mut Ops,
-    streams: &'a mut Streams,
+    streams: &'a mut StreamWriter<'w>,
     stream: usize,
 }
 
