@@ -1,12 +1,18 @@
 //! [`Builder`]: the activity graph from the events in time order, in one pass.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
 
 use super::path_graph::{PathGraph, Taken};
 use super::spill::Spill;
 use super::{ArcKind, Departure, Graph, NO_ARC, Node, RemoteArc};
 use crate::event::{Event, EventKind, Header, Sym, ThreadId, WaitKind};
 use crate::messages::{Messages, Sent};
+use crate::profile::sweep::IdHasher;
+
+/// A map looked up for most events (open regions, barriers, sends by time): hashed by one
+/// multiplication ([`IdHasher`]), not SipHash, which cost more than the rest of the event.
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// An event of the graph: thread, node index, time.
 type At = (ThreadId, u32, u64);
@@ -34,8 +40,8 @@ pub struct Builder {
     episodes: u32,
     threads: Vec<ThreadState>,
     messages: Messages,
-    regions: HashMap<u64, Region>,
-    barriers: HashMap<BarrierKey, Episodes>,
+    regions: IdMap<u64, Region>,
+    barriers: IdMap<BarrierKey, Episodes>,
     last_t: u64,
     /// Remote arcs into the event being added: (kind, source).
     candidates: Vec<(ArcKind, At)>,
@@ -81,7 +87,7 @@ struct ThreadState {
     last_t: u64,
     /// Its sends not yet received, by time: the thread's last event at that time (a
     /// receive's arc leaves from there) and how many of them.
-    sends: HashMap<u64, (u32, u32)>,
+    sends: IdMap<u64, (u32, u32)>,
     /// The time of its latest send, while its events are still at that time.
     send_t: Option<u64>,
 }
@@ -146,8 +152,8 @@ impl Builder {
             episodes: 0,
             threads: (0..p).map(|_| ThreadState::default()).collect(),
             messages: Messages::default(),
-            regions: HashMap::new(),
-            barriers: HashMap::new(),
+            regions: IdMap::default(),
+            barriers: IdMap::default(),
             last_t: 0,
             candidates: Vec::new(),
             streamed: None,
