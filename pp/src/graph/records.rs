@@ -7,12 +7,13 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use super::build::Builder;
 use super::critical::{CriticalPath, Segment};
 use super::makeup::{Makeup, shown};
 use super::path_graph::PathGraph;
-use super::spill::Spill;
+use super::spill::{Forward, Spill};
 use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
 use crate::profile::{CATEGORIES, Category, Interval, Sink};
 
@@ -538,123 +539,121 @@ impl Makeup {
         let mut done = |part: &Part| totals.add(part);
         // Indexed by region symbol + 1 (0: outside every region).
         let mut regions: Vec<u64> = Vec::new();
-        let mut forward = records.0.windows()?;
-        let mut codec = Codec::default();
-        loop {
-            let window = forward.window(MAX_RECORD)?;
-            if window.is_empty() {
-                break;
-            }
-            // Fewer bytes than the longest record: the last records.
-            let last = window.len() < MAX_RECORD;
-            let mut used = 0;
-            while used < window.len() && (last || window.len() - used >= MAX_RECORD) {
-                let Some((record, n)) = codec.read(&window[used..])? else {
-                    break;
-                };
-                used += n;
-                match record {
-                    Record::Stretch {
-                        thread,
-                        start,
-                        end,
-                        region,
-                        category,
-                    } => {
-                        let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut)
-                        else {
-                            continue;
-                        };
-                        r.now = r.now.max(start);
-                        while r.next < r.segs.len() && r.seg(segments, r.next).end <= start {
-                            r.next += 1;
+        let forward = records.0.windows()?;
+        std::thread::scope(|scope| -> io::Result<()> {
+            let (to_apply, decoded) = sync_channel(IN_FLIGHT);
+            let (give_back, spare) = sync_channel(IN_FLIGHT + 2);
+            scope.spawn(move || decode(forward, &to_apply, &spare));
+            for batch in decoded {
+                let mut batch = batch?;
+                for record in batch.drain(..) {
+                    match record {
+                        Record::Stretch {
+                            thread,
+                            start,
+                            end,
+                            region,
+                            category,
+                        } => {
+                            let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut)
+                            else {
+                                continue;
+                            };
+                            r.now = r.now.max(start);
+                            while r.next < r.segs.len() && r.seg(segments, r.next).end <= start {
+                                r.next += 1;
+                            }
+                            let region = region.wrapping_add(1) as usize;
+                            if region >= regions.len() {
+                                regions.resize(region + 1, 0);
+                            }
+                            let mut j = r.next;
+                            while j < r.segs.len() && r.seg(segments, j).start < end {
+                                let part = r.part(segments, j);
+                                let d = end.min(part.seg.end) - start.max(part.seg.start);
+                                part.time[usize::from(category)] += d;
+                                regions[region] += d;
+                                j += 1;
+                            }
+                            r.retire(segments, &mut done);
                         }
-                        let region = region.wrapping_add(1) as usize;
-                        if region >= regions.len() {
-                            regions.resize(region + 1, 0);
+                        Record::Sample { thread, t, delay } => {
+                            let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut)
+                            else {
+                                continue;
+                            };
+                            r.now = r.now.max(t);
+                            let mut cursor = r.cursors[0];
+                            let at = r.after_from(segments, &mut cursor, t);
+                            r.cursors[0] = cursor;
+                            let around = (at < r.segs.len() && r.seg(segments, at).start < t)
+                                .then(|| (at, r.part(segments, at).time));
+                            r.cpu = Some((t, around));
+                            if delay {
+                                r.delay = Some((t, around));
+                            }
+                            r.retire(segments, &mut done);
                         }
-                        let mut j = r.next;
-                        while j < r.segs.len() && r.seg(segments, j).start < end {
-                            let part = r.part(segments, j);
-                            let d = end.min(part.seg.end) - start.max(part.seg.start);
-                            part.time[usize::from(category)] += d;
-                            regions[region] += d;
-                            j += 1;
-                        }
-                        r.retire(segments, &mut done);
-                    }
-                    Record::Sample { thread, t, delay } => {
-                        let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut)
-                        else {
-                            continue;
-                        };
-                        r.now = r.now.max(t);
-                        let mut cursor = r.cursors[0];
-                        let at = r.after_from(segments, &mut cursor, t);
-                        r.cursors[0] = cursor;
-                        let around = (at < r.segs.len() && r.seg(segments, at).start < t)
-                            .then(|| (at, r.part(segments, at).time));
-                        r.cpu = Some((t, around));
-                        if delay {
-                            r.delay = Some((t, around));
-                        }
-                        r.retire(segments, &mut done);
-                    }
-                    Record::Move {
-                        thread,
-                        start,
-                        end,
-                        from,
-                        ns,
-                        of,
-                    } => {
-                        let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut)
-                        else {
-                            continue;
-                        };
-                        let from = CATEGORIES[usize::from(from).min(N - 1)];
-                        let since = if from == Category::Pc { r.cpu } else { r.delay };
-                        let k = if from == Category::Pc { 1 } else { 2 };
-                        let mut cursor = r.cursors[k];
-                        let mut j = r.open.max(r.after_from(segments, &mut cursor, start));
-                        r.cursors[k] = cursor;
-                        while start < end && j < r.segs.len() && r.seg(segments, j).start < end {
-                            let seg = *r.seg(segments, j);
-                            // The part's time in `from` over [max(start, its start), now): its time
-                            // so far less what it had at the sample at `start`.
-                            let before = match since {
-                                _ if seg.start >= start => Some(0),
-                                Some((t, Some((at, time)))) if t == start && at == j => {
-                                    Some(time[from.index()])
+                        Record::Move {
+                            thread,
+                            start,
+                            end,
+                            from,
+                            ns,
+                            of,
+                        } => {
+                            let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut)
+                            else {
+                                continue;
+                            };
+                            let from = CATEGORIES[usize::from(from).min(N - 1)];
+                            let since = if from == Category::Pc { r.cpu } else { r.delay };
+                            let k = if from == Category::Pc { 1 } else { 2 };
+                            let mut cursor = r.cursors[k];
+                            let mut j = r.open.max(r.after_from(segments, &mut cursor, start));
+                            r.cursors[k] = cursor;
+                            while start < end && j < r.segs.len() && r.seg(segments, j).start < end
+                            {
+                                let seg = *r.seg(segments, j);
+                                // The part's time in `from` over [max(start, its start), now): its time
+                                // so far less what it had at the sample at `start`.
+                                let before = match since {
+                                    _ if seg.start >= start => Some(0),
+                                    Some((t, Some((at, time)))) if t == start && at == j => {
+                                        Some(time[from.index()])
+                                    }
+                                    _ => None,
+                                };
+                                j += 1;
+                                let Some(before) = before else {
+                                    continue;
+                                };
+                                let part = r.part(segments, j - 1);
+                                let on_path = part.time[from.index()].saturating_sub(before);
+                                if on_path == 0 {
+                                    continue;
                                 }
-                                _ => None,
-                            };
-                            j += 1;
-                            let Some(before) = before else {
-                                continue;
-                            };
-                            let part = r.part(segments, j - 1);
-                            let on_path = part.time[from.index()].saturating_sub(before);
-                            if on_path == 0 {
-                                continue;
+                                let share = (u128::from(ns) * u128::from(on_path)
+                                    / u128::from(of.max(1)))
+                                    as u64;
+                                let to = shown(&seg, from).index();
+                                part.shares[to] = part.shares[to].saturating_add(share);
                             }
-                            let share = (u128::from(ns) * u128::from(on_path)
-                                / u128::from(of.max(1)))
-                                as u64;
-                            let to = shown(&seg, from).index();
-                            part.shares[to] = part.shares[to].saturating_add(share);
-                        }
-                        if from == Category::Pc {
-                            while r.open < r.segs.len() && r.seg(segments, r.open).end <= start {
-                                r.open += 1;
+                            if from == Category::Pc {
+                                while r.open < r.segs.len() && r.seg(segments, r.open).end <= start
+                                {
+                                    r.open += 1;
+                                }
                             }
+                            r.retire(segments, &mut done);
                         }
-                        r.retire(segments, &mut done);
                     }
                 }
+                // The decoder may have stopped taking them back; the batch is then dropped.
+                let _ = give_back.try_send(batch);
             }
-            forward.consume(used);
-        }
+            Ok(())
+        })?;
         for r in threads.iter_mut().flatten() {
             r.next = r.segs.len();
             r.open = r.segs.len();
@@ -675,6 +674,57 @@ impl Makeup {
             by_category: CATEGORIES.iter().copied().zip(totals.categories).collect(),
             unattributed: totals.unattributed,
         })
+    }
+}
+
+/// Records per batch from the decoder to the make-up, and batches in flight at most.
+const BATCH: usize = 8192;
+const IN_FLIGHT: usize = 4;
+
+/// Decodes the records on a thread of its own while the make-up applies them (decoding was
+/// about half of the make-up's time): batches in order, then the error that ended them, if
+/// one did.
+fn decode(
+    mut forward: Forward<'_>,
+    to: &SyncSender<io::Result<Vec<Record>>>,
+    spare: &Receiver<Vec<Record>>,
+) {
+    let mut codec = Codec::default();
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut all = || -> io::Result<()> {
+        loop {
+            let window = forward.window(MAX_RECORD)?;
+            if window.is_empty() {
+                return Ok(());
+            }
+            // Fewer bytes than the longest record: the last records.
+            let last = window.len() < MAX_RECORD;
+            let mut used = 0;
+            while used < window.len() && (last || window.len() - used >= MAX_RECORD) {
+                let Some((record, n)) = codec.read(&window[used..])? else {
+                    break;
+                };
+                used += n;
+                batch.push(record);
+                if batch.len() >= BATCH {
+                    let next = spare
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    if to.send(Ok(std::mem::replace(&mut batch, next))).is_err() {
+                        // The make-up stopped (an error of its own).
+                        return Ok(());
+                    }
+                }
+            }
+            forward.consume(used);
+        }
+    };
+    let ended = all();
+    if !batch.is_empty() {
+        let _ = to.send(Ok(batch));
+    }
+    if let Err(e) = ended {
+        let _ = to.send(Err(e));
     }
 }
 
