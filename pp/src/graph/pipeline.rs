@@ -37,16 +37,16 @@ pub fn profile_and_record(reader: &mut LogReader) -> (LogProfile, PathGraph, Rec
         let (to_worker, batches) = sync_channel::<Vec<Call>>(IN_FLIGHT);
         let (give_back, spare) = sync_channel::<Vec<Call>>(IN_FLIGHT + 2);
         let worker = scope.spawn(move || record(&header, &batches, &give_back));
-        let mut forward = Forward {
+        let mut batcher = Batcher {
             batch: Vec::with_capacity(BATCH),
             to_worker: Some(to_worker),
             spare,
             teams: 0,
         };
-        let profiled = profile_log(reader, None, Some(&mut forward));
-        forward.send();
+        let profiled = profile_log(reader, None, Some(&mut batcher));
+        batcher.send();
         // Closing the channel ends the worker's loop.
-        forward.to_worker = None;
+        batcher.to_worker = None;
         match worker.join() {
             Ok((graph, records)) => (profiled, graph, records),
             Err(panic) => std::panic::resume_unwind(panic),
@@ -80,7 +80,7 @@ fn record(
 }
 
 /// The sink on the reading thread: batches the calls.
-struct Forward {
+struct Batcher {
     batch: Vec<Call>,
     /// `None` once closed.
     to_worker: Option<SyncSender<Vec<Call>>>,
@@ -90,7 +90,7 @@ struct Forward {
     teams: u32,
 }
 
-impl Forward {
+impl Batcher {
     fn push(&mut self, call: Call) {
         self.batch.push(call);
         if self.batch.len() >= BATCH {
@@ -116,7 +116,7 @@ impl Forward {
     }
 }
 
-impl Sink for Forward {
+impl Sink for Batcher {
     fn interval(&mut self, interval: &Interval, _symbols: &Symbols) {
         self.push(Call::Interval(*interval));
     }

@@ -731,7 +731,6 @@ fn decode(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Read;
 
     #[test]
     fn records_read_back_as_written_at_any_time_and_value() {
@@ -774,8 +773,7 @@ mod tests {
         for r in &records {
             codec.write(r, &mut spill);
         }
-        let mut bytes = Vec::new();
-        spill.forward().unwrap().read_to_end(&mut bytes).unwrap();
+        let bytes = spill.read_all();
         let mut codec = Codec::default();
         let mut back = Vec::new();
         let mut at = 0;

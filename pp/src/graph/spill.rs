@@ -1,10 +1,11 @@
 //! [`Spill`]: an append-only store of records that keeps a bounded tail in memory and the rest
 //! in an unnamed temporary file, so that what the critical path keeps of a run is bounded in
 //! memory whatever the log's length (docs/critical-path.md#cost). It is read forward
-//! ([`Spill::forward`]) or, for fixed-size records, backward ([`Spill::backward`]).
+//! a window at a time ([`Spill::windows`]) or, for fixed-size records, backward
+//! ([`Spill::backward`]).
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes kept in memory before they go to the file (a power of two).
@@ -85,21 +86,6 @@ impl Spill {
         self.tail.clear();
     }
 
-    /// Every byte appended, from the first; the error writing them, if there was one.
-    pub fn forward(&mut self) -> io::Result<impl Read + '_> {
-        if let Some(e) = &self.error {
-            return Err(io::Error::other(e.clone()));
-        }
-        let head: Box<dyn Read + '_> = match &mut self.file {
-            Some(f) => {
-                f.seek(SeekFrom::Start(0))?;
-                Box::new(BufReader::with_capacity(1 << 20, f).take(self.on_disk))
-            }
-            None => Box::new(io::empty()),
-        };
-        Ok(head.chain(&self.tail[..]))
-    }
-
     /// Every byte appended, from the first, a window at a time ([`Forward::window`]), for a
     /// decoder that reads records straight from memory; the error writing them, if there was
     /// one.
@@ -117,6 +103,23 @@ impl Spill {
             buf: Vec::new(),
             at: 0,
         })
+    }
+
+    /// Every byte appended, read through [`Spill::windows`] (for tests).
+    #[cfg(test)]
+    pub(crate) fn read_all(&mut self) -> Vec<u8> {
+        let mut all = Vec::new();
+        let mut forward = self.windows().expect("no error writing");
+        loop {
+            let w = forward.window(1000).expect("read back");
+            if w.is_empty() {
+                return all;
+            }
+            // Odd sizes, so that windows straddle the file's end.
+            let n = w.len().min(777);
+            all.extend_from_slice(&w[..n]);
+            forward.consume(n);
+        }
     }
 
     /// The records of `N` bytes, last first (every record appended must have `N` bytes).
@@ -290,25 +293,11 @@ mod tests {
         }
         assert!(s.file.is_some());
         assert_eq!(s.len(), n * 16);
-        let mut all = Vec::new();
-        s.forward().unwrap().read_to_end(&mut all).unwrap();
+        let all = s.read_all();
         assert_eq!(all.len() as u64, n * 16);
         for (k, r) in all.chunks(16).enumerate() {
             assert_eq!(u64::from_le_bytes(r[..8].try_into().unwrap()), k as u64);
         }
-        // The same bytes a window at a time, windows of odd sizes straddling the file's end.
-        let mut windows = Vec::new();
-        let mut forward = s.windows().unwrap();
-        loop {
-            let w = forward.window(1000).unwrap();
-            if w.is_empty() {
-                break;
-            }
-            let n = w.len().min(777);
-            windows.extend_from_slice(&w[..n]);
-            forward.consume(n);
-        }
-        assert_eq!(windows, all);
         let back: Vec<u64> = s
             .backward::<16>()
             .map(|r| u64::from_le_bytes(r[8..].try_into().unwrap()))
