@@ -787,6 +787,83 @@ mod tests {
         assert!(codec.read(&bytes[..2]).is_err());
     }
 
+    /// A record of any kind, thread and times (threads past 15 take the long form).
+    fn any_record() -> impl proptest::strategy::Strategy<Value = Record> {
+        use proptest::prelude::*;
+        let thread = prop_oneof![0u32..20, Just((1 << 20) - 1)];
+        let time = prop_oneof![0u64..1_000_000, any::<u64>()];
+        (
+            0u8..14,
+            thread,
+            time.clone(),
+            time,
+            any::<u32>(),
+            any::<u64>(),
+        )
+            .prop_map(|(tag, thread, a, b, region, ns)| match tag {
+                0..SAMPLE => Record::Stretch {
+                    thread,
+                    start: a,
+                    end: b,
+                    region,
+                    category: tag,
+                },
+                SAMPLE | SAMPLE_DELAY => Record::Sample {
+                    thread,
+                    t: a,
+                    delay: tag == SAMPLE_DELAY,
+                },
+                _ => Record::Move {
+                    thread,
+                    start: a,
+                    end: b,
+                    from: tag - MOVE,
+                    ns,
+                    of: ns.rotate_left(7),
+                },
+            })
+    }
+
+    proptest::proptest! {
+        /// Records of interleaved threads read back as written, whatever their times (each
+        /// is written against where its own thread's previous record ended), through the
+        /// spill's file and its tail, and the last byte cut off is an error.
+        #[test]
+        fn interleaved_records_read_back_as_written(
+            records in proptest::collection::vec(any_record(), 1..300),
+        ) {
+            let mut spill = Spill::default();
+            let mut codec = Codec::default();
+            for r in &records {
+                codec.write(r, &mut spill);
+            }
+            let bytes = spill.read_all();
+            let mut codec = Codec::default();
+            let mut back = Vec::new();
+            let mut at = 0;
+            while let Some((r, n)) = codec.read(&bytes[at..]).unwrap() {
+                back.push(r);
+                at += n;
+            }
+            proptest::prop_assert_eq!(&back, &records);
+            let mut codec = Codec::default();
+            let cut = &bytes[..bytes.len() - 1];
+            let mut at = 0;
+            let mut failed = false;
+            loop {
+                match codec.read(&cut[at..]) {
+                    Ok(Some((_, n))) => at += n,
+                    Ok(None) => break,
+                    Err(_) => {
+                        failed = true;
+                        break;
+                    }
+                }
+            }
+            proptest::prop_assert!(failed);
+        }
+    }
+
     #[test]
     fn a_typical_stretch_takes_5_bytes() {
         let mut spill = Spill::default();
