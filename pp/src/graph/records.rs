@@ -826,8 +826,8 @@ mod tests {
 
     proptest::proptest! {
         /// Records of interleaved threads read back as written, whatever their times (each
-        /// is written against where its own thread's previous record ended), through the
-        /// spill's file and its tail, and the last byte cut off is an error.
+        /// is written against where its own thread's previous record ended); with the last
+        /// byte cut off they end in an error. (The spill's file is tested in spill.rs.)
         #[test]
         fn interleaved_records_read_back_as_written(
             records in proptest::collection::vec(any_record(), 1..300),
