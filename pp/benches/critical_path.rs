@@ -1,5 +1,6 @@
 //! The critical path of a realistic binary log (see `tests/log_support`: regions, barriers,
-//! locks, 8 threads): the compact graph and the path alone (decode, graph, walk back),
+//! locks, 8 threads) beside its floors: reading the file alone (the I/O floor) and decoding
+//! its events alone; the compact graph and the path alone (decode, graph, walk back),
 //! `pp critical-path`'s whole pass in this process (decode, attribution, graph, path,
 //! make-up; best of rounds), and the `pp critical-path` command once, with its peak resident
 //! memory (`getrusage` of the child); prints seconds, events/s and bytes per event.
@@ -31,6 +32,29 @@ fn main() {
     let rounds: u32 = test_support::setting("PP_CRITICAL_BENCH_ROUNDS", 3);
 
     let mut events = 0;
+    let mut best_io = f64::INFINITY;
+    let mut best_decode = f64::INFINITY;
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let mut file = std::fs::File::open(&path).expect("the log");
+        let mut buf = vec![0u8; 1 << 20];
+        let mut bytes = 0;
+        loop {
+            let n = std::io::Read::read(&mut file, &mut buf).expect("read the log");
+            if n == 0 {
+                break;
+            }
+            bytes += n;
+        }
+        black_box(bytes);
+        best_io = best_io.min(start.elapsed().as_secs_f64());
+        let start = Instant::now();
+        let mut reader = LogReader::open(&path).expect("a log");
+        let mut n = 0u64;
+        reader.for_each_event(|_, _| n += 1).expect("valid");
+        black_box(n);
+        best_decode = best_decode.min(start.elapsed().as_secs_f64());
+    }
     let mut best_graph = f64::INFINITY;
     for _ in 0..rounds {
         let start = Instant::now();
@@ -72,6 +96,8 @@ fn main() {
         .find_map(|l| l.split(" events, remote arcs").next()?.parse().ok())
         .unwrap_or(events);
     for (what, best) in [
+        ("reading the file alone (the I/O floor)", best_io),
+        ("decoding the events alone", best_decode),
         ("graph and path alone", best_graph),
         ("pp critical-path's pass", best_all),
         ("the pp critical-path command (once)", command),

@@ -10,8 +10,8 @@ use crate::event::{Event, EventKind, Header, Sym, ThreadId, WaitKind};
 use crate::messages::{Messages, Sent};
 use crate::profile::sweep::IdHasher;
 
-/// A map looked up for most events, keyed by ids and times: hashed by [`IdHasher`] (SipHash
-/// was a tenth of a streamed replay's reading).
+/// A map looked up for most events (open regions, barriers, sends by time): hashed by one
+/// multiplication ([`IdHasher`]), not SipHash, which cost more than the rest of the event.
 type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 /// An event of the graph: thread, node index, time.
@@ -43,6 +43,8 @@ pub struct Builder {
     regions: IdMap<u64, Region>,
     barriers: IdMap<BarrierKey, Episodes>,
     last_t: u64,
+    /// Events added so far (an event's number orders events of one time).
+    seq: u64,
     /// Remote arcs into the event being added: (kind, source).
     candidates: Vec<(ArcKind, At)>,
     /// What a streaming replay needs ([`Builder::streaming`]).
@@ -85,6 +87,8 @@ struct ThreadState {
     count: u32,
     first_t: u64,
     last_t: u64,
+    /// The number ([`Builder::seq`]) of its last event.
+    last_seq: u64,
     /// Its sends not yet received, by time: the thread's last event at that time (a
     /// receive's arc leaves from there) and how many of them.
     sends: IdMap<u64, (u32, u32)>,
@@ -112,12 +116,11 @@ enum Interval {
 #[derive(Debug)]
 struct Region {
     begin: At,
+    /// The number of its opening event: a member's events from there on are in it.
+    begin_seq: u64,
     members: u32,
     /// `region_begin`s not yet ended (one thread may record it, or every member).
     opens: u32,
-    /// The latest event of a member in it, and the latest of another thread than that one.
-    last: Option<At>,
-    last_other: Option<At>,
 }
 
 /// The open episodes of one barrier, oldest first; `first` numbers the front one.
@@ -155,6 +158,7 @@ impl Builder {
             regions: IdMap::default(),
             barriers: IdMap::default(),
             last_t: 0,
+            seq: 0,
             candidates: Vec::new(),
             streamed: None,
         }
@@ -220,6 +224,8 @@ impl Builder {
         }
         state.count += 1;
         state.last_t = t;
+        state.last_seq = self.seq;
+        self.seq += 1;
         match state.send_t {
             Some(s) if s == t => {
                 if let Some(send) = state.sends.get_mut(&t) {
@@ -322,10 +328,9 @@ impl Builder {
                         id,
                         Region {
                             begin: here,
+                            begin_seq: self.threads[i].last_seq,
                             members: members.len() as u32,
                             opens: 1,
-                            last: None,
-                            last_other: None,
                         },
                     );
                 }
@@ -337,18 +342,6 @@ impl Builder {
             | EventKind::Cpu { .. }
             | EventKind::Phase { .. }
             | EventKind::Coll { .. } => {}
-        }
-        // This event is the latest of its thread in each region it is a member of.
-        for &id in &self.threads[i].regions {
-            if let Some(r) = self.regions.get_mut(&id) {
-                match r.last {
-                    Some(last) if last.0 != th => {
-                        r.last_other = Some(last);
-                    }
-                    _ => {}
-                }
-                r.last = Some(here);
-            }
         }
         self.attach(i, idx, blocked_since);
     }
@@ -566,20 +559,28 @@ impl Builder {
         let Some(r) = self.regions.remove(&id) else {
             return;
         };
-        let from = match r.last {
-            Some(last) if last.0 != th => Some(last),
-            _ => r.last_other,
-        };
-        if let Some(from) = from {
-            self.candidates.push((ArcKind::Join, from));
-        }
-        for state in &mut self.threads {
+        // The join's source: the latest event in the region of a member other than this
+        // thread (a member's latest event is in the region if it came after the opening:
+        // membership lasts until the region closes).
+        let mut from: Option<(u64, At)> = None;
+        for (j, state) in self.threads.iter_mut().enumerate() {
             if let Some(k) = state.regions.iter().rposition(|&r| r == id) {
                 state.regions.remove(k);
+                if j != th as usize
+                    && state.count > 0
+                    && state.last_seq >= r.begin_seq
+                    && from.is_none_or(|(seq, _)| state.last_seq > seq)
+                {
+                    let at = (j as ThreadId, state.count - 1, state.last_t);
+                    from = Some((state.last_seq, at));
+                }
             }
             if let Some(k) = state.forks.iter().position(|&r| r == id) {
                 state.forks.remove(k);
             }
+        }
+        if let Some((_, from)) = from {
+            self.candidates.push((ArcKind::Join, from));
         }
     }
 

@@ -23,6 +23,7 @@ mod build;
 mod critical;
 mod makeup;
 mod path_graph;
+mod pipeline;
 mod records;
 pub mod report;
 mod spill;

@@ -10,10 +10,9 @@ use super::ArcKind;
 use super::critical::CriticalPath;
 use super::makeup::Makeup;
 use super::path_graph::PathGraph;
-use super::records::RecordSink;
+use super::pipeline::profile_and_record;
 use crate::event::Symbols;
 use crate::log::LogReader;
-use crate::profile::profile_log;
 
 /// Everything `pp critical-path` reports.
 #[derive(Debug)]
@@ -49,10 +48,11 @@ impl Report {
 
     /// [`Report::read`] of an open log; `name` stands for its file in messages. Memory stays
     /// bounded whatever the log's length: what the path and its make-up need goes to a
-    /// temporary file ([`RecordSink`]); an error writing or reading it is an error.
+    /// temporary file ([`super::RecordSink`]); an error writing or reading it is an error. The
+    /// graph is built on a second thread while this one reads and attributes the log
+    /// ([`profile_and_record`]).
     pub fn from_log(mut reader: LogReader, name: &str) -> Result<Report> {
-        let mut sink = RecordSink::new(reader.header());
-        let profiled = profile_log(&mut reader, None, Some(&mut sink));
+        let (profiled, mut graph, mut records) = profile_and_record(&mut reader);
         let profile = match (profiled.profile, &profiled.damage) {
             (Ok(p), _) => p,
             // The damage is the cause: the profile's own error would make the line long.
@@ -62,7 +62,6 @@ impl Report {
         let warning = profiled
             .damage
             .map(|d| format!("{d} (the critical path covers the events before it)"));
-        let (mut graph, mut records) = sink.finish();
         let spilled =
             |e: std::io::Error| anyhow::anyhow!("{name}: the critical path's records: {e}");
         let path = CriticalPath::walk(&mut graph).map_err(spilled)?;

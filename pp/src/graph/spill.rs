@@ -1,10 +1,11 @@
 //! [`Spill`]: an append-only store of records that keeps a bounded tail in memory and the rest
 //! in an unnamed temporary file, so that what the critical path keeps of a run is bounded in
 //! memory whatever the log's length (docs/critical-path.md#cost). It is read forward
-//! ([`Spill::forward`]) or, for fixed-size records, backward ([`Spill::backward`]).
+//! a window at a time ([`Spill::windows`]) or, for fixed-size records, backward
+//! ([`Spill::backward`]).
 
 use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes kept in memory before they go to the file (a power of two).
@@ -20,8 +21,8 @@ pub struct Spill {
     /// The records after those in the file.
     tail: Vec<u8>,
     error: Option<String>,
-    /// Bytes appended, in all.
-    len: u64,
+    /// Bytes that left the tail (to the file, or lost after an error).
+    flushed: u64,
 }
 
 impl Spill {
@@ -33,17 +34,25 @@ impl Spill {
             self.flush();
         }
         self.tail.extend_from_slice(record);
-        self.len += record.len() as u64;
+    }
+
+    /// Room for a record of at most `n` bytes, which the caller appends to the returned tail
+    /// itself (an encoder writes its bytes straight there, without a copy).
+    pub fn room(&mut self, n: usize) -> &mut Vec<u8> {
+        if self.tail.len() + n > MEMORY {
+            self.flush();
+        }
+        &mut self.tail
     }
 
     /// Bytes appended.
     pub fn len(&self) -> u64 {
-        self.len
+        self.flushed + self.tail.len() as u64
     }
 
     /// Whether nothing was appended.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// The first error writing the file, if any (records after it were lost).
@@ -52,6 +61,7 @@ impl Spill {
     }
 
     fn flush(&mut self) {
+        self.flushed += self.tail.len() as u64;
         if self.error.is_some() {
             self.tail.clear();
             return;
@@ -76,19 +86,40 @@ impl Spill {
         self.tail.clear();
     }
 
-    /// Every byte appended, from the first; the error writing them, if there was one.
-    pub fn forward(&mut self) -> io::Result<impl Read + '_> {
+    /// Every byte appended, from the first, a window at a time ([`Forward::window`]), for a
+    /// decoder that reads records straight from memory; the error writing them, if there was
+    /// one.
+    pub fn windows(&mut self) -> io::Result<Forward<'_>> {
         if let Some(e) = &self.error {
             return Err(io::Error::other(e.clone()));
         }
-        let head: Box<dyn Read + '_> = match &mut self.file {
-            Some(f) => {
-                f.seek(SeekFrom::Start(0))?;
-                Box::new(BufReader::with_capacity(1 << 20, f).take(self.on_disk))
+        if let Some(f) = &mut self.file {
+            f.seek(SeekFrom::Start(0))?;
+        }
+        Ok(Forward {
+            disk_left: self.on_disk,
+            file: self.file.as_mut(),
+            tail: &self.tail,
+            buf: Vec::new(),
+            at: 0,
+        })
+    }
+
+    /// Every byte appended, read through [`Spill::windows`] (for tests).
+    #[cfg(test)]
+    pub(crate) fn read_all(&mut self) -> Vec<u8> {
+        let mut all = Vec::new();
+        let mut forward = self.windows().expect("no error writing");
+        loop {
+            let w = forward.window(1000).expect("read back");
+            if w.is_empty() {
+                return all;
             }
-            None => Box::new(io::empty()),
-        };
-        Ok(head.chain(&self.tail[..]))
+            // Odd sizes, so that windows straddle the file's end.
+            let n = w.len().min(777);
+            all.extend_from_slice(&w[..n]);
+            forward.consume(n);
+        }
     }
 
     /// The records of `N` bytes, last first (every record appended must have `N` bytes).
@@ -176,6 +207,52 @@ impl<const N: usize> Iterator for Backward<'_, N> {
     }
 }
 
+/// [`Spill::windows`]: the bytes appended, in order, a window at a time.
+pub struct Forward<'a> {
+    file: Option<&'a mut File>,
+    disk_left: u64,
+    /// What is left of the spill's tail (read after the file).
+    tail: &'a [u8],
+    buf: Vec<u8>,
+    /// Bytes of `buf` consumed.
+    at: usize,
+}
+
+impl Forward<'_> {
+    /// The bytes not consumed yet: at least `want` of them (up to about a MiB more), unless
+    /// fewer are left, in which case every byte left (empty at the end).
+    pub fn window(&mut self, want: usize) -> io::Result<&[u8]> {
+        const CHUNK: usize = 1 << 20;
+        if self.buf.len() - self.at < want {
+            self.buf.drain(..self.at);
+            self.at = 0;
+            while self.buf.len() < want {
+                let had = self.buf.len();
+                if self.disk_left > 0
+                    && let Some(file) = &mut self.file
+                {
+                    let n = (CHUNK as u64).min(self.disk_left) as usize;
+                    self.buf.resize(had + n, 0);
+                    file.read_exact(&mut self.buf[had..])?;
+                    self.disk_left -= n as u64;
+                } else if !self.tail.is_empty() {
+                    let n = CHUNK.min(self.tail.len());
+                    self.buf.extend_from_slice(&self.tail[..n]);
+                    self.tail = &self.tail[n..];
+                } else {
+                    break;
+                }
+            }
+        }
+        Ok(&self.buf[self.at..])
+    }
+
+    /// Marks `n` bytes of the window consumed.
+    pub fn consume(&mut self, n: usize) {
+        self.at = (self.at + n).min(self.buf.len());
+    }
+}
+
 /// A new temporary file, removed from its folder at once (it goes when closed).
 pub(crate) fn temporary() -> io::Result<File> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
@@ -216,8 +293,7 @@ mod tests {
         }
         assert!(s.file.is_some());
         assert_eq!(s.len(), n * 16);
-        let mut all = Vec::new();
-        s.forward().unwrap().read_to_end(&mut all).unwrap();
+        let all = s.read_all();
         assert_eq!(all.len() as u64, n * 16);
         for (k, r) in all.chunks(16).enumerate() {
             assert_eq!(u64::from_le_bytes(r[..8].try_into().unwrap()), k as u64);
