@@ -10,7 +10,7 @@ use pp_recorder::log::Encoding;
 
 use super::error::LogError;
 use super::limits::MAX_PIPED;
-use super::pipeline::{self, MIN_EVENTS};
+use super::pipeline::{self, MIN_ITEMS};
 use super::place::Place;
 use super::sorted::RUN_EVENTS;
 use super::temporary;
@@ -227,7 +227,7 @@ impl LogReader {
     ) -> Result<(), LogError> {
         let damage = match &mut self.inner {
             Inner::Binary(log) => {
-                if self.threads > 1 && log.declared_events() >= MIN_EVENTS {
+                if self.threads > 1 && log.declared_events() >= MIN_ITEMS {
                     log.for_each_event_in_pipeline(f)
                 } else {
                     log.for_each_event(f)
