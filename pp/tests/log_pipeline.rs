@@ -83,3 +83,42 @@ fn cut_and_corrupted_logs_read_the_same_on_two_threads() {
         same_on_one_and_two_threads(&corrupt, &format!("byte {cut} flipped"));
     }
 }
+
+#[test]
+fn pp_prints_the_same_on_one_and_two_threads_and_refuses_a_bad_pp_threads() {
+    let dir = test_support::scratch("log-pipeline-pp");
+    let path = dir.join("run.log");
+    std::fs::write(&path, log(30_000)).unwrap();
+    let run = |threads: &str, args: &[&str]| {
+        test_support::pp!()
+            .args(args)
+            .arg(&path)
+            .env("PP_THREADS", threads)
+            .env("HOME", &dir)
+            .output()
+            .unwrap()
+    };
+    for args in [&["-l"][..], &["--by", "region", "--format", "json"]] {
+        let (one, two) = (run("1", args), run("2", args));
+        assert!(
+            one.status.success(),
+            "{}",
+            String::from_utf8_lossy(&one.stderr)
+        );
+        assert_eq!(
+            (&one.stdout, &one.stderr),
+            (&two.stdout, &two.stderr),
+            "{args:?}"
+        );
+    }
+    for bad in ["0", "two", "-1", ""] {
+        let err = test_support::error_of(
+            test_support::pp!()
+                .arg("-l")
+                .arg(&path)
+                .env("PP_THREADS", bad)
+                .env("HOME", &dir),
+        );
+        assert!(err.contains("PP_THREADS"), "{bad}: {err}");
+    }
+}

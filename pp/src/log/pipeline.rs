@@ -3,7 +3,7 @@
 //! sweep, the log writer). docs/event-log.md#reading-on-several-cores.
 //!
 //! The items reach the consumer in the order they were produced; the second thread only moves
-//! the producing off the caller's. Memory: at most [`IN_FLIGHT`] + 2 batches of [`BATCH`]
+//! the producing off the caller's. Memory: [`IN_FLIGHT`] + 1 batches of [`BATCH`]
 //! items, allocated by the caller before the producer starts.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,12 +15,12 @@ use super::place::Place;
 use crate::event::{Event, Symbols};
 
 /// Items handed over at a time.
-const BATCH: usize = 2048;
+const BATCH: usize = 4096;
 
 /// Full batches waiting for the consumer (the producer blocks beyond).
-const IN_FLIGHT: usize = 4;
+const IN_FLIGHT: usize = 3;
 
-/// Fewer items than this are produced on the caller's thread alone (starting a thread costs
+/// Fewer items than this (four batches) are produced on the caller's thread alone (starting a thread costs
 /// more than it saves).
 pub(crate) const MIN_ITEMS: u64 = 4 * BATCH as u64;
 
@@ -135,9 +135,25 @@ impl BinaryLog {
         // The decoder does not look names up: the symbols stay on this thread meanwhile.
         let symbols = std::mem::take(self.symbols_mut());
         let log = &mut *self;
+        // A binary log's places are bytes: the offset alone goes over (a smaller item).
         let damage = pipelined(
-            |batches| log.for_each_event(|e, _, place| batches.push((*e, place))),
-            |(e, place)| f(&e, &symbols, place),
+            |batches| {
+                log.for_each_event(|e, _, place| {
+                    let at = match place {
+                        Place::Byte(at) => at,
+                        _ => u64::MAX,
+                    };
+                    batches.push((*e, at))
+                })
+            },
+            |(e, at)| {
+                let place = if at == u64::MAX {
+                    Place::Start
+                } else {
+                    Place::Byte(at)
+                };
+                f(&e, &symbols, place)
+            },
         );
         *self.symbols_mut() = symbols;
         damage

@@ -55,12 +55,6 @@ pub(crate) struct Sorter {
     file: Option<BufWriter<File>>,
     /// Each spilled run's bytes in the file: (start, end).
     spilled: Vec<(u64, u64)>,
-    /// Whether every run so far ends no later than the next begins (by time, then thread): a
-    /// log written in time order, as `pp import` and the writers make them. Then the merge is
-    /// the runs one after the other.
-    chained: bool,
-    /// The time and thread of the last spilled run's last event.
-    last: Option<(u64, u32)>,
     /// Bytes written to the file.
     written: u64,
     encoded: Vec<u8>,
@@ -74,8 +68,6 @@ impl Sorter {
             run_events: run_events.max(1),
             file: None,
             spilled: Vec::new(),
-            chained: true,
-            last: None,
             written: 0,
             encoded: Vec::new(),
         }
@@ -93,7 +85,6 @@ impl Sorter {
     /// Sorts the current run and appends it to the file.
     fn spill(&mut self) -> io::Result<()> {
         sort(&mut self.run);
-        self.follow();
         let file = match &mut self.file {
             Some(f) => f,
             None => self.file.insert(BufWriter::with_capacity(
@@ -120,21 +111,9 @@ impl Sorter {
         Ok(())
     }
 
-    /// Notes whether the sorted current run begins no earlier than the previous one ended.
-    fn follow(&mut self) {
-        let bounds = |e: &Lined| (e.0.t, e.0.thread);
-        if let (Some(first), Some(last)) = (self.run.first(), self.run.last()) {
-            if self.last.is_some_and(|previous| previous > bounds(first)) {
-                self.chained = false;
-            }
-            self.last = Some(bounds(last));
-        }
-    }
-
     /// The events in order.
     pub(crate) fn finish(mut self) -> io::Result<Sorted> {
         sort(&mut self.run);
-        self.follow();
         let Some(file) = self.file.take() else {
             return Ok(Sorted::Memory {
                 events: self.run,
@@ -160,15 +139,6 @@ impl Sorter {
             events: std::mem::take(&mut self.run),
             next: 0,
         });
-        if self.chained {
-            // Each run's events come after the previous run's in the order of the merge (the
-            // lines of a later run are later), so the merge is the runs in turn.
-            return Ok(Sorted::Chain(Box::new(Chain {
-                file,
-                runs,
-                current: 0,
-            })));
-        }
         let mut heads = Vec::with_capacity(runs.len());
         let mut keys = Vec::with_capacity(runs.len());
         for (i, run) in runs.iter_mut().enumerate() {
@@ -204,8 +174,6 @@ pub(crate) enum Sorted {
     Memory { events: Vec<Lined>, next: usize },
     /// Runs merged.
     Merge(Box<Merge>),
-    /// Runs that do not overlap, read one after the other.
-    Chain(Box<Chain>),
 }
 
 impl Sorted {
@@ -226,39 +194,6 @@ impl Sorted {
                     };
                 }
                 r
-            }
-            Sorted::Chain(c) => {
-                let r = c.next();
-                if let Some(Err(_)) = r {
-                    *self = Sorted::Memory {
-                        events: Vec::new(),
-                        next: 0,
-                    };
-                }
-                r
-            }
-        }
-    }
-}
-
-/// Runs that do not overlap.
-#[derive(Debug)]
-pub(crate) struct Chain {
-    file: File,
-    runs: Vec<Run>,
-    /// The run being read.
-    current: usize,
-}
-
-impl Chain {
-    #[inline]
-    fn next(&mut self) -> Option<io::Result<Lined>> {
-        loop {
-            let run = self.runs.get_mut(self.current)?;
-            match run.next(&self.file) {
-                Ok(Some(e)) => return Some(Ok(e)),
-                Ok(None) => self.current += 1,
-                Err(e) => return Some(Err(e)),
             }
         }
     }
@@ -424,40 +359,7 @@ mod tests {
             }
             let sorted = s.finish().unwrap();
             assert_eq!(matches!(sorted, Sorted::Memory { .. }), run >= 1999);
-            assert!(!matches!(sorted, Sorted::Chain(_)), "runs of {run} overlap");
             assert_eq!(drain(sorted), want, "runs of {run}");
-        }
-        // Pushed in order, the runs are read in turn; a few events out of order (two
-        // neighbours swapped, lines still increasing) may make runs overlap, and then they are
-        // merged: the same order either way.
-        for swapped in [false, true] {
-            let mut pushed: Vec<Lined> = want
-                .iter()
-                .enumerate()
-                .map(|(i, &(e, _))| (e, i as u64 * 2 + 1))
-                .collect();
-            if swapped {
-                for (k, pair) in pushed.chunks_mut(2).enumerate() {
-                    if k % 5 == 0 && pair.len() == 2 {
-                        let (e0, e1) = (pair[0].0, pair[1].0);
-                        pair[0].0 = e1;
-                        pair[1].0 = e0;
-                    }
-                }
-            }
-            let mut expected = pushed.clone();
-            expected.sort_by_key(|&(e, line)| (e.t, e.thread, line));
-            for run in [1, 2, 7, 100, 1998] {
-                let mut s = Sorter::new(run);
-                for &(e, l) in &pushed {
-                    s.push(e, l).unwrap();
-                }
-                let sorted = s.finish().unwrap();
-                if !swapped {
-                    assert!(matches!(sorted, Sorted::Chain(_)), "runs of {run}");
-                }
-                assert_eq!(drain(sorted), expected, "runs of {run}, swapped {swapped}");
-            }
         }
         assert!(drain(Sorter::new(3).finish().unwrap()).is_empty());
     }
