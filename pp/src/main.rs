@@ -64,6 +64,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => usage_error(e),
     };
+    if let Err(e) = threads_from_env() {
+        eprintln!("Error: {e}");
+        return ExitCode::FAILURE;
+    }
     let result = match cli.command {
         Some(Command::Convert(args)) => cli::convert::convert(&args),
         Some(Command::Calibrate(args)) => cli::calibrate::calibrate(args),
@@ -104,6 +108,23 @@ fn usage_error(e: clap::Error) -> ! {
     let line: Vec<&str> = text.split_whitespace().collect();
     eprintln!("pp run: {} (pp run --help)", line.join(" "));
     std::process::exit(2)
+}
+
+/// `$PP_THREADS`, when set: how many threads reading a log may use (docs/event-log.md).
+fn threads_from_env() -> Result<(), String> {
+    let Some(value) = std::env::var_os("PP_THREADS") else {
+        return Ok(());
+    };
+    match value.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
+        Some(n) if n > 0 => {
+            pp::log::set_threads(n);
+            Ok(())
+        }
+        _ => Err(format!(
+            "PP_THREADS: expected a positive whole number of threads, found '{}'",
+            pp::log::excerpt(&value.to_string_lossy())
+        )),
+    }
 }
 
 /// The log to read: the one given, else `$PP_LOG`, else `./pp.log`.

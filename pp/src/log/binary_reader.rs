@@ -155,6 +155,19 @@ impl BinaryLog {
         &self.symbols
     }
 
+    pub(crate) fn symbols_mut(&mut self) -> &mut Symbols {
+        &mut self.symbols
+    }
+
+    /// The events the indexed blocks declare (those of a damaged log may not all be read).
+    pub(crate) fn declared_events(&self) -> u64 {
+        self.cursors
+            .iter()
+            .flat_map(|c| &c.blocks)
+            .map(|b| u64::from(b.count))
+            .sum()
+    }
+
     pub(crate) fn finished(&self) -> bool {
         self.finished
     }

@@ -10,6 +10,7 @@ use pp_recorder::log::Encoding;
 
 use super::error::LogError;
 use super::limits::MAX_PIPED;
+use super::pipeline::{self, MIN_ITEMS};
 use super::place::Place;
 use super::sorted::RUN_EVENTS;
 use super::temporary;
@@ -43,6 +44,8 @@ use crate::event::{Event, Header, Symbols};
 #[derive(Debug)]
 pub struct LogReader {
     inner: Inner,
+    /// Threads [`LogReader::for_each_event`] may use (see [`LogReader::set_threads`]).
+    threads: usize,
 }
 
 #[derive(Debug)]
@@ -75,9 +78,9 @@ impl LogReader {
         }
         let (first, n, file) = first_bytes(&name, file)?;
         match Encoding::detect(&first[..n]) {
-            Encoding::Binary => Ok(LogReader {
-                inner: Inner::Binary(Box::new(BinaryLog::from_file(&name, file, meta.len())?)),
-            }),
+            Encoding::Binary => Ok(LogReader::new(Inner::Binary(Box::new(
+                BinaryLog::from_file(&name, file, meta.len())?,
+            )))),
             Encoding::Text => LogReader::text(&name, &first[..n], file, RUN_EVENTS),
         }
     }
@@ -90,9 +93,9 @@ impl LogReader {
         match Encoding::detect(&first[..n]) {
             Encoding::Binary => {
                 let (file, len) = spool(name, &first[..n], input)?;
-                Ok(LogReader {
-                    inner: Inner::Binary(Box::new(BinaryLog::from_file(name, file, len)?)),
-                })
+                Ok(LogReader::new(Inner::Binary(Box::new(
+                    BinaryLog::from_file(name, file, len)?,
+                ))))
             }
             Encoding::Text => LogReader::text(name, &first[..n], input, RUN_EVENTS),
         }
@@ -101,9 +104,9 @@ impl LogReader {
     /// Reads a log held in memory; `name` stands for the file in messages.
     pub fn from_bytes(name: &str, bytes: Vec<u8>) -> Result<LogReader, LogError> {
         match Encoding::detect(&bytes) {
-            Encoding::Binary => Ok(LogReader {
-                inner: Inner::Binary(Box::new(BinaryLog::from_memory(name, bytes)?)),
-            }),
+            Encoding::Binary => Ok(LogReader::new(Inner::Binary(Box::new(
+                BinaryLog::from_memory(name, bytes)?,
+            )))),
             Encoding::Text => LogReader::text(name, &[], &bytes[..], RUN_EVENTS),
         }
     }
@@ -127,12 +130,26 @@ impl LogReader {
         run_events: usize,
     ) -> Result<LogReader, LogError> {
         let input = BufReader::with_capacity(64 * 1024, first.chain(rest));
-        Ok(LogReader {
-            inner: Inner::Text {
-                log: Box::new(text::parse(name, input, run_events)?),
-                line: None,
-            },
-        })
+        Ok(LogReader::new(Inner::Text {
+            log: Box::new(text::parse(name, input, run_events)?),
+            line: None,
+        }))
+    }
+
+    fn new(inner: Inner) -> LogReader {
+        LogReader {
+            inner,
+            threads: pipeline::default_threads(),
+        }
+    }
+
+    /// Sets how many threads [`LogReader::for_each_event`] and
+    /// [`LogReader::for_each_placed`] may use (at least 1; the default is
+    /// [`super::set_threads`]'s, else the machine's parallelism). With more than one, a binary
+    /// log is decoded on a second thread while the caller's handles its events; the events,
+    /// their places and the damage are the same whatever it is.
+    pub fn set_threads(&mut self, threads: usize) {
+        self.threads = threads.max(1);
     }
 
     /// The line of a text log's header (counted from 1); `None` for a binary log.
@@ -209,7 +226,13 @@ impl LogReader {
         mut f: impl FnMut(&Event, &Symbols, Place),
     ) -> Result<(), LogError> {
         let damage = match &mut self.inner {
-            Inner::Binary(log) => log.for_each_event(f),
+            Inner::Binary(log) => {
+                if self.threads > 1 && log.declared_events() >= MIN_ITEMS {
+                    log.for_each_event_in_pipeline(f)
+                } else {
+                    log.for_each_event(f)
+                }
+            }
             Inner::Text { log, line } => loop {
                 match log.events.next() {
                     Some(Ok((e, l))) => {

@@ -83,7 +83,7 @@ impl Sweep<'_> {
                 sink.rc_cpu(i as ThreadId, RUNNABLE_FROM[k], moved);
             }
             parts.clear();
-            parts.extend(released.iter().map(|w| (w.0, w.1[k])));
+            parts.extend(released.iter().map(|w| (w.0 as u32, w.1[k])));
             share(moved, parts, |ctx, part| {
                 totals[ctx as usize].move_to_rc_cpu(RUNNABLE_FROM[k], part)
             });

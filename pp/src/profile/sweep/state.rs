@@ -52,7 +52,9 @@ pub(super) struct ThreadState {
     /// [`RUNNABLE_FROM`]: what run-queue delay may be taken from.
     pub(super) last_delay: Option<u64>,
     pub(super) unbacked_since_delay: u64,
-    pub(super) released_since_delay: Vec<(u32, [u64; RUNNABLE_FROM.len()])>,
+    /// (The context is widened to 64 bits so that an entry has no padding: pushing one with
+    /// padding was copied through the stack in overlapping pieces, a store-forwarding stall.)
+    pub(super) released_since_delay: Vec<(u64, [u64; RUNNABLE_FROM.len()])>,
     /// The stretches of the innermost explicit wait (`Own::Wait`) closed since it began and
     /// since the last delay sample, as `(ctx, category, from, to)`: what a release found at
     /// its end may count as after the release (see `release.rs`).

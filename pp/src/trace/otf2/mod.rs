@@ -12,7 +12,9 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use crate::event::{Event, ThreadId};
-use crate::log::{BinaryWriter, Encoding, TextWriter};
+use crate::log::{
+    BinaryWriter, Encoding, MIN_ITEMS, Sorted, TextWriter, default_threads, pipelined,
+};
 
 /// What [`import()`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,26 +63,44 @@ pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStat
     let out_name = out.display().to_string();
     let mut target = files::Target::open(out).map_err(|e| e.reason())?;
     let werr = |e: io::Error| format!("{out_name}: {e}");
+    // The sorted events are read back (merged from the temporary file) on a second thread
+    // while this one writes them (docs/otf2.md).
+    let mut failed: Option<String> = None;
     match encoding {
         Encoding::Text => {
             let mut w = TextWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?;
-            while let Some(next) = events.next() {
-                let (e, _) = next.map_err(sorted)?;
-                w.write_event(&e, &symbols).map_err(werr)?;
+            read_back(&mut events, count, |e| {
+                if failed.is_none()
+                    && let Err(e) = w.write_event(&e, &symbols)
+                {
+                    failed = Some(werr(e));
+                }
+            })
+            .map_err(sorted)?;
+            if let Some(e) = failed {
+                return Err(e);
             }
             w.finish().map_err(werr)?.flush().map_err(werr)?;
         }
         Encoding::Binary => {
             let mut w = BinaryWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?;
             let mut pending: BTreeMap<ThreadId, Vec<Event>> = BTreeMap::new();
-            while let Some(next) = events.next() {
-                let (e, _) = next.map_err(sorted)?;
+            read_back(&mut events, count, |e| {
+                if failed.is_some() {
+                    return;
+                }
                 let block = pending.entry(e.thread).or_default();
                 block.push(e);
                 if block.len() >= BLOCK_EVENTS {
-                    w.write_block(e.thread, block, &symbols).map_err(werr)?;
+                    if let Err(err) = w.write_block(e.thread, block, &symbols) {
+                        failed = Some(werr(err));
+                    }
                     block.clear();
                 }
+            })
+            .map_err(sorted)?;
+            if let Some(e) = failed {
+                return Err(e);
             }
             for (thread, block) in pending {
                 if !block.is_empty() {
@@ -97,6 +117,23 @@ pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStat
         events: count,
         ignored,
     })
+}
+
+/// Every sorted event of `count` to `write`, in order: read back on a second thread when
+/// there are threads to spare and enough events; `Err` is the temporary file failing.
+fn read_back(events: &mut Sorted, count: u64, write: impl FnMut(Event)) -> io::Result<()> {
+    if default_threads() > 1 && count >= MIN_ITEMS {
+        pipelined(|batches| drain(events, |e| batches.push(e)), write)
+    } else {
+        drain(events, write)
+    }
+}
+
+fn drain(events: &mut Sorted, mut push: impl FnMut(Event)) -> io::Result<()> {
+    while let Some(next) = events.next() {
+        push(next?.0);
+    }
+    Ok(())
 }
 
 /// Whether the OTF2 library can be loaded: `Err` says why not, in one line.

@@ -1,0 +1,161 @@
+//! Two stages on two threads: a producer (decoding and merging a binary log, reading back a
+//! sorted import) hands its items in batches to the caller's thread, which consumes them (the
+//! sweep, the log writer). docs/event-log.md#reading-on-several-cores.
+//!
+//! The items reach the consumer in the order they were produced; the second thread only moves
+//! the producing off the caller's. Memory: [`IN_FLIGHT`] + 1 batches of [`BATCH`]
+//! items, allocated by the caller before the producer starts.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+use super::binary_reader::BinaryLog;
+use super::error::LogError;
+use super::place::Place;
+use crate::event::{Event, Symbols};
+
+/// Items handed over at a time.
+const BATCH: usize = 4096;
+
+/// Full batches waiting for the consumer (the producer blocks beyond).
+const IN_FLIGHT: usize = 3;
+
+/// Fewer items than this (four batches) are produced on the caller's thread alone (starting a thread costs
+/// more than it saves).
+pub(crate) const MIN_ITEMS: u64 = 4 * BATCH as u64;
+
+/// The threads a new reader uses, set by [`set_threads`]; 0: as many as the machine has.
+static THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets how many threads `pp`'s readers and `pp import` use from now on (at least 1; today
+/// at most 2 are used). `pp` sets it from `$PP_THREADS`.
+pub fn set_threads(n: usize) {
+    THREADS.store(n.max(1), Ordering::Relaxed);
+}
+
+/// The threads to use: what [`set_threads`] set, else the machine's parallelism.
+pub(crate) fn default_threads() -> usize {
+    match THREADS.load(Ordering::Relaxed) {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+}
+
+/// The producer's end: [`Batches::push`] an item at a time.
+pub(crate) struct Batches<T> {
+    batch: Vec<T>,
+    full: SyncSender<Vec<T>>,
+    empty: Receiver<Vec<T>>,
+    /// False once the consumer stopped listening (it panicked): the rest is dropped.
+    listening: bool,
+}
+
+impl<T> Batches<T> {
+    #[inline]
+    pub(crate) fn push(&mut self, item: T) {
+        if !self.listening {
+            return;
+        }
+        self.batch.push(item);
+        if self.batch.len() == BATCH {
+            self.hand_over();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn hand_over(&mut self) {
+        let full = std::mem::take(&mut self.batch);
+        // Every batch was made by the consumer before the start; one comes back as soon as
+        // it is consumed (or the consumer is gone).
+        self.listening = self.full.send(full).is_ok();
+        match self.empty.recv() {
+            Ok(next) if self.listening => self.batch = next,
+            _ => self.listening = false,
+        }
+    }
+
+    fn finish(mut self) {
+        if self.listening && !self.batch.is_empty() {
+            let batch = std::mem::take(&mut self.batch);
+            let _ = self.full.send(batch);
+        }
+    }
+}
+
+/// Runs `produce` on a second thread and `consume` on this one with every item `produce`
+/// pushed, in order; returns what `produce` returned once everything is consumed. A panic in
+/// either is resumed here.
+pub(crate) fn pipelined<T: Send, R: Send>(
+    produce: impl FnOnce(&mut Batches<T>) -> R + Send,
+    mut consume: impl FnMut(T),
+) -> R {
+    std::thread::scope(|scope| {
+        let (full_tx, full_rx) = sync_channel::<Vec<T>>(IN_FLIGHT);
+        let (empty_tx, empty_rx) = sync_channel::<Vec<T>>(IN_FLIGHT + 2);
+        for _ in 0..IN_FLIGHT + 1 {
+            let _ = empty_tx.send(Vec::with_capacity(BATCH));
+        }
+        let producer = scope.spawn(move || {
+            let mut batches = Batches {
+                batch: Vec::with_capacity(0),
+                full: full_tx,
+                empty: empty_rx,
+                listening: true,
+            };
+            // The first batch, as every other, is one the consumer made.
+            if let Ok(first) = batches.empty.recv() {
+                batches.batch = first;
+            }
+            let result = produce(&mut batches);
+            batches.finish();
+            result
+        });
+        for mut batch in full_rx.iter() {
+            for item in batch.drain(..) {
+                consume(item);
+            }
+            // The producer may have finished: then the batch is dropped.
+            let _ = empty_tx.try_send(batch);
+        }
+        producer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+impl BinaryLog {
+    /// [`BinaryLog::for_each_event`] with the decoding and merging on a second thread: `f`
+    /// runs on this one, with the same events, places and symbols, in the same order, and
+    /// the same damage is returned.
+    pub(crate) fn for_each_event_in_pipeline(
+        &mut self,
+        mut f: impl FnMut(&Event, &Symbols, Place),
+    ) -> Option<LogError> {
+        // The decoder does not look names up: the symbols stay on this thread meanwhile.
+        let symbols = std::mem::take(self.symbols_mut());
+        let log = &mut *self;
+        // A binary log's places are bytes: the offset alone goes over (a smaller item).
+        let damage = pipelined(
+            |batches| {
+                log.for_each_event(|e, _, place| {
+                    let at = match place {
+                        Place::Byte(at) => at,
+                        _ => u64::MAX,
+                    };
+                    batches.push((*e, at))
+                })
+            },
+            |(e, at)| {
+                let place = if at == u64::MAX {
+                    Place::Start
+                } else {
+                    Place::Byte(at)
+                };
+                f(&e, &symbols, place)
+            },
+        );
+        *self.symbols_mut() = symbols;
+        damage
+    }
+}
