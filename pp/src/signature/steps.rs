@@ -308,14 +308,32 @@ pub fn cpu_in(samples: &[(u64, u64)], a: u64, b: u64) -> u64 {
         if t0 >= b {
             break;
         }
-        let (lo, hi) = (t0.max(a), t1.min(b));
-        if hi <= lo || t1 <= t0 {
-            continue;
-        }
-        let rate = (c1.saturating_sub(c0) as f64 / (t1 - t0) as f64).min(1.0);
-        cpu += rate * (hi - lo) as f64;
-        covered += hi - lo;
+        overlap((t0, c0), (t1, c1), a, b, &mut cpu, &mut covered);
     }
+    total(cpu, covered, a, b)
+}
+
+/// Adds to `cpu` and `covered` the part of `[a, b]` between samples `(t0, c0)` and `(t1, c1)`,
+/// at their rate (at most 1).
+fn overlap(
+    (t0, c0): (u64, u64),
+    (t1, c1): (u64, u64),
+    a: u64,
+    b: u64,
+    cpu: &mut f64,
+    covered: &mut u64,
+) {
+    let (lo, hi) = (t0.max(a), t1.min(b));
+    if hi <= lo || t1 <= t0 {
+        return;
+    }
+    let rate = (c1.saturating_sub(c0) as f64 / (t1 - t0) as f64).min(1.0);
+    *cpu += rate * (hi - lo) as f64;
+    *covered += hi - lo;
+}
+
+/// The CPU nanoseconds of `[a, b]`: `cpu` over the `covered` part, the rest at rate 1.
+fn total(cpu: f64, covered: u64, a: u64, b: u64) -> u64 {
     (cpu + (b.saturating_sub(a) - covered.min(b.saturating_sub(a))) as f64).round() as u64
 }
 
@@ -373,15 +391,9 @@ impl<I: Iterator<Item = (u64, u64)>> Samples<I> {
             } else {
                 i += 1;
             }
-            let (lo, hi) = (t0.max(a), t1.min(b));
-            if hi <= lo || t1 <= t0 {
-                continue;
-            }
-            let rate = (c1.saturating_sub(c0) as f64 / (t1 - t0) as f64).min(1.0);
-            cpu += rate * (hi - lo) as f64;
-            covered += hi - lo;
+            overlap((t0, c0), (t1, c1), a, b, &mut cpu, &mut covered);
         }
-        (cpu + (b.saturating_sub(a) - covered.min(b.saturating_sub(a))) as f64).round() as u64
+        total(cpu, covered, a, b)
     }
 }
 
