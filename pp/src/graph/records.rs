@@ -768,9 +768,18 @@ mod tests {
                 delay: false,
             },
         ];
+        let (bytes, back) = round_trip(&records);
+        assert_eq!(back, records);
+        // A record cut short is an error, not a record.
+        let mut codec = Codec::default();
+        assert!(codec.read(&bytes[..2]).is_err());
+    }
+
+    /// The bytes `records` are written as, and the records read back from them.
+    fn round_trip(records: &[Record]) -> (Vec<u8>, Vec<Record>) {
         let mut spill = Spill::default();
         let mut codec = Codec::default();
-        for r in &records {
+        for r in records {
             codec.write(r, &mut spill);
         }
         let bytes = spill.read_all();
@@ -781,10 +790,7 @@ mod tests {
             back.push(r);
             at += n;
         }
-        assert_eq!(back, records);
-        // A record cut short is an error, not a record.
-        let mut codec = Codec::default();
-        assert!(codec.read(&bytes[..2]).is_err());
+        (bytes, back)
     }
 
     /// A record of any kind, thread and times (threads past 15 take the long form).
@@ -832,19 +838,7 @@ mod tests {
         fn interleaved_records_read_back_as_written(
             records in proptest::collection::vec(any_record(), 1..300),
         ) {
-            let mut spill = Spill::default();
-            let mut codec = Codec::default();
-            for r in &records {
-                codec.write(r, &mut spill);
-            }
-            let bytes = spill.read_all();
-            let mut codec = Codec::default();
-            let mut back = Vec::new();
-            let mut at = 0;
-            while let Some((r, n)) = codec.read(&bytes[at..]).unwrap() {
-                back.push(r);
-                at += n;
-            }
+            let (bytes, back) = round_trip(&records);
             proptest::prop_assert_eq!(&back, &records);
             let mut codec = Codec::default();
             let cut = &bytes[..bytes.len() - 1];
