@@ -3,10 +3,9 @@
 //! whole graph held in memory (`CriticalPath::of`, `Makeup::of` over `Stretches`) on random
 //! logs; and the command runs under an address-space limit that the whole graph exceeds.
 
-use pp::event::Symbols;
 use pp::graph::report::Report;
 use pp::graph::{CriticalPath, Makeup, PathSink};
-use pp::log::{BinaryWriter, LogReader};
+use pp::log::LogReader;
 use pp::profile::profile_log;
 use proptest::prelude::*;
 use test_support::{pp, scratch};
@@ -14,7 +13,7 @@ use test_support::{pp, scratch};
 mod log_support;
 use log_support::activity::random_log;
 use log_support::generated::gen_log;
-use log_support::{header, realistic};
+use log_support::realistic_log;
 
 /// The path, its make-up, the arc counts, the unknown causes and the events.
 type Answer = (CriticalPath, Makeup, [u64; 5], u64, u64);
@@ -48,16 +47,6 @@ fn bounded(log: &[u8]) -> Option<Answer> {
         r.graph.unknown_causes,
         r.graph.events(),
     ))
-}
-
-/// A realistic binary log (regions, barriers, locks, `cpu` samples with run-queue delays).
-fn realistic_log(p: u32, events: u64, block: usize, seed: u64) -> Vec<u8> {
-    let mut symbols = Symbols::default();
-    let mut w = BinaryWriter::new(Vec::new(), &header(p)).unwrap();
-    realistic(p, events, block, seed, &mut symbols, |th, evs, s| {
-        w.write_block(th, evs, s).unwrap();
-    });
-    w.finish().unwrap()
 }
 
 proptest! {

@@ -5,24 +5,12 @@
 
 use std::path::Path;
 
-use pp::event::Symbols;
-use pp::log::BinaryWriter;
 use proptest::prelude::*;
 use test_support::{pp, scratch};
 
 mod log_support;
 use log_support::activity::random_log;
-use log_support::{header, realistic};
-
-/// A realistic binary log (regions, barriers, locks, `cpu` samples with run-queue delays).
-fn realistic_log(p: u32, events: u64, block: usize, seed: u64) -> Vec<u8> {
-    let mut symbols = Symbols::default();
-    let mut w = BinaryWriter::new(Vec::new(), &header(p)).unwrap();
-    realistic(p, events, block, seed, &mut symbols, |th, evs, s| {
-        w.write_block(th, evs, s).unwrap();
-    });
-    w.finish().unwrap()
-}
+use log_support::realistic_log;
 
 /// `pp whatif LOG ARGS` with `chunk` bytes of buffer a stream (`None`: the default), its
 /// standard error and the predicted log (`None` when it failed).

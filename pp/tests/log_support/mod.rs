@@ -292,6 +292,17 @@ pub fn header(p: u32) -> Header {
     }
 }
 
+/// A [`realistic`] binary log in memory (regions, barriers, locks, `cpu` samples with
+/// run-queue delays), of `p` threads and about `events` events in blocks of `block`.
+pub fn realistic_log(p: u32, events: u64, block: usize, seed: u64) -> Vec<u8> {
+    let mut symbols = Symbols::default();
+    let mut w = pp::log::BinaryWriter::new(Vec::new(), &header(p)).unwrap();
+    realistic(p, events, block, seed, &mut symbols, |th, evs, s| {
+        w.write_block(th, evs, s).unwrap();
+    });
+    w.finish().unwrap()
+}
+
 /// The benchmarks' log: a [`realistic`] binary log of 8 threads in a file. `PP_<NAME>_BENCH_EVENTS`
 /// (default 10⁷) sets its size; with `PP_<NAME>_BENCH_KEEP=FILE` it is written there and kept,
 /// else into the temporary folder. Returns its path, its header and whether it is to be kept.
