@@ -157,9 +157,36 @@ fn rule_3_work_not_backed_by_cpu_time_is_resource_contention() {
 
 #[test]
 fn rule_3_run_queue_delay_while_idle_is_resource_contention() {
-    // Thread 1 is woken at the fork (0) but gets a core only at 60: the kernel counts 40 ns of
-    // that as run-queue delay, which moves from its load imbalance to rc.cpu.
+    // Thread 0 is woken at thread 1's fork (0) but gets a core only at 60, its first event
+    // since the fork: the kernel counts 40 ns of that as run-queue delay, which moves from its
+    // load imbalance to rc.cpu. (Its previous sample is from before the fork: at 0, but a
+    // lower thread id comes first among events of the same time.)
     let p = profile(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 cpu 0 500
+0 1 region_begin 1 fork
+0 1 cpu 0 0
+0 1 work_begin
+60 0 cpu 0 540
+60 0 work_begin
+100 1 work_end
+100 1 cpu 100 0
+100 0 work_end
+100 0 cpu 40 540
+100 1 region_end 1
+100 0 stop
+100 1 stop
+",
+    );
+    assert_eq!(thread(&p, 1), [0, 0, 0, 0, 0, 100]);
+    assert_eq!(thread(&p, 0), [20, 0, 0, 0, 40, 40]);
+    assert_eq!(p.totals.sub("rc.cpu"), Some(40));
+    // Had the worker sampled at the fork (thread 1 of this log), it would have had a core
+    // then: its idle time after that first event waits for nothing the log releases, and
+    // stays li however the delay grew. (The rule before this one moved 40 of it to rc.cpu.)
+    let sampled_at_fork = profile(
         "pplog 1 p=2
 0 0 start
 0 1 start
@@ -178,9 +205,7 @@ fn rule_3_run_queue_delay_while_idle_is_resource_contention() {
 100 1 stop
 ",
     );
-    assert_eq!(thread(&p, 0), [0, 0, 0, 0, 0, 100]);
-    assert_eq!(thread(&p, 1), [20, 0, 0, 0, 40, 40]);
-    assert_eq!(p.totals.sub("rc.cpu"), Some(40));
+    assert_eq!(thread(&sampled_at_fork, 1), [60, 0, 0, 0, 0, 40]);
 }
 
 #[test]

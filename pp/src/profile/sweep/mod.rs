@@ -200,6 +200,8 @@ impl<'s> Sweep<'s> {
                 unbacked_since_delay: 0,
                 released_since_delay: Vec::new(),
                 wait_stretches: Vec::new(),
+                forks: Vec::new(),
+                fork_stretches: Vec::new(),
                 release: None,
                 released_from: None,
                 released_counted: 0,
@@ -240,6 +242,9 @@ impl<'s> Sweep<'s> {
             last
         };
         self.last_t = t;
+        if !self.threads[i].forks.is_empty() {
+            self.first_event_since_fork(i, t);
+        }
         if !self.threads[i].live {
             self.outside_lifetime(i, t, &e.kind);
         }
@@ -302,7 +307,7 @@ impl<'s> Sweep<'s> {
                     }
                 }
                 None => {
-                    self.begin_region(t, id, name, team, symbols);
+                    self.begin_region(i, t, id, name, team, symbols);
                     self.threads[i].begun.push(id);
                 }
             },

@@ -46,6 +46,7 @@ impl Sweep<'_> {
     #[inline(never)]
     pub(super) fn begin_region(
         &mut self,
+        by: usize,
         t: u64,
         id: u64,
         name: Sym,
@@ -95,6 +96,9 @@ impl Sweep<'_> {
             self.refresh_ctx(m, t);
             self.retag(m, t);
             self.released_changed(m, t);
+            if m != by {
+                self.threads[m].forks.push((slot, t));
+            }
         }
     }
 
@@ -122,6 +126,9 @@ impl Sweep<'_> {
                 th.release = Some(u64::MAX);
             }
             th.regions.retain(|&r| r != slot);
+            if !th.forks.is_empty() {
+                Self::fork_ended(th, slot);
+            }
             let innermost = th.regions.last().map(|&r| r as usize);
             self.threads[m].region_name = innermost.map(|r| self.regions[r].name);
             self.refresh_ctx(m, t);

@@ -7,8 +7,12 @@
 //! - a barrier wait is released by the team's last arrival: the moment every live member of
 //!   the thread's innermost region (every live thread outside regions) is in a barrier wait
 //!   that is not yet released;
-//! - a thread idle inside a region was released by the fork (the region's begin), so all of
-//!   that time is after its release;
+//! - a thread idle inside a region was released by the fork (the region's begin) until its
+//!   first event after it, when that event comes before the region ends: a member woken at a
+//!   fork waits for a core before it records anything. Its idle time after that event (its
+//!   part done, waiting for the others or for more work) is waiting for its team, which no
+//!   event releases: a worker that yields while it waits is runnable the whole time, so
+//!   taking its run-queue delay would make that waiting contention only on a busy machine;
 //! - a `recv` wait is released by the matched send, and the time after it is already the
 //!   transfer (cl, rc.comm: [`Sweep::split_receive`]);
 //! - a lock or condition wait that ends `by=` a thread was released at that thread's latest
@@ -17,6 +21,7 @@
 //!   outside every region have no known release: none of that time is taken.
 
 use super::Sweep;
+use super::state::ThreadState;
 use crate::event::ThreadId;
 use crate::profile::rules::{Own, RUNNABLE_FROM};
 
@@ -54,7 +59,6 @@ impl Sweep<'_> {
             th.release = None;
         }
         th.released_from = match th.own {
-            Own::Idle if !th.regions.is_empty() => Some(t),
             Own::Barrier => th.release,
             _ => None,
         };
@@ -94,6 +98,38 @@ impl Sweep<'_> {
             }
         }
         th.wait_stretches.clear();
+    }
+
+    /// Thread `i` records its first event (at `t`) since regions that are still open forked
+    /// it: its idle time in them since the earliest of those forks was after its release.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn first_event_since_fork(&mut self, i: usize, t: u64) {
+        self.close(i, t);
+        let th = &mut self.threads[i];
+        let from = th.forks.first().map_or(u64::MAX, |f| f.1);
+        for &(ctx, category, start, end) in &th.fork_stretches {
+            let Some(k) = RUNNABLE_FROM.iter().position(|&c| c == category) else {
+                continue;
+            };
+            let ns = end.saturating_sub(start.max(from));
+            if ns > 0 {
+                add_released(&mut th.released_since_delay, ctx, k, ns);
+            }
+        }
+        th.forks.clear();
+        th.fork_stretches.clear();
+    }
+
+    /// The region in `slot`, which forked `th` and in which it has recorded nothing since,
+    /// ends: that fork releases nothing (the thread gave no sign it was woken for it).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn fork_ended(th: &mut ThreadState, slot: u32) {
+        th.forks.retain(|f| f.0 != slot);
+        if th.forks.is_empty() {
+            th.fork_stretches.clear();
+        }
     }
 
     /// Thread `i` arrived at a barrier at `t`: when it is the last of its team, the barrier

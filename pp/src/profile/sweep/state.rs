@@ -59,6 +59,12 @@ pub(super) struct ThreadState {
     /// since the last delay sample, as `(ctx, category, from, to)`: what a release found at
     /// its end may count as after the release (see `release.rs`).
     pub(super) wait_stretches: Vec<(u32, Category, u64, u64)>,
+    /// The open regions that included this thread in their team (their fork) since its
+    /// last event, as `(slot, fork time)` in fork order; and the idle stretches in them since
+    /// the first of those forks, as `(ctx, category, from, to)`: released by the fork once the
+    /// thread records an event in such a region (see `release.rs`).
+    pub(super) forks: Vec<(u32, u64)>,
+    pub(super) fork_stretches: Vec<(u32, Category, u64, u64)>,
     /// The open barrier wait's release (the team's last arrival), once known.
     pub(super) release: Option<u64>,
     /// Since when the thread's current waiting is after its release (`None`: not released,
