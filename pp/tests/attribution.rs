@@ -529,14 +529,42 @@ fn brute_force(
             }
         }
     }
+    // Whether thread m is started and not stopped at instant x.
+    let first_at = |m: usize, kind: EventKind| {
+        events
+            .iter()
+            .find(|e| e.thread as usize == m && e.kind == kind)
+            .map(|e| e.t)
+    };
+    let lifetimes: Vec<(Option<u64>, Option<u64>)> = (0..p)
+        .map(|m| (first_at(m, EventKind::Start), first_at(m, EventKind::Stop)))
+        .collect();
+    let live_at = |m: usize, x: u64| {
+        let (start, stop) = lifetimes[m];
+        start.is_some_and(|s| s <= x) && stop.is_none_or(|s| s > x)
+    };
+    // Whether every live member of thread i's innermost region at x is idle: the team's last
+    // member has finished its part.
+    let team_finished = |i: usize, x: u64| {
+        regions
+            .iter()
+            .filter(|(b, e, members, _, _)| *b <= x && x < *e && members.contains(&i))
+            .max_by_key(|r| r.4)
+            .is_some_and(|(_, _, members, _, _)| {
+                members
+                    .iter()
+                    .all(|&m| !live_at(m, x) || state(m, x).is_none())
+            })
+    };
     // Whether thread i at instant x waits after its release: idle in a region that forked it,
-    // before its first event since (above), at a barrier that its team's last arrival has
-    // released, or in a lock or condition wait after the release of the thread that ended it.
+    // before its first event since (above), or once its team's last member finished; at a
+    // barrier that its team's last arrival has released; or in a lock or condition wait after
+    // the release of the thread that ended it.
     let released = |i: usize, x: u64| match state(i, x) {
         Some(1) => lock_released[i]
             .iter()
             .any(|&(b, e, r)| b <= x && x < e && r <= x),
-        None => fork_released[i].iter().any(|&(b, f)| b <= x && x < f),
+        None => fork_released[i].iter().any(|&(b, f)| b <= x && x < f) || team_finished(i, x),
         Some(3) => barriers[i].iter().any(|(b, e, segments)| {
             *b <= x && x < *e && segments.iter().any(|&(from, to)| from <= x && x < to)
         }),
@@ -926,9 +954,9 @@ fn waiting_for_the_team_after_its_part_keeps_its_category_beside_load() {
     // are run-queue delay after the fork's release (rc.cpu). It finishes its part at 200 and
     // waits idle until thread 0 ends the region at 600 (li 400), then outside it (ip 10). On
     // an idle machine its delay does not grow over that wait; beside hogs it grows by 370.
-    // That wait was released by nothing (only the fork and the first event after it bound
-    // contention), so it is li in both: the rule before this one took 370 of it as rc.cpu
-    // beside the hogs, leaving li 40.
+    // That wait is before any release (the fork's ended at its first event, and the team's
+    // last member finishes only at 600), so it is li in both: the rule before this one took
+    // 370 of it as rc.cpu beside the hogs, leaving li 40.
     let idle = worked(&early_finisher(20));
     let hogged = worked(&early_finisher(390));
     assert_eq!(idle[0], [0, 110, 0, 0, 0, 500]);
@@ -953,4 +981,44 @@ fn a_fork_releases_nothing_to_a_member_that_records_nothing_in_its_region() {
         worked(&log("150 1 phase part\n"))[1],
         [450, 200, 0, 0, 50, 0]
     );
+}
+
+/// Two threads work in a region from 100, thread 1 until 300, thread 0 until 400; thread 0
+/// ends the region at 500. Their delays at 500 are `{d0}` and `{d1}` (0 at 400 and 300).
+fn join(d0: u64, d1: u64) -> String {
+    format!(
+        "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 cpu 0 0
+0 1 cpu 0 0
+100 0 region_begin 1 loop
+100 0 work_begin
+100 1 work_begin
+300 1 work_end
+300 1 cpu 200 0
+400 0 work_end
+400 0 cpu 300 0
+500 0 region_end 1
+500 0 cpu 300 {d0}
+500 1 cpu 200 {d1}
+500 0 stop
+500 1 stop
+"
+    )
+}
+
+#[test]
+fn the_join_after_the_teams_last_member_finished_is_contention_beside_load() {
+    // From 400 no member works: both idle threads are released (sl, fork/join) until the
+    // region ends at 500. Thread 1's 300-400 waits for thread 0's work (li): not released.
+    let idle = worked(&join(0, 0));
+    assert_eq!(idle[0], [0, 100, 100, 0, 0, 300]);
+    assert_eq!(idle[1], [100, 100, 100, 0, 0, 200]);
+    // Beside hogs: thread 0 had no core for 80 of the join, thread 1 for 150 of 300-500, of
+    // which only the 100 of the join are after a release. (The rule before this one took 75
+    // of thread 1's li.)
+    let hogged = worked(&join(80, 150));
+    assert_eq!(hogged[0], [0, 100, 20, 0, 80, 300]);
+    assert_eq!(hogged[1], [100, 100, 0, 0, 100, 200]);
 }

@@ -115,9 +115,10 @@ impl Sweep<'_> {
                 // wait in the same category), which a release at the wait's end may show to
                 // be after the release (see `release.rs`).
                 let th = &mut self.threads[i];
-                // Idle in regions that forked the thread, before its first event since: after
-                // the fork's release if that event comes (see `release.rs`).
-                if !th.forks.is_empty() && th.own == Own::Idle {
+                // Idle in regions that forked the thread, before its first event since (and not
+                // already released by its team's finishing): after the fork's release if that
+                // event comes (see `release.rs`).
+                if !th.forks.is_empty() && th.own == Own::Idle && th.released_from.is_none() {
                     th.fork_stretches.push((ctx, c, start, end));
                 }
                 if let Some(open) = th.stack.last()

@@ -194,6 +194,7 @@ impl<'s> Sweep<'s> {
                 started: false,
                 stopped: false,
                 live: false,
+                active: false,
                 last_cpu: None,
                 work_since_cpu: Vec::new(),
                 last_delay: None,
@@ -384,6 +385,7 @@ impl<'s> Sweep<'s> {
                 let th = &mut self.threads[i];
                 th.live = !th.stopped;
                 th.started = true;
+                self.active_changed(i, t);
             }
             EventKind::Stop => {
                 if self.threads[i].stopped {
@@ -406,6 +408,7 @@ impl<'s> Sweep<'s> {
                 th.live = false;
                 th.comm_deadline = NO_DEADLINE;
                 self.last_stop = Some(t);
+                self.active_changed(i, t);
                 self.retag(i, t);
                 self.released_changed(i, t);
             }

@@ -45,6 +45,7 @@ impl Sweep<'_> {
         if was_busy != own.is_busy() {
             self.busy_changed(i, t, own.is_busy());
         }
+        self.active_changed(i, t);
         self.retag(i, t);
         self.released_changed(i, t);
     }
@@ -85,6 +86,7 @@ impl Sweep<'_> {
         if was_busy != now_busy {
             self.busy_changed(i, t, now_busy);
         }
+        self.active_changed(i, t);
         self.retag(i, t);
         self.released_changed(i, t);
     }

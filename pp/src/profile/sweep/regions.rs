@@ -61,6 +61,7 @@ impl Sweep<'_> {
                     opens: 0,
                     members: Vec::new(),
                     busy: 0,
+                    active: 0,
                     ended_by_other: false,
                 });
                 (self.regions.len() - 1) as u32
@@ -79,6 +80,10 @@ impl Sweep<'_> {
             .iter()
             .filter(|&&m| self.threads[m as usize].own.is_busy())
             .count() as u32;
+        let active = members
+            .iter()
+            .filter(|&&m| self.threads[m as usize].active)
+            .count() as u32;
         self.slots.insert(id, slot);
         self.recent = Some((id, slot));
         self.regions[slot as usize] = Region {
@@ -86,6 +91,7 @@ impl Sweep<'_> {
             opens: 1,
             members,
             busy,
+            active,
             ended_by_other: false,
         };
         for k in 0..self.regions[slot as usize].members.len() {

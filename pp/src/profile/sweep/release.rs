@@ -9,10 +9,12 @@
 //!   that is not yet released;
 //! - a thread idle inside a region was released by the fork (the region's begin) until its
 //!   first event after it, when that event comes before the region ends: a member woken at a
-//!   fork waits for a core before it records anything. Its idle time after that event (its
-//!   part done, waiting for the others or for more work) is waiting for its team, which no
-//!   event releases: a worker that yields while it waits is runnable the whole time, so
-//!   taking its run-queue delay would make that waiting contention only on a busy machine;
+//!   fork waits for a core before it records anything. After that event (its part done) it
+//!   waits for the others until the team's last member finishes (no live member of its
+//!   innermost region has an open interval), and only from then is it released again, until
+//!   the region ends: a worker that yields while it waits is runnable the whole time, so
+//!   taking its run-queue delay while teammates still work or wait would make that waiting
+//!   contention only on a busy machine;
 //! - a `recv` wait is released by the matched send, and the time after it is already the
 //!   transfer (cl, rc.comm: [`Sweep::split_receive`]);
 //! - a lock or condition wait that ends `by=` a thread was released at that thread's latest
@@ -54,15 +56,58 @@ impl Sweep<'_> {
         if self.threads[i].released_from.is_some() {
             self.count_released(i, t);
         }
+        if !self.threads[i].forks.is_empty() {
+            // Idle time counted here is not the fork's to release too (see `attribute`).
+            self.close(i, t);
+        }
+        let th = &self.threads[i];
+        let team_finished = th
+            .regions
+            .last()
+            .is_some_and(|&slot| self.regions[slot as usize].active == 0);
         let th = &mut self.threads[i];
         if th.own != Own::Barrier {
             th.release = None;
         }
         th.released_from = match th.own {
             Own::Barrier => th.release,
+            Own::Idle if team_finished => Some(t),
             _ => None,
         };
         th.released_counted = t;
+    }
+
+    /// Thread `i` may have turned active (live with an open interval) or not at `t`: updates
+    /// its regions' counts; a region whose last active member finishes (or whose first starts
+    /// again) re-evaluates its idle members' releases.
+    #[inline]
+    pub(super) fn active_changed(&mut self, i: usize, t: u64) {
+        let th = &mut self.threads[i];
+        let now = th.live && th.own != Own::Idle;
+        if now == th.active {
+            return;
+        }
+        th.active = now;
+        for k in 0..self.threads[i].regions.len() {
+            let slot = self.threads[i].regions[k] as usize;
+            let region = &mut self.regions[slot];
+            let before = region.active;
+            region.active = if now {
+                before + 1
+            } else {
+                before.saturating_sub(1)
+            };
+            if (before == 0) == (region.active == 0) {
+                continue;
+            }
+            for n in 0..self.regions[slot].members.len() {
+                let m = self.regions[slot].members[n] as usize;
+                let th = &self.threads[m];
+                if m != i && th.own == Own::Idle && th.regions.last() == Some(&(slot as u32)) {
+                    self.released_changed(m, t);
+                }
+            }
+        }
     }
 
     /// Thread `i`'s wait of `arg` (kind and object) ends at `t`, ended by thread `by`: the

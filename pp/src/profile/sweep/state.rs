@@ -44,6 +44,8 @@ pub(super) struct ThreadState {
     pub(super) stopped: bool,
     /// Started and not stopped (the one test every event makes).
     pub(super) live: bool,
+    /// Live with an open interval: counted in its regions' `active`.
+    pub(super) active: bool,
     /// Last `cpu` sample, and the work time (by context) since it.
     pub(super) last_cpu: Option<u64>,
     pub(super) work_since_cpu: Vec<(u32, u64)>,
@@ -117,6 +119,9 @@ pub(super) struct Region {
     pub(super) members: Vec<ThreadId>,
     /// Members currently busy (innermost work or comm).
     pub(super) busy: u32,
+    /// Live members with an open interval (work, comm or a wait): none means the team's
+    /// last member has finished its part, which releases its idle members (see `release.rs`).
+    pub(super) active: u32,
     /// A thread that did not begin it ended it (so a beginner may still list it as begun).
     pub(super) ended_by_other: bool,
 }
