@@ -61,49 +61,65 @@ impl Sweep<'_> {
             self.close(i, t);
         }
         let th = &self.threads[i];
-        let team_finished = th
-            .regions
-            .last()
-            .is_some_and(|&slot| self.regions[slot as usize].active == 0);
+        let released_from = match th.own {
+            Own::Barrier => th.release,
+            Own::Idle => match th.regions.last() {
+                Some(&slot) if self.regions[slot as usize].active == 0 => Some(t),
+                _ => None,
+            },
+            _ => None,
+        };
         let th = &mut self.threads[i];
         if th.own != Own::Barrier {
             th.release = None;
         }
-        th.released_from = match th.own {
-            Own::Barrier => th.release,
-            Own::Idle if team_finished => Some(t),
-            _ => None,
-        };
+        th.released_from = released_from;
         th.released_counted = t;
     }
 
     /// Thread `i` may have turned active (live with an open interval) or not at `t`: updates
     /// its regions' counts; a region whose last active member finishes (or whose first starts
     /// again) re-evaluates its idle members' releases.
-    #[inline]
+    #[inline(always)]
     pub(super) fn active_changed(&mut self, i: usize, t: u64) {
-        let th = &mut self.threads[i];
+        let Sweep {
+            threads, regions, ..
+        } = self;
+        let th = &mut threads[i];
         let now = th.live && th.own != Own::Idle;
         if now == th.active {
             return;
         }
         th.active = now;
-        for k in 0..self.threads[i].regions.len() {
-            let slot = self.threads[i].regions[k] as usize;
-            let region = &mut self.regions[slot];
-            let before = region.active;
-            region.active = if now {
-                before + 1
+        let mut flipped = false;
+        for &slot in &th.regions {
+            let region = &mut regions[slot as usize];
+            if now {
+                region.active += 1;
+                flipped |= region.active == 1;
             } else {
-                before.saturating_sub(1)
-            };
-            if (before == 0) == (region.active == 0) {
+                region.active = region.active.saturating_sub(1);
+                flipped |= region.active == 0;
+            }
+        }
+        if flipped {
+            self.team_finished_changed(i, t, now);
+        }
+    }
+
+    /// Thread `i` turned active (`now`) or not at `t`, and so the last active member of some
+    /// of its regions finished, or the first began: their idle members' releases change.
+    #[inline(never)]
+    fn team_finished_changed(&mut self, i: usize, t: u64, now: bool) {
+        for k in 0..self.threads[i].regions.len() {
+            let slot = self.threads[i].regions[k];
+            if self.regions[slot as usize].active != u32::from(now) {
                 continue;
             }
-            for n in 0..self.regions[slot].members.len() {
-                let m = self.regions[slot].members[n] as usize;
+            for n in 0..self.regions[slot as usize].members.len() {
+                let m = self.regions[slot as usize].members[n] as usize;
                 let th = &self.threads[m];
-                if m != i && th.own == Own::Idle && th.regions.last() == Some(&(slot as u32)) {
+                if m != i && th.own == Own::Idle && th.regions.last() == Some(&slot) {
                     self.released_changed(m, t);
                 }
             }
@@ -150,9 +166,14 @@ impl Sweep<'_> {
     #[cold]
     #[inline(never)]
     pub(super) fn first_event_since_fork(&mut self, i: usize, t: u64) {
-        self.close(i, t);
         let th = &mut self.threads[i];
         let from = th.forks.first().map_or(u64::MAX, |f| f.1);
+        // The open stretch, as `attribute` would push it when it closes (it is not closed
+        // here: the forks are forgotten below, so it will not be pushed).
+        if th.own == Own::Idle && th.released_from.is_none() && th.since < t {
+            let open = (th.ctx, th.category, th.since, t);
+            th.fork_stretches.push(open);
+        }
         for &(ctx, category, start, end) in &th.fork_stretches {
             let Some(k) = RUNNABLE_FROM.iter().position(|&c| c == category) else {
                 continue;
