@@ -193,12 +193,12 @@ pub const RULES: [Rule; 8] = [
 /// Where run-queue delay outside work comes from: when a `cpu` sample's run-queue delay says
 /// the thread was runnable but waiting for a CPU longer than its work lost (rc.cpu from pc),
 /// the rest is taken from its time in these categories since the previous sample *after a
-/// release* (a barrier's last arrival, a region's fork up to the member's first event since:
-/// docs/attribution.md, "Contention during waits"), in this order of sharing, and counted as
-/// rc.cpu. A wait lasts as long as its partner makes it, so the time before its release stays
-/// a wait however loaded the machine. (The kernel gives the amount, not the moments: a thread
-/// woken at a fork or a barrier waits for a core before it records anything, so the time
-/// shows as idle or waiting.)
+/// release* (a barrier's last arrival, a region's fork up to the member's first event since,
+/// the last member of its team finishing: docs/attribution.md, "Contention during waits"), in
+/// this order of sharing, and counted as rc.cpu. A wait lasts as long as its partner makes it,
+/// so the time before its release stays a wait however loaded the machine. (The kernel gives
+/// the amount, not the moments: a thread woken at a fork or a barrier waits for a core before
+/// it records anything, so the time shows as idle or waiting.)
 pub const RUNNABLE_FROM: [Category; 3] = [Category::Li, Category::Ip, Category::Sl];
 
 /// The category of a situation: the first rule of [`RULES`] that applies.
