@@ -119,6 +119,9 @@ pub struct Mapper<'a, 's> {
     offset: u64,
     symbols: Symbols,
     region_syms: IdMap<u32, Sym>,
+    /// Location id → thread ([`NOT_A_THREAD`] for other locations) when the ids are small
+    /// enough for a vector (else empty, and `layout.thread_of` is looked up).
+    dense_threads: Vec<ThreadId>,
     /// The events from the oldest one a later record may still complete (an open OpenMP
     /// region's `region_begin`, a collective's `coll` before its `MpiCollectiveEnd`) on; the
     /// ones before it are in `order` (docs/otf2.md#memory-and-speed).
@@ -144,6 +147,26 @@ pub struct Mapper<'a, 's> {
     pub records: u64,
     /// The location and time (ticks) of the last record read.
     pub last: (u64, u64),
+}
+
+/// A location that is not a thread, in [`Mapper`]'s vector of location ids.
+const NOT_A_THREAD: ThreadId = ThreadId::MAX;
+
+/// Location id → thread as a vector, when the largest id is below 2²⁰ and at most 16 times
+/// the number of threads (plus 1,024); else empty.
+fn dense_threads(layout: &Layout) -> Vec<ThreadId> {
+    let Some(&largest) = layout.thread_of.keys().max() else {
+        return Vec::new();
+    };
+    let fits = largest < 1 << 20 && largest <= 16 * layout.thread_of.len() as u64 + 1024;
+    if !fits {
+        return Vec::new();
+    }
+    let mut v = vec![NOT_A_THREAD; largest as usize + 1];
+    for (&loc, &th) in &layout.thread_of {
+        v[loc as usize] = th;
+    }
+    v
 }
 
 /// Whether region `name` of `paradigm` is an MPI call.
@@ -201,6 +224,7 @@ impl<'a, 's> Mapper<'a, 's> {
             offset,
             symbols: Symbols::default(),
             region_syms: IdMap::default(),
+            dense_threads: dense_threads(layout),
             window: VecDeque::new(),
             base: 0,
             window_min: VecDeque::new(),
@@ -222,10 +246,24 @@ impl<'a, 's> Mapper<'a, 's> {
         *self.ignored.entry(kind).or_default() += 1;
     }
 
-    /// Nanoseconds since the trace's global offset.
+    /// Nanoseconds since the trace's global offset, rounded down (`u64::MAX` beyond).
+    #[inline]
     pub fn ns(&self, ticks: u64) -> u64 {
-        let since = ticks.saturating_sub(self.offset) as u128;
-        u64::try_from(since * 1_000_000_000 / self.resolution as u128).unwrap_or(u64::MAX)
+        const NS: u64 = 1_000_000_000;
+        let since = ticks.saturating_sub(self.offset);
+        if self.resolution == NS {
+            return since;
+        }
+        // since × 10⁹ / r = q × 10⁹ + rest × 10⁹ / r (since = q r + rest), with 64-bit
+        // divisions: a 128-bit one for every record was a visible share of the import.
+        let (q, rest) = (since / self.resolution, since % self.resolution);
+        let part = match rest.checked_mul(NS) {
+            Some(x) => x / self.resolution,
+            None => (u128::from(rest) * u128::from(NS) / u128::from(self.resolution)) as u64,
+        };
+        q.checked_mul(NS)
+            .and_then(|whole| whole.checked_add(part))
+            .unwrap_or(u64::MAX)
     }
 
     /// The thread of a location and the record's time in ns; `None` (the record counted as
@@ -233,7 +271,15 @@ impl<'a, 's> Mapper<'a, 's> {
     fn at(&mut self, location: u64, ticks: u64) -> Option<(ThreadId, u64)> {
         self.records += 1;
         self.last = (location, ticks);
-        let Some(&th) = self.layout.thread_of.get(&location) else {
+        let th = if self.dense_threads.is_empty() {
+            self.layout.thread_of.get(&location).copied()
+        } else {
+            usize::try_from(location)
+                .ok()
+                .and_then(|l| self.dense_threads.get(l).copied())
+                .filter(|&th| th != NOT_A_THREAD)
+        };
+        let Some(th) = th else {
             self.ignore("records of locations that are not CPU threads");
             return None;
         };
@@ -258,7 +304,19 @@ impl<'a, 's> Mapper<'a, 's> {
         if !s.started || s.stopped {
             return None;
         }
-        self.window.push_back(Event { t, thread, kind });
+        let e = Event { t, thread, kind };
+        if self.window.is_empty()
+            && !matches!(kind, EventKind::RegionBegin { .. } | EventKind::Coll { .. })
+        {
+            // Nothing waits in the window, and no later record changes this event: it goes
+            // straight on.
+            let i = self.base;
+            self.base += 1;
+            self.to_order(e);
+            self.flush_if_due();
+            return Some(i);
+        }
+        self.window.push_back(e);
         let i = self.base + self.window.len() - 1;
         while self.window_min.back().is_some_and(|&(_, at)| at >= t) {
             self.window_min.pop_back();
@@ -297,10 +355,21 @@ impl<'a, 's> Mapper<'a, 's> {
             if self.unfinished.remove(&i) {
                 continue;
             }
-            if let Err(e) = self.order.push(e) {
-                self.spill_error.get_or_insert(e);
-            }
+            self.to_order(e);
         }
+        self.flush_if_due();
+    }
+
+    #[inline]
+    fn to_order(&mut self, e: Event) {
+        if let Err(e) = self.order.push(e) {
+            self.spill_error.get_or_insert(e);
+        }
+    }
+
+    /// Hands the ordered events before the watermark over, when the order asks for it.
+    #[inline]
+    fn flush_if_due(&mut self) {
         if self.order.wants_flush() {
             let watermark = self.watermark();
             if let Err(e) = self.order.flush(watermark, &self.symbols) {
@@ -1013,6 +1082,33 @@ mod tests {
         assert_eq!(m.ns(7511), 2500);
         assert_eq!(m.ns(5), 0, "before the offset");
         assert_eq!(m.ns(u64::MAX), (u64::MAX - 10) / 3);
+        // Against the exact 128-bit quotient, for clocks slower and faster than 1 GHz.
+        let mut seed = 5u64;
+        for resolution in [
+            1,
+            3,
+            1_000,
+            999_999_937,
+            1_000_000_000,
+            2_400_000_000,
+            u64::MAX,
+        ] {
+            let mut d = defs(&[], &[(0, 0)]);
+            d.clock = Some((resolution, 7));
+            let layout = d.layout();
+            let mut sink = |_: &[Event], _: &Symbols| {};
+            let m = Mapper::new(&d, &layout, Order::new(true, 1, &mut sink));
+            for shift in 0..64 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let ticks = seed >> shift;
+                let exact =
+                    u128::from(ticks.saturating_sub(7)) * 1_000_000_000 / u128::from(resolution);
+                let want = u64::try_from(exact).unwrap_or(u64::MAX);
+                assert_eq!(m.ns(ticks), want, "{ticks} ticks at {resolution} Hz");
+            }
+        }
         assert_eq!(token("a b\t#c\u{1}"), "a_b__c_");
         assert_eq!(token(""), "_");
         assert_eq!(token(&"é".repeat(150)).len(), 200);
