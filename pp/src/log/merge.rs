@@ -1,5 +1,8 @@
 //! A loser tree (tournament tree) that merges k sorted streams: each step replays ⌈log₂ k⌉
-//! matches of `u128` keys on the path from the winner's leaf to the root.
+//! matches of `u128` keys on the path from the winner's leaf to the root — unless the winner
+//! won every match of its last replay and its new key is still below every loser it beat
+//! then: it stays the winner and nothing is replayed (a stream's run of events that come
+//! before every other stream's next one costs a comparison an event).
 
 /// The key of an exhausted stream; real keys must be smaller.
 pub(crate) const EXHAUSTED: u128 = u128::MAX;
@@ -16,6 +19,9 @@ pub(crate) struct LoserTree {
     /// Streams not exhausted (counted apart, so that `winner` need not reload the key just
     /// stored).
     live: usize,
+    /// A key below which the winner stays the winner: the least loser on its path when it
+    /// won every match of the last replay, else 0 (the next key is replayed).
+    limit: u128,
 }
 
 impl LoserTree {
@@ -46,6 +52,7 @@ impl LoserTree {
             keys,
             winner,
             live,
+            limit: 0,
         }
     }
 
@@ -71,7 +78,12 @@ impl LoserTree {
         if let Some(slot) = self.keys.get_mut(w) {
             *slot = key;
         }
+        if key < self.limit {
+            return;
+        }
+        let start = w;
         let mut wkey = key;
+        let mut least = EXHAUSTED;
         let mut node = (w + k) / 2;
         while node > 0 {
             let l = self.losers[node] as usize;
@@ -79,10 +91,14 @@ impl LoserTree {
             let swap = lkey < wkey;
             self.losers[node] = if swap { w as u32 } else { l as u32 };
             w = if swap { l } else { w };
+            least = least.min(if swap { wkey } else { lkey });
             wkey = if swap { lkey } else { wkey };
             node /= 2;
         }
         self.winner = w as u32;
+        // The least loser is the next stream's key only when the winner is the stream that
+        // played from the leaf (its path is the one just replayed).
+        self.limit = if w == start { least } else { 0 };
     }
 }
 
@@ -127,5 +143,50 @@ mod tests {
             assert_eq!(got, want, "k = {k}");
         }
         assert_eq!(LoserTree::new(Vec::new()).winner(), None);
+    }
+
+    /// Merges `streams` (each sorted) with the tree: keys in the order taken.
+    fn merged(streams: &[Vec<u128>]) -> Vec<u128> {
+        let mut at = vec![0usize; streams.len()];
+        let first = streams
+            .iter()
+            .map(|s| s.first().copied().unwrap_or(EXHAUSTED))
+            .collect();
+        let mut tree = LoserTree::new(first);
+        let mut got = Vec::new();
+        while let Some(w) = tree.winner() {
+            got.push(streams[w][at[w]]);
+            at[w] += 1;
+            tree.replace_winner(streams[w].get(at[w]).copied().unwrap_or(EXHAUSTED));
+        }
+        got
+    }
+
+    proptest::proptest! {
+        /// Streams that take turns in runs of any length (the shortcut of a winner that stays
+        /// the winner) merge as sorting does.
+        #[test]
+        fn runs_merge_like_sorting(
+            runs in proptest::collection::vec((0usize..9, 1usize..40, 0u64..3), 0..60),
+        ) {
+            let k = 9;
+            let mut streams: Vec<Vec<u128>> = vec![Vec::new(); k];
+            let mut t = 0u64;
+            for (stream, len, gap) in runs {
+                for _ in 0..len {
+                    t += gap;
+                    streams[stream].push(u128::from(t) << 32 | stream as u128);
+                }
+            }
+            let mut want: Vec<u128> = streams.iter().flatten().copied().collect();
+            want.sort_unstable();
+            for n in 1..=k {
+                let some = &streams[..n];
+                let mut want_n: Vec<u128> = some.iter().flatten().copied().collect();
+                want_n.sort_unstable();
+                proptest::prop_assert_eq!(merged(some), want_n);
+            }
+            proptest::prop_assert_eq!(merged(&streams), want);
+        }
     }
 }

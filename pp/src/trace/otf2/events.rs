@@ -1072,6 +1072,48 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_starting_before_events_handed_over_is_disorder() {
+        // Records out of time order (the OTF2 reader never gives them so): thread 1's first
+        // record comes after thread 0's events up to far later were handed over.
+        let d = defs(&[("work", 1, 1)], &[(0, 0), (1, 0)]);
+        let layout = d.layout();
+        let n = 4 * WINDOW_RELEASE as u64;
+        let records = |m: &mut Mapper| {
+            for k in 0..n {
+                m.enter(0, 100 + 2 * k, 0);
+                m.leave(0, 101 + 2 * k, 0);
+            }
+            m.enter(1, 5, 0);
+            m.leave(1, 7, 0);
+        };
+        let mut logs = Vec::new();
+        for streaming in [true, false] {
+            let mut events = Vec::new();
+            let mut sink = |run: &[Event], _: &Symbols| events.extend_from_slice(run);
+            let mut m = Mapper::new(&d, &layout, Order::new(streaming, 1000, &mut sink));
+            records(&mut m);
+            let (_, count, disordered) = m.finish().unwrap();
+            assert_eq!(disordered, streaming);
+            logs.push((events, count));
+        }
+        let (sorted, count) = &logs[1];
+        assert_eq!(sorted.len() as u64, *count);
+        assert_eq!(
+            sorted[0],
+            Event {
+                t: 5,
+                thread: 1,
+                kind: EventKind::Start
+            }
+        );
+        assert!(
+            sorted
+                .windows(2)
+                .all(|w| (w[0].t, w[0].thread) <= (w[1].t, w[1].thread))
+        );
+    }
+
+    #[test]
     fn ticks_become_ns_and_names_tokens() {
         let mut d = defs(&[], &[(0, 0)]);
         d.clock = Some((3_000_000_000, 10));
