@@ -1,8 +1,5 @@
 //! A loser tree (tournament tree) that merges k sorted streams: each step replays ⌈log₂ k⌉
-//! matches of `u128` keys on the path from the winner's leaf to the root — unless the winner
-//! won every match of its last replay and its new key is still below every loser it beat
-//! then: it stays the winner and nothing is replayed (a stream's run of events that come
-//! before every other stream's next one costs a comparison an event).
+//! matches of `u128` keys on the path from the winner's leaf to the root.
 
 /// The key of an exhausted stream; real keys must be smaller.
 pub(crate) const EXHAUSTED: u128 = u128::MAX;
@@ -19,9 +16,6 @@ pub(crate) struct LoserTree {
     /// Streams not exhausted (counted apart, so that `winner` need not reload the key just
     /// stored).
     live: usize,
-    /// A key below which the winner stays the winner: the least loser on its path when it
-    /// won every match of the last replay, else 0 (the next key is replayed).
-    limit: u128,
 }
 
 impl LoserTree {
@@ -52,7 +46,6 @@ impl LoserTree {
             keys,
             winner,
             live,
-            limit: 0,
         }
     }
 
@@ -78,12 +71,7 @@ impl LoserTree {
         if let Some(slot) = self.keys.get_mut(w) {
             *slot = key;
         }
-        if key < self.limit {
-            return;
-        }
-        let start = w;
         let mut wkey = key;
-        let mut least = EXHAUSTED;
         let mut node = (w + k) / 2;
         while node > 0 {
             let l = self.losers[node] as usize;
@@ -91,14 +79,10 @@ impl LoserTree {
             let swap = lkey < wkey;
             self.losers[node] = if swap { w as u32 } else { l as u32 };
             w = if swap { l } else { w };
-            least = least.min(if swap { wkey } else { lkey });
             wkey = if swap { lkey } else { wkey };
             node /= 2;
         }
         self.winner = w as u32;
-        // The least loser is the next stream's key only when the winner is the stream that
-        // played from the leaf (its path is the one just replayed).
-        self.limit = if w == start { least } else { 0 };
     }
 }
 
@@ -163,8 +147,7 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Streams that take turns in runs of any length (the shortcut of a winner that stays
-        /// the winner) merge as sorting does.
+        /// Streams that take turns in runs of any length merge as sorting does.
         #[test]
         fn runs_merge_like_sorting(
             runs in proptest::collection::vec((0usize..9, 1usize..40, 0u64..3), 0..60),
