@@ -15,7 +15,7 @@ use crate::event::{Event, Symbols};
 use crate::log::{Sorted, Sorter};
 
 /// Events waiting in the buffer at most; beyond, the rest is sorted externally.
-const MAX_PENDING: usize = 1 << 19;
+const MAX_PENDING: usize = 1 << 17;
 
 /// The buffer is sorted once this many events came in since (or twice as many as it kept).
 const FLUSH_EVENTS: usize = 1 << 13;
