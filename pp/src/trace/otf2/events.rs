@@ -312,7 +312,7 @@ impl<'a, 's> Mapper<'a, 's> {
             // straight on.
             let i = self.base;
             self.base += 1;
-            self.to_order(e);
+            self.hand_on(e);
             self.flush_if_due();
             return Some(i);
         }
@@ -355,13 +355,13 @@ impl<'a, 's> Mapper<'a, 's> {
             if self.unfinished.remove(&i) {
                 continue;
             }
-            self.to_order(e);
+            self.hand_on(e);
         }
         self.flush_if_due();
     }
 
     #[inline]
-    fn to_order(&mut self, e: Event) {
+    fn hand_on(&mut self, e: Event) {
         if let Err(e) = self.order.push(e) {
             self.spill_error.get_or_insert(e);
         }
