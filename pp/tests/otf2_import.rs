@@ -674,3 +674,60 @@ fn mpi_with_openmp_threads_numbers_every_thread_and_messages_go_to_the_ranks_fir
     assert_eq!(ns(&p, Some(3), "pc"), 1000);
     assert_eq!(ns(&p, Some(1), "pc"), 0, "a thread without records is idle");
 }
+
+#[test]
+fn a_log_written_as_the_trace_is_read_is_the_log_of_every_event_sorted_first() {
+    // Thread 0 enters `main` and is silent until the end, which holds back what can be written
+    // while thread 1 (all along) and thread 2 (from the middle on) record 2·10⁵ pairs: the
+    // events beyond the buffer go through the external sort. Standard output gets every event
+    // sorted before any is written: both are the same log, on one thread or two.
+    let test = "a_log_written_as_the_trace_is_read_is_the_log_of_every_event_sorted_first";
+    let Some(writer) = ready(test) else { return };
+    let pairs = 100_000u64;
+    let end = 20 * pairs + 20;
+    let half = 10 * pairs;
+    let mut s = Script::new(1_000_000_000, 0);
+    s.region(0, "main", FUNCTION, USER)
+        .region(1, "step", FUNCTION, USER)
+        .process(0, &[0, 1, 2])
+        .events(&format!(
+            "enter 0 0 0\nenter 0 5 1\nleave 0 {end} 1\nleave 0 {end} 0\n\
+             enter 1 0 0\npairs 1 10 10 {pairs} 1\nleave 1 {end} 0\n\
+             enter 2 {half} 0\npairs 2 {} 10 {} 1\nleave 2 {end} 0",
+            half + 10,
+            pairs / 2
+        ));
+    let anchor = s.write(writer, test);
+    let sorted = pp!()
+        .arg("import")
+        .arg(&anchor)
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
+    assert!(sorted.status.success());
+    assert!(sorted.stdout.len() > 2_000_000);
+    for threads in ["1", "2"] {
+        let log = anchor
+            .parent()
+            .unwrap()
+            .with_extension(format!("{threads}.log"));
+        let out = pp!()
+            .arg("import")
+            .arg(&anchor)
+            .arg("-o")
+            .arg(&log)
+            .env("PP_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.stderr, sorted.stderr);
+        assert!(
+            std::fs::read(&log).unwrap() == sorted.stdout,
+            "PP_THREADS={threads}: the log differs from the sorted one"
+        );
+    }
+}

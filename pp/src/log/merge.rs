@@ -128,4 +128,48 @@ mod tests {
         }
         assert_eq!(LoserTree::new(Vec::new()).winner(), None);
     }
+
+    /// Merges `streams` (each sorted) with the tree: keys in the order taken.
+    fn merged(streams: &[Vec<u128>]) -> Vec<u128> {
+        let mut at = vec![0usize; streams.len()];
+        let first = streams
+            .iter()
+            .map(|s| s.first().copied().unwrap_or(EXHAUSTED))
+            .collect();
+        let mut tree = LoserTree::new(first);
+        let mut got = Vec::new();
+        while let Some(w) = tree.winner() {
+            got.push(streams[w][at[w]]);
+            at[w] += 1;
+            tree.replace_winner(streams[w].get(at[w]).copied().unwrap_or(EXHAUSTED));
+        }
+        got
+    }
+
+    proptest::proptest! {
+        /// Streams that take turns in runs of any length merge as sorting does.
+        #[test]
+        fn runs_merge_like_sorting(
+            runs in proptest::collection::vec((0usize..9, 1usize..40, 0u64..3), 0..60),
+        ) {
+            let k = 9;
+            let mut streams: Vec<Vec<u128>> = vec![Vec::new(); k];
+            let mut t = 0u64;
+            for (stream, len, gap) in runs {
+                for _ in 0..len {
+                    t += gap;
+                    streams[stream].push(u128::from(t) << 32 | stream as u128);
+                }
+            }
+            let mut want: Vec<u128> = streams.iter().flatten().copied().collect();
+            want.sort_unstable();
+            for n in 1..=k {
+                let some = &streams[..n];
+                let mut want_n: Vec<u128> = some.iter().flatten().copied().collect();
+                want_n.sort_unstable();
+                proptest::prop_assert_eq!(merged(some), want_n);
+            }
+            proptest::prop_assert_eq!(merged(&streams), want);
+        }
+    }
 }

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 
 use super::definitions::{Definitions, IdMap, Layout, PARADIGM_MPI};
 use super::ffi::UNDEFINED_U32;
-use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId, WaitKind};
-use crate::log::{RUN_EVENTS, Sorted, Sorter};
+use super::order::Order;
+use crate::event::{Event, EventKind, Sym, Symbols, ThreadId, WaitKind};
 
 /// The window is released to the sorter each time it holds this many events.
 const WINDOW_RELEASE: usize = 4096;
@@ -112,25 +112,28 @@ struct OmpRegion {
 }
 
 /// Turns OTF2 records into pp events.
-#[derive(Debug)]
-pub struct Mapper<'a> {
+pub struct Mapper<'a, 's> {
     defs: &'a Definitions,
     layout: &'a Layout,
     resolution: u64,
     offset: u64,
     symbols: Symbols,
     region_syms: IdMap<u32, Sym>,
+    /// Location id → thread ([`NOT_A_THREAD`] for other locations) when the ids are small
+    /// enough for a vector (else empty, and `layout.thread_of` is looked up).
+    dense_threads: Vec<ThreadId>,
     /// The events from the oldest one a later record may still complete (an open OpenMP
     /// region's `region_begin`, a collective's `coll` before its `MpiCollectiveEnd`) on; the
-    /// ones before it are in `sorted` (docs/otf2.md#memory-and-speed).
+    /// ones before it are in `order` (docs/otf2.md#memory-and-speed).
     window: VecDeque<Event>,
     /// The index of `window[0]` among every event pushed.
     base: usize,
-    /// The events released from the window, each with its index, sorted in bounded memory.
-    sorted: Sorter,
-    /// Events given to `sorted`.
-    released: u64,
-    /// The first error writing the sorter's temporary file.
+    /// The window's earliest time: (index, time) of the events no later one is earlier than,
+    /// in order of index (so the front is the least).
+    window_min: VecDeque<(usize, u64)>,
+    /// The events released from the window, put in the log's order.
+    order: Order<'s>,
+    /// The first error writing the external sort's temporary file.
     spill_error: Option<std::io::Error>,
     /// Indices of `coll` events never completed by an `MpiCollectiveEnd` (dropped).
     unfinished: BTreeSet<usize>,
@@ -144,6 +147,26 @@ pub struct Mapper<'a> {
     pub records: u64,
     /// The location and time (ticks) of the last record read.
     pub last: (u64, u64),
+}
+
+/// A location that is not a thread, in [`Mapper`]'s vector of location ids.
+const NOT_A_THREAD: ThreadId = ThreadId::MAX;
+
+/// Location id → thread as a vector, when the largest id is below 2²⁰ and at most 16 times
+/// the number of threads (plus 1,024); else empty.
+fn dense_threads(layout: &Layout) -> Vec<ThreadId> {
+    let Some(&largest) = layout.thread_of.keys().max() else {
+        return Vec::new();
+    };
+    let fits = largest < 1 << 20 && largest <= 16 * layout.thread_of.len() as u64 + 1024;
+    if !fits {
+        return Vec::new();
+    }
+    let mut v = vec![NOT_A_THREAD; largest as usize + 1];
+    for (&loc, &th) in &layout.thread_of {
+        v[loc as usize] = th;
+    }
+    v
 }
 
 /// Whether region `name` of `paradigm` is an MPI call.
@@ -171,9 +194,9 @@ pub fn token(name: &str) -> String {
     out
 }
 
-impl<'a> Mapper<'a> {
-    /// A mapper for the trace with these definitions and threads.
-    pub fn new(defs: &'a Definitions, layout: &'a Layout) -> Mapper<'a> {
+impl<'a, 's> Mapper<'a, 's> {
+    /// A mapper for the trace with these definitions and threads, whose events go to `order`.
+    pub fn new(defs: &'a Definitions, layout: &'a Layout, order: Order<'s>) -> Mapper<'a, 's> {
         let (resolution, offset) = defs.clock.unwrap_or((1_000_000_000, 0));
         let has_init = defs
             .regions
@@ -201,10 +224,11 @@ impl<'a> Mapper<'a> {
             offset,
             symbols: Symbols::default(),
             region_syms: IdMap::default(),
+            dense_threads: dense_threads(layout),
             window: VecDeque::new(),
             base: 0,
-            sorted: Sorter::new(RUN_EVENTS),
-            released: 0,
+            window_min: VecDeque::new(),
+            order,
             spill_error: None,
             unfinished: BTreeSet::new(),
             threads,
@@ -222,10 +246,24 @@ impl<'a> Mapper<'a> {
         *self.ignored.entry(kind).or_default() += 1;
     }
 
-    /// Nanoseconds since the trace's global offset.
+    /// Nanoseconds since the trace's global offset, rounded down (`u64::MAX` beyond).
+    #[inline]
     pub fn ns(&self, ticks: u64) -> u64 {
-        let since = ticks.saturating_sub(self.offset) as u128;
-        u64::try_from(since * 1_000_000_000 / self.resolution as u128).unwrap_or(u64::MAX)
+        const NS: u64 = 1_000_000_000;
+        let since = ticks.saturating_sub(self.offset);
+        if self.resolution == NS {
+            return since;
+        }
+        // since × 10⁹ / r = q × 10⁹ + rest × 10⁹ / r (since = q r + rest), with 64-bit
+        // divisions: a 128-bit one for every record was a visible share of the import.
+        let (q, rest) = (since / self.resolution, since % self.resolution);
+        let part = match rest.checked_mul(NS) {
+            Some(x) => x / self.resolution,
+            None => (u128::from(rest) * u128::from(NS) / u128::from(self.resolution)) as u64,
+        };
+        q.checked_mul(NS)
+            .and_then(|whole| whole.checked_add(part))
+            .unwrap_or(u64::MAX)
     }
 
     /// The thread of a location and the record's time in ns; `None` (the record counted as
@@ -233,7 +271,15 @@ impl<'a> Mapper<'a> {
     fn at(&mut self, location: u64, ticks: u64) -> Option<(ThreadId, u64)> {
         self.records += 1;
         self.last = (location, ticks);
-        let Some(&th) = self.layout.thread_of.get(&location) else {
+        let th = if self.dense_threads.is_empty() {
+            self.layout.thread_of.get(&location).copied()
+        } else {
+            usize::try_from(location)
+                .ok()
+                .and_then(|l| self.dense_threads.get(l).copied())
+                .filter(|&th| th != NOT_A_THREAD)
+        };
+        let Some(th) = th else {
             self.ignore("records of locations that are not CPU threads");
             return None;
         };
@@ -258,11 +304,28 @@ impl<'a> Mapper<'a> {
         if !s.started || s.stopped {
             return None;
         }
-        self.window.push_back(Event { t, thread, kind });
+        let e = Event { t, thread, kind };
+        if self.window.is_empty()
+            && !matches!(kind, EventKind::RegionBegin { .. } | EventKind::Coll { .. })
+        {
+            // Nothing waits in the window, and no later record changes this event: it goes
+            // straight on.
+            let i = self.base;
+            self.base += 1;
+            self.hand_on(e);
+            self.flush_if_due();
+            return Some(i);
+        }
+        self.window.push_back(e);
+        let i = self.base + self.window.len() - 1;
+        while self.window_min.back().is_some_and(|&(_, at)| at >= t) {
+            self.window_min.pop_back();
+        }
+        self.window_min.push_back((i, t));
         if self.window.len() >= WINDOW_RELEASE {
             self.release(false);
         }
-        Some(self.base + self.window.len() - 1)
+        Some(i)
     }
 
     /// The event of index `i`, while it is in the window.
@@ -286,14 +349,59 @@ impl<'a> Mapper<'a> {
             };
             let i = self.base;
             self.base += 1;
+            if self.window_min.front().is_some_and(|&(j, _)| j == i) {
+                self.window_min.pop_front();
+            }
             if self.unfinished.remove(&i) {
                 continue;
             }
-            if let Err(e) = self.sorted.push(e, i as u64) {
+            self.hand_on(e);
+        }
+        self.flush_if_due();
+    }
+
+    #[inline]
+    fn hand_on(&mut self, e: Event) {
+        if let Err(e) = self.order.push(e) {
+            self.spill_error.get_or_insert(e);
+        }
+    }
+
+    /// Hands the ordered events before the watermark over, when the order asks for it.
+    #[inline]
+    fn flush_if_due(&mut self) {
+        if self.order.wants_flush() {
+            let watermark = self.watermark();
+            if let Err(e) = self.order.flush(watermark, &self.symbols) {
                 self.spill_error.get_or_insert(e);
             }
-            self.released += 1;
         }
+    }
+
+    /// A time no event still to be released is earlier than: the window's earliest, each
+    /// running thread's last record (or the start of its MPI call, where a `send` goes), and,
+    /// while a thread has not started, the last record's (the reader gives the records in time
+    /// order; [`Order`] notices a trace that does not).
+    fn watermark(&self) -> u64 {
+        let mut w = self.window_min.front().map_or(u64::MAX, |&(_, t)| t);
+        let mut waiting = false;
+        for s in &self.threads {
+            if s.stopped {
+                continue;
+            }
+            if !s.started {
+                waiting = true;
+                continue;
+            }
+            w = w.min(s.last_t);
+            if s.mpi_depth > 0 {
+                w = w.min(s.mpi_enter_t);
+            }
+        }
+        if waiting {
+            w = w.min(self.ns(self.last.1));
+        }
+        w
     }
 
     fn name(&mut self, name: &str) -> Sym {
@@ -786,10 +894,11 @@ impl<'a> Mapper<'a> {
         }
     }
 
-    /// The log: every thread stopped at its last record, events in time order (ties by
-    /// thread, then the order they were mapped in), and how many; `Err` is the error writing
-    /// the sorter's temporary file.
-    pub fn finish(mut self) -> std::io::Result<(Header, Symbols, Sorted, u64)> {
+    /// Stops every thread at its last record and hands the rest of the events over in order
+    /// (time, then thread, then the order they were mapped in): the names and teams, how many
+    /// events were handed over, and whether they were out of order ([`Order::disordered`]).
+    /// `Err` is the error writing the external sort's temporary file.
+    pub fn finish(mut self) -> std::io::Result<(Symbols, u64, bool)> {
         for th in 0..self.threads.len() {
             let t = self.threads[th].last_t;
             self.finish_thread(th as ThreadId, t);
@@ -798,12 +907,9 @@ impl<'a> Mapper<'a> {
         if let Some(e) = self.spill_error.take() {
             return Err(e);
         }
-        let header = Header {
-            p: self.layout.p().max(1) as u32,
-            params: Vec::new(),
-        };
-        let events = self.sorted.finish()?;
-        Ok((header, self.symbols, events, self.released))
+        let disordered = self.order.disordered();
+        let count = self.order.finish(&self.symbols)?;
+        Ok((self.symbols, count, disordered))
     }
 }
 
@@ -837,12 +943,30 @@ mod tests {
         d
     }
 
-    fn text(header: &Header, symbols: &Symbols, mut events: Sorted) -> String {
-        let mut w = crate::log::TextWriter::new(Vec::new(), header).unwrap();
-        while let Some(e) = events.next() {
-            w.write_event(&e.unwrap().0, symbols).unwrap();
-        }
-        String::from_utf8(w.finish().unwrap()).unwrap()
+    /// The log of the records `records` gives the mapper, as text, and its events; the same
+    /// whether the events are handed over as they come or sorted at the end.
+    fn mapped(d: &Definitions, records: impl Fn(&mut Mapper)) -> (String, u64) {
+        let layout = d.layout();
+        let logs: Vec<(String, u64)> = [true, false]
+            .into_iter()
+            .map(|streaming| {
+                let mut events = Vec::new();
+                let mut sink = |run: &[Event], _: &Symbols| events.extend_from_slice(run);
+                let order = Order::new(streaming, crate::log::RUN_EVENTS, &mut sink);
+                let mut m = Mapper::new(d, &layout, order);
+                records(&mut m);
+                let (symbols, count, disordered) = m.finish().unwrap();
+                assert!(!disordered);
+                let header = super::super::header(&layout);
+                let mut w = crate::log::TextWriter::new(Vec::new(), &header).unwrap();
+                for e in &events {
+                    w.write_event(e, &symbols).unwrap();
+                }
+                (String::from_utf8(w.finish().unwrap()).unwrap(), count)
+            })
+            .collect();
+        assert_eq!(logs[0], logs[1]);
+        logs[0].clone()
     }
 
     #[test]
@@ -856,23 +980,22 @@ mod tests {
             ],
             &[(0, 0), (1, 1)],
         );
-        let layout = d.layout();
-        let mut m = Mapper::new(&d, &layout);
-        for loc in [0, 1] {
-            m.enter(loc, 0, 0);
-            m.leave(loc, 100, 0);
-        }
-        m.enter(0, 500, 2);
-        m.send(0, 510, 1, 0, 9, 32);
-        m.leave(0, 520, 2);
-        m.enter(1, 200, 3);
-        m.recv(1, 700, 0, 0, 9, 32);
-        m.leave(1, 700, 3);
-        m.enter(0, 1000, 1);
-        m.enter(1, 1000, 1);
-        let (header, symbols, events, _) = m.finish().unwrap();
+        let (log, _) = mapped(&d, |m| {
+            for loc in [0, 1] {
+                m.enter(loc, 0, 0);
+                m.leave(loc, 100, 0);
+            }
+            m.enter(0, 500, 2);
+            m.send(0, 510, 1, 0, 9, 32);
+            m.leave(0, 520, 2);
+            m.enter(1, 200, 3);
+            m.recv(1, 700, 0, 0, 9, 32);
+            m.leave(1, 700, 3);
+            m.enter(0, 1000, 1);
+            m.enter(1, 1000, 1);
+        });
         assert_eq!(
-            text(&header, &symbols, events),
+            log,
             "pplog 1 p=2\n100 0 start\n100 0 region_begin 0 mpi\n100 0 work_begin\n\
              100 1 start\n100 1 region_begin 0 mpi\n100 1 work_begin\n\
              200 1 work_end\n200 1 wait_begin recv\n\
@@ -887,13 +1010,12 @@ mod tests {
     #[test]
     fn a_collective_without_its_end_record_is_dropped_and_its_wait_kept() {
         let d = defs(&[("MPI_Allreduce", 25, PARADIGM_MPI)], &[(0, 0)]);
-        let layout = d.layout();
-        let mut m = Mapper::new(&d, &layout);
-        m.enter(0, 10, 0);
-        m.leave(0, 30, 0);
-        let (header, symbols, events, _) = m.finish().unwrap();
+        let (log, _) = mapped(&d, |m| {
+            m.enter(0, 10, 0);
+            m.leave(0, 30, 0);
+        });
         assert_eq!(
-            text(&header, &symbols, events),
+            log,
             "pplog 1 p=1\n10 0 start\n10 0 work_begin\n10 0 work_end\n\
              10 0 wait_begin barrier allreduce\n30 0 wait_end barrier allreduce\n\
              30 0 work_begin\n30 0 work_end\n30 0 stop\n"
@@ -913,30 +1035,28 @@ mod tests {
             ],
             &[(0, 0), (1, 0), (2, 1)],
         );
-        let layout = d.layout();
-        let mut m = Mapper::new(&d, &layout);
         let n = 3 * WINDOW_RELEASE as u64;
-        m.enter(0, 0, 1);
-        m.fork(0, 10);
-        m.enter(2, 10, 2);
-        for th in [0, 1] {
-            m.team_begin_record(th, 10);
-            m.enter(th, 10, 0);
-        }
-        for k in 0..n {
-            m.enter(1, 20 + 2 * k, 1);
-            m.leave(1, 21 + 2 * k, 1);
-        }
-        let end = 20 + 2 * n;
-        for th in [0, 1] {
-            m.leave(th, end, 0);
-            m.team_end_record(th, end);
-        }
-        m.join(0, end);
-        m.collective_end(2, end, 0, UNDEFINED_U32, 64);
-        m.leave(2, end + 5, 2);
-        let (header, symbols, events, count) = m.finish().unwrap();
-        let log = text(&header, &symbols, events);
+        let (log, count) = mapped(&d, |m| {
+            m.enter(0, 0, 1);
+            m.fork(0, 10);
+            m.enter(2, 10, 2);
+            for th in [0, 1] {
+                m.team_begin_record(th, 10);
+                m.enter(th, 10, 0);
+            }
+            for k in 0..n {
+                m.enter(1, 20 + 2 * k, 1);
+                m.leave(1, 21 + 2 * k, 1);
+            }
+            let end = 20 + 2 * n;
+            for th in [0, 1] {
+                m.leave(th, end, 0);
+                m.team_end_record(th, end);
+            }
+            m.join(0, end);
+            m.collective_end(2, end, 0, UNDEFINED_U32, 64);
+            m.leave(2, end + 5, 2);
+        });
         assert_eq!(log.lines().count() as u64, count + 1);
         assert!(
             log.contains("\n10 0 region_begin 1 !$omp_parallel team=0,1\n"),
@@ -952,15 +1072,85 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_starting_before_events_handed_over_is_disorder() {
+        // Records out of time order (the OTF2 reader never gives them so): thread 1's first
+        // record comes after thread 0's events up to far later were handed over.
+        let d = defs(&[("work", 1, 1)], &[(0, 0), (1, 0)]);
+        let layout = d.layout();
+        let n = 4 * WINDOW_RELEASE as u64;
+        let records = |m: &mut Mapper| {
+            for k in 0..n {
+                m.enter(0, 100 + 2 * k, 0);
+                m.leave(0, 101 + 2 * k, 0);
+            }
+            m.enter(1, 5, 0);
+            m.leave(1, 7, 0);
+        };
+        let mut logs = Vec::new();
+        for streaming in [true, false] {
+            let mut events = Vec::new();
+            let mut sink = |run: &[Event], _: &Symbols| events.extend_from_slice(run);
+            let mut m = Mapper::new(&d, &layout, Order::new(streaming, 1000, &mut sink));
+            records(&mut m);
+            let (_, count, disordered) = m.finish().unwrap();
+            assert_eq!(disordered, streaming);
+            logs.push((events, count));
+        }
+        let (sorted, count) = &logs[1];
+        assert_eq!(sorted.len() as u64, *count);
+        assert_eq!(
+            sorted[0],
+            Event {
+                t: 5,
+                thread: 1,
+                kind: EventKind::Start
+            }
+        );
+        assert!(
+            sorted
+                .windows(2)
+                .all(|w| (w[0].t, w[0].thread) <= (w[1].t, w[1].thread))
+        );
+    }
+
+    #[test]
     fn ticks_become_ns_and_names_tokens() {
         let mut d = defs(&[], &[(0, 0)]);
         d.clock = Some((3_000_000_000, 10));
         let layout = d.layout();
-        let m = Mapper::new(&d, &layout);
+        let mut sink = |_: &[Event], _: &Symbols| {};
+        let m = Mapper::new(&d, &layout, Order::new(true, 1, &mut sink));
         assert_eq!(m.ns(3010), 1000);
         assert_eq!(m.ns(7511), 2500);
         assert_eq!(m.ns(5), 0, "before the offset");
         assert_eq!(m.ns(u64::MAX), (u64::MAX - 10) / 3);
+        // Against the exact 128-bit quotient, for clocks slower and faster than 1 GHz.
+        let mut seed = 5u64;
+        for resolution in [
+            1,
+            3,
+            1_000,
+            999_999_937,
+            1_000_000_000,
+            2_400_000_000,
+            u64::MAX,
+        ] {
+            let mut d = defs(&[], &[(0, 0)]);
+            d.clock = Some((resolution, 7));
+            let layout = d.layout();
+            let mut sink = |_: &[Event], _: &Symbols| {};
+            let m = Mapper::new(&d, &layout, Order::new(true, 1, &mut sink));
+            for shift in 0..64 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let ticks = seed >> shift;
+                let exact =
+                    u128::from(ticks.saturating_sub(7)) * 1_000_000_000 / u128::from(resolution);
+                let want = u64::try_from(exact).unwrap_or(u64::MAX);
+                assert_eq!(m.ns(ticks), want, "{ticks} ticks at {resolution} Hz");
+            }
+        }
         assert_eq!(token("a b\t#c\u{1}"), "a_b__c_");
         assert_eq!(token(""), "_");
         assert_eq!(token(&"é".repeat(150)).len(), 200);

@@ -5,16 +5,20 @@
 mod definitions;
 mod events;
 mod ffi;
+mod order;
 mod reading;
 
 use std::collections::BTreeMap;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use crate::event::{Event, ThreadId};
+use crate::event::{Event, Header, Sym, Symbols, TeamRef, ThreadId};
 use crate::log::{
-    BinaryWriter, Encoding, MIN_ITEMS, Sorted, TextWriter, default_threads, pipelined,
+    BinaryWriter, Encoding, MIN_ITEMS, RUN_EVENTS, TextWriter, default_threads, pipelined,
 };
+use definitions::Layout;
+use order::Order;
+use reading::{Imported, Trace};
 
 /// What [`import()`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +38,11 @@ const BLOCK_EVENTS: usize = 4096;
 
 /// Reads the OTF2 trace whose anchor file is `trace` and writes it as a pp log to `out`
 /// (`-`: standard output, text only) in `encoding`. Errors are one line, naming the file.
+///
+/// The events are written as they are read, once their place in the log is known
+/// (docs/otf2.md#memory-and-speed); a trace whose records do not come in time order is read
+/// a second time, its events sorted before any is written. Standard output gets them all
+/// sorted first, so that nothing is written unless the whole trace reads.
 pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStats, String> {
     let shown = trace.display();
     match std::fs::metadata(trace) {
@@ -57,83 +66,183 @@ pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStat
         );
     }
     let lib = ffi::lib()?;
-    let (header, symbols, mut events, count, records, ignored) =
-        reading::read(lib, trace).map_err(|e| format!("{shown}: {e}"))?;
-    let sorted = |e: io::Error| format!("{shown}: reading back its sorted events: {e}");
+    let streaming = out != Path::new("-");
+    if let Some(stats) = attempt(lib, trace, out, encoding, streaming)? {
+        return Ok(stats);
+    }
+    attempt(lib, trace, out, encoding, false)?
+        .ok_or_else(|| format!("{shown}: its events could not be put in order"))
+}
+
+/// The log's header: `p`, no run parameters (a trace carries none).
+fn header(layout: &Layout) -> Header {
+    Header {
+        p: layout.p().max(1) as u32,
+        params: Vec::new(),
+    }
+}
+
+/// One reading of the trace into the log `out`: `None` when the events came out of order
+/// while `streaming` (what was written is then dropped).
+fn attempt(
+    lib: &ffi::Lib,
+    trace: &Path,
+    out: &Path,
+    encoding: Encoding,
+    streaming: bool,
+) -> Result<Option<ImportStats>, String> {
+    let shown = trace.display();
+    let opened = reading::open(lib, trace).map_err(|e| format!("{shown}: {e}"))?;
+    let header = header(&opened.layout);
     let out_name = out.display().to_string();
-    let mut target = files::Target::open(out).map_err(|e| e.reason())?;
     let werr = |e: io::Error| format!("{out_name}: {e}");
-    // The sorted events are read back (merged from the temporary file) on a second thread
-    // while this one writes them (docs/otf2.md).
-    let mut failed: Option<String> = None;
-    match encoding {
+    let mut target = files::Target::open(out).map_err(|e| e.reason())?;
+    let mut log = match encoding {
         Encoding::Text => {
-            let mut w = TextWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?;
-            read_back(&mut events, count, |e| {
-                if failed.is_none()
-                    && let Err(e) = w.write_event(&e, &symbols)
-                {
-                    failed = Some(werr(e));
-                }
-            })
-            .map_err(sorted)?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            w.finish().map_err(werr)?.flush().map_err(werr)?;
+            Log::Text(TextWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?)
         }
-        Encoding::Binary => {
-            let mut w = BinaryWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?;
-            let mut pending: BTreeMap<ThreadId, Vec<Event>> = BTreeMap::new();
-            read_back(&mut events, count, |e| {
-                if failed.is_some() {
-                    return;
-                }
-                let block = pending.entry(e.thread).or_default();
-                block.push(e);
-                if block.len() >= BLOCK_EVENTS {
-                    if let Err(err) = w.write_block(e.thread, block, &symbols) {
-                        failed = Some(werr(err));
-                    }
-                    block.clear();
-                }
-            })
-            .map_err(sorted)?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            for (thread, block) in pending {
-                if !block.is_empty() {
-                    w.write_block(thread, &block, &symbols).map_err(werr)?;
-                }
-            }
-            w.finish().map_err(werr)?.flush().map_err(werr)?;
-        }
-    }
-    target.commit().map_err(|e| e.reason())?;
-    Ok(ImportStats {
-        threads: header.p,
-        records,
-        events: count,
-        ignored,
-    })
-}
-
-/// Every sorted event of `count` to `write`, in order: read back on a second thread when
-/// there are threads to spare and enough events; `Err` is the temporary file failing.
-fn read_back(events: &mut Sorted, count: u64, write: impl FnMut(Event)) -> io::Result<()> {
-    if default_threads() > 1 && count >= MIN_ITEMS {
-        pipelined(|batches| drain(events, |e| batches.push(e)), write)
+        Encoding::Binary => Log::Binary {
+            writer: BinaryWriter::new(BufWriter::new(&mut target), &header).map_err(werr)?,
+            blocks: vec![Vec::new(); header.p as usize],
+        },
+    };
+    let declared = opened
+        .defs
+        .locations
+        .iter()
+        .map(|l| l.events)
+        .fold(0u64, u64::saturating_add);
+    let mut failed: Option<io::Error> = None;
+    let imported = if default_threads() > 1 && declared >= MIN_ITEMS {
+        read_on_a_second_thread(opened, streaming, &mut log, &mut failed)
     } else {
-        drain(events, write)
+        let mut sink = |events: &[Event], symbols: &Symbols| {
+            for e in events {
+                log.write(e, symbols, &mut failed);
+            }
+        };
+        opened.read(Order::new(streaming, RUN_EVENTS, &mut sink))
     }
+    .map_err(|e| format!("{shown}: {e}"))?;
+    if imported.disordered {
+        return Ok(None);
+    }
+    if let Some(e) = failed {
+        return Err(werr(e));
+    }
+    log.finish(&imported.symbols).map_err(werr)?;
+    target.commit().map_err(|e| e.reason())?;
+    Ok(Some(ImportStats {
+        threads: header.p,
+        records: imported.records,
+        events: imported.events,
+        ignored: imported.ignored,
+    }))
 }
 
-fn drain(events: &mut Sorted, mut push: impl FnMut(Event)) -> io::Result<()> {
-    while let Some(next) = events.next() {
-        push(next?.0);
+/// What crosses from the reading thread to the writing one: the events, each after the
+/// names and teams it uses.
+enum Piece {
+    Event(Event),
+    Name(Box<str>),
+    Team(Box<[ThreadId]>),
+}
+
+/// [`Trace::read`] on a second thread while this one writes the events to `log` (the first
+/// error writing goes to `failed`).
+fn read_on_a_second_thread<W: Write>(
+    trace: Trace,
+    streaming: bool,
+    log: &mut Log<W>,
+    failed: &mut Option<io::Error>,
+) -> Result<Imported, String> {
+    let mut symbols = Symbols::default();
+    pipelined(
+        move |pieces| {
+            let (mut names, mut teams) = (0usize, 0u32);
+            let mut sink = |events: &[Event], defined: &Symbols| {
+                while names < defined.len() {
+                    pieces.push(Piece::Name(defined.name(Sym(names as u32)).into()));
+                    names += 1;
+                }
+                while let Some(team) = defined.get_team(TeamRef(teams)) {
+                    pieces.push(Piece::Team(team.into()));
+                    teams += 1;
+                }
+                for &e in events {
+                    pieces.push(Piece::Event(e));
+                }
+            };
+            trace.read(Order::new(streaming, RUN_EVENTS, &mut sink))
+        },
+        |piece| match piece {
+            Piece::Event(e) => log.write(&e, &symbols, failed),
+            Piece::Name(name) => {
+                symbols.intern(&name);
+            }
+            Piece::Team(team) => {
+                symbols.intern_team(&team);
+            }
+        },
+    )
+}
+
+/// The log being written.
+enum Log<W: Write> {
+    Text(TextWriter<W>),
+    Binary {
+        writer: BinaryWriter<W>,
+        /// Each thread's events not written yet.
+        blocks: Vec<Vec<Event>>,
+    },
+}
+
+impl<W: Write> Log<W> {
+    /// Writes (or adds to its thread's block) the next event; after an error, nothing.
+    #[inline]
+    fn write(&mut self, e: &Event, symbols: &Symbols, failed: &mut Option<io::Error>) {
+        if failed.is_some() {
+            return;
+        }
+        let result = match self {
+            Log::Text(w) => w.write_event(e, symbols),
+            Log::Binary { writer, blocks } => match blocks.get_mut(e.thread as usize) {
+                Some(block) => {
+                    block.push(*e);
+                    if block.len() >= BLOCK_EVENTS {
+                        let r = writer.write_block(e.thread, block, symbols);
+                        block.clear();
+                        r
+                    } else {
+                        Ok(())
+                    }
+                }
+                None => Err(io::Error::other(format!(
+                    "an event of thread {} beyond p={}",
+                    e.thread,
+                    blocks.len()
+                ))),
+            },
+        };
+        if let Err(e) = result {
+            *failed = Some(e);
+        }
     }
-    Ok(())
+
+    /// Writes what is left and the end of the log.
+    fn finish(self, symbols: &Symbols) -> io::Result<()> {
+        match self {
+            Log::Text(w) => w.finish()?.flush(),
+            Log::Binary { mut writer, blocks } => {
+                for (thread, block) in blocks.iter().enumerate() {
+                    if !block.is_empty() {
+                        writer.write_block(thread as ThreadId, block, symbols)?;
+                    }
+                }
+                writer.finish()?.flush()
+            }
+        }
+    }
 }
 
 /// Whether the OTF2 library can be loaded: `Err` says why not, in one line.

@@ -6,22 +6,22 @@ use std::ffi::{CString, c_void};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::definitions::Definitions;
+use super::definitions::{Definitions, Layout};
 use super::events::Mapper;
 use super::ffi::{self, CALLBACK_SUCCESS, CallbackCode, Handle, Lib};
-use crate::event::{Header, Symbols};
-use crate::log::Sorted;
+use super::order::Order;
+use crate::event::Symbols;
 
-/// The log of a trace: header, names, events in time order and how many, records read,
-/// records ignored.
-pub type Read = (
-    Header,
-    Symbols,
-    Sorted,
-    u64,
-    u64,
-    BTreeMap<&'static str, u64>,
-);
+/// What reading a trace's events gave: the names and teams, events handed over, records
+/// read, records ignored by kind, and whether the events came out of order
+/// ([`Order::disordered`]).
+pub struct Imported {
+    pub symbols: Symbols,
+    pub events: u64,
+    pub records: u64,
+    pub ignored: BTreeMap<&'static str, u64>,
+    pub disordered: bool,
+}
 
 /// Closes the reader however the import ends.
 struct Reader<'a> {
@@ -46,8 +46,21 @@ fn check(lib: &Lib, what: &str, code: ffi::ErrorCode) -> Result<(), String> {
     Err(format!("{what}: {why}"))
 }
 
-/// Reads the trace whose anchor file is `anchor`.
-pub fn read(lib: &Lib, anchor: &Path) -> Result<Read, String> {
+/// A trace opened: its definitions read and its threads' event files open.
+pub struct Trace<'a> {
+    reader: Reader<'a>,
+    pub defs: Definitions,
+    pub layout: Layout,
+}
+
+// SAFETY: the OTF2 reader is not tied to the thread that opened it; a `Trace` is used by one
+// thread at a time (`pp import` reads the events on a second thread while the first waits
+// for them, docs/otf2.md#memory-and-speed).
+unsafe impl Send for Trace<'_> {}
+
+/// Opens the trace whose anchor file is `anchor`: its definitions, and the event files of
+/// its threads.
+pub fn open<'a>(lib: &'a Lib, anchor: &Path) -> Result<Trace<'a>, String> {
     ffi::capture_errors(lib);
     ffi::last_error();
     let path = CString::new(anchor.as_os_str().as_bytes())
@@ -78,7 +91,6 @@ pub fn read(lib: &Lib, anchor: &Path) -> Result<Read, String> {
     if layout.p() == 0 {
         return Err("no CPU thread locations: nothing to import".into());
     }
-    let mut mapper = Mapper::new(&defs, &layout);
     // The threads' locations that have events (one without has no event file to open).
     let mut threads: Vec<u64> = defs
         .locations
@@ -87,8 +99,7 @@ pub fn read(lib: &Lib, anchor: &Path) -> Result<Read, String> {
         .map(|l| l.id)
         .collect();
     threads.sort_unstable();
-    // SAFETY: OTF2 calls on an open reader; the mapper is the callbacks' user data and
-    // outlives the reading.
+    // SAFETY: OTF2 calls on an open reader.
     unsafe {
         for &loc in &threads {
             check(
@@ -118,54 +129,77 @@ pub fn read(lib: &Lib, anchor: &Path) -> Result<Read, String> {
         if have_local_defs {
             (lib.close_def_files)(handle);
         }
-        let evt_reader = (lib.get_global_evt_reader)(handle);
-        if evt_reader.is_null() {
-            let why = ffi::last_error().unwrap_or_else(|| "no global event reader".into());
-            return Err(format!("events: {why}"));
-        }
-        let callbacks = (lib.evt_callbacks_new)();
-        let registered = register(lib, callbacks);
-        let code = match registered {
-            Ok(()) => (lib.register_global_evt_callbacks)(
-                handle,
-                evt_reader,
-                callbacks,
-                &mut mapper as *mut Mapper as *mut c_void,
-            ),
-            Err(e) => {
-                (lib.evt_callbacks_delete)(callbacks);
-                return Err(e);
-            }
-        };
-        (lib.evt_callbacks_delete)(callbacks);
-        check(lib, "registering the event callbacks", code)?;
-        let mut read = 0u64;
-        let code = (lib.read_all_global_events)(handle, evt_reader, &mut read);
-        (lib.close_global_evt_reader)(handle, evt_reader);
-        (lib.close_evt_files)(handle);
-        if code != 0 {
-            let (loc, ticks) = mapper.last;
-            let after = if mapper.records == 0 {
-                "before the first record".to_string()
-            } else {
-                format!(
-                    "after record {} (location {loc} at tick {ticks})",
-                    mapper.records
-                )
-            };
-            check(lib, &format!("reading events, {after}"), code)?;
-        }
     }
-    drop(reader);
-    let records = mapper.records;
-    let ignored = std::mem::take(&mut mapper.ignored);
-    let (header, symbols, events, count) = mapper
-        .finish()
-        .map_err(|e| format!("sorting its events in a temporary file: {e}"))?;
-    Ok((header, symbols, events, count, records, ignored))
+    Ok(Trace {
+        reader,
+        defs,
+        layout,
+    })
 }
 
-fn mapper<'a>(user: *mut c_void) -> &'a mut Mapper<'a> {
+impl Trace<'_> {
+    /// Reads every event record in time order, mapping them; the events go to `order`.
+    pub fn read(&self, order: Order<'_>) -> Result<Imported, String> {
+        let lib = self.reader.lib;
+        let handle = self.reader.handle;
+        let mut mapper = Mapper::new(&self.defs, &self.layout, order);
+        // SAFETY: OTF2 calls on an open reader; the mapper is the callbacks' user data and
+        // outlives the reading.
+        unsafe {
+            let evt_reader = (lib.get_global_evt_reader)(handle);
+            if evt_reader.is_null() {
+                let why = ffi::last_error().unwrap_or_else(|| "no global event reader".into());
+                return Err(format!("events: {why}"));
+            }
+            let callbacks = (lib.evt_callbacks_new)();
+            let registered = register(lib, callbacks);
+            let code = match registered {
+                Ok(()) => (lib.register_global_evt_callbacks)(
+                    handle,
+                    evt_reader,
+                    callbacks,
+                    &mut mapper as *mut Mapper as *mut c_void,
+                ),
+                Err(e) => {
+                    (lib.evt_callbacks_delete)(callbacks);
+                    return Err(e);
+                }
+            };
+            (lib.evt_callbacks_delete)(callbacks);
+            check(lib, "registering the event callbacks", code)?;
+            let mut read = 0u64;
+            let code = (lib.read_all_global_events)(handle, evt_reader, &mut read);
+            (lib.close_global_evt_reader)(handle, evt_reader);
+            (lib.close_evt_files)(handle);
+            if code != 0 {
+                let (loc, ticks) = mapper.last;
+                let after = if mapper.records == 0 {
+                    "before the first record".to_string()
+                } else {
+                    format!(
+                        "after record {} (location {loc} at tick {ticks})",
+                        mapper.records
+                    )
+                };
+                check(lib, &format!("reading events, {after}"), code)?;
+            }
+        }
+        let records = mapper.records;
+        let ignored = std::mem::take(&mut mapper.ignored);
+        let (symbols, events, disordered) = mapper
+            .finish()
+            .map_err(|e| format!("sorting its events in a temporary file: {e}"))?;
+        Ok(Imported {
+            symbols,
+            events,
+            records,
+            ignored,
+            disordered,
+        })
+    }
+}
+
+fn mapper<'a>(user: *mut c_void) -> &'a mut Mapper<'a, 'a> {
     // SAFETY: the user data registered in `read`, alive while the events are read.
     unsafe { &mut *(user as *mut Mapper) }
 }
