@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 use pp_recorder::log::binary::BlockState;
 
 use super::record::{Group, Latency, Record};
+use super::sampled::{Finish, Sampled};
 use super::streams::{Streams, Writer};
 use crate::event::{EventKind, Header, Sym, Symbols, ThreadId};
 use crate::graph::{ArcKind, Builder};
@@ -39,10 +40,10 @@ pub struct MeasuredRun {
     /// Each thread's share of a processor and run-queue delay between two consecutive `cpu`
     /// samples (two `f32`s, one pair from its second sample on).
     pub(super) shares: Streams,
+    /// Which threads have `cpu` samples.
+    pub(super) sampled: Sampled,
     /// Each thread's events.
     pub(super) counts: Vec<u64>,
-    /// Each thread's `cpu` samples.
-    pub(super) samples: Vec<u64>,
     /// The run window: the first `start` to the last event (0 without a `start`).
     pub(super) window: u64,
 }
@@ -60,6 +61,8 @@ struct State {
     sample: Option<(u64, Option<u64>)>,
     /// Time busy since that sample, ns.
     busy_since: u64,
+    /// Whether it has had a sample.
+    sampled: bool,
     /// The previous event's time in the log and whether the thread computed after it.
     previous: Option<(u64, bool)>,
     /// Events so far, and the time in the graph of the latest.
@@ -120,9 +123,9 @@ impl MeasuredRun {
         attribute: bool,
     ) -> Result<MeasuredRun> {
         let p = reader.header().p as usize;
-        let (records, shares) = (Streams::new(p), Streams::new(p));
-        let reading = read_into(reader, name, speeds, attribute, &records, &shares)?;
-        Ok(reading.run(records, shares))
+        let (records, shares, sampled) = (Streams::new(p), Streams::new(p), Sampled::new(p));
+        let reading = read_into(reader, name, speeds, attribute, &records, &shares, &sampled)?;
+        Ok(reading.run(records, shares, sampled))
     }
 }
 
@@ -133,15 +136,14 @@ pub(super) struct Reading {
     symbols: Symbols,
     encoding: Encoding,
     rc_cpu: Option<f64>,
-    /// Each thread's events and `cpu` samples.
+    /// Each thread's events.
     pub counts: Vec<u64>,
-    samples: Vec<u64>,
     window: u64,
 }
 
 impl Reading {
     /// The run, with the streams its reading wrote.
-    pub fn run(self, records: Streams, shares: Streams) -> MeasuredRun {
+    pub fn run(self, records: Streams, shares: Streams, sampled: Sampled) -> MeasuredRun {
         MeasuredRun {
             header: self.header,
             symbols: self.symbols,
@@ -149,17 +151,17 @@ impl Reading {
             rc_cpu: self.rc_cpu,
             records,
             shares,
+            sampled,
             counts: self.counts,
-            samples: self.samples,
             window: self.window,
         }
     }
 }
 
-/// [`MeasuredRun::read`] into `records` and `shares` (each of `reader`'s header's `p`
-/// streams), which a replay may read meanwhile on another thread: each record is there for
-/// it once its chunk is published, and the streams end when this returns, with an error or
-/// without.
+/// [`MeasuredRun::read`] into `records`, `shares` (each of `reader`'s header's `p` streams)
+/// and `sampled`, which a replay may read meanwhile on another thread: each record is there
+/// for it once its chunk is published, and the streams and `sampled` end when this returns,
+/// with an error or without.
 pub(super) fn read_into(
     mut reader: LogReader,
     name: &str,
@@ -167,7 +169,9 @@ pub(super) fn read_into(
     attribute: bool,
     records: &Streams,
     shares: &Streams,
+    sampled: &Sampled,
 ) -> Result<Reading> {
+    let _finish = Finish(sampled);
     let header = reader.header().clone();
     let encoding = reader.encoding();
     let p = header.p as usize;
@@ -182,7 +186,6 @@ pub(super) fn read_into(
             ..State::default()
         })
         .collect();
-    let mut samples = vec![0u64; p];
     let mut regions: IdMap<u64, Region> = IdMap::default();
     let mut factors: IdMap<Sym, f64> = IdMap::default();
     let mut seen: IdSet<Sym> = IdSet::default();
@@ -296,7 +299,10 @@ pub(super) fn read_into(
             }
             s.sample = Some((thread_cpu_ns, run_delay_ns));
             s.busy_since = 0;
-            samples[i] += 1;
+            if !s.sampled {
+                s.sampled = true;
+                sampled.found(i);
+            }
         }
         let s = &states[i];
         let busy = s.started
@@ -372,7 +378,6 @@ pub(super) fn read_into(
         encoding,
         rc_cpu,
         counts: states.iter().map(|s| s.count).collect(),
-        samples,
         window: first_start.map_or(0, |f| last_event.saturating_sub(f)),
     })
 }

@@ -12,10 +12,12 @@
 //! a bounded buffer, so memory is bounded whatever the log's length (docs/whatif.md#cost).
 //! [`run`] is `pp whatif` from its [`WhatifOptions`].
 
+mod blocks;
 mod load;
 mod predict;
 mod record;
 mod replay;
+mod sampled;
 pub(crate) mod streams;
 mod target;
 mod times;
@@ -31,6 +33,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use crate::log::{Encoding, LogReader};
+use sampled::Sampled;
 use streams::Streams;
 
 /// What `pp whatif` is asked (its options, parsed): [`run`] builds the [`Target`] from them.
@@ -107,11 +110,11 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     // once, the attribution with the replay's reading.
     let regular = path.as_os_str() != "-" && std::fs::metadata(&path).is_ok_and(|m| m.is_file());
     let p = reader.header().p as usize;
-    let (records, shares) = (Streams::new(p), Streams::new(p));
+    let (records, shares, sampled) = (Streams::new(p), Streams::new(p), Sampled::new(p));
     let (reading, replayed, rc_cpu) = std::thread::scope(|s| {
         let attribution = (regrouped && regular)
             .then(|| s.spawn(|| LogReader::open(&path).ok().and_then(load::rc_cpu)));
-        let replay = s.spawn(|| replay::replay_streams(&records, &shares, &target));
+        let replay = s.spawn(|| replay::replay_streams(&records, &shares, &sampled, &target));
         let reading = load::read_into(
             reader,
             &name,
@@ -119,12 +122,13 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
             regrouped && !regular,
             &records,
             &shares,
+            &sampled,
         );
         let replayed = join(replay);
         let rc_cpu = attribution.map(join);
         (reading, replayed, rc_cpu)
     });
-    let mut run = reading?.run(records, shares);
+    let mut run = reading?.run(records, shares, sampled);
     if let Some(rc) = rc_cpu {
         run.rc_cpu = Some(rc.unwrap_or(0.0));
     }

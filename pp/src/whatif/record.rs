@@ -141,30 +141,6 @@ impl Record {
         }
     }
 
-    /// [`Record::decode`] without the dependencies (left empty): what the predicted log needs.
-    pub fn decode_event(
-        &mut self,
-        data: &[u8],
-        thread: ThreadId,
-        st: &mut BlockState,
-    ) -> Option<usize> {
-        let mut pos = self.decode_head(data, thread, st)?;
-        self.keep(0);
-        if data[0] & DEPS != 0 {
-            let n = varint::get(data, &mut pos).ok()?;
-            for _ in 0..n {
-                Latency::of(*data.get(pos)?)?;
-                pos += 1;
-                varint::get(data, &mut pos).ok()?;
-                let count = varint::get(data, &mut pos).ok()?;
-                for _ in 0..count * 2 {
-                    varint::get(data, &mut pos).ok()?;
-                }
-            }
-        }
-        Some(pos)
-    }
-
     /// The event, flags and factor of the record at the start of `data`; where its
     /// dependencies begin.
     fn decode_head(&mut self, data: &[u8], thread: ThreadId, st: &mut BlockState) -> Option<usize> {
@@ -306,18 +282,6 @@ mod tests {
         for (k, r) in records.iter().enumerate() {
             pos += got.decode(&buf[pos..], 2, 3 + k as u32, &mut st).unwrap();
             assert_eq!(&got, r);
-        }
-        assert_eq!(pos, buf.len());
-        let mut st = BlockState::new(0);
-        let mut pos = 0;
-        for r in &records {
-            pos += got.decode_event(&buf[pos..], 2, &mut st).unwrap();
-            assert_eq!(got.event, r.event);
-            assert_eq!(
-                (got.busy, got.released, got.factor),
-                (r.busy, r.released, r.factor)
-            );
-            assert!(got.deps.is_empty());
         }
         assert_eq!(pos, buf.len());
     }

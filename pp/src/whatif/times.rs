@@ -1,6 +1,6 @@
 //! [`Times`]: each thread's predicted times, the latest in memory and the rest in a temporary
 //! file in compressed chunks (docs/whatif.md#cost), read at any index ([`Times::get`]: a
-//! dependency's source) or in order ([`TimeCursor`]: the predicted log).
+//! dependency's source).
 //!
 //! A thread's times never decrease, and the bit patterns of non-negative doubles are ordered
 //! as their values: a chunk is its first time's bits, then each next time's bits less the
@@ -157,52 +157,6 @@ impl Times {
             .and_then(|(_, v)| v.get(at).copied())
             .ok_or_else(|| io::Error::other("the predicted times in the temporary file end early"))
     }
-
-    /// A cursor at thread `i`'s first time.
-    pub fn cursor(&self, i: usize) -> TimeCursor {
-        TimeCursor {
-            thread: i,
-            chunk: 0,
-            times: Vec::new(),
-            pos: 0,
-        }
-    }
-}
-
-/// A thread's times, read in order.
-#[derive(Debug)]
-pub(crate) struct TimeCursor {
-    thread: usize,
-    /// The next chunk to read (past the last: the tail).
-    chunk: usize,
-    times: Vec<f64>,
-    pos: usize,
-}
-
-impl TimeCursor {
-    /// The next time (`None` past the last).
-    pub fn next(&mut self, times: &Times) -> io::Result<Option<f64>> {
-        let th = &times.threads[self.thread];
-        if self.chunk > th.chunks.len() {
-            let t = th.tail.get(self.pos).copied();
-            self.pos += 1;
-            return Ok(t);
-        }
-        if self.pos >= self.times.len() {
-            if self.chunk < th.chunks.len() {
-                times.read_chunk(self.thread, self.chunk, &mut self.times)?;
-                self.chunk += 1;
-                self.pos = 0;
-            } else {
-                self.chunk += 1;
-                self.pos = 0;
-                return self.next(times);
-            }
-        }
-        let t = self.times[self.pos];
-        self.pos += 1;
-        Ok(Some(t))
-    }
 }
 
 #[cfg(test)]
@@ -224,12 +178,9 @@ mod tests {
             for k in [99, 0, 50, 6, 7, 98] {
                 assert_eq!(times.get(i, k).unwrap(), value(i, k));
             }
-            let mut c = times.cursor(i);
-            let mut all = Vec::new();
-            while let Some(t) = c.next(&times).unwrap() {
-                all.push(t);
+            for k in 0..100 {
+                assert_eq!(times.get(i, k).unwrap(), value(i, k));
             }
-            assert_eq!(all, (0..100).map(|k| value(i, k)).collect::<Vec<_>>());
         }
     }
 }
