@@ -14,6 +14,7 @@
 
 mod blocks;
 mod load;
+mod pending;
 mod predict;
 mod record;
 mod replay;

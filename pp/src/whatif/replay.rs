@@ -7,15 +7,13 @@
 //! then no earlier than each of its dependencies (another thread's event plus a latency).
 //! A processor serves its runnable members fairly: `k` of them each progress at `1/k`.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
-
 use anyhow::{Result, bail};
 
 use pp_recorder::log::binary::BlockState;
 
 use super::blocks::{Blocks, Encoder};
 use super::load::MeasuredRun;
+use super::pending::Pending;
 use super::record::{Latency, Record};
 use super::sampled::Sampled;
 use super::streams::{Cursor, Streams};
@@ -121,30 +119,6 @@ struct Lane {
 struct Processor {
     running: Vec<ThreadId>,
     last: f64,
-    version: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Item {
-    /// A processor's next completion (stale when its version moved on).
-    Done { processor: u32, version: u64 },
-    /// A thread's next event, its time known.
-    Event { thread: ThreadId },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct At(f64, u64, Item);
-
-impl Eq for At {}
-impl PartialOrd for At {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for At {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
-    }
 }
 
 struct Sim<'a> {
@@ -168,8 +142,9 @@ struct Sim<'a> {
     /// The first predicted `start` and the last event, rounded.
     first_start: Option<u64>,
     last: u64,
-    heap: BinaryHeap<Reverse<At>>,
-    seq: u64,
+    /// Each thread's next event (slot: the thread) and each processor's next completion
+    /// (slot: `p` + the processor), once their times are known.
+    pending: Pending,
     /// Per thread: (node, waiting thread) for threads blocked on one of its events.
     waiters: Vec<Vec<(u32, ThreadId)>>,
     /// Demand from CPU time ([`Demand::Cpu`]).
@@ -293,8 +268,7 @@ fn simulate(
         encoder: blocks.encoder(),
         first_start: None,
         last: 0,
-        heap: BinaryHeap::new(),
-        seq: 0,
+        pending: Pending::new(p + n_processors),
         waiters: vec![Vec::new(); p],
         cpu: target.demand == Demand::Cpu,
         woken: Vec::new(),
@@ -318,10 +292,10 @@ fn simulate(
         let t = sim.threads[i as usize].until;
         sim.event(i as usize, t)?;
     }
-    while let Some(Reverse(At(t, _, item))) = sim.heap.pop() {
-        match item {
-            Item::Event { thread } => sim.event(thread as usize, t)?,
-            Item::Done { processor, version } => sim.done(processor as usize, version, t)?,
+    while let Some((t, slot)) = sim.pending.pop() {
+        match (slot as usize).checked_sub(p) {
+            None => sim.event(slot as usize, t)?,
+            Some(processor) => sim.done(processor, t)?,
         }
     }
     if let Some(e) = sim.times.error() {
@@ -358,9 +332,32 @@ impl Sim<'_> {
         }
         let mut record = lane.current.take().unwrap_or_default();
         let node = self.threads[i].next as u32;
-        let Some(n) = record.decode(data, i as ThreadId, node, &mut lane.state) else {
-            bail!("thread {i}'s records in the temporary file are damaged");
+        let damaged = || anyhow::anyhow!("thread {i}'s records in the temporary file are damaged");
+        let head = record
+            .decode_head(data, i as ThreadId, &mut lane.state)
+            .ok_or_else(damaged)?;
+        let queued = match (self.cpu, lane.previous) {
+            (true, Some(p)) => f64::from(p.4),
+            _ => 0.0,
         };
+        let unqueued = |ns: u64| (ns as f64 - queued).max(0.0);
+        let mpi = self.target.machine.as_ref().and_then(|m| m.mpi.as_ref());
+        let kind = record.event.kind;
+        let latency = |how: Latency, ns: u64| match how {
+            Latency::Arc { binding, message } => match (message, mpi, kind) {
+                (true, Some(mpi), EventKind::Recv { bytes, .. }) => {
+                    (mpi.ideal_message_ns(bytes) as f64).max(1.0)
+                }
+                _ if binding => unqueued(ns),
+                _ => ns.min(1) as f64,
+            },
+            Latency::Barrier => unqueued(ns),
+            Latency::Fork => ns as f64,
+        };
+        lane.deps.clear();
+        lane.met = 0;
+        let n =
+            Record::decode_deps(data, head, node, latency, &mut lane.deps).ok_or_else(damaged)?;
         lane.records.consume(n);
         if matches!(record.event.kind, EventKind::Cpu { .. }) {
             lane.share = (1.0, 0.0);
@@ -376,29 +373,6 @@ impl Sim<'_> {
                 }
             }
         }
-        let queued = match (self.cpu, lane.previous) {
-            (true, Some(p)) => f64::from(p.4),
-            _ => 0.0,
-        };
-        let unqueued = |ns: u64| (ns as f64 - queued).max(0.0);
-        let mpi = self.target.machine.as_ref().and_then(|m| m.mpi.as_ref());
-        lane.deps.clear();
-        lane.met = 0;
-        for g in &record.deps {
-            let latency = match g.how {
-                Latency::Arc { binding, message } => match (message, mpi, record.event.kind) {
-                    (true, Some(mpi), EventKind::Recv { bytes, .. }) => {
-                        (mpi.ideal_message_ns(bytes) as f64).max(1.0)
-                    }
-                    _ if binding => unqueued(g.ns),
-                    _ => g.ns.min(1) as f64,
-                },
-                Latency::Barrier => unqueued(g.ns),
-                Latency::Fork => g.ns as f64,
-            };
-            lane.deps
-                .extend(g.sources.iter().map(|&(th, node)| (th, node, latency)));
-        }
         lane.current = Some(record);
         Ok(true)
     }
@@ -409,11 +383,6 @@ impl Sim<'_> {
             return Ok(None);
         }
         Ok(Some(self.times.get(from as usize, u64::from(node))?))
-    }
-
-    fn push(&mut self, t: f64, item: Item) {
-        self.seq += 1;
-        self.heap.push(Reverse(At(t, self.seq, item)));
     }
 
     /// Thread `i` has had its previous event (or the run begins) at `t`: its next step.
@@ -480,12 +449,7 @@ impl Sim<'_> {
         if self.alone {
             self.ready.push(i as ThreadId);
         } else {
-            self.push(
-                until,
-                Item::Event {
-                    thread: i as ThreadId,
-                },
-            );
+            self.pending.set(i as u32, until);
         }
         Ok(())
     }
@@ -614,30 +578,22 @@ impl Sim<'_> {
 
     fn reschedule(&mut self, p: usize) {
         let proc = &mut self.processors[p];
-        proc.version += 1;
         let k = proc.running.len() as f64;
         let least = proc
             .running
             .iter()
             .map(|&r| self.threads[r as usize].remaining)
             .min_by(f64::total_cmp);
-        if let Some(least) = least {
-            let (t, version) = (proc.last + least.max(0.0) * k, proc.version);
-            self.push(
-                t,
-                Item::Done {
-                    processor: p as u32,
-                    version,
-                },
-            );
+        // Its completion moves (or goes, with no member left).
+        let slot = (self.threads.len() + p) as u32;
+        match least {
+            Some(least) => self.pending.set(slot, proc.last + least.max(0.0) * k),
+            None => self.pending.remove(slot),
         }
     }
 
-    /// Processor `p`'s earliest computation ends at `t` (unless its members changed since).
-    fn done(&mut self, p: usize, version: u64, t: f64) -> Result<()> {
-        if self.processors[p].version != version {
-            return Ok(());
-        }
+    /// Processor `p`'s earliest computation ends at `t`.
+    fn done(&mut self, p: usize, t: f64) -> Result<()> {
         self.advance(p, t);
         let mut finished = std::mem::take(&mut self.woken);
         finished.clear();

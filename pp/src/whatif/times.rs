@@ -22,8 +22,8 @@ pub(crate) struct Times {
     file: Option<File>,
     /// Bytes in the file.
     end: u64,
-    /// Times in a chunk.
-    per_chunk: usize,
+    /// Times in a chunk: `1 << shift` (a dependency's time is found without a division).
+    shift: u32,
     threads: Vec<Thread>,
     error: Option<String>,
 }
@@ -40,17 +40,19 @@ struct Thread {
 
 impl Times {
     /// No times yet for `p` threads (`PP_SPILL_CHUNK`, in bytes, sets a chunk's size at 8
-    /// bytes a time instead of the budget: tests use it to send the times to the file).
+    /// bytes a time instead of the budget: tests use it to send the times to the file), in
+    /// chunks of a power of two of times.
     pub fn new(p: usize) -> Times {
         let per_chunk = std::env::var("PP_SPILL_CHUNK")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
             .map_or(BUDGET / p.max(1), |b| b / 8)
             .clamp(1, 1 << 15);
+        let shift = usize::BITS - 1 - per_chunk.leading_zeros();
         Times {
             file: None,
             end: 0,
-            per_chunk,
+            shift,
             threads: (0..p).map(|_| Thread::default()).collect(),
             error: None,
         }
@@ -60,7 +62,7 @@ impl Times {
     pub fn push(&mut self, i: usize, t: f64) {
         let th = &mut self.threads[i];
         th.tail.push(t);
-        if th.tail.len() == self.per_chunk {
+        if th.tail.len() == 1 << self.shift {
             self.flush(i);
         }
     }
@@ -137,8 +139,8 @@ impl Times {
     /// Thread `i`'s time `k` (it must have been pushed).
     pub fn get(&self, i: usize, k: u64) -> io::Result<f64> {
         let th = &self.threads[i];
-        let c = (k / self.per_chunk as u64) as usize;
-        let at = (k % self.per_chunk as u64) as usize;
+        let c = (k >> self.shift) as usize;
+        let at = (k & ((1 << self.shift) - 1)) as usize;
         if c >= th.chunks.len() {
             return th
                 .tail
@@ -166,7 +168,7 @@ mod tests {
     #[test]
     fn times_come_back_exactly_from_the_file_and_the_tail() {
         let mut times = Times::new(2);
-        times.per_chunk = 7;
+        times.shift = 2;
         let value = |i: usize, k: u64| (k as f64 * 1.37 + i as f64).sqrt() * 1e6 + 0.1;
         for k in 0..100u64 {
             for i in 0..2 {
