@@ -96,8 +96,11 @@ impl Encoder<'_> {
             };
             *st = BlockState::new(e.t);
         }
-        self.buf.clear();
-        encode_record(&mut self.buf, st, e.t, &e.kind);
+        self.writer.push_with(i, |buf| {
+            let start = buf.len();
+            encode_record(buf, st, e.t, &e.kind);
+            h.len += (buf.len() - start) as u32;
+        });
         let (names, team) = references(&e.kind);
         for s in names.into_iter().flatten() {
             h.names = h.names.max(s + 1);
@@ -106,9 +109,7 @@ impl Encoder<'_> {
             h.teams = h.teams.max(t + 1);
         }
         h.count += 1;
-        h.len += self.buf.len() as u32;
         h.last_t = e.t;
-        self.writer.push(i, &self.buf);
         if h.count == BLOCK_EVENTS {
             self.close(i);
         }

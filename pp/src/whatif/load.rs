@@ -190,7 +190,6 @@ pub(super) fn read_into(
     let mut factors: IdMap<Sym, f64> = IdMap::default();
     let mut seen: IdSet<Sym> = IdSet::default();
     let (mut last_t, mut first_start, mut last_event) = (0u64, None::<u64>, 0u64);
-    let mut buf = Vec::new();
     let mut scratch = Record::default();
     while let Some(e) = reader.next_event() {
         let e = e?;
@@ -319,7 +318,7 @@ pub(super) fn read_into(
             s.start = Some((e.t, t));
         }
         match s.start {
-            None => write(&mut records, i, &mut s.written, &scratch, &mut buf),
+            None => write(&mut records, i, &mut s.written, &scratch),
             Some((start, t0)) => {
                 // The first fork into the thread from at or before its start ties the
                 // start to it; none can come once the thread has gone past that time.
@@ -343,7 +342,7 @@ pub(super) fn read_into(
                 if decided {
                     s.start = None;
                     for r in std::mem::take(&mut s.held) {
-                        write(&mut records, i, &mut s.written, &r, &mut buf);
+                        write(&mut records, i, &mut s.written, &r);
                     }
                 }
             }
@@ -356,7 +355,7 @@ pub(super) fn read_into(
     }
     for (i, s) in states.iter_mut().enumerate() {
         for r in std::mem::take(&mut s.held) {
-            write(&mut records, i, &mut s.written, &r, &mut buf);
+            write(&mut records, i, &mut s.written, &r);
         }
     }
     records.finish();
@@ -463,11 +462,9 @@ fn record(
 }
 
 /// Appends thread `i`'s next record (its `written`th).
-fn write(records: &mut Writer, i: usize, s: &mut Written, r: &Record, buf: &mut Vec<u8>) {
-    buf.clear();
-    r.encode(buf, s.count as u32, &mut s.encoding);
+fn write(records: &mut Writer, i: usize, s: &mut Written, r: &Record) {
+    records.push_with(i, |buf| r.encode(buf, s.count as u32, &mut s.encoding));
     s.count += 1;
-    records.push(i, buf);
 }
 
 /// What has been written of a thread's records: how many, and the encoding's state.

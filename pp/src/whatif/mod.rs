@@ -6,10 +6,11 @@
 //! [`MeasuredRun::read`] reads the log once, in time order, into a stream of records per thread
 //! (each event and its dependencies in the [activity graph](crate::graph)), [`replay`]
 //! simulates the target in predicted time order (a heap of pending events, so `O(n log p)` for
-//! `n` events, times the group size where processors are shared) reading each thread's stream
-//! at its own pace, [`predict`] gives the [`PredictedLog`], and [`write::thread_events`] and
-//! [`write::write`] write it. The streams and the predicted times go to a temporary file past
-//! a bounded buffer, so memory is bounded whatever the log's length (docs/whatif.md#cost).
+//! `n` events, times the group size where processors are shared; no heap where no processor
+//! is shared) reading each thread's stream at its own pace and encoding the predicted log's
+//! blocks as it goes, [`predict`] gives the [`PredictedLog`], and [`write::write`] writes it.
+//! The streams, the predicted times and the blocks go to a temporary file past a bounded
+//! buffer, so memory is bounded whatever the log's length (docs/whatif.md#cost).
 //! [`run`] is `pp whatif` from its [`WhatifOptions`].
 
 mod blocks;
