@@ -124,7 +124,15 @@ impl MeasuredRun {
     ) -> Result<MeasuredRun> {
         let p = reader.header().p as usize;
         let (records, shares, sampled) = (Streams::new(p), Streams::new(p), Sampled::new(p));
-        let reading = read_into(reader, name, speeds, attribute, &records, &shares, &sampled)?;
+        let reading = read_into(
+            reader,
+            name,
+            speeds,
+            attribute,
+            &records,
+            Some(&shares),
+            &sampled,
+        )?;
         Ok(reading.run(records, shares, sampled))
     }
 }
@@ -158,17 +166,17 @@ impl Reading {
     }
 }
 
-/// [`MeasuredRun::read`] into `records`, `shares` (each of `reader`'s header's `p` streams)
-/// and `sampled`, which a replay may read meanwhile on another thread: each record is there
-/// for it once its chunk is published, and the streams and `sampled` end when this returns,
-/// with an error or without.
+/// [`MeasuredRun::read`] into `records`, `shares` (each of `reader`'s header's `p` streams;
+/// no shares when `None`: only a demand from CPU time reads them) and `sampled`, which a
+/// replay may read meanwhile on another thread: each record is there for it once its chunk is
+/// published, and the streams and `sampled` end when this returns, with an error or without.
 pub(super) fn read_into(
     mut reader: LogReader,
     name: &str,
     speeds: &BTreeMap<String, f64>,
     attribute: bool,
     records: &Streams,
-    shares: &Streams,
+    shares: Option<&Streams>,
     sampled: &Sampled,
 ) -> Result<Reading> {
     let _finish = Finish(sampled);
@@ -179,7 +187,7 @@ pub(super) fn read_into(
     let mut sweep = attribute.then(|| Sweep::new(&header, None));
     let (records_in, shares_in) = (records, shares);
     let mut records = records_in.writer();
-    let mut shares = shares_in.writer();
+    let mut shares = shares_in.map(Streams::writer);
     let mut states: Vec<State> = (0..p)
         .map(|_| State {
             phase: 1.0,
@@ -294,7 +302,9 @@ pub(super) fn read_into(
                 let mut pair = [0u8; 8];
                 pair[..4].copy_from_slice(&share.to_le_bytes());
                 pair[4..].copy_from_slice(&queued.to_le_bytes());
-                shares.push(i, &pair);
+                if let Some(shares) = &mut shares {
+                    shares.push(i, &pair);
+                }
             }
             s.sample = Some((thread_cpu_ns, run_delay_ns));
             s.busy_since = 0;
@@ -359,8 +369,8 @@ pub(super) fn read_into(
         }
     }
     records.finish();
-    shares.finish();
-    if let Some(e) = records_in.error().or(shares_in.error()) {
+    drop(shares);
+    if let Some(e) = records_in.error().or(shares_in.and_then(Streams::error)) {
         bail!("{name}: {e}");
     }
     let symbols = reader.symbols().clone();

@@ -113,6 +113,11 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     let regular = path.as_os_str() != "-" && std::fs::metadata(&path).is_ok_and(|m| m.is_file());
     let p = reader.header().p as usize;
     let (records, shares, sampled) = (Streams::new(p), Streams::new(p), Sampled::new(p));
+    // Only a demand from CPU time reads the shares: otherwise they end empty at once.
+    let cpu = target.demand == Demand::Cpu;
+    if !cpu {
+        shares.writer().finish();
+    }
     let (reading, replayed, rc_cpu) = std::thread::scope(|s| {
         let attribution = (regrouped && regular)
             .then(|| s.spawn(|| LogReader::open(&path).ok().and_then(load::rc_cpu)));
@@ -123,7 +128,7 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
             &target.speeds,
             regrouped && !regular,
             &records,
-            &shares,
+            cpu.then_some(&shares),
             &sampled,
         );
         let replayed = join(replay);
