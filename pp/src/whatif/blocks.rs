@@ -13,7 +13,7 @@ use pp_recorder::log::binary::{BlockState, encode_record, references};
 use pp_recorder::log::varint;
 
 use super::streams::{Cursor, Streams, Writer};
-use crate::event::{Event, ThreadId};
+use crate::event::{Event, EventKind, ThreadId};
 use crate::log::{Defined, decode_record};
 
 /// Events per block of the predicted log (as a binary log's writer cuts them: the predicted
@@ -85,23 +85,23 @@ impl Blocks {
 }
 
 impl Encoder<'_> {
-    /// Appends event `e` to its thread's blocks (its time not before the thread's previous).
-    pub fn push(&mut self, e: &Event) {
-        let i = e.thread as usize;
+    /// Appends thread `i`'s event of `kind` at `t` to its blocks (`t` not before the thread's
+    /// previous event).
+    pub fn push(&mut self, i: usize, t: u64, kind: &EventKind) {
         let (h, st) = &mut self.open[i];
         if h.count == 0 {
             *h = Header {
-                first_t: e.t,
+                first_t: t,
                 ..Header::default()
             };
-            *st = BlockState::new(e.t);
+            *st = BlockState::new(t);
         }
         self.writer.push_with(i, |buf| {
             let start = buf.len();
-            encode_record(buf, st, e.t, &e.kind);
+            encode_record(buf, st, t, kind);
             h.len += (buf.len() - start) as u32;
         });
-        let (names, team) = references(&e.kind);
+        let (names, team) = references(kind);
         for s in names.into_iter().flatten() {
             h.names = h.names.max(s + 1);
         }
@@ -109,7 +109,7 @@ impl Encoder<'_> {
             h.teams = h.teams.max(t + 1);
         }
         h.count += 1;
-        h.last_t = e.t;
+        h.last_t = t;
         if h.count == BLOCK_EVENTS {
             self.close(i);
         }

@@ -19,7 +19,7 @@ use super::sampled::Sampled;
 use super::streams::{Cursor, Streams};
 use super::target::{Demand, Target};
 use super::times::Times;
-use crate::event::{Event, EventKind, ThreadId};
+use crate::event::{EventKind, ThreadId};
 
 /// Remaining demand below this (ns) is done: the float rounding of a completion time.
 const EPSILON: f64 = 1e-3;
@@ -461,11 +461,12 @@ impl Sim<'_> {
         self.latest = self.latest.max(t);
         let rounded = self.origin.saturating_add(nearest(t));
         self.last = self.last.max(rounded);
-        if let Some(e) = self.lanes[i].current.as_ref().map(|r| r.event) {
-            if matches!(e.kind, EventKind::Start) {
+        if let Some(r) = &self.lanes[i].current {
+            let kind = r.event.kind;
+            if matches!(kind, EventKind::Start) {
                 self.first_start = Some(self.first_start.map_or(rounded, |f| f.min(rounded)));
             }
-            self.output(i, Event { t: rounded, ..e });
+            self.output(i, rounded, kind);
         }
         self.threads[i].next += 1;
         if !self.waiters[i].is_empty() {
@@ -486,13 +487,13 @@ impl Sim<'_> {
         self.begin(i, t)
     }
 
-    /// Thread `i`'s event `e` (at its predicted time, rounded) into the predicted log: a `cpu`
+    /// Thread `i`'s event of `kind` at `t` (its predicted time, rounded) into the predicted log: a `cpu`
     /// sample rewritten, the CPU clock less the demand the speed factors took away, the
     /// run-queue delay plus the time the thread was runnable without a processor (without the
     /// measured delay when the demand is the CPU time: the sharing it came from is gone). A
     /// thread without samples gets one at its `start` and one at its `stop` where a processor
     /// is shared, so that the profile of the predicted log shows the sharing as `rc.cpu`.
-    fn output(&mut self, i: usize, mut event: Event) {
+    fn output(&mut self, i: usize, t: u64, kind: EventKind) {
         let th = &self.threads[i];
         let sample = Sample {
             delay: th.delay,
@@ -500,7 +501,7 @@ impl Sim<'_> {
             saved: th.saved,
         };
         let lane = &mut self.lanes[i];
-        match event.kind {
+        match kind {
             EventKind::Cpu {
                 thread_cpu_ns,
                 run_delay_ns,
@@ -525,7 +526,7 @@ impl Sim<'_> {
                     }
                 };
                 let delay = nearest(sample.delay);
-                event.kind = EventKind::Cpu {
+                let kind = EventKind::Cpu {
                     thread_cpu_ns: cpu,
                     run_delay_ns: match run_delay_ns {
                         Some(_) if self.cpu => Some(delay),
@@ -534,30 +535,27 @@ impl Sim<'_> {
                         None => None,
                     },
                 };
-                self.encoder.push(&event);
+                self.encoder.push(i, t, &kind);
             }
             EventKind::Start | EventKind::Stop if !self.alone => {
                 let sampled = self.sampled;
                 let added = *lane.added.get_or_insert_with(|| !sampled.has(i));
-                let cpu = added.then_some(Event {
-                    kind: EventKind::Cpu {
-                        thread_cpu_ns: nearest(sample.served),
-                        run_delay_ns: Some(nearest(sample.delay)),
-                    },
-                    ..event
+                let cpu = added.then_some(EventKind::Cpu {
+                    thread_cpu_ns: nearest(sample.served),
+                    run_delay_ns: Some(nearest(sample.delay)),
                 });
-                let start = matches!(event.kind, EventKind::Start);
+                let start = matches!(kind, EventKind::Start);
                 if start {
-                    self.encoder.push(&event);
+                    self.encoder.push(i, t, &kind);
                 }
                 if let Some(cpu) = cpu {
-                    self.encoder.push(&cpu);
+                    self.encoder.push(i, t, &cpu);
                 }
                 if !start {
-                    self.encoder.push(&event);
+                    self.encoder.push(i, t, &kind);
                 }
             }
-            _ => self.encoder.push(&event),
+            _ => self.encoder.push(i, t, &kind),
         }
     }
 
