@@ -330,7 +330,8 @@ impl Sim<'_> {
         if let Some(r) = &lane.current {
             lane.previous = Some((r.event.t, r.busy, r.factor, lane.share.0, lane.share.1));
         }
-        let mut record = lane.current.take().unwrap_or_default();
+        // Decoded in place (the record is large: moved out and back, it cost a stall).
+        let record = lane.current.get_or_insert_with(Record::default);
         let node = self.threads[i].next as u32;
         let damaged = || anyhow::anyhow!("thread {i}'s records in the temporary file are damaged");
         let head = record
@@ -359,7 +360,7 @@ impl Sim<'_> {
         let n =
             Record::decode_deps(data, head, node, latency, &mut lane.deps).ok_or_else(damaged)?;
         lane.records.consume(n);
-        if matches!(record.event.kind, EventKind::Cpu { .. }) {
+        if matches!(kind, EventKind::Cpu { .. }) {
             lane.share = (1.0, 0.0);
             // A sample's share is known at the next sample (none after the last); only the
             // demand from CPU time uses it.
@@ -373,7 +374,6 @@ impl Sim<'_> {
                 }
             }
         }
-        lane.current = Some(record);
         Ok(true)
     }
 
