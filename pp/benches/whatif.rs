@@ -1,9 +1,9 @@
 //! `pp whatif` on a realistic binary log (see `tests/log_support`: regions, barriers, locks,
 //! 8 threads), on the identity and with the threads regrouped two by two onto 4 processors:
 //! the whole of `pp whatif` ([`pp::whatif::run`]: the replay following the reading on a second
-//! thread, the predicted log's events made on another while this one writes them), and its
-//! phases one after the other (reading the log and its graph, the replay, writing the
-//! predicted log). Beside them the I/O floor: reading the file's bytes alone, and reading its
+//! thread and encoding the predicted log's blocks as it goes), and its phases one after the
+//! other (reading the log and its graph, the replay, writing the predicted log: copying the
+//! blocks). Beside them the I/O floor: reading the file's bytes alone, and reading its
 //! events alone ([`LogReader`]). Prints seconds and events/s of wall and of CPU (best of
 //! rounds, the CPU time of every thread of the process) and the process's peak resident memory.
 //! `PP_WHATIF_BENCH_EVENTS` (default 10⁷) sets the size, `PP_WHATIF_BENCH_ROUNDS` (default 3)

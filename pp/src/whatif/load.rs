@@ -10,6 +10,7 @@ use anyhow::{Result, bail};
 use pp_recorder::log::binary::BlockState;
 
 use super::record::{Group, Latency, Record};
+use super::sampled::{Finish, Sampled};
 use super::streams::{Streams, Writer};
 use crate::event::{EventKind, Header, Sym, Symbols, ThreadId};
 use crate::graph::{ArcKind, Builder};
@@ -39,10 +40,10 @@ pub struct MeasuredRun {
     /// Each thread's share of a processor and run-queue delay between two consecutive `cpu`
     /// samples (two `f32`s, one pair from its second sample on).
     pub(super) shares: Streams,
+    /// Which threads have `cpu` samples.
+    pub(super) sampled: Sampled,
     /// Each thread's events.
     pub(super) counts: Vec<u64>,
-    /// Each thread's `cpu` samples.
-    pub(super) samples: Vec<u64>,
     /// The run window: the first `start` to the last event (0 without a `start`).
     pub(super) window: u64,
 }
@@ -60,6 +61,8 @@ struct State {
     sample: Option<(u64, Option<u64>)>,
     /// Time busy since that sample, ns.
     busy_since: u64,
+    /// Whether it has had a sample.
+    sampled: bool,
     /// The previous event's time in the log and whether the thread computed after it.
     previous: Option<(u64, bool)>,
     /// Events so far, and the time in the graph of the latest.
@@ -120,9 +123,17 @@ impl MeasuredRun {
         attribute: bool,
     ) -> Result<MeasuredRun> {
         let p = reader.header().p as usize;
-        let (records, shares) = (Streams::new(p), Streams::new(p));
-        let reading = read_into(reader, name, speeds, attribute, &records, &shares)?;
-        Ok(reading.run(records, shares))
+        let (records, shares, sampled) = (Streams::new(p), Streams::new(p), Sampled::new(p));
+        let reading = read_into(
+            reader,
+            name,
+            speeds,
+            attribute,
+            &records,
+            Some(&shares),
+            &sampled,
+        )?;
+        Ok(reading.run(records, shares, sampled))
     }
 }
 
@@ -133,15 +144,14 @@ pub(super) struct Reading {
     symbols: Symbols,
     encoding: Encoding,
     rc_cpu: Option<f64>,
-    /// Each thread's events and `cpu` samples.
+    /// Each thread's events.
     pub counts: Vec<u64>,
-    samples: Vec<u64>,
     window: u64,
 }
 
 impl Reading {
     /// The run, with the streams its reading wrote.
-    pub fn run(self, records: Streams, shares: Streams) -> MeasuredRun {
+    pub fn run(self, records: Streams, shares: Streams, sampled: Sampled) -> MeasuredRun {
         MeasuredRun {
             header: self.header,
             symbols: self.symbols,
@@ -149,25 +159,27 @@ impl Reading {
             rc_cpu: self.rc_cpu,
             records,
             shares,
+            sampled,
             counts: self.counts,
-            samples: self.samples,
             window: self.window,
         }
     }
 }
 
-/// [`MeasuredRun::read`] into `records` and `shares` (each of `reader`'s header's `p`
-/// streams), which a replay may read meanwhile on another thread: each record is there for
-/// it once its chunk is published, and the streams end when this returns, with an error or
-/// without.
+/// [`MeasuredRun::read`] into `records`, `shares` (each of `reader`'s header's `p` streams;
+/// no shares when `None`: only a demand from CPU time reads them) and `sampled`, which a
+/// replay may read meanwhile on another thread: each record is there for it once its chunk is
+/// published, and the streams and `sampled` end when this returns, with an error or without.
 pub(super) fn read_into(
     mut reader: LogReader,
     name: &str,
     speeds: &BTreeMap<String, f64>,
     attribute: bool,
     records: &Streams,
-    shares: &Streams,
+    shares: Option<&Streams>,
+    sampled: &Sampled,
 ) -> Result<Reading> {
+    let _finish = Finish(sampled);
     let header = reader.header().clone();
     let encoding = reader.encoding();
     let p = header.p as usize;
@@ -175,19 +187,17 @@ pub(super) fn read_into(
     let mut sweep = attribute.then(|| Sweep::new(&header, None));
     let (records_in, shares_in) = (records, shares);
     let mut records = records_in.writer();
-    let mut shares = shares_in.writer();
+    let mut shares = shares_in.map(Streams::writer);
     let mut states: Vec<State> = (0..p)
         .map(|_| State {
             phase: 1.0,
             ..State::default()
         })
         .collect();
-    let mut samples = vec![0u64; p];
     let mut regions: IdMap<u64, Region> = IdMap::default();
     let mut factors: IdMap<Sym, f64> = IdMap::default();
     let mut seen: IdSet<Sym> = IdSet::default();
     let (mut last_t, mut first_start, mut last_event) = (0u64, None::<u64>, 0u64);
-    let mut buf = Vec::new();
     let mut scratch = Record::default();
     while let Some(e) = reader.next_event() {
         let e = e?;
@@ -292,11 +302,16 @@ pub(super) fn read_into(
                 let mut pair = [0u8; 8];
                 pair[..4].copy_from_slice(&share.to_le_bytes());
                 pair[4..].copy_from_slice(&queued.to_le_bytes());
-                shares.push(i, &pair);
+                if let Some(shares) = &mut shares {
+                    shares.push(i, &pair);
+                }
             }
             s.sample = Some((thread_cpu_ns, run_delay_ns));
             s.busy_since = 0;
-            samples[i] += 1;
+            if !s.sampled {
+                s.sampled = true;
+                sampled.found(i);
+            }
         }
         let s = &states[i];
         let busy = s.started
@@ -313,7 +328,7 @@ pub(super) fn read_into(
             s.start = Some((e.t, t));
         }
         match s.start {
-            None => write(&mut records, i, &mut s.written, &scratch, &mut buf),
+            None => write(&mut records, i, &mut s.written, &scratch),
             Some((start, t0)) => {
                 // The first fork into the thread from at or before its start ties the
                 // start to it; none can come once the thread has gone past that time.
@@ -337,7 +352,7 @@ pub(super) fn read_into(
                 if decided {
                     s.start = None;
                     for r in std::mem::take(&mut s.held) {
-                        write(&mut records, i, &mut s.written, &r, &mut buf);
+                        write(&mut records, i, &mut s.written, &r);
                     }
                 }
             }
@@ -350,12 +365,12 @@ pub(super) fn read_into(
     }
     for (i, s) in states.iter_mut().enumerate() {
         for r in std::mem::take(&mut s.held) {
-            write(&mut records, i, &mut s.written, &r, &mut buf);
+            write(&mut records, i, &mut s.written, &r);
         }
     }
     records.finish();
-    shares.finish();
-    if let Some(e) = records_in.error().or(shares_in.error()) {
+    drop(shares);
+    if let Some(e) = records_in.error().or(shares_in.and_then(Streams::error)) {
         bail!("{name}: {e}");
     }
     let symbols = reader.symbols().clone();
@@ -372,7 +387,6 @@ pub(super) fn read_into(
         encoding,
         rc_cpu,
         counts: states.iter().map(|s| s.count).collect(),
-        samples,
         window: first_start.map_or(0, |f| last_event.saturating_sub(f)),
     })
 }
@@ -458,11 +472,9 @@ fn record(
 }
 
 /// Appends thread `i`'s next record (its `written`th).
-fn write(records: &mut Writer, i: usize, s: &mut Written, r: &Record, buf: &mut Vec<u8>) {
-    buf.clear();
-    r.encode(buf, s.count as u32, &mut s.encoding);
+fn write(records: &mut Writer, i: usize, s: &mut Written, r: &Record) {
+    records.push_with(i, |buf| r.encode(buf, s.count as u32, &mut s.encoding));
     s.count += 1;
-    records.push(i, buf);
 }
 
 /// What has been written of a thread's records: how many, and the encoding's state.

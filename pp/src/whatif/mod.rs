@@ -6,16 +6,20 @@
 //! [`MeasuredRun::read`] reads the log once, in time order, into a stream of records per thread
 //! (each event and its dependencies in the [activity graph](crate::graph)), [`replay`]
 //! simulates the target in predicted time order (a heap of pending events, so `O(n log p)` for
-//! `n` events, times the group size where processors are shared) reading each thread's stream
-//! at its own pace, [`predict`] gives the [`PredictedLog`], and [`write::thread_events`] and
-//! [`write::write`] write it. The streams and the predicted times go to a temporary file past
-//! a bounded buffer, so memory is bounded whatever the log's length (docs/whatif.md#cost).
+//! `n` events, times the group size where processors are shared; no heap where no processor
+//! is shared) reading each thread's stream at its own pace and encoding the predicted log's
+//! blocks as it goes, [`predict`] gives the [`PredictedLog`], and [`write::write`] writes it.
+//! The streams, the predicted times and the blocks go to a temporary file past a bounded
+//! buffer, so memory is bounded whatever the log's length (docs/whatif.md#cost).
 //! [`run`] is `pp whatif` from its [`WhatifOptions`].
 
+mod blocks;
 mod load;
+mod pending;
 mod predict;
 mod record;
 mod replay;
+mod sampled;
 pub(crate) mod streams;
 mod target;
 mod times;
@@ -31,6 +35,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, bail};
 
 use crate::log::{Encoding, LogReader};
+use sampled::Sampled;
 use streams::Streams;
 
 /// What `pp whatif` is asked (its options, parsed): [`run`] builds the [`Target`] from them.
@@ -107,24 +112,30 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     // once, the attribution with the replay's reading.
     let regular = path.as_os_str() != "-" && std::fs::metadata(&path).is_ok_and(|m| m.is_file());
     let p = reader.header().p as usize;
-    let (records, shares) = (Streams::new(p), Streams::new(p));
+    let (records, shares, sampled) = (Streams::new(p), Streams::new(p), Sampled::new(p));
+    // Only a demand from CPU time reads the shares: otherwise they end empty at once.
+    let cpu = target.demand == Demand::Cpu;
+    if !cpu {
+        shares.writer().finish();
+    }
     let (reading, replayed, rc_cpu) = std::thread::scope(|s| {
         let attribution = (regrouped && regular)
             .then(|| s.spawn(|| LogReader::open(&path).ok().and_then(load::rc_cpu)));
-        let replay = s.spawn(|| replay::replay_streams(&records, &shares, &target));
+        let replay = s.spawn(|| replay::replay_streams(&records, &shares, &sampled, &target));
         let reading = load::read_into(
             reader,
             &name,
             &target.speeds,
             regrouped && !regular,
             &records,
-            &shares,
+            cpu.then_some(&shares),
+            &sampled,
         );
         let replayed = join(replay);
         let rc_cpu = attribution.map(join);
         (reading, replayed, rc_cpu)
     });
-    let mut run = reading?.run(records, shares);
+    let mut run = reading?.run(records, shares, sampled);
     if let Some(rc) = rc_cpu {
         run.rc_cpu = Some(rc.unwrap_or(0.0));
     }

@@ -5,7 +5,7 @@ use anyhow::{Result, bail};
 
 use super::load::MeasuredRun;
 use super::replay::{Predicted, replay};
-use super::target::{Demand, Target};
+use super::target::Target;
 use crate::event::Header;
 
 /// What a replay measured and predicted.
@@ -24,13 +24,8 @@ pub struct PredictedLog {
     pub walls: Walls,
     /// The predicted log's header: the log's, with `predicted=<what>`.
     pub header: Header,
-    /// Every event's predicted time.
+    /// The predicted log's events.
     pub replay: Predicted,
-    /// Whether threads without `cpu` samples get some (a processor is shared).
-    pub(super) sampled: bool,
-    /// Whether the measured run-queue delays are dropped (demand from CPU time: the sharing
-    /// they came from is gone).
-    pub(super) unshared: bool,
     /// What the user should know about the prediction (times past a double's exact range).
     pub warnings: Vec<String>,
 }
@@ -66,7 +61,6 @@ pub(super) fn predicted(
             format_seconds(latest)
         ));
     }
-    let sampled = target.groups.iter().any(|g| g.len() > 1);
     let measured = run.window;
     let predicted = replay.window;
     let mut header = run.header.clone();
@@ -81,8 +75,6 @@ pub(super) fn predicted(
         },
         header,
         replay,
-        sampled,
-        unshared: target.demand == Demand::Cpu,
         warnings,
     })
 }

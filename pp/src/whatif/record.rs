@@ -141,33 +141,14 @@ impl Record {
         }
     }
 
-    /// [`Record::decode`] without the dependencies (left empty): what the predicted log needs.
-    pub fn decode_event(
+    /// The event, flags and factor of the record at the start of `data` (its dependencies left
+    /// empty: [`Record::decode_deps`] reads them); where its dependencies begin.
+    pub fn decode_head(
         &mut self,
         data: &[u8],
         thread: ThreadId,
         st: &mut BlockState,
     ) -> Option<usize> {
-        let mut pos = self.decode_head(data, thread, st)?;
-        self.keep(0);
-        if data[0] & DEPS != 0 {
-            let n = varint::get(data, &mut pos).ok()?;
-            for _ in 0..n {
-                Latency::of(*data.get(pos)?)?;
-                pos += 1;
-                varint::get(data, &mut pos).ok()?;
-                let count = varint::get(data, &mut pos).ok()?;
-                for _ in 0..count * 2 {
-                    varint::get(data, &mut pos).ok()?;
-                }
-            }
-        }
-        Some(pos)
-    }
-
-    /// The event, flags and factor of the record at the start of `data`; where its
-    /// dependencies begin.
-    fn decode_head(&mut self, data: &[u8], thread: ThreadId, st: &mut BlockState) -> Option<usize> {
         let flags = *data.first()?;
         let mut pos = 1;
         let defined = crate::log::Defined {
@@ -190,37 +171,36 @@ impl Record {
         } else {
             1.0
         };
+        self.keep(0);
         Some(pos)
     }
 
-    /// Decodes the record at the start of `data` (event `node` of thread `thread`, state `st`)
-    /// into `self` (its vectors reused); its length, or `None` when the data is not a record.
-    pub fn decode(
-        &mut self,
+    /// The dependencies of the record at the start of `data` (of event `node` of its thread),
+    /// which begin at `pos` ([`Record::decode_head`]), onto `out` as (thread, node, `latency`
+    /// of their group's [`Latency`] and measured ns), without the record's vectors: where the
+    /// record ends.
+    pub fn decode_deps(
         data: &[u8],
-        thread: ThreadId,
+        mut pos: usize,
         node: u32,
-        st: &mut BlockState,
+        mut latency: impl FnMut(Latency, u64) -> f64,
+        out: &mut Vec<(ThreadId, u32, f64)>,
     ) -> Option<usize> {
-        let mut pos = self.decode_head(data, thread, st)?;
-        let flags = data[0];
-        let n = if flags & DEPS != 0 {
-            varint::get(data, &mut pos).ok()? as usize
-        } else {
-            0
-        };
-        self.keep(0);
-        for k in 0..n {
+        if data[0] & DEPS == 0 {
+            return Some(pos);
+        }
+        let n = varint::get(data, &mut pos).ok()?;
+        for _ in 0..n {
             let how = Latency::of(*data.get(pos)?)?;
             pos += 1;
             let ns = varint::get(data, &mut pos).ok()?;
-            let count = varint::get(data, &mut pos).ok()? as usize;
-            let g = self.group(k, how, ns);
+            let count = varint::get(data, &mut pos).ok()?;
+            let latency = latency(how, ns);
             for _ in 0..count {
                 let th = varint::get(data, &mut pos).ok()? as ThreadId;
                 let delta = varint::unzigzag(varint::get(data, &mut pos).ok()?);
                 let from = u32::try_from(i64::from(node) + delta).ok()?;
-                g.sources.push((th, from));
+                out.push((th, from, latency));
             }
         }
         Some(pos)
@@ -248,6 +228,27 @@ impl Default for Record {
 mod tests {
     use super::*;
     use crate::event::{Sym, WaitKind};
+
+    /// The record at the start of `data` into `r`, its dependencies grouped as written.
+    fn decode(r: &mut Record, data: &[u8], node: u32, st: &mut BlockState) -> Option<usize> {
+        let head = r.decode_head(data, 2, st)?;
+        let mut groups = Vec::new();
+        let mut sources = Vec::new();
+        let latency = |how, ns| {
+            groups.push((how, ns));
+            (groups.len() - 1) as f64
+        };
+        let end = Record::decode_deps(data, head, node, latency, &mut sources)?;
+        for (k, &(how, ns)) in groups.iter().enumerate() {
+            r.group(k, how, ns).sources.extend(
+                sources
+                    .iter()
+                    .filter(|s| s.2 == k as f64)
+                    .map(|&(th, from, _)| (th, from)),
+            );
+        }
+        Some(end)
+    }
 
     #[test]
     fn a_record_comes_back_as_written() {
@@ -304,20 +305,8 @@ mod tests {
         let mut pos = 0;
         let mut got = Record::default();
         for (k, r) in records.iter().enumerate() {
-            pos += got.decode(&buf[pos..], 2, 3 + k as u32, &mut st).unwrap();
+            pos += decode(&mut got, &buf[pos..], 3 + k as u32, &mut st).unwrap();
             assert_eq!(&got, r);
-        }
-        assert_eq!(pos, buf.len());
-        let mut st = BlockState::new(0);
-        let mut pos = 0;
-        for r in &records {
-            pos += got.decode_event(&buf[pos..], 2, &mut st).unwrap();
-            assert_eq!(got.event, r.event);
-            assert_eq!(
-                (got.busy, got.released, got.factor),
-                (r.busy, r.released, r.factor)
-            );
-            assert!(got.deps.is_empty());
         }
         assert_eq!(pos, buf.len());
     }

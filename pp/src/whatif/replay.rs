@@ -7,15 +7,15 @@
 //! then no earlier than each of its dependencies (another thread's event plus a latency).
 //! A processor serves its runnable members fairly: `k` of them each progress at `1/k`.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
-
 use anyhow::{Result, bail};
 
 use pp_recorder::log::binary::BlockState;
 
+use super::blocks::{Blocks, Encoder};
 use super::load::MeasuredRun;
+use super::pending::Pending;
 use super::record::{Latency, Record};
+use super::sampled::Sampled;
 use super::streams::{Cursor, Streams};
 use super::target::{Demand, Target};
 use super::times::Times;
@@ -24,19 +24,16 @@ use crate::event::{EventKind, ThreadId};
 /// Remaining demand below this (ns) is done: the float rounding of a completion time.
 const EPSILON: f64 = 1e-3;
 
-/// The replay's result: every event's predicted time and its thread's scheduler accounting at
-/// its `start`, `stop` and `cpu` events, in streams per thread (a temporary file past a bounded
-/// buffer).
+/// The replay's result: the predicted log's events, each at its predicted time with its
+/// `cpu` samples rewritten from its thread's scheduler accounting, encoded in the blocks of a
+/// binary log thread by thread (a temporary file past a bounded buffer).
 #[derive(Debug)]
 pub struct Predicted {
     /// The run's first event, ns: the replay's times count from it (so that they are exact
     /// in a double up to 2^53 ns, 104 days, of run whatever the clock's origin).
     pub origin: u64,
-    /// Each thread's events' predicted times after [`Predicted::origin`], ns.
-    pub(super) times: Times,
-    /// Each thread's [`Sample`]s, in order: their delays, CPU times served and demand saved,
-    /// each cumulative (so compressed as times are).
-    pub(super) samples: [Times; 3],
+    /// The predicted log's events.
+    pub(super) blocks: Blocks,
     /// The latest predicted time, ns after the origin.
     pub(super) latest: f64,
     /// The predicted run window: the first `start` to the last event, rounded to the ns.
@@ -48,7 +45,7 @@ pub struct Predicted {
 }
 
 impl Predicted {
-    /// The first error reading the predicted events back ([`super::write::thread_events`]).
+    /// The first error reading the predicted events back ([`super::PredictedLog::events`]).
     pub fn error(&self) -> Option<String> {
         self.failed
             .lock()
@@ -112,63 +109,67 @@ struct Lane {
     deps: Vec<(ThreadId, u32, f64)>,
     /// Dependencies already met.
     met: usize,
+    /// The last `cpu` sample's CPU clock, measured and predicted.
+    clock: Option<(u64, u64)>,
+    /// Whether the thread gets a `cpu` sample at its `start` and `stop` (once known).
+    added: Option<bool>,
 }
 
 #[derive(Debug, Default)]
 struct Processor {
     running: Vec<ThreadId>,
     last: f64,
-    version: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Item {
-    /// A processor's next completion (stale when its version moved on).
-    Done { processor: u32, version: u64 },
-    /// A thread's next event, its time known.
-    Event { thread: ThreadId },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct At(f64, u64, Item);
-
-impl Eq for At {}
-impl PartialOrd for At {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for At {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.0.total_cmp(&other.0).then(self.1.cmp(&other.1))
-    }
 }
 
 struct Sim<'a> {
     records: &'a Streams,
     shares: &'a Streams,
+    sampled: &'a Sampled,
     target: &'a Target,
     of: Vec<u32>,
     threads: Vec<Thread>,
     lanes: Vec<Lane>,
     processors: Vec<Processor>,
-    out: Predicted,
+    /// The run's first event ([`Predicted::origin`]).
+    origin: u64,
+    /// Each thread's events' predicted times after the origin (a dependency's source is read
+    /// back from them).
+    times: Times,
+    /// The latest predicted time after the origin.
+    latest: f64,
+    /// The predicted log's events, encoded as they happen.
+    encoder: Encoder<'a>,
     /// The first predicted `start` and the last event, rounded.
     first_start: Option<u64>,
     last: u64,
-    heap: BinaryHeap<Reverse<At>>,
-    seq: u64,
+    /// Each thread's next event (slot: the thread) and each processor's next completion
+    /// (slot: `p` + the processor), once their times are known.
+    pending: Pending,
     /// Per thread: (node, waiting thread) for threads blocked on one of its events.
     waiters: Vec<Vec<(u32, ThreadId)>>,
     /// Demand from CPU time ([`Demand::Cpu`]).
     cpu: bool,
     /// Threads woken or finished by the latest event, reused (no allocation an event).
     woken: Vec<ThreadId>,
+    /// No processor is shared: each thread's times follow from its own and its
+    /// dependencies' alone, whatever the order the events are simulated in, so threads go on
+    /// until a dependency stops them, from `ready`, without the heap (docs/whatif.md#cost).
+    alone: bool,
+    /// Threads whose next event is due (at their `until`), when `alone`.
+    ready: Vec<ThreadId>,
+}
+
+/// What the replay leaves of its simulation besides the predicted log's blocks.
+struct Ends {
+    origin: u64,
+    latest: f64,
+    window: u64,
+    replayed: Vec<u64>,
 }
 
 /// Replays `run` on `target`.
 pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
-    let predicted = replay_streams(&run.records, &run.shares, target)?;
+    let predicted = replay_streams(&run.records, &run.shares, &run.sampled, target)?;
     complete(&predicted, &run.counts)?;
     Ok(predicted)
 }
@@ -193,14 +194,45 @@ pub(super) fn complete(predicted: &Predicted, counts: &[u64]) -> Result<()> {
 pub(super) fn replay_streams(
     records: &Streams,
     shares: &Streams,
+    sampled: &Sampled,
     target: &Target,
 ) -> Result<Predicted> {
     let p = records.len();
+    let blocks = Blocks::new(p);
+    let ends = simulate(records, shares, sampled, target, &blocks)?;
+    if let Some(e) = blocks.error() {
+        bail!("{e}");
+    }
+    Ok(Predicted {
+        origin: ends.origin,
+        blocks,
+        latest: ends.latest,
+        window: ends.window,
+        failed: Default::default(),
+        replayed: ends.replayed,
+    })
+}
+
+/// The simulation of [`replay_streams`], encoding the predicted log's events into `blocks`.
+fn simulate(
+    records: &Streams,
+    shares: &Streams,
+    sampled: &Sampled,
+    target: &Target,
+    blocks: &Blocks,
+) -> Result<Ends> {
+    let p = records.len();
     let of = target.processors(p as u32)?;
     let n_processors = of.iter().max().map_or(0, |&m| m as usize + 1);
+    let mut members = vec![0u32; n_processors];
+    for &m in &of {
+        members[m as usize] += 1;
+    }
+    let alone = members.iter().all(|&k| k <= 1);
     let mut sim = Sim {
         records,
         shares,
+        sampled,
         target,
         of,
         threads: vec![
@@ -225,25 +257,23 @@ pub(super) fn replay_streams(
                 previous: None,
                 deps: Vec::new(),
                 met: 0,
+                clock: None,
+                added: None,
             })
             .collect(),
         processors: (0..n_processors).map(|_| Processor::default()).collect(),
-        out: Predicted {
-            origin: 0,
-            times: Times::new(p),
-            samples: [Times::new(p), Times::new(p), Times::new(p)],
-            latest: 0.0,
-            window: 0,
-            failed: Default::default(),
-            replayed: Vec::new(),
-        },
+        origin: 0,
+        times: Times::new(p),
+        latest: 0.0,
+        encoder: blocks.encoder(),
         first_start: None,
         last: 0,
-        heap: BinaryHeap::new(),
-        seq: 0,
+        pending: Pending::new(p + n_processors),
         waiters: vec![Vec::new(); p],
         cpu: target.demand == Demand::Cpu,
         woken: Vec::new(),
+        alone,
+        ready: Vec::new(),
     };
     // The times count from the run's first event: the earliest of the threads' first.
     let mut origin = None::<u64>;
@@ -254,26 +284,30 @@ pub(super) fn replay_streams(
             origin = Some(origin.map_or(t, |o| o.min(t)));
         }
     }
-    sim.out.origin = origin.unwrap_or(0);
+    sim.origin = origin.unwrap_or(0);
     for i in 0..p {
         sim.begin(i, 0.0)?;
     }
-    while let Some(Reverse(At(t, _, item))) = sim.heap.pop() {
-        match item {
-            Item::Event { thread } => sim.event(thread as usize, t)?,
-            Item::Done { processor, version } => sim.done(processor as usize, version, t)?,
+    while let Some(i) = sim.ready.pop() {
+        let t = sim.threads[i as usize].until;
+        sim.event(i as usize, t)?;
+    }
+    while let Some((t, slot)) = sim.pending.pop() {
+        match (slot as usize).checked_sub(p) {
+            None => sim.event(slot as usize, t)?,
+            Some(processor) => sim.done(processor, t)?,
         }
     }
-    sim.out.replayed = sim.threads.iter().map(|t| t.next).collect();
-    let samples = &sim.out.samples;
-    if let Some(e) = [&sim.out.times, &samples[0], &samples[1], &samples[2]]
-        .into_iter()
-        .find_map(|t| t.error())
-    {
+    if let Some(e) = sim.times.error() {
         bail!("{e}");
     }
-    sim.out.window = sim.first_start.map_or(0, |f| sim.last.saturating_sub(f));
-    Ok(sim.out)
+    sim.encoder.finish();
+    Ok(Ends {
+        origin: sim.origin,
+        latest: sim.latest,
+        window: sim.first_start.map_or(0, |f| sim.last.saturating_sub(f)),
+        replayed: sim.threads.iter().map(|t| t.next).collect(),
+    })
 }
 
 impl Sim<'_> {
@@ -296,13 +330,37 @@ impl Sim<'_> {
         if let Some(r) = &lane.current {
             lane.previous = Some((r.event.t, r.busy, r.factor, lane.share.0, lane.share.1));
         }
-        let mut record = lane.current.take().unwrap_or_default();
+        // Decoded in place (the record is large: moved out and back, it cost a stall).
+        let record = lane.current.get_or_insert_with(Record::default);
         let node = self.threads[i].next as u32;
-        let Some(n) = record.decode(data, i as ThreadId, node, &mut lane.state) else {
-            bail!("thread {i}'s records in the temporary file are damaged");
+        let damaged = || anyhow::anyhow!("thread {i}'s records in the temporary file are damaged");
+        let head = record
+            .decode_head(data, i as ThreadId, &mut lane.state)
+            .ok_or_else(damaged)?;
+        let queued = match (self.cpu, lane.previous) {
+            (true, Some(p)) => f64::from(p.4),
+            _ => 0.0,
         };
+        let unqueued = |ns: u64| (ns as f64 - queued).max(0.0);
+        let mpi = self.target.machine.as_ref().and_then(|m| m.mpi.as_ref());
+        let kind = record.event.kind;
+        let latency = |how: Latency, ns: u64| match how {
+            Latency::Arc { binding, message } => match (message, mpi, kind) {
+                (true, Some(mpi), EventKind::Recv { bytes, .. }) => {
+                    (mpi.ideal_message_ns(bytes) as f64).max(1.0)
+                }
+                _ if binding => unqueued(ns),
+                _ => ns.min(1) as f64,
+            },
+            Latency::Barrier => unqueued(ns),
+            Latency::Fork => ns as f64,
+        };
+        lane.deps.clear();
+        lane.met = 0;
+        let n =
+            Record::decode_deps(data, head, node, latency, &mut lane.deps).ok_or_else(damaged)?;
         lane.records.consume(n);
-        if matches!(record.event.kind, EventKind::Cpu { .. }) {
+        if matches!(kind, EventKind::Cpu { .. }) {
             lane.share = (1.0, 0.0);
             // A sample's share is known at the next sample (none after the last); only the
             // demand from CPU time uses it.
@@ -316,30 +374,6 @@ impl Sim<'_> {
                 }
             }
         }
-        let queued = match (self.cpu, lane.previous) {
-            (true, Some(p)) => f64::from(p.4),
-            _ => 0.0,
-        };
-        let unqueued = |ns: u64| (ns as f64 - queued).max(0.0);
-        let mpi = self.target.machine.as_ref().and_then(|m| m.mpi.as_ref());
-        lane.deps.clear();
-        lane.met = 0;
-        for g in &record.deps {
-            let latency = match g.how {
-                Latency::Arc { binding, message } => match (message, mpi, record.event.kind) {
-                    (true, Some(mpi), EventKind::Recv { bytes, .. }) => {
-                        (mpi.ideal_message_ns(bytes) as f64).max(1.0)
-                    }
-                    _ if binding => unqueued(g.ns),
-                    _ => g.ns.min(1) as f64,
-                },
-                Latency::Barrier => unqueued(g.ns),
-                Latency::Fork => g.ns as f64,
-            };
-            lane.deps
-                .extend(g.sources.iter().map(|&(th, node)| (th, node, latency)));
-        }
-        lane.current = Some(record);
         Ok(true)
     }
 
@@ -348,12 +382,7 @@ impl Sim<'_> {
         if self.threads[from as usize].next <= u64::from(node) {
             return Ok(None);
         }
-        Ok(Some(self.out.times.get(from as usize, u64::from(node))?))
-    }
-
-    fn push(&mut self, t: f64, item: Item) {
-        self.seq += 1;
-        self.heap.push(Reverse(At(t, self.seq, item)));
+        Ok(Some(self.times.get(from as usize, u64::from(node))?))
     }
 
     /// Thread `i` has had its previous event (or the run begins) at `t`: its next step.
@@ -367,7 +396,7 @@ impl Sim<'_> {
         };
         let released = current.released;
         let (prev, computes, factor, share) = match lane.previous {
-            None => (self.out.origin, false, 1.0, 1.0),
+            None => (self.origin, false, 1.0, 1.0),
             Some((t, busy, factor, share, _)) => {
                 let share = if self.cpu { f64::from(share) } else { 1.0 };
                 (t, busy, factor, share)
@@ -381,6 +410,11 @@ impl Sim<'_> {
             th.remaining = measured / factor;
             th.saved += measured - th.remaining;
             th.served += th.remaining;
+            if self.alone {
+                // Alone on its processor: done when its demand is, as `done` would find.
+                th.until = t + th.remaining.max(0.0);
+                return self.resolve(i);
+            }
             let p = self.of[i] as usize;
             self.advance(p, t);
             self.processors[p].running.push(i as ThreadId);
@@ -412,42 +446,29 @@ impl Sim<'_> {
             self.lanes[i].met += 1;
         }
         self.threads[i].until = until;
-        self.push(
-            until,
-            Item::Event {
-                thread: i as ThreadId,
-            },
-        );
+        if self.alone {
+            self.ready.push(i as ThreadId);
+        } else {
+            self.pending.set(i as u32, until);
+        }
         Ok(())
     }
 
     /// Thread `i`'s next event happens at `t`.
     fn event(&mut self, i: usize, t: f64) -> Result<()> {
         let k = self.threads[i].next;
-        self.out.times.push(i, t);
-        self.out.latest = self.out.latest.max(t);
-        let rounded = self.out.origin.saturating_add(nearest(t));
+        self.times.push(i, t);
+        self.latest = self.latest.max(t);
+        let rounded = self.origin.saturating_add(nearest(t));
         self.last = self.last.max(rounded);
-        let kind = self.lanes[i].current.as_ref().map(|r| r.event.kind);
-        if matches!(kind, Some(EventKind::Start)) {
-            self.first_start = Some(self.first_start.map_or(rounded, |f| f.min(rounded)));
+        if let Some(r) = &self.lanes[i].current {
+            let kind = r.event.kind;
+            if matches!(kind, EventKind::Start) {
+                self.first_start = Some(self.first_start.map_or(rounded, |f| f.min(rounded)));
+            }
+            self.output(i, rounded, kind);
         }
-        let th = &mut self.threads[i];
-        if matches!(
-            kind,
-            Some(EventKind::Start | EventKind::Stop | EventKind::Cpu { .. })
-        ) {
-            let sample = Sample {
-                delay: th.delay,
-                served: th.served,
-                saved: th.saved,
-            };
-            let [delay, served, saved] = &mut self.out.samples;
-            delay.push(i, sample.delay);
-            served.push(i, sample.served);
-            saved.push(i, sample.saved);
-        }
-        th.next += 1;
+        self.threads[i].next += 1;
         if !self.waiters[i].is_empty() {
             let mut woken = std::mem::take(&mut self.woken);
             woken.clear();
@@ -464,6 +485,78 @@ impl Sim<'_> {
             self.woken = woken;
         }
         self.begin(i, t)
+    }
+
+    /// Thread `i`'s event of `kind` at `t` (its predicted time, rounded) into the predicted log: a `cpu`
+    /// sample rewritten, the CPU clock less the demand the speed factors took away, the
+    /// run-queue delay plus the time the thread was runnable without a processor (without the
+    /// measured delay when the demand is the CPU time: the sharing it came from is gone). A
+    /// thread without samples gets one at its `start` and one at its `stop` where a processor
+    /// is shared, so that the profile of the predicted log shows the sharing as `rc.cpu`.
+    fn output(&mut self, i: usize, t: u64, kind: EventKind) {
+        let th = &self.threads[i];
+        let sample = Sample {
+            delay: th.delay,
+            served: th.served,
+            saved: th.saved,
+        };
+        let lane = &mut self.lanes[i];
+        match kind {
+            EventKind::Cpu {
+                thread_cpu_ns,
+                run_delay_ns,
+            } => {
+                // The predicted clock does not go back where the measured one did not (the
+                // speed factors' savings can outgrow a stretch's CPU time), and goes back
+                // where it did (rule 16 of docs/event-log.md: the attribution ignores such a
+                // sample, in the predicted log as in the measured one).
+                let cpu = nearest(thread_cpu_ns as f64 - sample.saved);
+                let cpu = match lane.clock {
+                    Some((measured, predicted)) if thread_cpu_ns < measured => {
+                        cpu.min(predicted.saturating_sub(1))
+                    }
+                    Some((_, predicted)) => {
+                        let cpu = cpu.max(predicted);
+                        lane.clock = Some((thread_cpu_ns, cpu));
+                        cpu
+                    }
+                    None => {
+                        lane.clock = Some((thread_cpu_ns, cpu));
+                        cpu
+                    }
+                };
+                let delay = nearest(sample.delay);
+                let kind = EventKind::Cpu {
+                    thread_cpu_ns: cpu,
+                    run_delay_ns: match run_delay_ns {
+                        Some(_) if self.cpu => Some(delay),
+                        Some(d) => Some(d.saturating_add(delay)),
+                        None if delay > 0 => Some(delay),
+                        None => None,
+                    },
+                };
+                self.encoder.push(i, t, &kind);
+            }
+            EventKind::Start | EventKind::Stop if !self.alone => {
+                let sampled = self.sampled;
+                let added = *lane.added.get_or_insert_with(|| !sampled.has(i));
+                let cpu = added.then_some(EventKind::Cpu {
+                    thread_cpu_ns: nearest(sample.served),
+                    run_delay_ns: Some(nearest(sample.delay)),
+                });
+                let start = matches!(kind, EventKind::Start);
+                if start {
+                    self.encoder.push(i, t, &kind);
+                }
+                if let Some(cpu) = cpu {
+                    self.encoder.push(i, t, &cpu);
+                }
+                if !start {
+                    self.encoder.push(i, t, &kind);
+                }
+            }
+            _ => self.encoder.push(i, t, &kind),
+        }
     }
 
     /// Processor `p`'s members have progressed up to `t`.
@@ -483,30 +576,22 @@ impl Sim<'_> {
 
     fn reschedule(&mut self, p: usize) {
         let proc = &mut self.processors[p];
-        proc.version += 1;
         let k = proc.running.len() as f64;
         let least = proc
             .running
             .iter()
             .map(|&r| self.threads[r as usize].remaining)
             .min_by(f64::total_cmp);
-        if let Some(least) = least {
-            let (t, version) = (proc.last + least.max(0.0) * k, proc.version);
-            self.push(
-                t,
-                Item::Done {
-                    processor: p as u32,
-                    version,
-                },
-            );
+        // Its completion moves (or goes, with no member left).
+        let slot = (self.threads.len() + p) as u32;
+        match least {
+            Some(least) => self.pending.set(slot, proc.last + least.max(0.0) * k),
+            None => self.pending.remove(slot),
         }
     }
 
-    /// Processor `p`'s earliest computation ends at `t` (unless its members changed since).
-    fn done(&mut self, p: usize, version: u64, t: f64) -> Result<()> {
-        if self.processors[p].version != version {
-            return Ok(());
-        }
+    /// Processor `p`'s earliest computation ends at `t`.
+    fn done(&mut self, p: usize, t: f64) -> Result<()> {
         self.advance(p, t);
         let mut finished = std::mem::take(&mut self.woken);
         finished.clear();

@@ -115,26 +115,32 @@ impl Streams {
 impl Writer<'_> {
     /// Appends one record to stream `s` (records are never split between chunks).
     pub fn push(&mut self, s: usize, record: &[u8]) {
-        let tail = &self.tails[s];
-        if !tail.is_empty() && tail.len() + record.len() > self.chunk {
-            self.flush(s);
-        }
-        self.tails[s].extend_from_slice(record);
+        self.push_with(s, |tail| tail.extend_from_slice(record));
     }
 
-    /// Writes stream `s`'s buffer to the file as a chunk, and publishes it.
-    fn flush(&mut self, s: usize) {
-        let tail = &mut self.tails[s];
+    /// Appends to stream `s` the record `encode` appends to the buffer it is given (encoded in
+    /// place, not copied).
+    pub fn push_with(&mut self, s: usize, encode: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.tails[s].len();
+        encode(&mut self.tails[s]);
+        if start > 0 && self.tails[s].len() > self.chunk {
+            self.flush(s, start);
+        }
+    }
+
+    /// Writes stream `s`'s buffer up to `end` to the file as a chunk, and publishes it.
+    fn flush(&mut self, s: usize, end: usize) {
+        let chunk = &self.tails[s][..end];
         if !self.failed {
             let file = match self.streams.file.get() {
                 Some(f) => Ok(f),
                 None => crate::graph::temporary().map(|f| self.streams.file.get_or_init(|| f)),
             };
-            match file.and_then(|f| f.write_all_at(tail, self.end)) {
+            match file.and_then(|f| f.write_all_at(chunk, self.end)) {
                 Ok(()) => {
-                    self.streams.lock().chunks[s].push((self.end, tail.len() as u32));
+                    self.streams.lock().chunks[s].push((self.end, end as u32));
                     self.streams.grown.notify_all();
-                    self.end += tail.len() as u64;
+                    self.end += end as u64;
                 }
                 Err(e) => {
                     self.failed = true;
@@ -142,7 +148,7 @@ impl Writer<'_> {
                 }
             }
         }
-        tail.clear();
+        self.tails[s].drain(..end);
     }
 
     /// Publishes what is left: the readers then read every stream to its end.

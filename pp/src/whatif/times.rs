@@ -1,6 +1,6 @@
 //! [`Times`]: each thread's predicted times, the latest in memory and the rest in a temporary
 //! file in compressed chunks (docs/whatif.md#cost), read at any index ([`Times::get`]: a
-//! dependency's source) or in order ([`TimeCursor`]: the predicted log).
+//! dependency's source).
 //!
 //! A thread's times never decrease, and the bit patterns of non-negative doubles are ordered
 //! as their values: a chunk is its first time's bits, then each next time's bits less the
@@ -22,8 +22,8 @@ pub(crate) struct Times {
     file: Option<File>,
     /// Bytes in the file.
     end: u64,
-    /// Times in a chunk.
-    per_chunk: usize,
+    /// Times in a chunk: `1 << shift` (a dependency's time is found without a division).
+    shift: u32,
     threads: Vec<Thread>,
     error: Option<String>,
 }
@@ -40,17 +40,19 @@ struct Thread {
 
 impl Times {
     /// No times yet for `p` threads (`PP_SPILL_CHUNK`, in bytes, sets a chunk's size at 8
-    /// bytes a time instead of the budget: tests use it to send the times to the file).
+    /// bytes a time instead of the budget: tests use it to send the times to the file), in
+    /// chunks of a power of two of times.
     pub fn new(p: usize) -> Times {
         let per_chunk = std::env::var("PP_SPILL_CHUNK")
             .ok()
             .and_then(|v| v.parse::<usize>().ok())
             .map_or(BUDGET / p.max(1), |b| b / 8)
             .clamp(1, 1 << 15);
+        let shift = usize::BITS - 1 - per_chunk.leading_zeros();
         Times {
             file: None,
             end: 0,
-            per_chunk,
+            shift,
             threads: (0..p).map(|_| Thread::default()).collect(),
             error: None,
         }
@@ -60,7 +62,7 @@ impl Times {
     pub fn push(&mut self, i: usize, t: f64) {
         let th = &mut self.threads[i];
         th.tail.push(t);
-        if th.tail.len() == self.per_chunk {
+        if th.tail.len() == 1 << self.shift {
             self.flush(i);
         }
     }
@@ -137,8 +139,8 @@ impl Times {
     /// Thread `i`'s time `k` (it must have been pushed).
     pub fn get(&self, i: usize, k: u64) -> io::Result<f64> {
         let th = &self.threads[i];
-        let c = (k / self.per_chunk as u64) as usize;
-        let at = (k % self.per_chunk as u64) as usize;
+        let c = (k >> self.shift) as usize;
+        let at = (k & ((1 << self.shift) - 1)) as usize;
         if c >= th.chunks.len() {
             return th
                 .tail
@@ -157,52 +159,6 @@ impl Times {
             .and_then(|(_, v)| v.get(at).copied())
             .ok_or_else(|| io::Error::other("the predicted times in the temporary file end early"))
     }
-
-    /// A cursor at thread `i`'s first time.
-    pub fn cursor(&self, i: usize) -> TimeCursor {
-        TimeCursor {
-            thread: i,
-            chunk: 0,
-            times: Vec::new(),
-            pos: 0,
-        }
-    }
-}
-
-/// A thread's times, read in order.
-#[derive(Debug)]
-pub(crate) struct TimeCursor {
-    thread: usize,
-    /// The next chunk to read (past the last: the tail).
-    chunk: usize,
-    times: Vec<f64>,
-    pos: usize,
-}
-
-impl TimeCursor {
-    /// The next time (`None` past the last).
-    pub fn next(&mut self, times: &Times) -> io::Result<Option<f64>> {
-        let th = &times.threads[self.thread];
-        if self.chunk > th.chunks.len() {
-            let t = th.tail.get(self.pos).copied();
-            self.pos += 1;
-            return Ok(t);
-        }
-        if self.pos >= self.times.len() {
-            if self.chunk < th.chunks.len() {
-                times.read_chunk(self.thread, self.chunk, &mut self.times)?;
-                self.chunk += 1;
-                self.pos = 0;
-            } else {
-                self.chunk += 1;
-                self.pos = 0;
-                return self.next(times);
-            }
-        }
-        let t = self.times[self.pos];
-        self.pos += 1;
-        Ok(Some(t))
-    }
 }
 
 #[cfg(test)]
@@ -212,7 +168,7 @@ mod tests {
     #[test]
     fn times_come_back_exactly_from_the_file_and_the_tail() {
         let mut times = Times::new(2);
-        times.per_chunk = 7;
+        times.shift = 2;
         let value = |i: usize, k: u64| (k as f64 * 1.37 + i as f64).sqrt() * 1e6 + 0.1;
         for k in 0..100u64 {
             for i in 0..2 {
@@ -224,12 +180,9 @@ mod tests {
             for k in [99, 0, 50, 6, 7, 98] {
                 assert_eq!(times.get(i, k).unwrap(), value(i, k));
             }
-            let mut c = times.cursor(i);
-            let mut all = Vec::new();
-            while let Some(t) = c.next(&times).unwrap() {
-                all.push(t);
+            for k in 0..100 {
+                assert_eq!(times.get(i, k).unwrap(), value(i, k));
             }
-            assert_eq!(all, (0..100).map(|k| value(i, k)).collect::<Vec<_>>());
         }
     }
 }

@@ -288,3 +288,20 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut BlockState, t: u64, kind: &Even
         }
     }
 }
+
+/// The name ids (up to two) and the team id an event references (a block that holds it needs
+/// them defined before it).
+pub fn references(kind: &EventKind) -> ([Option<u32>; 2], Option<u32>) {
+    let one = |s: Option<crate::event::Sym>| [s.map(|s| s.0), None];
+    match *kind {
+        EventKind::RegionBegin { name, team, .. } => (one(Some(name)), team.map(|t| t.0)),
+        EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => (one(label), None),
+        EventKind::WaitBegin { object, .. }
+        | EventKind::WaitEnd { object, .. }
+        | EventKind::Release { object, .. } => (one(object), None),
+        EventKind::Phase { name } => (one(Some(name)), None),
+        EventKind::Send { comm, .. } | EventKind::Recv { comm, .. } => (one(comm), None),
+        EventKind::Coll { op, comm, .. } => ([Some(op.0), comm.map(|s| s.0)], None),
+        _ => ([None, None], None),
+    }
+}

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use super::binary::{
     BlockState, DEF_NAME, DEF_TEAM, ITEM_BLOCK, ITEM_DEFS, ITEM_END, MAGIC, MAX_CHUNK, MAX_RECORD,
-    VERSION, encode_record,
+    VERSION, encode_record, references,
 };
 use super::varint;
 use super::{check_header, is_name};
@@ -162,6 +162,70 @@ impl<W: Write> BinaryWriter<W> {
         Ok(())
     }
 
+    /// Writes one block of `count` records of `thread` already encoded: `payload` holds them as
+    /// [`encode_record`] writes them from `BlockState::new(first_t)`, the last at `last_t`;
+    /// names below `names` and teams below `teams` are defined first (those not written yet),
+    /// as [`BinaryWriter::write_block`] would for the same events. For a writer that encodes
+    /// blocks elsewhere (`pp whatif` encodes its predicted log's blocks as it replays). Fails
+    /// with [`io::ErrorKind::InvalidInput`], writing nothing, when `thread >= p`, the block is
+    /// empty or too long, or `first_t` is before the thread's previous block's last time; the
+    /// records themselves are not checked.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_encoded_block(
+        &mut self,
+        thread: ThreadId,
+        count: u32,
+        (first_t, last_t): (u64, u64),
+        payload: &[u8],
+        (names, teams): (u32, u32),
+        symbols: &Symbols,
+    ) -> io::Result<()> {
+        if thread >= self.p {
+            return Err(invalid(format!(
+                "block of thread {thread}: thread is not below p={}",
+                self.p
+            )));
+        }
+        let prev = self.last_t.get(&thread).copied().unwrap_or(0);
+        if count == 0 || payload.len() > MAX_CHUNK || payload.len() < 2 * count as usize {
+            return Err(invalid(format!(
+                "block of thread {thread}: {count} records in {} bytes",
+                payload.len()
+            )));
+        }
+        if first_t < prev || last_t < first_t {
+            return Err(invalid(format!(
+                "block of thread {thread}: times {first_t}..{last_t} after the thread's previous event at {prev}"
+            )));
+        }
+        if names as usize > symbols.len() {
+            return Err(invalid(format!(
+                "block of thread {thread}: references name {}, but the table has {}",
+                names - 1,
+                symbols.len()
+            )));
+        }
+        self.buf.clear();
+        self.write_defs(
+            symbols,
+            names.max(self.names_written),
+            teams.max(self.teams_written),
+        )?;
+        self.buf.push(ITEM_BLOCK);
+        varint::put(&mut self.buf, u64::from(thread));
+        varint::put(&mut self.buf, u64::from(count));
+        varint::put(&mut self.buf, payload.len() as u64);
+        varint::put(&mut self.buf, first_t);
+        self.buf.extend_from_slice(payload);
+        self.out.write_all(&self.buf)?;
+        self.names_written = self.names_written.max(names);
+        self.teams_written = self.teams_written.max(teams);
+        self.last_t.insert(thread, last_t);
+        self.events += u64::from(count);
+        self.blocks += 1;
+        Ok(())
+    }
+
     /// Appends to `self.buf` the definitions of names `names_written..names` and teams
     /// `teams_written..teams`, in items of at most `MAX_CHUNK` bytes.
     fn write_defs(&mut self, symbols: &Symbols, names: u32, teams: u32) -> io::Result<()> {
@@ -249,22 +313,6 @@ fn push_def(chunks: &mut Vec<Vec<u8>>, chunk: &mut Vec<u8>, def: &[u8]) -> io::R
     Ok(())
 }
 
-/// The name ids (up to two) and the team id an event references.
-fn references(kind: &EventKind) -> ([Option<u32>; 2], Option<u32>) {
-    let one = |s: Option<crate::event::Sym>| [s.map(|s| s.0), None];
-    match *kind {
-        EventKind::RegionBegin { name, team, .. } => (one(Some(name)), team.map(|t| t.0)),
-        EventKind::WorkBegin { label } | EventKind::WorkEnd { label } => (one(label), None),
-        EventKind::WaitBegin { object, .. }
-        | EventKind::WaitEnd { object, .. }
-        | EventKind::Release { object, .. } => (one(object), None),
-        EventKind::Phase { name } => (one(Some(name)), None),
-        EventKind::Send { comm, .. } | EventKind::Recv { comm, .. } => (one(comm), None),
-        EventKind::Coll { op, comm, .. } => ([Some(op.0), comm.map(|s| s.0)], None),
-        _ => ([None, None], None),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,5 +378,82 @@ mod tests {
         w.write_block(1, &events, &sym).unwrap();
         assert!(w.blocks >= 2);
         assert_eq!(w.events_written(), 400_000);
+    }
+
+    #[test]
+    fn an_encoded_block_is_written_as_its_events_would_be() {
+        let mut sym = Symbols::default();
+        let (work, lock) = (sym.intern("work"), sym.intern("lock"));
+        let team = sym.intern_team(&[0, 1]);
+        let ev = |t, thread, kind| Event { t, thread, kind };
+        let blocks = [
+            (
+                1,
+                vec![
+                    ev(10, 1, EventKind::Start),
+                    ev(
+                        12,
+                        1,
+                        EventKind::RegionBegin {
+                            id: 3,
+                            name: work,
+                            team: Some(team),
+                        },
+                    ),
+                    ev(
+                        20,
+                        1,
+                        EventKind::Cpu {
+                            thread_cpu_ns: 7,
+                            run_delay_ns: Some(2),
+                        },
+                    ),
+                ],
+            ),
+            (
+                0,
+                vec![
+                    ev(5, 0, EventKind::Start),
+                    ev(
+                        9,
+                        0,
+                        EventKind::WaitBegin {
+                            kind: crate::event::WaitKind::Lock,
+                            object: Some(lock),
+                        },
+                    ),
+                ],
+            ),
+            (1, vec![ev(30, 1, EventKind::RegionEnd { id: 3 })]),
+        ];
+        let mut whole = BinaryWriter::new(Vec::new(), &header(2)).unwrap();
+        let mut encoded = BinaryWriter::new(Vec::new(), &header(2)).unwrap();
+        for (thread, events) in &blocks {
+            whole.write_block(*thread, events, &sym).unwrap();
+            let mut st = BlockState::new(events[0].t);
+            let mut payload = Vec::new();
+            let (mut names, mut teams) = (0, 0);
+            for e in events {
+                encode_record(&mut payload, &mut st, e.t, &e.kind);
+                let (n, t) = references(&e.kind);
+                names = n.into_iter().flatten().fold(names, |a, s| a.max(s + 1));
+                teams = t.map_or(teams, |t| teams.max(t + 1));
+            }
+            let times = (events[0].t, events[events.len() - 1].t);
+            let count = events.len() as u32;
+            encoded
+                .write_encoded_block(*thread, count, times, &payload, (names, teams), &sym)
+                .unwrap();
+        }
+        assert_eq!(whole.finish().unwrap(), encoded.finish().unwrap());
+        let mut w = BinaryWriter::new(Vec::new(), &header(2)).unwrap();
+        let len = w.out.len();
+        for (thread, count, times) in [(2, 1, (0, 0)), (0, 0, (0, 0)), (0, 1, (5, 4))] {
+            let e = w
+                .write_encoded_block(thread, count, times, &[1, 0], (0, 0), &sym)
+                .unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+        }
+        assert_eq!(w.out.len(), len);
     }
 }

@@ -1,0 +1,220 @@
+//! [`Blocks`]: the predicted log's events, encoded by the replay as it goes into the blocks of a
+//! binary log (docs/whatif.md#cost), thread by thread in a temporary file past a bounded buffer:
+//! writing the predicted log is then copying them, and its events are read back from them.
+//!
+//! Thread `i`'s stream `i` holds its records as [`encode_record`] writes them, a block's from
+//! `BlockState::new(first_t)`; stream `p + i` holds, at each block's end, what its header
+//! needs (varints: records, bytes, first time, last time less the first, and the names and
+//! teams it references, as a count of ids from 0).
+
+use std::io;
+
+use pp_recorder::log::binary::{BlockState, encode_record, references};
+use pp_recorder::log::varint;
+
+use super::streams::{Cursor, Streams, Writer};
+use crate::event::{Event, EventKind, ThreadId};
+use crate::log::{Defined, decode_record};
+
+/// Events per block of the predicted log (as a binary log's writer cuts them: the predicted
+/// log is byte for byte what writing its events a block of this many at a time gives).
+pub(super) const BLOCK_EVENTS: u32 = 4096;
+
+/// The predicted log's blocks, thread by thread.
+#[derive(Debug)]
+pub(crate) struct Blocks {
+    p: usize,
+    streams: Streams,
+}
+
+/// A block of one thread, as its header needs it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub count: u32,
+    pub len: u32,
+    pub first_t: u64,
+    pub last_t: u64,
+    /// Names (ids below this) and teams its records reference.
+    pub names: u32,
+    pub teams: u32,
+}
+
+/// Appends events to [`Blocks`], each thread's in order.
+#[derive(Debug)]
+pub(crate) struct Encoder<'a> {
+    writer: Writer<'a>,
+    p: usize,
+    /// Each thread's block being encoded, and its encoding state.
+    open: Vec<(Header, BlockState)>,
+    buf: Vec<u8>,
+}
+
+impl Blocks {
+    /// No block yet, for `p` threads.
+    pub fn new(p: usize) -> Blocks {
+        Blocks {
+            p,
+            streams: Streams::new(2 * p),
+        }
+    }
+
+    /// The encoder of these blocks.
+    pub fn encoder(&self) -> Encoder<'_> {
+        Encoder {
+            writer: self.streams.writer(),
+            p: self.p,
+            open: vec![Default::default(); self.p],
+            buf: Vec::with_capacity(64),
+        }
+    }
+
+    /// The first error writing or reading the temporary file, if any.
+    pub fn error(&self) -> Option<String> {
+        self.streams.error()
+    }
+
+    /// Thread `i`'s blocks, from the first.
+    pub fn reader(&self, i: usize) -> BlockReader<'_> {
+        BlockReader {
+            blocks: self,
+            payload: self.streams.cursor(i),
+            headers: self.streams.cursor(self.p + i),
+            buf: Vec::new(),
+        }
+    }
+}
+
+impl Encoder<'_> {
+    /// Appends thread `i`'s event of `kind` at `t` to its blocks (`t` not before the thread's
+    /// previous event).
+    pub fn push(&mut self, i: usize, t: u64, kind: &EventKind) {
+        let (h, st) = &mut self.open[i];
+        if h.count == 0 {
+            *h = Header {
+                first_t: t,
+                ..Header::default()
+            };
+            *st = BlockState::new(t);
+        }
+        self.writer.push_with(i, |buf| {
+            let start = buf.len();
+            encode_record(buf, st, t, kind);
+            h.len += (buf.len() - start) as u32;
+        });
+        let (names, team) = references(kind);
+        for s in names.into_iter().flatten() {
+            h.names = h.names.max(s + 1);
+        }
+        if let Some(t) = team {
+            h.teams = h.teams.max(t + 1);
+        }
+        h.count += 1;
+        h.last_t = t;
+        if h.count == BLOCK_EVENTS {
+            self.close(i);
+        }
+    }
+
+    /// Ends thread `i`'s open block.
+    fn close(&mut self, i: usize) {
+        let h = std::mem::take(&mut self.open[i].0);
+        if h.count == 0 {
+            return;
+        }
+        self.buf.clear();
+        for v in [
+            u64::from(h.count),
+            u64::from(h.len),
+            h.first_t,
+            h.last_t - h.first_t,
+            u64::from(h.names),
+            u64::from(h.teams),
+        ] {
+            varint::put(&mut self.buf, v);
+        }
+        self.writer.push(self.p + i, &self.buf);
+    }
+
+    /// Ends every thread's last block and publishes them.
+    pub fn finish(mut self) {
+        for i in 0..self.p {
+            self.close(i);
+        }
+        self.writer.finish();
+    }
+}
+
+/// One thread's blocks read back in order.
+#[derive(Debug)]
+pub(crate) struct BlockReader<'a> {
+    blocks: &'a Blocks,
+    payload: Cursor,
+    headers: Cursor,
+    /// The current block's records.
+    buf: Vec<u8>,
+}
+
+impl BlockReader<'_> {
+    /// The next block's header, its records in [`BlockReader::payload`]; `None` past the last.
+    pub fn next_block(&mut self) -> io::Result<Option<Header>> {
+        let streams = &self.blocks.streams;
+        let data = self.headers.bytes(streams)?;
+        if data.is_empty() {
+            return Ok(None);
+        }
+        let mut pos = 0;
+        let mut field = || {
+            varint::get(data, &mut pos)
+                .map_err(|_| io::Error::other("the predicted log's blocks are damaged"))
+        };
+        let (count, len, first_t, span, names, teams) =
+            (field()?, field()?, field()?, field()?, field()?, field()?);
+        self.headers.consume(pos);
+        let h = Header {
+            count: count as u32,
+            len: len as u32,
+            first_t,
+            last_t: first_t + span,
+            names: names as u32,
+            teams: teams as u32,
+        };
+        self.buf.clear();
+        while self.buf.len() < h.len as usize {
+            let data = self.payload.bytes(streams)?;
+            if data.is_empty() {
+                return Err(io::Error::other("the predicted log's blocks end early"));
+            }
+            let n = data.len().min(h.len as usize - self.buf.len());
+            self.buf.extend_from_slice(&data[..n]);
+            self.payload.consume(n);
+        }
+        Ok(Some(h))
+    }
+
+    /// The current block's records.
+    pub fn payload(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// The current block's events (of thread `thread`), decoded into `out`.
+    pub fn events(&self, h: &Header, thread: ThreadId, out: &mut Vec<Event>) -> io::Result<()> {
+        let defined = Defined {
+            names: u32::MAX,
+            teams: u32::MAX,
+            p: u32::MAX,
+        };
+        let mut st = BlockState::new(h.first_t);
+        let mut pos = 0;
+        out.clear();
+        for _ in 0..h.count {
+            let kind = decode_record(&self.buf, &mut pos, &mut st, &defined)
+                .map_err(|_| io::Error::other("the predicted log's blocks are damaged"))?;
+            out.push(Event {
+                t: st.t,
+                thread,
+                kind,
+            });
+        }
+        Ok(())
+    }
+}
