@@ -23,7 +23,6 @@ mod build;
 mod critical;
 mod makeup;
 mod path_graph;
-mod pipeline;
 mod records;
 pub mod report;
 mod spill;
