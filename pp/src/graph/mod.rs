@@ -22,6 +22,7 @@
 mod build;
 mod critical;
 mod makeup;
+mod pass;
 mod path_graph;
 mod records;
 pub mod report;

@@ -1,21 +1,18 @@
-//! [`RecordSink`]: while the attribution sweeps the log, builds the compact activity graph
-//! ([`PathGraph`]) and writes each thread's attributed stretches, its `cpu` samples and the
-//! time they moved to rc.cpu to a [`Spill`], in the order they happen; [`Makeup::of_records`]
-//! reads them back once the critical path is known. Memory stays bounded whatever the log's
-//! length (docs/critical-path.md#cost): the same make-up as [`Makeup::of`] over
-//! [`super::Stretches`], which hold every stretch.
+//! [`RecordSink`]: while the attribution sweeps the log, writes each thread's attributed
+//! stretches, its `cpu` samples and the time they moved to rc.cpu to a [`Spill`], in the order
+//! they happen; [`Makeup::of_records`] reads them back once the critical path is known. Memory
+//! stays bounded whatever the log's length (docs/critical-path.md#cost): the same make-up as
+//! [`Makeup::of`] over [`super::Stretches`], which hold every stretch.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-use super::build::Builder;
 use super::critical::{CriticalPath, Segment};
 use super::makeup::{Makeup, shown};
-use super::path_graph::PathGraph;
 use super::spill::{Forward, Spill};
-use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
-use crate::profile::{CATEGORIES, Category, Interval, Sink};
+use crate::event::{Header, Sym, ThreadId};
+use crate::profile::{CATEGORIES, Category, Interval};
 
 const N: usize = CATEGORIES.len();
 const NO_REGION: u32 = u32::MAX;
@@ -218,18 +215,16 @@ fn unzigzag(z: u64, previous: u64) -> u64 {
     previous.wrapping_add(d as u64)
 }
 
-/// A [`Sink`] for [`crate::profile::Sweep`] that builds the compact graph and spills the
-/// records the make-up needs.
+/// Spills the records the make-up needs from what the attribution's sweep hands its sink
+/// ([`crate::profile::Sink`]): its intervals, its moves to rc.cpu and the `cpu` samples it
+/// applied, in the order it hands them.
 #[derive(Debug)]
 pub struct RecordSink {
-    builder: Builder,
     records: Spill,
     codec: Codec,
     threads: Vec<ThreadRecords>,
     /// Moved to rc.cpu by the sample being applied: (thread, category, ns).
     pending: Vec<(ThreadId, Category, u64)>,
-    /// The latest event's time (a time going back is taken as this, as the sweep does).
-    last_t: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -250,21 +245,19 @@ impl RecordSink {
     /// For a run of `header.p` threads.
     pub fn new(header: &Header) -> Self {
         RecordSink {
-            builder: Builder::compact(header),
             records: Spill::default(),
             codec: Codec::default(),
             threads: vec![ThreadRecords::default(); header.p as usize],
             pending: Vec::new(),
-            last_t: 0,
         }
     }
 
-    /// The compact graph and the records.
-    pub fn finish(mut self) -> (PathGraph, Records) {
+    /// The records.
+    pub fn finish(mut self) -> Records {
         for i in 0..self.threads.len() {
             self.close(i);
         }
-        (self.builder.finish_path(), Records(self.records))
+        Records(self.records)
     }
 
     /// Writes thread `i`'s open stretch.
@@ -281,9 +274,10 @@ impl RecordSink {
         }
     }
 
-    /// A `cpu` sample of thread `i` at `t`, after the sweep applied it: as
-    /// [`super::PathSink`] takes it (rules 16 and 17 of docs/event-log.md).
-    fn sample(&mut self, i: usize, t: u64, cpu: u64, delay: Option<u64>) {
+    /// A `cpu` sample of thread `i` (`thread_cpu_ns`, `run_delay_ns`) that the sweep applied,
+    /// at `t`, the latest event's time so far (a time going back is taken as that, as the
+    /// sweep does): as [`super::PathSink`] takes it (rules 16 and 17 of docs/event-log.md).
+    pub fn sample(&mut self, i: usize, t: u64, cpu: u64, delay: Option<u64>) {
         let Some(s) = self.threads.get(i) else {
             self.pending.clear();
             return;
@@ -336,10 +330,9 @@ impl RecordSink {
             &mut self.records,
         );
     }
-}
 
-impl Sink for RecordSink {
-    fn interval(&mut self, i: &Interval, _symbols: &Symbols) {
+    /// An interval the sweep attributed.
+    pub fn interval(&mut self, i: &Interval) {
         let k = i.thread as usize;
         let Some(s) = self.threads.get_mut(k) else {
             return;
@@ -365,22 +358,8 @@ impl Sink for RecordSink {
         }
     }
 
-    fn event(&mut self, e: &Event, symbols: &Symbols) {
-        self.builder.event(e, symbols);
-        if e.thread as usize >= self.threads.len() {
-            return;
-        }
-        self.last_t = self.last_t.max(e.t);
-        if let EventKind::Cpu {
-            thread_cpu_ns,
-            run_delay_ns,
-        } = e.kind
-        {
-            self.sample(e.thread as usize, self.last_t, thread_cpu_ns, run_delay_ns);
-        }
-    }
-
-    fn rc_cpu(&mut self, thread: ThreadId, from: Category, ns: u64) {
+    /// At the `cpu` sample applied next, `ns` of `thread`'s time in `from` moved to rc.cpu.
+    pub fn rc_cpu(&mut self, thread: ThreadId, from: Category, ns: u64) {
         self.pending.push((thread, from, ns));
     }
 }

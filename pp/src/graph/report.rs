@@ -9,11 +9,10 @@ use serde_json::json;
 use super::ArcKind;
 use super::critical::CriticalPath;
 use super::makeup::Makeup;
+use super::pass::profile_and_record;
 use super::path_graph::PathGraph;
-use super::records::{RecordSink, Records};
-use crate::event::{Event, EventKind, Symbols, TeamRef, ThreadId};
-use crate::log::{Batches, Handover, LogReader, pipelined_with};
-use crate::profile::{Category, Interval, LogProfile, Sink, profile_log};
+use crate::event::Symbols;
+use crate::log::LogReader;
 
 /// Everything `pp critical-path` reports.
 #[derive(Debug)]
@@ -50,8 +49,8 @@ impl Report {
     /// [`Report::read`] of an open log; `name` stands for its file in messages. Memory stays
     /// bounded whatever the log's length: what the path and its make-up need goes to a
     /// temporary file ([`super::RecordSink`]); an error writing or reading it is an error. The
-    /// graph is built on this thread while a second one reads and attributes the log
-    /// ([`profile_and_record`]).
+    /// graph and the records are built on threads of their own while another reads and
+    /// attributes the log ([`profile_and_record`]).
     pub fn from_log(mut reader: LogReader, name: &str) -> Result<Report> {
         let (profiled, mut graph, mut records) = profile_and_record(&mut reader);
         let profile = match (profiled.profile, &profiled.damage) {
@@ -224,77 +223,6 @@ impl Report {
         }
         out.push('\n');
         out
-    }
-}
-
-/// The sweep's calls, handed over: batches of 8,192 (4,096 measured slower, stop 42), 4 in
-/// flight (a few MB).
-const HANDOVER: Handover = Handover {
-    batch: 8192,
-    in_flight: 4,
-};
-
-/// One call the sweep made on its sink, or a team the log defined (the graph needs the
-/// members of a region's team; this thread keeps its own copy of the teams).
-enum Call {
-    Event(Event),
-    Interval(Interval),
-    RcCpu(ThreadId, Category, u64),
-    Team(Vec<ThreadId>),
-}
-
-/// The attribution and the activity graph on two threads (docs/critical-path.md#cost): a
-/// second thread reads the log and runs the attribution's sweep ([`profile_log`]); what the
-/// sweep hands its sink comes, in order, to a [`RecordSink`] on this one, which builds the
-/// compact graph and writes the make-up's records. The sink sees exactly the calls one thread
-/// would have made, so the result is the same.
-fn profile_and_record(reader: &mut LogReader) -> (LogProfile, PathGraph, Records) {
-    let mut sink = RecordSink::new(reader.header());
-    let mut symbols = Symbols::default();
-    let profiled = pipelined_with(
-        HANDOVER,
-        |batches| {
-            let mut calls = Calls { batches, teams: 0 };
-            profile_log(reader, None, Some(&mut calls))
-        },
-        |call| match call {
-            Call::Event(e) => sink.event(&e, &symbols),
-            Call::Interval(i) => sink.interval(&i, &symbols),
-            Call::RcCpu(thread, from, ns) => sink.rc_cpu(thread, from, ns),
-            Call::Team(members) => {
-                symbols.intern_team(&members);
-            }
-        },
-    );
-    let (graph, records) = sink.finish();
-    (profiled, graph, records)
-}
-
-/// The sweep's sink on the reading thread: hands each call over.
-struct Calls<'a> {
-    batches: &'a mut Batches<Call>,
-    /// Teams of the log's symbols handed over so far (teams are numbered in the order they
-    /// were defined, and only added to).
-    teams: u32,
-}
-
-impl Sink for Calls<'_> {
-    fn interval(&mut self, interval: &Interval, _symbols: &Symbols) {
-        self.batches.push(Call::Interval(*interval));
-    }
-
-    fn event(&mut self, event: &Event, symbols: &Symbols) {
-        if matches!(event.kind, EventKind::RegionBegin { team: Some(_), .. }) {
-            while let Some(members) = symbols.get_team(TeamRef(self.teams)) {
-                self.batches.push(Call::Team(members.to_vec()));
-                self.teams += 1;
-            }
-        }
-        self.batches.push(Call::Event(*event));
-    }
-
-    fn rc_cpu(&mut self, thread: ThreadId, from: Category, ns: u64) {
-        self.batches.push(Call::RcCpu(thread, from, ns));
     }
 }
 
