@@ -4,7 +4,7 @@
 //!
 //! The attribution's sweep ([`profile_log`]) hands its sink each event, each attributed
 //! interval and each move to rc.cpu, in order. The graph ([`Builder::compact`]) needs the
-//! events alone (and the teams the log defined); the records ([`RecordSink`]) need the
+//! events alone (and the log's teams, all known when it is opened); the records ([`RecordSink`]) need the
 //! intervals, the moves and the `cpu` samples alone. [`Split`] sends each to its side, so
 //! the two sides run apart: the reader decodes on one thread (the log's own hand-over), the
 //! sweep runs on a second, the graph on a third and the records on the caller's, each side
@@ -13,31 +13,38 @@
 use super::build::Builder;
 use super::path_graph::PathGraph;
 use super::records::{RecordSink, Records};
-use crate::event::{Event, EventKind, Header, Symbols, TeamRef, ThreadId};
+use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
 use crate::log::{Handover, LogReader, default_threads, pipelined_with};
 use crate::profile::{Category, Interval, LogProfile, Sink, profile_log};
 
-/// Each side's calls, handed over: batches of 8,192 (4,096 measured slower, stop 42), 4 in
-/// flight (a few MB).
+/// Each side's calls, handed over: batches of 8,192, 4 in flight (a few MB). The
+/// reader's 4,096 were not measurably different (stop 42: 10 runs, within the noise).
 const HANDOVER: Handover = Handover {
     batch: 8192,
     in_flight: 4,
 };
 
-/// What the graph's side is handed: each event, or a team the log defined (the builder
-/// needs the members of a region's team; the side keeps its own copy of the teams).
-enum ToGraph {
-    Event(Event),
-    Team(Vec<ThreadId>),
-}
-
-/// What the records' side is handed.
+/// What the records' side is handed (32 bytes: every byte handed over is written once and
+/// read once more, and the intervals are about one an event).
 enum ToRecords {
-    Interval(Interval),
+    /// An attributed interval: [`Interval`] without its phase, which the records do not keep.
+    Interval {
+        thread: ThreadId,
+        start: u64,
+        end: u64,
+        category: Category,
+        region: Option<Sym>,
+    },
     RcCpu(ThreadId, Category, u64),
     /// A `cpu` sample the sweep applied: thread, time (the latest event's so far), the
-    /// thread's CPU clock and run-queue delay.
-    Sample(ThreadId, u64, u64, Option<u64>),
+    /// thread's CPU clock and run-queue delay (with `has_delay`).
+    Sample {
+        thread: ThreadId,
+        t: u64,
+        cpu: u64,
+        delay: u64,
+        has_delay: bool,
+    },
 }
 
 /// Profiles `reader` with [`profile_log`] while the compact graph and the make-up's records
@@ -45,7 +52,10 @@ enum ToRecords {
 /// `$PP_THREADS`) gives two or more, else on this one.
 pub fn profile_and_record(reader: &mut LogReader) -> (LogProfile, PathGraph, Records) {
     let header = reader.header().clone();
-    let mut graph = Graph::new(&header);
+    let mut graph = Graph {
+        builder: Builder::compact(&header),
+        symbols: reader.symbols().clone(),
+    };
     let mut records = RecordSink::new(&header);
     let profiled = if default_threads() > 1 {
         let side = &mut graph;
@@ -55,14 +65,11 @@ pub fn profile_and_record(reader: &mut LogReader) -> (LogProfile, PathGraph, Rec
                 pipelined_with(
                     HANDOVER,
                     |to_graph| {
-                        let mut split = Split::new(
-                            &header,
-                            |call| to_graph.push(call),
-                            |call| to_records.push(call),
-                        );
+                        let mut split =
+                            Split::new(&header, |e| to_graph.push(e), |call| to_records.push(call));
                         profile_log(reader, None, Some(&mut split))
                     },
-                    |call| side.apply(call),
+                    |e| side.builder.event(&e, &side.symbols),
                 )
             },
             |call| apply(&mut records, call),
@@ -70,7 +77,7 @@ pub fn profile_and_record(reader: &mut LogReader) -> (LogProfile, PathGraph, Rec
     } else {
         let mut split = Split::new(
             &header,
-            |call| graph.apply(call),
+            |e| graph.builder.event(&e, &graph.symbols),
             |call| apply(&mut records, call),
         );
         profile_log(reader, None, Some(&mut split))
@@ -78,36 +85,30 @@ pub fn profile_and_record(reader: &mut LogReader) -> (LogProfile, PathGraph, Rec
     (profiled, graph.builder.finish_path(), records.finish())
 }
 
-/// The graph's side: the builder and its copy of the log's teams.
+/// The graph's side: the builder and its copy of the log's names and teams.
 struct Graph {
     builder: Builder,
     symbols: Symbols,
 }
 
-impl Graph {
-    fn new(header: &Header) -> Self {
-        Graph {
-            builder: Builder::compact(header),
-            symbols: Symbols::default(),
-        }
-    }
-
-    fn apply(&mut self, call: ToGraph) {
-        match call {
-            ToGraph::Event(e) => self.builder.event(&e, &self.symbols),
-            ToGraph::Team(members) => {
-                self.symbols.intern_team(&members);
-            }
-        }
-    }
-}
-
 /// The records' side.
 fn apply(records: &mut RecordSink, call: ToRecords) {
     match call {
-        ToRecords::Interval(i) => records.interval(&i),
+        ToRecords::Interval {
+            thread,
+            start,
+            end,
+            category,
+            region,
+        } => records.interval(thread, start, end, category, region),
         ToRecords::RcCpu(thread, from, ns) => records.rc_cpu(thread, from, ns),
-        ToRecords::Sample(thread, t, cpu, delay) => records.sample(thread as usize, t, cpu, delay),
+        ToRecords::Sample {
+            thread,
+            t,
+            cpu,
+            delay,
+            has_delay,
+        } => records.sample(thread as usize, t, cpu, has_delay.then_some(delay)),
     }
 }
 
@@ -117,38 +118,34 @@ struct Split<G, R> {
     records: R,
     /// Threads of the run (events of others are dropped by both sides).
     p: u32,
-    /// Teams of the log's symbols sent so far (teams are numbered in the order they were
-    /// defined, and only added to).
-    teams: u32,
     /// The latest event's time (a time going back is taken as this, as the sweep does).
     last_t: u64,
 }
 
-impl<G: FnMut(ToGraph), R: FnMut(ToRecords)> Split<G, R> {
+impl<G: FnMut(Event), R: FnMut(ToRecords)> Split<G, R> {
     fn new(header: &Header, graph: G, records: R) -> Self {
         Split {
             graph,
             records,
             p: header.p,
-            teams: 0,
             last_t: 0,
         }
     }
 }
 
-impl<G: FnMut(ToGraph), R: FnMut(ToRecords)> Sink for Split<G, R> {
-    fn interval(&mut self, interval: &Interval, _symbols: &Symbols) {
-        (self.records)(ToRecords::Interval(*interval));
+impl<G: FnMut(Event), R: FnMut(ToRecords)> Sink for Split<G, R> {
+    fn interval(&mut self, i: &Interval, _symbols: &Symbols) {
+        (self.records)(ToRecords::Interval {
+            thread: i.thread,
+            start: i.start,
+            end: i.end,
+            category: i.category,
+            region: i.region,
+        });
     }
 
-    fn event(&mut self, event: &Event, symbols: &Symbols) {
-        if matches!(event.kind, EventKind::RegionBegin { team: Some(_), .. }) {
-            while let Some(members) = symbols.get_team(TeamRef(self.teams)) {
-                (self.graph)(ToGraph::Team(members.to_vec()));
-                self.teams += 1;
-            }
-        }
-        (self.graph)(ToGraph::Event(*event));
+    fn event(&mut self, event: &Event, _symbols: &Symbols) {
+        (self.graph)(*event);
         if event.thread >= self.p {
             return;
         }
@@ -158,16 +155,27 @@ impl<G: FnMut(ToGraph), R: FnMut(ToRecords)> Sink for Split<G, R> {
             run_delay_ns,
         } = event.kind
         {
-            (self.records)(ToRecords::Sample(
-                event.thread,
-                self.last_t,
-                thread_cpu_ns,
-                run_delay_ns,
-            ));
+            (self.records)(ToRecords::Sample {
+                thread: event.thread,
+                t: self.last_t,
+                cpu: thread_cpu_ns,
+                delay: run_delay_ns.unwrap_or(0),
+                has_delay: run_delay_ns.is_some(),
+            });
         }
     }
 
     fn rc_cpu(&mut self, thread: ThreadId, from: Category, ns: u64) {
         (self.records)(ToRecords::RcCpu(thread, from, ns));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_item_for_the_records_takes_32_bytes() {
+        assert_eq!(std::mem::size_of::<ToRecords>(), 32);
     }
 }

@@ -12,7 +12,7 @@ use super::critical::{CriticalPath, Segment};
 use super::makeup::{Makeup, shown};
 use super::spill::{Forward, Spill};
 use crate::event::{Header, Sym, ThreadId};
-use crate::profile::{CATEGORIES, Category, Interval};
+use crate::profile::{CATEGORIES, Category};
 
 const N: usize = CATEGORIES.len();
 const NO_REGION: u32 = u32::MAX;
@@ -331,29 +331,37 @@ impl RecordSink {
         );
     }
 
-    /// An interval the sweep attributed.
-    pub fn interval(&mut self, i: &Interval) {
-        let k = i.thread as usize;
+    /// An interval the sweep attributed (a [`crate::profile::Interval`]'s thread, start, end,
+    /// category and region).
+    pub fn interval(
+        &mut self,
+        thread: ThreadId,
+        from: u64,
+        to: u64,
+        category: Category,
+        region: Option<Sym>,
+    ) {
+        let k = thread as usize;
         let Some(s) = self.threads.get_mut(k) else {
             return;
         };
         // A thread's stretches tile its time: one starts where the previous ended at the
         // earliest (as `Stretches` has them).
-        let start = s.last_end.map_or(i.start, |l| l.max(i.start));
-        s.last_end = Some(i.end);
-        if i.end <= start {
+        let start = s.last_end.map_or(from, |l| l.max(from));
+        s.last_end = Some(to);
+        if to <= start {
             return;
         }
-        let category = i.category.index() as u8;
-        let region = i.region.map_or(NO_REGION, |r| r.0);
-        s.time[usize::from(category)] += i.end - start;
+        let category = category.index() as u8;
+        let region = region.map_or(NO_REGION, |r| r.0);
+        s.time[usize::from(category)] += to - start;
         match &mut s.open {
             Some((_, end, r, c)) if *end == start && *r == region && *c == category => {
-                *end = i.end;
+                *end = to;
             }
             _ => {
                 self.close(k);
-                self.threads[k].open = Some((start, i.end, region, category));
+                self.threads[k].open = Some((start, to, region, category));
             }
         }
     }
