@@ -56,8 +56,10 @@ pub fn profile_and_record(reader: &mut LogReader) -> (LogProfile, PathGraph, Rec
         builder: Builder::compact(&header),
         symbols: reader.symbols().clone(),
     };
-    let mut records = RecordSink::new(&header);
-    let profiled = if default_threads() > 1 {
+    let threads = default_threads();
+    // The make-up reads each stream on a thread of its own; a few are enough.
+    let mut records = RecordSink::new(&header, threads.min(4).min(header.p as usize));
+    let profiled = if threads > 1 {
         let side = &mut graph;
         pipelined_with(
             HANDOVER,
