@@ -4,11 +4,13 @@
 //!
 //! The attribution's sweep ([`profile_log`]) hands its sink each event, each attributed
 //! interval and each move to rc.cpu, in order. The graph ([`Builder::compact`]) needs the
-//! events alone (and the log's teams, all known when it is opened); the records ([`RecordSink`]) need the
-//! intervals, the moves and the `cpu` samples alone. [`Split`] sends each to its side, so
-//! the two sides run apart: the reader decodes on one thread (the log's own hand-over), the
-//! sweep runs on a second, the graph on a third and the records on the caller's, each side
-//! seeing its calls in the order one thread would make them, so the result is the same.
+//! events alone (and the log's teams, all known when it is opened); the records
+//! ([`RecordSink`]) need the intervals, the moves and the `cpu` samples alone. [`Split`] sends
+//! each to its side, so the two sides run apart: the reader decodes on one thread (the log's
+//! own hand-over), the sweep runs on a second, the graph on a third and the records on the
+//! caller's, each side seeing its calls in the order one thread would make them, so the
+//! result is the same. The records go to 1, 2 or 4 streams (the threads, at most 4, rounded
+//! down to a power of two), which the make-up reads back at once ([`super::Makeup::of_records`]).
 
 use super::build::Builder;
 use super::path_graph::PathGraph;
