@@ -21,8 +21,8 @@ use crate::profile::{Category, Interval, LogProfile, Sink, profile_log};
 
 /// Each side's calls, handed over: batches of 8,192, 4 in flight (a few MB). The
 /// reader's 4,096 were not measurably different (stop 42: 10 runs, within the noise); 1,024
-/// took the attribution's thread from 0.5 s to 0.95 s of CPU at 10⁷ events (`perf`, two runs
-/// each, 2026-11-28).
+/// took the attribution's thread from 0.5 s to 0.95 s of CPU at 10⁷ events, and 32,768 made
+/// no difference (`perf`, two runs each, 2026-11-28).
 const HANDOVER: Handover = Handover {
     batch: 8192,
     in_flight: 4,
