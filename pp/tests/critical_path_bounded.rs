@@ -131,3 +131,30 @@ fn a_temporary_folder_that_cannot_be_written_is_a_one_line_error() {
     assert!(err.contains("a temporary file in"), "{err}");
     assert!(err.contains("missing"), "{err}");
 }
+
+#[test]
+fn one_thread_and_four_give_the_same_report() {
+    // The pass on one thread (`PP_THREADS=1`) and on four (reading, attribution, graph,
+    // records: docs/critical-path.md#cost), over several blocks of each thread.
+    let dir = scratch("critical-path-threads");
+    let log = dir.join("run.log");
+    std::fs::write(&log, realistic_log(8, 300_000, 4096, 5)).unwrap();
+    for format in ["text", "json"] {
+        let run = |threads: &str| {
+            let out = pp!()
+                .args(["critical-path", log.to_str().unwrap(), "--format", format])
+                .env("PP_THREADS", threads)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out.stdout
+        };
+        let one = run("1");
+        assert!(one.len() > 100, "{}", String::from_utf8_lossy(&one));
+        assert_eq!(one, run("2"), "--format {format}");
+    }
+}

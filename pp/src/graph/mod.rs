@@ -22,8 +22,8 @@
 mod build;
 mod critical;
 mod makeup;
+mod pass;
 mod path_graph;
-mod pipeline;
 mod records;
 pub mod report;
 mod spill;

@@ -1,21 +1,20 @@
-//! [`RecordSink`]: while the attribution sweeps the log, builds the compact activity graph
-//! ([`PathGraph`]) and writes each thread's attributed stretches, its `cpu` samples and the
-//! time they moved to rc.cpu to a [`Spill`], in the order they happen; [`Makeup::of_records`]
-//! reads them back once the critical path is known. Memory stays bounded whatever the log's
-//! length (docs/critical-path.md#cost): the same make-up as [`Makeup::of`] over
-//! [`super::Stretches`], which hold every stretch.
+//! [`RecordSink`]: while the attribution sweeps the log, writes each thread's attributed
+//! stretches, its `cpu` samples and the time they moved to rc.cpu to a [`Spill`], in the order
+//! they happen; [`Makeup::of_records`] reads them back once the critical path is known. Memory
+//! stays bounded whatever the log's length (docs/critical-path.md#cost): the same make-up as
+//! [`Makeup::of`] over [`super::Stretches`], which hold every stretch.
+//!
+//! A thread's records never touch another thread's, so they are written to a few streams (a
+//! thread's all to one) that the make-up reads back at once, each on a thread of its own.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-use super::build::Builder;
 use super::critical::{CriticalPath, Segment};
 use super::makeup::{Makeup, shown};
-use super::path_graph::PathGraph;
-use super::spill::{Forward, Spill};
-use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
-use crate::profile::{CATEGORIES, Category, Interval, Sink};
+use super::spill::Spill;
+use crate::event::{Header, Sym, ThreadId};
+use crate::profile::{CATEGORIES, Category};
 
 const N: usize = CATEGORIES.len();
 const NO_REGION: u32 = u32::MAX;
@@ -218,18 +217,17 @@ fn unzigzag(z: u64, previous: u64) -> u64 {
     previous.wrapping_add(d as u64)
 }
 
-/// A [`Sink`] for [`crate::profile::Sweep`] that builds the compact graph and spills the
-/// records the make-up needs.
+/// Spills the records the make-up needs from what the attribution's sweep hands its sink
+/// ([`crate::profile::Sink`]): its intervals, its moves to rc.cpu and the `cpu` samples it
+/// applied, in the order it hands them.
 #[derive(Debug)]
 pub struct RecordSink {
-    builder: Builder,
-    records: Spill,
+    /// The streams: thread `i`'s records go to stream `i % streams.len()`.
+    streams: Vec<Spill>,
     codec: Codec,
     threads: Vec<ThreadRecords>,
     /// Moved to rc.cpu by the sample being applied: (thread, category, ns).
     pending: Vec<(ThreadId, Category, u64)>,
-    /// The latest event's time (a time going back is taken as this, as the sweep does).
-    last_t: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -247,24 +245,26 @@ struct ThreadRecords {
 }
 
 impl RecordSink {
-    /// For a run of `header.p` threads.
-    pub fn new(header: &Header) -> Self {
+    /// For a run of `header.p` threads, its records in `streams` streams (at least 1; rounded
+    /// down to a power of two), which share 8 MB of memory; the rest goes to their files.
+    pub fn new(header: &Header, streams: usize) -> Self {
+        let streams = 1 << streams.max(1).ilog2();
         RecordSink {
-            builder: Builder::compact(header),
-            records: Spill::default(),
+            streams: (0..streams)
+                .map(|_| Spill::with_memory((8 << 20) / streams))
+                .collect(),
             codec: Codec::default(),
             threads: vec![ThreadRecords::default(); header.p as usize],
             pending: Vec::new(),
-            last_t: 0,
         }
     }
 
-    /// The compact graph and the records.
-    pub fn finish(mut self) -> (PathGraph, Records) {
+    /// The records.
+    pub fn finish(mut self) -> Records {
         for i in 0..self.threads.len() {
             self.close(i);
         }
-        (self.builder.finish_path(), Records(self.records))
+        Records(self.streams)
     }
 
     /// Writes thread `i`'s open stretch.
@@ -277,13 +277,15 @@ impl RecordSink {
                 region,
                 category,
             };
-            self.codec.write(&stretch, &mut self.records);
+            let n = self.streams.len();
+            self.codec.write(&stretch, &mut self.streams[i % n]);
         }
     }
 
-    /// A `cpu` sample of thread `i` at `t`, after the sweep applied it: as
-    /// [`super::PathSink`] takes it (rules 16 and 17 of docs/event-log.md).
-    fn sample(&mut self, i: usize, t: u64, cpu: u64, delay: Option<u64>) {
+    /// A `cpu` sample of thread `i` (`thread_cpu_ns`, `run_delay_ns`) that the sweep applied,
+    /// at `t`, the latest event's time so far (a time going back is taken as that, as the
+    /// sweep does): as [`super::PathSink`] takes it (rules 16 and 17 of docs/event-log.md).
+    pub fn sample(&mut self, i: usize, t: u64, cpu: u64, delay: Option<u64>) {
         let Some(s) = self.threads.get(i) else {
             self.pending.clear();
             return;
@@ -310,6 +312,7 @@ impl RecordSink {
             };
             let (start, then) = since.unwrap_or((t, now));
             let k = from.index();
+            let n = self.streams.len();
             self.codec.write(
                 &Record::Move {
                     thread,
@@ -319,7 +322,7 @@ impl RecordSink {
                     ns,
                     of: now[k].saturating_sub(then[k]),
                 },
-                &mut self.records,
+                &mut self.streams[thread as usize % n],
             );
         }
         let s = &mut self.threads[i];
@@ -327,67 +330,59 @@ impl RecordSink {
         if let Some(d) = delay {
             s.delay = Some((t, d, s.time));
         }
-        self.codec.write(
-            &Record::Sample {
-                thread: i as ThreadId,
-                t,
-                delay: delay.is_some(),
-            },
-            &mut self.records,
-        );
+        let sample = Record::Sample {
+            thread: i as ThreadId,
+            t,
+            delay: delay.is_some(),
+        };
+        let n = self.streams.len();
+        self.codec.write(&sample, &mut self.streams[i % n]);
     }
-}
 
-impl Sink for RecordSink {
-    fn interval(&mut self, i: &Interval, _symbols: &Symbols) {
-        let k = i.thread as usize;
+    /// An interval the sweep attributed (a [`crate::profile::Interval`]'s thread, start, end,
+    /// category and region).
+    pub fn interval(
+        &mut self,
+        thread: ThreadId,
+        from: u64,
+        to: u64,
+        category: Category,
+        region: Option<Sym>,
+    ) {
+        let k = thread as usize;
         let Some(s) = self.threads.get_mut(k) else {
             return;
         };
         // A thread's stretches tile its time: one starts where the previous ended at the
         // earliest (as `Stretches` has them).
-        let start = s.last_end.map_or(i.start, |l| l.max(i.start));
-        s.last_end = Some(i.end);
-        if i.end <= start {
+        let start = s.last_end.map_or(from, |l| l.max(from));
+        s.last_end = Some(to);
+        if to <= start {
             return;
         }
-        let category = i.category.index() as u8;
-        let region = i.region.map_or(NO_REGION, |r| r.0);
-        s.time[usize::from(category)] += i.end - start;
+        let category = category.index() as u8;
+        let region = region.map_or(NO_REGION, |r| r.0);
+        s.time[usize::from(category)] += to - start;
         match &mut s.open {
             Some((_, end, r, c)) if *end == start && *r == region && *c == category => {
-                *end = i.end;
+                *end = to;
             }
             _ => {
                 self.close(k);
-                self.threads[k].open = Some((start, i.end, region, category));
+                self.threads[k].open = Some((start, to, region, category));
             }
         }
     }
 
-    fn event(&mut self, e: &Event, symbols: &Symbols) {
-        self.builder.event(e, symbols);
-        if e.thread as usize >= self.threads.len() {
-            return;
-        }
-        self.last_t = self.last_t.max(e.t);
-        if let EventKind::Cpu {
-            thread_cpu_ns,
-            run_delay_ns,
-        } = e.kind
-        {
-            self.sample(e.thread as usize, self.last_t, thread_cpu_ns, run_delay_ns);
-        }
-    }
-
-    fn rc_cpu(&mut self, thread: ThreadId, from: Category, ns: u64) {
+    /// At the `cpu` sample applied next, `ns` of `thread`'s time in `from` moved to rc.cpu.
+    pub fn rc_cpu(&mut self, thread: ThreadId, from: Category, ns: u64) {
         self.pending.push((thread, from, ns));
     }
 }
 
-/// The records a [`RecordSink`] wrote.
+/// The records a [`RecordSink`] wrote, by stream.
 #[derive(Debug)]
-pub struct Records(Spill);
+pub struct Records(Vec<Spill>);
 
 /// A segment of the path and what the records put in it.
 #[derive(Debug, Clone, Copy)]
@@ -520,13 +515,16 @@ impl Totals {
 }
 
 impl Makeup {
-    /// [`Makeup::of`] the stretches in `records`, read once in order.
+    /// [`Makeup::of`] the stretches in `records`, read once in order: each stream on a thread
+    /// of its own when there are several.
     pub fn of_records(path: &CriticalPath, records: &mut Records) -> io::Result<Makeup> {
         let segments = &path.segments[..];
-        // Indexed by thread (only threads on the path have one).
-        let mut threads: Vec<Option<Reading>> = Vec::new();
+        let streams = records.0.len().max(1);
+        // Each stream's threads on the path, indexed by thread.
+        let mut readings: Vec<Vec<Option<Reading>>> = (0..streams).map(|_| Vec::new()).collect();
         for (k, seg) in segments.iter().enumerate() {
             let i = seg.thread as usize;
+            let threads = &mut readings[i % streams];
             if i >= threads.len() {
                 threads.resize_with(i + 1, || None);
             }
@@ -535,131 +533,45 @@ impl Makeup {
                 .segs
                 .push(k as u32);
         }
-        let mut totals = Totals::default();
-        let mut done = |part: &Part| totals.add(part);
+        let work = records.0.iter_mut().zip(readings);
+        let read: Vec<io::Result<Read>> = if streams == 1 {
+            work.map(|(spill, threads)| read_stream(segments, spill, threads))
+                .collect()
+        } else {
+            std::thread::scope(|scope| {
+                let running: Vec<_> = work
+                    .map(|(spill, threads)| {
+                        scope.spawn(move || read_stream(segments, spill, threads))
+                    })
+                    .collect();
+                running
+                    .into_iter()
+                    .map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                    .collect()
+            })
+        };
+        let mut threads: HashMap<ThreadId, u64> = HashMap::new();
+        let mut categories = [0u64; N];
+        let mut unattributed = 0;
         // Indexed by region symbol + 1 (0: outside every region).
         let mut regions: Vec<u64> = Vec::new();
-        let forward = records.0.windows()?;
-        std::thread::scope(|scope| -> io::Result<()> {
-            let (to_apply, decoded) = sync_channel(IN_FLIGHT);
-            let (give_back, spare) = sync_channel(IN_FLIGHT + 2);
-            scope.spawn(move || decode(forward, &to_apply, &spare));
-            for batch in decoded {
-                let mut batch = batch?;
-                for record in batch.drain(..) {
-                    match record {
-                        Record::Stretch {
-                            thread,
-                            start,
-                            end,
-                            region,
-                            category,
-                        } => {
-                            let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut)
-                            else {
-                                continue;
-                            };
-                            r.now = r.now.max(start);
-                            while r.next < r.segs.len() && r.seg(segments, r.next).end <= start {
-                                r.next += 1;
-                            }
-                            let region = region.wrapping_add(1) as usize;
-                            if region >= regions.len() {
-                                regions.resize(region + 1, 0);
-                            }
-                            let mut j = r.next;
-                            while j < r.segs.len() && r.seg(segments, j).start < end {
-                                let part = r.part(segments, j);
-                                let d = end.min(part.seg.end) - start.max(part.seg.start);
-                                part.time[usize::from(category)] += d;
-                                regions[region] += d;
-                                j += 1;
-                            }
-                            r.retire(segments, &mut done);
-                        }
-                        Record::Sample { thread, t, delay } => {
-                            let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut)
-                            else {
-                                continue;
-                            };
-                            r.now = r.now.max(t);
-                            let mut cursor = r.cursors[0];
-                            let at = r.after_from(segments, &mut cursor, t);
-                            r.cursors[0] = cursor;
-                            let around = (at < r.segs.len() && r.seg(segments, at).start < t)
-                                .then(|| (at, r.part(segments, at).time));
-                            r.cpu = Some((t, around));
-                            if delay {
-                                r.delay = Some((t, around));
-                            }
-                            r.retire(segments, &mut done);
-                        }
-                        Record::Move {
-                            thread,
-                            start,
-                            end,
-                            from,
-                            ns,
-                            of,
-                        } => {
-                            let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut)
-                            else {
-                                continue;
-                            };
-                            let from = CATEGORIES[usize::from(from).min(N - 1)];
-                            let since = if from == Category::Pc { r.cpu } else { r.delay };
-                            let k = if from == Category::Pc { 1 } else { 2 };
-                            let mut cursor = r.cursors[k];
-                            let mut j = r.open.max(r.after_from(segments, &mut cursor, start));
-                            r.cursors[k] = cursor;
-                            while start < end && j < r.segs.len() && r.seg(segments, j).start < end
-                            {
-                                let seg = *r.seg(segments, j);
-                                // The part's time in `from` over [max(start, its start), now): its time
-                                // so far less what it had at the sample at `start`.
-                                let before = match since {
-                                    _ if seg.start >= start => Some(0),
-                                    Some((t, Some((at, time)))) if t == start && at == j => {
-                                        Some(time[from.index()])
-                                    }
-                                    _ => None,
-                                };
-                                j += 1;
-                                let Some(before) = before else {
-                                    continue;
-                                };
-                                let part = r.part(segments, j - 1);
-                                let on_path = part.time[from.index()].saturating_sub(before);
-                                if on_path == 0 {
-                                    continue;
-                                }
-                                let share = (u128::from(ns) * u128::from(on_path)
-                                    / u128::from(of.max(1)))
-                                    as u64;
-                                let to = shown(&seg, from).index();
-                                part.shares[to] = part.shares[to].saturating_add(share);
-                            }
-                            if from == Category::Pc {
-                                while r.open < r.segs.len() && r.seg(segments, r.open).end <= start
-                                {
-                                    r.open += 1;
-                                }
-                            }
-                            r.retire(segments, &mut done);
-                        }
-                    }
-                }
-                // The decoder may have stopped taking them back; the batch is then dropped.
-                let _ = give_back.try_send(batch);
+        for stream in read {
+            let stream = stream?;
+            for (t, ns) in stream.totals.by_thread {
+                *threads.entry(t).or_default() += ns;
             }
-            Ok(())
-        })?;
-        for r in threads.iter_mut().flatten() {
-            r.next = r.segs.len();
-            r.open = r.segs.len();
-            r.retire(segments, &mut done);
+            for (total, ns) in categories.iter_mut().zip(stream.totals.categories) {
+                *total += ns;
+            }
+            unattributed += stream.totals.unattributed;
+            if stream.regions.len() > regions.len() {
+                regions.resize(stream.regions.len(), 0);
+            }
+            for (total, ns) in regions.iter_mut().zip(stream.regions) {
+                *total += ns;
+            }
         }
-        let mut by_thread: Vec<_> = totals.by_thread.into_iter().collect();
+        let mut by_thread: Vec<_> = threads.into_iter().collect();
         by_thread.sort_unstable();
         // Regions the path crossed, `None` first, then by symbol (as they sort).
         let by_region: Vec<_> = regions
@@ -671,60 +583,157 @@ impl Makeup {
         Ok(Makeup {
             by_thread,
             by_region,
-            by_category: CATEGORIES.iter().copied().zip(totals.categories).collect(),
-            unattributed: totals.unattributed,
+            by_category: CATEGORIES.iter().copied().zip(categories).collect(),
+            unattributed,
         })
     }
 }
 
-/// Records per batch from the decoder to the make-up, and batches in flight at most.
-const BATCH: usize = 8192;
-const IN_FLIGHT: usize = 4;
+/// What one stream's records put on the path: totals, and time per region (indexed by region
+/// symbol + 1, 0 outside every region).
+struct Read {
+    totals: Totals,
+    regions: Vec<u64>,
+}
 
-/// Decodes the records on a thread of its own while the make-up applies them (decoding was
-/// about half of the make-up's time): batches in order, then the error that ended them, if
-/// one did.
-fn decode(
-    mut forward: Forward<'_>,
-    to: &SyncSender<io::Result<Vec<Record>>>,
-    spare: &Receiver<Vec<Record>>,
-) {
+/// Decodes one stream's records, in order, and adds each to the parts of the path it reaches
+/// (`threads`: the stream's threads on the path); an error reading them back is an error.
+fn read_stream(
+    segments: &[Segment],
+    spill: &mut Spill,
+    mut threads: Vec<Option<Reading>>,
+) -> io::Result<Read> {
+    let mut totals = Totals::default();
+    let mut regions = Vec::new();
+    let mut done = |part: &Part| totals.add(part);
+    let mut forward = spill.windows()?;
     let mut codec = Codec::default();
-    let mut batch = Vec::with_capacity(BATCH);
-    let mut all = || -> io::Result<()> {
-        loop {
-            let window = forward.window(MAX_RECORD)?;
-            if window.is_empty() {
-                return Ok(());
+    loop {
+        let window = forward.window(MAX_RECORD)?;
+        if window.is_empty() {
+            break;
+        }
+        // Fewer bytes than the longest record: the last records.
+        let last = window.len() < MAX_RECORD;
+        let mut used = 0;
+        while used < window.len() && (last || window.len() - used >= MAX_RECORD) {
+            let Some((record, n)) = codec.read(&window[used..])? else {
+                break;
+            };
+            used += n;
+            apply(record, segments, &mut threads, &mut regions, &mut done);
+        }
+        forward.consume(used);
+    }
+    for r in threads.iter_mut().flatten() {
+        r.next = r.segs.len();
+        r.open = r.segs.len();
+        r.retire(segments, &mut done);
+    }
+    Ok(Read { totals, regions })
+}
+
+/// Adds one record to the parts of the path it reaches.
+fn apply(
+    record: Record,
+    segments: &[Segment],
+    threads: &mut [Option<Reading>],
+    regions: &mut Vec<u64>,
+    done: &mut impl FnMut(&Part),
+) {
+    match record {
+        Record::Stretch {
+            thread,
+            start,
+            end,
+            region,
+            category,
+        } => {
+            let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut) else {
+                return;
+            };
+            r.now = r.now.max(start);
+            while r.next < r.segs.len() && r.seg(segments, r.next).end <= start {
+                r.next += 1;
             }
-            // Fewer bytes than the longest record: the last records.
-            let last = window.len() < MAX_RECORD;
-            let mut used = 0;
-            while used < window.len() && (last || window.len() - used >= MAX_RECORD) {
-                let Some((record, n)) = codec.read(&window[used..])? else {
-                    break;
-                };
-                used += n;
-                batch.push(record);
-                if batch.len() >= BATCH {
-                    let next = spare
-                        .try_recv()
-                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                    if to.send(Ok(std::mem::replace(&mut batch, next))).is_err() {
-                        // The make-up stopped (an error of its own).
-                        return Ok(());
+            let region = region.wrapping_add(1) as usize;
+            if region >= regions.len() {
+                regions.resize(region + 1, 0);
+            }
+            let mut j = r.next;
+            while j < r.segs.len() && r.seg(segments, j).start < end {
+                let part = r.part(segments, j);
+                let d = end.min(part.seg.end) - start.max(part.seg.start);
+                part.time[usize::from(category)] += d;
+                regions[region] += d;
+                j += 1;
+            }
+            r.retire(segments, done);
+        }
+        Record::Sample { thread, t, delay } => {
+            let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut) else {
+                return;
+            };
+            r.now = r.now.max(t);
+            let mut cursor = r.cursors[0];
+            let at = r.after_from(segments, &mut cursor, t);
+            r.cursors[0] = cursor;
+            let around = (at < r.segs.len() && r.seg(segments, at).start < t)
+                .then(|| (at, r.part(segments, at).time));
+            r.cpu = Some((t, around));
+            if delay {
+                r.delay = Some((t, around));
+            }
+            r.retire(segments, done);
+        }
+        Record::Move {
+            thread,
+            start,
+            end,
+            from,
+            ns,
+            of,
+        } => {
+            let Some(r) = threads.get_mut(thread as usize).and_then(Option::as_mut) else {
+                return;
+            };
+            let from = CATEGORIES[usize::from(from).min(N - 1)];
+            let since = if from == Category::Pc { r.cpu } else { r.delay };
+            let k = if from == Category::Pc { 1 } else { 2 };
+            let mut cursor = r.cursors[k];
+            let mut j = r.open.max(r.after_from(segments, &mut cursor, start));
+            r.cursors[k] = cursor;
+            while start < end && j < r.segs.len() && r.seg(segments, j).start < end {
+                let seg = *r.seg(segments, j);
+                // The part's time in `from` over [max(start, its start), now): its time
+                // so far less what it had at the sample at `start`.
+                let before = match since {
+                    _ if seg.start >= start => Some(0),
+                    Some((t, Some((at, time)))) if t == start && at == j => {
+                        Some(time[from.index()])
                     }
+                    _ => None,
+                };
+                j += 1;
+                let Some(before) = before else {
+                    continue;
+                };
+                let part = r.part(segments, j - 1);
+                let on_path = part.time[from.index()].saturating_sub(before);
+                if on_path == 0 {
+                    continue;
+                }
+                let share = (u128::from(ns) * u128::from(on_path) / u128::from(of.max(1))) as u64;
+                let to = shown(&seg, from).index();
+                part.shares[to] = part.shares[to].saturating_add(share);
+            }
+            if from == Category::Pc {
+                while r.open < r.segs.len() && r.seg(segments, r.open).end <= start {
+                    r.open += 1;
                 }
             }
-            forward.consume(used);
+            r.retire(segments, done);
         }
-    };
-    let ended = all();
-    if !batch.is_empty() {
-        let _ = to.send(Ok(batch));
-    }
-    if let Err(e) = ended {
-        let _ = to.send(Err(e));
     }
 }
 

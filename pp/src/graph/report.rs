@@ -9,8 +9,8 @@ use serde_json::json;
 use super::ArcKind;
 use super::critical::CriticalPath;
 use super::makeup::Makeup;
+use super::pass::profile_and_record;
 use super::path_graph::PathGraph;
-use super::pipeline::profile_and_record;
 use crate::event::Symbols;
 use crate::log::LogReader;
 
@@ -49,8 +49,8 @@ impl Report {
     /// [`Report::read`] of an open log; `name` stands for its file in messages. Memory stays
     /// bounded whatever the log's length: what the path and its make-up need goes to a
     /// temporary file ([`super::RecordSink`]); an error writing or reading it is an error. The
-    /// graph is built on a second thread while this one reads and attributes the log
-    /// ([`profile_and_record`]).
+    /// graph and the records are built on threads of their own while another reads and
+    /// attributes the log ([`profile_and_record`]).
     pub fn from_log(mut reader: LogReader, name: &str) -> Result<Report> {
         let (profiled, mut graph, mut records) = profile_and_record(&mut reader);
         let profile = match (profiled.profile, &profiled.damage) {

@@ -8,12 +8,15 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Bytes kept in memory before they go to the file (a power of two).
+/// Bytes kept in memory before they go to the file (a power of two), unless
+/// [`Spill::with_memory`] says otherwise.
 const MEMORY: usize = 8 << 20;
 
 /// Records appended in order; the first I/O error is kept and reported by [`Spill::error`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Spill {
+    /// Bytes kept in memory before they go to the file (a power of two).
+    memory: usize,
     /// The records written so far, whole buffers at a time.
     file: Option<File>,
     /// Bytes in the file.
@@ -25,12 +28,32 @@ pub struct Spill {
     flushed: u64,
 }
 
+impl Default for Spill {
+    fn default() -> Self {
+        Spill::with_memory(MEMORY)
+    }
+}
+
 impl Spill {
+    /// A spill that keeps up to `bytes` in memory (rounded down to a power of two, at least
+    /// 64 kB), the rest in its file.
+    pub fn with_memory(bytes: usize) -> Self {
+        let bytes = bytes.max(64 << 10);
+        Spill {
+            memory: 1 << bytes.ilog2(),
+            file: None,
+            on_disk: 0,
+            tail: Vec::new(),
+            error: None,
+            flushed: 0,
+        }
+    }
+
     /// Appends one record.
     pub fn push(&mut self, record: &[u8]) {
-        // Before the tail would outgrow MEMORY (a power of two: its capacity stays at most
-        // that).
-        if self.tail.len() + record.len() > MEMORY {
+        // Before the tail would outgrow its memory (a power of two: its capacity stays at
+        // most that).
+        if self.tail.len() + record.len() > self.memory {
             self.flush();
         }
         self.tail.extend_from_slice(record);
@@ -39,7 +62,7 @@ impl Spill {
     /// Room for a record of at most `n` bytes, which the caller appends to the returned tail
     /// itself (an encoder writes its bytes straight there, without a copy).
     pub fn room(&mut self, n: usize) -> &mut Vec<u8> {
-        if self.tail.len() + n > MEMORY {
+        if self.tail.len() + n > self.memory {
             self.flush();
         }
         &mut self.tail

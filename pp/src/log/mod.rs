@@ -30,7 +30,7 @@ pub(crate) use decode::{Defined, decode_record};
 pub use error::LogError;
 pub use limits::{MAX_LINE, MAX_NAMES, MAX_PIPED, MAX_SYMBOL_BYTES, MAX_TEAMS};
 pub use pipeline::set_threads;
-pub(crate) use pipeline::{MIN_ITEMS, default_threads, pipelined};
+pub(crate) use pipeline::{Handover, MIN_ITEMS, default_threads, pipelined, pipelined_with};
 pub use place::Place;
 pub use pp_recorder::log::{
     BinaryWriter, Encoding, MAX_THREADS, TextWriter, binary, check_header, excerpt, is_name,

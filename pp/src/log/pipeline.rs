@@ -3,8 +3,8 @@
 //! sweep, the log writer). docs/event-log.md#reading-on-several-cores.
 //!
 //! The items reach the consumer in the order they were produced; the second thread only moves
-//! the producing off the caller's. Memory: [`IN_FLIGHT`] + 1 batches of [`BATCH`]
-//! items, allocated by the caller before the producer starts.
+//! the producing off the caller's. Memory: [`Handover::in_flight`] + 1 batches of
+//! [`Handover::batch`] items, allocated by the caller before the producer starts.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
@@ -14,15 +14,26 @@ use super::error::LogError;
 use super::place::Place;
 use crate::event::{Event, Symbols};
 
-/// Items handed over at a time.
-const BATCH: usize = 4096;
+/// How [`pipelined_with`] hands the items over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Handover {
+    /// Items handed over at a time (at least 1).
+    pub batch: usize,
+    /// Full batches waiting for the consumer (at least 1; the producer blocks beyond).
+    pub in_flight: usize,
+}
 
-/// Full batches waiting for the consumer (the producer blocks beyond).
-const IN_FLIGHT: usize = 3;
+impl Handover {
+    /// [`pipelined`]'s: batches of 4,096 items, 3 in flight.
+    pub(crate) const DEFAULT: Handover = Handover {
+        batch: 4096,
+        in_flight: 3,
+    };
+}
 
-/// Fewer items than this (four batches) are produced on the caller's thread alone (starting a thread costs
-/// more than it saves).
-pub(crate) const MIN_ITEMS: u64 = 4 * BATCH as u64;
+/// Fewer items than this (four of [`Handover::DEFAULT`]'s batches) are produced on the
+/// caller's thread alone (starting a thread costs more than it saves).
+pub(crate) const MIN_ITEMS: u64 = 4 * Handover::DEFAULT.batch as u64;
 
 /// The threads a new reader uses, set by [`set_threads`]; 0: as many as the machine has.
 static THREADS: AtomicUsize = AtomicUsize::new(0);
@@ -44,6 +55,8 @@ pub(crate) fn default_threads() -> usize {
 /// The producer's end: [`Batches::push`] an item at a time.
 pub(crate) struct Batches<T> {
     batch: Vec<T>,
+    /// Items in a full batch.
+    size: usize,
     full: SyncSender<Vec<T>>,
     empty: Receiver<Vec<T>>,
     /// False once the consumer stopped listening (it panicked): the rest is dropped.
@@ -57,7 +70,7 @@ impl<T> Batches<T> {
             return;
         }
         self.batch.push(item);
-        if self.batch.len() == BATCH {
+        if self.batch.len() == self.size {
             self.hand_over();
         }
     }
@@ -85,20 +98,31 @@ impl<T> Batches<T> {
 
 /// Runs `produce` on a second thread and `consume` on this one with every item `produce`
 /// pushed, in order; returns what `produce` returned once everything is consumed. A panic in
-/// either is resumed here.
+/// either is resumed here. Hands the items over as [`Handover::DEFAULT`] says.
 pub(crate) fn pipelined<T: Send, R: Send>(
+    produce: impl FnOnce(&mut Batches<T>) -> R + Send,
+    consume: impl FnMut(T),
+) -> R {
+    pipelined_with(Handover::DEFAULT, produce, consume)
+}
+
+/// [`pipelined`], handing the items over as `handover` says.
+pub(crate) fn pipelined_with<T: Send, R: Send>(
+    handover: Handover,
     produce: impl FnOnce(&mut Batches<T>) -> R + Send,
     mut consume: impl FnMut(T),
 ) -> R {
+    let (size, in_flight) = (handover.batch.max(1), handover.in_flight.max(1));
     std::thread::scope(|scope| {
-        let (full_tx, full_rx) = sync_channel::<Vec<T>>(IN_FLIGHT);
-        let (empty_tx, empty_rx) = sync_channel::<Vec<T>>(IN_FLIGHT + 2);
-        for _ in 0..IN_FLIGHT + 1 {
-            let _ = empty_tx.send(Vec::with_capacity(BATCH));
+        let (full_tx, full_rx) = sync_channel::<Vec<T>>(in_flight);
+        let (empty_tx, empty_rx) = sync_channel::<Vec<T>>(in_flight + 2);
+        for _ in 0..in_flight + 1 {
+            let _ = empty_tx.send(Vec::with_capacity(size));
         }
         let producer = scope.spawn(move || {
             let mut batches = Batches {
                 batch: Vec::with_capacity(0),
+                size,
                 full: full_tx,
                 empty: empty_rx,
                 listening: true,
