@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use crate::event::{ThreadId, WaitKind};
 
-use crate::interval::{current_thread, wait};
+use crate::interval::{current_thread, release, wait};
 
 /// No recorded thread (in a [`Cause`]).
 const NOBODY: u32 = u32::MAX;
@@ -229,21 +229,26 @@ impl Condvar {
         guard
     }
 
-    /// Wakes one waiting thread.
+    /// Wakes one waiting thread, recording `release cond [name]` first (the point a
+    /// skeleton's partner signals at: docs/skeletons.md#partners).
     pub fn notify_one(&self) {
+        release(WaitKind::Cond, self.name);
         self.notifier.note();
         self.inner.notify_one();
     }
 
-    /// Wakes all waiting threads.
+    /// Wakes all waiting threads, recording `release cond [name]` first.
     pub fn notify_all(&self) {
+        release(WaitKind::Cond, self.name);
         self.notifier.note();
         self.inner.notify_all();
     }
 }
 
 /// An unbounded channel whose receiver records `wait recv [name]` while `recv` blocks, ended
-/// `by=` the sending thread (each value travels with its sender's id). Sending never blocks.
+/// `by=` the sending thread (each value travels with its sender's id). Sending never blocks;
+/// it records `release recv [name]` before the value goes (where a skeleton's partner signals:
+/// docs/skeletons.md#partners).
 ///
 /// ```
 /// let (tx, rx) = pp_recorder::sync::channel("results");
@@ -252,7 +257,13 @@ impl Condvar {
 /// ```
 pub fn channel<T>(name: &'static str) -> (Sender<T>, Receiver<T>) {
     let (tx, rx) = mpsc::channel();
-    (Sender { inner: tx }, Receiver::wrap(name, rx))
+    (
+        Sender {
+            name: Some(name),
+            inner: tx,
+        },
+        Receiver::wrap(name, rx),
+    )
 }
 
 /// A value and the recorded thread that sent it.
@@ -261,20 +272,24 @@ type Sent<T> = (T, Option<ThreadId>);
 /// The sending half of [`channel`]: [`std::sync::mpsc::Sender`] that also sends its thread.
 #[derive(Debug)]
 pub struct Sender<T> {
+    name: Option<&'static str>,
     inner: mpsc::Sender<Sent<T>>,
 }
 
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
         Sender {
+            name: self.name,
             inner: self.inner.clone(),
         }
     }
 }
 
 impl<T> Sender<T> {
-    /// Sends a value (never waits); fails when the receiver is gone.
+    /// Sends a value (never waits), recording `release recv [name]` first; fails when the
+    /// receiver is gone.
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        release(WaitKind::Recv, self.name);
         self.inner
             .send((value, current_thread()))
             .map_err(|SendError((v, _))| SendError(v))
@@ -365,9 +380,10 @@ impl<T> Clone for SyncSender<T> {
 }
 
 impl<T> SyncSender<T> {
-    /// Sends a value, recording a wait only if the channel is full (its end names no
-    /// thread: which receive made room is not known).
+    /// Sends a value, recording `release recv [name]` first and a wait only if the channel is
+    /// full (its end names no thread: which receive made room is not known).
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
+        release(WaitKind::Recv, self.name);
         match self.inner.try_send((value, current_thread())) {
             Ok(()) => Ok(()),
             Err(TrySendError::Disconnected((v, _))) => Err(SendError(v)),
@@ -380,8 +396,9 @@ impl<T> SyncSender<T> {
         }
     }
 
-    /// Sends a value if there is room (never waits, records nothing).
+    /// Sends a value if there is room (never waits), recording `release recv [name]` first.
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        release(WaitKind::Recv, self.name);
         self.inner
             .try_send((value, current_thread()))
             .map_err(|e| match e {

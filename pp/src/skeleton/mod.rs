@@ -9,6 +9,7 @@
 pub mod file;
 pub mod gate;
 pub mod mpi;
+pub mod partner;
 pub mod predict;
 pub mod run;
 pub mod scale;
@@ -305,6 +306,9 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
             plan.compression(),
             plan.threshold
         ));
+    }
+    if !mpi::is_mpi(&plan) {
+        warnings.extend(partner::Partners::plan(&plan).1);
     }
     warnings.extend(scale::shortest_good(&plan.threads, k, wall));
     Ok((plan, warnings))

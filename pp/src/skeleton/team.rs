@@ -118,6 +118,7 @@ pub fn run(s: &Skeleton, opener: u32, objects: &Objects) -> std::io::Result<()> 
                     _ => state.step(st),
                 }
             }
+            objects.partners.finish(opener);
             None
         });
         let Some(name) = next else { break };
@@ -153,12 +154,14 @@ pub fn run(s: &Skeleton, opener: u32, objects: &Objects) -> std::io::Result<()> 
                         _ => state.step(st),
                     }
                 }
+                objects.partners.finish(t);
             }
         });
     }
     // The other threads' steps after their last part (a stop's idle computation, or parts
     // beyond the opener's regions) are not run: nothing opens a region for them.
     for t in 0..s.p {
+        objects.partners.finish(t);
         if let Some((_, state)) = slot(t).as_mut() {
             state.release();
         }
