@@ -13,17 +13,18 @@ use proptest::prelude::*;
 use test_support::{pp, scratch, stdout_of};
 
 /// Thread 0 computes `work` ns, then notifies `c`, 40 times; thread 1 waits for each notify
-/// (ended `by=0`) and computes 1 us after it. No `cpu` samples: CPU time is the wall time.
-fn notify_log(work: u64) -> String {
+/// (ended `by=0`) and computes 1 us after it (or `after(i)` ns after the i-th). No `cpu`
+/// samples: CPU time is the wall time.
+fn notify_log(work: u64, after: impl Fn(u64) -> u64) -> String {
     let mut s = String::from("pplog 1 p=2\n0 0 start\n0 1 start\n");
     let mut t = 0;
     let mut waiter = 1000;
-    for _ in 0..40 {
+    for i in 0..40 {
         s.push_str(&format!("{waiter} 1 wait_begin cond c\n"));
         t += work;
         s.push_str(&format!("{t} 0 release cond c\n"));
         s.push_str(&format!("{} 1 wait_end cond c by=0\n", t + 50));
-        waiter = t + 1050;
+        waiter = t + 50 + after(i);
     }
     s.push_str(&format!("{} 0 stop\n{waiter} 1 stop\n", t + 10));
     // In time order, as a recorder writes it.
@@ -78,7 +79,7 @@ fn run(dir: &Path) -> (PathBuf, String) {
 #[test]
 fn the_skeletons_waits_are_ended_by_the_partners_release() {
     let dir = scratch("skeleton-partner");
-    let app = test_support::write(&dir, "app.log", &notify_log(200_000));
+    let app = test_support::write(&dir, "app.log", &notify_log(200_000, |_| 1000));
     // The signature keeps the partner and the release: K = 4 keeps 10 of each.
     let (s, warnings) = skeleton::from_log(&app, Size::Scale(4.0)).unwrap();
     assert!(warnings.is_empty(), "{warnings:?}");
@@ -130,6 +131,46 @@ fn the_skeletons_waits_are_ended_by_the_partners_release() {
             "wait {i} ended before release {i}"
         );
     }
+}
+
+#[test]
+fn waits_folded_apart_from_their_releases_are_folded_by_operations() {
+    // Thread 1's computations after the notifies are 100 ns or 5 us in no repeating order, so
+    // under the seed's threshold its 40 waits fold into no loop (40 steps, each at 1/4) while
+    // thread 0's 40 releases divide to 10: by their operations alone, both are 10.
+    let dir = scratch("skeleton-partner-refold");
+    let app = test_support::write(
+        &dir,
+        "app.log",
+        &notify_log(200_000, |i| {
+            if (0x9E37_79B9_7F4A_7C15u64 >> i) & 1 == 1 {
+                100
+            } else {
+                5000
+            }
+        }),
+    );
+    let (s, warnings) = skeleton::from_log(&app, Size::Scale(4.0)).unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("of the waits' partners do not pair up")
+                && w.contains("folded by their operations alone")),
+        "{warnings:?}"
+    );
+    assert!(
+        !warnings.iter().any(|w| w.contains("waits 40 times")),
+        "{warnings:?}"
+    );
+    let count = |t: usize, f: &dyn Fn(&Op) -> bool| -> u64 {
+        s.threads[t]
+            .items
+            .iter()
+            .map(|i| i.count(&|st| f(&st.op)))
+            .sum()
+    };
+    assert_eq!(count(0, &|o| matches!(o, Op::Release { .. })), 10);
+    assert_eq!(count(1, &|o| matches!(o, Op::Wait { by: Some(0), .. })), 10);
 }
 
 /// A skeleton file: thread 0 spins `work` ns and releases `cond c` 5 times; thread 1 waits for
