@@ -299,14 +299,6 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
             plan.compression()
         ));
     }
-    if plan.compression() < k / 2.0 {
-        warnings.push(format!(
-            "{name}: the signature does not compress the run by Q = K/2 = {} at any threshold (it does by {:.1} at {}): the skeleton keeps more steps than the seed's rule asks",
-            k / 2.0,
-            plan.compression(),
-            plan.threshold
-        ));
-    }
     if !mpi::is_mpi(&plan) {
         // A thread's waits and its partner's releases pair up only where their loops divide
         // alike: where they do not under the seed's threshold (a wait's computation since the
@@ -329,6 +321,14 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
             }
         }
         warnings.extend(unpaired);
+    }
+    if plan.compression() < k / 2.0 {
+        warnings.push(format!(
+            "{name}: the signature does not compress the run by Q = K/2 = {} at any threshold (it does by {:.1} at {}): the skeleton keeps more steps than the seed's rule asks",
+            k / 2.0,
+            plan.compression(),
+            plan.threshold
+        ));
     }
     warnings.extend(scale::shortest_good(&plan.threads, k, wall));
     Ok((plan, warnings))
