@@ -15,7 +15,7 @@
 //! ```
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering, fence};
+use std::sync::atomic::{AtomicU32, Ordering, fence};
 use std::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use std::sync::{BarrierWaitResult, LockResult, MutexGuard, TryLockError, TryLockResult};
 use std::time::Duration;
@@ -283,25 +283,36 @@ pub fn channel<T>(name: &'static str) -> (Sender<T>, Receiver<T>) {
     )
 }
 
-/// Whether a channel's receiver is in a recorded wait, shared by its ends: a send records
-/// `release` only then. The receiver sets it and tries again before it blocks, and a sender
-/// reads it after its value went, each behind a full fence, so a send that ends a wait always
-/// sees it (a send while the receiver is between its tries records one that ends none).
+/// The waits of a channel's receiver that no send has ended yet, shared by its ends: a send
+/// records `release` only when there is one, and takes it. The receiver counts a wait and tries
+/// again before it blocks, and a sender looks after its value went, each behind a full fence,
+/// so a send that ends a wait always finds it (a send while the receiver is between its tries
+/// may take one that then does not wait: the receiver gives it back where it can).
 #[derive(Debug, Clone, Default)]
-struct Waiting(Arc<AtomicBool>);
+struct Waiting(Arc<AtomicU32>);
 
 impl Waiting {
-    /// After a send: records `release recv [name]` if the receiver waits.
+    /// After a send: takes a wait not ended yet, if there is one, and records
+    /// `release recv [name]`.
     fn sent(&self, name: Option<&'static str>) {
         fence(Ordering::SeqCst);
-        if self.0.load(Ordering::Relaxed) {
+        if self.0.load(Ordering::Relaxed) > 0 && self.take() {
             release(WaitKind::Recv, name);
         }
     }
 
-    fn set(&self, on: bool) {
-        self.0.store(on, Ordering::Relaxed);
+    /// The receiver is about to wait.
+    fn begin(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
         fence(Ordering::SeqCst);
+    }
+
+    /// Takes one wait back (the receiver did not wait after all, or its wait ended without a
+    /// value); false if a send took it first.
+    fn take(&self) -> bool {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
     }
 }
 
@@ -370,18 +381,18 @@ impl<T> Receiver<T> {
         }
     }
 
-    /// A value if one is ready; else marks the receiver waiting (the senders record their
-    /// releases) and tries once more, clearing the mark if that finds one.
+    /// A value if one is ready; else counts a wait (a send after it records its release) and
+    /// tries once more, giving the wait back if that finds one.
     fn ready(&self) -> Result<Option<Sent<T>>, TryRecvError> {
         match self.inner.try_recv() {
             Err(TryRecvError::Empty) => {}
             other => return other.map(Some),
         }
-        self.waiting.set(true);
+        self.waiting.begin();
         match self.inner.try_recv() {
             Err(TryRecvError::Empty) => Ok(None),
             other => {
-                self.waiting.set(false);
+                self.waiting.take();
                 other.map(Some)
             }
         }
@@ -395,7 +406,9 @@ impl<T> Receiver<T> {
             Ok(None) => {
                 let mut w = wait(WaitKind::Recv, self.name);
                 let got = self.inner.recv();
-                self.waiting.set(false);
+                if got.is_err() {
+                    self.waiting.take();
+                }
                 let (v, by) = got?;
                 w.ended_by(by);
                 Ok(v)
@@ -411,7 +424,9 @@ impl<T> Receiver<T> {
             Ok(None) => {
                 let mut w = wait(WaitKind::Recv, self.name);
                 let got = self.inner.recv_timeout(timeout);
-                self.waiting.set(false);
+                if got.is_err() {
+                    self.waiting.take();
+                }
                 let (v, by) = got?;
                 w.ended_by(by);
                 Ok(v)
