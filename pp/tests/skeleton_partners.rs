@@ -215,6 +215,52 @@ fn a_wait_lasts_until_the_partners_computation_is_done() {
     assert!(th[1].waits.iter().all(|w| w.2.is_none()));
 }
 
+fn team_skeleton(name: &str, opener: &str) -> PathBuf {
+    let dir = scratch(name);
+    let step = |op: &str| format!("step cpu_ns=100000 wall_ns=100000 op_ns=1000 bytes=0 {op}\n");
+    let text = format!(
+        "pp-skeleton 1\nk 10\np 2\nsource_wall_ns 1000000\nthreshold 0.05\ncompression 20\nsource_log app.log\nthread 0\n{opener}thread 1\n{}{}{}{}",
+        step("part_begin name=r"),
+        step("wait kind=cond object=c by=0"),
+        step("part_end"),
+        step("stop"),
+    );
+    test_support::write(&dir, file::NAME, &text);
+    dir
+}
+
+#[test]
+fn a_teams_member_is_signalled_in_a_region_and_never_waits_past_it() {
+    let step = |op: &str| format!("step cpu_ns=100000 wall_ns=100000 op_ns=1000 bytes=0 {op}\n");
+    // The opener releases inside the region: the member's wait ends by its release.
+    let inside = [
+        "region_begin name=r",
+        "release kind=cond object=c",
+        "region_end",
+        "stop",
+    ]
+    .map(step)
+    .concat();
+    let (log, _) = run(&team_skeleton("skeleton-partner-team", &inside));
+    let th = recorded(&log);
+    assert_eq!(th[1].waits.len(), 1);
+    assert_eq!(th[1].waits[0].2, Some(0));
+    // The opener releases only after the region, which waits for the member's part: the
+    // member's wait gives up once the opener's part is done (it would deadlock), and sleeps.
+    let after = [
+        "region_begin name=r",
+        "region_end",
+        "release kind=cond object=c",
+        "stop",
+    ]
+    .map(step)
+    .concat();
+    let (log, _) = run(&team_skeleton("skeleton-partner-team-after", &after));
+    let th = recorded(&log);
+    assert_eq!(th[1].waits.len(), 1);
+    assert_eq!(th[1].waits[0].2, None);
+}
+
 /// A skeleton of two threads, each a random sequence of waits for the other's release and
 /// releases of its own, on two objects.
 fn random_skeleton() -> impl Strategy<Value = Vec<Vec<(bool, u8, u64)>>> {

@@ -4,8 +4,8 @@
 //! program where the application released it. Per waiter W, partner P, kind and object (a
 //! *link*), W's i-th wait is ended by P's i-th release, for the first min(waits, releases) of
 //! each; the other waits, and every wait whose partner's program has ended or whose threads all
-//! wait on one another, sleep what the application's wait lasted (divided by K), as a wait
-//! with no partner does.
+//! wait on one another (or are a `Team`'s members parked between regions), sleep what the
+//! application's wait lasted (divided by K), as a wait with no partner does.
 
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -40,7 +40,11 @@ struct State {
     blocked_on: Vec<bool>,
     /// Per thread (by id): whether its program has ended.
     done: Vec<bool>,
-    /// Threads blocked in a partnered wait, and threads whose programs have not ended.
+    /// Per thread (by id): whether it is parked (a `Team` member between its parts: it releases
+    /// nothing until the next region).
+    parked: Vec<bool>,
+    /// Threads blocked in a partnered wait or parked, and threads whose programs have not
+    /// ended.
     blocked: usize,
     live: usize,
 }
@@ -136,6 +140,7 @@ impl Partners {
                 waited: vec![0; n],
                 blocked_on: vec![false; n],
                 done: vec![true; ids],
+                parked: vec![false; ids],
                 blocked: 0,
                 live: threads.len(),
             }),
@@ -208,6 +213,7 @@ impl Partners {
 
     /// Thread `thread`'s program has ended: nobody waits for its releases any more.
     pub fn finish(&self, thread: u32) {
+        self.unpark(thread);
         let mut st = self.lock();
         if let Some(d) = st.done.get_mut(thread as usize)
             && !*d
@@ -216,5 +222,27 @@ impl Partners {
             st.live -= 1;
         }
         self.changed.notify_all();
+    }
+
+    /// Thread `thread` releases nothing until [`Partners::unpark`] (a `Team` member between
+    /// its parts): it counts as blocked, so that waits for it end once every thread is.
+    pub fn park(&self, thread: u32) {
+        let mut st = self.lock();
+        let t = thread as usize;
+        if t < st.parked.len() && !st.parked[t] && !st.done[t] {
+            st.parked[t] = true;
+            st.blocked += 1;
+            self.changed.notify_all();
+        }
+    }
+
+    /// Thread `thread` runs again.
+    pub fn unpark(&self, thread: u32) {
+        let mut st = self.lock();
+        let t = thread as usize;
+        if t < st.parked.len() && st.parked[t] {
+            st.parked[t] = false;
+            st.blocked -= 1;
+        }
     }
 }
