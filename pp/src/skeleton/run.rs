@@ -203,9 +203,8 @@ fn collect_locks(i: &Item, out: &mut BTreeSet<Option<String>>) {
 /// Runs `s`, recording its log through a recorder session of `s.p` threads.
 pub fn run(s: &Skeleton) -> Result<RunReport> {
     check(s)?;
-    let (regions, mut warnings) = region_plan(s);
-    let (partners, partner_warnings) = Partners::plan(s);
-    warnings.extend(partner_warnings);
+    let (regions, region_warnings) = region_plan(s);
+    let (partners, mut warnings) = Partners::plan(s);
     let mut barriers = BTreeSet::new();
     let mut locks = BTreeSet::new();
     for t in &s.threads {
@@ -263,6 +262,8 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
             warnings,
         });
     }
+    // The gate's pairing (the team runs its regions as the application did).
+    warnings.extend(region_warnings);
     std::thread::scope(|scope| {
         for t in &s.threads {
             let objects = &objects;
