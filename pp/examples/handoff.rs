@@ -28,6 +28,18 @@ use pp_recorder::event::WaitKind;
 use pp_recorder::{self as recorder, Session};
 use support::{iters_per_ms, spin};
 
+/// A turn's computation, recorded as work, with the thread's CPU clock sampled where it
+/// begins and ends (so that a signature knows this stretch's CPU time, not the thread's
+/// average over its waits too: docs/skeletons.md#steps).
+fn compute(iters: u64) {
+    recorder::cpu_sample();
+    {
+        let _w = recorder::work(None);
+        black_box(spin(iters));
+    }
+    recorder::cpu_sample();
+}
+
 /// Hands the turn on: the release that ends the other thread's wait, then the value.
 fn hand(tx: &Sender<u64>, name: &'static str, i: u64) -> bool {
     recorder::release(WaitKind::Recv, name);
@@ -92,10 +104,7 @@ fn main() -> ExitCode {
         s.spawn(move || {
             let _t = recorder::thread(0);
             for i in 0..turns {
-                {
-                    let _w = recorder::work(None);
-                    black_box(spin(iters));
-                }
+                compute(iters);
                 if !hand(&ping_tx, "ping", i) || take(&pong_rx, "pong", 1).is_none() {
                     return;
                 }
@@ -104,10 +113,7 @@ fn main() -> ExitCode {
         s.spawn(move || {
             let _t = recorder::thread(1);
             while let Some(i) = take(&ping_rx, "ping", 0) {
-                {
-                    let _w = recorder::work(None);
-                    black_box(spin(iters));
-                }
+                compute(iters);
                 if !hand(&pong_tx, "pong", i) {
                     return;
                 }
