@@ -458,6 +458,10 @@ mod recorder {
         // The receive's end names the sending thread; the blocked send's names nobody.
         assert_eq!(log.count(0, "wait_end recv results by=1"), 1);
         assert_eq!(log.count(1, "wait_end send handoff"), 1);
+        // The send that ended the wait recorded its release (a skeleton's partner signals
+        // there); the sends that no wait needed record none.
+        assert_eq!(log.count(1, "release recv results"), 1);
+        assert_eq!(log.count(1, "release recv handoff"), 0);
         for t in 0..2 {
             check_thread_shape(&log, t);
         }
@@ -494,6 +498,8 @@ mod recorder {
         assert_eq!(log.count(0, "wait_begin cond ready"), 1);
         // The wait's end names the thread that notified.
         assert_eq!(log.count(0, "wait_end cond ready by=1"), 1);
+        // The notify came while thread 0 waited: it recorded its release.
+        assert_eq!(log.count(1, "release cond ready"), 1);
         let _ = std::fs::remove_dir_all(dir);
     }
 

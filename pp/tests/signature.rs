@@ -323,6 +323,7 @@ fn a_members_barrier_that_the_regions_end_releases_is_inside_its_part() {
     let barrier = Op::Wait {
         kind: "barrier".into(),
         object: None,
+        by: None,
     };
     assert_eq!(
         ops,

@@ -51,6 +51,7 @@ fn barrier() -> Op {
     Op::Wait {
         kind: "barrier".into(),
         object: Some("b".into()),
+        by: None,
     }
 }
 
@@ -131,9 +132,15 @@ fn program() -> impl Strategy<Value = Vec<Item>> {
         "[a-z.]{1,5}".prop_map(|name| Op::PartBegin { name }),
         (
             "(lock|barrier|cond|other)",
+            proptest::option::of("[a-z.]{1,6}"),
+            proptest::option::of(0u32..4)
+        )
+            .prop_map(|(kind, object, by)| Op::Wait { kind, object, by }),
+        (
+            "(cond|recv|send|other)",
             proptest::option::of("[a-z.]{1,6}")
         )
-            .prop_map(|(kind, object)| Op::Wait { kind, object }),
+            .prop_map(|(kind, object)| Op::Release { kind, object }),
         (0u32..4, any::<u32>()).prop_map(|(peer, tag)| Op::Send { peer, tag }),
         (0u32..4, any::<u32>()).prop_map(|(peer, tag)| Op::Recv { peer, tag }),
         ("[a-z]{1,8}", proptest::option::of(0u32..4)).prop_map(|(op, root)| Op::Coll { op, root }),

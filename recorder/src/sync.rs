@@ -14,14 +14,15 @@
 //! *TOTAL.lock().unwrap() += 1;
 //! ```
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering, fence};
 use std::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 use std::sync::{BarrierWaitResult, LockResult, MutexGuard, TryLockError, TryLockResult};
 use std::time::Duration;
 
 use crate::event::{ThreadId, WaitKind};
 
-use crate::interval::{current_thread, wait};
+use crate::interval::{current_thread, release, wait};
 
 /// No recorded thread (in a [`Cause`]).
 const NOBODY: u32 = u32::MAX;
@@ -179,6 +180,8 @@ pub struct Condvar {
     name: Option<&'static str>,
     /// The thread that notified last: the one that ends a wait.
     notifier: Cause,
+    /// Threads in a recorded wait on it: a notify records `release` only when there are.
+    waiters: AtomicU32,
     inner: std::sync::Condvar,
 }
 
@@ -188,6 +191,7 @@ impl Condvar {
         Condvar {
             name: None,
             notifier: Cause::new(),
+            waiters: AtomicU32::new(0),
             inner: std::sync::Condvar::new(),
         }
     }
@@ -197,6 +201,7 @@ impl Condvar {
         Condvar {
             name: Some(name),
             notifier: Cause::new(),
+            waiters: AtomicU32::new(0),
             inner: std::sync::Condvar::new(),
         }
     }
@@ -205,7 +210,9 @@ impl Condvar {
     /// thread that notified last (`by=<thread>`).
     pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
         let mut w = wait(WaitKind::Cond, self.name);
+        self.waiters.fetch_add(1, Ordering::SeqCst);
         let guard = self.inner.wait(guard);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
         w.ended_by(self.notifier.get());
         guard
     }
@@ -224,26 +231,39 @@ impl Condvar {
             return Ok(guard);
         }
         let mut w = wait(WaitKind::Cond, self.name);
+        self.waiters.fetch_add(1, Ordering::SeqCst);
         let guard = self.inner.wait_while(guard, condition);
+        self.waiters.fetch_sub(1, Ordering::SeqCst);
         w.ended_by(self.notifier.get());
         guard
     }
 
-    /// Wakes one waiting thread.
+    /// Wakes one waiting thread, recording `release cond [name]` first where a thread waits
+    /// (the point a skeleton's partner signals at: docs/skeletons.md#partners).
     pub fn notify_one(&self) {
+        self.released();
         self.notifier.note();
         self.inner.notify_one();
     }
 
-    /// Wakes all waiting threads.
+    /// Wakes all waiting threads, recording `release cond [name]` first where a thread waits.
     pub fn notify_all(&self) {
+        self.released();
         self.notifier.note();
         self.inner.notify_all();
+    }
+
+    fn released(&self) {
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            release(WaitKind::Cond, self.name);
+        }
     }
 }
 
 /// An unbounded channel whose receiver records `wait recv [name]` while `recv` blocks, ended
-/// `by=` the sending thread (each value travels with its sender's id). Sending never blocks.
+/// `by=` the sending thread (each value travels with its sender's id). Sending never blocks; a
+/// send that may end a wait (the receiver is in one) records `release recv [name]` after the
+/// value went (where a skeleton's partner signals: docs/skeletons.md#partners).
 ///
 /// ```
 /// let (tx, rx) = pp_recorder::sync::channel("results");
@@ -252,7 +272,48 @@ impl Condvar {
 /// ```
 pub fn channel<T>(name: &'static str) -> (Sender<T>, Receiver<T>) {
     let (tx, rx) = mpsc::channel();
-    (Sender { inner: tx }, Receiver::wrap(name, rx))
+    let waiting = Waiting::default();
+    (
+        Sender {
+            name: Some(name),
+            waiting: waiting.clone(),
+            inner: tx,
+        },
+        Receiver::wrap(name, rx, waiting),
+    )
+}
+
+/// The waits of a channel's receiver that no send has ended yet, shared by its ends: a send
+/// records `release` only when there is one, and takes it. The receiver counts a wait and tries
+/// again before it blocks, and a sender looks after its value went, each behind a full fence,
+/// so a send that ends a wait always finds it (a send while the receiver is between its tries
+/// may take one that then does not wait: the receiver gives it back where it can).
+#[derive(Debug, Clone, Default)]
+struct Waiting(Arc<AtomicU32>);
+
+impl Waiting {
+    /// After a send: takes a wait not ended yet, if there is one, and records
+    /// `release recv [name]`.
+    fn sent(&self, name: Option<&'static str>) {
+        fence(Ordering::SeqCst);
+        if self.0.load(Ordering::Relaxed) > 0 && self.take() {
+            release(WaitKind::Recv, name);
+        }
+    }
+
+    /// The receiver is about to wait.
+    fn begin(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+    }
+
+    /// Takes one wait back (the receiver did not wait after all, or its wait ended without a
+    /// value); false if a send took it first.
+    fn take(&self) -> bool {
+        self.0
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
 }
 
 /// A value and the recorded thread that sent it.
@@ -261,23 +322,30 @@ type Sent<T> = (T, Option<ThreadId>);
 /// The sending half of [`channel`]: [`std::sync::mpsc::Sender`] that also sends its thread.
 #[derive(Debug)]
 pub struct Sender<T> {
+    name: Option<&'static str>,
+    waiting: Waiting,
     inner: mpsc::Sender<Sent<T>>,
 }
 
 impl<T> Clone for Sender<T> {
     fn clone(&self) -> Self {
         Sender {
+            name: self.name,
+            waiting: self.waiting.clone(),
             inner: self.inner.clone(),
         }
     }
 }
 
 impl<T> Sender<T> {
-    /// Sends a value (never waits); fails when the receiver is gone.
+    /// Sends a value (never waits), then records `release recv [name]` if the receiver waits;
+    /// fails when the receiver is gone.
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         self.inner
             .send((value, current_thread()))
-            .map_err(|SendError((v, _))| SendError(v))
+            .map_err(|SendError((v, _))| SendError(v))?;
+        self.waiting.sent(self.name);
+        Ok(())
     }
 }
 
@@ -285,12 +353,14 @@ impl<T> Sender<T> {
 /// channel records `wait send [name]`.
 pub fn sync_channel<T>(name: &'static str, bound: usize) -> (SyncSender<T>, Receiver<T>) {
     let (tx, rx) = mpsc::sync_channel(bound);
+    let waiting = Waiting::default();
     (
         SyncSender {
             name: Some(name),
+            waiting: waiting.clone(),
             inner: tx,
         },
-        Receiver::wrap(name, rx),
+        Receiver::wrap(name, rx, waiting),
     )
 }
 
@@ -298,25 +368,48 @@ pub fn sync_channel<T>(name: &'static str, bound: usize) -> (SyncSender<T>, Rece
 #[derive(Debug)]
 pub struct Receiver<T> {
     name: Option<&'static str>,
+    waiting: Waiting,
     inner: mpsc::Receiver<Sent<T>>,
 }
 
 impl<T> Receiver<T> {
-    fn wrap(name: &'static str, inner: mpsc::Receiver<Sent<T>>) -> Self {
+    fn wrap(name: &'static str, inner: mpsc::Receiver<Sent<T>>, waiting: Waiting) -> Self {
         Receiver {
             name: Some(name),
+            waiting,
             inner,
+        }
+    }
+
+    /// A value if one is ready; else counts a wait (a send after it records its release) and
+    /// tries once more, giving the wait back if that finds one.
+    fn ready(&self) -> Result<Option<Sent<T>>, TryRecvError> {
+        match self.inner.try_recv() {
+            Err(TryRecvError::Empty) => {}
+            other => return other.map(Some),
+        }
+        self.waiting.begin();
+        match self.inner.try_recv() {
+            Err(TryRecvError::Empty) => Ok(None),
+            other => {
+                self.waiting.take();
+                other.map(Some)
+            }
         }
     }
 
     /// Receives a value, recording a wait only if none is ready.
     pub fn recv(&self) -> Result<T, RecvError> {
-        match self.inner.try_recv() {
-            Ok((v, _)) => Ok(v),
-            Err(TryRecvError::Disconnected) => Err(RecvError),
-            Err(TryRecvError::Empty) => {
+        match self.ready() {
+            Ok(Some((v, _))) => Ok(v),
+            Err(_) => Err(RecvError),
+            Ok(None) => {
                 let mut w = wait(WaitKind::Recv, self.name);
-                let (v, by) = self.inner.recv()?;
+                let got = self.inner.recv();
+                if got.is_err() {
+                    self.waiting.take();
+                }
+                let (v, by) = got?;
                 w.ended_by(by);
                 Ok(v)
             }
@@ -325,12 +418,16 @@ impl<T> Receiver<T> {
 
     /// Receives a value waiting at most `timeout`, recording a wait only if none is ready.
     pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-        match self.inner.try_recv() {
-            Ok((v, _)) => Ok(v),
-            Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-            Err(TryRecvError::Empty) => {
+        match self.ready() {
+            Ok(Some((v, _))) => Ok(v),
+            Err(_) => Err(RecvTimeoutError::Disconnected),
+            Ok(None) => {
                 let mut w = wait(WaitKind::Recv, self.name);
-                let (v, by) = self.inner.recv_timeout(timeout)?;
+                let got = self.inner.recv_timeout(timeout);
+                if got.is_err() {
+                    self.waiting.take();
+                }
+                let (v, by) = got?;
                 w.ended_by(by);
                 Ok(v)
             }
@@ -352,6 +449,7 @@ impl<T> Receiver<T> {
 #[derive(Debug)]
 pub struct SyncSender<T> {
     name: Option<&'static str>,
+    waiting: Waiting,
     inner: mpsc::SyncSender<Sent<T>>,
 }
 
@@ -359,34 +457,40 @@ impl<T> Clone for SyncSender<T> {
     fn clone(&self) -> Self {
         SyncSender {
             name: self.name,
+            waiting: self.waiting.clone(),
             inner: self.inner.clone(),
         }
     }
 }
 
 impl<T> SyncSender<T> {
-    /// Sends a value, recording a wait only if the channel is full (its end names no
-    /// thread: which receive made room is not known).
+    /// Sends a value, recording a wait only if the channel is full (its end names no thread:
+    /// which receive made room is not known), then `release recv [name]` if the receiver waits.
     pub fn send(&self, value: T) -> Result<(), SendError<T>> {
         match self.inner.try_send((value, current_thread())) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Disconnected((v, _))) => Err(SendError(v)),
+            Ok(()) => {}
+            Err(TrySendError::Disconnected((v, _))) => return Err(SendError(v)),
             Err(TrySendError::Full(sent)) => {
                 let _w = wait(WaitKind::Send, self.name);
                 self.inner
                     .send(sent)
-                    .map_err(|SendError((v, _))| SendError(v))
+                    .map_err(|SendError((v, _))| SendError(v))?;
             }
         }
+        self.waiting.sent(self.name);
+        Ok(())
     }
 
-    /// Sends a value if there is room (never waits, records nothing).
+    /// Sends a value if there is room (never waits), then records `release recv [name]` if
+    /// the receiver waits.
     pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
         self.inner
             .try_send((value, current_thread()))
             .map_err(|e| match e {
                 TrySendError::Full((v, _)) => TrySendError::Full(v),
                 TrySendError::Disconnected((v, _)) => TrySendError::Disconnected(v),
-            })
+            })?;
+        self.waiting.sent(self.name);
+        Ok(())
     }
 }

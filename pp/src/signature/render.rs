@@ -151,11 +151,21 @@ fn op_text(op: &Op) -> String {
         Op::Recv { peer, tag } => format!("recv from {peer} tag {tag}"),
         Op::Coll { op, root: Some(r) } => format!("coll {op} root {r}"),
         Op::Coll { op, root: None } => format!("coll {op}"),
-        Op::Wait {
+        Op::Wait { kind, object, by } => {
+            let mut t = format!("wait {kind}");
+            if let Some(o) = object {
+                t += &format!(" {o}");
+            }
+            if let Some(b) = by {
+                t += &format!(" by {b}");
+            }
+            t
+        }
+        Op::Release {
             kind,
             object: Some(o),
-        } => format!("wait {kind} {o}"),
-        Op::Wait { kind, object: None } => format!("wait {kind}"),
+        } => format!("release {kind} {o}"),
+        Op::Release { kind, object: None } => format!("release {kind}"),
         Op::Copy => "copy".to_string(),
         Op::RegionBegin { name } => format!("region_begin {name}"),
         Op::RegionEnd => "region_end".to_string(),

@@ -21,8 +21,17 @@ pub enum Op {
     Recv { peer: ThreadId, tag: u32 },
     /// A collective operation.
     Coll { op: String, root: Option<ThreadId> },
-    /// A wait with no message in it (`lock`, `barrier`, `cond`, ...), with its object.
+    /// A wait with no message in it (`lock`, `barrier`, `cond`, ...), with its object, and for
+    /// a `cond`, `recv`, `send` or `other` wait the thread that ended it (`by=`), where the log
+    /// names one (docs/skeletons.md#partners).
     Wait {
+        kind: String,
+        object: Option<String>,
+        by: Option<ThreadId>,
+    },
+    /// The thread releases what a `cond`, `recv`, `send` or `other` wait may wait for (a
+    /// `release` event: a notify, a channel's send); a `lock`'s release makes no step.
+    Release {
         kind: String,
         object: Option<String>,
     },
@@ -39,6 +48,12 @@ pub enum Op {
     PartEnd,
     /// The thread stops (the computation after its last operation).
     Stop,
+}
+
+/// Whether a wait of `kind` can have a partner in a skeleton (docs/skeletons.md#partners): a
+/// `cond`, `recv`, `send` or `other` wait (a lock and a barrier are real in a skeleton).
+pub fn partnered(kind: &str) -> bool {
+    !matches!(kind, "lock" | "barrier")
 }
 
 /// One step of a thread: its computation, then its operation.
@@ -171,11 +186,31 @@ impl Builder {
                 Op::Wait {
                     kind: kind.as_str().to_string(),
                     object: object.map(name),
+                    by: None,
                 },
                 0,
             ),
             EventKind::CommBegin { bytes } => self.begin(e.t, Op::Copy, bytes),
+            EventKind::WaitEnd { by: Some(by), .. } => {
+                // The outermost wait's partner, where it has one to signal it.
+                if self.depth == 1
+                    && let Some((_, Op::Wait { kind, by: b, .. }, _)) = &mut self.open
+                    && partnered(kind.as_str())
+                {
+                    *b = Some(by);
+                }
+                self.end(e.t, &mut out)
+            }
             EventKind::WaitEnd { .. } | EventKind::CommEnd { .. } => self.end(e.t, &mut out),
+            EventKind::Release { kind, object } if partnered(kind.as_str()) => self.point(
+                e.t,
+                Op::Release {
+                    kind: kind.as_str().to_string(),
+                    object: object.map(name),
+                },
+                0,
+                &mut out,
+            ),
             EventKind::Send {
                 peer, tag, bytes, ..
             } => self.point(e.t, Op::Send { peer, tag }, bytes, &mut out),
@@ -255,7 +290,10 @@ impl Builder {
     /// its own (a non-blocking call).
     fn point(&mut self, t: u64, op: Op, bytes: u64, out: &mut Out<'_, '_>) {
         if let Some((_, open, open_bytes)) = &mut self.open
-            && !matches!(op, Op::RegionBegin { .. } | Op::RegionEnd | Op::Stop)
+            && !matches!(
+                op,
+                Op::RegionBegin { .. } | Op::RegionEnd | Op::Stop | Op::Release { .. }
+            )
         {
             if matches!(open, Op::Wait { .. } | Op::Copy) {
                 *open = op;

@@ -78,11 +78,21 @@ fn op_text(op: &Op) -> String {
         Op::Recv { peer, tag } => format!("recv peer={peer} tag={tag}"),
         Op::Coll { op, root: Some(r) } => format!("coll op={op} root={r}"),
         Op::Coll { op, root: None } => format!("coll op={op}"),
-        Op::Wait {
+        Op::Wait { kind, object, by } => {
+            let mut t = format!("wait kind={kind}");
+            if let Some(o) = object {
+                t += &format!(" object={o}");
+            }
+            if let Some(b) = by {
+                t += &format!(" by={b}");
+            }
+            t
+        }
+        Op::Release {
             kind,
             object: Some(o),
-        } => format!("wait kind={kind} object={o}"),
-        Op::Wait { kind, object: None } => format!("wait kind={kind}"),
+        } => format!("release kind={kind} object={o}"),
+        Op::Release { kind, object: None } => format!("release kind={kind}"),
         Op::Copy => "copy".into(),
         Op::RegionBegin { name } => format!("region_begin name={name}"),
         Op::RegionEnd => "region_end".into(),
@@ -279,7 +289,7 @@ fn step(rest: &str) -> Result<SkelStep, String> {
     let num = |k: &str| get(k).and_then(|v| number(v, k));
     let name = |k: &str| get(k).map(str::to_string);
     let word = op.ok_or(
-        "field op: missing (copy, wait, send, recv, coll, region_begin, region_end, part_begin, part_end or stop)",
+        "field op: missing (copy, wait, release, send, recv, coll, region_begin, region_end, part_begin, part_end or stop)",
     )?;
     let op = match word {
         "copy" => Op::Copy,
@@ -292,16 +302,29 @@ fn step(rest: &str) -> Result<SkelStep, String> {
         "region_begin" => Op::RegionBegin {
             name: name("name")?,
         },
-        "wait" => {
+        "wait" | "release" => {
             let kind = get("kind")?;
             if WaitKind::parse(kind).is_none() {
                 return Err(format!(
                     "field kind: `{kind}` is not lock, barrier, cond, recv, send or other"
                 ));
             }
-            Op::Wait {
-                kind: kind.to_string(),
-                object: fields.get("object").map(|o| o.to_string()),
+            let object = fields.get("object").map(|o| o.to_string());
+            if word == "release" {
+                Op::Release {
+                    kind: kind.to_string(),
+                    object,
+                }
+            } else {
+                let by = match fields.get("by") {
+                    Some(_) => Some(u32::try_from(num("by")?).map_err(|_| "field by: too large")?),
+                    None => None,
+                };
+                Op::Wait {
+                    kind: kind.to_string(),
+                    object,
+                    by,
+                }
             }
         }
         "send" | "recv" => {

@@ -9,6 +9,7 @@
 pub mod file;
 pub mod gate;
 pub mod mpi;
+pub mod partner;
 pub mod predict;
 pub mod run;
 pub mod scale;
@@ -297,6 +298,29 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
             mpi::BY_OPERATIONS,
             plan.compression()
         ));
+    }
+    if !mpi::is_mpi(&plan) {
+        // A thread's waits and its partner's releases pair up only where their loops divide
+        // alike: where they do not under the seed's threshold (a wait's computation since the
+        // last release is short and varies), the steps are folded by their operations alone
+        // (docs/skeletons.md#partners).
+        let mut unpaired = partner::Partners::plan(&plan).1;
+        if !unpaired.is_empty() && plan.threshold != mpi::BY_OPERATIONS {
+            let first = plan.threshold;
+            let again = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
+            let (_, w) = partner::Partners::plan(&again);
+            if w.len() < unpaired.len() && run::check(&again).is_ok() {
+                warnings.push(format!(
+                    "{name}: at threshold {first}, {} of the waits' partners do not pair up; the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
+                    unpaired.len(),
+                    mpi::BY_OPERATIONS,
+                    again.compression()
+                ));
+                plan = again;
+                unpaired = w;
+            }
+        }
+        warnings.extend(unpaired);
     }
     if plan.compression() < k / 2.0 {
         warnings.push(format!(

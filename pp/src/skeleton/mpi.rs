@@ -57,7 +57,7 @@ fn walk_thread(s: &dyn Programs, i: usize, f: &mut impl FnMut(&SkelStep, u64)) {
 }
 
 /// Calls `f` with every step of `items` and how many times it runs.
-fn walk(items: &[Item], times: u64, f: &mut impl FnMut(&SkelStep, u64)) {
+pub(super) fn walk(items: &[Item], times: u64, f: &mut impl FnMut(&SkelStep, u64)) {
     for i in items {
         match i {
             Item::Step(s) => f(s, times),
@@ -350,12 +350,17 @@ fn call(st: &SkelStep) -> Option<String> {
         }
         // A collective's wait (the barrier wait the tracer records after it): the collective
         // above it waited.
-        Op::Wait { kind, object } if kind == "barrier" && object.is_some() => return None,
+        Op::Wait { kind, object, .. } if kind == "barrier" && object.is_some() => return None,
         // An MPI_Waitall that completed sends only (or an MPI_Probe).
         Op::Wait { kind, .. } if kind == "recv" || kind == "send" => "complete();".into(),
         Op::Wait { .. } => format!("pause_ns({});", st.op_ns),
         Op::Copy => format!("memcpy(in, out, {b});"),
-        Op::RegionBegin { .. } | Op::RegionEnd | Op::PartBegin { .. } | Op::PartEnd | Op::Stop => {
+        Op::RegionBegin { .. }
+        | Op::RegionEnd
+        | Op::PartBegin { .. }
+        | Op::PartEnd
+        | Op::Release { .. }
+        | Op::Stop => {
             return None;
         }
     })
@@ -480,6 +485,7 @@ mod tests {
                 Op::Wait {
                     kind: "barrier".into(),
                     object: Some("allreduce".into()),
+                    by: None,
                 },
             ),
             step(me as u64, 0, Op::Stop),

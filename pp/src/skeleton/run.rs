@@ -6,10 +6,10 @@
 //! step's bytes. A `Team`'s skeleton runs its regions on a recorder `Team` ([`super::team`]);
 //! any other forks and joins its regions with a counting gate ([`super::gate`]).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use pp_recorder::event::WaitKind;
@@ -19,6 +19,7 @@ use pp_recorder::sync::Barrier;
 use pp_recorder::{self as recorder, Session, thread_cpu_ns};
 
 use super::gate::{Gate, Point};
+use super::partner::{Outcome, Partners};
 use super::{Item, Programs, SkelStep, Skeleton};
 use crate::signature::Op;
 
@@ -40,6 +41,19 @@ pub struct Objects {
     /// Per region name, its fork and join (not recorded: the application's threads wait for
     /// them outside any recorded wait) and its participants' threads.
     regions: BTreeMap<String, (Gate, Vec<u32>)>,
+    /// The waits' partners (docs/skeletons.md#partners).
+    pub partners: Partners,
+    /// Object names as the recorder keeps them, made once each.
+    names: std::sync::Mutex<HashMap<String, &'static str>>,
+}
+
+impl Objects {
+    /// `object` as a name the recorder can keep (leaked once per distinct name).
+    fn name(&self, object: &Option<String>) -> Option<&'static str> {
+        let o = object.as_ref()?;
+        let mut names = self.names.lock().unwrap_or_else(PoisonError::into_inner);
+        Some(*names.entry(o.clone()).or_insert_with(|| leak(o)))
+    }
 }
 
 /// The region name a step opens (as the opener or as a member), if it opens one.
@@ -157,13 +171,13 @@ pub fn check(s: &dyn Programs) -> Result<()> {
 }
 
 fn is_barrier(st: &SkelStep, o: &Option<String>) -> bool {
-    matches!(&st.op, Op::Wait { kind, object } if kind == "barrier" && object == o)
+    matches!(&st.op, Op::Wait { kind, object, .. } if kind == "barrier" && object == o)
 }
 
 fn collect_barriers(i: &Item, out: &mut BTreeSet<Option<String>>) {
     match i {
         Item::Step(SkelStep {
-            op: Op::Wait { kind, object },
+            op: Op::Wait { kind, object, .. },
             ..
         }) if kind == "barrier" => {
             out.insert(object.clone());
@@ -176,7 +190,7 @@ fn collect_barriers(i: &Item, out: &mut BTreeSet<Option<String>>) {
 fn collect_locks(i: &Item, out: &mut BTreeSet<Option<String>>) {
     match i {
         Item::Step(SkelStep {
-            op: Op::Wait { kind, object },
+            op: Op::Wait { kind, object, .. },
             ..
         }) if kind == "lock" => {
             out.insert(object.clone());
@@ -189,7 +203,8 @@ fn collect_locks(i: &Item, out: &mut BTreeSet<Option<String>>) {
 /// Runs `s`, recording its log through a recorder session of `s.p` threads.
 pub fn run(s: &Skeleton) -> Result<RunReport> {
     check(s)?;
-    let (regions, warnings) = region_plan(s);
+    let (regions, region_warnings) = region_plan(s);
+    let (partners, mut warnings) = Partners::plan(s);
     let mut barriers = BTreeSet::new();
     let mut locks = BTreeSet::new();
     for t in &s.threads {
@@ -229,6 +244,8 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
             .iter()
             .map(|(n, threads)| (n.clone(), (Gate::new(threads.len()), threads.clone())))
             .collect(),
+        partners,
+        names: Default::default(),
     };
     let k = s.k.to_string();
     let session = Session::start(s.p, &[("skeleton", "1"), ("k", k.as_str())])
@@ -242,9 +259,11 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
         return Ok(RunReport {
             log,
             events: report.events,
-            warnings: Vec::new(),
+            warnings,
         });
     }
+    // The gate's pairing (the team runs its regions as the application did).
+    warnings.extend(region_warnings);
     std::thread::scope(|scope| {
         for t in &s.threads {
             let objects = &objects;
@@ -259,6 +278,7 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
                         gate.finish(me);
                     }
                 }
+                objects.partners.finish(t.thread);
                 state.release();
             });
         }
@@ -345,20 +365,39 @@ impl<'a> State<'a> {
             l.release();
         }
         match &s.op {
-            Op::Wait { kind, object } if kind == "barrier" => {
+            Op::Wait { kind, object, .. } if kind == "barrier" => {
                 self.objects.barriers[object].wait();
             }
-            Op::Wait { kind, object } if kind == "lock" => {
+            Op::Wait { kind, object, .. } if kind == "lock" => {
                 let l = &self.objects.locks[object];
                 l.acquire();
                 self.held = Some(l);
             }
-            Op::Wait { kind, object } => {
-                // A condition variable, a channel or anything else: its partner is not in the
-                // skeleton, so the wait lasts what the application's did (divided by K).
-                let kind = WaitKind::parse(kind).unwrap_or(WaitKind::Other);
-                let _w = recorder::wait(kind, leak_opt(object));
-                std::thread::sleep(Duration::from_nanos(s.op_ns));
+            Op::Wait { kind, object, by } => {
+                // A condition variable, a channel or anything else: ended by its partner's
+                // release where it has one, else it lasts what the application's did (divided
+                // by K).
+                let wk = WaitKind::parse(kind).unwrap_or(WaitKind::Other);
+                let began = Instant::now();
+                let mut w = recorder::wait(wk, self.objects.name(object));
+                let key = (kind.clone(), object.clone());
+                let outcome = match by {
+                    Some(p) => self.objects.partners.wait(self.thread, &key, *p),
+                    None => Outcome::Unpaired,
+                };
+                match outcome {
+                    Outcome::Signalled(p) => w.ended_by(Some(p)),
+                    Outcome::Unpaired => std::thread::sleep(Duration::from_nanos(s.op_ns)),
+                    Outcome::Gone => std::thread::sleep(
+                        Duration::from_nanos(s.op_ns).saturating_sub(began.elapsed()),
+                    ),
+                }
+            }
+            Op::Release { kind, object } => {
+                let wk = WaitKind::parse(kind).unwrap_or(WaitKind::Other);
+                recorder::release(wk, self.objects.name(object));
+                let key = (kind.clone(), object.clone());
+                self.objects.partners.release(self.thread, &key);
             }
             Op::Copy => {
                 let n = s.bytes as usize;

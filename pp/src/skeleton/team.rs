@@ -56,6 +56,15 @@ impl<'a> Iterator for Cursor<'a> {
     }
 }
 
+/// Parks a thread when its part of a region returns, however it returns.
+struct Parked<'a>(&'a super::partner::Partners, u32);
+
+impl Drop for Parked<'_> {
+    fn drop(&mut self) {
+        self.0.park(self.1);
+    }
+}
+
 /// The thread that opens every region, where the skeleton is a `Team`'s: exactly one thread
 /// has `region_begin` steps, and some other has `part_begin` steps.
 pub fn opener(s: &Skeleton) -> Option<u32> {
@@ -104,9 +113,14 @@ pub fn run(s: &Skeleton, opener: u32, objects: &Objects) -> std::io::Result<()> 
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
     };
+    // The members run only in regions: outside them they release nothing (partner.rs).
+    (0..s.p)
+        .filter(|&t| t != opener)
+        .for_each(|t| objects.partners.park(t));
     loop {
         // The opener's serial steps, up to its next region_begin (whose computation is serial).
         let next = team.run(|| {
+            objects.partners.unpark(opener);
             let mut guard = slot(opener);
             let (cur, state) = guard.as_mut().expect("the opener has a program");
             for st in cur.by_ref() {
@@ -118,11 +132,14 @@ pub fn run(s: &Skeleton, opener: u32, objects: &Objects) -> std::io::Result<()> 
                     _ => state.step(st),
                 }
             }
+            objects.partners.finish(opener);
             None
         });
         let Some(name) = next else { break };
         team.region(leak(&name), |part| {
             let t = part.thread();
+            objects.partners.unpark(t);
+            let _parked = Parked(&objects.partners, t);
             let mut guard = slot(t);
             let Some((cur, state)) = guard.as_mut() else {
                 return;
@@ -153,12 +170,14 @@ pub fn run(s: &Skeleton, opener: u32, objects: &Objects) -> std::io::Result<()> 
                         _ => state.step(st),
                     }
                 }
+                objects.partners.finish(t);
             }
         });
     }
     // The other threads' steps after their last part (a stop's idle computation, or parts
     // beyond the opener's regions) are not run: nothing opens a region for them.
     for t in 0..s.p {
+        objects.partners.finish(t);
         if let Some((_, state)) = slot(t).as_mut() {
             state.release();
         }
