@@ -112,19 +112,7 @@ mod tests {
                 .collect();
             let mut want: Vec<u128> = streams.iter().flatten().copied().collect();
             want.sort_unstable();
-            let mut at = vec![0usize; k];
-            let first = streams
-                .iter()
-                .map(|s| s.first().copied().unwrap_or(EXHAUSTED))
-                .collect();
-            let mut tree = LoserTree::new(first);
-            let mut got = Vec::new();
-            while let Some(w) = tree.winner() {
-                got.push(streams[w][at[w]]);
-                at[w] += 1;
-                tree.replace_winner(streams[w].get(at[w]).copied().unwrap_or(EXHAUSTED));
-            }
-            assert_eq!(got, want, "k = {k}");
+            assert_eq!(merged(&streams), want, "k = {k}");
         }
         assert_eq!(LoserTree::new(Vec::new()).winner(), None);
     }
