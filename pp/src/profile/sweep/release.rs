@@ -25,7 +25,7 @@
 use super::Sweep;
 use super::state::ThreadState;
 use crate::event::ThreadId;
-use crate::profile::rules::{Own, RUNNABLE_FROM};
+use crate::profile::rules::{Category, Own, RUNNABLE_FROM};
 
 impl Sweep<'_> {
     /// Counts thread `i`'s open stretch up to `t`, as far as it is after its release, into
@@ -149,15 +149,7 @@ impl Sweep<'_> {
         }
         self.close(i, t);
         let th = &mut self.threads[i];
-        for &(ctx, category, from, to) in &th.wait_stretches {
-            let Some(k) = RUNNABLE_FROM.iter().position(|&c| c == category) else {
-                continue;
-            };
-            let ns = to.saturating_sub(from.max(released));
-            if ns > 0 {
-                add_released(&mut th.released_since_delay, ctx, k, ns);
-            }
-        }
+        add_after(&th.wait_stretches, released, &mut th.released_since_delay);
         th.wait_stretches.clear();
     }
 
@@ -174,15 +166,7 @@ impl Sweep<'_> {
             let open = (th.ctx, th.category, th.since, t);
             th.fork_stretches.push(open);
         }
-        for &(ctx, category, start, end) in &th.fork_stretches {
-            let Some(k) = RUNNABLE_FROM.iter().position(|&c| c == category) else {
-                continue;
-            };
-            let ns = end.saturating_sub(start.max(from));
-            if ns > 0 {
-                add_released(&mut th.released_since_delay, ctx, k, ns);
-            }
-        }
+        add_after(&th.fork_stretches, from, &mut th.released_since_delay);
         th.forks.clear();
         th.fork_stretches.clear();
     }
@@ -221,6 +205,25 @@ impl Sweep<'_> {
         }
         if let Some(slot) = slot {
             self.regions[slot as usize].members = members;
+        }
+    }
+}
+
+/// Adds to `released` the part after `from` of each of `stretches` (context, category, start,
+/// end) whose category run-queue delay may take (the released waiting of a barrier's wait or of
+/// a fork's idle time).
+fn add_after(
+    stretches: &[(u32, Category, u64, u64)],
+    from: u64,
+    released: &mut Vec<(u64, [u64; RUNNABLE_FROM.len()])>,
+) {
+    for &(ctx, category, start, end) in stretches {
+        let Some(k) = RUNNABLE_FROM.iter().position(|&c| c == category) else {
+            continue;
+        };
+        let ns = end.saturating_sub(start.max(from));
+        if ns > 0 {
+            add_released(released, ctx, k, ns);
         }
     }
 }
