@@ -621,6 +621,19 @@ fn a_missing_file_a_directory_and_damaged_traces_are_one_line_errors() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to overwrite it"));
     assert_eq!(std::fs::read(&anchor).unwrap(), before);
+    // An anchor that declares 2³¹ properties: OTF2 3.0 would write past its allocation.
+    let mut bytes = std::fs::read(&anchor).unwrap();
+    let mut at = 2 + 5 + 39;
+    for _ in 0..3 {
+        at += bytes[at..].iter().position(|&b| b == 0).unwrap() + 1;
+    }
+    bytes[at..at + 4].copy_from_slice(&(1u32 << 31).to_le_bytes());
+    let properties = dir.join("properties.otf2");
+    std::fs::write(&properties, bytes).unwrap();
+    fails(
+        &properties,
+        "a damaged anchor file: it declares 2147483648 properties",
+    );
     // A trace whose event file was cut in half.
     let evt = dir.join("traces/0.evt");
     let bytes = std::fs::read(&evt).unwrap();

@@ -149,6 +149,7 @@ pub fn lib() -> Result<&'static Lib, String> {
                 tried.push(name);
                 continue;
             }
+            keep_large_blocks_fresh();
             return Lib::resolve(handle)
                 .map(|lib| Loaded {
                     handle: handle as usize,
@@ -164,6 +165,21 @@ pub fn lib() -> Result<&'static Lib, String> {
     match loaded {
         Ok(l) => Ok(&l.lib),
         Err(e) => Err(e.clone()),
+    }
+}
+
+/// OTF2 reads a chunk into a `malloc`ed buffer of the chunk size (256 KiB or more) and, on a
+/// damaged file, can read past the bytes the file gave it: what it then finds is whatever
+/// the buffer held. glibc raises its `mmap` threshold as large blocks are freed, so in a
+/// long-lived process such a buffer comes from reused heap (an earlier trace's records) and
+/// the damage's outcome depended on history, once a hang. A fixed threshold keeps every
+/// block of 128 KiB or more a fresh mapping, zero-filled by the kernel, so a damaged trace
+/// ends the same way every time (docs/otf2.md#damaged-traces).
+fn keep_large_blocks_fresh() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes the allocator's parameters.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
     }
 }
 

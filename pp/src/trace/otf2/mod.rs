@@ -2,6 +2,7 @@
 //! is loaded at run time ([`ffi`]); the trace's definitions ([`definitions`]) say which
 //! location is which thread, and [`events`] maps its records (docs/otf2.md has the table).
 
+mod anchor;
 mod definitions;
 mod events;
 mod ffi;

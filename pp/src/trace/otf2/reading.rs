@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, c_void};
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -63,6 +64,13 @@ unsafe impl Send for Trace<'_> {}
 pub fn open<'a>(lib: &'a Lib, anchor: &Path) -> Result<Trace<'a>, String> {
     ffi::capture_errors(lib);
     ffi::last_error();
+    let mut bytes = Vec::new();
+    if std::fs::File::open(anchor)
+        .and_then(|f| f.take(1 << 20).read_to_end(&mut bytes))
+        .is_ok()
+    {
+        super::anchor::check(&bytes)?;
+    }
     let path = CString::new(anchor.as_os_str().as_bytes())
         .map_err(|_| "a path with a NUL byte".to_string())?;
     // SAFETY: a valid C string; the reader is closed by `Reader`'s drop.
