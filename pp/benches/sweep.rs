@@ -1,6 +1,7 @@
 //! The attribution alone: a realistic log (see `tests/log_support`) is decoded into memory
 //! first, then the sweep runs over the events; prints ns per event and events/s (best of
-//! rounds). `PP_SWEEP_BENCH_EVENTS` (default 5·10⁶) sets the size.
+//! rounds; wall time, and the thread's CPU time, which a busy machine does not inflate).
+//! `PP_SWEEP_BENCH_EVENTS` (default 5·10⁶) sets the size.
 //!
 //! Then it counts which of the log's events meet other threads and which a per-thread pass
 //! could take alone (docs/event-log.md#reading-on-several-cores); `PP_SWEEP_BENCH_LOG=FILE`
@@ -19,6 +20,44 @@ use pp::profile::Sweep;
 
 use test_support::setting;
 
+/// Nanoseconds this thread has run on a CPU (`/proc/thread-self/schedstat`, Linux).
+fn cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The least wall and the least CPU seconds of `rounds` runs of `f`.
+fn best_of(rounds: usize, mut f: impl FnMut()) -> (f64, f64) {
+    let (mut wall, mut cpu) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..rounds {
+        let (start, cpu_start) = (Instant::now(), cpu_ns());
+        f();
+        wall = wall.min(start.elapsed().as_secs_f64());
+        cpu = cpu.min((cpu_ns() - cpu_start) as f64 / 1e9);
+    }
+    (wall, cpu)
+}
+
+/// Region ids hashed with one multiplication, as the sweep does.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (n ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 fn main() {
     let target: u64 = setting("PP_SWEEP_BENCH_EVENTS", 5_000_000);
     let threads = 8;
@@ -30,106 +69,155 @@ fn main() {
     });
     let bytes = writer.finish().expect("finish");
     let mut reader = LogReader::from_bytes("bench", bytes.clone()).expect("a log");
-    let generated = classes(&mut reader);
+    let (generated, meeting, teams) = classes(&mut reader);
     let reader = LogReader::from_bytes("bench", bytes).expect("a log");
     let symbols = reader.symbols().clone();
     let events: Vec<_> = reader.map(|e| e.expect("valid")).collect();
 
-    let mut best = f64::INFINITY;
-    for _ in 0..5 {
-        let start = Instant::now();
+    let (best, cpu) = best_of(5, || {
         let mut sweep = Sweep::new(&header, None);
         for e in &events {
             sweep.event(e, &symbols);
         }
         black_box(sweep.finish(&symbols).expect("a window"));
-        best = best.min(start.elapsed().as_secs_f64());
-    }
+    });
     println!(
-        "sweep alone over {} events: best {:.3} s => {:.1} ns/event, {:.1} M events/s",
+        "sweep alone over {} events: best {:.3} s => {:.1} ns/event, {:.1} M events/s; CPU {:.3} s => {:.1} ns/event",
         events.len(),
         best,
         best * 1e9 / events.len() as f64,
-        events.len() as f64 / best / 1e6
+        events.len() as f64 / best / 1e6,
+        cpu,
+        cpu * 1e9 / events.len() as f64,
     );
     print_classes("the bench's log", &generated);
+    let mut handed = 0;
+    let (best, cpu) = best_of(5, || {
+        handed = black_box(combine(threads as usize, &meeting, &teams));
+    });
+    println!(
+        "  the combining pass's floor over its {} events: best {:.3} s, CPU {:.3} s => {:.1} ns of CPU each, {:.1} ns per event of the log ({} situation changes handed to the threads)",
+        meeting.len(),
+        best,
+        cpu,
+        cpu * 1e9 / meeting.len() as f64,
+        cpu * 1e9 / events.len() as f64,
+        handed
+    );
     if let Some(path) = std::env::var_os("PP_SWEEP_BENCH_LOG") {
         let path = std::path::PathBuf::from(path);
         let mut log = LogReader::open(&path).expect("PP_SWEEP_BENCH_LOG: a log");
-        print_classes(&path.display().to_string(), &classes(&mut log));
+        print_classes(&path.display().to_string(), &classes(&mut log).0);
     }
 }
 
-/// Which events of a log a per-thread pass could take alone and which must meet other
-/// threads' in time order (docs/event-log.md#reading-on-several-cores), counted over the
-/// merged stream with each thread's own nesting replayed. The first class that applies:
-const CLASSES: [&str; 10] = [
+/// Which events of a log a per-thread pass could take alone and which the combining pass must
+/// see in time order (docs/event-log.md#reading-on-several-cores), counted over the merged
+/// stream with each thread's own nesting replayed. The first class that applies:
+const CLASSES: [&str; 9] = [
     "start/stop (the window, teams' live members)",
     "region_begin/end (teams, contexts)",
-    "first event since another thread's fork",
     "barrier wait begin/end (last arrival)",
-    "recv, release, wait_end by= (partners)",
+    "send, recv, release, wait_end by= (partners)",
     "begin/end in a region flipping busy or active (team busy, all idle)",
+    "first event since another thread's fork (needs the fork's time)",
     "cpu sample (own rc bookkeeping)",
-    "begin/end keeping busy and active (own category)",
-    "send (read at its receive)",
+    "begin/end keeping busy and active, or outside regions (own category)",
     "phase, coll (own context or nothing)",
 ];
-/// Classes before this one meet other threads.
-const FIRST_LOCAL: usize = 6;
+/// Classes before this one are the combining pass's.
+const FIRST_LOCAL: usize = 5;
 
-fn classes(log: &mut LogReader) -> [u64; CLASSES.len()] {
+/// A thread's state as far as its teammates see it: innermost work or comm (busy), live with
+/// an open interval (active), innermost a barrier wait.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+struct Seen {
+    busy: bool,
+    active: bool,
+    barrier: bool,
+}
+
+/// What the combining pass gets of an event that meets other threads.
+#[derive(Clone, Copy)]
+enum Meet {
+    Start,
+    Stop,
+    /// `team`: an index into the members lists.
+    RegionBegin {
+        id: u64,
+        team: u32,
+    },
+    RegionEnd {
+        id: u64,
+    },
+    /// A begin or end changing what teammates see (or a barrier wait's).
+    Own(Seen),
+    /// A send, recv, release or wait ended `by=`: filed or looked up.
+    Partner,
+}
+
+/// Replays each thread's nesting over the merged stream: counts the classes, and returns the
+/// events the combining pass would get with the teams they name.
+fn classes(log: &mut LogReader) -> ([u64; CLASSES.len()], Vec<(u64, u32, Meet)>, Vec<Vec<u32>>) {
     let p = log.header().p as usize;
     // Per thread: open intervals (true: work or comm), live, waiting for its first event
     // since a fork, open regions whose team includes it.
-    let mut stacks: Vec<Vec<bool>> = vec![Vec::new(); p];
+    let mut stacks: Vec<Vec<(bool, bool)>> = vec![Vec::new(); p];
     let mut live = vec![false; p];
     let mut forked = vec![false; p];
     let mut in_regions = vec![0u32; p];
-    let mut open: Vec<(u64, Vec<usize>)> = Vec::new();
+    let mut open: Vec<(u64, u32)> = Vec::new();
+    let mut teams: Vec<Vec<u32>> = Vec::new();
+    let mut team_of = std::collections::HashMap::new();
+    let mut meeting = Vec::new();
     let mut counts = [0u64; CLASSES.len()];
     log.for_each_event(|e, symbols| {
         let i = e.thread as usize;
         if i >= p {
             return;
         }
-        let was = (
-            live[i] && !stacks[i].is_empty(),
-            stacks[i].last() == Some(&true),
-        );
+        let seen = |stack: &Vec<(bool, bool)>, live: bool| Seen {
+            busy: stack.last().is_some_and(|o| o.0),
+            active: live && !stack.is_empty(),
+            barrier: stack.last().is_some_and(|o| o.1),
+        };
+        let was = seen(&stacks[i], live[i]);
+        let mut meet = None;
         let class = match e.kind {
             EventKind::Start | EventKind::Stop => {
                 live[i] = e.kind == EventKind::Start;
+                meet = Some(if live[i] { Meet::Start } else { Meet::Stop });
                 0
             }
             EventKind::RegionBegin { id, team, .. } => {
+                let key = team.map(|t| t.0);
+                let team = *team_of.entry(key).or_insert_with(|| {
+                    teams.push(match team.and_then(|t| symbols.get_team(t)) {
+                        Some(team) => team.iter().copied().filter(|&m| (m as usize) < p).collect(),
+                        None => (0..p as u32).collect(),
+                    });
+                    teams.len() as u32 - 1
+                });
                 if !open.iter().any(|r| r.0 == id) {
-                    let members: Vec<usize> = match team.and_then(|t| symbols.get_team(t)) {
-                        Some(team) => team
-                            .iter()
-                            .map(|&m| m as usize)
-                            .filter(|&m| m < p)
-                            .collect(),
-                        None => (0..p).collect(),
-                    };
-                    for &m in &members {
-                        in_regions[m] += 1;
-                        forked[m] |= m != i;
+                    for &m in &teams[team as usize] {
+                        in_regions[m as usize] += 1;
+                        forked[m as usize] |= m as usize != i;
                     }
-                    open.push((id, members));
+                    open.push((id, team));
                 }
+                meet = Some(Meet::RegionBegin { id, team });
                 1
             }
             EventKind::RegionEnd { id } => {
                 if let Some(at) = open.iter().position(|r| r.0 == id) {
-                    for &m in &open[at].1 {
-                        in_regions[m] -= 1;
+                    for &m in &teams[open[at].1 as usize] {
+                        in_regions[m as usize] -= 1;
                     }
                     open.remove(at);
                 }
+                meet = Some(Meet::RegionEnd { id });
                 1
             }
-            _ if forked[i] => 2,
             EventKind::WaitBegin {
                 kind: WaitKind::Barrier,
                 ..
@@ -137,37 +225,192 @@ fn classes(log: &mut LogReader) -> [u64; CLASSES.len()] {
             | EventKind::WaitEnd {
                 kind: WaitKind::Barrier,
                 ..
-            } => 3,
-            EventKind::Recv { .. } | EventKind::Release { .. } => 4,
-            EventKind::WaitEnd { by: Some(_), .. } => 4,
+            } => 2,
+            EventKind::Send { .. } | EventKind::Recv { .. } | EventKind::Release { .. } => 3,
+            EventKind::WaitEnd { by: Some(_), .. } => 3,
             EventKind::Cpu { .. } => 6,
-            EventKind::Send { .. } => 8,
-            EventKind::Phase { .. } | EventKind::Coll { .. } => 9,
+            EventKind::Phase { .. } | EventKind::Coll { .. } => 8,
             _ => 7,
         };
         match e.kind {
-            EventKind::WorkBegin { .. } | EventKind::CommBegin { .. } => stacks[i].push(true),
-            EventKind::WaitBegin { .. } => stacks[i].push(false),
+            EventKind::WorkBegin { .. } | EventKind::CommBegin { .. } => {
+                stacks[i].push((true, false))
+            }
+            EventKind::WaitBegin { kind, .. } => stacks[i].push((false, kind == WaitKind::Barrier)),
             EventKind::WorkEnd { .. } | EventKind::CommEnd { .. } | EventKind::WaitEnd { .. } => {
                 stacks[i].pop();
             }
             _ => {}
         }
-        let now = (
-            live[i] && !stacks[i].is_empty(),
-            stacks[i].last() == Some(&true),
-        );
+        let now = seen(&stacks[i], live[i]);
         // Busy and active counts are kept per region: outside regions nobody reads them.
-        let class = if class == 7 && now != was && in_regions[i] > 0 {
+        let class = if class == 7
+            && (now.busy, now.active) != (was.busy, was.active)
+            && in_regions[i] > 0
+        {
+            4
+        } else if class >= FIRST_LOCAL && forked[i] {
             5
         } else {
             class
         };
+        if meet.is_none() && class < FIRST_LOCAL {
+            meet = Some(if now != was {
+                Meet::Own(now)
+            } else {
+                Meet::Partner
+            });
+        }
+        if let Some(meet) = meet {
+            meeting.push((e.t, e.thread, meet));
+        }
         forked[i] = false;
         counts[class] += 1;
     })
     .expect("a readable log");
-    counts
+    (counts, meeting, teams)
+}
+
+/// A lower bound of the combining pass's cost: the events it gets, in time order, keeping the
+/// teams' busy and active counts and barrier arrivals, and handing each member the changes of
+/// its situation (team busy, everyone idle, barrier released, context, fork) in per-thread
+/// queues emptied every 4,096 events (as batches handed over would be). The exact pass does
+/// more (messages, releases, rules of the log broken), so it cannot be faster than this.
+fn combine(p: usize, meeting: &[(u64, u32, Meet)], teams: &[Vec<u32>]) -> u64 {
+    #[derive(Clone, Default)]
+    struct Member {
+        seen: Seen,
+        live: bool,
+        released: bool,
+        regions: Vec<u32>,
+    }
+    struct Team {
+        members: u32,
+        busy: u32,
+        active: u32,
+        opens: u32,
+    }
+    const TEAM_BUSY: u8 = 0;
+    const ALL_IDLE: u8 = 1;
+    const RELEASED: u8 = 2;
+    const CONTEXT: u8 = 3;
+    const FORK: u8 = 4;
+    let mut threads = vec![Member::default(); p];
+    let mut regions: Vec<Team> = Vec::new();
+    let mut slots: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<IdHasher>> =
+        Default::default();
+    let mut free: Vec<u32> = Vec::new();
+    let mut out: Vec<Vec<(u64, u8)>> = vec![Vec::new(); p];
+    let mut handed = 0u64;
+    let all: Vec<u32> = (0..p as u32).collect();
+    for (n, &(t, thread, meet)) in meeting.iter().enumerate() {
+        let i = thread as usize;
+        if n % 4096 == 0 {
+            for q in &mut out {
+                handed += q.len() as u64;
+                q.clear();
+            }
+        }
+        let mut now = threads[i].seen;
+        match meet {
+            Meet::Partner => continue,
+            Meet::Own(seen) => now = seen,
+            Meet::Start => threads[i].live = true,
+            Meet::Stop => {
+                threads[i].live = false;
+                now = Seen::default();
+            }
+            Meet::RegionBegin { id, team } => {
+                if let Some(&slot) = slots.get(&id) {
+                    regions[slot as usize].opens += 1;
+                    continue;
+                }
+                let slot = free.pop().unwrap_or_else(|| {
+                    regions.push(Team {
+                        members: 0,
+                        busy: 0,
+                        active: 0,
+                        opens: 0,
+                    });
+                    regions.len() as u32 - 1
+                });
+                let members = &teams[team as usize];
+                let (mut busy, mut active) = (0, 0);
+                for &m in members {
+                    let th = &mut threads[m as usize];
+                    busy += th.seen.busy as u32;
+                    active += th.seen.active as u32;
+                    th.regions.push(slot);
+                    out[m as usize].push((t, CONTEXT));
+                    if m != thread {
+                        out[m as usize].push((t, FORK));
+                    }
+                }
+                regions[slot as usize] = Team {
+                    members: team,
+                    busy,
+                    active,
+                    opens: 1,
+                };
+                slots.insert(id, slot);
+                continue;
+            }
+            Meet::RegionEnd { id } => {
+                let Some(&slot) = slots.get(&id) else {
+                    continue;
+                };
+                let region = &mut regions[slot as usize];
+                region.opens -= 1;
+                if region.opens == 0 {
+                    slots.remove(&id);
+                    free.push(slot);
+                    for &m in &teams[region.members as usize] {
+                        threads[m as usize].regions.retain(|&r| r != slot);
+                        out[m as usize].push((t, CONTEXT));
+                    }
+                }
+                continue;
+            }
+        }
+        let was = threads[i].seen;
+        threads[i].seen = now;
+        let th = &threads[i];
+        for k in 0..th.regions.len() {
+            let slot = threads[i].regions[k] as usize;
+            let region = &mut regions[slot];
+            let (busy, active) = (region.busy, region.active);
+            region.busy = busy + now.busy as u32 - was.busy as u32;
+            region.active = active + now.active as u32 - was.active as u32;
+            let flips = (busy > 0) != (region.busy > 0) || (busy > 1) != (region.busy > 1);
+            let finished = (active == 0) != (region.active == 0);
+            if flips || finished {
+                for &m in &teams[region.members as usize] {
+                    if m != thread {
+                        out[m as usize].push((t, if flips { TEAM_BUSY } else { ALL_IDLE }));
+                    }
+                }
+            }
+        }
+        if now.barrier && !was.barrier {
+            let members = match threads[i].regions.last() {
+                Some(&slot) => &teams[regions[slot as usize].members as usize],
+                None => &all,
+            };
+            let arrived = members.iter().all(|&m| {
+                let m = &threads[m as usize];
+                !m.live || (m.seen.barrier && !m.released)
+            });
+            if arrived {
+                for &m in members {
+                    threads[m as usize].released = true;
+                    out[m as usize].push((t, RELEASED));
+                }
+            }
+        } else if !now.barrier {
+            threads[i].released = false;
+        }
+    }
+    handed + out.iter().map(|q| q.len() as u64).sum::<u64>()
 }
 
 fn print_classes(name: &str, counts: &[u64; CLASSES.len()]) {
