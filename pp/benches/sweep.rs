@@ -3,9 +3,10 @@
 //! rounds; wall time, and the thread's CPU time, which a busy machine does not inflate).
 //! `PP_SWEEP_BENCH_EVENTS` (default 5·10⁶) sets the size.
 //!
-//! Then it counts which of the log's events meet other threads and which a per-thread pass
-//! could take alone (docs/event-log.md#reading-on-several-cores); `PP_SWEEP_BENCH_LOG=FILE`
-//! counts those of `FILE` too (a log of `pp run`, say).
+//! Then it counts the log's events by where a sweep split by thread would take them
+//! ([`Meeting`], docs/event-log.md#reading-on-several-cores), and times a lower bound of the
+//! combining pass on the events it would get; `PP_SWEEP_BENCH_LOG=FILE` counts those of `FILE`
+//! too (a log of `pp run`, say).
 //! Run: `cargo bench -p pp --bench sweep`.
 
 #[path = "../tests/log_support/mod.rs"]
@@ -16,7 +17,7 @@ use std::time::Instant;
 
 use pp::event::{EventKind, Symbols, WaitKind};
 use pp::log::{BinaryWriter, LogReader};
-use pp::profile::Sweep;
+use pp::profile::{Meeting, Sweep};
 
 use test_support::setting;
 
@@ -69,7 +70,11 @@ fn main() {
     });
     let bytes = writer.finish().expect("finish");
     let mut reader = LogReader::from_bytes("bench", bytes.clone()).expect("a log");
-    let (generated, meeting, teams) = classes(&mut reader);
+    let Classes {
+        counts: generated,
+        meeting,
+        teams,
+    } = classes(&mut reader);
     let reader = LogReader::from_bytes("bench", bytes).expect("a log");
     let symbols = reader.symbols().clone();
     let events: Vec<_> = reader.map(|e| e.expect("valid")).collect();
@@ -107,26 +112,9 @@ fn main() {
     if let Some(path) = std::env::var_os("PP_SWEEP_BENCH_LOG") {
         let path = std::path::PathBuf::from(path);
         let mut log = LogReader::open(&path).expect("PP_SWEEP_BENCH_LOG: a log");
-        print_classes(&path.display().to_string(), &classes(&mut log).0);
+        print_classes(&path.display().to_string(), &classes(&mut log).counts);
     }
 }
-
-/// Which events of a log a per-thread pass could take alone and which the combining pass must
-/// see in time order (docs/event-log.md#reading-on-several-cores), counted over the merged
-/// stream with each thread's own nesting replayed. The first class that applies:
-const CLASSES: [&str; 9] = [
-    "start/stop (the window, teams' live members)",
-    "region_begin/end (teams, contexts)",
-    "barrier wait begin/end (last arrival)",
-    "send, recv, release, wait_end by= (partners)",
-    "begin/end in a region flipping busy or active (team busy, all idle)",
-    "first event since another thread's fork (needs the fork's time)",
-    "cpu sample (own rc bookkeeping)",
-    "begin/end keeping busy and active, or outside regions (own category)",
-    "phase, coll (own context or nothing)",
-];
-/// Classes before this one are the combining pass's.
-const FIRST_LOCAL: usize = 5;
 
 /// A thread's state as far as its teammates see it: innermost work or comm (busy), live with
 /// an open interval (active), innermost a barrier wait.
@@ -150,89 +138,43 @@ enum Meet {
     RegionEnd {
         id: u64,
     },
-    /// A begin or end changing what teammates see (or a barrier wait's).
+    /// A begin or end changing what teammates see.
     Own(Seen),
     /// A send, recv, release or wait ended `by=`: filed or looked up.
     Partner,
 }
 
-/// Replays each thread's nesting over the merged stream: counts the classes, and returns the
-/// events the combining pass would get with the teams they name.
-fn classes(log: &mut LogReader) -> ([u64; CLASSES.len()], Vec<(u64, u32, Meet)>, Vec<Vec<u32>>) {
-    let p = log.header().p as usize;
-    // Per thread: open intervals (true: work or comm), live, waiting for its first event
-    // since a fork, open regions whose team includes it.
+/// Events per [`Meeting`] class of `log` (docs/event-log.md#reading-on-several-cores), and
+/// the events the combining pass would get (each thread's nesting replayed for what its
+/// teammates see after it) with the teams they name.
+/// What [`classes`] finds: events per class; the combining pass's events, with its members lists.
+struct Classes {
+    counts: [u64; Meeting::ALL.len()],
+    meeting: Vec<(u64, u32, Meet)>,
+    teams: Vec<Vec<u32>>,
+}
+
+fn classes(log: &mut LogReader) -> Classes {
+    let header = log.header().clone();
+    let p = header.p as usize;
+    let mut sweep = Sweep::new(&header, None);
+    // Per thread: open intervals (busy, a barrier wait), live.
     let mut stacks: Vec<Vec<(bool, bool)>> = vec![Vec::new(); p];
     let mut live = vec![false; p];
-    let mut forked = vec![false; p];
-    let mut in_regions = vec![0u32; p];
-    let mut open: Vec<(u64, u32)> = Vec::new();
     let mut teams: Vec<Vec<u32>> = Vec::new();
     let mut team_of = std::collections::HashMap::new();
     let mut meeting = Vec::new();
-    let mut counts = [0u64; CLASSES.len()];
+    let mut counts = [0u64; Meeting::ALL.len()];
     log.for_each_event(|e, symbols| {
+        let class = sweep.meeting(e);
+        sweep.event(e, symbols);
+        counts[Meeting::ALL.iter().position(|&m| m == class).unwrap_or(0)] += 1;
         let i = e.thread as usize;
         if i >= p {
             return;
         }
-        let seen = |stack: &Vec<(bool, bool)>, live: bool| Seen {
-            busy: stack.last().is_some_and(|o| o.0),
-            active: live && !stack.is_empty(),
-            barrier: stack.last().is_some_and(|o| o.1),
-        };
-        let was = seen(&stacks[i], live[i]);
-        let mut meet = None;
-        let class = match e.kind {
-            EventKind::Start | EventKind::Stop => {
-                live[i] = e.kind == EventKind::Start;
-                meet = Some(if live[i] { Meet::Start } else { Meet::Stop });
-                0
-            }
-            EventKind::RegionBegin { id, team, .. } => {
-                let key = team.map(|t| t.0);
-                let team = *team_of.entry(key).or_insert_with(|| {
-                    teams.push(match team.and_then(|t| symbols.get_team(t)) {
-                        Some(team) => team.iter().copied().filter(|&m| (m as usize) < p).collect(),
-                        None => (0..p as u32).collect(),
-                    });
-                    teams.len() as u32 - 1
-                });
-                if !open.iter().any(|r| r.0 == id) {
-                    for &m in &teams[team as usize] {
-                        in_regions[m as usize] += 1;
-                        forked[m as usize] |= m as usize != i;
-                    }
-                    open.push((id, team));
-                }
-                meet = Some(Meet::RegionBegin { id, team });
-                1
-            }
-            EventKind::RegionEnd { id } => {
-                if let Some(at) = open.iter().position(|r| r.0 == id) {
-                    for &m in &teams[open[at].1 as usize] {
-                        in_regions[m as usize] -= 1;
-                    }
-                    open.remove(at);
-                }
-                meet = Some(Meet::RegionEnd { id });
-                1
-            }
-            EventKind::WaitBegin {
-                kind: WaitKind::Barrier,
-                ..
-            }
-            | EventKind::WaitEnd {
-                kind: WaitKind::Barrier,
-                ..
-            } => 2,
-            EventKind::Send { .. } | EventKind::Recv { .. } | EventKind::Release { .. } => 3,
-            EventKind::WaitEnd { by: Some(_), .. } => 3,
-            EventKind::Cpu { .. } => 6,
-            EventKind::Phase { .. } | EventKind::Coll { .. } => 8,
-            _ => 7,
-        };
         match e.kind {
+            EventKind::Start | EventKind::Stop => live[i] = e.kind == EventKind::Start,
             EventKind::WorkBegin { .. } | EventKind::CommBegin { .. } => {
                 stacks[i].push((true, false))
             }
@@ -242,33 +184,38 @@ fn classes(log: &mut LogReader) -> ([u64; CLASSES.len()], Vec<(u64, u32, Meet)>,
             }
             _ => {}
         }
-        let now = seen(&stacks[i], live[i]);
-        // Busy and active counts are kept per region: outside regions nobody reads them.
-        let class = if class == 7
-            && (now.busy, now.active) != (was.busy, was.active)
-            && in_regions[i] > 0
-        {
-            4
-        } else if class >= FIRST_LOCAL && forked[i] {
-            5
-        } else {
-            class
+        if !class.combined() {
+            return;
+        }
+        let meet = match e.kind {
+            EventKind::Start => Meet::Start,
+            EventKind::Stop => Meet::Stop,
+            EventKind::RegionBegin { id, team, .. } => {
+                let team = *team_of.entry(team.map(|t| t.0)).or_insert_with(|| {
+                    teams.push(match team.and_then(|t| symbols.get_team(t)) {
+                        Some(team) => team.iter().copied().filter(|&m| (m as usize) < p).collect(),
+                        None => (0..p as u32).collect(),
+                    });
+                    teams.len() as u32 - 1
+                });
+                Meet::RegionBegin { id, team }
+            }
+            EventKind::RegionEnd { id } => Meet::RegionEnd { id },
+            _ if class == Meeting::Partner => Meet::Partner,
+            _ => Meet::Own(Seen {
+                busy: stacks[i].last().is_some_and(|o| o.0),
+                active: live[i] && !stacks[i].is_empty(),
+                barrier: stacks[i].last().is_some_and(|o| o.1),
+            }),
         };
-        if meet.is_none() && class < FIRST_LOCAL {
-            meet = Some(if now != was {
-                Meet::Own(now)
-            } else {
-                Meet::Partner
-            });
-        }
-        if let Some(meet) = meet {
-            meeting.push((e.t, e.thread, meet));
-        }
-        forked[i] = false;
-        counts[class] += 1;
+        meeting.push((e.t, e.thread, meet));
     })
     .expect("a readable log");
-    (counts, meeting, teams)
+    Classes {
+        counts,
+        meeting,
+        teams,
+    }
 }
 
 /// A lower bound of the combining pass's cost: the events it gets, in time order, keeping the
@@ -413,18 +360,23 @@ fn combine(p: usize, meeting: &[(u64, u32, Meet)], teams: &[Vec<u32>]) -> u64 {
     handed + out.iter().map(|q| q.len() as u64).sum::<u64>()
 }
 
-fn print_classes(name: &str, counts: &[u64; CLASSES.len()]) {
+fn print_classes(name: &str, counts: &[u64; Meeting::ALL.len()]) {
     let all: u64 = counts.iter().sum();
-    let local: u64 = counts[FIRST_LOCAL..].iter().sum();
+    let combined: u64 = Meeting::ALL
+        .iter()
+        .zip(counts)
+        .filter(|(m, _)| m.combined())
+        .map(|(_, n)| n)
+        .sum();
     println!(
-        "{name}: {all} events, {:.1}% meet other threads, {:.1}% a per-thread pass takes alone",
-        100.0 * (all - local) as f64 / all as f64,
-        100.0 * local as f64 / all as f64
+        "{name}: {all} events, {:.1}% to the combining pass, {:.1}% to their thread's pass alone",
+        100.0 * combined as f64 / all as f64,
+        100.0 * (all - combined) as f64 / all as f64
     );
-    for (class, n) in CLASSES.iter().zip(counts) {
+    for (class, n) in Meeting::ALL.iter().zip(counts) {
         if *n > 0 {
             println!(
-                "  {:5.1}%  {n:>10}  {class}",
+                "  {:5.1}%  {n:>10}  {class:?}",
                 100.0 * *n as f64 / all as f64
             );
         }

@@ -1,0 +1,469 @@
+//! The line along which the sweep splits by thread (docs/event-log.md#reading-on-several-cores):
+//! which events only their own thread's pass needs, and which a combining pass must see in
+//! time order because another thread's state reads what they change, or they read another
+//! thread's. The unit tests below check the line against the sweep itself: an event on the
+//! thread's side changes nothing of another thread, no team, region or message, and nothing of
+//! its own thread that a teammate reads.
+
+use super::Sweep;
+use super::nesting::closes;
+use super::state::Open;
+use crate::event::{Event, EventKind, WaitKind};
+use crate::profile::rules::Own;
+
+/// Where an event of a log goes when the sweep is split by thread: the first five to the
+/// combining pass, the others to the thread's own pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Meeting {
+    /// `start`, `stop`, or an event of a thread beyond `p`: the run window and who is live.
+    Lifetime,
+    /// `region_begin`, `region_end`: teams, and their members' contexts.
+    Region,
+    /// A `wait_begin barrier` (it may be the team's last arrival, which releases the team), or
+    /// a begin or end that makes the thread enter or leave a barrier wait (the last arrival
+    /// reads who is at one).
+    Barrier,
+    /// `send`, `recv`, `release`, a lock or cond `wait_end` with `by=`: filed for, or matched
+    /// with, another thread's event.
+    Partner,
+    /// A begin or end that makes the thread busy or not (innermost work or comm), or active or
+    /// not (live with an open interval): its teammates' categories and releases read the
+    /// team's counts, and a region that opens later counts its members (so outside regions
+    /// too).
+    Team,
+    /// The thread's first event since a region forked it (its pass needs the fork's time).
+    AfterFork,
+    /// A `cpu` sample: the thread's own rc.cpu bookkeeping.
+    Sample,
+    /// Any other begin or end: the thread's own category.
+    Own,
+    /// `phase`, `coll`: the thread's own context, or nothing.
+    Context,
+}
+
+impl Meeting {
+    /// Every class, in order.
+    pub const ALL: [Meeting; 9] = [
+        Meeting::Lifetime,
+        Meeting::Region,
+        Meeting::Barrier,
+        Meeting::Partner,
+        Meeting::Team,
+        Meeting::AfterFork,
+        Meeting::Sample,
+        Meeting::Own,
+        Meeting::Context,
+    ];
+
+    /// Whether the combining pass must see it.
+    pub fn combined(self) -> bool {
+        self < Meeting::AfterFork
+    }
+}
+
+/// What a teammate reads of a thread: innermost work or comm, live with an open interval,
+/// innermost a barrier wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Seen {
+    busy: bool,
+    active: bool,
+    barrier: bool,
+}
+
+fn seen(own: Own, live: bool) -> Seen {
+    Seen {
+        busy: own.is_busy(),
+        active: live && own != Own::Idle,
+        barrier: own == Own::Barrier,
+    }
+}
+
+/// The innermost open interval after an end of `ending`, as `Sweep::pop` leaves it: the end
+/// closes the innermost interval of its kind and those inside it, or nothing.
+fn after_end(stack: &[Open], ending: Own) -> Own {
+    let top = |s: &[Open]| s.last().map_or(Own::Idle, |o| o.own);
+    match stack.iter().rposition(|o| closes(ending, o.own)) {
+        Some(pos) => top(&stack[..pos]),
+        None => top(stack),
+    }
+}
+
+impl Sweep<'_> {
+    /// Where `e`, the event to be applied next, goes when the sweep is split by thread,
+    /// decided from what its thread's own pass knows before it: its open intervals, whether
+    /// it is live, and forked since its last event.
+    pub fn meeting(&self, e: &Event) -> Meeting {
+        let i = e.thread as usize;
+        let Some(th) = self.threads.get(i) else {
+            return Meeting::Lifetime;
+        };
+        let after = match e.kind {
+            EventKind::Start | EventKind::Stop => return Meeting::Lifetime,
+            EventKind::RegionBegin { .. } | EventKind::RegionEnd { .. } => {
+                return Meeting::Region;
+            }
+            EventKind::Send { .. } | EventKind::Recv { .. } | EventKind::Release { .. } => {
+                return Meeting::Partner;
+            }
+            EventKind::WaitEnd {
+                kind: WaitKind::Lock | WaitKind::Cond,
+                by: Some(_),
+                ..
+            } => return Meeting::Partner,
+            EventKind::WorkBegin { .. } => Some(Own::Work),
+            EventKind::CommBegin { .. } => Some(Own::Comm),
+            EventKind::WaitBegin {
+                kind: WaitKind::Barrier,
+                ..
+            } => return Meeting::Barrier,
+            EventKind::WaitBegin { .. } => Some(Own::Wait),
+            EventKind::WorkEnd { .. } => Some(after_end(&th.stack, Own::Work)),
+            EventKind::CommEnd { .. } => Some(after_end(&th.stack, Own::Comm)),
+            EventKind::WaitEnd { kind, .. } => Some(after_end(&th.stack, Own::waiting_for(kind))),
+            EventKind::Cpu { .. } | EventKind::Phase { .. } | EventKind::Coll { .. } => None,
+        };
+        if let Some(after) = after {
+            let (was, now) = (seen(th.own, th.live), seen(after, th.live));
+            if was.barrier != now.barrier {
+                return Meeting::Barrier;
+            }
+            if was != now {
+                return Meeting::Team;
+            }
+        }
+        if !th.forks.is_empty() {
+            return Meeting::AfterFork;
+        }
+        match e.kind {
+            EventKind::Cpu { .. } => Meeting::Sample,
+            EventKind::Phase { .. } | EventKind::Coll { .. } => Meeting::Context,
+            _ => Meeting::Own,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::event::{Header, Sym, Symbols, ThreadId};
+
+    /// Everything of the sweep an event of thread `i` on its own pass must leave alone: every
+    /// other thread (its state and its contexts' totals), the teams, regions, releases,
+    /// messages and window, and what teammates read of thread `i`.
+    fn beyond(sweep: &Sweep, i: usize) -> String {
+        let mut text = String::new();
+        for (j, th) in sweep.threads.iter().enumerate() {
+            if j == i {
+                text += &format!(
+                    "{j}: {:?} {} {} {} {:?} {:?} {:?}\n",
+                    seen(th.own, th.live),
+                    th.live,
+                    th.started,
+                    th.stopped,
+                    th.regions,
+                    th.begun,
+                    th.release
+                );
+            } else {
+                text += &format!("{j}: {th:?}\n");
+            }
+        }
+        for (key, totals) in sweep.contexts.keys.iter().zip(&sweep.contexts.totals) {
+            if key.0 as usize != i {
+                text += &format!("{key:?} {totals:?}\n");
+            }
+        }
+        let mut slots: Vec<_> = sweep.slots.iter().collect();
+        slots.sort();
+        let mut releases: Vec<_> = sweep.releases.iter().collect();
+        releases.sort();
+        text += &format!(
+            "{:?} {slots:?} {:?} {releases:?} {:?} {:?} {:?}",
+            sweep.regions, sweep.free_slots, sweep.messages, sweep.window_start, sweep.last_stop
+        );
+        text
+    }
+
+    /// A random run of `p` threads (and a thread beyond them now and then) in time order, of
+    /// every kind of event, nested well or badly: regions with and without a team, barriers,
+    /// locks released and ended `by=`, messages, cpu samples with run-queue delays, phases.
+    fn run(seed: u64, p: u32, n: usize) -> (Vec<Event>, Symbols) {
+        let mut state = seed | 1;
+        let mut next = move |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        let mut symbols = Symbols::default();
+        let names = [symbols.intern("a"), symbols.intern("b")];
+        let lock = Some(symbols.intern("l"));
+        let half: Vec<ThreadId> = (0..p.div_ceil(2)).collect();
+        let team = symbols.intern_team(&half);
+        let mut events = Vec::with_capacity(n);
+        let (mut t, mut cpu, mut delay) = (0u64, vec![0u64; p as usize], vec![0u64; p as usize]);
+        for th in 0..p {
+            events.push(Event {
+                t,
+                thread: th,
+                kind: EventKind::Start,
+            });
+        }
+        let kinds = [
+            WaitKind::Barrier,
+            WaitKind::Lock,
+            WaitKind::Recv,
+            WaitKind::Cond,
+        ];
+        while events.len() < n {
+            t += next(40);
+            let thread = if next(100) == 0 {
+                p
+            } else {
+                next(u64::from(p)) as u32
+            };
+            let th = (thread as usize).min(p as usize - 1);
+            let kind = match next(20) {
+                0 | 1 => EventKind::WorkBegin { label: None },
+                2 | 3 => EventKind::WorkEnd { label: None },
+                4 => EventKind::CommBegin { bytes: 64 },
+                5 => EventKind::CommEnd { bytes: 64 },
+                6 | 7 => EventKind::WaitBegin {
+                    kind: kinds[next(4) as usize],
+                    object: lock.filter(|_| next(2) == 0),
+                },
+                8 | 9 => EventKind::WaitEnd {
+                    kind: kinds[next(4) as usize],
+                    object: lock.filter(|_| next(2) == 0),
+                    by: (next(2) == 0).then(|| next(u64::from(p)) as ThreadId),
+                },
+                10 => EventKind::Release {
+                    kind: WaitKind::Lock,
+                    object: lock,
+                },
+                11 | 12 => {
+                    cpu[th] += next(60);
+                    delay[th] += next(30);
+                    EventKind::Cpu {
+                        thread_cpu_ns: cpu[th],
+                        run_delay_ns: (next(4) != 0).then_some(delay[th]),
+                    }
+                }
+                13 => EventKind::RegionBegin {
+                    id: next(3),
+                    name: names[next(2) as usize],
+                    team: (next(2) == 0).then_some(team),
+                },
+                14 => EventKind::RegionEnd { id: next(3) },
+                15 => EventKind::Send {
+                    peer: next(u64::from(p)) as ThreadId,
+                    tag: 0,
+                    bytes: 8,
+                    comm: None,
+                },
+                16 => EventKind::Recv {
+                    peer: next(u64::from(p)) as ThreadId,
+                    tag: 0,
+                    bytes: 8,
+                    comm: None,
+                },
+                17 => EventKind::Phase {
+                    name: names[next(2) as usize],
+                },
+                18 => EventKind::Coll {
+                    op: Sym(0),
+                    bytes: 0,
+                    root: None,
+                    comm: None,
+                },
+                _ if next(8) == 0 => EventKind::Stop,
+                _ => EventKind::Start,
+            };
+            events.push(Event { t, thread, kind });
+        }
+        (events, symbols)
+    }
+
+    /// Each class on a small run of two threads, the first region forking thread 1.
+    #[test]
+    fn every_class_on_a_small_run() {
+        use EventKind::*;
+        use Meeting::*;
+        let mut symbols = Symbols::default();
+        let name = symbols.intern("r");
+        let lock = Some(symbols.intern("l"));
+        let run = [
+            (0, Start, Lifetime),
+            (1, Start, Lifetime),
+            (
+                0,
+                RegionBegin {
+                    id: 1,
+                    name,
+                    team: None,
+                },
+                Region,
+            ),
+            (
+                1,
+                Cpu {
+                    thread_cpu_ns: 0,
+                    run_delay_ns: Some(0),
+                },
+                AfterFork,
+            ),
+            (0, WorkBegin { label: None }, Team),
+            (0, CommBegin { bytes: 8 }, Meeting::Own),
+            (0, CommEnd { bytes: 8 }, Meeting::Own),
+            (
+                0,
+                Cpu {
+                    thread_cpu_ns: 10,
+                    run_delay_ns: Some(0),
+                },
+                Sample,
+            ),
+            (0, Phase { name }, Context),
+            (
+                1,
+                WaitBegin {
+                    kind: WaitKind::Lock,
+                    object: lock,
+                },
+                Team,
+            ),
+            (
+                1,
+                WaitBegin {
+                    kind: WaitKind::Recv,
+                    object: None,
+                },
+                Meeting::Own,
+            ),
+            (
+                1,
+                WaitEnd {
+                    kind: WaitKind::Recv,
+                    object: None,
+                    by: None,
+                },
+                Meeting::Own,
+            ),
+            (
+                0,
+                Release {
+                    kind: WaitKind::Lock,
+                    object: lock,
+                },
+                Partner,
+            ),
+            (
+                1,
+                WaitEnd {
+                    kind: WaitKind::Lock,
+                    object: lock,
+                    by: Some(0),
+                },
+                Partner,
+            ),
+            (0, WorkEnd { label: None }, Team),
+            (
+                0,
+                WaitBegin {
+                    kind: WaitKind::Barrier,
+                    object: None,
+                },
+                Barrier,
+            ),
+            (
+                0,
+                WaitBegin {
+                    kind: WaitKind::Lock,
+                    object: None,
+                },
+                Barrier,
+            ),
+            (
+                0,
+                WaitEnd {
+                    kind: WaitKind::Lock,
+                    object: None,
+                    by: None,
+                },
+                Barrier,
+            ),
+            (
+                1,
+                Send {
+                    peer: 0,
+                    tag: 0,
+                    bytes: 8,
+                    comm: None,
+                },
+                Partner,
+            ),
+            (
+                0,
+                Recv {
+                    peer: 1,
+                    tag: 0,
+                    bytes: 8,
+                    comm: None,
+                },
+                Partner,
+            ),
+            (
+                0,
+                WaitEnd {
+                    kind: WaitKind::Barrier,
+                    object: None,
+                    by: None,
+                },
+                Barrier,
+            ),
+            (0, RegionEnd { id: 1 }, Region),
+            (1, Stop, Lifetime),
+            (0, Stop, Lifetime),
+        ];
+        let mut sweep = Sweep::new(
+            &Header {
+                p: 2,
+                params: vec![],
+            },
+            None,
+        );
+        for (n, (thread, kind, want)) in run.into_iter().enumerate() {
+            let e = Event {
+                t: 10 * n as u64,
+                thread,
+                kind,
+            };
+            assert_eq!(sweep.meeting(&e), want, "{e:?}");
+            sweep.event(&e, &symbols);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// An event the split leaves to its thread's pass changes nothing beyond its thread
+        /// that the sweep keeps, whatever came before it (rules kept or broken).
+        #[test]
+        fn the_threads_side_stays_on_its_thread(seed in any::<u64>(), p in 1u32..5) {
+            let (events, symbols) = run(seed, p, 300);
+            let header = Header { p, params: vec![] };
+            let mut sweep = Sweep::new(&header, None);
+            for e in &events {
+                let meeting = sweep.meeting(e);
+                let i = e.thread as usize;
+                let before = (!meeting.combined()).then(|| beyond(&sweep, i));
+                sweep.event(e, &symbols);
+                if let Some(before) = before {
+                    prop_assert_eq!(before, beyond(&sweep, i), "{:?} {:?}", meeting, e);
+                }
+            }
+        }
+    }
+}
