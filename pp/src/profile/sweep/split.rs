@@ -700,5 +700,22 @@ mod tests {
                 }
             }
         }
+
+        /// Whether an event goes to the combining pass depends on its thread's own events
+        /// alone: a sweep that sees only that thread's events says the same. So a thread's pass
+        /// routes its events as it decodes them, before any merge.
+        #[test]
+        fn the_route_is_known_on_the_threads_side(seed in any::<u64>(), p in 1u32..5, kept in any::<bool>()) {
+            let (events, symbols) = if kept { rounds(seed, p, 300) } else { run(seed, p, 300) };
+            let header = Header { p, params: vec![] };
+            let mut sweep = Sweep::new(&header, None);
+            let mut alone: Vec<Sweep> = (0..=p).map(|_| Sweep::new(&header, None)).collect();
+            for e in &events {
+                let own = &mut alone[(e.thread as usize).min(p as usize)];
+                prop_assert_eq!(sweep.meeting(e).combined(), own.meeting(e).combined(), "{:?}", e);
+                sweep.event(e, &symbols);
+                own.event(e, &symbols);
+            }
+        }
     }
 }
