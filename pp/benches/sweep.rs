@@ -246,6 +246,8 @@ fn combine(p: usize, meeting: &[(u64, u32, Meet)], teams: &[Vec<u32>]) -> u64 {
     let mut regions: Vec<Team> = Vec::new();
     let mut slots: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<IdHasher>> =
         Default::default();
+    // The region last looked up, as the sweep keeps it (members record their parts in turn).
+    let mut recent: Option<(u64, u32)> = None;
     let mut free: Vec<u32> = Vec::new();
     let mut out: Vec<Vec<(u64, u8)>> = vec![Vec::new(); p];
     let mut handed = 0u64;
@@ -268,7 +270,12 @@ fn combine(p: usize, meeting: &[(u64, u32, Meet)], teams: &[Vec<u32>]) -> u64 {
                 now = Seen::default();
             }
             Meet::RegionBegin { id, team } => {
-                if let Some(&slot) = slots.get(&id) {
+                let found = match recent {
+                    Some((r, slot)) if r == id => Some(slot),
+                    _ => slots.get(&id).copied(),
+                };
+                if let Some(slot) = found {
+                    recent = Some((id, slot));
                     regions[slot as usize].opens += 1;
                     continue;
                 }
@@ -300,16 +307,23 @@ fn combine(p: usize, meeting: &[(u64, u32, Meet)], teams: &[Vec<u32>]) -> u64 {
                     opens: 1,
                 };
                 slots.insert(id, slot);
+                recent = Some((id, slot));
                 continue;
             }
             Meet::RegionEnd { id } => {
-                let Some(&slot) = slots.get(&id) else {
+                let found = match recent {
+                    Some((r, slot)) if r == id => Some(slot),
+                    _ => slots.get(&id).copied(),
+                };
+                let Some(slot) = found else {
                     continue;
                 };
+                recent = Some((id, slot));
                 let region = &mut regions[slot as usize];
                 region.opens -= 1;
                 if region.opens == 0 {
                     slots.remove(&id);
+                    recent = None;
                     free.push(slot);
                     for &m in &teams[region.members as usize] {
                         threads[m as usize].regions.retain(|&r| r != slot);
