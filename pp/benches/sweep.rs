@@ -5,7 +5,7 @@
 //!
 //! Then it counts the log's events by where a sweep split by thread would take them
 //! ([`Meeting`], docs/event-log.md#reading-on-several-cores), and times a lower bound of the
-//! combining pass on the events it would get; `PP_SWEEP_BENCH_LOG=FILE` counts those of `FILE`
+//! combining pass on the events it would get; `PP_SWEEP_BENCH_LOG=FILE` does the same for `FILE`
 //! too (a log of `pp run`, say).
 //! Run: `cargo bench -p pp --bench sweep`.
 
@@ -112,7 +112,40 @@ fn main() {
     if let Some(path) = std::env::var_os("PP_SWEEP_BENCH_LOG") {
         let path = std::path::PathBuf::from(path);
         let mut log = LogReader::open(&path).expect("PP_SWEEP_BENCH_LOG: a log");
-        print_classes(&path.display().to_string(), &classes(&mut log).counts);
+        let header = log.header().clone();
+        let found = classes(&mut log);
+        let log = LogReader::open(&path).expect("PP_SWEEP_BENCH_LOG: a log");
+        let symbols = log.symbols().clone();
+        let events: Vec<_> = log.map(|e| e.expect("a readable log")).collect();
+        // Each timing goes over 10⁷ events or more: the CPU clock of schedstat moves in ticks.
+        let reps = (10_000_000 / events.len().max(1)).max(1);
+        let (_, cpu) = best_of(5, || {
+            for _ in 0..reps {
+                let mut sweep = Sweep::new(&header, None);
+                for e in &events {
+                    sweep.event(e, &symbols);
+                }
+                black_box(sweep.finish(&symbols).ok());
+            }
+        });
+        let per_event = |cpu: f64| cpu * 1e9 / (events.len() * reps) as f64;
+        println!(
+            "{}: the sweep alone, CPU {:.3} s for {reps} rounds => {:.1} ns/event",
+            path.display(),
+            cpu,
+            per_event(cpu)
+        );
+        print_classes(&path.display().to_string(), &found.counts);
+        let (_, cpu) = best_of(5, || {
+            for _ in 0..reps {
+                black_box(combine(header.p as usize, &found.meeting, &found.teams));
+            }
+        });
+        println!(
+            "  the combining pass's floor: CPU {:.3} s for {reps} rounds => {:.1} ns per event of the log",
+            cpu,
+            per_event(cpu)
+        );
     }
 }
 
