@@ -186,13 +186,16 @@ mod tests {
         text
     }
 
+    /// A context's key: thread, innermost region, phase.
+    type Context = (ThreadId, Option<Sym>, Option<Sym>);
+
     /// The totals of every context of the threads `mine` picks once each thread's open
     /// stretch is closed at `end` (as `Sweep::finish` closes them), in order, empty ones left out.
     fn contexts(
         sweep: &mut Sweep,
         end: u64,
         mine: impl Fn(usize) -> bool,
-    ) -> Vec<((ThreadId, Option<Sym>, Option<Sym>), String)> {
+    ) -> Vec<(Context, String)> {
         for j in 0..sweep.p {
             let since = sweep.threads[j].since;
             sweep.close(j, end.max(since));
