@@ -12,5 +12,5 @@ mod violations;
 pub use log_profile::{LogProfile, profile_log};
 pub use report::{By, OUTSIDE_REGIONS, Profile, RowError};
 pub use rules::{CATEGORIES, Category, RULES, SUBCATEGORIES};
-pub use sweep::{Attribution, Interval, Sink, Sweep, SweepError};
+pub use sweep::{Attribution, Interval, Meeting, Sink, Sweep, SweepError};
 pub use totals::Totals;

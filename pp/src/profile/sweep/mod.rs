@@ -14,15 +14,18 @@
 //! The sweep's parts: `state` (what it keeps per thread, region and context), `attribute`
 //! (categories and contexts: closing a stretch adds it up), `nesting` (a thread's open
 //! intervals and the rules of the log they break), `regions` (teams and who is busy) and `rc`
-//! (time moved to rc at `cpu` samples and at the ends of receives).
+//! (time moved to rc at `cpu` samples and at the ends of receives); `split` says which events a
+//! sweep split by thread would take on each thread and which in a combining pass.
 
 mod attribute;
 mod nesting;
 mod rc;
 mod regions;
 mod release;
+mod split;
 mod state;
 
+pub use split::Meeting;
 pub(crate) use state::IdHasher;
 
 use std::collections::HashMap;
