@@ -6,7 +6,10 @@
 //! * backward, where the item before the loop is the body's last: `x [b₁ … bₘ]ⁿ` with
 //!   `x = bₘ` becomes `[bₘ b₁ … bₘ₋₁]ⁿ bₘ`;
 //! * forward, where the item after the loop is the body's first: `[b₁ … bₘ]ⁿ y` with `y = b₁`
-//!   becomes `b₁ [b₂ … bₘ b₁]ⁿ`.
+//!   becomes `b₁ [b₂ … bₘ b₁]ⁿ`;
+//! * where neither makes the body whole, one iteration is peeled: `[b₁ … bₘ]ⁿ` becomes
+//!   `b₁ … bₖ [bₖ₊₁ … bₘ b₁ … bₖ]ⁿ⁻¹ bₖ₊₁ … bₘ`, k the first turn that makes the body whole
+//!   (one exists wherever the body's begins and ends come out even).
 //!
 //! A body is *whole* when, read in order, its region ends never outnumber its begins and they
 //! come out even: then a C `#pragma omp parallel` block per region can be written inside it.
@@ -35,7 +38,7 @@ pub fn rotate(f: &mut Folded) -> Result<(), String> {
 /// The one-line reason a loop of `count` iterations cannot hold its regions whole.
 pub fn unrotatable(count: u64) -> String {
     format!(
-        "a region begins in one iteration of a loop of {count} and ends in another, and no rotation of the loop holds it whole (a hybrid skeleton writes each region as one #pragma omp parallel block)"
+        "each iteration of a loop of {count} opens more regions than it closes, or closes more than it opens, so no rotation of the loop holds them whole (a hybrid skeleton writes each region as one #pragma omp parallel block)"
     )
 }
 
@@ -144,7 +147,35 @@ fn turn(
         seq.splice(j..=j + k, out.into_iter().chain(std::iter::once(lp)));
         return Ok(j + k);
     }
-    Err(count)
+    // Peel: the first k items of the first iteration before the loop, the rest of the last
+    // after it, and the loop one iteration shorter.
+    let Some(k) = (1..m).find(|&k| {
+        let mut b = body.clone();
+        b.rotate_left(k);
+        whole(&b, table, deltas)
+    }) else {
+        return Err(count);
+    };
+    let mut b = body.clone();
+    b.rotate_left(k);
+    let middle = if count > 2 {
+        vec![table.intern(Node::Loop {
+            body: b,
+            count: count - 1,
+        })]
+    } else {
+        b
+    };
+    let at = j + k + middle.len() - 1;
+    let items: Vec<u32> = body[..k]
+        .iter()
+        .copied()
+        .chain(middle)
+        .chain(body[k..].iter().copied())
+        .collect();
+    seq.splice(j..=j, items);
+    // The loop (or the iteration left in its place) is whole: go on after it.
+    Ok(at)
 }
 
 #[cfg(test)]
@@ -240,13 +271,35 @@ mod tests {
     }
 
     #[test]
-    fn a_loop_that_no_rotation_makes_whole_is_refused() {
-        // [end, x, begin] three times with nothing like it around: no move is possible.
-        let mut ids = vec![100, 5];
+    fn a_loop_that_no_move_makes_whole_is_peeled() {
+        // [end, x, begin] three times with nothing like it around: no move is possible, so
+        // an iteration is peeled: end [x begin end]² x begin.
+        let mut ids = vec![100, BEGIN, 5];
         for _ in 0..3 {
             ids.extend([END, 3, BEGIN]);
         }
-        ids.extend([6, 101]);
+        ids.extend([6, END, 101]);
+        let (ids, _, after, table) = rotated(ids);
+        let top = after.unwrap();
+        assert_eq!(all(&top, &table), ids);
+        assert!(every_body_whole(&top, &table, &deltas(300)));
+        let loops: Vec<(u64, Vec<u32>)> = top
+            .iter()
+            .filter_map(|&s| match &table.nodes[s as usize] {
+                Node::Loop { body, count } => Some((*count, all(body, &table))),
+                Node::Step(_) => None,
+            })
+            .collect();
+        assert_eq!(loops, [(2, vec![3, BEGIN, END])]);
+    }
+
+    #[test]
+    fn a_loop_whose_iterations_open_more_regions_than_they_close_is_refused() {
+        let mut ids = vec![100];
+        for _ in 0..3 {
+            ids.extend([BEGIN, 3]);
+        }
+        ids.extend([END, END, END, 101]);
         let (_, _, after, _) = rotated(ids);
         assert_eq!(after.unwrap_err(), 3);
     }
@@ -270,13 +323,16 @@ mod tests {
         /// Unfolding before and after the rotation gives the same steps, and a rotated
         /// sequence's every loop body is whole; where the first iteration's first steps differ
         /// from the rest (clusters of their own), so that the loop search starts the loop
-        /// inside a region, the rotation always succeeds.
+        /// inside a region, and the last iteration's last steps too (so that only a peel
+        /// helps), the rotation always succeeds.
         #[test]
         fn rotation_keeps_the_sequence_and_makes_bodies_whole(
             b in body(),
             n in 2usize..6,
             cut in 0usize..8,
             mangle in any::<bool>(),
+            mangle_end in any::<bool>(),
+            cut_end in 0usize..8,
             tail in prop::collection::vec(prop::sample::select(vec![7u32, 8]), 0..3),
         ) {
             let cut = cut % b.len();
@@ -285,8 +341,12 @@ mod tests {
                 // The first copy's first `cut` steps: variants with the same depth.
                 ids.push(if mangle && i < cut { 200 + s } else { s });
             }
-            for _ in 1..n {
-                ids.extend(&b);
+            let cut_end = cut_end % b.len();
+            for copy in 1..n {
+                for (i, &s) in b.iter().enumerate() {
+                    let last = copy == n - 1 && mangle_end && i >= cut_end;
+                    ids.push(if last { 200 + s } else { s });
+                }
             }
             ids.extend(&tail);
             ids.push(101);
@@ -298,7 +358,7 @@ mod tests {
         }
 
         /// On any sequence the rotation either fails or keeps the steps and makes every body
-        /// whole.
+        /// whole; it fails only where a loop's body opens and closes regions unevenly.
         #[test]
         fn rotation_never_changes_the_steps(
             ids in prop::collection::vec(prop::sample::select(vec![BEGIN, END, 2, 3]), 0..60),
