@@ -176,8 +176,8 @@ for app in $APPS; do
     hybrid) n=$(ms_of "$HYBRID_ARGS") ;;
     *) echo "skeleton-validation: APPS: unknown application $app (rust, openmp, mpi, hybrid)" >&2; exit 2 ;;
   esac
-  small=$SMALL_N
-  [ "$app" = hybrid ] && small=$SMALL_MS
+  small=$SMALL_N label="small n=$SMALL_N"
+  [ "$app" = hybrid ] && small=$SMALL_MS label="small ms=$SMALL_MS"
   scenarios=dedicated
   for s in $SCENARIOS; do
     case $s in
@@ -212,7 +212,7 @@ for app in $APPS; do
       done
       run_app "$app" "$small" "$log-small.log" ||
         echo "skeleton-validation: $app $s round $r: the small problem failed" >&2
-      echo "$app,$s,$r,small n=$small,$(wall "$log-small.log")" >>"$out/raw.csv"
+      echo "$app,$s,$r,$label,$(wall "$log-small.log")" >>"$out/raw.csv"
       leave
       rm -f "$log"-*.log
     done
