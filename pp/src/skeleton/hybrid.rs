@@ -226,47 +226,16 @@ fn regions_whole(items: &[Item], thread: ThreadId, inside: u32, problem: &mut Op
     }
 }
 
-/// The C function name of region `name` (`regions.c` includes nothing, so only C's keywords
-/// and the file's own names are taken); the `i`-th region's `region_<i>` where the name is not
-/// a C identifier (the skeleton's log then names the region so).
+/// The C function name of region `name` (`regions.c` includes nothing, so only C's keywords,
+/// `main` and the file's own names, `pp_skeleton_*`, are taken); the `i`-th region's
+/// `pp_skeleton_region_<i>` where the name is not a C identifier or is taken (the skeleton's
+/// log then names the region so).
 pub fn function_name(name: &str, i: usize) -> String {
     const TAKEN: &[&str] = &[
-        "auto",
-        "break",
-        "case",
-        "char",
-        "const",
-        "continue",
-        "default",
-        "do",
-        "double",
-        "else",
-        "enum",
-        "extern",
-        "float",
-        "for",
-        "goto",
-        "if",
-        "inline",
-        "int",
-        "long",
-        "register",
-        "restrict",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "typedef",
-        "union",
-        "unsigned",
-        "void",
-        "volatile",
-        "while",
-        "pp_skeleton_site",
-        "pp_skeleton_region",
+        "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+        "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+        "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+        "union", "unsigned", "void", "volatile", "while", "main",
     ];
     let identifier = name
         .chars()
@@ -275,11 +244,12 @@ pub fn function_name(name: &str, i: usize) -> String {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !name.starts_with("__")
         && !name.starts_with("_Bool")
+        && !name.starts_with("pp_skeleton_")
         && !TAKEN.contains(&name);
     if identifier {
         name.to_string()
     } else {
-        format!("region_{i}")
+        format!("pp_skeleton_region_{i}")
     }
 }
 

@@ -768,8 +768,21 @@ mod tests {
     #[test]
     fn region_names_that_are_not_c_identifiers_are_numbered() {
         assert_eq!(hybrid::function_name("compute", 0), "compute");
-        assert_eq!(hybrid::function_name("compute:2", 1), "region_1");
-        assert_eq!(hybrid::function_name("for", 2), "region_2");
-        assert_eq!(hybrid::function_name("parallel@0x10", 3), "region_3");
+        assert_eq!(
+            hybrid::function_name("compute:2", 1),
+            "pp_skeleton_region_1"
+        );
+        assert_eq!(hybrid::function_name("for", 2), "pp_skeleton_region_2");
+        assert_eq!(
+            hybrid::function_name("parallel@0x10", 3),
+            "pp_skeleton_region_3"
+        );
+        // main cannot be a region's function (C requires its signature), nor can a name of
+        // the file's own.
+        assert_eq!(hybrid::function_name("main", 4), "pp_skeleton_region_4");
+        assert_eq!(
+            hybrid::function_name("pp_skeleton_region_0", 5),
+            "pp_skeleton_region_5"
+        );
     }
 }
