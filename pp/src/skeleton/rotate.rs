@@ -7,7 +7,10 @@
 //!   `x = bₘ` becomes `[bₘ b₁ … bₘ₋₁]ⁿ bₘ`;
 //! * forward, where the item after the loop is the body's first: `[b₁ … bₘ]ⁿ y` with `y = b₁`
 //!   becomes `b₁ [b₂ … bₘ b₁]ⁿ`;
-//! * where neither makes the body whole, one iteration is peeled: `[b₁ … bₘ]ⁿ` becomes
+//! * a loop whose iterations open and close regions unevenly (`[region_end]²`: a region's end
+//!   and the `mpi` region's back to back) is written out, where that is at most [`UNROLL`]
+//!   items;
+//! * where neither turn makes the body whole, one iteration is peeled: `[b₁ … bₘ]ⁿ` becomes
 //!   `b₁ … bₖ [bₖ₊₁ … bₘ b₁ … bₖ]ⁿ⁻¹ bₖ₊₁ … bₘ`, k the first turn that makes the body whole
 //!   (one exists wherever the body's begins and ends come out even).
 //!
@@ -21,6 +24,9 @@ use crate::signature::Folded;
 use crate::signature::loops::{Node, Table};
 
 use super::hybrid::depth;
+
+/// The most items a loop whose iterations open and close regions unevenly is written out as.
+pub const UNROLL: u64 = 256;
 
 /// Rotates `f`'s loops until each body is whole. The error names the thread and the loop that
 /// cannot be rotated so.
@@ -58,6 +64,7 @@ pub fn sequence(
             && !whole(&body, table, deltas)
         {
             j = turn(&mut seq, j, body, count, table, deltas)?;
+            continue;
         }
         j += 1;
     }
@@ -110,8 +117,9 @@ pub fn whole(body: &[u32], table: &Table, deltas: &[i32]) -> bool {
     d == 0
 }
 
-/// Rotates the loop at `seq[j]` (of `body`, `count`) backward, else forward, until its body is
-/// whole; returns the loop's new position.
+/// Rotates the loop at `seq[j]` (of `body`, `count`) backward, else forward, else peels it, until
+/// its body is whole, or writes it out where its iterations are uneven; returns the next
+/// position to look at.
 fn turn(
     seq: &mut Vec<u32>,
     j: usize,
@@ -121,6 +129,18 @@ fn turn(
     deltas: &[i32],
 ) -> Result<usize, u64> {
     let m = body.len();
+    let uneven: i64 = body.iter().map(|&s| net(s, table, deltas)).sum();
+    if uneven != 0 {
+        let items = count.saturating_mul(m as u64);
+        if items > UNROLL {
+            return Err(count);
+        }
+        let out: Vec<u32> = (0..count).flat_map(|_| body.iter().copied()).collect();
+        seq.splice(j..=j, out);
+        // Look at what was written out again: a loop inside the uneven body may be uneven
+        // itself.
+        return Ok(j);
+    }
     // Backward: pull the items before the loop in at the front, pushing the body's last out.
     let mut b = body.clone();
     let mut k = 0;
@@ -132,7 +152,7 @@ fn turn(
         let out: Vec<u32> = body[m - k..].to_vec();
         let lp = table.intern(Node::Loop { body: b, count });
         seq.splice(j - k..=j, std::iter::once(lp).chain(out));
-        return Ok(j - k);
+        return Ok(j - k + 1);
     }
     // Forward: pull the items after the loop in at the back, pushing the body's first out.
     let mut b = body.clone();
@@ -145,7 +165,7 @@ fn turn(
         let out: Vec<u32> = body[..k].to_vec();
         let lp = table.intern(Node::Loop { body: b, count });
         seq.splice(j..=j + k, out.into_iter().chain(std::iter::once(lp)));
-        return Ok(j + k);
+        return Ok(j + k + 1);
     }
     // Peel: the first k items of the first iteration before the loop, the rest of the last
     // after it, and the loop one iteration shorter.
@@ -175,7 +195,7 @@ fn turn(
         .collect();
     seq.splice(j..=j, items);
     // The loop (or the iteration left in its place) is whole: go on after it.
-    Ok(at)
+    Ok(at + 1)
 }
 
 #[cfg(test)]
@@ -294,14 +314,34 @@ mod tests {
     }
 
     #[test]
-    fn a_loop_whose_iterations_open_more_regions_than_they_close_is_refused() {
+    fn a_short_uneven_loop_is_written_out_and_a_long_one_refused() {
+        // A region's end and the mpi region's back to back fold as [end]² (an MPI_THREAD_MULTIPLE
+        // log's master did): written out.
+        let mut ids = vec![100, BEGIN, 3, 2];
+        for _ in 0..4 {
+            ids.extend([END, 3, BEGIN, 2]);
+        }
+        ids.extend([END, END, 4]);
+        let mut folded = Table::default();
+        let top = compress(ids.clone(), &mut folded);
+        assert!(
+            top.iter().any(|&s| matches!(&folded.nodes[s as usize],
+                Node::Loop { body, count: 2 } if all(body, &folded) == [END])),
+            "the ends fold as [end]²"
+        );
+        let (ids, _, after, table) = rotated(ids);
+        let top = after.unwrap();
+        assert_eq!(all(&top, &table), ids);
+        assert!(every_body_whole(&top, &table, &deltas(300)));
+        // Iterations that open a region each, closed after the loop: refused past UNROLL.
+        let n = UNROLL as usize;
         let mut ids = vec![100];
-        for _ in 0..3 {
+        for _ in 0..n {
             ids.extend([BEGIN, 3]);
         }
-        ids.extend([END, END, END, 101]);
+        ids.extend(std::iter::repeat_n(END, n + 1));
         let (_, _, after, _) = rotated(ids);
-        assert_eq!(after.unwrap_err(), 3);
+        assert_eq!(after.unwrap_err(), n as u64);
     }
 
     /// A balanced body of regions (0 .. 1) and other operations (2..6).
@@ -358,7 +398,8 @@ mod tests {
         }
 
         /// On any sequence the rotation either fails or keeps the steps and makes every body
-        /// whole; it fails only where a loop's body opens and closes regions unevenly.
+        /// whole; it fails only where a loop of more than UNROLL items opens and closes
+        /// regions unevenly.
         #[test]
         fn rotation_never_changes_the_steps(
             ids in prop::collection::vec(prop::sample::select(vec![BEGIN, END, 2, 3]), 0..60),
