@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The validation of performance skeletons (issue 35; docs/skeletons.md, seed 003): for each
-# application (the Rust fft2d, the OpenMP fft2d, the MPI fft2d with --transpose p2p), skeletons
+# application (the Rust fft2d, the OpenMP fft2d, the MPI fft2d with --transpose p2p, the hybrid
+# MPI + OpenMP example examples/mpi/hybrid.c), skeletons
 # of several lengths are made from a first dedicated run; then ROUNDS rounds each run, one after
 # the other, the application, its skeletons and a smaller problem, dedicated and under each
 # scenario, and every skeleton predicts the application's time under the scenario from the same
@@ -19,8 +20,8 @@
 #   hog1     a CPU hog (sh busy loop) on core 0
 #   hog2     a hog on each of cores 0 and 1
 #   taskset1 the run confined to core 0 (taskset -c 0)
-#   tcp      MPI only: over TCP loopback (--mca btl tcp,self) instead of shared memory
-#   tbf      MPI only: over TCP loopback throttled to TC_RATE (tc qdisc add dev lo root tbf;
+#   tcp      MPI and hybrid only: over TCP loopback (--mca btl tcp,self) instead of shared memory
+#   tbf      MPI and hybrid only: over TCP loopback throttled to TC_RATE (tc qdisc add dev lo root tbf;
 #            needs root and tc; the qdisc is removed on exit, whatever happens, by a trap.
 #            It throttles every program's loopback traffic while it runs)
 #
@@ -28,7 +29,10 @@
 # application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 30000"), OMP_ARGS ("-p 2 -n 256
 # --iters 30000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 2500"), each about 30-60 s on an
 # idle 2-core machine (estimated from the short version's times); SMALL_N (64): the smaller
-# problem's -n (the same iterations). APPS ("rust openmp mpi"). TC_RATE (100mbit), TC_BURST
+# problem's -n (the same iterations). HYBRID_NP (2 ranks of OMP_NUM_THREADS=2) and HYBRID_ARGS
+# ("--ms 40 --extra 20 --late 30 --repeats 400": 90 ms a repeat, about 36 s), SMALL_MS (10):
+# the hybrid's smaller problem, --ms (its other arguments the same). APPS ("rust openmp mpi";
+# add hybrid). TC_RATE (100mbit), TC_BURST
 # (bytes; twice lo's MTU).
 # The full run is predicted (not measured) to take about 2.5 hours on an idle 2-core machine,
 # more where a hog slows an application beyond fair sharing. The short version (15 minutes on
@@ -56,6 +60,9 @@ OMP_ARGS=${OMP_ARGS:-"-p 2 -n 256 --iters 30000"}
 MPI_NP=${MPI_NP:-2}
 MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 2500"}
 SMALL_N=${SMALL_N:-64}
+HYBRID_NP=${HYBRID_NP:-2}
+HYBRID_ARGS=${HYBRID_ARGS:-"--ms 40 --extra 20 --late 30 --repeats 400"}
+SMALL_MS=${SMALL_MS:-10}
 TC_RATE=${TC_RATE:-100mbit}
 # tbf drops a packet larger than its bucket for ever: the bucket holds two loopback packets.
 TC_BURST=${TC_BURST:-$((2 * $(cat /sys/class/net/lo/mtu 2>/dev/null || echo 65536)))}
@@ -66,6 +73,7 @@ FFT=$BIN/fft2d
   cargo build --release -p pp -p pp-ompt -p fft2d
 case " $APPS " in *" openmp "*) make -s -C examples/openmp build/fft2d ;; esac
 case " $APPS " in *" mpi "*) make -s -C examples/mpi build/fft2d ;; esac
+case " $APPS " in *" hybrid "*) make -s -C examples/mpi build/hybrid ;; esac
 mkdir -p "$out"
 work=$out/runs
 [ -n "${TABLE_ONLY:-}" ] || rm -rf "$work"
@@ -117,7 +125,7 @@ leave() {
 # The wall seconds of a log, as pp reports it.
 wall() { "$PP" "$1" 2>/dev/null | sed -n 's/.*x \([0-9.]*\) s wall).*/\1/p'; }
 
-# run_app APP N LOG: the application (N its -n) under the current scenario.
+# run_app APP N LOG: the application (N its -n; the hybrid's --ms) under the current scenario.
 run_app() {
   local app=$1 n=$2 log=$3 args
   case $app in
@@ -134,13 +142,18 @@ run_app() {
       "${PREFIX[@]}" "$PP" run --log "$log" -- mpirun --oversubscribe "${MPIRUN[@]}" \
         -np "$MPI_NP" examples/mpi/build/fft2d $args --transpose p2p >/dev/null 2>&1
       ;;
+    hybrid)
+      args=$(sed "s/--ms [0-9.]*/--ms $n/" <<<"$HYBRID_ARGS")
+      "${PREFIX[@]}" "$PP" run --log "$log" -- mpirun --oversubscribe "${MPIRUN[@]}" \
+        -np "$HYBRID_NP" -x OMP_NUM_THREADS examples/mpi/build/hybrid $args >/dev/null 2>&1
+      ;;
   esac
 }
 
 # run_skel APP DIR LOG: a skeleton under the current scenario.
 run_skel() {
   local app=$1 dir=$2 log=$3
-  if [ "$app" = mpi ]; then
+  if [ "$app" = mpi ] || [ "$app" = hybrid ]; then
     PP_LOG=$log "${PREFIX[@]}" "$PP" skeleton run "$dir" -- "${MPIRUN[@]}" >/dev/null 2>&1
   else
     PP_LOG=$log "${PREFIX[@]}" "$PP" skeleton run "$dir" >/dev/null 2>&1
@@ -148,6 +161,7 @@ run_skel() {
 }
 
 n_of() { sed -n 's/.*-n \([0-9]*\).*/\1/p' <<<"$1"; }
+ms_of() { sed -n 's/.*--ms \([0-9.]*\).*/\1/p' <<<"$1"; }
 
 start=$(date +%s)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -159,12 +173,15 @@ for app in $APPS; do
     rust) n=$(n_of "$RUST_ARGS") ;;
     openmp) n=$(n_of "$OMP_ARGS") ;;
     mpi) n=$(n_of "$MPI_ARGS") ;;
-    *) echo "skeleton-validation: APPS: unknown application $app (rust, openmp, mpi)" >&2; exit 2 ;;
+    hybrid) n=$(ms_of "$HYBRID_ARGS") ;;
+    *) echo "skeleton-validation: APPS: unknown application $app (rust, openmp, mpi, hybrid)" >&2; exit 2 ;;
   esac
+  small=$SMALL_N label="small n=$SMALL_N"
+  [ "$app" = hybrid ] && small=$SMALL_MS label="small ms=$SMALL_MS"
   scenarios=dedicated
   for s in $SCENARIOS; do
     case $s in
-      tcp | tbf) [ "$app" = mpi ] || continue ;;
+      tcp | tbf) [ "$app" = mpi ] || [ "$app" = hybrid ] || continue ;;
     esac
     if [ "$s" = tbf ] && ! can_tbf; then
       echo "skeleton-validation: $app: tbf skipped: it needs root and tc" >&2
@@ -193,9 +210,9 @@ for app in $APPS; do
           echo "skeleton-validation: $app $s round $r: the skeleton of $t s failed" >&2
         echo "$app,$s,$r,skel $t s,$(wall "$log-skel$t.log")" >>"$out/raw.csv"
       done
-      run_app "$app" "$SMALL_N" "$log-small.log" ||
+      run_app "$app" "$small" "$log-small.log" ||
         echo "skeleton-validation: $app $s round $r: the small problem failed" >&2
-      echo "$app,$s,$r,small n=$SMALL_N,$(wall "$log-small.log")" >>"$out/raw.csv"
+      echo "$app,$s,$r,$label,$(wall "$log-small.log")" >>"$out/raw.csv"
       leave
       rm -f "$log"-*.log
     done
@@ -244,7 +261,7 @@ rm -f "$out/errors.csv.tmp"
 {
   echo "Skeleton validation ($(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), $(nproc) cores;"
   echo "load average at the start: $load; $ROUNDS rounds; $elapsed s)."
-  echo "Command: ROUNDS=$ROUNDS SIZES=\"$SIZES\" RUST_ARGS=\"$RUST_ARGS\" OMP_ARGS=\"$OMP_ARGS\" MPI_NP=$MPI_NP MPI_ARGS=\"$MPI_ARGS\" SMALL_N=$SMALL_N SCENARIOS=\"$SCENARIOS\" TC_RATE=$TC_RATE tools/skeleton-validation.sh"
+  echo "Command: ROUNDS=$ROUNDS SIZES=\"$SIZES\" RUST_ARGS=\"$RUST_ARGS\" OMP_ARGS=\"$OMP_ARGS\" MPI_NP=$MPI_NP MPI_ARGS=\"$MPI_ARGS\" SMALL_N=$SMALL_N HYBRID_NP=$HYBRID_NP HYBRID_ARGS=\"$HYBRID_ARGS\" SMALL_MS=$SMALL_MS APPS=\"$APPS\" SCENARIOS=\"$SCENARIOS\" TC_RATE=$TC_RATE tools/skeleton-validation.sh"
   echo
   echo "| app | scenario | method | median error | range | runs |"
   echo "|---|---|---|---|---|---|"

@@ -134,8 +134,9 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
             // (docs/skeletons.md#memory).
             let (s, warnings) = skeleton::plan(log, size)?;
             let mpi = mpi::is_mpi(&s);
+            let mut warnings = warnings;
             if mpi {
-                mpi::check(&s).map_err(|e| anyhow!("{}: {e}", log.display()))?;
+                warnings.extend(mpi::check(&s).map_err(|e| anyhow!("{}: {e}", log.display()))?);
             }
             file::write(out, &s, args.force)?;
             if mpi {
@@ -148,7 +149,12 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
                 "pp skeleton: wrote {}{}: K = {:.2}, threshold {}, compression {:.1}, about {:.3} s",
                 out.join(file::NAME).display(),
                 if mpi {
-                    format!(", {} and Makefile (make -C DIR)", mpi::SOURCE)
+                    let regions = if skeleton::hybrid::layout(&s)?.is_some() {
+                        format!(", {}", skeleton::hybrid::REGIONS)
+                    } else {
+                        String::new()
+                    };
+                    format!(", {}{regions} and Makefile (make -C DIR)", mpi::SOURCE)
                 } else {
                     String::new()
                 },

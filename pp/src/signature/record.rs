@@ -320,7 +320,9 @@ impl Iterator for SampleStream<'_> {
 }
 
 /// Thread `th`'s steps, with its `parts` as `PartBegin`/`PartEnd` steps among them (by begin;
-/// a step before a part that begins at the same time), each step's computation the wall time
+/// a step before a part's point at the same time, except the thread's `stop`, which is always
+/// last: a hybrid run's worker whose last barrier the tracer placed at `MPI_Finalize` ends its
+/// part there), each step's computation the wall time
 /// since the previous operation ended and its CPU time the thread's CPU rate between two samples
 /// integrated over that computation (docs/skeletons.md#steps), given to `emit`; returns how many.
 fn finish(
@@ -333,6 +335,7 @@ fn finish(
     mut emit: impl FnMut(Rec),
 ) -> Result<u64> {
     let mut points: Vec<(u64, usize, Span)> = Vec::new();
+    let stop = ops.intern(Op::Stop);
     if !parts.is_empty() {
         let end = ops.intern(Op::PartEnd);
         let mut begins: Vec<Option<u32>> = vec![None; names.len()];
@@ -388,14 +391,14 @@ fn finish(
             all.push(s);
         }
         all.extend(points.iter().map(|&(_, _, s)| s));
-        all.sort_by_key(|s| s.begin);
+        all.sort_by_key(|s| (s.begin, s.op == stop));
         all.into_iter().for_each(&mut step);
     } else {
         let mut points = points.into_iter().map(|(_, _, s)| s).peekable();
         let mut span = next_span(&mut spans);
         loop {
             match (span, points.peek()) {
-                (Some(s), Some(p)) if s.begin <= p.begin => {
+                (Some(s), Some(p)) if s.begin < p.begin || (s.begin == p.begin && s.op != stop) => {
                     step(s);
                     span = next_span(&mut spans);
                 }

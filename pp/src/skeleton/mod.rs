@@ -3,14 +3,17 @@
 //! beside the application's conditions and predicts its time there. [`scale`] divides a
 //! signature by K, [`file`] reads and writes the skeleton file, [`run`] executes a threaded
 //! skeleton with real threads and synchronization, [`mpi`] writes an MPI log's skeleton as C +
-//! MPI and runs it under `pp run -- mpirun`, [`predict`] turns the skeleton's runs into the
+//! MPI (with OpenMP regions, [`hybrid`], after [`rotate`] has turned the loops to hold them
+//! whole) and runs it under `pp run -- mpirun`, [`predict`] turns the skeleton's runs into the
 //! application's predicted time and lost cycles.
 
 pub mod file;
 pub mod gate;
+pub mod hybrid;
 pub mod mpi;
 pub mod partner;
 pub mod predict;
+pub mod rotate;
 pub mod run;
 pub mod scale;
 pub mod team;
@@ -158,7 +161,9 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The plan of the steps `run` recorded, folded under `threshold`, for K = `k`.
+    /// The plan of the steps `run` recorded, folded under `threshold`, for K = `k`. A hybrid
+    /// run's (MPI messages and OpenMP regions) threads have their loops rotated until each
+    /// region lies whole in one iteration ([`rotate`], docs/skeletons.md#hybrid-skeletons).
     pub fn new(
         run: &Recorded,
         threshold: f64,
@@ -166,15 +171,25 @@ impl Plan {
         source_log: &str,
         source_wall_ns: u64,
     ) -> Result<Plan> {
+        let mut threads: Vec<Folded> = (0..run.threads.len())
+            .map(|i| signature::fold(run, i, threshold))
+            .collect::<Result<_>>()?;
+        let has =
+            |f: &dyn Fn(&Op) -> bool| threads.iter().any(|t| t.clusters.iter().any(|c| f(&c.op)));
+        if has(&hybrid::openmp)
+            && has(&|op| matches!(op, Op::Send { .. } | Op::Recv { .. } | Op::Coll { .. }))
+        {
+            for t in &mut threads {
+                rotate::rotate(t).map_err(|e| anyhow!("{source_log}: {e}"))?;
+            }
+        }
         Ok(Plan {
             k,
             p: run.p,
             source_log: source_log.to_string(),
             source_wall_ns,
             threshold,
-            threads: (0..run.threads.len())
-                .map(|i| signature::fold(run, i, threshold))
-                .collect::<Result<_>>()?,
+            threads,
         })
     }
 
@@ -275,7 +290,7 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
     // their operations alone (docs/skeletons.md#mpi-skeletons).
     let check = |s: &Plan| {
         if mpi::is_mpi(s) {
-            mpi::check(s)
+            mpi::check(s).map(|_| ())
         } else {
             run::check(s)
         }

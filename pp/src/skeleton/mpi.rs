@@ -11,6 +11,7 @@ use std::process::{Command, ExitStatus};
 
 use anyhow::{Context, Result, bail};
 
+use super::hybrid::{self, Layout};
 use super::{Item, Programs, SkelStep, Skeleton};
 use crate::signature::Op;
 
@@ -75,12 +76,14 @@ fn largest(s: &dyn Programs) -> u64 {
     most
 }
 
-/// Checks that `s` can run as MPI ranks: a rank per thread (no OpenMP regions), peers among the
-/// ranks, every message sent as often as it is received, every rank in the same collectives as
-/// often, and buffers an `int` can count.
-pub fn check(s: &dyn Programs) -> Result<()> {
+/// Checks that `s` can run as MPI ranks: a rank per thread, or a rank per T threads whose first
+/// makes the MPI calls and opens OpenMP regions ([`hybrid`]), peers among the ranks, every
+/// message sent as often as it is received, every rank in the same collectives as often, and
+/// buffers an `int` can count. Returns the hybrid generator's warnings.
+pub fn check(s: &dyn Programs) -> Result<Vec<String>> {
     let p = s.head().p;
     let threads = s.threads();
+    let layout = hybrid::layout(s)?;
     let mut sent: BTreeMap<(u32, u32, u32), u64> = BTreeMap::new();
     let mut received: BTreeMap<(u32, u32, u32), u64> = BTreeMap::new();
     let mut colls: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
@@ -98,9 +101,11 @@ pub fn check(s: &dyn Programs) -> Result<()> {
             Op::Send { peer, tag } => *sent.entry((thread, *peer, *tag)).or_default() += n,
             Op::Recv { peer, tag } => *received.entry((*peer, thread, *tag)).or_default() += n,
             Op::Coll { .. } => {}
-            Op::RegionBegin { name } | Op::PartBegin { name } if name != "mpi" => {
+            Op::RegionBegin { name } | Op::PartBegin { name }
+                if name != "mpi" && layout.is_none() =>
+            {
                 problem.get_or_insert(format!(
-                    "thread {thread}: region {name} (an OpenMP thread of a hybrid run): skeletons of hybrid MPI + OpenMP logs are not built"
+                    "thread {thread}: region {name}: an OpenMP region in a run without MPI messages"
                 ));
             }
             _ => {}
@@ -141,7 +146,10 @@ pub fn check(s: &dyn Programs) -> Result<()> {
             key.0
         );
     }
-    let ranks: Vec<u32> = threads.clone();
+    let ranks: Vec<u32> = match &layout {
+        Some(l) => l.masters.clone(),
+        None => threads.clone(),
+    };
     for (op, per) in &colls {
         let counts: Vec<u64> = ranks
             .iter()
@@ -166,7 +174,10 @@ pub fn check(s: &dyn Programs) -> Result<()> {
             "a step moves {most} bytes: with p = {p} the skeleton's buffers would pass 2 GiB (MPI counts are int); a larger --scale divides them"
         );
     }
-    Ok(())
+    match &layout {
+        Some(l) => hybrid::check(s, l),
+        None => Ok(Vec::new()),
+    }
 }
 
 /// The C source of `s` (checked by [`check`] first).
@@ -178,21 +189,41 @@ pub fn source(s: &dyn Programs) -> String {
 
 /// Writes the C source of `s` (checked by [`check`] first) to `c`, a top-level item at a time.
 pub fn write_source(c: &mut dyn io::Write, s: &dyn Programs) -> io::Result<()> {
+    let layout = hybrid::layout(s).ok().flatten();
+    write_source_as(c, s, layout.as_ref()).map(|_| ())
+}
+
+/// [`write_source`] with the run's layout (`None`: a rank per thread); returns the hybrid
+/// writer, which writes `regions.c`.
+fn write_source_as<'a>(
+    c: &mut dyn io::Write,
+    s: &dyn Programs,
+    layout: Option<&'a Layout>,
+) -> io::Result<Option<hybrid::Writer<'a>>> {
     let h = s.head();
+    let per_rank = layout.map_or(1, |l| l.per_rank);
+    let (openmp, init) = if layout.is_some() {
+        (
+            "#include <omp.h>\n",
+            "int provided;\n    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);",
+        )
+    } else {
+        ("", "MPI_Init(&argc, &argv);")
+    };
     let p = h.p.max(1);
     let buffer = (largest(s) * u64::from(p)).max(1);
     write!(
         c,
         r#"/* pp skeleton (docs/skeletons.md#mpi-skeletons), K = {k}, of {log}.
- * Build: make -C DIR. Run: pp skeleton run DIR (pp run -- mpirun -np {p} DIR/skeleton). */
+ * Build: make -C DIR. Run: pp skeleton run DIR (pp run -- mpirun -np {ranks} DIR/skeleton). */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
-#include <stdio.h>
+{openmp}#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define P {p}
+#define P {ranks}
 #define BUFFER {buffer}
 #define PENDING {PENDING}
 #define W MPI_COMM_WORLD
@@ -216,7 +247,7 @@ static void spin(long long ns) {{
 }}
 
 /* A wait whose partner is not in the skeleton: its time. */
-static inline void pause_ns(long long ns) {{
+__attribute__((unused)) static void pause_ns(long long ns) {{
     struct timespec t = {{ns / 1000000000LL, ns % 1000000000LL}};
     nanosleep(&t, NULL);
 }}
@@ -238,24 +269,58 @@ static void rcv(int peer, int tag) {{
 "#,
         k = h.k,
         log = h.source_log.replace("*/", "* /"),
+        ranks = p / per_rank,
     )?;
     let threads = s.threads();
-    for (i, thread) in threads.iter().enumerate() {
-        writeln!(c, "\nstatic void rank_{thread}(void) {{")?;
-        let mut result = Ok(());
-        s.each(i, &mut |it| {
-            if result.is_ok() {
-                result = body(c, std::slice::from_ref(it), 1, 0);
+    let call = |st: &SkelStep| call(st, per_rank);
+    let mut writer = None;
+    if let Some(l) = layout {
+        let workers: Vec<u32> = threads
+            .iter()
+            .copied()
+            .filter(|t| t % l.per_rank != 0)
+            .collect();
+        let w = hybrid::Writer::new(l, workers.clone());
+        w.prelude(c)?;
+        for (i, &t) in threads.iter().enumerate() {
+            if workers.contains(&t) {
+                let mut items = Vec::new();
+                s.each(i, &mut |it| items.push(it.clone()));
+                w.part(c, t, &items)?;
             }
-        });
-        result?;
+        }
+        writer = Some(w);
+    }
+    let mut ranks = Vec::new();
+    for (i, &thread) in threads.iter().enumerate() {
+        if thread % per_rank != 0 {
+            continue;
+        }
+        ranks.push(thread);
+        writeln!(c, "\nstatic void rank_{thread}(void) {{")?;
+        if let Some(w) = writer.as_mut() {
+            let mut items = Vec::new();
+            s.each(i, &mut |it| items.push(it.clone()));
+            w.master(c, thread, &items, &call)?;
+        } else {
+            let mut result = Ok(());
+            s.each(i, &mut |it| {
+                if result.is_ok() {
+                    result = body(c, std::slice::from_ref(it), 1, 0, &call);
+                }
+            });
+            result?;
+        }
         writeln!(c, "}}")?;
+    }
+    if let Some(w) = &writer {
+        w.finish(c)?;
     }
     write!(
         c,
         r#"
 int main(int argc, char **argv) {{
-    MPI_Init(&argc, &argv);
+    {init}
     int rank, size;
     MPI_Comm_rank(W, &rank);
     MPI_Comm_size(W, &size);
@@ -273,8 +338,8 @@ int main(int argc, char **argv) {{
     switch (rank) {{
 "#
     )?;
-    for thread in &threads {
-        writeln!(c, "    case {thread}: rank_{thread}(); break;")?;
+    for thread in &ranks {
+        writeln!(c, "    case {}: rank_{thread}(); break;", thread / per_rank)?;
     }
     write!(
         c,
@@ -287,10 +352,17 @@ int main(int argc, char **argv) {{
     return 0;
 }}
 "#
-    )
+    )?;
+    Ok(writer)
 }
 
-fn body(c: &mut dyn io::Write, items: &[Item], depth: usize, var: usize) -> io::Result<()> {
+fn body(
+    c: &mut dyn io::Write,
+    items: &[Item],
+    depth: usize,
+    var: usize,
+    call: &dyn Fn(&SkelStep) -> Option<String>,
+) -> io::Result<()> {
     let pad = "    ".repeat(depth);
     for i in items {
         match i {
@@ -307,7 +379,7 @@ fn body(c: &mut dyn io::Write, items: &[Item], depth: usize, var: usize) -> io::
                     c,
                     "{pad}for (long long i{var} = 0; i{var} < {count}LL; i{var}++) {{"
                 )?;
-                body(c, b, depth + 1, var + 1)?;
+                body(c, b, depth + 1, var + 1, call)?;
                 writeln!(c, "{pad}}}")?;
             }
         }
@@ -315,14 +387,15 @@ fn body(c: &mut dyn io::Write, items: &[Item], depth: usize, var: usize) -> io::
     Ok(())
 }
 
-/// The C statement of a step's operation, if it has one.
-fn call(st: &SkelStep) -> Option<String> {
+/// The C statement of a step's operation, if it has one (`per_rank`: the threads of a rank,
+/// whose first names it in the log's peers and roots).
+fn call(st: &SkelStep, per_rank: u32) -> Option<String> {
     let b = st.bytes;
     Some(match &st.op {
-        Op::Send { peer, tag } => format!("snd({peer}, {tag}, {b});"),
-        Op::Recv { peer, tag } => format!("rcv({peer}, {tag});"),
+        Op::Send { peer, tag } => format!("snd({}, {tag}, {b});", peer / per_rank),
+        Op::Recv { peer, tag } => format!("rcv({}, {tag});", peer / per_rank),
         Op::Coll { op, root } => {
-            let r = root.unwrap_or(0);
+            let r = root.unwrap_or(0) / per_rank;
             match op.as_str() {
                 "barrier" => "MPI_Barrier(W);".into(),
                 "bcast" => format!("MPI_Bcast(in, {b}, MPI_BYTE, {r}, W);"),
@@ -366,25 +439,42 @@ fn call(st: &SkelStep) -> Option<String> {
     })
 }
 
-/// Writes `DIR/skeleton.c` and `DIR/Makefile` for `s` (after [`check`]).
+/// Writes `DIR/skeleton.c` and `DIR/Makefile` for `s` (after [`check`]), and for a hybrid
+/// skeleton `DIR/regions.c`.
 pub fn write(dir: &Path, s: &dyn Programs) -> Result<()> {
     check(s)?;
+    let layout = hybrid::layout(s)?;
     let path = dir.join(SOURCE);
+    let mut writer = None;
     let written = std::fs::File::create(&path).and_then(|f| {
         let mut out = io::BufWriter::with_capacity(1 << 16, f);
-        write_source(&mut out, s)?;
+        writer = write_source_as(&mut out, s, layout.as_ref())?;
         io::Write::flush(&mut out)
     });
     written.with_context(|| format!("{}: cannot write", path.display()))?;
+    if let Some(w) = writer {
+        let path = dir.join(hybrid::REGIONS);
+        let mut text = Vec::new();
+        w.regions(&mut text)?;
+        std::fs::write(&path, text).with_context(|| format!("{}: cannot write", path.display()))?;
+    }
     let path = dir.join("Makefile");
-    std::fs::write(&path, MAKEFILE).with_context(|| format!("{}: cannot write", path.display()))
+    let makefile = if layout.is_some() {
+        hybrid::MAKEFILE
+    } else {
+        MAKEFILE
+    };
+    std::fs::write(&path, makefile).with_context(|| format!("{}: cannot write", path.display()))
 }
 
 /// Builds the skeleton in `dir` (`make -C DIR`) and runs it under `pp run -- mpirun -np P`
 /// (with Open MPI's `--oversubscribe`, and `mpirun_args` before the program), which records its
 /// log ($PP_LOG, else ./pp.log). Returns `pp run`'s status.
 pub fn run(dir: &Path, s: &Skeleton, mpirun_args: &[String]) -> Result<ExitStatus> {
-    check(s)?;
+    for w in check(s)? {
+        eprintln!("pp: warning: {w}");
+    }
+    let ranks = hybrid::layout(s)?.map_or(s.p, |l| l.masters.len() as u32);
     let make = Command::new("make")
         .arg("-s")
         .arg("-C")
@@ -420,7 +510,7 @@ pub fn run(dir: &Path, s: &Skeleton, mpirun_args: &[String]) -> Result<ExitStatu
     }
     command
         .arg("-np")
-        .arg(s.p.to_string())
+        .arg(ranks.to_string())
         .args(mpirun_args)
         .arg(&program);
     command
@@ -527,22 +617,172 @@ mod tests {
         );
     }
 
+    fn region(name: &str) -> Item {
+        step(100, 0, Op::RegionBegin { name: name.into() })
+    }
+
+    /// 2 ranks of 2 threads: each master opens `compute` in a loop of 3 and sends or receives
+    /// after it; each worker has a part per region.
+    fn hybrid() -> Skeleton {
+        let master = |peer: u32, send: bool| {
+            let message = if send {
+                Op::Send { peer, tag: 1 }
+            } else {
+                Op::Recv { peer, tag: 1 }
+            };
+            vec![
+                region("mpi"),
+                Item::Loop {
+                    count: 3,
+                    body: vec![
+                        region("compute"),
+                        step(
+                            4000,
+                            0,
+                            Op::Wait {
+                                kind: "barrier".into(),
+                                object: Some("implicit_barrier".into()),
+                                by: None,
+                            },
+                        ),
+                        step(7, 0, Op::RegionEnd),
+                        step(30, 8, message),
+                    ],
+                },
+                step(0, 0, Op::RegionEnd),
+                step(0, 0, Op::Stop),
+            ]
+        };
+        let worker = || {
+            vec![
+                Item::Loop {
+                    count: 3,
+                    body: vec![
+                        step(
+                            2,
+                            0,
+                            Op::PartBegin {
+                                name: "compute".into(),
+                            },
+                        ),
+                        step(5000, 0, Op::PartEnd),
+                    ],
+                },
+                step(0, 0, Op::Stop),
+            ]
+        };
+        skeleton(vec![master(2, false), worker(), master(0, true), worker()])
+    }
+
     #[test]
-    fn a_hybrid_runs_regions_are_refused() {
-        let mut zero = exchange(0, 1, 1);
-        zero.insert(
-            0,
+    fn a_hybrid_runs_regions_are_parallel_blocks_and_its_peers_ranks() {
+        let s = hybrid();
+        assert_eq!(check(&s).unwrap(), Vec::<String>::new());
+        let layout = hybrid::layout(&s).unwrap().unwrap();
+        assert_eq!(layout.per_rank, 2);
+        assert_eq!(layout.masters, [0, 2]);
+        let mut c = Vec::new();
+        let w = write_source_as(&mut c, &s, Some(&layout)).unwrap().unwrap();
+        let c = String::from_utf8(c).unwrap();
+        // Thread 2 is rank 1: its messages go to rank 0, rank 0's come from rank 1.
+        assert!(c.contains("#define P 2\n"), "{c}");
+        assert!(
+            c.contains(
+                "static void rank_0(void) {\n    long long region = 0;\n    spin(100);\n    for (long long i0 = 0; i0 < 3LL; i0++) {\n        spin(100);\n        pp_skeleton_region(0, 0, region++);\n        spin(30);\n        rcv(1, 1);\n    }\n"
+            ),
+            "{c}"
+        );
+        assert!(c.contains("snd(0, 1, 8);"), "{c}");
+        assert!(c.contains("case 1: rank_2(); break;"), "{c}");
+        // In the region, the master spins its computation and its end's; worker 1 of rank 0
+        // (thread 1) runs its part.
+        assert!(
+            c.contains(
+                "    case 0: /* thread 0's region 0 */\n        switch (omp_get_thread_num()) {\n        case 0:\n            spin(4000);\n            spin(7);\n            break;\n        case 1: part_1(i); break;\n"
+            ),
+            "{c}"
+        );
+        // Thread 3's i-th part: the loop of 3 parts, each its computation.
+        assert!(
+            c.contains(
+                "static void part_3(long long i) {\n    if (i < 3LL) {\n        i %= 1LL;\n        if (i == 0) {\n            spin(5000);\n            return;\n        }\n        i--;\n        return;\n    }\n    i -= 3LL;\n"
+            ),
+            "{c}"
+        );
+        let mut regions = Vec::new();
+        w.regions(&mut regions).unwrap();
+        let regions = String::from_utf8(regions).unwrap();
+        assert!(
+            regions.contains("static void compute(int site, long long i) {\n#pragma omp parallel num_threads(2)\n"),
+            "{regions}"
+        );
+        assert!(!regions.contains("#include"), "{regions}");
+    }
+
+    #[test]
+    fn what_a_hybrid_skeleton_cannot_express_is_refused() {
+        // A region that begins in one iteration and ends in the next (not rotated).
+        let mut s = hybrid();
+        let Item::Loop { body, .. } = &mut s.threads[0].items[1] else {
+            panic!()
+        };
+        body.rotate_left(2);
+        let e = check(&s).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "thread 0: region compute does not end in the loop iteration it begins in"
+            ),
+            "{e}"
+        );
+        // A worker that makes MPI calls (MPI_THREAD_MULTIPLE).
+        let mut s = hybrid();
+        s.threads[1]
+            .items
+            .insert(0, step(1, 8, Op::Send { peer: 2, tag: 9 }));
+        let e = check(&s).unwrap_err().to_string();
+        assert!(
+            e.starts_with("thread 1 makes MPI calls and is a worker"),
+            "{e}"
+        );
+        // A worker with fewer parts than its master's regions: a warning.
+        let mut s = hybrid();
+        s.threads[3].items.insert(
+            1,
             step(
+                2,
                 0,
-                0,
-                Op::RegionBegin {
-                    name: "parallel".into(),
+                Op::PartBegin {
+                    name: "compute".into(),
                 },
             ),
         );
-        let e = check(&skeleton(vec![zero, exchange(1, 0, 1)]))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("hybrid MPI + OpenMP"), "{e}");
+        s.threads[3].items.insert(2, step(9, 0, Op::PartEnd));
+        let w = check(&s).unwrap();
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("thread 3 takes part in 4 regions and its master, thread 2, opens 3"),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn region_names_that_are_not_c_identifiers_are_numbered() {
+        assert_eq!(hybrid::function_name("compute", 0), "compute");
+        assert_eq!(
+            hybrid::function_name("compute:2", 1),
+            "pp_skeleton_region_1"
+        );
+        assert_eq!(hybrid::function_name("for", 2), "pp_skeleton_region_2");
+        assert_eq!(
+            hybrid::function_name("parallel@0x10", 3),
+            "pp_skeleton_region_3"
+        );
+        // main cannot be a region's function (C requires its signature), nor can a name of
+        // the file's own.
+        assert_eq!(hybrid::function_name("main", 4), "pp_skeleton_region_4");
+        assert_eq!(
+            hybrid::function_name("pp_skeleton_region_0", 5),
+            "pp_skeleton_region_5"
+        );
     }
 }
