@@ -26,9 +26,11 @@
 #            It throttles every program's loopback traffic while it runs)
 #
 # Lengths (environment): ROUNDS (5), SIZES (skeleton lengths in seconds, "5 2 1 0.5"), and per
-# application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 30000"), OMP_ARGS ("-p 2 -n 256
-# --iters 30000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 2500"), each about 30-60 s on an
-# idle 2-core machine (estimated from the short version's times); SMALL_N (64): the smaller
+# application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 80000"), OMP_ARGS ("-p 2 -n 256
+# --iters 50000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 25000"), each about 30-60 s on an
+# idle 2-core machine (predicted from runs at load 1.5-5 on 2026-11-28: the Rust fft2d 0.43-0.47
+# ms an iteration, the MPI fft2d 1.3-1.7 ms, the OpenMP fft2d 0.8-1.2 ms at load 3-5; the
+# defaults before, estimated from the busy short version, gave 3-25 s); SMALL_N (64): the smaller
 # problem's -n (the same iterations). HYBRID_NP (2 ranks of OMP_NUM_THREADS=2) and HYBRID_ARGS
 # ("--ms 40 --extra 20 --late 30 --repeats 400": 90 ms a repeat, about 36 s), SMALL_MS (10):
 # the hybrid's smaller problem, --ms (its other arguments the same). APPS ("rust openmp mpi";
@@ -55,10 +57,10 @@ ROUNDS=${ROUNDS:-5}
 SIZES=${SIZES:-"5 2 1 0.5"}
 APPS=${APPS:-"rust openmp mpi"}
 SCENARIOS=${SCENARIOS:-"hog1 hog2 taskset1 tcp tbf"}
-RUST_ARGS=${RUST_ARGS:-"-p 2 -n 256 --iters 30000"}
-OMP_ARGS=${OMP_ARGS:-"-p 2 -n 256 --iters 30000"}
+RUST_ARGS=${RUST_ARGS:-"-p 2 -n 256 --iters 80000"}
+OMP_ARGS=${OMP_ARGS:-"-p 2 -n 256 --iters 50000"}
 MPI_NP=${MPI_NP:-2}
-MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 2500"}
+MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 25000"}
 SMALL_N=${SMALL_N:-64}
 HYBRID_NP=${HYBRID_NP:-2}
 HYBRID_ARGS=${HYBRID_ARGS:-"--ms 40 --extra 20 --late 30 --repeats 400"}
