@@ -38,7 +38,7 @@ cores = {cores}
 speed = 1.0
 fork_join_s = 0.0
 handoff_s = 0.0
-fork_join_shared_s = 0.0
+switch_s = 0.0
 handoff_shared_s = 0.0
 load = 0.0
 
@@ -158,17 +158,54 @@ fn past_the_cores_threads_share_them_in_rounds() {
 }
 
 #[test]
-fn latencies_grow_with_sharing_until_two_threads_a_core() {
+fn the_hand_off_latency_grows_with_sharing_until_two_threads_a_core() {
     let text = one_step("threads = \"all\"", "split = \"equal\"", 2, 1e-3)
-        .replacen("fork_join_s = 0.0", "fork_join_s = 1e-5", 1)
-        .replacen("fork_join_shared_s = 0.0", "fork_join_shared_s = 1e-4", 1)
+        .replacen("handoff_s = 0.0", "handoff_s = 1e-5", 1)
         .replacen("handoff_shared_s = 0.0", "handoff_shared_s = 2e-4", 1);
     let h = parse("t.toml", &text).unwrap().hardware;
     // (p - cores) / cores: 0 at p = 2, 0.5 at p = 3, 1 at p = 4 and beyond.
     for (p, share) in [(1, 0.0), (2, 0.0), (3, 0.5), (4, 1.0), (5, 1.0), (9, 1.0)] {
-        let (fork_join, handoff) = h.latencies(p);
-        assert!(close(fork_join, 1e-5 + share * 1e-4), "p={p}: {fork_join}");
-        assert!(close(handoff, share * 2e-4), "p={p}: {handoff}");
+        let handoff = h.handoff(p);
+        assert!(close(handoff, 1e-5 + share * 2e-4), "p={p}: {handoff}");
+    }
+}
+
+#[test]
+fn a_step_pays_a_switch_per_round_of_its_members_on_the_busiest_core() {
+    use lca::pace::model::Members;
+    // All threads on 2 cores: ceil(p/2) rounds past the cores; two groups run at once, each
+    // on one core: a group's m members run one after another.
+    let all = Members::All;
+    let rounds: Vec<u32> = (1..=7).map(|p| all.rounds(p, 2)).collect();
+    assert_eq!(rounds, [1, 1, 2, 2, 3, 3, 4]);
+    let second = Members::Group {
+        group: 1,
+        groups: 2,
+        smaller_first: true,
+    };
+    let rounds: Vec<u32> = (2..=7).map(|p| second.rounds(p, 2)).collect();
+    assert_eq!(rounds, [1, 2, 2, 3, 3, 4]);
+    // On 16 cores nothing up to p = 16 shares a core.
+    assert!((1..=16).all(|p| second.rounds(p, 16) == 1 && all.rounds(p, 16) == 1));
+
+    // One step of 1 s of work over the run (10 iterations), all threads, 2 cores, a fork and
+    // join of 10 µs and a switch of 50 µs: per iteration ceil(p/2)/p of 0.1 s of work on the
+    // busiest core, the fork and join, and a switch per round after the first.
+    let text = one_step("threads = \"all\"", "split = \"equal\"", 2, 1e-3)
+        .replacen("fork_join_s = 0.0", "fork_join_s = 1e-5", 1)
+        .replacen("switch_s = 0.0", "switch_s = 5e-5", 1);
+    let m = parse("t.toml", &text).unwrap();
+    for p in [1u32, 2, 3, 4, 5, 6] {
+        let rounds = f64::from(p.div_ceil(2).max(1));
+        let work = if p <= 2 {
+            1.0 / f64::from(p)
+        } else {
+            rounds / f64::from(p)
+        };
+        let expected = work + 10.0 * (1e-5 + (rounds - 1.0) * 5e-5);
+        let t = t_p(&m, 1000.0, f64::from(p));
+        // Each step's region_end and next begin add a few ns.
+        assert!((t - expected).abs() < 1e-6, "p={p}: {t} vs {expected}");
     }
 }
 
@@ -287,7 +324,10 @@ fn a_regions_fork_and_join_is_the_time_none_of_its_members_worked() {
                 5600 0 region_end 2\n\
                 6000 0 stop\n6000 1 stop\n";
     let seen = detect(LogReader::from_bytes("t", text.as_bytes().to_vec()).unwrap()).unwrap();
-    assert_eq!(seen.fork_join_ns, [215, 450]);
+    let fork_join = |r: &str| seen.regions[r].fork_join_ns.clone();
+    assert_eq!(fork_join("a"), [215]);
+    assert_eq!(fork_join("b"), [450]);
+    assert!(fork_join("c").is_empty());
 }
 
 #[test]
