@@ -438,6 +438,75 @@ fn shared_log(n: u32, p: u32, iters: u32, load: f64, g: f64) -> String {
     out
 }
 
+/// A log of `p` threads on 2 cores that run one region an iteration in rounds: 2 µs after the
+/// fork the first round (one member a core) works `10 * n` ns, each later round starts 7 µs
+/// (the switch) after the one before it ended, and the join is 3 µs after the last.
+fn rounds_log(n: u32, p: u32, iters: u32) -> String {
+    let mut out = format!("pplog 1 p={p} impl=rr n={n} iters={iters}\n");
+    let work = 10 * u64::from(n);
+    let (fork, switch, join) = (2_000u64, 7_000u64, 3_000u64);
+    let mut events: Vec<(u64, u32, String)> = (0..p).map(|t| (0, t, "start".to_string())).collect();
+    let mut t = 1000u64;
+    for id in 0..u64::from(iters) {
+        events.push((t, 0, format!("region_begin {id} step")));
+        let mut end = t;
+        for th in 0..p {
+            let round = u64::from(th / 2);
+            let from = t + fork + round * (work + switch);
+            events.push((from, th, "work_begin step".into()));
+            events.push((from + work, th, "work_end step".into()));
+            end = end.max(from + work + join);
+        }
+        events.push((end, 0, format!("region_end {id}")));
+        t = end + 1;
+    }
+    for th in 0..p {
+        events.push((t + 1000, th, "stop".into()));
+    }
+    events.sort_by_key(|e| (e.0, e.1));
+    for (t, th, what) in events {
+        let _ = writeln!(out, "{t} {th} {what}");
+    }
+    out
+}
+
+#[test]
+fn the_builder_fits_a_switch_per_round_from_the_runs_past_the_cores() {
+    let dir = scratch("pace-rounds");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [1000u32, 3000] {
+        for p in 2u32..=4 {
+            std::fs::write(
+                logs.join(format!("rr-model-n{n}-p{p}-r1.log")),
+                rounds_log(n, p, 6),
+            )
+            .unwrap();
+        }
+    }
+    let request = BuildRequest {
+        study: dir.clone(),
+        implementation: "rr".into(),
+        conditions: Vec::new(),
+        cores: 2,
+        replayed: 6,
+    };
+    let m = build(&request).unwrap();
+    // No member works for 2 + 3 µs at p = 2, and 7 µs more at p = 3 and 4 (2 rounds).
+    let h = &m.hardware;
+    assert!((h.fork_join_s - 5e-6).abs() < 1e-12, "{}", h.fork_join_s);
+    assert!((h.switch_s - 7e-6).abs() < 1e-12, "{}", h.switch_s);
+    // The model's region at p = 6 (3 rounds): 3 * 10 n ns of work on the busiest core, the
+    // fork and join, 2 switches; T_p per iteration within the sharing the replay does.
+    let e = m.evaluate(&[1000.0, 6.0]).unwrap();
+    let region = e.replayed_wall_s / f64::from(e.replayed);
+    let expected = 3.0 * 10e-6 + 5e-6 + 2.0 * 7e-6;
+    assert!(
+        (region - expected).abs() < 0.15 * expected,
+        "{region} vs {expected}"
+    );
+}
+
 #[test]
 fn the_builder_fits_load_and_compute_shared_to_the_runs() {
     let (load, g) = (1.0, 0.5);
