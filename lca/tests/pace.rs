@@ -38,7 +38,7 @@ cores = {cores}
 speed = 1.0
 fork_join_s = 0.0
 handoff_s = 0.0
-fork_join_shared_s = 0.0
+switch_s = 0.0
 handoff_shared_s = 0.0
 load = 0.0
 
@@ -158,17 +158,54 @@ fn past_the_cores_threads_share_them_in_rounds() {
 }
 
 #[test]
-fn latencies_grow_with_sharing_until_two_threads_a_core() {
+fn the_hand_off_latency_grows_with_sharing_until_two_threads_a_core() {
     let text = one_step("threads = \"all\"", "split = \"equal\"", 2, 1e-3)
-        .replacen("fork_join_s = 0.0", "fork_join_s = 1e-5", 1)
-        .replacen("fork_join_shared_s = 0.0", "fork_join_shared_s = 1e-4", 1)
+        .replacen("handoff_s = 0.0", "handoff_s = 1e-5", 1)
         .replacen("handoff_shared_s = 0.0", "handoff_shared_s = 2e-4", 1);
     let h = parse("t.toml", &text).unwrap().hardware;
     // (p - cores) / cores: 0 at p = 2, 0.5 at p = 3, 1 at p = 4 and beyond.
     for (p, share) in [(1, 0.0), (2, 0.0), (3, 0.5), (4, 1.0), (5, 1.0), (9, 1.0)] {
-        let (fork_join, handoff) = h.latencies(p);
-        assert!(close(fork_join, 1e-5 + share * 1e-4), "p={p}: {fork_join}");
-        assert!(close(handoff, share * 2e-4), "p={p}: {handoff}");
+        let handoff = h.handoff(p);
+        assert!(close(handoff, 1e-5 + share * 2e-4), "p={p}: {handoff}");
+    }
+}
+
+#[test]
+fn a_step_pays_a_switch_per_round_of_its_members_on_the_busiest_core() {
+    use lca::pace::model::Members;
+    // All threads on 2 cores: ceil(p/2) rounds past the cores; two groups run at once, each
+    // on one core: a group's m members run one after another.
+    let all = Members::All;
+    let rounds: Vec<u32> = (1..=7).map(|p| all.rounds(p, 2)).collect();
+    assert_eq!(rounds, [1, 1, 2, 2, 3, 3, 4]);
+    let second = Members::Group {
+        group: 1,
+        groups: 2,
+        smaller_first: true,
+    };
+    let rounds: Vec<u32> = (2..=7).map(|p| second.rounds(p, 2)).collect();
+    assert_eq!(rounds, [1, 2, 2, 3, 3, 4]);
+    // On 16 cores nothing up to p = 16 shares a core.
+    assert!((1..=16).all(|p| second.rounds(p, 16) == 1 && all.rounds(p, 16) == 1));
+
+    // One step of 1 s of work over the run (10 iterations), all threads, 2 cores, a fork and
+    // join of 10 µs and a switch of 50 µs: per iteration ceil(p/2)/p of 0.1 s of work on the
+    // busiest core, the fork and join, and a switch per round after the first.
+    let text = one_step("threads = \"all\"", "split = \"equal\"", 2, 1e-3)
+        .replacen("fork_join_s = 0.0", "fork_join_s = 1e-5", 1)
+        .replacen("switch_s = 0.0", "switch_s = 5e-5", 1);
+    let m = parse("t.toml", &text).unwrap();
+    for p in [1u32, 2, 3, 4, 5, 6] {
+        let rounds = f64::from(p.div_ceil(2).max(1));
+        let work = if p <= 2 {
+            1.0 / f64::from(p)
+        } else {
+            rounds / f64::from(p)
+        };
+        let expected = work + 10.0 * (1e-5 + (rounds - 1.0) * 5e-5);
+        let t = t_p(&m, 1000.0, f64::from(p));
+        // Each step's region_end and next begin add a few ns.
+        assert!((t - expected).abs() < 1e-6, "p={p}: {t} vs {expected}");
     }
 }
 
@@ -287,7 +324,10 @@ fn a_regions_fork_and_join_is_the_time_none_of_its_members_worked() {
                 5600 0 region_end 2\n\
                 6000 0 stop\n6000 1 stop\n";
     let seen = detect(LogReader::from_bytes("t", text.as_bytes().to_vec()).unwrap()).unwrap();
-    assert_eq!(seen.fork_join_ns, [215, 450]);
+    let fork_join = |r: &str| seen.regions[r].fork_join_ns.clone();
+    assert_eq!(fork_join("a"), [215]);
+    assert_eq!(fork_join("b"), [450]);
+    assert!(fork_join("c").is_empty());
 }
 
 #[test]
@@ -396,6 +436,75 @@ fn shared_log(n: u32, p: u32, iters: u32, load: f64, g: f64) -> String {
         let _ = writeln!(out, "{t} {th} {what}");
     }
     out
+}
+
+/// A log of `p` threads on 2 cores that run one region an iteration in rounds: 2 µs after the
+/// fork the first round (one member a core) works `10 * n` ns, each later round starts 7 µs
+/// (the switch) after the one before it ended, and the join is 3 µs after the last.
+fn rounds_log(n: u32, p: u32, iters: u32) -> String {
+    let mut out = format!("pplog 1 p={p} impl=rr n={n} iters={iters}\n");
+    let work = 10 * u64::from(n);
+    let (fork, switch, join) = (2_000u64, 7_000u64, 3_000u64);
+    let mut events: Vec<(u64, u32, String)> = (0..p).map(|t| (0, t, "start".to_string())).collect();
+    let mut t = 1000u64;
+    for id in 0..u64::from(iters) {
+        events.push((t, 0, format!("region_begin {id} step")));
+        let mut end = t;
+        for th in 0..p {
+            let round = u64::from(th / 2);
+            let from = t + fork + round * (work + switch);
+            events.push((from, th, "work_begin step".into()));
+            events.push((from + work, th, "work_end step".into()));
+            end = end.max(from + work + join);
+        }
+        events.push((end, 0, format!("region_end {id}")));
+        t = end + 1;
+    }
+    for th in 0..p {
+        events.push((t + 1000, th, "stop".into()));
+    }
+    events.sort_by_key(|e| (e.0, e.1));
+    for (t, th, what) in events {
+        let _ = writeln!(out, "{t} {th} {what}");
+    }
+    out
+}
+
+#[test]
+fn the_builder_fits_a_switch_per_round_from_the_runs_past_the_cores() {
+    let dir = scratch("pace-rounds");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [1000u32, 3000] {
+        for p in 2u32..=4 {
+            std::fs::write(
+                logs.join(format!("rr-model-n{n}-p{p}-r1.log")),
+                rounds_log(n, p, 6),
+            )
+            .unwrap();
+        }
+    }
+    let request = BuildRequest {
+        study: dir.clone(),
+        implementation: "rr".into(),
+        conditions: Vec::new(),
+        cores: 2,
+        replayed: 6,
+    };
+    let m = build(&request).unwrap();
+    // No member works for 2 + 3 µs at p = 2, and 7 µs more at p = 3 and 4 (2 rounds).
+    let h = &m.hardware;
+    assert!((h.fork_join_s - 5e-6).abs() < 1e-12, "{}", h.fork_join_s);
+    assert!((h.switch_s - 7e-6).abs() < 1e-12, "{}", h.switch_s);
+    // The model's region at p = 6 (3 rounds): 3 * 10 n ns of work on the busiest core, the
+    // fork and join, 2 switches; T_p per iteration within the sharing the replay does.
+    let e = m.evaluate(&[1000.0, 6.0]).unwrap();
+    let region = e.replayed_wall_s / f64::from(e.replayed);
+    let expected = 3.0 * 10e-6 + 5e-6 + 2.0 * 7e-6;
+    assert!(
+        (region - expected).abs() < 0.15 * expected,
+        "{region} vs {expected}"
+    );
 }
 
 #[test]

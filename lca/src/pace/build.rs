@@ -102,9 +102,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
                 })
         })
         .collect();
-    let fork_join = latency(&runs, request.cores, &mut notes, "fork_join", |s| {
-        &s.fork_join_ns
-    });
+    let fork_join = fork_join(&runs, &template, request.cores, &mut notes);
     let handoff = latency(&runs, request.cores, &mut notes, "handoff", |s| {
         &s.handoff_ns
     });
@@ -121,7 +119,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             speed: 1.0,
             fork_join_s: fork_join.0,
             handoff_s: handoff.0,
-            fork_join_shared_s: fork_join.1,
+            switch_s: fork_join.1,
             handoff_shared_s: handoff.1,
             load: 0.0,
             compute_shared: 0.0,
@@ -595,6 +593,65 @@ fn finest_units(
         }
     }
     best.map(|(name, _)| name)
+}
+
+/// `hardware.fork_join_s` and `hardware.switch_s`, seconds
+/// (docs/pace.md#how-the-template-is-derived). The fork and join is the median over the logs
+/// with a core per thread of each log's median time in a region when none of its members
+/// computed or copied. The switch is what that time grows by per round after the first on the
+/// busiest core ([`super::model::Members::rounds`]) in the logs with more threads than cores:
+/// least squares through the origin of each loop region's median there, less the fork and
+/// join, on its rounds less one.
+fn fork_join(
+    runs: &[Measured],
+    template: &[Step],
+    cores: u32,
+    notes: &mut Vec<String>,
+) -> (f64, f64) {
+    let seconds = |v: &[u64]| v.iter().map(|&x| x as f64 * 1e-9).collect::<Vec<f64>>();
+    let alone: Vec<f64> = runs
+        .iter()
+        .filter(|r| r.seen.p <= cores)
+        .filter_map(|r| {
+            let all: Vec<u64> = r
+                .seen
+                .regions
+                .values()
+                .flat_map(|s| s.fork_join_ns.iter().copied())
+                .collect();
+            median(seconds(&all))
+        })
+        .collect();
+    let base = median(alone).unwrap_or_else(|| {
+        notes.push(
+            "hardware.fork_join_s: no log had a core per thread; taken as 0, all of it in switch_s"
+                .into(),
+        );
+        0.0
+    });
+    let (mut xy, mut xx) = (0.0, 0.0);
+    for r in runs.iter().filter(|r| r.seen.p > cores) {
+        for step in template {
+            let Some(m) = r
+                .seen
+                .regions
+                .get(&step.region)
+                .and_then(|s| median(seconds(&s.fork_join_ns)))
+            else {
+                continue;
+            };
+            let x = f64::from(step.members.rounds(r.seen.p, cores) - 1);
+            xy += x * (m - base);
+            xx += x * x;
+        }
+    }
+    if xx == 0.0 {
+        notes.push(format!(
+            "hardware.switch_s: no log had a region with more members than its share of the {cores} cores; taken as 0"
+        ));
+    }
+    let switch = if xx > 0.0 { (xy / xx).max(0.0) } else { 0.0 };
+    (base, switch)
 }
 
 /// A latency of the hardware, seconds: the median over the logs with a core per thread of

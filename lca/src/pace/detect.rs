@@ -28,6 +28,11 @@ pub struct RegionSeen {
     pub released_by: BTreeMap<(String, i64), u64>,
     /// Rank of the first begin in the log (the order regions first appear).
     pub first: u64,
+    /// Per instance without waits: the part of its length in which none of its members
+    /// computed or copied (the fork, the join and the wake-ups between), ns. Not its length
+    /// less its busiest member's busy time: on a loaded machine the members often ran one
+    /// after another on one core, and that measure then held a member's whole work.
+    pub fork_join_ns: Vec<u64>,
 }
 
 /// One log's structure.
@@ -43,11 +48,6 @@ pub struct LogSeen {
     pub startup_ns: u64,
     /// ns from the last region's end to the last event.
     pub teardown_ns: u64,
-    /// Per instance of a region without waits: the part of its length in which none of its
-    /// members computed or copied (the fork, the join and the wake-ups between), ns. Not its
-    /// length less its busiest member's busy time: on a loaded machine the members often ran
-    /// one after another on one core, and that measure then held a member's whole work.
-    pub fork_join_ns: Vec<u64>,
     /// Per wait ended `by=` another thread: from the end of the releaser's region to the
     /// wait's end, ns.
     pub handoff_ns: Vec<u64>,
@@ -146,8 +146,10 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
                         } else {
                             0
                         };
-                        seen.fork_join_ns
-                            .push((e.t - o.begin).saturating_sub(o.active_ns + open_ns));
+                        if let Some(r) = seen.regions.get_mut(&o.name) {
+                            r.fork_join_ns
+                                .push((e.t - o.begin).saturating_sub(o.active_ns + open_ns));
+                        }
                     }
                     for (k, s) in inside.iter_mut().enumerate() {
                         if let Some(pos) = s.iter().rposition(|&x| x == id) {

@@ -113,7 +113,7 @@ struct HardwareRecord {
     speed: f64,
     fork_join_s: f64,
     handoff_s: f64,
-    fork_join_shared_s: f64,
+    switch_s: f64,
     handoff_shared_s: f64,
     load: f64,
     #[serde(default)]
@@ -339,7 +339,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
     for (field, v) in [
         ("fork_join_s", h.fork_join_s),
         ("handoff_s", h.handoff_s),
-        ("fork_join_shared_s", h.fork_join_shared_s),
+        ("switch_s", h.switch_s),
         ("handoff_shared_s", h.handoff_shared_s),
         ("load", h.load),
         ("compute_shared", h.compute_shared),
@@ -425,7 +425,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             speed: h.speed,
             fork_join_s: h.fork_join_s,
             handoff_s: h.handoff_s,
-            fork_join_shared_s: h.fork_join_shared_s,
+            switch_s: h.switch_s,
             handoff_shared_s: h.handoff_shared_s,
             load: h.load,
             compute_shared: h.compute_shared,
@@ -536,12 +536,12 @@ pub fn write(model: &PaceModel) -> String {
     let _ = writeln!(
         out,
         "\n[hardware]\ncores = {}\nspeed = {}\nfork_join_s = {}\nhandoff_s = {}\n\
-         fork_join_shared_s = {}\nhandoff_shared_s = {}\nload = {}\ncompute_shared = {}\nwait_cpu = {}",
+         switch_s = {}\nhandoff_shared_s = {}\nload = {}\ncompute_shared = {}\nwait_cpu = {}",
         h.cores,
         number(h.speed),
         number(h.fork_join_s),
         number(h.handoff_s),
-        number(h.fork_join_shared_s),
+        number(h.switch_s),
         number(h.handoff_shared_s),
         number(h.load),
         number(h.compute_shared),

@@ -124,11 +124,13 @@ pub struct Hardware {
     pub fork_join_s: f64,
     /// From a releasing thread's hand-off to the waiting thread's going on, seconds.
     pub handoff_s: f64,
-    /// What a fork and join costs more where threads share the cores, per unit of
-    /// [`sharing`] (`(p - cores) / cores`, at most 1), seconds (the scheduler's slice a woken
-    /// thread waits for its core).
-    pub fork_join_shared_s: f64,
-    /// The same for a hand-off.
+    /// What each member of a step that starts behind another of the step's members on its
+    /// core adds to the step's fork and join, seconds: the core's switch from the one that
+    /// finished to the one woken, which waited for it (`rounds - 1` per step,
+    /// [`Members::rounds`]; docs/pace.md#the-four-layers).
+    pub switch_s: f64,
+    /// What a hand-off costs more where threads share the cores, per unit of [`sharing`]
+    /// (`(p - cores) / cores`, at most 1), seconds.
     pub handoff_shared_s: f64,
     /// Other programs' runnable threads on the cores while the runs were measured (PACE's
     /// hardware parameters that follow a changing system): every thread's computation
@@ -190,6 +192,22 @@ impl Members {
             }
         }
     }
+
+    /// How many of this step's members at `p` threads the busiest of `cores` cores runs one
+    /// after another: 1 with a core per thread, else `ceil(m * groups / cores)` for `m`
+    /// members (every group is taken to run at once, as a pipeline's stages do, on its
+    /// `cores / groups` of the cores; `groups` is 1 for `all`).
+    pub fn rounds(&self, p: u32, cores: u32) -> u32 {
+        if p <= cores || cores == 0 {
+            return 1;
+        }
+        let m = self.threads(p).len() as u32;
+        let groups = match *self {
+            Members::All => 1,
+            Members::Group { groups, .. } => groups,
+        };
+        (m * groups).div_ceil(cores).max(1)
+    }
 }
 
 impl Hardware {
@@ -202,13 +220,15 @@ impl Hardware {
         shared * (1.0f64).max((p + self.load) / c) / (1.0f64).max(p / c)
     }
 
-    /// The fork-and-join and the hand-off latencies at `p` threads, seconds.
-    pub fn latencies(&self, p: u32) -> (f64, f64) {
-        let excess = crate::pace::model::sharing(p, self.cores);
-        (
-            self.fork_join_s + excess * self.fork_join_shared_s,
-            self.handoff_s + excess * self.handoff_shared_s,
-        )
+    /// The fork-and-join latency of a step whose busiest core runs `rounds` of its members
+    /// one after another ([`Members::rounds`]), seconds.
+    pub fn fork_join(&self, rounds: u32) -> f64 {
+        self.fork_join_s + f64::from(rounds.saturating_sub(1)) * self.switch_s
+    }
+
+    /// The hand-off latency at `p` threads, seconds.
+    pub fn handoff(&self, p: u32) -> f64 {
+        self.handoff_s + sharing(p, self.cores) * self.handoff_shared_s
     }
 }
 

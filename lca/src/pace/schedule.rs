@@ -121,9 +121,18 @@ impl PaceModel {
         // When each step last ended, by iteration: ends[iteration][step].
         let mut ends: Vec<Vec<f64>> = Vec::with_capacity(shape.replayed as usize);
         let mut id = 0u64;
-        let (fork_join, handoff) = self.hardware.latencies(p);
-        let fork = (fork_join * 1e9 / 2.0).max(1.0);
-        let handoff = (handoff * 1e9).max(1.0);
+        let handoff = (self.hardware.handoff(p) * 1e9).max(1.0);
+        // Each step's fork and join, half before its members start and half after the last
+        // ends; a step whose members outnumber its cores pays a switch per round after the
+        // first ([`super::model::Members::rounds`]).
+        let forks: Vec<f64> = self
+            .template
+            .iter()
+            .map(|s| {
+                let rounds = s.members.rounds(p, self.hardware.cores);
+                (self.hardware.fork_join(rounds) * 1e9 / 2.0).max(1.0)
+            })
+            .collect();
         // Computation lasts its demand times the hardware's stretch (other programs' load,
         // the program's threads outnumbering the cores); each thread's two `cpu` samples, at
         // its start and its stop, show the demand alone and the rest as run-queue delay, so
@@ -139,6 +148,7 @@ impl PaceModel {
             let mut these = vec![f64::NAN; self.template.len()];
             for (k, step) in self.template.iter().enumerate() {
                 let members = step.members.threads(p);
+                let fork = forks[k];
                 if members.is_empty() {
                     these[k] = 0.0;
                     continue;
