@@ -21,40 +21,13 @@ use std::sync::{MutexGuard, OnceLock};
 
 use serde_json::Value;
 use test_support::{
-    NO_MACHINE, cargo_build, compile, one_at_a_time, pp, repository, scratch, skip, stdout_of,
+    NO_MACHINE, compile, ompt_tool, one_at_a_time, open_mpi, pp, repository, scratch, skip,
+    stdout_of,
 };
 
 /// 2 ranks of 2 OpenMP threads.
 const RANKS: usize = 2;
 const THREADS: usize = 2;
-
-/// The OMPT tool `cargo test` built beside `pp` (built now if it is missing).
-fn tool() -> Result<PathBuf, String> {
-    let bin = Path::new(env!("CARGO_BIN_EXE_pp")).parent().unwrap();
-    let deps = bin.join("deps/libpp_ompt.so");
-    if !deps.is_file() {
-        let _ = cargo_build(bin).args(["-p", "pp-ompt"]).output();
-    }
-    if deps.is_file() {
-        Ok(deps)
-    } else {
-        Err(format!(
-            "no OMPT tool at {} (cargo build -p pp-ompt)",
-            deps.display()
-        ))
-    }
-}
-
-/// Whether `mpirun` is Open MPI's (which wants the flags of [`pp_run`]), or why there is none.
-fn open_mpi() -> Result<bool, String> {
-    let out = Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("mpirun not found ({e})"))?;
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    Ok(text.contains("Open MPI") || text.contains("OpenRTE"))
-}
 
 /// `examples/mpi/<name>.c` built by `mpicc` driving `cc` with `-fopenmp`, into `dir`.
 fn build(dir: &Path, name: &str, cc: &str, out: &str) -> Result<PathBuf, String> {
@@ -97,7 +70,7 @@ fn built() -> &'static Result<(PathBuf, bool), String> {
     static BUILT: OnceLock<Result<(PathBuf, bool), String>> = OnceLock::new();
     BUILT.get_or_init(|| {
         let open = open_mpi()?;
-        tool()?;
+        ompt_tool(Path::new(env!("CARGO_BIN_EXE_pp")))?;
         let dir = scratch("hybrid-examples");
         for name in ["hybrid", "hybrid_multiple"] {
             build(&dir, name, "clang", name)?;
@@ -139,7 +112,10 @@ fn pp_run(open: bool, program: &Path, args: &[&str], log: &Path) -> (String, Str
         .args(args)
         .env("OMP_NUM_THREADS", THREADS.to_string())
         .env("OMP_WAIT_POLICY", "passive")
-        .env("PP_OMPT_LIBRARY", tool().unwrap())
+        .env(
+            "PP_OMPT_LIBRARY",
+            ompt_tool(Path::new(env!("CARGO_BIN_EXE_pp"))).unwrap(),
+        )
         .env("PP_MACHINE", NO_MACHINE)
         .env_remove("PP_LOG")
         .stdin(Stdio::null())

@@ -51,15 +51,7 @@ const TIMEOUT: Duration = Duration::from_secs(120);
 /// (MPICH's Hydra takes none of them), or why there is none.
 fn open_mpi() -> &'static Result<bool, String> {
     static OPEN_MPI: OnceLock<Result<bool, String>> = OnceLock::new();
-    OPEN_MPI.get_or_init(|| {
-        let out = Command::new("mpirun")
-            .arg("--version")
-            .output()
-            .map_err(|e| format!("mpirun not found ({e})"))?;
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        Ok(text.contains("Open MPI") || text.contains("OpenRTE"))
-    })
+    OPEN_MPI.get_or_init(test_support::open_mpi)
 }
 
 /// The examples compiled once for all tests, or why they cannot be.

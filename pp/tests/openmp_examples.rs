@@ -25,31 +25,13 @@ use std::sync::{MutexGuard, OnceLock};
 
 use serde_json::Value;
 use test_support::{
-    NO_MACHINE, Toolchain, cargo_build, one_at_a_time, one_line_error, pp, repository, scratch,
-    skip, stdout_of, temp_path,
+    NO_MACHINE, Toolchain, ompt_tool, one_at_a_time, one_line_error, pp, repository, scratch, skip,
+    stdout_of, temp_path,
 };
 
 mod readme_section;
 
 const PROGRAMS: [&str; 3] = ["categories", "known", "fft2d"];
-
-/// The tool where `pp run` finds it under `cargo test`; built (`cargo build -p pp-ompt`, same
-/// profile) when only pp's tests were asked for.
-fn tool() -> Result<PathBuf, String> {
-    let bin = Path::new(env!("CARGO_BIN_EXE_pp")).parent().unwrap();
-    let deps = bin.join("deps/libpp_ompt.so");
-    if !deps.is_file() {
-        let _ = cargo_build(bin).args(["-p", "pp-ompt"]).output();
-    }
-    if deps.is_file() {
-        Ok(deps)
-    } else {
-        Err(format!(
-            "no OMPT tool at {} (cargo build -p pp-ompt)",
-            deps.display()
-        ))
-    }
-}
 
 /// The examples compiled once for all tests, or why they cannot be.
 fn built() -> &'static Result<PathBuf, String> {
@@ -69,7 +51,7 @@ fn built() -> &'static Result<PathBuf, String> {
 /// time (the guard), not on each other's cores.
 fn examples(test: &str) -> Option<(&'static Path, MutexGuard<'static, ()>)> {
     let ready = match built() {
-        Ok(dir) => tool().map(|_| dir.as_path()),
+        Ok(dir) => ompt_tool(Path::new(env!("CARGO_BIN_EXE_pp"))).map(|_| dir.as_path()),
         Err(why) => Err(why.clone()),
     };
     match ready {

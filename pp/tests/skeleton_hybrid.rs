@@ -16,41 +16,14 @@ use std::process::{Command, Output, Stdio};
 use pp::signature::{self, Op, Signature, Threshold};
 use serde_json::Value;
 use test_support::{
-    NO_MACHINE, cargo_build, compile, one_at_a_time, pp, repository, scratch, skip, stdout_of,
+    NO_MACHINE, compile, ompt_tool, one_at_a_time, open_mpi, pp, repository, scratch, skip,
+    stdout_of,
 };
 
 const RANKS: u32 = 2;
 const THREADS: u32 = 2;
 const REPEATS: u64 = 10;
 const K: u64 = 5;
-
-/// The OMPT tool `cargo test` built beside `pp` (built now if it is missing).
-fn tool() -> Result<PathBuf, String> {
-    let bin = Path::new(env!("CARGO_BIN_EXE_pp")).parent().unwrap();
-    let deps = bin.join("deps/libpp_ompt.so");
-    if !deps.is_file() {
-        let _ = cargo_build(bin).args(["-p", "pp-ompt"]).output();
-    }
-    if deps.is_file() {
-        Ok(deps)
-    } else {
-        Err(format!(
-            "no OMPT tool at {} (cargo build -p pp-ompt)",
-            deps.display()
-        ))
-    }
-}
-
-/// Whether `mpirun` is Open MPI's, or why there is none.
-fn open_mpi() -> Result<bool, String> {
-    let out = Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("mpirun not found ({e})"))?;
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    Ok(text.contains("Open MPI") || text.contains("OpenRTE"))
-}
 
 /// `examples/mpi/hybrid.c` built as `make -C examples/mpi` builds it (clang's OpenMP under
 /// mpicc), into `dir`.
@@ -103,7 +76,7 @@ fn the_skeleton_of_a_hybrid_run_has_its_regions_parts_and_messages_divided_by_k(
         Ok(open) => open,
         Err(why) => return skip(test, why),
     };
-    let tool = match tool() {
+    let tool = match ompt_tool(Path::new(env!("CARGO_BIN_EXE_pp"))) {
         Ok(t) => t,
         Err(why) => return skip(test, why),
     };

@@ -9,25 +9,14 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use pp::signature::{self, Entry, Op, Signature, ThreadSignature, Threshold};
-use test_support::{Toolchain, one_at_a_time, pp, repository, scratch, skip};
+use test_support::{Toolchain, one_at_a_time, open_mpi, pp, repository, scratch, skip};
 
 const RANKS: u32 = 4;
 const ITERS: u64 = 24;
 const K: u64 = 4;
-
-/// Whether `mpirun` is Open MPI's, or why there is none.
-fn open_mpi() -> Result<bool, String> {
-    let out = Command::new("mpirun")
-        .arg("--version")
-        .output()
-        .map_err(|e| format!("mpirun not found ({e})"))?;
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    Ok(text.contains("Open MPI") || text.contains("OpenRTE"))
-}
 
 fn ok(what: &str, out: &std::process::Output) {
     assert!(
