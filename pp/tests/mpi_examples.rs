@@ -669,13 +669,14 @@ fn pp_run_moves_a_rank_with_another_clock_onto_rank_0s() {
         &log,
     );
     unsafe { std::env::remove_var("PP_MPI_TEST_SKEW_NS") };
-    // Rule 20 may still warn: a message's latency (µs) can be below the alignment's own error
-    // (the ping-pong's half round trip, which a loaded machine stretches), so only other rules
-    // must not break, and no receive may end much before its send (unaligned: 50 ms before).
+    // Rules 20 and 21 may still warn: a message's latency (µs) can be below the alignment's own
+    // error (the ping-pong's half round trip, which a loaded machine stretches), and a receive
+    // put before its send leaves that send unreceived. So only other rules must not break, and
+    // no receive may end much before its send (unaligned: 50 ms before).
     assert!(
         run.stderr
             .lines()
-            .all(|l| !l.contains("rule ") || l.contains("rule 20")),
+            .all(|l| !l.contains("rule ") || l.contains("rule 20") || l.contains("rule 21")),
         "{}",
         run.stderr
     );
