@@ -599,6 +599,12 @@ fn a_missing_file_a_directory_and_damaged_traces_are_one_line_errors() {
     let dir = anchor.parent().unwrap();
     fails(&dir.join("nothing.otf2"), "no such file");
     fails(dir, "a directory, not an OTF2 anchor file");
+    // A FIFO (or a device) is refused at once rather than waited on.
+    for (target, _) in test_support::hostile_targets(dir, ".otf2") {
+        if !target.is_dir() {
+            fails(&target, "not a regular file");
+        }
+    }
     let damaged = dir.join("damaged.otf2");
     let mut bytes = std::fs::read(&anchor).unwrap();
     for b in bytes.iter_mut().skip(8).take(64) {

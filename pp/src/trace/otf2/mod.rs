@@ -53,6 +53,13 @@ pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStat
                 "{shown}: a directory, not an OTF2 anchor file (give DIR/traces.otf2)"
             ));
         }
+        // A FIFO would block the reading (docs/otf2.md#errors): an anchor is a file beside
+        // its trace's folder, read more than once.
+        Ok(m) if !m.is_file() => {
+            return Err(format!(
+                "{shown}: not a regular file (a FIFO, socket or device), not an OTF2 anchor file"
+            ));
+        }
         Ok(_) => {}
     }
     if std::fs::canonicalize(out).ok() == std::fs::canonicalize(trace).ok() {
