@@ -259,6 +259,11 @@ fn bad_files_are_one_line_errors_naming_file_line_and_field() {
             "name = \"pc.other\"",
             "subtask: category 'pc.other'",
         ),
+        (
+            "load = 0.0",
+            "load = 0.0\nfork_join_shared_s = 1e-6",
+            "t.toml:31: hardware.fork_join_shared_s: a model built by an older lca (the field is now switch_s): rebuild it with `lca pace build`",
+        ),
     ];
     for (from, to, expected) in cases {
         let text = good.replacen(from, to, 1);

@@ -175,8 +175,17 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
         line,
         message: files::quote::excerpt(&message.replace('\n', " "), 200),
     };
-    let r: FileRecord = toml::from_str(text)
-        .map_err(|e| fail(e.span().map(|s| line_of(s.start)), e.message().into()))?;
+    let r: FileRecord = toml::from_str(text).map_err(|e| {
+        let mut message = e.message().to_string();
+        // The field the hardware layer had before `switch_s`
+        // (docs/pace.md#how-the-template-is-derived).
+        if message.contains("`fork_join_shared_s`") {
+            message = "hardware.fork_join_shared_s: a model built by an older lca (the field is \
+                       now switch_s): rebuild it with `lca pace build`"
+                .into();
+        }
+        fail(e.span().map(|s| line_of(s.start)), message)
+    })?;
     if r.format != 1 {
         return Err(fail(
             None,
