@@ -11,13 +11,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use pp::signature::{self, Op, Signature, Threshold};
 use serde_json::Value;
 use test_support::{
     NO_MACHINE, compile, ompt_tool, one_at_a_time, open_mpi, pp, repository, scratch, skip,
-    stdout_of,
+    stdout_of, succeeded,
 };
 
 const RANKS: u32 = 2;
@@ -45,16 +45,6 @@ fn build(dir: &Path) -> Result<PathBuf, String> {
             e.first_line()
         )
     })
-}
-
-fn ok(what: &str, out: &Output) {
-    assert!(
-        out.status.success(),
-        "{what}: {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// The environment both runs share: 2 OpenMP threads that wait passively (this machine is
@@ -106,7 +96,7 @@ fn the_skeleton_of_a_hybrid_run_has_its_regions_parts_and_messages_divided_by_k(
         .args(["--ms", "20", "--extra", "10", "--late", "15", "--repeats"])
         .arg(REPEATS.to_string());
     environment(&mut run, &tool);
-    ok("pp run -- mpirun hybrid", &run.output().unwrap());
+    succeeded("pp run -- mpirun hybrid", &run.output().unwrap());
 
     let skel_dir = dir.join("skel");
     let _ = std::fs::remove_dir_all(&skel_dir);
@@ -117,7 +107,7 @@ fn the_skeleton_of_a_hybrid_run_has_its_regions_parts_and_messages_divided_by_k(
         .arg(&skel_dir)
         .output()
         .unwrap();
-    ok("pp skeleton", &out);
+    succeeded("pp skeleton", &out);
     for f in ["skeleton.txt", "skeleton.c", "regions.c", "Makefile"] {
         assert!(skel_dir.join(f).is_file(), "{f} missing");
     }
@@ -131,7 +121,7 @@ fn the_skeleton_of_a_hybrid_run_has_its_regions_parts_and_messages_divided_by_k(
         .env("PP_LOG", &skel_log);
     environment(&mut run, &tool);
     let out = run.output().unwrap();
-    ok("pp skeleton run", &out);
+    succeeded("pp skeleton run", &out);
     assert!(skel_dir.join("skeleton").is_file(), "make built no program");
     compare(&app_log, &skel_log);
 }

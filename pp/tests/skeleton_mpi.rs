@@ -12,21 +12,11 @@ use std::path::Path;
 use std::process::Stdio;
 
 use pp::signature::{self, Entry, Op, Signature, ThreadSignature, Threshold};
-use test_support::{Toolchain, one_at_a_time, open_mpi, pp, repository, scratch, skip};
+use test_support::{Toolchain, one_at_a_time, open_mpi, pp, repository, scratch, skip, succeeded};
 
 const RANKS: u32 = 4;
 const ITERS: u64 = 24;
 const K: u64 = 4;
-
-fn ok(what: &str, out: &std::process::Output) {
-    assert!(
-        out.status.success(),
-        "{what}: {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// The top-level loop of `t` that holds its messages: its count and its body's operations.
 fn message_loop(t: &ThreadSignature) -> (u64, Vec<Op>) {
@@ -102,7 +92,7 @@ fn the_skeleton_of_the_mpi_fft_runs_and_its_signature_is_the_fft_divided_by_k() 
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    ok("pp run -- mpirun fft2d", &out);
+    succeeded("pp run -- mpirun fft2d", &out);
 
     let skel_dir = dir.join("skel");
     let _ = std::fs::remove_dir_all(&skel_dir);
@@ -113,7 +103,7 @@ fn the_skeleton_of_the_mpi_fft_runs_and_its_signature_is_the_fft_divided_by_k() 
         .arg(&skel_dir)
         .output()
         .unwrap();
-    ok("pp skeleton", &out);
+    succeeded("pp skeleton", &out);
     for f in ["skeleton.txt", "skeleton.c", "Makefile"] {
         assert!(skel_dir.join(f).is_file(), "{f} missing");
     }
@@ -129,7 +119,7 @@ fn the_skeleton_of_the_mpi_fft_runs_and_its_signature_is_the_fft_divided_by_k() 
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    ok("pp skeleton run", &out);
+    succeeded("pp skeleton run", &out);
     assert!(skel_dir.join("skeleton").is_file(), "make built no program");
     compare(&app_log, &skel_log);
 }

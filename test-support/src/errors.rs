@@ -15,6 +15,21 @@ pub fn stdout_of(command: &mut Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Checks that `out`, of the command `what`, succeeded; the failure message holds its status,
+/// standard output and standard error.
+///
+/// # Panics
+/// When it failed.
+pub fn succeeded(what: &str, out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "{what}: {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Checks that `out` is a failure (with exit status `code` when given; any failure for `None`)
 /// whose standard error is exactly one line, not a panic, containing each of `names` (the
 /// file, line, field or value the error is about); returns that line without its newline.

@@ -35,7 +35,7 @@ mod wait;
 pub use bench::{setting, time};
 pub use commands::{NO_MACHINE, cargo_build};
 pub use compile::{NotBuilt, Toolchain, compile, skip};
-pub use errors::{error_of, one_line_error, stdout_of};
+pub use errors::{error_of, one_line_error, stdout_of, succeeded};
 pub use examples::{example, record};
 pub use limit::limit;
 pub use outputs::{IsKind, assert_untouched, hostile_targets};
