@@ -11,7 +11,16 @@
 #
 #   tools/skeleton-validation.sh [OUT]            # OUT: default target/skeleton-validation
 #
-# Writes OUT/raw.csv (app,scenario,round,runner,seconds: every run's wall from its pp log),
+# Where pp whatif also applies (issue 35: a regrouping or another network), its prediction from
+# the same round's dedicated run stands beside the skeletons' as the method "pp whatif":
+# taskset1 is every thread (or rank) of the log grouped onto one processor (--group), tcp is
+# every message timed by a TCP machine file (pp calibrate --mpi over --mca btl tcp,self, made
+# once at the start as OUT/tcp-machine.toml; CALIBRATE_QUICK=1 passes --quick). hog1, hog2 and
+# tbf have no what-if counterpart (another program's load; a throttle, which pp calibrate
+# would have to measure under the qdisc).
+#
+# Writes OUT/raw.csv (app,scenario,round,runner,seconds: every run's wall from its pp log, and
+# the "pp whatif" rows: a predicted wall, not a run),
 # OUT/errors.csv (app,scenario,round,method,predicted,measured,error) and OUT/table.md (per
 # application, scenario and method: median and range of the error; per method: mean |error|),
 # and prints the table (TABLE_ONLY=1: only the tables, from OUT/raw.csv). Times are each run's wall as pp reports it (its log's window).
@@ -127,6 +136,29 @@ leave() {
 # The wall seconds of a log, as pp reports it.
 wall() { "$PP" "$1" 2>/dev/null | sed -n 's/.*x \([0-9.]*\) s wall).*/\1/p'; }
 
+# whatif APP SCENARIO LOG: pp whatif's predicted wall for the dedicated run in LOG under
+# SCENARIO, or nothing where it does not apply (docs/whatif.md).
+whatif() {
+  local app=$1 s=$2 log=$3 opts=()
+  case $s in
+    taskset1)
+      local ids
+      ids=$("$PP" --by thread "$log" 2>/dev/null | awk '$1 == "thread" || $1 == "rank" { print $2 }' | paste -sd,)
+      [ -n "$ids" ] || return 0
+      opts=(--group "$ids")
+      ;;
+    tcp)
+      [ "$app" = mpi ] || [ "$app" = hybrid ] || return 0
+      [ -f "$out/tcp-machine.toml" ] || return 0
+      opts=(--machine "$out/tcp-machine.toml")
+      ;;
+    *) return 0 ;;
+  esac
+  "$PP" whatif "$log" "${opts[@]}" --out "$log.whatif" --force 2>/dev/null |
+    sed -n 's/^predicted wall: *\([0-9.]*\) s.*/\1/p'
+  rm -f "$log.whatif"
+}
+
 # run_app APP N LOG: the application (N its -n; the hybrid's --ms) under the current scenario.
 run_app() {
   local app=$1 n=$2 log=$3 args
@@ -170,6 +202,16 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 # TABLE_ONLY=1: no runs; the tables from OUT/raw.csv as it is (a run that was stopped).
 [ -n "${TABLE_ONLY:-}" ] && APPS=
 [ -n "${TABLE_ONLY:-}" ] || echo "app,scenario,round,runner,seconds" >"$out/raw.csv"
+# The TCP machine file for pp whatif's tcp predictions (MPI and hybrid only).
+case " $SCENARIOS " in *" tcp "*)
+  case " $APPS " in *" mpi "* | *" hybrid "*)
+    "$PP" calibrate --mpi --mpirun "mpirun --mca btl tcp,self" ${CALIBRATE_QUICK:+--quick} \
+      --out "$out/tcp-machine.toml" --force >"$out/tcp-machine.txt" 2>&1 ||
+      echo "skeleton-validation: pp calibrate --mpi over TCP failed ($out/tcp-machine.txt): no pp whatif for tcp" >&2
+    ;;
+  esac
+  ;;
+esac
 for app in $APPS; do
   case $app in
     rust) n=$(n_of "$RUST_ARGS") ;;
@@ -207,6 +249,13 @@ for app in $APPS; do
       log=$work/$app-$s-$r
       run_app "$app" "$n" "$log-app.log" || echo "skeleton-validation: $app $s round $r: the application failed" >&2
       echo "$app,$s,$r,app,$(wall "$log-app.log")" >>"$out/raw.csv"
+      # pp whatif's predictions of the other scenarios from this dedicated run.
+      if [ "$s" = dedicated ]; then
+        for w in $scenarios; do
+          pw=$(whatif "$app" "$w" "$log-app.log")
+          [ -z "$pw" ] || echo "$app,$w,$r,pp whatif,$pw" >>"$out/raw.csv"
+        done
+      fi
       for t in "${skels[@]}"; do
         run_skel "$app" "$work/$app-skel-$t" "$log-skel$t.log" ||
           echo "skeleton-validation: $app $s round $r: the skeleton of $t s failed" >&2
@@ -239,7 +288,14 @@ awk -F, -v OFS=, '
         if (ded == "" || m == "" || m == 0) continue
         for (rk in runners) {
           split(rk, b, "|"); if (b[1] != app) continue
-          sd = t[app "|dedicated|" r "|" b[2]]; su = t[app "|" s "|" r "|" b[2]]
+          su = t[app "|" s "|" r "|" b[2]]
+          if (b[2] == "pp whatif") {
+            # A prediction already, of this scenario from the dedicated run.
+            if (su == "") continue
+            print app, s, r, b[2], su, m, (su / m - 1) * 100
+            continue
+          }
+          sd = t[app "|dedicated|" r "|" b[2]]
           if (sd == "" || su == "" || sd == 0) continue
           p = su * ded / sd
           print app, s, r, b[2], p, m, (p / m - 1) * 100
@@ -277,6 +333,27 @@ rm -f "$out/errors.csv.tmp"
       echo "| $app | $s | $method | $stats | $count |"
     done
   echo
+  # Where pp whatif applies: which is closer, it or the closest skeleton (median |error|).
+  tail -n +2 "$out/errors.csv" | awk -F, '
+    { e = $7 < 0 ? -$7 : $7; k = $1 "|" $2 "|" $4; v[k] = v[k] " " e; sc[$1 "|" $2] = 1
+      if ($4 == "pp whatif") w[$1 "|" $2] = 1 }
+    END { for (k in v) print k "|" v[k] }' | sort |
+    while IFS='|' read -r app s method values; do
+      printf '%s|%s|%s|%s\n' "$app" "$s" "$method" "$(tr ' ' '\n' <<<"$values" | grep -v '^$' | sort -g |
+        awk '{ x[NR] = $1 } END { print (NR % 2) ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2 }')"
+    done | awk -F'|' '
+      $3 == "pp whatif" { w[$1 "|" $2] = $4; next }
+      $3 ~ /^skel / { k = $1 "|" $2; if (!(k in best) || $4 < best[k]) { best[k] = $4; bm[k] = $3 } }
+      END { for (k in w) { split(k, a, "|")
+        if (k in best) printf "* %s, %s: pp whatif %.1f%% against the closest skeleton (%s) %.1f%% (median |error|): %s is closer\n", a[1], a[2], w[k], bm[k], best[k], (w[k] < best[k] ? "pp whatif" : "the skeleton")
+        else printf "* %s, %s: pp whatif %.1f%% (median |error|), no skeleton to compare\n", a[1], a[2], w[k] } }' | sort >"$out/whatif.txt"
+  if [ -s "$out/whatif.txt" ]; then
+    echo "Where pp whatif applies:"
+    echo
+    cat "$out/whatif.txt"
+    echo
+  fi
+  rm -f "$out/whatif.txt"
   echo "Mean |error| over every prediction, per method:"
   echo
   tail -n +2 "$out/errors.csv" | awk -F, '
