@@ -125,6 +125,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             compute_shared: 0.0,
             wait_cpu: wait_cpu(&runs, &mut notes),
             machine: None,
+            network: None,
         },
         error: None,
         notes: Vec::new(),
@@ -454,6 +455,7 @@ fn template(
             activity: activity(&n),
             split: splits.get(&n).cloned().unwrap_or(Split::Equal),
             waits_for: handoffs.get(&n).cloned(),
+            messages: None,
             region: n,
         })
         .collect())
