@@ -83,19 +83,23 @@ impl Pattern {
         }
     }
 
-    /// The pattern whose messages at `p` ranks are exactly `pairs` (sender, receiver), if any.
-    pub fn recognise(pairs: &[(u32, u32)], p: u32) -> Option<Pattern> {
+    /// The bit set of the patterns whose messages at `p` ranks are exactly `pairs`
+    /// (sender, receiver; bit `i` for `Pattern::ALL[i]`): at `p = 2` all four are the same.
+    pub fn fitting(pairs: &[(u32, u32)], p: u32) -> u8 {
         let mut seen: Vec<(u32, u32)> = pairs.to_vec();
         seen.sort_unstable();
         seen.dedup();
-        Pattern::ALL.into_iter().find(|pattern| {
+        let mut mask = 0;
+        for (i, pattern) in Pattern::ALL.into_iter().enumerate() {
             let mut want: Vec<(u32, u32)> = (0..p)
                 .flat_map(|r| pattern.to(r, p).into_iter().map(move |d| (r, d)))
                 .collect();
             want.sort_unstable();
-            want.dedup();
-            !want.is_empty() && want == seen
-        })
+            if !want.is_empty() && want == seen {
+                mask |= 1 << i;
+            }
+        }
+        mask
     }
 }
 
@@ -442,4 +446,8 @@ pub struct Exchange {
     /// From the later of the receive wait's begin and the last of its messages' sends to the
     /// wait's end, ns: the transfer the rank waited for (`None` without a receive wait).
     pub transfer_ns: Option<u64>,
+    /// Its first event (a send or a receive wait's begin), ns in the log's clock.
+    pub begin_ns: u64,
+    /// Its last (the receive wait's end, else its last message), ns in the log's clock.
+    pub end_ns: u64,
 }
