@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use fit::Condition;
 use lca::pace::file::{parse, write};
 use lca::pace::messages::{Messages, Pattern, fit_bytes};
 use lca::pace::{BuildRequest, build};
@@ -415,4 +416,109 @@ proptest! {
         prop_assert_eq!(powers.get("n").copied().unwrap_or(0.0), f64::from(a));
         prop_assert_eq!(powers.get("p").copied().unwrap_or(0.0), f64::from(b));
     }
+}
+
+#[test]
+fn logs_without_their_parameters_take_them_from_the_studys_datafile_row() {
+    // `pp run` under `lca study` writes only p in the header: impl, the factors, the role and
+    // the replicate are in the datafile's row of the run, whose stem names the log.
+    let dir = scratch("pace-mpi-rows");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let mut rows = String::from("# the study's datafile\n");
+    for n in [1000u64, 3000] {
+        for p in 2u32..=4 {
+            let text = ring_log(n, p, 12).replace(&format!(" impl=ring n={n} iters=12"), "");
+            assert!(text.starts_with(&format!("pplog 1 p={p}\n")));
+            std::fs::write(logs.join(format!("ring-model-n{n}-p{p}-r1.log")), text).unwrap();
+            let _ = writeln!(
+                rows,
+                "impl=ring p={p} wall=0.001 pc=0.001 n={n} role=model replicate=1"
+            );
+        }
+    }
+    // A row of another implementation at the same point names no log of this one.
+    rows += "impl=other p=2 wall=0.001 pc=0.001 n=1000 role=model replicate=1\n";
+    std::fs::write(dir.join("ring.dat"), rows).unwrap();
+    let m = build(&BuildRequest {
+        study: dir.clone(),
+        implementation: "ring".into(),
+        conditions: Condition::parse_all(&["role=model".to_string()]).unwrap(),
+        cores: 8,
+        replayed: 6,
+    })
+    .unwrap();
+    assert_eq!(m.factors, vec!["n".to_string(), "p".to_string()]);
+    assert_eq!(m.ranges, vec![(1000.0, 3000.0), (2.0, 4.0)]);
+    assert_eq!(m.application.iterations, "12");
+    assert_eq!(
+        m.template[1].messages.as_ref().map(|x| x.formula()),
+        Some("8 * n^1".to_string())
+    );
+    // Without the datafile, they are no implementation's.
+    std::fs::remove_file(dir.join("ring.dat")).unwrap();
+    let e = build(&BuildRequest {
+        study: dir.clone(),
+        implementation: "ring".into(),
+        conditions: Vec::new(),
+        cores: 8,
+        replayed: 6,
+    })
+    .unwrap_err();
+    assert!(format!("{e:#}").contains("0 log(s) of impl=ring"), "{e:#}");
+}
+
+#[test]
+fn ranks_that_only_use_collectives_are_refused_in_one_line() {
+    // fft2d's default transpose, MPI_Alltoall: the tracer records `coll alltoall` and a
+    // barrier wait, no send or recv.
+    let dir = scratch("pace-mpi-coll");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [1000u64, 3000] {
+        let mut log = format!("pplog 1 p=2 impl=a2a n={n}\n");
+        for r in 0..2 {
+            let _ = writeln!(
+                log,
+                "0 {r} start\n0 {r} region_begin 0 mpi\n1 {r} work_begin"
+            );
+        }
+        let mut t = 10;
+        for _ in 0..5 {
+            for r in 0..2 {
+                let _ = writeln!(
+                    log,
+                    "{t} {r} work_end\n{t} {r} coll alltoall {n}\n{} {r} wait_begin barrier alltoall",
+                    t + 1
+                );
+            }
+            t += n;
+            for r in 0..2 {
+                let _ = writeln!(
+                    log,
+                    "{t} {r} wait_end barrier alltoall\n{} {r} work_begin",
+                    t + 1
+                );
+            }
+            t += 10;
+        }
+        for r in 0..2 {
+            let _ = writeln!(log, "{t} {r} work_end\n{t} {r} region_end 0\n{t} {r} stop");
+        }
+        std::fs::write(logs.join(format!("a2a-model-n{n}-p2-r1.log")), log).unwrap();
+    }
+    let e = build(&BuildRequest {
+        study: dir.clone(),
+        implementation: "a2a".into(),
+        conditions: Vec::new(),
+        cores: 8,
+        replayed: 6,
+    })
+    .unwrap_err();
+    let e = format!("{e:#}");
+    assert!(!e.contains('\n'), "{e}");
+    assert!(
+        e.contains("its ranks communicate by collectives (10 alltoall) and exchange no point-to-point message"),
+        "{e}"
+    );
 }

@@ -110,6 +110,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
         )?;
         (m.template, m.application, m.network)
     } else {
+        refuse_collectives(&runs)?;
         let template = template(&runs, &factors, &held, &mut notes)?;
         let application = application(&runs, &factors, &held, request.replayed, &template)?;
         (template, application, None)
@@ -254,6 +255,24 @@ fn measure(
         seen,
         spin,
     }))
+}
+
+/// Logs whose ranks communicate only by collectives (an `MPI_Alltoall` transpose) and run
+/// no loop of regions: refused in one line, since a template of messages takes point-to-point
+/// messages (docs/pace.md#mpi-programs-messages).
+fn refuse_collectives(runs: &[Measured]) -> Result<()> {
+    for r in runs {
+        let looped = r.seen.regions.values().any(|s| s.instances > 1);
+        if let Some((op, count)) = r.seen.collectives.iter().max_by_key(|(_, c)| **c)
+            && !looped
+        {
+            bail!(
+                "{}: its ranks communicate by collectives ({count} {op}) and exchange no point-to-point message: a PACE template models send/recv messages (fft2d: --transpose p2p), not collectives",
+                r.name
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The rows of the study folder's datafiles (`*.dat`), each as its `key=value` fields;

@@ -56,6 +56,8 @@ pub struct LogSeen {
     /// Per rank, the message exchanges it took part in, in order (an MPI log; empty without
     /// messages): its sends and the receives that follow them ([`Exchange`]).
     pub exchanges: Vec<Vec<Exchange>>,
+    /// Collective operations (`coll` events) by operation, over all ranks.
+    pub collectives: BTreeMap<String, u64>,
     /// The log's first and last events, ns.
     pub first_ns: u64,
     /// See `first_ns`.
@@ -222,6 +224,12 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
             continue;
         }
         exchanges.event(t, &e);
+        if let EventKind::Coll { op, .. } = e.kind {
+            *seen
+                .collectives
+                .entry(reader.symbols().name(op).to_string())
+                .or_default() += 1;
+        }
         let symbols = reader.symbols();
         let innermost = |inside: &Vec<Vec<u64>>, open: &HashMap<u64, Open>| {
             inside[t].last().and_then(|id| open.get(id)).cloned()

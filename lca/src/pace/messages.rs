@@ -168,10 +168,11 @@ impl PaceModel {
     }
 
     /// The text log of `shape.replayed` iterations at a point of an MPI template, each rank on
-    /// its own processor: one `mpi` region around the run (as the MPI tracer records it), each
-    /// rank's share of a computing step as `work`, and each exchange as the rank's sends at
-    /// once, then a receive wait that ends when its last message arrives (`hardware.network`'s
-    /// time from its send, 1 ns without one), the receives as matched. No forks, joins or
+    /// its own processor: one `mpi` region around the loop (the MPI tracer records one around
+    /// the run; the time before and after the loop is kept outside it, idle), each
+    /// rank's share of a computing step as `work`, and each exchange as a receive wait that
+    /// begins 1 ns before the rank's sends and ends when its last message arrives
+    /// (`hardware.network`'s time from its send, 1 ns without one), the receives as matched. No forks, joins or
     /// hand-offs: ranks wait for each other only through messages.
     pub fn schedule_messages(&self, point: &[f64], shape: &Shape, demands: &Demands) -> String {
         let p = shape.p;
@@ -188,12 +189,12 @@ impl PaceModel {
         let mut events: Vec<(u64, u32, String)> = Vec::new();
         for t in 0..p {
             events.push((0, t, "start".into()));
-            if t == 0 {
-                events.push((0, 0, "region_begin 0 mpi".into()));
-            }
             events.push((0, t, "cpu 0 0".into()));
         }
+        // The time around the loop is outside the region (idle: ip), as the evaluation's
+        // scaling takes it, which keeps it once.
         let start = (self.application.startup_s * 1e9).round().max(1.0);
+        events.push((ns(start) - 1, 0, "region_begin 0 mpi".into()));
         let mut clock = vec![start; p as usize];
         let stretch = self.hardware.stretch(p);
         let mut cpu = vec![(0u64, 0u64); p as usize];
@@ -213,8 +214,16 @@ impl PaceModel {
                         .hardware
                         .network
                         .map_or(1.0, |n| (n.time_s(bytes) * 1e9).max(1.0));
-                    let sent = clock.clone();
+                    // Each rank's receive wait begins where its sends do, 1 ns before them:
+                    // the replay takes a message as what ended a wait only when it was sent
+                    // after the wait began, and only then lets the network's time, shorter or
+                    // longer, decide when the wait ends (docs/whatif.md#the-network-rule).
+                    let sent: Vec<f64> = clock.iter().map(|c| c + 1.0).collect();
                     for t in 0..p {
+                        let from = m.pattern.from(t, p);
+                        if !from.is_empty() {
+                            events.push((ns(clock[t as usize]), t, "wait_begin recv".into()));
+                        }
                         for d in m.pattern.to(t, p) {
                             events.push((ns(sent[t as usize]), t, format!("send {d} {k} {bytes}")));
                         }
@@ -222,14 +231,13 @@ impl PaceModel {
                     for t in 0..p {
                         let from = m.pattern.from(t, p);
                         if from.is_empty() {
+                            clock[t as usize] = sent[t as usize] + 1.0;
                             continue;
                         }
-                        let begin = sent[t as usize] + 1.0;
                         let arrival = from
                             .iter()
                             .map(|&s| sent[s as usize] + transfer)
-                            .fold(begin + 1.0, f64::max);
-                        events.push((ns(begin), t, "wait_begin recv".into()));
+                            .fold(sent[t as usize] + 1.0, f64::max);
                         for s in &from {
                             events.push((ns(arrival), t, format!("recv {s} {k} {bytes}")));
                         }
@@ -282,7 +290,7 @@ impl PaceModel {
         }
         let last = clock.iter().copied().fold(start, f64::max);
         let stop = last + (self.application.teardown_s * 1e9).max(1.0);
-        events.push((ns(stop), 0, "region_end 0".into()));
+        events.push((ns(last), 0, "region_end 0".into()));
         for t in 0..p {
             let (c, d) = cpu[t as usize];
             events.push((ns(stop), t, format!("cpu {c} {d}")));
