@@ -442,7 +442,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
                     format!("hardware.network_alpha_s = {alpha_s}: not a number >= 0"),
                 ));
             }
-            if !(bytes_per_s > 0.0) {
+            if bytes_per_s.is_nan() || bytes_per_s <= 0.0 {
                 return Err(fail(
                     h_line,
                     format!("hardware.network_bytes_per_s = {bytes_per_s}: not a number > 0"),

@@ -122,7 +122,7 @@ impl Messages {
         for (name, power) in &self.powers {
             b *= model.value(name, point)?.powf(*power);
         }
-        (b.is_finite() && b >= 0.0 && b < 1e18).then(|| b.round() as u64)
+        (0.0..1e18).contains(&b).then(|| b.round() as u64)
     }
 
     /// The formula, as the notes and the reports write it: `16 * n^2 * p^-2`.
@@ -321,7 +321,7 @@ pub fn fit_bytes(
     if points.is_empty()
         || points
             .iter()
-            .any(|(x, b)| !(*b > 0.0) || x.iter().any(|v| !(*v > 0.0)))
+            .any(|(x, b)| b.is_nan() || *b <= 0.0 || x.iter().any(|v| v.is_nan() || *v <= 0.0))
     {
         return None;
     }
@@ -393,11 +393,12 @@ fn least_squares(rows: &[(Vec<f64>, f64)]) -> Option<Vec<f64>> {
             return None;
         }
         m.swap(c, pivot);
-        for r in 0..k {
+        let pivot_row = m[c].clone();
+        for (r, row) in m.iter_mut().enumerate() {
             if r != c {
-                let f = m[r][c] / m[c][c];
-                for j in c..=k {
-                    m[r][j] -= f * m[c][j];
+                let f = row[c] / pivot_row[c];
+                for (x, y) in row.iter_mut().zip(&pivot_row).skip(c) {
+                    *x -= f * y;
                 }
             }
         }
