@@ -522,3 +522,43 @@ fn ranks_that_only_use_collectives_are_refused_in_one_line() {
         "{e}"
     );
 }
+
+#[test]
+fn the_builder_reads_the_mpi_tracers_own_logs() {
+    // `pp run --param impl=fft2d --param n=N -- mpirun --mca btl self,vader -np P
+    // examples/mpi/build/fft2d -n N --iters 20 --transpose p2p`, n = 64, 128, p = 2, 4
+    // (2026-11-28, the 2-core VM): each rank's Isends, its own block's copy, then one
+    // MPI_Waitall; an MPI_Barrier before the loop and an MPI_Gather after it.
+    let study = test_support::repository().join("lca/tests/data/pace/mpi-logs");
+    let m = build(&BuildRequest {
+        study,
+        implementation: "fft2d".into(),
+        conditions: Vec::new(),
+        cores: 2,
+        replayed: 6,
+    })
+    .unwrap();
+    assert_eq!(m.template.len(), 2);
+    assert_eq!(m.template[0].region, "mpi");
+    // The transpose: to every other rank a block of n/p by n/p complex numbers (16 bytes).
+    assert_eq!(
+        m.template[1].messages,
+        Some(Messages {
+            pattern: Pattern::AllToAll,
+            bytes: 16.0,
+            powers: BTreeMap::from([("n".to_string(), 2.0), ("p".to_string(), -2.0)]),
+        })
+    );
+    assert_eq!(m.application.iterations, "20");
+    assert!(m.hardware.network.is_some());
+    // The network swap: every message takes the TCP file's time instead of shared memory's,
+    // which are longer at these sizes (4 KiB to 64 KiB).
+    let data = test_support::repository().join("lca/tests/data/pace");
+    let mut at = |machine: &str| {
+        let mut swapped = m.clone();
+        swapped.hardware.machine = Some(data.join(machine).display().to_string());
+        swapped.evaluate(&[128.0, 4.0]).unwrap().t_p
+    };
+    let (shm, tcp) = (at("mpi-shm-machine.toml"), at("mpi-tcp-machine.toml"));
+    assert!(tcp > shm, "{tcp} <= {shm}");
+}
