@@ -554,7 +554,7 @@ fn the_builder_reads_the_mpi_tracers_own_logs() {
     // The network swap: every message takes the TCP file's time instead of shared memory's,
     // which are longer at these sizes (4 KiB to 64 KiB).
     let data = test_support::repository().join("lca/tests/data/pace");
-    let mut at = |machine: &str| {
+    let at = |machine: &str| {
         let mut swapped = m.clone();
         swapped.hardware.machine = Some(data.join(machine).display().to_string());
         swapped.evaluate(&[128.0, 4.0]).unwrap().t_p
