@@ -562,3 +562,34 @@ fn the_builder_reads_the_mpi_tracers_own_logs() {
     let (shm, tcp) = (at("mpi-shm-machine.toml"), at("mpi-tcp-machine.toml"));
     assert!(tcp > shm, "{tcp} <= {shm}");
 }
+
+#[test]
+fn lca_pace_predict_says_which_network_timed_the_messages() {
+    let dir = scratch("pace-mpi-cli");
+    let model = dir.join("ranks.toml");
+    let hardware = "network_alpha_s = 1e-6\nnetwork_bytes_per_s = 1e9\n";
+    std::fs::write(&model, mpi_model(ALL_TO_ALL, hardware, 1e-5)).unwrap();
+    let machine = dir.join("m.toml");
+    std::fs::write(&machine, MACHINE).unwrap();
+    let said = |extra: &[&std::ffi::OsStr]| {
+        let out = test_support::lca!()
+            .args(["pace", "predict"])
+            .arg(&model)
+            .args(["--at", "n=64,p=4"])
+            .args(extra)
+            .output()
+            .unwrap();
+        test_support::succeeded("lca pace predict", &out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let own = said(&[]);
+    assert!(
+        own.contains("messages timed by the model's network, fitted from its logs: 1.00 us + bytes / 1000.0 MB/s"),
+        "{own}"
+    );
+    let swapped = said(&["--machine".as_ref(), machine.as_os_str()]);
+    assert!(
+        swapped.contains(&format!("messages timed by {}'s [mpi]", machine.display())),
+        "{swapped}"
+    );
+}

@@ -14,8 +14,8 @@ def walls(impl, n, p):
 at = sum([["--at", f"n={n},p={p}"] for n, p in points], [])
 def pace(model, machine=None):
     cmd = [L, "pace", "predict", model] + (["--machine", machine] if machine else []) + at
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[1:]
-    return [float(l.split()[1]) for l in out]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()
+    return [float(l.split()[1]) for l in out if l.startswith("n=")]
 def flat(model):
     cmd = [L, "predict", model, "--format", "csv"] + at
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
