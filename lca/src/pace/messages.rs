@@ -67,9 +67,15 @@ impl Pattern {
 
     /// The ranks `rank` receives from at `p` ranks, in increasing order.
     pub fn from(self, rank: u32, p: u32) -> Vec<u32> {
-        let mut v: Vec<u32> = (0..p).filter(|&s| self.to(s, p).contains(&rank)).collect();
-        v.sort_unstable();
-        v
+        if p < 2 {
+            return Vec::new();
+        }
+        match self {
+            Pattern::AllToAll => (0..p).filter(|&s| s != rank).collect(),
+            Pattern::RingUp => vec![(rank + p - 1) % p],
+            Pattern::RingDown => vec![(rank + 1) % p],
+            Pattern::Pairs => Pattern::Pairs.to(rank, p),
+        }
     }
 
     /// The messages of one exchange at `p` ranks.
@@ -207,9 +213,20 @@ impl PaceModel {
                     .map(|m| m.bytes_at(self, point).unwrap_or(0))
             })
             .collect();
+        // Each exchange's peers of every rank: (to, from).
+        let peers: Vec<Vec<(Vec<u32>, Vec<u32>)>> = self
+            .template
+            .iter()
+            .map(|s| match &s.messages {
+                Some(m) => (0..p)
+                    .map(|t| (m.pattern.to(t, p), m.pattern.from(t, p)))
+                    .collect(),
+                None => Vec::new(),
+            })
+            .collect();
         for _ in 0..shape.replayed {
             for (k, step) in self.template.iter().enumerate() {
-                if let (Some(m), Some(bytes)) = (&step.messages, sizes[k]) {
+                if let (Some(_), Some(bytes)) = (&step.messages, sizes[k]) {
                     let transfer = self
                         .hardware
                         .network
@@ -220,16 +237,16 @@ impl PaceModel {
                     // longer, decide when the wait ends (docs/whatif.md#the-network-rule).
                     let sent: Vec<f64> = clock.iter().map(|c| c + 1.0).collect();
                     for t in 0..p {
-                        let from = m.pattern.from(t, p);
+                        let (to, from) = &peers[k][t as usize];
                         if !from.is_empty() {
                             events.push((ns(clock[t as usize]), t, "wait_begin recv".into()));
                         }
-                        for d in m.pattern.to(t, p) {
+                        for d in to {
                             events.push((ns(sent[t as usize]), t, format!("send {d} {k} {bytes}")));
                         }
                     }
                     for t in 0..p {
-                        let from = m.pattern.from(t, p);
+                        let from = &peers[k][t as usize].1;
                         if from.is_empty() {
                             clock[t as usize] = sent[t as usize] + 1.0;
                             continue;
@@ -238,7 +255,7 @@ impl PaceModel {
                             .iter()
                             .map(|&s| sent[s as usize] + transfer)
                             .fold(sent[t as usize] + 1.0, f64::max);
-                        for s in &from {
+                        for s in from {
                             events.push((ns(arrival), t, format!("recv {s} {k} {bytes}")));
                         }
                         events.push((ns(arrival), t, "wait_end recv".into()));
