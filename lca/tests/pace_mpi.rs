@@ -593,3 +593,108 @@ fn lca_pace_predict_says_which_network_timed_the_messages() {
         "{swapped}"
     );
 }
+
+/// A halo exchange's log: each iteration, `10 n / p` ns of computation, a ring-up exchange of
+/// `8 n` bytes, `30 n / p` ns, a ring-down exchange of `4 n` bytes; each message arrives
+/// `5 µs + 1 ns a byte` after its send, all ranks in step.
+fn halo_log(n: u64, p: u32, iters: u64) -> String {
+    let mut log = format!("pplog 1 p={p} impl=halo n={n}\n");
+    let mut events: Vec<(u64, u32, String)> = Vec::new();
+    let mut t = 1000;
+    for r in 0..p {
+        events.push((0, r, "start".into()));
+        events.push((0, r, "region_begin 0 mpi".into()));
+        events.push((0, r, "work_begin".into()));
+    }
+    for _ in 0..iters {
+        for (work, up, bytes) in [(10 * n, true, 8 * n), (30 * n, false, 4 * n)] {
+            t += work / u64::from(p);
+            for r in 0..p {
+                let to = if up { (r + 1) % p } else { (r + p - 1) % p };
+                events.push((t, r, "work_end".into()));
+                events.push((t, r, format!("send {to} 0 {bytes}")));
+                events.push((t + 10, r, "wait_begin recv".into()));
+            }
+            t += 5000 + bytes;
+            for r in 0..p {
+                let from = if up { (r + p - 1) % p } else { (r + 1) % p };
+                events.push((t, r, format!("recv {from} 0 {bytes}")));
+                events.push((t, r, "wait_end recv".into()));
+                events.push((t + 10, r, "work_begin".into()));
+            }
+            t += 10;
+        }
+    }
+    for r in 0..p {
+        events.push((t + 100, r, "work_end".into()));
+        events.push((t + 200, r, "region_end 0".into()));
+        events.push((t + 200, r, "stop".into()));
+    }
+    events.sort_by_key(|e| (e.0, e.1));
+    for (t, r, what) in events {
+        let _ = writeln!(log, "{t} {r} {what}");
+    }
+    log
+}
+
+#[test]
+fn two_exchanges_an_iteration_each_get_the_computation_before_them() {
+    let dir = scratch("pace-mpi-halo");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [1000u64, 3000] {
+        for p in 2u32..=4 {
+            std::fs::write(
+                logs.join(format!("halo-model-n{n}-p{p}-r1.log")),
+                halo_log(n, p, 12),
+            )
+            .unwrap();
+        }
+    }
+    let m = build(&BuildRequest {
+        study: dir.clone(),
+        implementation: "halo".into(),
+        conditions: Vec::new(),
+        cores: 8,
+        replayed: 6,
+    })
+    .unwrap();
+    let steps: Vec<(&str, Option<Pattern>, Option<String>)> = m
+        .template
+        .iter()
+        .map(|s| {
+            (
+                s.region.as_str(),
+                s.messages.as_ref().map(|x| x.pattern),
+                s.messages.as_ref().map(|x| x.formula()),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        vec![
+            ("mpi.1", None, None),
+            ("exchange.1", Some(Pattern::RingUp), Some("8 * n^1".into())),
+            ("mpi.2", None, None),
+            (
+                "exchange.2",
+                Some(Pattern::RingDown),
+                Some("4 * n^1".into())
+            ),
+        ]
+    );
+    assert_eq!(m.application.iterations, "12");
+    // The computation before each exchange, a quarter and three quarters of it, in the
+    // replay: rank 0's first `work` ends 10 n / p after it began, its second 30 n / p.
+    let point = [3000.0, 4.0];
+    let shape = m.shape(&point).unwrap();
+    let demands = m.demands(&point, &shape);
+    let (a, b) = (demands.per_iteration_s[0], demands.per_iteration_s[2]);
+    assert!((b / a - 3.0).abs() < 0.05, "{a} {b}");
+    let t_p = m.evaluate(&point).unwrap().t_p;
+    let measured = 12.0 * (30000.0 + 5000.0 + 24000.0 + 5000.0 + 12000.0 + 40.0) * 1e-9;
+    assert!(
+        (t_p / measured - 1.0).abs() < 0.05,
+        "{t_p} against {measured}"
+    );
+}

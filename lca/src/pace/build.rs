@@ -108,6 +108,13 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             request.cores,
             &mut notes,
         )?;
+        // The computing steps' data: their shares of the tracer's region.
+        for (r, shares) in runs.iter_mut().zip(&m.shares) {
+            for (step, (region, share)) in shares {
+                let (pc, cl) = r.regions.get(region).copied().unwrap_or((0.0, 0.0));
+                r.regions.insert(step.clone(), (pc * share, cl * share));
+            }
+        }
         (m.template, m.application, m.network)
     } else {
         refuse_collectives(&runs)?;

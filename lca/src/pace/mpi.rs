@@ -1,8 +1,8 @@
 //! The template of an MPI program's logs (docs/pace.md#mpi-programs-messages): the loop is the
 //! ranks' message exchanges ([`super::detect`] splits each rank's messages into exchanges);
 //! each exchange of an iteration gets its pattern (who sends to whom, over the rank and `p`)
-//! and its messages' size as a monomial of the factors; the ranks' computation between them is
-//! one step; the network is fitted from the transfers the receive waits show.
+//! and its messages' size as a monomial of the factors, after a step of the ranks'
+//! computation before it; the network is fitted from the transfers the receive waits show.
 
 use std::collections::BTreeMap;
 
@@ -24,12 +24,16 @@ pub struct Seen<'a> {
 
 /// What an MPI study gives the model.
 pub struct MpiTemplate {
-    /// The steps: the ranks' computation, then each exchange of an iteration.
+    /// The steps: for each exchange of an iteration, the ranks' computation before it, then
+    /// the exchange.
     pub template: Vec<Step>,
     /// The loop's count and the time around it.
     pub application: Application,
     /// The network fitted from the logs' messages, when any transfer was seen.
     pub network: Option<Network>,
+    /// Per log, in order: each computing step's region, the logs' region it is part of, and
+    /// its share of that region's computation (1 with one exchange an iteration).
+    pub shares: Vec<BTreeMap<String, (String, f64)>>,
 }
 
 /// The most exchanges an iteration may have (a longer period is not looked for).
@@ -122,19 +126,50 @@ pub fn derive(
                 "the ranks' exchanges repeat with no period of at most {MAX_PERIOD} common to every log (their patterns or sizes change along the run)"
             )
         })?;
-    let mut template = vec![Step {
-        region: region.clone(),
-        members: Members::All,
-        activity: Activity::Work,
-        split: Split::Equal,
-        waits_for: None,
-        messages: None,
-    }];
+    // The computation before each exchange of an iteration: one step with period 1 (the
+    // region's name); else `<region>.<j>`, each its share of the region's computation in
+    // proportion to the ranks' time between the exchanges before and at it.
+    let compute_name = |j: usize| {
+        if period == 1 {
+            region.clone()
+        } else {
+            format!("{region}.{}", j + 1)
+        }
+    };
+    let mut shares: Vec<BTreeMap<String, (String, f64)>> = Vec::with_capacity(runs.len());
+    for r in runs {
+        // The mean time before each exchange of an iteration (the first exchange of the run
+        // has none before it).
+        let (mut gaps, mut counts) = (vec![0.0f64; period], vec![0u64; period]);
+        for e in &r.seen.exchanges {
+            for k in 1..e.len() {
+                gaps[k % period] += e[k].begin_ns.saturating_sub(e[k - 1].end_ns) as f64;
+                counts[k % period] += 1;
+            }
+        }
+        for (g, c) in gaps.iter_mut().zip(&counts) {
+            *g /= (*c).max(1) as f64;
+        }
+        let total: f64 = gaps.iter().sum();
+        shares.push(
+            (0..period)
+                .map(|j| {
+                    let share = if total > 0.0 {
+                        gaps[j] / total
+                    } else {
+                        1.0 / period as f64
+                    };
+                    (compute_name(j), (region.clone(), share))
+                })
+                .collect(),
+        );
+    }
     if period > 1 {
         notes.push(format!(
-            "an iteration has {period} exchanges; the ranks' computation between them is one step, '{region}', before the first"
+            "an iteration has {period} exchanges; the ranks' computation '{region}' is split among the steps before them in proportion to the ranks' time between the exchanges"
         ));
     }
+    let mut template = Vec::new();
     for j in 0..period {
         let mask = per_log
             .iter()
@@ -200,6 +235,14 @@ pub fn derive(
                 ""
             }
         ));
+        template.push(Step {
+            region: compute_name(j),
+            members: Members::All,
+            activity: Activity::Work,
+            split: Split::Equal,
+            waits_for: None,
+            messages: None,
+        });
         template.push(Step {
             region: step_name(j, period),
             members: Members::All,
@@ -307,6 +350,7 @@ pub fn derive(
             replayed,
         },
         network,
+        shares,
     })
 }
 
