@@ -698,3 +698,15 @@ fn two_exchanges_an_iteration_each_get_the_computation_before_them() {
         "{t_p} against {measured}"
     );
 }
+
+#[test]
+fn a_point_whose_messages_have_no_size_is_outside_the_models_domain() {
+    let m = parse("t.toml", &mpi_model(ALL_TO_ALL, "", 1e-5)).unwrap();
+    // 16 * n^2 / p^2 bytes: 10^20 at n = 10^10, p = 4.
+    let e = m.evaluate(&[1e10, 4.0]).unwrap_err();
+    assert_eq!(
+        e,
+        "template 'transpose': its messages' size, 16 * n^2 * p^-2 bytes, is not a number of bytes here"
+    );
+    assert!(m.evaluate(&[64.0, 4.0]).is_ok());
+}

@@ -164,6 +164,23 @@ impl PaceModel {
         self.template.iter().any(|s| s.messages.is_some())
     }
 
+    /// Whether every exchange's size has a value at a point (a whole number of bytes below
+    /// 10^18), else which does not.
+    pub fn check_sizes(&self, point: &[f64]) -> Result<(), String> {
+        for s in &self.template {
+            if let Some(m) = &s.messages
+                && m.bytes_at(self, point).is_none()
+            {
+                return Err(format!(
+                    "template '{}': its messages' size, {} bytes, is not a number of bytes here",
+                    s.region,
+                    m.formula()
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Messages of one iteration at `p` ranks.
     pub fn messages_per_iteration(&self, p: u32) -> u64 {
         self.template

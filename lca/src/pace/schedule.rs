@@ -57,6 +57,7 @@ impl PaceModel {
         }
         // At most MAX_THREAD_STEPS thread-steps (messages count one each): a large p replays
         // fewer iterations.
+        self.check_sizes(point)?;
         let messages = self.messages_per_iteration(p as u32) as f64;
         if messages > MAX_THREAD_STEPS {
             return Err(format!(
