@@ -188,6 +188,22 @@ fn predict(a: &PredictArgs) -> Result<String> {
         }
         out.push('\n');
     }
+    if model.has_messages() {
+        // Which network timed the messages (docs/pace.md#mpi-programs-messages).
+        let by = match (&model.hardware.machine, model.hardware.network) {
+            (Some(m), _) => format!("{m}'s [mpi]"),
+            (None, Some(n)) => format!(
+                "the model's network, fitted from its logs: {:.2} us + bytes / {:.1} MB/s",
+                n.alpha_s * 1e6,
+                n.bytes_per_s * 1e-6
+            ),
+            (None, None) => {
+                "nothing: no machine file with [mpi] and no network in the model, each takes 1 ns"
+                    .into()
+            }
+        };
+        let _ = writeln!(out, "messages timed by {by}");
+    }
     if let Some(t) = &a.trace {
         let _ = writeln!(out, "wrote {} (the iterations replayed)", t.display());
     }

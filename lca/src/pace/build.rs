@@ -60,9 +60,10 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
         })
         .collect();
     names.sort();
+    let rows = study_rows(&request.study);
     let mut runs = Vec::new();
     for path in &names {
-        if let Some(m) = measure(path, request)? {
+        if let Some(m) = measure(path, request, &rows)? {
             runs.push(m);
         }
     }
@@ -89,8 +90,38 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
     }
     let (factors, held) = factors_of(&runs);
     let mut notes = Vec::new();
-    let template = template(&runs, &factors, &held, &mut notes)?;
-    let application = application(&runs, &factors, &held, request.replayed, &template)?;
+    let mpi = runs.iter().any(|r| !r.seen.exchanges.is_empty());
+    let (template, application, network) = if mpi {
+        let seen: Vec<super::mpi::Seen<'_>> = runs
+            .iter()
+            .map(|r| super::mpi::Seen {
+                name: &r.name,
+                seen: &r.seen,
+                values: &r.values,
+            })
+            .collect();
+        let m = super::mpi::derive(
+            &seen,
+            &factors,
+            &held,
+            request.replayed,
+            request.cores,
+            &mut notes,
+        )?;
+        // The computing steps' data: their shares of the tracer's region.
+        for (r, shares) in runs.iter_mut().zip(&m.shares) {
+            for (step, (region, share)) in shares {
+                let (pc, cl) = r.regions.get(region).copied().unwrap_or((0.0, 0.0));
+                r.regions.insert(step.clone(), (pc * share, cl * share));
+            }
+        }
+        (m.template, m.application, m.network)
+    } else {
+        refuse_collectives(&runs)?;
+        let template = template(&runs, &factors, &held, &mut notes)?;
+        let application = application(&runs, &factors, &held, request.replayed, &template)?;
+        (template, application, None)
+    };
     let subtask = subtask(&runs, &factors, &template, request, &mut notes)?;
     let ranges = factors
         .iter()
@@ -102,10 +133,17 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
                 })
         })
         .collect();
-    let fork_join = fork_join(&runs, &template, request.cores, &mut notes);
-    let handoff = latency(&runs, request.cores, &mut notes, "handoff", |s| {
-        &s.handoff_ns
-    });
+    // Ranks neither fork nor hand off: their waits are the messages'.
+    let (fork_join, handoff) = if mpi {
+        ((0.0, 0.0), (0.0, 0.0))
+    } else {
+        (
+            fork_join(&runs, &template, request.cores, &mut notes),
+            latency(&runs, request.cores, &mut notes, "handoff", |s| {
+                &s.handoff_ns
+            }),
+        )
+    };
     let mut model = PaceModel {
         name: request.implementation.clone(),
         factors,
@@ -125,6 +163,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             compute_shared: 0.0,
             wait_cpu: wait_cpu(&runs, &mut notes),
             machine: None,
+            network,
         },
         error: None,
         notes: Vec::new(),
@@ -137,18 +176,28 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
 }
 
 /// The log at `path` if it is of the implementation and meets the conditions.
-fn measure(path: &Path, request: &BuildRequest) -> Result<Option<Measured>> {
+fn measure(
+    path: &Path,
+    request: &BuildRequest,
+    rows: &[BTreeMap<String, String>],
+) -> Result<Option<Measured>> {
     let name = path.display().to_string();
     let reader = LogReader::open(path).with_context(|| name.clone())?;
     let header = reader.header().clone();
-    if !header
-        .params
-        .iter()
-        .any(|(k, v)| k == "impl" && *v == request.implementation)
+    let mut text: BTreeMap<String, String> = header.params.iter().cloned().collect();
+    // A log whose header lacks the run's parameters (`pp run`'s, under `lca study`): the
+    // study's datafile row of the same stem gives them.
+    if !text.contains_key("impl")
+        && let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+        && let Some(row) = row_of(stem, rows)
     {
+        for (k, v) in row {
+            text.entry(k).or_insert(v);
+        }
+    }
+    if text.get("impl") != Some(&request.implementation) {
         return Ok(None);
     }
-    let mut text: BTreeMap<String, String> = header.params.iter().cloned().collect();
     text.insert("p".into(), header.p.to_string());
     // The study's file names say the run's role: <impl>-<role>-...
     if let Some(role) = path
@@ -213,6 +262,79 @@ fn measure(path: &Path, request: &BuildRequest) -> Result<Option<Measured>> {
         seen,
         spin,
     }))
+}
+
+/// Logs whose ranks communicate only by collectives (an `MPI_Alltoall` transpose) and run
+/// no loop of regions: refused in one line, since a template of messages takes point-to-point
+/// messages (docs/pace.md#mpi-programs-messages).
+fn refuse_collectives(runs: &[Measured]) -> Result<()> {
+    for r in runs {
+        let looped = r.seen.regions.values().any(|s| s.instances > 1);
+        if let Some((op, count)) = r.seen.collectives.iter().max_by_key(|(_, c)| **c)
+            && !looped
+        {
+            bail!(
+                "{}: its ranks communicate by collectives ({count} {op}) and exchange no point-to-point message: a PACE template models send/recv messages (fft2d: --transpose p2p), not collectives",
+                r.name
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The rows of the study folder's datafiles (`*.dat`), each as its `key=value` fields;
+/// unreadable files and lines give none.
+fn study_rows(study: &Path) -> Vec<BTreeMap<String, String>> {
+    let Ok(entries) = std::fs::read_dir(study) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "dat") && p.is_file())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .flat_map(|text| {
+            text.lines()
+                .map(|l| l.split('#').next().unwrap_or(""))
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| {
+                    l.split_whitespace()
+                        .filter_map(|f| f.split_once('='))
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect::<BTreeMap<_, _>>()
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The run parameters (`impl`, `role`, `replicate` and the factors) of the datafile row whose
+/// `lca study` file stem is `stem`: `<impl>-<role>-<factor><value>...-r<replicate>`, each
+/// factor a field of the row with that value.
+fn row_of(stem: &str, rows: &[BTreeMap<String, String>]) -> Option<BTreeMap<String, String>> {
+    rows.iter().find_map(|row| {
+        let (imp, role, rep) = (row.get("impl")?, row.get("role")?, row.get("replicate")?);
+        let middle = stem
+            .strip_prefix(&format!("{imp}-{role}-"))?
+            .strip_suffix(&format!("-r{rep}"))?;
+        let mut out: BTreeMap<String, String> = [("impl", imp), ("role", role), ("replicate", rep)]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        for token in middle.split('-') {
+            let (k, v) = row.iter().find(|(k, v)| {
+                !["impl", "role", "replicate"].contains(&k.as_str())
+                    && token.strip_prefix(k.as_str()).is_some_and(|rest| {
+                        matches!((rest.parse::<f64>(), v.parse::<f64>()), (Ok(a), Ok(b)) if a == b)
+                    })
+            })?;
+            out.insert(k.clone(), v.clone());
+        }
+        Some(out)
+    })
 }
 
 /// The numeric parameters that vary (factors, `p` last) and those that do not (held).
@@ -454,6 +576,7 @@ fn template(
             activity: activity(&n),
             split: splits.get(&n).cloned().unwrap_or(Split::Equal),
             waits_for: handoffs.get(&n).cloned(),
+            messages: None,
             region: n,
         })
         .collect())

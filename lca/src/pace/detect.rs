@@ -2,10 +2,12 @@
 //! each region's instances, teams, innermost activity, copy sizes per member, and what each
 //! wait with `by=` waited for; and the run's window around its regions.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use anyhow::Result;
-use pp::event::{EventKind, ThreadId};
+use pp::event::{EventKind, ThreadId, WaitKind};
+
+use super::messages::Exchange;
 use pp::log::LogReader;
 
 /// One region's structure in one log.
@@ -51,6 +53,131 @@ pub struct LogSeen {
     /// Per wait ended `by=` another thread: from the end of the releaser's region to the
     /// wait's end, ns.
     pub handoff_ns: Vec<u64>,
+    /// Per rank, the message exchanges it took part in, in order (an MPI log; empty without
+    /// messages): its sends and the receives that follow them ([`Exchange`]).
+    pub exchanges: Vec<Vec<Exchange>>,
+    /// Collective operations (`coll` events) by operation, over all ranks.
+    pub collectives: BTreeMap<String, u64>,
+    /// The log's first and last events, ns.
+    pub first_ns: u64,
+    /// See `first_ns`.
+    pub last_ns: u64,
+}
+
+/// Each rank's exchanges as the log goes: a rank's exchange is its sends and the receives
+/// that follow them, until its next send after a receive
+/// (docs/pace.md#how-the-template-is-derived).
+#[derive(Default)]
+struct Exchanges {
+    done: Vec<Vec<Exchange>>,
+    open: Vec<Option<Exchange>>,
+    wait_begin: Vec<Option<u64>>,
+    latest_send: Vec<Option<u64>>,
+    /// Send times not received yet, by (sender, receiver, tag, communicator).
+    sends: HashMap<(u32, u32, u32, Option<u32>), VecDeque<u64>>,
+}
+
+impl Exchanges {
+    fn new(p: u32) -> Self {
+        Exchanges {
+            done: vec![Vec::new(); p as usize],
+            open: vec![None; p as usize],
+            wait_begin: vec![None; p as usize],
+            latest_send: vec![None; p as usize],
+            sends: HashMap::new(),
+        }
+    }
+
+    fn current(&mut self, t: usize, at: u64, new_if_received: bool) -> &mut Exchange {
+        if new_if_received
+            && self.open[t]
+                .as_ref()
+                .is_some_and(|x| !x.received.is_empty())
+        {
+            let x = self.open[t].take().expect("open");
+            self.done[t].push(x);
+        }
+        self.open[t].get_or_insert_with(|| Exchange {
+            begin_ns: at,
+            end_ns: at,
+            ..Exchange::default()
+        })
+    }
+
+    fn event(&mut self, t: usize, e: &pp::event::Event) {
+        match e.kind {
+            EventKind::Send {
+                peer,
+                tag,
+                bytes,
+                comm,
+            } => {
+                let x = self.current(t, e.t, true);
+                x.sent.push((peer, bytes));
+                x.end_ns = e.t;
+                self.sends
+                    .entry((t as u32, peer, tag, comm.map(|c| c.0)))
+                    .or_default()
+                    .push_back(e.t);
+            }
+            EventKind::Recv {
+                peer,
+                tag,
+                bytes,
+                comm,
+            } => {
+                let sent = self
+                    .sends
+                    .get_mut(&(peer, t as u32, tag, comm.map(|c| c.0)))
+                    .and_then(|q| q.pop_front());
+                if let Some(s) = sent {
+                    let l = &mut self.latest_send[t];
+                    *l = Some(l.map_or(s, |x| x.max(s)));
+                }
+                let x = self.current(t, e.t, false);
+                x.received.push((peer, bytes));
+                x.end_ns = e.t;
+            }
+            EventKind::WaitBegin {
+                kind: WaitKind::Recv,
+                ..
+            } => {
+                self.wait_begin[t] = Some(e.t);
+                self.latest_send[t] = None;
+            }
+            EventKind::WaitEnd {
+                kind: WaitKind::Recv,
+                ..
+            } => {
+                let begin = self.wait_begin[t].take();
+                let latest = self.latest_send[t].take();
+                if let Some(x) = self.open[t].as_mut()
+                    && !x.received.is_empty()
+                {
+                    x.end_ns = e.t;
+                    if let (Some(b), Some(s)) = (begin, latest) {
+                        x.transfer_ns = Some(e.t.saturating_sub(b.max(s)));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(mut self) -> Vec<Vec<Exchange>> {
+        if self.sends.values().all(VecDeque::is_empty)
+            && self.done.iter().all(Vec::is_empty)
+            && self.open.iter().all(Option::is_none)
+        {
+            return Vec::new();
+        }
+        for (t, x) in self.open.iter_mut().enumerate() {
+            if let Some(x) = x.take() {
+                self.done[t].push(x);
+            }
+        }
+        self.done
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -87,6 +214,7 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
     let (mut first_t, mut last_t) = (None::<u64>, 0u64);
     let (mut first_region, mut last_region_end) = (None::<u64>, None::<u64>);
     let mut rank = 0u64;
+    let mut exchanges = Exchanges::new(p);
     while let Some(e) = reader.next_event() {
         let e = e?;
         first_t.get_or_insert(e.t);
@@ -94,6 +222,13 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
         let t = e.thread as usize;
         if t >= inside.len() {
             continue;
+        }
+        exchanges.event(t, &e);
+        if let EventKind::Coll { op, .. } = e.kind {
+            *seen
+                .collectives
+                .entry(reader.symbols().name(op).to_string())
+                .or_default() += 1;
         }
         let symbols = reader.symbols();
         let innermost = |inside: &Vec<Vec<u64>>, open: &HashMap<u64, Open>| {
@@ -227,6 +362,9 @@ pub fn detect(mut reader: LogReader) -> Result<LogSeen> {
             _ => {}
         }
     }
+    seen.exchanges = exchanges.finish();
+    seen.first_ns = first_t.unwrap_or(0);
+    seen.last_ns = last_t;
     let first = first_t.unwrap_or(0);
     seen.startup_ns = first_region.map_or(0, |r| r - first);
     seen.teardown_ns = last_region_end.map_or(0, |r| last_t - r);

@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::messages::{Messages, Network, Pattern};
 use super::model::{
     Activity, Application, Error, Handoff, Hardware, Members, PaceModel, Split, Step, known,
 };
@@ -104,6 +105,9 @@ struct StepRecord {
     units: Option<String>,
     after: Option<String>,
     lag: Option<u32>,
+    messages: Option<String>,
+    bytes: Option<f64>,
+    bytes_powers: Option<BTreeMap<String, f64>>,
 }
 
 #[derive(Deserialize)]
@@ -121,6 +125,8 @@ struct HardwareRecord {
     #[serde(default)]
     wait_cpu: f64,
     machine: Option<String>,
+    network_alpha_s: Option<f64>,
+    network_bytes_per_s: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -312,7 +318,65 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             (None, Some(_)) => return Err(err("lag", "given without after".into())),
             (None, None) => None,
         };
+        let messages = match (&s.messages, s.bytes, &s.bytes_powers) {
+            (None, None, None) => None,
+            (None, _, _) => {
+                let field = if s.bytes.is_some() {
+                    "bytes"
+                } else {
+                    "bytes_powers"
+                };
+                return Err(err(field, "given without messages".into()));
+            }
+            (Some(name), bytes, powers) => {
+                let pattern = Pattern::parse(name).ok_or_else(|| {
+                    err(
+                        "messages",
+                        format!(
+                            "\"{name}\" is not a pattern (all-to-all, ring-up, ring-down, pairs)"
+                        ),
+                    )
+                })?;
+                if s.threads != ThreadsRecord::All {
+                    return Err(err(
+                        "threads",
+                        "an exchange of messages is between all ranks (threads = \"all\")".into(),
+                    ));
+                }
+                if s.activity != ActivityRecord::Wait {
+                    return Err(err(
+                        "activity",
+                        "an exchange of messages is \"wait\" (its time is the network's)".into(),
+                    ));
+                }
+                let bytes = bytes.ok_or_else(|| err("bytes", "missing (messages given)".into()))?;
+                if !(bytes.is_finite() && bytes >= 0.0) {
+                    return Err(err("bytes", format!("{bytes} is not a number >= 0")));
+                }
+                let powers = powers.clone().unwrap_or_default();
+                for (name, power) in &powers {
+                    if !factors.contains(name) && !held.contains_key(name) {
+                        return Err(err(
+                            "bytes_powers",
+                            format!("'{name}' is neither a factor nor a held column"),
+                        ));
+                    }
+                    if !power.is_finite() {
+                        return Err(err(
+                            "bytes_powers",
+                            format!("{name} = {power} is not a finite number"),
+                        ));
+                    }
+                }
+                Some(Messages {
+                    pattern,
+                    bytes,
+                    powers,
+                })
+            }
+        };
         template.push(Step {
+            messages,
             region: s.region.clone(),
             members,
             activity: match s.activity {
@@ -369,6 +433,39 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             ),
         ));
     }
+    let network = match (h.network_alpha_s, h.network_bytes_per_s) {
+        (None, None) => None,
+        (Some(alpha_s), Some(bytes_per_s)) => {
+            if !(alpha_s.is_finite() && alpha_s >= 0.0) {
+                return Err(fail(
+                    h_line,
+                    format!("hardware.network_alpha_s = {alpha_s}: not a number >= 0"),
+                ));
+            }
+            if bytes_per_s.is_nan() || bytes_per_s <= 0.0 {
+                return Err(fail(
+                    h_line,
+                    format!("hardware.network_bytes_per_s = {bytes_per_s}: not a number > 0"),
+                ));
+            }
+            Some(Network {
+                alpha_s,
+                bytes_per_s,
+            })
+        }
+        (Some(_), None) => {
+            return Err(fail(
+                h_line,
+                "hardware.network_bytes_per_s: missing (network_alpha_s given)".into(),
+            ));
+        }
+        (None, Some(_)) => {
+            return Err(fail(
+                h_line,
+                "hardware.network_alpha_s: missing (network_bytes_per_s given)".into(),
+            ));
+        }
+    };
     let error = match r.error {
         Some(e) => {
             let line = Some(line_of(e.span().start));
@@ -440,6 +537,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             compute_shared: h.compute_shared,
             wait_cpu: h.wait_cpu,
             machine: h.machine,
+            network,
         },
         error,
         notes: r.notes,
@@ -540,6 +638,20 @@ pub fn write(model: &PaceModel) -> String {
         if let Some(h) = &s.waits_for {
             let _ = writeln!(out, "after = {}\nlag = {}", quoted(&h.after), h.lag);
         }
+        if let Some(m) = &s.messages {
+            let powers: Vec<String> = m
+                .powers
+                .iter()
+                .map(|(k, v)| format!("{} = {}", key(k), number(*v)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "messages = {}\nbytes = {}\nbytes_powers = {{ {} }}",
+                quoted(m.pattern.name()),
+                number(m.bytes),
+                powers.join(", ")
+            );
+        }
     }
     let h = &model.hardware;
     let _ = writeln!(
@@ -558,6 +670,14 @@ pub fn write(model: &PaceModel) -> String {
     );
     if let Some(m) = &h.machine {
         let _ = writeln!(out, "machine = {}", quoted(m));
+    }
+    if let Some(n) = &h.network {
+        let _ = writeln!(
+            out,
+            "network_alpha_s = {}\nnetwork_bytes_per_s = {}",
+            number(n.alpha_s),
+            number(n.bytes_per_s)
+        );
     }
     if let Some(e) = &model.error {
         let _ = writeln!(

@@ -10,6 +10,8 @@
 //! * [`build`]: `lca pace build`, from a study folder.
 //! * [`schedule`]: a point's events, each thread on its own processor.
 //! * [`evaluate`]: the replay on the hardware, the attribution and the scaling.
+//! * [`messages`]: message exchanges between ranks in the template, and the network.
+//! * [`mpi`]: the template of an MPI study's logs.
 //! * [`spin`]: whether a log's threads spin while they wait.
 //! * [`seam`]: a PACE model as a `fit` performance model, for the other commands.
 //! * [`against_flat`]: a PACE model beside the flat model of the same implementation.
@@ -21,7 +23,9 @@ pub mod choose;
 pub mod detect;
 pub mod evaluate;
 pub mod file;
+pub mod messages;
 pub mod model;
+pub mod mpi;
 pub mod schedule;
 pub mod seam;
 pub mod spin;

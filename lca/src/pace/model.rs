@@ -110,6 +110,9 @@ pub struct Step {
     pub split: Split,
     /// What the step waits for, if anything.
     pub waits_for: Option<Handoff>,
+    /// The messages it exchanges between ranks, if it is an exchange (an MPI template;
+    /// docs/pace.md#mpi-programs-messages).
+    pub messages: Option<super::messages::Messages>,
 }
 
 /// The hardware layer.
@@ -149,6 +152,9 @@ pub struct Hardware {
     pub wait_cpu: f64,
     /// A machine file (`pp calibrate`) whose `[mpi]` times messages, if any.
     pub machine: Option<String>,
+    /// The network fitted from the logs' own messages, which times them where no machine
+    /// file does (an MPI template).
+    pub network: Option<super::messages::Network>,
 }
 
 /// How far `p` threads share `cores`: `(p - cores) / cores`, at most 1 (a thread woken on a

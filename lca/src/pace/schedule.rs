@@ -55,8 +55,16 @@ impl PaceModel {
                 self.application.iterations
             ));
         }
-        // At most MAX_THREAD_STEPS thread-steps: a large p replays fewer iterations.
-        let per_iteration = (p * self.template.len().max(1) as f64).max(1.0);
+        // At most MAX_THREAD_STEPS thread-steps (messages count one each): a large p replays
+        // fewer iterations.
+        self.check_sizes(point)?;
+        let messages = self.messages_per_iteration(p as u32) as f64;
+        if messages > MAX_THREAD_STEPS {
+            return Err(format!(
+                "p={p}: an iteration's {messages} messages are more than a replay takes ({MAX_THREAD_STEPS})"
+            ));
+        }
+        let per_iteration = (p * self.template.len().max(1) as f64 + messages).max(1.0);
         let affordable = (MAX_THREAD_STEPS / per_iteration).floor().max(1.0);
         let replayed = (self.application.replayed.max(1) as f64)
             .min(iterations.ceil())
@@ -101,6 +109,9 @@ impl PaceModel {
     /// The text log of `shape.replayed` iterations at a point, each thread on its own
     /// processor ([module docs](self)).
     pub fn schedule(&self, point: &[f64], shape: &Shape, demands: &Demands) -> String {
+        if self.has_messages() {
+            return self.schedule_messages(point, shape, demands);
+        }
         let p = shape.p;
         let mut log = format!("pplog 1 p={p}");
         if crate::pace::file::is_token(&self.name) {
