@@ -426,15 +426,29 @@ impl<'s> Sweep<'s> {
     /// what was read. The first violation of each rule of the log is placed in the file
     /// ([`LogReader::place`]).
     pub fn read(&mut self, log: &mut LogReader) -> Result<(), LogError> {
-        log.for_each_placed(|e, symbols, place| {
-            self.event(e, symbols);
-            if let Some(sink) = self.sink.as_deref_mut() {
-                sink.event(e, symbols);
-            }
-            if self.violations.unplaced() {
-                self.violations.place(&place);
-            }
-        })
+        self.read_tapped(log, None::<fn(&Event)>)
+    }
+
+    /// [`Sweep::read`], and every event of the log also goes to `tap`, in order, on a thread
+    /// of its own when the log is decoded on a second one
+    /// ([`LogReader::for_each_placed_tapped`]).
+    pub fn read_tapped(
+        &mut self,
+        log: &mut LogReader,
+        tap: Option<impl FnMut(&Event) + Send>,
+    ) -> Result<(), LogError> {
+        log.for_each_placed_tapped(
+            |e, symbols, place| {
+                self.event(e, symbols);
+                if let Some(sink) = self.sink.as_deref_mut() {
+                    sink.event(e, symbols);
+                }
+                if self.violations.unplaced() {
+                    self.violations.place(&place);
+                }
+            },
+            tap,
+        )
     }
 
     #[cold]
