@@ -133,6 +133,12 @@ impl<R: FnMut(ToRecords)> Sink for Split<R> {
         });
     }
 
+    fn intervals(&mut self, intervals: &[Interval], symbols: &Symbols) {
+        for i in intervals {
+            self.interval(i, symbols);
+        }
+    }
+
     fn event(&mut self, event: &Event, _symbols: &Symbols) {
         if event.thread >= self.p {
             return;

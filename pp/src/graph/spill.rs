@@ -59,15 +59,6 @@ impl Spill {
         self.tail.extend_from_slice(record);
     }
 
-    /// Room for a record of at most `n` bytes, which the caller appends to the returned tail
-    /// itself (an encoder writes its bytes straight there, without a copy).
-    pub fn room(&mut self, n: usize) -> &mut Vec<u8> {
-        if self.tail.len() + n > self.memory {
-            self.flush();
-        }
-        &mut self.tail
-    }
-
     /// Bytes appended.
     pub fn len(&self) -> u64 {
         self.flushed + self.tail.len() as u64

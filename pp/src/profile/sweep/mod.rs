@@ -66,6 +66,14 @@ pub trait Sink {
     /// One interval; `symbols` names its region and phase.
     fn interval(&mut self, interval: &Interval, symbols: &Symbols);
 
+    /// Several intervals, in order: [`Sink::interval`] each, unless the sink takes them at
+    /// once (one call where the sweep has several, instead of one through the `dyn` each).
+    fn intervals(&mut self, intervals: &[Interval], symbols: &Symbols) {
+        for interval in intervals {
+            self.interval(interval, symbols);
+        }
+    }
+
     /// Every event [`Sweep::read`] applies, after it (for sinks that also build the activity
     /// graph: the critical path). Nothing by default.
     fn event(&mut self, _event: &Event, _symbols: &Symbols) {}
@@ -455,10 +463,9 @@ impl<'s> Sweep<'s> {
     #[inline(never)]
     fn drain(&mut self, symbols: &Symbols) {
         if let Some(sink) = self.sink.as_deref_mut() {
-            for interval in self.pending.drain(..) {
-                sink.interval(&interval, symbols);
-            }
+            sink.intervals(&self.pending, symbols);
         }
+        self.pending.clear();
     }
 
     /// Closes the window and returns the totals. The window ends at the last `stop`; when a
