@@ -84,8 +84,8 @@ impl Codec {
     }
 
     fn write(&mut self, record: &Record, to: &mut Spill) {
-        // Encoded on the stack and appended at once: a `Vec::push` a byte (its capacity
-        // checked each time) cost more than the encoding.
+        // Encoded on the stack and appended at once ([`Spill::push_prefix`]): a `Vec::push`
+        // a byte (its capacity checked each time) cost more than the encoding.
         let mut b = Encoded {
             bytes: [0; MAX_RECORD],
             len: 0,
@@ -127,7 +127,7 @@ impl Codec {
                 *previous = end;
             }
         }
-        to.push(&b.bytes[..b.len]);
+        to.push_prefix(&b.bytes, b.len);
     }
 
     /// The record at the start of `from` and its length in bytes; `None` when `from` is
