@@ -211,8 +211,22 @@ impl Encoded {
 }
 
 /// The LEB128 number at `from[*at..]`; `at` moves past it.
-#[inline]
+#[inline(always)]
 fn number(from: &[u8], at: &mut usize) -> io::Result<u64> {
+    // Most numbers of a record take one byte (a start where the thread's previous record
+    // ended, a region): those without a call.
+    match from.get(*at) {
+        Some(&b) if b < 0x80 => {
+            *at += 1;
+            Ok(u64::from(b))
+        }
+        _ => longer_number(from, at),
+    }
+}
+
+/// [`number`] of more than one byte (or cut short).
+#[inline(never)]
+fn longer_number(from: &[u8], at: &mut usize) -> io::Result<u64> {
     let mut n = 0u64;
     for shift in (0..64).step_by(7) {
         let Some(&b) = from.get(*at) else {
