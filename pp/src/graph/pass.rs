@@ -21,7 +21,7 @@ use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
 use crate::log::{Handover, LogReader, default_threads, pipelined_with};
 use crate::profile::{Category, Interval, LogProfile, Sink, profile_log_tapped};
 
-/// Each side's calls, handed over: batches of 8,192, 4 in flight (a few MB). The
+/// The records' calls, handed over: batches of 8,192, 4 in flight (a few MB). The
 /// reader's 4,096 were not measurably different (stop 42: 10 runs, within the noise); 1,024
 /// took the attribution's thread from 0.5 s to 0.95 s of CPU at 10⁷ events, and 32,768 made
 /// no difference (`perf`, two runs each, 2026-11-28).

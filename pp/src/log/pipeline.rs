@@ -45,8 +45,8 @@ pub(crate) const MIN_ITEMS: u64 = 4 * Handover::DEFAULT.batch as u64;
 /// The threads a new reader uses, set by [`set_threads`]; 0: as many as the machine has.
 static THREADS: AtomicUsize = AtomicUsize::new(0);
 
-/// Sets how many threads `pp`'s readers and `pp import` use from now on (at least 1; today
-/// at most 2 are used). `pp` sets it from `$PP_THREADS`.
+/// Sets how many threads `pp`'s readers and `pp import` use from now on (at least 1; a
+/// reader uses at most 2, and a third for a tap). `pp` sets it from `$PP_THREADS`.
 pub fn set_threads(n: usize) {
     THREADS.store(n.max(1), Ordering::Relaxed);
 }
