@@ -17,7 +17,7 @@
 use super::build::Builder;
 use super::path_graph::PathGraph;
 use super::records::{RecordSink, Records};
-use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
+use crate::event::{Event, Sym, Symbols, ThreadId};
 use crate::log::{Handover, LogReader, default_threads, pipelined_with};
 use crate::profile::{Category, Interval, LogProfile, Sink, profile_log_tapped};
 
@@ -70,13 +70,17 @@ pub fn profile_and_record(reader: &mut LogReader) -> (LogProfile, PathGraph, Rec
         pipelined_with(
             HANDOVER,
             |to_records| {
-                let mut split = Split::new(&header, |call| to_records.push(call));
+                let mut split = Split {
+                    records: |call| to_records.push(call),
+                };
                 profile_log_tapped(reader, None, Some(&mut split), graph)
             },
             |call| apply(&mut records, call),
         )
     } else {
-        let mut split = Split::new(&header, |call| apply(&mut records, call));
+        let mut split = Split {
+            records: |call| apply(&mut records, call),
+        };
         profile_log_tapped(reader, None, Some(&mut split), graph)
     };
     (profiled, builder.finish_path(), records.finish())
@@ -103,23 +107,10 @@ fn apply(records: &mut RecordSink, call: ToRecords) {
     }
 }
 
-/// The sweep's sink: sends what the records need to their side.
+/// The sweep's sink: sends what the records need to their side (the intervals, the moves to
+/// rc.cpu and the `cpu` samples; no event).
 struct Split<R> {
     records: R,
-    /// Threads of the run (events of others are dropped by both sides).
-    p: u32,
-    /// The latest event's time (a time going back is taken as this, as the sweep does).
-    last_t: u64,
-}
-
-impl<R: FnMut(ToRecords)> Split<R> {
-    fn new(header: &Header, records: R) -> Self {
-        Split {
-            records,
-            p: header.p,
-            last_t: 0,
-        }
-    }
 }
 
 impl<R: FnMut(ToRecords)> Sink for Split<R> {
@@ -139,24 +130,18 @@ impl<R: FnMut(ToRecords)> Sink for Split<R> {
         }
     }
 
-    fn event(&mut self, event: &Event, _symbols: &Symbols) {
-        if event.thread >= self.p {
-            return;
-        }
-        self.last_t = self.last_t.max(event.t);
-        if let EventKind::Cpu {
-            thread_cpu_ns,
-            run_delay_ns,
-        } = event.kind
-        {
-            (self.records)(ToRecords::Sample {
-                thread: event.thread,
-                t: self.last_t,
-                cpu: thread_cpu_ns,
-                delay: run_delay_ns.unwrap_or(0),
-                has_delay: run_delay_ns.is_some(),
-            });
-        }
+    fn wants_events(&self) -> bool {
+        false
+    }
+
+    fn cpu_sample(&mut self, thread: ThreadId, t: u64, cpu: u64, delay: Option<u64>) {
+        (self.records)(ToRecords::Sample {
+            thread,
+            t,
+            cpu,
+            delay: delay.unwrap_or(0),
+            has_delay: delay.is_some(),
+        });
     }
 
     fn rc_cpu(&mut self, thread: ThreadId, from: Category, ns: u64) {

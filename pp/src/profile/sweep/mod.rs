@@ -78,6 +78,17 @@ pub trait Sink {
     /// graph: the critical path). Nothing by default.
     fn event(&mut self, _event: &Event, _symbols: &Symbols) {}
 
+    /// Whether [`Sink::event`] is to be called (true by default): a sink that needs only the
+    /// `cpu` samples says no, and is spared a call through the `dyn` at every event.
+    fn wants_events(&self) -> bool {
+        true
+    }
+
+    /// A `cpu` sample of a thread of the run that [`Sweep::read`] applied, after it: its
+    /// thread, the latest event's time so far (a time going back is taken as that, as the
+    /// sweep does), the thread's CPU clock and run-queue delay. Nothing by default.
+    fn cpu_sample(&mut self, _thread: ThreadId, _t: u64, _cpu_ns: u64, _delay_ns: Option<u64>) {}
+
     /// At a `cpu` sample of `thread` (the event applied next), `ns` of its time in `from`
     /// moved to rc.cpu: pc time since its previous sample, li, ip or sl time since its previous
     /// sample with a run-queue delay (docs/attribution.md), so that a critical path can show
@@ -445,11 +456,22 @@ impl<'s> Sweep<'s> {
         log: &mut LogReader,
         tap: Option<impl FnMut(&Event) + Send>,
     ) -> Result<(), LogError> {
+        let wants_events = self.sink.as_deref().is_some_and(|s| s.wants_events());
         log.for_each_placed_tapped(
             |e, symbols, place| {
                 self.event(e, symbols);
                 if let Some(sink) = self.sink.as_deref_mut() {
-                    sink.event(e, symbols);
+                    if wants_events {
+                        sink.event(e, symbols);
+                    }
+                    if let EventKind::Cpu {
+                        thread_cpu_ns,
+                        run_delay_ns,
+                    } = e.kind
+                        && (e.thread as usize) < self.p
+                    {
+                        sink.cpu_sample(e.thread, self.last_t, thread_cpu_ns, run_delay_ns);
+                    }
                 }
                 if self.violations.unplaced() {
                     self.violations.place(&place);
