@@ -70,6 +70,48 @@ fn a_whole_log_reads_the_same_on_two_threads() {
     assert_eq!(profile(1), profile(2));
 }
 
+/// The events a tap sees ([`LogReader::for_each_placed_tapped`], on a third thread when the
+/// log is decoded on a second) are those `f` sees, in the same order, and the damage is the
+/// same as without a tap.
+fn tapped_as_read(bytes: &[u8], threads: usize, what: &str) {
+    let mut reader = LogReader::from_bytes("pipe.log", bytes.to_vec()).expect("a header");
+    reader.set_threads(threads);
+    let (mut seen, mut tapped) = (Vec::new(), Vec::new());
+    let damage = reader
+        .for_each_placed_tapped(
+            |e, _, _| seen.push(*e),
+            Some(|e: &pp::event::Event| tapped.push(*e)),
+        )
+        .err()
+        .map(|e| e.to_string());
+    assert!(seen.len() > 10_000, "{what}: too few events");
+    assert!(
+        seen == tapped,
+        "{what}, {threads} threads: the tap saw other events"
+    );
+    assert_eq!(
+        damage,
+        read(bytes, threads).1,
+        "{what}, {threads} threads: the damage"
+    );
+}
+
+#[test]
+fn a_tap_sees_every_event_in_order_on_whole_cut_and_corrupted_logs() {
+    let bytes = log(60_000);
+    let n = bytes.len();
+    for threads in [1, 2] {
+        tapped_as_read(&bytes, threads, "whole");
+        for k in [1, 7] {
+            let cut = n / 2 + k * (n / 2) / 12 + 3 * k;
+            tapped_as_read(&bytes[..cut], threads, &format!("cut at {cut}"));
+            let mut corrupt = bytes.clone();
+            corrupt[cut] ^= 0xA5;
+            tapped_as_read(&corrupt, threads, &format!("byte {cut} flipped"));
+        }
+    }
+}
+
 #[test]
 fn cut_and_corrupted_logs_read_the_same_on_two_threads() {
     let bytes = log(60_000);

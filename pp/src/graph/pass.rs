@@ -2,24 +2,26 @@
 //! compact activity graph and the make-up's records, each on its own thread when there are
 //! threads to spare.
 //!
-//! The attribution's sweep ([`profile_log`]) hands its sink each event, each attributed
-//! interval and each move to rc.cpu, in order. The graph ([`Builder::compact`]) needs the
-//! events alone (and the log's teams, all known when it is opened); the records
-//! ([`RecordSink`]) need the intervals, the moves and the `cpu` samples alone. [`Split`] sends
-//! each to its side, so the two sides run apart: the reader decodes on one thread (the log's
-//! own hand-over), the sweep runs on a second, the graph on a third and the records on the
-//! caller's, each side seeing its calls in the order one thread would make them, so the
-//! result is the same. The records go to 1, 2 or 4 streams (the threads, at most 4, rounded
-//! down to a power of two), which the make-up reads back at once ([`super::Makeup::of_records`]).
+//! The attribution's sweep ([`profile_log_tapped`]) hands its sink each attributed interval
+//! and each move to rc.cpu, in order; the graph ([`Builder::compact`]) needs the log's events
+//! alone (and its teams, all known when it is opened), so it taps them from the reader: the
+//! batches the reader's thread decoded go to the sweep and then, the same batches, to the
+//! graph on a thread of its own ([`crate::log::LogReader::for_each_placed_tapped`]), copied
+//! by no one. The records ([`RecordSink`]) need the intervals, the moves and the `cpu`
+//! samples alone, which [`Split`] hands to the caller's thread. So: the reader decodes on one
+//! thread, the sweep runs on a second, the graph on a third and the records on the caller's,
+//! each seeing its calls in the order one thread would make them, so the result is the same.
+//! The records go to 1, 2 or 4 streams (the threads, at most 4, rounded down to a power of
+//! two), which the make-up reads back at once ([`super::Makeup::of_records`]).
 
 use super::build::Builder;
 use super::path_graph::PathGraph;
 use super::records::{RecordSink, Records};
-use crate::event::{Event, EventKind, Header, Sym, Symbols, ThreadId};
+use crate::event::{Event, Sym, Symbols, ThreadId};
 use crate::log::{Handover, LogReader, default_threads, pipelined_with};
-use crate::profile::{Category, Interval, LogProfile, Sink, profile_log};
+use crate::profile::{Category, Interval, LogProfile, Sink, profile_log_tapped};
 
-/// Each side's calls, handed over: batches of 8,192, 4 in flight (a few MB). The
+/// The records' calls, handed over: batches of 8,192, 4 in flight (a few MB). The
 /// reader's 4,096 were not measurably different (stop 42: 10 runs, within the noise); 1,024
 /// took the attribution's thread from 0.5 s to 0.95 s of CPU at 10⁷ events, and 32,768 made
 /// no difference (`perf`, two runs each, 2026-11-28).
@@ -51,50 +53,37 @@ enum ToRecords {
     },
 }
 
-/// Profiles `reader` with [`profile_log`] while the compact graph and the make-up's records
-/// are built from what the sweep hands its sink: on four threads when the machine (or
-/// `$PP_THREADS`) gives two or more, else on this one.
+/// Profiles `reader` with [`profile_log_tapped`] while the compact graph and the make-up's
+/// records are built: the graph from the log's events, tapped from the reader, and the records
+/// from what the sweep hands its sink. On four threads when the machine (or `$PP_THREADS`)
+/// gives two or more, else on this one.
 pub fn profile_and_record(reader: &mut LogReader) -> (LogProfile, PathGraph, Records) {
     let header = reader.header().clone();
-    let mut graph = Graph {
-        builder: Builder::compact(&header),
-        symbols: reader.symbols().clone(),
-    };
+    let mut builder = Builder::compact(&header);
+    // The graph's copy of the log's names and teams (the reader's stay with the sweep).
+    let symbols = reader.symbols().clone();
+    let graph = Some(|e: &Event| builder.event(e, &symbols));
     let threads = default_threads();
     // The make-up reads each stream on a thread of its own; a few are enough.
     let mut records = RecordSink::new(&header, threads.min(4).min(header.p as usize));
     let profiled = if threads > 1 {
-        let side = &mut graph;
         pipelined_with(
             HANDOVER,
             |to_records| {
-                pipelined_with(
-                    HANDOVER,
-                    |to_graph| {
-                        let mut split =
-                            Split::new(&header, |e| to_graph.push(e), |call| to_records.push(call));
-                        profile_log(reader, None, Some(&mut split))
-                    },
-                    |e| side.builder.event(&e, &side.symbols),
-                )
+                let mut split = Split {
+                    records: |call| to_records.push(call),
+                };
+                profile_log_tapped(reader, None, Some(&mut split), graph)
             },
             |call| apply(&mut records, call),
         )
     } else {
-        let mut split = Split::new(
-            &header,
-            |e| graph.builder.event(&e, &graph.symbols),
-            |call| apply(&mut records, call),
-        );
-        profile_log(reader, None, Some(&mut split))
+        let mut split = Split {
+            records: |call| apply(&mut records, call),
+        };
+        profile_log_tapped(reader, None, Some(&mut split), graph)
     };
-    (profiled, graph.builder.finish_path(), records.finish())
-}
-
-/// The graph's side: the builder and its copy of the log's names and teams.
-struct Graph {
-    builder: Builder,
-    symbols: Symbols,
+    (profiled, builder.finish_path(), records.finish())
 }
 
 /// The records' side.
@@ -118,28 +107,13 @@ fn apply(records: &mut RecordSink, call: ToRecords) {
     }
 }
 
-/// The sweep's sink: sends each call to its side.
-struct Split<G, R> {
-    graph: G,
+/// The sweep's sink: sends what the records need to their side (the intervals, the moves to
+/// rc.cpu and the `cpu` samples; no event).
+struct Split<R> {
     records: R,
-    /// Threads of the run (events of others are dropped by both sides).
-    p: u32,
-    /// The latest event's time (a time going back is taken as this, as the sweep does).
-    last_t: u64,
 }
 
-impl<G: FnMut(Event), R: FnMut(ToRecords)> Split<G, R> {
-    fn new(header: &Header, graph: G, records: R) -> Self {
-        Split {
-            graph,
-            records,
-            p: header.p,
-            last_t: 0,
-        }
-    }
-}
-
-impl<G: FnMut(Event), R: FnMut(ToRecords)> Sink for Split<G, R> {
+impl<R: FnMut(ToRecords)> Sink for Split<R> {
     fn interval(&mut self, i: &Interval, _symbols: &Symbols) {
         (self.records)(ToRecords::Interval {
             thread: i.thread,
@@ -150,25 +124,24 @@ impl<G: FnMut(Event), R: FnMut(ToRecords)> Sink for Split<G, R> {
         });
     }
 
-    fn event(&mut self, event: &Event, _symbols: &Symbols) {
-        (self.graph)(*event);
-        if event.thread >= self.p {
-            return;
+    fn intervals(&mut self, intervals: &[Interval], symbols: &Symbols) {
+        for i in intervals {
+            self.interval(i, symbols);
         }
-        self.last_t = self.last_t.max(event.t);
-        if let EventKind::Cpu {
-            thread_cpu_ns,
-            run_delay_ns,
-        } = event.kind
-        {
-            (self.records)(ToRecords::Sample {
-                thread: event.thread,
-                t: self.last_t,
-                cpu: thread_cpu_ns,
-                delay: run_delay_ns.unwrap_or(0),
-                has_delay: run_delay_ns.is_some(),
-            });
-        }
+    }
+
+    fn wants_events(&self) -> bool {
+        false
+    }
+
+    fn cpu_sample(&mut self, thread: ThreadId, t: u64, cpu: u64, delay: Option<u64>) {
+        (self.records)(ToRecords::Sample {
+            thread,
+            t,
+            cpu,
+            delay: delay.unwrap_or(0),
+            has_delay: delay.is_some(),
+        });
     }
 
     fn rc_cpu(&mut self, thread: ThreadId, from: Category, ns: u64) {

@@ -84,7 +84,12 @@ impl Codec {
     }
 
     fn write(&mut self, record: &Record, to: &mut Spill) {
-        let b = to.room(MAX_RECORD);
+        // Encoded on the stack and appended at once ([`Spill::push_prefix`]): a `Vec::push`
+        // a byte (its capacity checked each time) cost more than the encoding.
+        let mut b = Encoded {
+            bytes: [0; MAX_RECORD],
+            len: 0,
+        };
         let (tag, thread) = match *record {
             Record::Stretch {
                 thread, category, ..
@@ -94,34 +99,35 @@ impl Codec {
             }
             Record::Move { thread, from, .. } => (MOVE + from, thread),
         };
-        b.push(tag | (thread.min(THREAD_FOLLOWS) as u8) << 4);
+        b.byte(tag | (thread.min(THREAD_FOLLOWS) as u8) << 4);
         if thread >= THREAD_FOLLOWS {
-            number_to(b, u64::from(thread));
+            b.number(u64::from(thread));
         }
         let previous = self.previous(thread);
         match *record {
             Record::Stretch {
                 start, end, region, ..
             } => {
-                number_to(b, zigzag(start, *previous));
-                number_to(b, end.wrapping_sub(start));
-                number_to(b, u64::from(region.wrapping_add(1)));
+                b.number(zigzag(start, *previous));
+                b.number(end.wrapping_sub(start));
+                b.number(u64::from(region.wrapping_add(1)));
                 *previous = end;
             }
             Record::Sample { t, .. } => {
-                number_to(b, zigzag(t, *previous));
+                b.number(zigzag(t, *previous));
                 *previous = t;
             }
             Record::Move {
                 start, end, ns, of, ..
             } => {
-                number_to(b, zigzag(start, *previous));
-                number_to(b, end.wrapping_sub(start));
-                number_to(b, ns);
-                number_to(b, of);
+                b.number(zigzag(start, *previous));
+                b.number(end.wrapping_sub(start));
+                b.number(ns);
+                b.number(of);
                 *previous = end;
             }
         }
+        to.push_prefix(&b.bytes, b.len);
     }
 
     /// The record at the start of `from` and its length in bytes; `None` when `from` is
@@ -180,18 +186,47 @@ impl Codec {
     }
 }
 
-/// LEB128: 7 bits a byte, low first, the top bit set on all but the last.
-fn number_to(to: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        to.push(n as u8 | 0x80);
-        n >>= 7;
+/// A record being encoded: at most [`MAX_RECORD`] bytes.
+struct Encoded {
+    bytes: [u8; MAX_RECORD],
+    len: usize,
+}
+
+impl Encoded {
+    #[inline]
+    fn byte(&mut self, b: u8) {
+        self.bytes[self.len] = b;
+        self.len += 1;
     }
-    to.push(n as u8);
+
+    /// LEB128: 7 bits a byte, low first, the top bit set on all but the last.
+    #[inline]
+    fn number(&mut self, mut n: u64) {
+        while n >= 0x80 {
+            self.byte(n as u8 | 0x80);
+            n >>= 7;
+        }
+        self.byte(n as u8);
+    }
 }
 
 /// The LEB128 number at `from[*at..]`; `at` moves past it.
-#[inline]
+#[inline(always)]
 fn number(from: &[u8], at: &mut usize) -> io::Result<u64> {
+    // Most numbers of a record take one byte (a start where the thread's previous record
+    // ended, a region): those without a call.
+    match from.get(*at) {
+        Some(&b) if b < 0x80 => {
+            *at += 1;
+            Ok(u64::from(b))
+        }
+        _ => longer_number(from, at),
+    }
+}
+
+/// [`number`] of more than one byte (or cut short).
+#[inline(never)]
+fn longer_number(from: &[u8], at: &mut usize) -> io::Result<u64> {
     let mut n = 0u64;
     for shift in (0..64).step_by(7) {
         let Some(&b) = from.get(*at) else {

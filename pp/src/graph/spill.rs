@@ -59,13 +59,17 @@ impl Spill {
         self.tail.extend_from_slice(record);
     }
 
-    /// Room for a record of at most `n` bytes, which the caller appends to the returned tail
-    /// itself (an encoder writes its bytes straight there, without a copy).
-    pub fn room(&mut self, n: usize) -> &mut Vec<u8> {
-        if self.tail.len() + n > self.memory {
+    /// Appends the first `len` bytes of `record`, a buffer of fixed size that an encoder
+    /// filled: it is copied whole and cut back, since a copy of known size costs a few moves
+    /// and one of `len` bytes a call to `memcpy`, which took longer than the encoding.
+    #[inline]
+    pub fn push_prefix<const N: usize>(&mut self, record: &[u8; N], len: usize) {
+        if self.tail.len() + N > self.memory {
             self.flush();
         }
-        &mut self.tail
+        let at = self.tail.len();
+        self.tail.extend_from_slice(record);
+        self.tail.truncate(at + len.min(N));
     }
 
     /// Bytes appended.

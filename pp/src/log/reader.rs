@@ -223,20 +223,39 @@ impl LogReader {
     #[inline]
     pub fn for_each_placed(
         &mut self,
+        f: impl FnMut(&Event, &Symbols, Place),
+    ) -> Result<(), LogError> {
+        self.for_each_placed_tapped(f, None::<fn(&Event)>)
+    }
+
+    /// [`LogReader::for_each_placed`], and every event also goes to `tap`, in the same order:
+    /// on a thread of its own when a binary log is decoded on a second one (see
+    /// [`LogReader::set_threads`]), else on this one before `f` has it.
+    pub fn for_each_placed_tapped(
+        &mut self,
         mut f: impl FnMut(&Event, &Symbols, Place),
+        mut tap: Option<impl FnMut(&Event) + Send>,
     ) -> Result<(), LogError> {
         let damage = match &mut self.inner {
             Inner::Binary(log) => {
                 if self.threads > 1 && log.declared_events() >= MIN_ITEMS {
-                    log.for_each_event_in_pipeline(f)
+                    log.for_each_event_in_pipeline(f, tap)
                 } else {
-                    log.for_each_event(f)
+                    log.for_each_event(|e, symbols, place| {
+                        if let Some(tap) = &mut tap {
+                            tap(e);
+                        }
+                        f(e, symbols, place)
+                    })
                 }
             }
             Inner::Text { log, line } => loop {
                 match log.events.next() {
                     Some(Ok((e, l))) => {
                         *line = Some(l);
+                        if let Some(tap) = &mut tap {
+                            tap(&e);
+                        }
                         f(&e, &log.symbols, Place::Line(l));
                     }
                     Some(Err(e)) => {

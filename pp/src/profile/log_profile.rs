@@ -5,6 +5,7 @@
 
 use super::report::Profile;
 use super::sweep::{Sink, Sweep, SweepError};
+use crate::event::Event;
 use crate::log::{LogError, LogReader};
 use crate::machine::Machine;
 
@@ -28,12 +29,23 @@ pub fn profile_log(
     machine: Option<Machine>,
     sink: Option<&mut dyn Sink>,
 ) -> LogProfile {
+    profile_log_tapped(reader, machine, sink, None::<fn(&Event)>)
+}
+
+/// [`profile_log`], and every event of the log also goes to `tap`, in order: on a thread of
+/// its own when the log is decoded on a second one ([`Sweep::read_tapped`]).
+pub fn profile_log_tapped(
+    reader: &mut LogReader,
+    machine: Option<Machine>,
+    sink: Option<&mut dyn Sink>,
+    tap: Option<impl FnMut(&Event) + Send>,
+) -> LogProfile {
     let header = reader.header().clone();
     let mut sweep = Sweep::new(&header, sink);
     if let Some(machine) = machine {
         sweep = sweep.with_machine(machine);
     }
-    let damage = sweep.read(reader).err();
+    let damage = sweep.read_tapped(reader, tap).err();
     let profile = sweep
         .finish(reader.symbols())
         .map(|a| Profile::new(header, a, reader.symbols()));

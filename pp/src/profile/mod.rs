@@ -9,7 +9,7 @@ pub mod sweep;
 pub mod totals;
 mod violations;
 
-pub use log_profile::{LogProfile, profile_log};
+pub use log_profile::{LogProfile, profile_log, profile_log_tapped};
 pub use report::{By, OUTSIDE_REGIONS, Profile, RowError};
 pub use rules::{CATEGORIES, Category, RULES, SUBCATEGORIES};
 pub use sweep::{Attribution, Interval, Meeting, Sink, Sweep, SweepError};

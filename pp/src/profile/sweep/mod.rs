@@ -66,9 +66,28 @@ pub trait Sink {
     /// One interval; `symbols` names its region and phase.
     fn interval(&mut self, interval: &Interval, symbols: &Symbols);
 
+    /// Several intervals, in order: [`Sink::interval`] each, unless the sink takes them at
+    /// once (one call where the sweep has several, instead of one through the `dyn` each).
+    fn intervals(&mut self, intervals: &[Interval], symbols: &Symbols) {
+        for interval in intervals {
+            self.interval(interval, symbols);
+        }
+    }
+
     /// Every event [`Sweep::read`] applies, after it (for sinks that also build the activity
     /// graph: the critical path). Nothing by default.
     fn event(&mut self, _event: &Event, _symbols: &Symbols) {}
+
+    /// Whether [`Sink::event`] is to be called (true by default): a sink that needs only the
+    /// `cpu` samples says no, and is spared a call through the `dyn` at every event.
+    fn wants_events(&self) -> bool {
+        true
+    }
+
+    /// A `cpu` sample of a thread of the run that [`Sweep::read`] applied, after it: its
+    /// thread, the latest event's time so far (a time going back is taken as that, as the
+    /// sweep does), the thread's CPU clock and run-queue delay. Nothing by default.
+    fn cpu_sample(&mut self, _thread: ThreadId, _t: u64, _cpu_ns: u64, _delay_ns: Option<u64>) {}
 
     /// At a `cpu` sample of `thread` (the event applied next), `ns` of its time in `from`
     /// moved to rc.cpu: pc time since its previous sample, li, ip or sl time since its previous
@@ -426,25 +445,49 @@ impl<'s> Sweep<'s> {
     /// what was read. The first violation of each rule of the log is placed in the file
     /// ([`LogReader::place`]).
     pub fn read(&mut self, log: &mut LogReader) -> Result<(), LogError> {
-        log.for_each_placed(|e, symbols, place| {
-            self.event(e, symbols);
-            if let Some(sink) = self.sink.as_deref_mut() {
-                sink.event(e, symbols);
-            }
-            if self.violations.unplaced() {
-                self.violations.place(&place);
-            }
-        })
+        self.read_tapped(log, None::<fn(&Event)>)
+    }
+
+    /// [`Sweep::read`], and every event of the log also goes to `tap`, in order, on a thread
+    /// of its own when the log is decoded on a second one
+    /// ([`LogReader::for_each_placed_tapped`]).
+    pub fn read_tapped(
+        &mut self,
+        log: &mut LogReader,
+        tap: Option<impl FnMut(&Event) + Send>,
+    ) -> Result<(), LogError> {
+        let wants_events = self.sink.as_deref().is_some_and(|s| s.wants_events());
+        log.for_each_placed_tapped(
+            |e, symbols, place| {
+                self.event(e, symbols);
+                if let Some(sink) = self.sink.as_deref_mut() {
+                    if wants_events {
+                        sink.event(e, symbols);
+                    }
+                    if let EventKind::Cpu {
+                        thread_cpu_ns,
+                        run_delay_ns,
+                    } = e.kind
+                        && (e.thread as usize) < self.p
+                    {
+                        sink.cpu_sample(e.thread, self.last_t, thread_cpu_ns, run_delay_ns);
+                    }
+                }
+                if self.violations.unplaced() {
+                    self.violations.place(&place);
+                }
+            },
+            tap,
+        )
     }
 
     #[cold]
     #[inline(never)]
     fn drain(&mut self, symbols: &Symbols) {
         if let Some(sink) = self.sink.as_deref_mut() {
-            for interval in self.pending.drain(..) {
-                sink.interval(&interval, symbols);
-            }
+            sink.intervals(&self.pending, symbols);
         }
+        self.pending.clear();
     }
 
     /// Closes the window and returns the totals. The window ends at the last `stop`; when a
