@@ -672,9 +672,10 @@ impl Sim<'_> {
 
 /// Run to block (docs/whatif.md#the-sharing-rule): a processor runs one thread at a time.
 impl Sim<'_> {
-    /// Thread `i`, whose demand is set, computes from `t`: on the processor it holds, else
-    /// on its own processor if idle, else on an idle one of the shared processors, else it
-    /// queues on its own (the one it last ran on).
+    /// Thread `i`, whose demand is set, computes from `t`: on the processor it holds (no
+    /// switch), else on its own processor if idle, else on an idle one of the shared
+    /// processors, else it queues on its own (the one it last ran on); a shared processor
+    /// spends the switch before it runs.
     fn runnable(&mut self, i: usize, t: f64) {
         let own = self.of[i] as usize;
         let me = i as ThreadId;
@@ -703,11 +704,17 @@ impl Sim<'_> {
                 self.of[i] = k as u32;
                 self.advance(k, t);
                 let slice = self.slice();
+                // A shared processor switches to it even from idle: past the cores the cores
+                // are seldom idle (docs/whatif.md#the-sharing-rule).
+                let wake = match self.run_to_block {
+                    Some((_, switch)) if self.pool.binary_search(&(k as u32)).is_ok() => switch,
+                    _ => 0.0,
+                };
                 let proc = &mut self.processors[k];
                 proc.holder = Some(me);
                 proc.busy = true;
-                proc.from = t;
-                proc.slice_end = t + slice;
+                proc.from = t + wake;
+                proc.slice_end = t + wake + slice;
                 self.reschedule(k);
             }
             None => {
