@@ -40,8 +40,9 @@ pub struct WhatifArgs {
     /// processor, microseconds [default: 3000].
     #[arg(long, value_name = "US")]
     slice_us: Option<f64>,
-    /// With --sharing run-to-block: what a processor spends switching from one thread to the
-    /// next, microseconds [default: 0].
+    /// With --sharing run-to-block: what a shared processor spends each time it starts a
+    /// thread that was not running on it (a switch, or a wake-up from idle), microseconds
+    /// [default: 0].
     #[arg(long, value_name = "US")]
     switch_us: Option<f64>,
     /// A target file (TOML: group, machine, demand, sharing, slice_us, switch_us, [speed]);

@@ -40,7 +40,8 @@ pub enum Sharing {
     RunToBlock {
         /// The longest a thread runs while others queue for its processor, ns.
         slice_ns: f64,
-        /// What the processor spends going from one thread to the next, ns.
+        /// What a shared processor spends each time it starts a thread that was not running
+        /// on it (from its queue, or woken onto it while idle), ns.
         switch_ns: f64,
     },
 }
