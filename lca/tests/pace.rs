@@ -595,6 +595,37 @@ fn the_builder_fits_a_switch_per_round_from_the_runs_past_the_cores() {
         (region - expected).abs() < 0.15 * expected,
         "{region} vs {expected}"
     );
+    // Both sharings were fitted to the runs past the cores; the one kept is the closer, and
+    // the file's [error] is its own.
+    let note = m
+        .notes
+        .iter()
+        .find(|n| n.starts_with("hardware.sharing: "))
+        .unwrap_or_else(|| panic!("{:?}", m.notes));
+    let percents: Vec<f64> = note
+        .split_whitespace()
+        .filter_map(|w| w.trim_end_matches([',', ':']).strip_suffix('%'))
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let (blocked, shared) = (percents[0], percents[1]);
+    let kept = if blocked < shared {
+        lca::pace::model::CoreSharing::RunToBlock
+    } else {
+        lca::pace::model::CoreSharing::Processor
+    };
+    assert_eq!(m.hardware.sharing, kept, "{note}");
+    let sd = 100.0 * m.error.unwrap().relative_sd;
+    assert!((sd - blocked.min(shared)).abs() < 0.06, "{sd} vs {note}");
+    let mut other = m.clone();
+    other.hardware.sharing = match kept {
+        lca::pace::model::CoreSharing::RunToBlock => lca::pace::model::CoreSharing::Processor,
+        lca::pace::model::CoreSharing::Processor => lca::pace::model::CoreSharing::RunToBlock,
+    };
+    assert_ne!(
+        other.evaluate(&[1000.0, 4.0]).unwrap().t_p,
+        m.evaluate(&[1000.0, 4.0]).unwrap().t_p,
+        "the two sharings differ"
+    );
 }
 
 /// `shared_log` with every time `k` times as long but the CPU clocks as they were: a run the
