@@ -181,6 +181,50 @@ fn a_thread_in_no_group_keeps_its_processor() {
     assert_eq!(time_of(&out, 1, "work_end"), 200);
 }
 
+#[test]
+fn a_thread_that_computes_until_its_last_event_gives_up_its_processor() {
+    // Thread 0's work is still open at its stop: the processor goes to thread 1 then (100 ns),
+    // which ends at 200 instead of the replay stalling.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+100 0 stop
+100 1 work_end
+100 1 stop
+";
+    let (out, predicted) = replay(log, &run_to_block("0,1", 3e6, 0.0));
+    assert_eq!(time_of(&out, 0, "stop"), 100);
+    assert_eq!(time_of(&out, 1, "work_end"), 200);
+    assert_eq!(predicted, 200);
+}
+
+#[test]
+fn two_events_at_one_time_inside_a_computation_keep_the_processor() {
+    // Thread 0 sends twice at 50, inside its work: it keeps the processor (no switch), ends
+    // at 100 + one switch; thread 1 then runs: 200 + two switches.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+50 0 send 1 0 8
+50 0 send 1 1 8
+100 0 work_end
+100 1 work_end
+100 1 recv 0 0 8
+100 1 recv 0 1 8
+100 0 stop
+100 1 stop
+";
+    let (out, predicted) = replay(log, &run_to_block("0,1", 3e6, 5.0));
+    assert_eq!(time_of(&out, 0, "send 1 1 8"), 55);
+    assert_eq!(time_of(&out, 0, "work_end"), 105);
+    assert_eq!(time_of(&out, 1, "work_end"), 210);
+    assert_eq!(predicted, 210);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(100))]
 

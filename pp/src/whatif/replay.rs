@@ -420,6 +420,12 @@ impl Sim<'_> {
     /// Thread `i` has had its previous event (or the run begins) at `t`: its next step.
     fn begin(&mut self, i: usize, t: f64) -> Result<()> {
         if !self.read(i)? {
+            // Its last event: a processor it still holds goes to the next (run to block).
+            let p = self.of[i] as usize;
+            if self.run_to_block.is_some() && self.processors[p].holder == Some(i as ThreadId) {
+                self.advance(p, t);
+                self.release(p, t);
+            }
             return Ok(());
         }
         let lane = &self.lanes[i];
@@ -457,8 +463,9 @@ impl Sim<'_> {
             self.reschedule(p);
             Ok(())
         } else {
-            if self.run_to_block.is_some() {
-                // It blocks: the next runnable thread gets its processor.
+            if self.run_to_block.is_some() && !computes {
+                // It blocks (a computation of no length, two events at one time inside a
+                // `work`, does not): the next runnable thread gets its processor.
                 let p = self.of[i] as usize;
                 if self.processors[p].holder == Some(i as ThreadId) {
                     self.advance(p, t);
