@@ -261,6 +261,22 @@ proptest! {
         );
         prop_assert!(attribution(&out).warnings.is_empty(), "{:?}", attribution(&out).warnings);
     }
+
+    #[test]
+    fn two_shared_processors_take_at_least_half_the_work_and_break_no_rule(
+        seed in any::<u64>(), p in 4u32..7, rounds in 1usize..8, switch in 0u32..20
+    ) {
+        // Threads on two processors, moving to the idle one: the work is done on two
+        // processors at most, and every event is replayed into a valid log.
+        let (log, _) = random_log(seed, p, rounds, true, true);
+        let even: Vec<String> = (0..p).step_by(2).map(|t| t.to_string()).collect();
+        let odd: Vec<String> = (1..p).step_by(2).map(|t| t.to_string()).collect();
+        let spec = format!("{}/{}", even.join(","), odd.join(","));
+        let (out, predicted) = replay(&log, &run_to_block(&spec, 50.0, f64::from(switch)));
+        let work = attribution(&log).totals.get(pp::profile::Category::Pc) as u64;
+        prop_assert!(2 * predicted + 2 >= work, "{} < {} / 2", predicted, work);
+        prop_assert!(attribution(&out).warnings.is_empty(), "{:?}", attribution(&out).warnings);
+    }
 }
 
 fn pp(args: &[&str]) -> (bool, String, String) {
