@@ -1,7 +1,7 @@
 //! Benchmark: evaluating PACE models of fft2d (docs/pace.md#cost). The models are
 //! `lca/tests/data/pace/fft2d-{dp,tp}.toml`, built by `lca pace build` from a small study on a
 //! 2-core VM (p = 2..4, n = 64, 256). Prints ms per point at single points, the time of 10^4
-//! points, and the latency of a choice between the two; run with
+//! points, the latency of a choice between the two, and tp replayed run to block; run with
 //! `cargo bench -p lca --bench pace`.
 
 use std::hint::black_box;
@@ -26,6 +26,19 @@ fn main() {
                 median.as_secs_f64() * 1e3
             );
         }
+    }
+    // The same tp model replayed run to block (docs/pace.md#evaluation): a queue a core.
+    let mut blocking = tp.clone();
+    blocking.hardware.sharing = lca::pace::model::CoreSharing::RunToBlock;
+    for (n, p) in [(256.0, 6.0), (512.0, 16.0), (512.0, 64.0)] {
+        let (min, median) = time(runs, || {
+            black_box(blocking.evaluate(black_box(&[n, p])).unwrap());
+        });
+        println!(
+            "tp run-to-block n={n} p={p}: {:.3} ms per point (median {:.3})",
+            min.as_secs_f64() * 1e3,
+            median.as_secs_f64() * 1e3
+        );
     }
     let points: Vec<[f64; 2]> = (0..10_000)
         .map(|i| [[64.0, 128.0, 256.0, 512.0][i % 4], (2 + (i / 4) % 7) as f64])

@@ -14,7 +14,8 @@ use pp::log::LogReader;
 
 use super::detect::{LogSeen, detect};
 use super::model::{
-    Activity, Application, Error, Handoff, Hardware, Members, PaceModel, Split, Step,
+    Activity, Application, CoreSharing, DEFAULT_SLICE_S, Error, Handoff, Hardware, Members,
+    PaceModel, Split, Step,
 };
 use super::spin::{Spin, spin};
 
@@ -164,14 +165,37 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             wait_cpu: wait_cpu(&runs, &mut notes),
             machine: None,
             network,
+            sharing: CoreSharing::Processor,
+            slice_s: DEFAULT_SLICE_S,
         },
         error: None,
         notes: Vec::new(),
     };
     model.hardware.load = load(&model, &runs, &mut notes)?;
-    model.hardware.compute_shared = compute_shared(&model, &runs, &mut notes)?;
-    model.notes = notes;
+    // Each sharing of a core past the cores, `compute_shared` fitted for it; the one closer
+    // to the training runs is kept (docs/pace.md#how-the-template-is-derived).
+    let mut shared = notes.clone();
+    model.hardware.compute_shared = compute_shared(&model, &runs, &mut shared)?;
     model.error = Some(error(&model, &runs)?);
+    if runs.iter().any(|r| r.seen.p > model.hardware.cores) {
+        let mut other = model.clone();
+        other.hardware.sharing = CoreSharing::RunToBlock;
+        let mut blocked = notes.clone();
+        other.hardware.compute_shared = compute_shared(&other, &runs, &mut blocked)?;
+        other.error = Some(error(&other, &runs)?);
+        let sd = |m: &PaceModel| m.error.map_or(f64::INFINITY, |e| e.relative_sd);
+        let (a, b) = (sd(&model), sd(&other));
+        if b < a {
+            (model, shared) = (other, blocked);
+        }
+        shared.push(format!(
+            "hardware.sharing: run to block fits the training runs' T_p to {:.1}% (RMS of ln), processor sharing to {:.1}%: {} kept",
+            100.0 * b,
+            100.0 * a,
+            if b < a { "run to block" } else { "processor sharing" }
+        ));
+    }
+    model.notes = shared;
     Ok(model)
 }
 
@@ -975,8 +999,11 @@ fn subtask(
 }
 
 /// A hardware parameter fitted to the `T_p` of some of the runs: the value from 0 to `max` that
-/// makes the model closest to them (least squares of `ln(measured / predicted)`), searched on a
-/// grid of `max / 80`, then of a tenth of that around the best. `None` without such runs.
+/// makes the model closest to them (the least sum of [`huber`]'s loss of `ln(measured /
+/// predicted)`: squares up to 25% off, linear beyond, so that one run far off does not pull
+/// it: docs/pace.md#how-the-template-is-derived),
+/// searched on a grid of `max / 80`, then of a tenth of that around the best. `None` without
+/// such runs.
 fn fit_hardware(
     model: &PaceModel,
     runs: &[&Measured],
@@ -995,7 +1022,7 @@ fn fit_hardware(
             let e = trial.evaluate(&point).map_err(|e| {
                 anyhow::anyhow!("{}: the model cannot evaluate its own run: {e}", r.name)
             })?;
-            sum += (r.wall_s / e.t_p).ln().powi(2);
+            sum += huber((r.wall_s / e.t_p).ln());
         }
         Ok(sum)
     };
@@ -1051,6 +1078,19 @@ fn load(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result
     }
     Ok(load)
 }
+
+/// Huber's loss of a residual: its square within [`HUBER_DELTA`], linear beyond.
+fn huber(r: f64) -> f64 {
+    let d = HUBER_DELTA;
+    if r.abs() <= d {
+        r * r
+    } else {
+        d * (2.0 * r.abs() - d)
+    }
+}
+
+/// Where [`huber`] turns linear: `ln(1.25)`, a run 25% off.
+pub const HUBER_DELTA: f64 = 0.223_143_551_314_209_76;
 
 /// The largest `hardware.load` the builder fits, per core.
 pub const MAX_LOAD_PER_CORE: f64 = 16.0;

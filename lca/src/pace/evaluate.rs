@@ -1,6 +1,7 @@
 //! The evaluation of a PACE model at a point (docs/pace.md#evaluation): the template's log of a
 //! few iterations ([`super::schedule`]), replayed by `pp whatif`'s engine on the hardware's
-//! cores (threads dealt round robin onto them, processor sharing where a core has several),
+//! cores (threads dealt round robin onto them; where a core has several, processor sharing or
+//! one at a time until each blocks, as the hardware's `sharing` says),
 //! attributed by `pp`'s sweep, and scaled from the iterations replayed to the whole loop.
 
 use std::collections::BTreeMap;
@@ -67,6 +68,7 @@ impl PaceModel {
             .map_err(|e| format!("the template's log: {e:#}"))?;
         let mut target = Target {
             groups: sharing(shape.p, self.hardware.cores),
+            sharing: self.hardware.whatif_sharing(),
             ..Target::default()
         };
         if let Some(m) = &self.hardware.machine {

@@ -11,7 +11,8 @@ use toml::Spanned;
 
 use super::messages::{Messages, Network, Pattern};
 use super::model::{
-    Activity, Application, Error, Handoff, Hardware, Members, PaceModel, Split, Step, known,
+    Activity, Application, CoreSharing, DEFAULT_SLICE_S, Error, Handoff, Hardware, Members,
+    PaceModel, Split, Step, known,
 };
 
 /// The most iterations a model replays at a point (each is `p` threads' events).
@@ -127,6 +128,9 @@ struct HardwareRecord {
     machine: Option<String>,
     network_alpha_s: Option<f64>,
     network_bytes_per_s: Option<f64>,
+    #[serde(default)]
+    sharing: Option<String>,
+    slice_s: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -466,6 +470,26 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             ));
         }
     };
+    let sharing = match h.sharing.as_deref() {
+        None | Some("processor") => CoreSharing::Processor,
+        Some("run-to-block") => CoreSharing::RunToBlock,
+        Some(other) => {
+            return Err(fail(
+                h_line,
+                format!(
+                    "hardware.sharing = '{}': expected processor or run-to-block",
+                    files::quote::excerpt(other, 40)
+                ),
+            ));
+        }
+    };
+    let slice_s = h.slice_s.unwrap_or(DEFAULT_SLICE_S);
+    if !(slice_s.is_finite() && (1e-9..=1e3).contains(&slice_s)) {
+        return Err(fail(
+            h_line,
+            format!("hardware.slice_s = {slice_s}: not a number of seconds from 1e-9 to 1000"),
+        ));
+    }
     let error = match r.error {
         Some(e) => {
             let line = Some(line_of(e.span().start));
@@ -538,6 +562,8 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             wait_cpu: h.wait_cpu,
             machine: h.machine,
             network,
+            sharing,
+            slice_s,
         },
         error,
         notes: r.notes,
@@ -667,6 +693,15 @@ pub fn write(model: &PaceModel) -> String {
         number(h.load),
         number(h.compute_shared),
         number(h.wait_cpu)
+    );
+    let sharing = match h.sharing {
+        CoreSharing::Processor => "processor",
+        CoreSharing::RunToBlock => "run-to-block",
+    };
+    let _ = writeln!(
+        out,
+        "sharing = \"{sharing}\"\nslice_s = {}",
+        number(h.slice_s)
     );
     if let Some(m) = &h.machine {
         let _ = writeln!(out, "machine = {}", quoted(m));

@@ -155,7 +155,29 @@ pub struct Hardware {
     /// The network fitted from the logs' own messages, which times them where no machine
     /// file does (an MPI template).
     pub network: Option<super::messages::Network>,
+    /// How a core serves the threads dealt onto it past the cores (docs/pace.md#evaluation).
+    pub sharing: CoreSharing,
+    /// With [`CoreSharing::RunToBlock`]: the longest a thread runs while others wait for its
+    /// core, seconds (Linux's slice, assumed 3 ms).
+    pub slice_s: f64,
 }
+
+/// How a core serves the threads dealt onto it (`pp whatif`'s sharing rule,
+/// docs/whatif.md#the-sharing-rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CoreSharing {
+    /// All at once, each at `1/k` of the core; a step pays `switch_s` per round of its
+    /// members after the first ([`Members::rounds`]). A file without `sharing` has this.
+    #[default]
+    Processor,
+    /// One at a time, each until it blocks or its slice ends, the core spending `switch_s`
+    /// going from one to the next; a woken thread takes an idle core if there is one, else
+    /// queues on its own.
+    RunToBlock,
+}
+
+/// [`Hardware::slice_s`] when a file leaves it out: 3 ms.
+pub const DEFAULT_SLICE_S: f64 = 3e-3;
 
 /// How far `p` threads share `cores`: `(p - cores) / cores`, at most 1 (a thread woken on a
 /// shared core waits about one scheduler slice, however many share it).
@@ -227,9 +249,24 @@ impl Hardware {
     }
 
     /// The fork-and-join latency of a step whose busiest core runs `rounds` of its members
-    /// one after another ([`Members::rounds`]), seconds.
+    /// one after another ([`Members::rounds`]), seconds. Run to block, the switches are the
+    /// replay's, on the cores: `fork_join_s` alone.
     pub fn fork_join(&self, rounds: u32) -> f64 {
+        if self.sharing == CoreSharing::RunToBlock {
+            return self.fork_join_s;
+        }
         self.fork_join_s + f64::from(rounds.saturating_sub(1)) * self.switch_s
+    }
+
+    /// How `pp whatif`'s replay shares a core among the threads dealt onto it.
+    pub fn whatif_sharing(&self) -> pp::whatif::Sharing {
+        match self.sharing {
+            CoreSharing::Processor => pp::whatif::Sharing::Processor,
+            CoreSharing::RunToBlock => pp::whatif::Sharing::RunToBlock {
+                slice_ns: self.slice_s * 1e9,
+                switch_ns: self.switch_s * 1e9,
+            },
+        }
     }
 
     /// The hand-off latency at `p` threads, seconds.

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use pp::whatif::{Demand, WhatifOptions};
+use pp::whatif::{Demand, Sharing, WhatifOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct WhatifArgs {
@@ -31,7 +31,22 @@ pub struct WhatifArgs {
         hide_possible_values = true
     )]
     demand: Option<Demand>,
-    /// A target file (TOML: group, machine, demand, [speed]); the options above override it.
+    /// How a shared processor serves its threads: `processor`, all at once at 1/k each, or
+    /// `run-to-block`, one at a time until it blocks or its slice ends, a woken thread on an
+    /// idle processor of the shared ones, else queued on its own [default: processor].
+    #[arg(long, value_name = "processor|run-to-block", value_parser = parse_sharing)]
+    sharing: Option<Sharing>,
+    /// With --sharing run-to-block: the longest a thread runs while others wait for its
+    /// processor, microseconds [default: 3000].
+    #[arg(long, value_name = "US")]
+    slice_us: Option<f64>,
+    /// With --sharing run-to-block: what a shared processor spends each time it starts a
+    /// thread that was not running on it (a switch, or a wake-up from idle), microseconds
+    /// [default: 0].
+    #[arg(long, value_name = "US")]
+    switch_us: Option<f64>,
+    /// A target file (TOML: group, machine, demand, sharing, slice_us, switch_us, [speed]);
+    /// the options above override it.
     #[arg(long, value_name = "FILE.toml")]
     target: Option<PathBuf>,
     /// The predicted log to write (text or binary as the input; `-`: standard output, text
@@ -51,6 +66,9 @@ pub fn whatif(args: WhatifArgs) -> Result<()> {
         machine: args.machine,
         speed: args.speed,
         demand: args.demand,
+        sharing: args.sharing,
+        slice_us: args.slice_us,
+        switch_us: args.switch_us,
         target: args.target,
         out: args.out,
         force: args.force,
@@ -65,4 +83,8 @@ pub fn whatif(args: WhatifArgs) -> Result<()> {
         return Ok(());
     }
     crate::write_stdout(&report)
+}
+
+fn parse_sharing(s: &str) -> Result<Sharing, String> {
+    s.parse()
 }

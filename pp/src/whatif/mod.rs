@@ -28,7 +28,7 @@ pub mod write;
 pub use load::MeasuredRun;
 pub use predict::{PredictedLog, Walls, predict};
 pub use replay::{Predicted, Sample, replay};
-pub use target::{Demand, Target, load_machine, parse_groups};
+pub use target::{Demand, Sharing, Target, load_machine, parse_groups};
 
 use std::path::{Path, PathBuf};
 
@@ -52,6 +52,13 @@ pub struct WhatifOptions {
     /// What a computation demands of its processor (default: the target file's, else
     /// [`Demand::Elapsed`]).
     pub demand: Option<Demand>,
+    /// How a shared processor serves its threads (default: the target file's, else
+    /// [`Sharing::Processor`]).
+    pub sharing: Option<Sharing>,
+    /// [`Sharing::RunToBlock`]'s slice, microseconds.
+    pub slice_us: Option<f64>,
+    /// [`Sharing::RunToBlock`]'s switch cost, microseconds.
+    pub switch_us: Option<f64>,
     /// A target file; the options above override it.
     pub target: Option<PathBuf>,
     /// The predicted log to write (`-`: standard output, text only).
@@ -92,6 +99,18 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     if let Some(d) = args.demand {
         target.demand = d;
     }
+    if let Some(s) = args.sharing {
+        // The file's slice and switch stay unless the options give others.
+        if !matches!(
+            (s, target.sharing),
+            (Sharing::RunToBlock { .. }, Sharing::RunToBlock { .. })
+        ) {
+            target.sharing = s;
+        }
+    }
+    target
+        .set_run_to_block(args.slice_us, args.switch_us)
+        .map_err(|e| anyhow::anyhow!("--{}", e.to_string().replace('_', "-")))?;
     let path = args.log.clone();
     let name = if path.as_os_str() == "-" {
         "stdin".to_string()

@@ -5,7 +5,11 @@
 //! processor time, the measured time divided by the stretch's speed factor), or a wait held
 //! for its measured time when no other thread is known to have ended it (0 when one is),
 //! then no earlier than each of its dependencies (another thread's event plus a latency).
-//! A processor serves its runnable members fairly: `k` of them each progress at `1/k`.
+//! A processor serves its runnable members fairly: `k` of them each progress at `1/k`
+//! ([`Sharing::Processor`]), or one at a time until it blocks or its slice ends, a switch
+//! between two ([`Sharing::RunToBlock`], docs/whatif.md#the-sharing-rule).
+
+use std::collections::VecDeque;
 
 use anyhow::{Result, bail};
 
@@ -17,7 +21,7 @@ use super::pending::Pending;
 use super::record::{Latency, Record};
 use super::sampled::Sampled;
 use super::streams::{Cursor, Streams};
-use super::target::{Demand, Target};
+use super::target::{Demand, Sharing, Target};
 use super::times::Times;
 use crate::event::{EventKind, ThreadId};
 
@@ -117,8 +121,19 @@ struct Lane {
 
 #[derive(Debug, Default)]
 struct Processor {
+    /// Its members computing (processor sharing).
     running: Vec<ThreadId>,
     last: f64,
+    /// Run to block: the thread that has it (computing, or at an event between two steps).
+    holder: Option<ThreadId>,
+    /// Run to block: whether the holder computes.
+    busy: bool,
+    /// Run to block: when the holder starts to progress (after the switch to it).
+    from: f64,
+    /// Run to block: when the holder's slice ends.
+    slice_end: f64,
+    /// Run to block: the runnable threads waiting for it, first come first served.
+    queue: VecDeque<ThreadId>,
 }
 
 struct Sim<'a> {
@@ -157,6 +172,11 @@ struct Sim<'a> {
     alone: bool,
     /// Threads whose next event is due (at their `until`), when `alone`.
     ready: Vec<ThreadId>,
+    /// Run to block: (slice, switch), ns; `None` for processor sharing.
+    run_to_block: Option<(f64, f64)>,
+    /// Run to block: the processors shared by several threads, among which a thread that
+    /// becomes runnable may move to an idle one.
+    pool: Vec<u32>,
 }
 
 /// What the replay leaves of its simulation besides the predicted log's blocks.
@@ -229,6 +249,16 @@ fn simulate(
         members[m as usize] += 1;
     }
     let alone = members.iter().all(|&k| k <= 1);
+    let pool = (0..n_processors as u32)
+        .filter(|&k| members[k as usize] > 1)
+        .collect();
+    let run_to_block = match target.sharing {
+        Sharing::Processor => None,
+        Sharing::RunToBlock {
+            slice_ns,
+            switch_ns,
+        } => Some((slice_ns.max(1.0), switch_ns.max(0.0))),
+    };
     let mut sim = Sim {
         records,
         shares,
@@ -274,6 +304,8 @@ fn simulate(
         woken: Vec::new(),
         alone,
         ready: Vec::new(),
+        run_to_block,
+        pool,
     };
     // The times count from the run's first event: the earliest of the threads' first.
     let mut origin = None::<u64>;
@@ -388,6 +420,12 @@ impl Sim<'_> {
     /// Thread `i` has had its previous event (or the run begins) at `t`: its next step.
     fn begin(&mut self, i: usize, t: f64) -> Result<()> {
         if !self.read(i)? {
+            // Its last event: a processor it still holds goes to the next (run to block).
+            let p = self.of[i] as usize;
+            if self.run_to_block.is_some() && self.processors[p].holder == Some(i as ThreadId) {
+                self.advance(p, t);
+                self.release(p, t);
+            }
             return Ok(());
         }
         let lane = &self.lanes[i];
@@ -415,12 +453,25 @@ impl Sim<'_> {
                 th.until = t + th.remaining.max(0.0);
                 return self.resolve(i);
             }
+            if self.run_to_block.is_some() {
+                self.runnable(i, t);
+                return Ok(());
+            }
             let p = self.of[i] as usize;
             self.advance(p, t);
             self.processors[p].running.push(i as ThreadId);
             self.reschedule(p);
             Ok(())
         } else {
+            if self.run_to_block.is_some() && !computes {
+                // It blocks (a computation of no length, two events at one time inside a
+                // `work`, does not): the next runnable thread gets its processor.
+                let p = self.of[i] as usize;
+                if self.processors[p].holder == Some(i as ThreadId) {
+                    self.advance(p, t);
+                    self.release(p, t);
+                }
+            }
             // A wait that no dependency ended keeps its measured length: its partner is not
             // known, so neither is how its timing changed (with Demand::Cpu, the run-queue
             // delay around it may have accrued while it spun, and is not taken out).
@@ -561,6 +612,9 @@ impl Sim<'_> {
 
     /// Processor `p`'s members have progressed up to `t`.
     fn advance(&mut self, p: usize, t: f64) {
+        if self.run_to_block.is_some() {
+            return self.advance_one(p, t);
+        }
         let proc = &mut self.processors[p];
         let k = proc.running.len() as f64;
         let dt = t - proc.last;
@@ -575,6 +629,9 @@ impl Sim<'_> {
     }
 
     fn reschedule(&mut self, p: usize) {
+        if self.run_to_block.is_some() {
+            return self.reschedule_one(p);
+        }
         let proc = &mut self.processors[p];
         let k = proc.running.len() as f64;
         let least = proc
@@ -592,6 +649,9 @@ impl Sim<'_> {
 
     /// Processor `p`'s earliest computation ends at `t`.
     fn done(&mut self, p: usize, t: f64) -> Result<()> {
+        if self.run_to_block.is_some() {
+            return self.done_one(p, t);
+        }
         self.advance(p, t);
         let mut finished = std::mem::take(&mut self.woken);
         finished.clear();
@@ -613,6 +673,151 @@ impl Sim<'_> {
             self.resolve(r as usize)?;
         }
         self.woken = finished;
+        Ok(())
+    }
+}
+
+/// Run to block (docs/whatif.md#the-sharing-rule): a processor runs one thread at a time.
+impl Sim<'_> {
+    /// Thread `i`, whose demand is set, computes from `t`: on the processor it holds (no
+    /// switch), else on its own processor if idle, else on an idle one of the shared
+    /// processors, else it queues on its own (the one it last ran on); a shared processor
+    /// spends the switch before it runs.
+    fn runnable(&mut self, i: usize, t: f64) {
+        let own = self.of[i] as usize;
+        let me = i as ThreadId;
+        if self.processors[own].holder == Some(me) {
+            self.advance(own, t);
+            let proc = &mut self.processors[own];
+            proc.busy = true;
+            proc.from = proc.from.max(t);
+            self.reschedule(own);
+            return;
+        }
+        let idle = |p: usize, procs: &[Processor]| procs[p].holder.is_none();
+        let shared = self.pool.binary_search(&(own as u32)).is_ok();
+        let target = if idle(own, &self.processors) {
+            Some(own)
+        } else if shared {
+            self.pool
+                .iter()
+                .map(|&k| k as usize)
+                .find(|&k| idle(k, &self.processors))
+        } else {
+            None
+        };
+        match target {
+            Some(k) => {
+                self.of[i] = k as u32;
+                self.advance(k, t);
+                let slice = self.slice();
+                // A shared processor switches to it even from idle: past the cores the cores
+                // are seldom idle (docs/whatif.md#the-sharing-rule).
+                let wake = match self.run_to_block {
+                    Some((_, switch)) if self.pool.binary_search(&(k as u32)).is_ok() => switch,
+                    _ => 0.0,
+                };
+                let proc = &mut self.processors[k];
+                proc.holder = Some(me);
+                proc.busy = true;
+                proc.from = t + wake;
+                proc.slice_end = t + wake + slice;
+                self.reschedule(k);
+            }
+            None => {
+                self.advance(own, t);
+                self.processors[own].queue.push_back(me);
+                // Its slice now counts: a thread waits.
+                self.reschedule(own);
+            }
+        }
+    }
+
+    fn slice(&self) -> f64 {
+        self.run_to_block.map_or(f64::INFINITY, |(slice, _)| slice)
+    }
+
+    /// Processor `p`'s holder stops holding it at `t` (it blocks, or its slice ended and it
+    /// queued again): the first queued thread gets it after a switch.
+    fn release(&mut self, p: usize, t: f64) {
+        let switch = self.run_to_block.map_or(0.0, |(_, switch)| switch);
+        let slice = self.slice();
+        let proc = &mut self.processors[p];
+        proc.holder = proc.queue.pop_front();
+        proc.busy = proc.holder.is_some();
+        proc.from = t + switch;
+        proc.slice_end = proc.from + slice;
+        if let Some(h) = proc.holder {
+            self.of[h as usize] = p as u32;
+        }
+        self.reschedule(p);
+    }
+
+    /// Processor `p`'s holder has progressed up to `t` (not before the switch to it), and its
+    /// queued threads waited.
+    fn advance_one(&mut self, p: usize, t: f64) {
+        let proc = &mut self.processors[p];
+        let dt = t - proc.last;
+        if dt > 0.0 {
+            if let (Some(h), true) = (proc.holder, proc.busy) {
+                let ran = (t - proc.last.max(proc.from)).max(0.0);
+                let th = &mut self.threads[h as usize];
+                th.remaining -= ran;
+                th.delay += dt - ran;
+            }
+            for &q in &proc.queue {
+                self.threads[q as usize].delay += dt;
+            }
+        }
+        proc.last = proc.last.max(t);
+    }
+
+    /// Processor `p`'s next completion: its holder's demand done, or its slice's end while
+    /// others queue.
+    fn reschedule_one(&mut self, p: usize) {
+        let slot = (self.threads.len() + p) as u32;
+        let proc = &self.processors[p];
+        match (proc.holder, proc.busy) {
+            (Some(h), true) => {
+                let begin = proc.last.max(proc.from);
+                let mut end = begin + self.threads[h as usize].remaining.max(0.0);
+                if !proc.queue.is_empty() {
+                    end = end.min(proc.slice_end.max(begin));
+                }
+                self.pending.set(slot, end);
+            }
+            _ => self.pending.remove(slot),
+        }
+    }
+
+    /// Processor `p`'s holder's computation ends, or its slice, at `t`.
+    fn done_one(&mut self, p: usize, t: f64) -> Result<()> {
+        self.advance(p, t);
+        let Some(h) = self.processors[p].holder else {
+            return Ok(());
+        };
+        let tolerance = EPSILON.max(4.0 * t.abs() * f64::EPSILON);
+        if self.threads[h as usize].remaining > tolerance {
+            // Its slice ended: to the back of the queue.
+            if !self.processors[p].queue.is_empty() && t >= self.processors[p].slice_end {
+                self.processors[p].queue.push_back(h);
+                self.release(p, t);
+            } else {
+                self.reschedule(p);
+            }
+            return Ok(());
+        }
+        // It keeps the processor until its next event: computing again at once, it goes on.
+        self.processors[p].busy = false;
+        self.reschedule(p);
+        let h = h as usize;
+        self.threads[h].until = t;
+        self.resolve(h)?;
+        let due = self.lanes[h].met >= self.lanes[h].deps.len() && self.threads[h].until <= t;
+        if !due && self.processors[p].holder == Some(h as ThreadId) {
+            // Its event waits for another thread: it blocks.
+            self.release(p, t);
+        }
         Ok(())
     }
 }

@@ -24,6 +24,53 @@ pub struct Target {
     /// What a computation demands of its processor: its measured time, or the CPU time it
     /// received (for a source run that itself shared its processors).
     pub demand: Demand,
+    /// How a processor serves the threads it holds (docs/whatif.md#the-sharing-rule).
+    pub sharing: Sharing,
+}
+
+/// How a shared processor serves its threads (docs/whatif.md#the-sharing-rule).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Sharing {
+    /// Processor sharing: `k` runnable threads each progress at `1/k` at once.
+    #[default]
+    Processor,
+    /// One thread at a time, until it blocks or its slice ends, then the next runnable one
+    /// (first come, first served); a thread that becomes runnable takes an idle processor of
+    /// the shared ones if there is one (its own first), else queues on the one it last ran on.
+    RunToBlock {
+        /// The longest a thread runs while others queue for its processor, ns.
+        slice_ns: f64,
+        /// What a shared processor spends each time it starts a thread that was not running
+        /// on it (from its queue, or woken onto it while idle), ns.
+        switch_ns: f64,
+    },
+}
+
+impl Sharing {
+    /// Linux's slice, assumed (docs/whatif.md#the-sharing-rule): 3 ms.
+    pub const DEFAULT_SLICE_NS: f64 = 3e6;
+
+    /// Run to block with the default slice and no switch cost.
+    pub fn run_to_block() -> Sharing {
+        Sharing::RunToBlock {
+            slice_ns: Sharing::DEFAULT_SLICE_NS,
+            switch_ns: 0.0,
+        }
+    }
+}
+
+impl std::str::FromStr for Sharing {
+    type Err = String;
+
+    /// `processor` or `run-to-block` (the default slice, no switch cost), as `--sharing` and
+    /// the target file write it.
+    fn from_str(s: &str) -> Result<Sharing, String> {
+        match s {
+            "processor" => Ok(Sharing::Processor),
+            "run-to-block" => Ok(Sharing::run_to_block()),
+            _ => Err(format!("'{s}': expected processor or run-to-block")),
+        }
+    }
 }
 
 /// What a computation's demand for a processor is taken from.
@@ -65,6 +112,12 @@ struct File {
     speed: BTreeMap<String, f64>,
     #[serde(default)]
     demand: Option<Demand>,
+    #[serde(default)]
+    sharing: Option<String>,
+    #[serde(default)]
+    slice_us: Option<f64>,
+    #[serde(default)]
+    switch_us: Option<f64>,
 }
 
 impl Target {
@@ -104,6 +157,17 @@ impl Target {
         if let Some(d) = file.demand {
             target.demand = d;
         }
+        if let Some(s) = &file.sharing {
+            target.sharing = s.parse().map_err(|e: String| {
+                anyhow!(
+                    "{name}: sharing: {}",
+                    files::quote::excerpt(&e, MAX_MESSAGE)
+                )
+            })?;
+        }
+        target
+            .set_run_to_block(file.slice_us, file.switch_us)
+            .with_context(|| name.clone())?;
         for (region, factor) in file.speed {
             let factor = check_factor(factor)
                 .with_context(|| format!("{name}: speed.{}", crate::log::excerpt(&region)))?;
@@ -134,6 +198,40 @@ impl Target {
         }
         self.speeds.insert(name.to_string(), factor);
         Ok(())
+    }
+
+    /// Sets the slice and the switch cost of [`Sharing::RunToBlock`] (microseconds, as
+    /// `--slice-us` and `--switch-us` and the target file give them); either without that
+    /// sharing is an error.
+    pub fn set_run_to_block(
+        &mut self,
+        slice_us: Option<f64>,
+        switch_us: Option<f64>,
+    ) -> Result<()> {
+        let check = |what: &str, v: f64, least: f64| -> Result<f64> {
+            if !(v.is_finite() && v >= least && v <= 1e9) {
+                bail!("{what} = {v}: not a number of microseconds from {least} to 1e9");
+            }
+            Ok(v * 1e3)
+        };
+        match &mut self.sharing {
+            Sharing::RunToBlock {
+                slice_ns,
+                switch_ns,
+            } => {
+                if let Some(s) = slice_us {
+                    *slice_ns = check("slice_us", s, 1e-3)?;
+                }
+                if let Some(s) = switch_us {
+                    *switch_ns = check("switch_us", s, 0.0)?;
+                }
+                Ok(())
+            }
+            Sharing::Processor if slice_us.is_some() || switch_us.is_some() => {
+                bail!("slice_us and switch_us are for sharing = run-to-block")
+            }
+            Sharing::Processor => Ok(()),
+        }
     }
 
     /// True when nothing changes: the replay reproduces the run.
@@ -193,6 +291,18 @@ impl Target {
                 })
                 .collect();
             parts.push(format!("group:{}", g.join("/")));
+        }
+        if !groups.is_empty()
+            && let Sharing::RunToBlock {
+                slice_ns,
+                switch_ns,
+            } = self.sharing
+        {
+            parts.push(format!(
+                "sharing:run-to-block:slice={}us:switch={}us",
+                slice_ns / 1e3,
+                switch_ns / 1e3
+            ));
         }
         if self.demand == Demand::Cpu {
             parts.push("demand:cpu".to_string());

@@ -1,0 +1,348 @@
+//! `pp whatif --sharing run-to-block` (docs/whatif.md#the-sharing-rule) on hand-written logs
+//! with answers worked out by hand, each different under processor sharing; its invariants
+//! over random logs; its options' errors.
+
+use pp::log::{LogReader, TextWriter};
+use pp::profile::{Profile, profile_log};
+use pp::whatif::{MeasuredRun, Sharing, Target, parse_groups, predict};
+use proptest::prelude::*;
+use test_support::scratch;
+
+mod log_support;
+use log_support::activity::{FIGURE_1, random_log};
+
+fn target(spec: &str, sharing: Sharing) -> Target {
+    Target {
+        groups: parse_groups(spec).unwrap(),
+        sharing,
+        ..Target::default()
+    }
+}
+
+fn run_to_block(spec: &str, slice_ns: f64, switch_ns: f64) -> Target {
+    target(
+        spec,
+        Sharing::RunToBlock {
+            slice_ns,
+            switch_ns,
+        },
+    )
+}
+
+/// The predicted log as text (each thread's events in order, threads one after another), and
+/// the predicted wall.
+fn replay(text: &str, target: &Target) -> (String, u64) {
+    let reader = LogReader::from_bytes("test.log", text.as_bytes().to_vec()).unwrap();
+    let run = MeasuredRun::read(reader, "test.log", &target.speeds).unwrap();
+    let prediction = predict(&run, target).unwrap();
+    let mut w = TextWriter::new(Vec::new(), &prediction.header).unwrap();
+    let mut events = Vec::new();
+    for i in 0..run.header.p as usize {
+        events.extend(prediction.events(&run, i));
+    }
+    events.sort_by_key(|e| (e.t, e.thread));
+    for e in &events {
+        w.write_event(e, &run.symbols).unwrap();
+    }
+    (
+        String::from_utf8(w.finish().unwrap()).unwrap(),
+        prediction.walls.predicted,
+    )
+}
+
+/// The predicted time of the first line of `thread` that is `what`.
+fn time_of(log: &str, thread: u32, what: &str) -> u64 {
+    log.lines()
+        .skip(1)
+        .find(|l| {
+            let f: Vec<&str> = l.splitn(3, ' ').collect();
+            f[1] == thread.to_string() && f[2] == what
+        })
+        .unwrap_or_else(|| panic!("no '{what}' of thread {thread} in\n{log}"))
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn attribution(text: &str) -> Profile {
+    let mut reader = LogReader::from_bytes("p.log", text.as_bytes().to_vec()).unwrap();
+    profile_log(&mut reader, None, None).whole("p.log").unwrap()
+}
+
+#[test]
+fn figure_1_one_thread_runs_until_it_blocks_then_the_other() {
+    // Threads 0 and 1 share a processor, which spends 5 ns on each switch to a thread. Thread
+    // 0 has it first (the first runnable): the switch, then its 10 ns alone; it waits from 15
+    // (under processor sharing, from 20). Then the switch to thread 1 and its 70 ns: its send
+    // at 90; the receive 1 ns later, 91, a switch back to thread 0 (the processor was idle)
+    // and its 10 ns: 106.
+    let (log, predicted) = replay(FIGURE_1, &run_to_block("0,1", 3e6, 5.0));
+    assert_eq!(time_of(&log, 0, "wait_begin recv"), 15);
+    assert_eq!(time_of(&log, 1, "send 0 0 8"), 90);
+    assert_eq!(time_of(&log, 0, "recv 1 0 8"), 91);
+    assert_eq!(time_of(&log, 0, "stop"), 106);
+    assert_eq!(predicted, 106);
+    assert!(
+        log.starts_with(
+            "pplog 1 p=3 predicted=group:0,1;sharing:run-to-block:slice=3000us:switch=0.005us\n"
+        ),
+        "{log}"
+    );
+    // Runnable without the processor: thread 0 during its two switches (10 ns), thread 1
+    // while thread 0 ran and during its switch (15 + 5 ns): 30 ns of rc.cpu.
+    let a = attribution(&log);
+    assert_eq!(a.totals.sub("rc.cpu"), Some(30));
+    // Without a switch cost thread 0 waits from 10 and the run ends at 91, as under sharing.
+    let (free, predicted) = replay(FIGURE_1, &run_to_block("0,1", 3e6, 0.0));
+    assert_eq!(time_of(&free, 0, "wait_begin recv"), 10);
+    assert_eq!(predicted, 91);
+    // Processor sharing: the first wait at 20, what this test tells apart.
+    let (shared, _) = replay(FIGURE_1, &target("0,1", Sharing::Processor));
+    assert_eq!(time_of(&shared, 0, "wait_begin recv"), 20);
+}
+
+const TWO_THREADS: &str = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+100000000 0 work_end
+100000000 1 work_end
+100000000 0 stop
+100000000 1 stop
+";
+
+#[test]
+fn two_threads_that_never_block_take_turns_a_slice_each() {
+    // 100 ms each, slices of 3 ms, a switch of 1 us before each: 33 slices each (198 ms of
+    // work, 66 switches), then thread 0's last 1 ms ends at 199 ms + 67 switches, and
+    // thread 1's after one more switch, at 200 ms + 68 switches.
+    let (log, predicted) = replay(TWO_THREADS, &run_to_block("0,1", 3e6, 1e3));
+    assert_eq!(time_of(&log, 0, "work_end"), 199_000_000 + 67_000);
+    assert_eq!(time_of(&log, 1, "work_end"), 200_000_000 + 68_000);
+    assert_eq!(predicted, 200_068_000);
+    // Processor sharing ends both at 200 ms.
+    let (shared, _) = replay(TWO_THREADS, &target("0,1", Sharing::Processor));
+    assert_eq!(time_of(&shared, 0, "work_end"), 200_000_000);
+}
+
+#[test]
+fn a_runnable_thread_takes_an_idle_processor_of_the_shared_ones() {
+    // Threads 0 and 1 share processor 0, 2 and 3 processor 1; 2 and 3 wait until 1 ms.
+    // Thread 1 finds processor 0 busy and processor 1 idle: both end at 100 us (200 us under
+    // processor sharing, each on its own processor). Then 2 and 3 (their own processor 1
+    // now held by nobody, 0 too) each take one: 1 ms + 100 us.
+    let log = "pplog 1 p=4
+0 0 start
+0 1 start
+0 2 start
+0 3 start
+0 0 work_begin
+0 1 work_begin
+100000 0 work_end
+100000 1 work_end
+1000000 2 work_begin
+1000000 3 work_begin
+1100000 2 work_end
+1100000 3 work_end
+1100000 0 stop
+1100000 1 stop
+1100000 2 stop
+1100000 3 stop
+";
+    let (out, _) = replay(log, &run_to_block("0,1/2,3", 3e6, 0.0));
+    assert_eq!(time_of(&out, 0, "work_end"), 100_000);
+    assert_eq!(time_of(&out, 1, "work_end"), 100_000);
+    assert_eq!(time_of(&out, 2, "work_end"), 1_100_000);
+    assert_eq!(time_of(&out, 3, "work_end"), 1_100_000);
+    let (shared, _) = replay(log, &target("0,1/2,3", Sharing::Processor));
+    assert_eq!(time_of(&shared, 1, "work_end"), 200_000);
+}
+
+#[test]
+fn a_thread_in_no_group_keeps_its_processor() {
+    // Thread 2 is in no group: thread 1 may not move to its processor, and waits for 0.
+    let log = "pplog 1 p=3
+0 0 start
+0 1 start
+0 2 start
+0 0 work_begin
+0 1 work_begin
+100 0 work_end
+100 1 work_end
+100 0 stop
+100 1 stop
+100 2 stop
+";
+    let (out, _) = replay(log, &run_to_block("0,1", 3e6, 0.0));
+    assert_eq!(time_of(&out, 0, "work_end"), 100);
+    assert_eq!(time_of(&out, 1, "work_end"), 200);
+}
+
+#[test]
+fn a_thread_that_computes_until_its_last_event_gives_up_its_processor() {
+    // Thread 0's work is still open at its stop: the processor goes to thread 1 then (100 ns),
+    // which ends at 200 instead of the replay stalling.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+100 0 stop
+100 1 work_end
+100 1 stop
+";
+    let (out, predicted) = replay(log, &run_to_block("0,1", 3e6, 0.0));
+    assert_eq!(time_of(&out, 0, "stop"), 100);
+    assert_eq!(time_of(&out, 1, "work_end"), 200);
+    assert_eq!(predicted, 200);
+}
+
+#[test]
+fn two_events_at_one_time_inside_a_computation_keep_the_processor() {
+    // Thread 0 sends twice at 50, inside its work: it keeps the processor (no switch), ends
+    // at 100 + one switch; thread 1 then runs: 200 + two switches.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+50 0 send 1 0 8
+50 0 send 1 1 8
+100 0 work_end
+100 1 work_end
+100 1 recv 0 0 8
+100 1 recv 0 1 8
+100 0 stop
+100 1 stop
+";
+    let (out, predicted) = replay(log, &run_to_block("0,1", 3e6, 5.0));
+    assert_eq!(time_of(&out, 0, "send 1 1 8"), 55);
+    assert_eq!(time_of(&out, 0, "work_end"), 105);
+    assert_eq!(time_of(&out, 1, "work_end"), 210);
+    assert_eq!(predicted, 210);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn without_a_shared_processor_it_is_the_identity(
+        seed in any::<u64>(), p in 1u32..5, rounds in 1usize..10
+    ) {
+        let (log, _) = random_log(seed, p, rounds, true, true);
+        let (identity, walls) = replay(&log, &Target::default());
+        let (rtb, w) = replay(&log, &run_to_block("0", 3e6, 1e3));
+        prop_assert_eq!(walls, w);
+        prop_assert_eq!(identity, rtb);
+    }
+
+    #[test]
+    fn one_processor_takes_at_least_the_work_plus_no_more_than_the_wall_and_work_and_switches(
+        seed in any::<u64>(), p in 2u32..5, rounds in 1usize..8, switch in 0u32..20
+    ) {
+        // All on one processor, one at a time: never faster than the total demand, never
+        // slower than measured plus all of it plus a switch per event and per slice (a thread
+        // gets the processor after one of its events, or after another's slice ended); the
+        // predicted log breaks no rule.
+        let (log, _) = random_log(seed, p, rounds, true, true);
+        let all = (0..p).map(|t| t.to_string()).collect::<Vec<_>>().join(",");
+        let (out, predicted) = replay(&log, &run_to_block(&all, 50.0, f64::from(switch)));
+        let a = attribution(&log);
+        let work = a.totals.get(pp::profile::Category::Pc) as u64;
+        let measured = a.window.1 - a.window.0;
+        let switches = log.lines().count() as u64 + work / 50 + 1;
+        prop_assert!(predicted >= work, "{} < {}", predicted, work);
+        prop_assert!(
+            predicted <= measured + work + switches * u64::from(switch) + 2 * p as u64,
+            "{} > {} + {} + {} switches", predicted, measured, work, switches
+        );
+        prop_assert!(attribution(&out).warnings.is_empty(), "{:?}", attribution(&out).warnings);
+    }
+
+    #[test]
+    fn two_shared_processors_take_at_least_half_the_work_and_break_no_rule(
+        seed in any::<u64>(), p in 4u32..7, rounds in 1usize..8, switch in 0u32..20
+    ) {
+        // Threads on two processors, moving to the idle one: the work is done on two
+        // processors at most, and every event is replayed into a valid log.
+        let (log, _) = random_log(seed, p, rounds, true, true);
+        let even: Vec<String> = (0..p).step_by(2).map(|t| t.to_string()).collect();
+        let odd: Vec<String> = (1..p).step_by(2).map(|t| t.to_string()).collect();
+        let spec = format!("{}/{}", even.join(","), odd.join(","));
+        let (out, predicted) = replay(&log, &run_to_block(&spec, 50.0, f64::from(switch)));
+        let work = attribution(&log).totals.get(pp::profile::Category::Pc) as u64;
+        prop_assert!(2 * predicted + 2 >= work, "{} < {} / 2", predicted, work);
+        prop_assert!(attribution(&out).warnings.is_empty(), "{:?}", attribution(&out).warnings);
+    }
+}
+
+fn pp(args: &[&str]) -> (bool, String, String) {
+    let out = test_support::pp!().args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_options_and_the_target_file_set_it_and_refuse_bad_values_in_one_line() {
+    let dir = scratch("run-to-block");
+    let log = dir.join("fig1.log");
+    std::fs::write(&log, FIGURE_1).unwrap();
+    let out = dir.join("pred.log");
+    let (l, o) = (log.to_str().unwrap(), out.to_str().unwrap());
+    let base = ["whatif", l, "--group", "0,1", "--out", o, "--force"];
+    let with = |more: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(more);
+        pp(&a)
+    };
+    let (ok, stdout, stderr) = with(&["--sharing", "run-to-block", "--switch-us", "0.005"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("predicted wall: 0.000000106 s"), "{stdout}");
+    let target = dir.join("t.toml");
+    std::fs::write(
+        &target,
+        "group = \"0,1\"\nsharing = \"run-to-block\"\nswitch_us = 0.005\n",
+    )
+    .unwrap();
+    let t = target.to_str().unwrap();
+    let (ok, stdout, stderr) = pp(&["whatif", l, "--target", t, "--out", o, "--force"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("predicted wall: 0.000000106 s"), "{stdout}");
+    for (args, expected) in [
+        (
+            vec!["--sharing", "round-robin"],
+            "expected processor or run-to-block",
+        ),
+        (vec!["--switch-us", "1"], "for sharing = run-to-block"),
+        (
+            vec!["--sharing", "run-to-block", "--slice-us", "0"],
+            "--slice-us = 0: not a number of microseconds",
+        ),
+        (
+            vec!["--sharing", "run-to-block", "--switch-us=-1"],
+            "--switch-us = -1",
+        ),
+    ] {
+        let (ok, _, stderr) = with(&args);
+        assert!(!ok, "{args:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+        // clap's own error for a value it parses adds a usage hint; the rest are one line.
+        if !stderr.starts_with("error: invalid value") {
+            assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        }
+    }
+    std::fs::write(&target, "group = \"0,1\"\nsharing = \"fair\"\n").unwrap();
+    let (ok, _, stderr) = pp(&["whatif", l, "--target", t, "--out", o, "--force"]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("t.toml: sharing: 'fair': expected processor or run-to-block"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
