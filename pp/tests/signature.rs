@@ -230,6 +230,29 @@ fn the_threshold_is_raised_until_the_target_is_reached() {
 }
 
 #[test]
+fn computations_that_vary_tenfold_fold_by_their_operations_alone() {
+    // 100 sends whose computation is 50 or 1000 ns in an order without repeats (an LCG's bits) (a rayon worker's share
+    // of a region): up to 0.9 two clusters in an order with no repeats to fold; at the last
+    // rung, 1, one cluster and a loop of 100 (3 entries with the stop).
+    let mut text = String::from("pplog 1 p=1\n0 0 start\n");
+    let (mut t, mut x) = (0, 1u64);
+    for _ in 0..100 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        t += if (x >> 40) & 1 == 0 { 50 } else { 1000 };
+        text.push_str(&format!("{t} 0 send 0 1 8\n"));
+    }
+    text.push_str(&format!("{} 0 stop\n", t + 1));
+    let at = |threshold| signature_of(&text, Threshold::Fixed(threshold)).threads[0].size;
+    assert!(at(0.9) > 20, "at 0.9: {} entries", at(0.9));
+    assert_eq!(at(1.0), 3);
+    let s = signature_of(&text, Threshold::Target(30.0));
+    assert_eq!(s.threshold, 1.0);
+    assert_eq!(s.target, Some((30.0, true)));
+}
+
+#[test]
 fn pp_signature_prints_the_loops_of_a_log() {
     let dir = scratch("signature-cli");
     let mut text = String::from("pplog 1 p=2\n0 0 start\n0 1 start\n");
@@ -264,7 +287,7 @@ fn pp_signature_prints_the_loops_of_a_log() {
     .unwrap();
     assert_eq!(json["threads"][0]["structure"][0]["loop"], 10);
     let err = test_support::error_of(pp!().args(["signature", "--threshold", "1.5"]).arg(&log));
-    assert_eq!(err.trim_end(), "Error: --threshold: 1.5 is not in [0, 1)");
+    assert_eq!(err.trim_end(), "Error: --threshold: 1.5 is not in [0, 1]");
 }
 
 #[test]

@@ -24,8 +24,12 @@ pub use cluster::Cluster;
 pub use record::Recorded;
 pub use steps::{Op, Step};
 
-/// The thresholds tried, in order, when a target compression is given.
-pub const THRESHOLDS: [f64; 9] = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.9];
+/// The thresholds tried, in order, when a target compression is given. The last, 1, makes any
+/// two steps of one operation alike (their operations alone): where a thread's computation
+/// between the same two operations varies more than tenfold from one iteration to the next (a
+/// rayon worker's share of a region), no lower threshold folds its iterations into a loop
+/// (docs/skeletons.md#clustering).
+pub const THRESHOLDS: [f64; 10] = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.9, 1.0];
 
 /// An entry of a thread's signature: a step (its cluster's means) or a loop.
 #[derive(Debug, Clone, PartialEq)]
