@@ -25,7 +25,7 @@
 # application, scenario and method: median and range of the error; per method: mean |error|),
 # and prints the table (TABLE_ONLY=1: only the tables, from OUT/raw.csv). Times are each run's wall as pp reports it (its log's window).
 #
-# Scenarios (SCENARIOS, any of):
+# Scenarios (SCENARIOS, any of; default "hog1 taskset1 tcp tbf"):
 #   hog1     a CPU hog (sh busy loop) on core 0
 #   hog2     a hog on each of cores 0 and 1
 #   taskset1 the run confined to core 0 (taskset -c 0)
@@ -35,19 +35,25 @@
 #            It throttles every program's loopback traffic while it runs)
 #
 # Lengths (environment): ROUNDS (5), SIZES (skeleton lengths in seconds, "5 2 1 0.5"), and per
-# application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 80000"), OMP_ARGS ("-p 2 -n 256
-# --iters 50000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 25000"), each about 30-60 s on an
-# idle 2-core machine (predicted from runs at load 1.5-5 on 2026-11-28: the Rust fft2d 0.43-0.47
-# ms an iteration, the MPI fft2d 1.3-1.7 ms, the OpenMP fft2d 0.8-1.2 ms at load 3-5; the
-# defaults before, estimated from the busy short version, gave 3-25 s); SMALL_N (64): the smaller
-# problem's -n (the same iterations). HYBRID_NP (2 ranks of OMP_NUM_THREADS=2) and HYBRID_ARGS
-# ("--ms 40 --extra 20 --late 30 --repeats 400": 90 ms a repeat, about 36 s), SMALL_MS (10):
-# the hybrid's smaller problem, --ms (its other arguments the same). APPS ("rust openmp mpi";
-# add hybrid). TC_RATE (100mbit), TC_BURST
-# (bytes; twice lo's MTU).
-# The full run is predicted (not measured) to take about 2.5 hours on an idle 2-core machine,
-# more where a hog slows an application beyond fair sharing. The short version (15 minutes on
-# the busy 2-core VM of docs/results.md#skeleton-validation-short-version):
+# application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 12000"), OMP_ARGS ("-p 2 -n 256
+# --iters 12000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 9000"), each 6-10 s dedicated on the
+# idle 2-core VM; SMALL_N (64): the smaller problem's -n (the same iterations). HYBRID_NP (2 ranks
+# of OMP_NUM_THREADS=2) and HYBRID_ARGS ("--ms 40 --extra 20 --late 30 --repeats 400": 90 ms a
+# repeat, about 36 s), SMALL_MS (10): the hybrid's smaller problem, --ms (its other arguments the
+# same). APPS ("rust openmp mpi"; add hybrid). TC_RATE (2gbit: the MPI fft2d 2.5-2.8x slower
+# than over plain TCP), TC_BURST (bytes; twice lo's MTU).
+# With these defaults the three applications took 47 minutes on the idle 2-core VM
+# (2026-11-28; docs/results.md#skeleton-validation). SCENARIOS' default leaves out hog2, where
+# the applications ran 17-60x slower than dedicated (their waits spin or yield beside a hog on
+# each core: the Rust fft2d 26 ms an iteration, the OpenMP fft2d 14 ms, the MPI fft2d about 20
+# ms), so hog2 was run apart with runs of about 1 s:
+#   ROUNDS=5 SIZES="0.5" APPS="rust openmp mpi" SCENARIOS="hog2" RUST_ARGS="-p 2 -n 256 --iters 1200" \
+#     OMP_ARGS="-p 2 -n 256 --iters 1200" MPI_ARGS="-n 256 --iters 900" tools/skeleton-validation.sh OUT2
+# The 80,000/50,000/25,000 iterations and 100mbit of before were predicted to take 2.5 hours; at
+# the slowdowns measured they would have taken far longer (an MPI run of 25,000 iterations
+# through tbf at 100mbit about 18 minutes, predicted from the 0.55 MB an iteration that a run
+# throttled to 1gbit moved). The short version (15 minutes on the busy 2-core VM of
+# docs/results.md#skeleton-validation-short-version):
 #   ROUNDS=5 SIZES="0.2" APPS="mpi rust openmp" RUST_ARGS="-p 2 -n 256 --iters 400" \
 #     OMP_ARGS="-p 2 -n 256 --iters 400" MPI_ARGS="-n 256 --iters 60" SMALL_N=64 \
 #     SCENARIOS="hog1 hog2 taskset1 tcp" tools/skeleton-validation.sh
@@ -65,16 +71,16 @@ out=$(realpath -m "${1:-target/skeleton-validation}")
 ROUNDS=${ROUNDS:-5}
 SIZES=${SIZES:-"5 2 1 0.5"}
 APPS=${APPS:-"rust openmp mpi"}
-SCENARIOS=${SCENARIOS:-"hog1 hog2 taskset1 tcp tbf"}
-RUST_ARGS=${RUST_ARGS:-"-p 2 -n 256 --iters 80000"}
-OMP_ARGS=${OMP_ARGS:-"-p 2 -n 256 --iters 50000"}
+SCENARIOS=${SCENARIOS:-"hog1 taskset1 tcp tbf"}
+RUST_ARGS=${RUST_ARGS:-"-p 2 -n 256 --iters 12000"}
+OMP_ARGS=${OMP_ARGS:-"-p 2 -n 256 --iters 12000"}
 MPI_NP=${MPI_NP:-2}
-MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 25000"}
+MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 9000"}
 SMALL_N=${SMALL_N:-64}
 HYBRID_NP=${HYBRID_NP:-2}
 HYBRID_ARGS=${HYBRID_ARGS:-"--ms 40 --extra 20 --late 30 --repeats 400"}
 SMALL_MS=${SMALL_MS:-10}
-TC_RATE=${TC_RATE:-100mbit}
+TC_RATE=${TC_RATE:-2gbit}
 # tbf drops a packet larger than its bucket for ever: the bucket holds two loopback packets.
 TC_BURST=${TC_BURST:-$((2 * $(cat /sys/class/net/lo/mtu 2>/dev/null || echo 65536)))}
 BIN=$(realpath "${BIN:-target/release}")
@@ -317,9 +323,14 @@ rm -f "$out/errors.csv.tmp"
 
 # The table: median and range of the error per application, scenario and method.
 {
-  echo "Skeleton validation ($(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), $(nproc) cores;"
-  echo "load average at the start: $load; $ROUNDS rounds; $elapsed s)."
-  echo "Command: ROUNDS=$ROUNDS SIZES=\"$SIZES\" RUST_ARGS=\"$RUST_ARGS\" OMP_ARGS=\"$OMP_ARGS\" MPI_NP=$MPI_NP MPI_ARGS=\"$MPI_ARGS\" SMALL_N=$SMALL_N HYBRID_NP=$HYBRID_NP HYBRID_ARGS=\"$HYBRID_ARGS\" SMALL_MS=$SMALL_MS APPS=\"$APPS\" SCENARIOS=\"$SCENARIOS\" TC_RATE=$TC_RATE tools/skeleton-validation.sh"
+  if [ -n "${TABLE_ONLY:-}" ]; then
+    echo "Skeleton validation tables ($(date -u '+%Y-%m-%d %H:%M UTC')) from $out/raw.csv as it is"
+    echo "(the runs' own dates, loads and commands are not known here)."
+  else
+    echo "Skeleton validation ($(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), $(nproc) cores;"
+    echo "load average at the start: $load; $ROUNDS rounds; $elapsed s)."
+    echo "Command: ROUNDS=$ROUNDS SIZES=\"$SIZES\" RUST_ARGS=\"$RUST_ARGS\" OMP_ARGS=\"$OMP_ARGS\" MPI_NP=$MPI_NP MPI_ARGS=\"$MPI_ARGS\" SMALL_N=$SMALL_N HYBRID_NP=$HYBRID_NP HYBRID_ARGS=\"$HYBRID_ARGS\" SMALL_MS=$SMALL_MS APPS=\"$APPS\" SCENARIOS=\"$SCENARIOS\" TC_RATE=$TC_RATE tools/skeleton-validation.sh"
+  fi
   echo
   echo "| app | scenario | method | median error | range | runs |"
   echo "|---|---|---|---|---|---|"
