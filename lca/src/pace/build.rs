@@ -881,6 +881,30 @@ fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
 
+/// The loop's count as the application layer writes it, from each log's count (`counts`) and
+/// parameters (`values`): the factor or held column equal to the count in every log, else the
+/// count itself where every log has the same one; `None` where neither.
+pub(super) fn loop_count(
+    values: &[&BTreeMap<String, f64>],
+    factors: &[String],
+    held: &BTreeMap<String, f64>,
+    counts: &[f64],
+) -> Option<String> {
+    factors
+        .iter()
+        .map(|f| (f.clone(), values.iter().map(|v| v[f]).collect::<Vec<_>>()))
+        .chain(
+            held.iter()
+                .map(|(k, v)| (k.clone(), vec![*v; values.len()])),
+        )
+        .find(|(_, v)| v.iter().zip(counts).all(|(a, b)| a == b))
+        .map(|(n, _)| n)
+        .or_else(|| {
+            let first = counts.first()?;
+            counts.iter().all(|c| c == first).then(|| first.to_string())
+        })
+}
+
 /// The application layer: the loop's count, and the time around it.
 fn application(
     runs: &[Measured],
@@ -893,23 +917,11 @@ fn application(
         .iter()
         .map(|r| r.seen.regions[&template[0].region].instances as f64)
         .collect();
-    let by_name = factors
-        .iter()
-        .map(|f| {
-            (
-                f.clone(),
-                runs.iter().map(|r| r.values[f]).collect::<Vec<_>>(),
-            )
-        })
-        .chain(held.iter().map(|(k, v)| (k.clone(), vec![*v; runs.len()])))
-        .find(|(_, v)| v.iter().zip(&counts).all(|(a, b)| a == b))
-        .map(|(n, _)| n);
-    let iterations = match by_name {
-        Some(n) => n,
-        None if counts.iter().all(|c| *c == counts[0]) => counts[0].to_string(),
-        None => bail!(
+    let values: Vec<_> = runs.iter().map(|r| &r.values).collect();
+    let Some(iterations) = loop_count(&values, factors, held, &counts) else {
+        bail!(
             "the loop runs a different number of times in different logs, and no parameter says how many"
-        ),
+        )
     };
     let mean = |f: &dyn Fn(&Measured) -> u64| {
         runs.iter().map(|r| f(r) as f64 * 1e-9).sum::<f64>() / runs.len() as f64

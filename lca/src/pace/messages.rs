@@ -199,16 +199,7 @@ impl PaceModel {
     /// hand-offs: ranks wait for each other only through messages.
     pub fn schedule_messages(&self, point: &[f64], shape: &Shape, demands: &Demands) -> String {
         let p = shape.p;
-        let mut log = format!("pplog 1 p={p}");
-        if crate::pace::file::is_token(&self.name) {
-            let _ = write!(log, " impl={}", self.name);
-        }
-        for (f, v) in self.factors.iter().zip(point) {
-            if f != "p" {
-                let _ = write!(log, " {f}={v}");
-            }
-        }
-        log.push('\n');
+        let mut log = self.log_header(point, p);
         let mut events: Vec<(u64, u32, String)> = Vec::new();
         for t in 0..p {
             events.push((0, t, "start".into()));

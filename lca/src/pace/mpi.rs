@@ -257,23 +257,11 @@ pub fn derive(
         .iter()
         .map(|(m, _)| (m.len() / period) as f64)
         .collect();
-    let iterations = factors
-        .iter()
-        .map(|f| {
-            (
-                f.clone(),
-                runs.iter().map(|r| r.values[f]).collect::<Vec<_>>(),
-            )
-        })
-        .chain(held.iter().map(|(k, v)| (k.clone(), vec![*v; runs.len()])))
-        .find(|(_, v)| v.iter().zip(&counts).all(|(a, b)| a == b))
-        .map(|(n, _)| n);
-    let iterations = match iterations {
-        Some(n) => n,
-        None if counts.iter().all(|c| *c == counts[0]) => counts[0].to_string(),
-        None => bail!(
+    let values: Vec<_> = runs.iter().map(|r| r.values).collect();
+    let Some(iterations) = super::build::loop_count(&values, factors, held, &counts) else {
+        bail!(
             "the ranks' exchanges repeat a different number of times in different logs, and no parameter says how many"
-        ),
+        )
     };
     // Around the loop: from the run's first event to the ranks' first exchange less one
     // iteration's computation, and from their last exchange to the run's end.

@@ -106,13 +106,9 @@ impl PaceModel {
         Demands { per_iteration_s }
     }
 
-    /// The text log of `shape.replayed` iterations at a point, each thread on its own
-    /// processor ([module docs](self)).
-    pub fn schedule(&self, point: &[f64], shape: &Shape, demands: &Demands) -> String {
-        if self.has_messages() {
-            return self.schedule_messages(point, shape, demands);
-        }
-        let p = shape.p;
+    /// A predicted log's header line: `p`, the model's name as `impl=` where it is a token, and
+    /// the point's other factors (docs/event-log.md).
+    pub(super) fn log_header(&self, point: &[f64], p: u32) -> String {
         let mut log = format!("pplog 1 p={p}");
         if crate::pace::file::is_token(&self.name) {
             let _ = write!(log, " impl={}", self.name);
@@ -123,6 +119,17 @@ impl PaceModel {
             }
         }
         log.push('\n');
+        log
+    }
+
+    /// The text log of `shape.replayed` iterations at a point, each thread on its own
+    /// processor ([module docs](self)).
+    pub fn schedule(&self, point: &[f64], shape: &Shape, demands: &Demands) -> String {
+        if self.has_messages() {
+            return self.schedule_messages(point, shape, demands);
+        }
+        let p = shape.p;
+        let mut log = self.log_header(point, p);
         let mut events: Vec<(u64, u32, String)> = Vec::new();
         for t in 0..p {
             events.push((0, t, "start".into()));
