@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use super::model::{Activity, PaceModel, Split};
-use super::schedule::{Demands, Shape};
+use super::schedule::{Demands, Shape, ns};
 
 /// Who sends to whom in an exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -199,7 +199,7 @@ impl PaceModel {
     /// hand-offs: ranks wait for each other only through messages.
     pub fn schedule_messages(&self, point: &[f64], shape: &Shape, demands: &Demands) -> String {
         let p = shape.p;
-        let mut log = self.log_header(point, p);
+        let log = self.log_header(point, p);
         let mut events: Vec<(u64, u32, String)> = Vec::new();
         for t in 0..p {
             events.push((0, t, "start".into()));
@@ -314,23 +314,9 @@ impl PaceModel {
             }
         }
         let last = clock.iter().copied().fold(start, f64::max);
-        let stop = last + (self.application.teardown_s * 1e9).max(1.0);
         events.push((ns(last), 0, "region_end 0".into()));
-        for t in 0..p {
-            let (c, d) = cpu[t as usize];
-            events.push((ns(stop), t, format!("cpu {c} {d}")));
-            events.push((ns(stop), t, "stop".into()));
-        }
-        events.sort_by_key(|e| (e.0, e.1));
-        for (t, thread, what) in events {
-            let _ = writeln!(log, "{t} {thread} {what}");
-        }
-        log
+        self.close_log(log, events, &cpu, last)
     }
-}
-
-fn ns(t: f64) -> u64 {
-    t.round().max(0.0) as u64
 }
 
 /// The monomial `c * product(x_f ^ e_f)` through sizes seen at several points: each power the

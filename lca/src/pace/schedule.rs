@@ -129,7 +129,7 @@ impl PaceModel {
             return self.schedule_messages(point, shape, demands);
         }
         let p = shape.p;
-        let mut log = self.log_header(point, p);
+        let log = self.log_header(point, p);
         let mut events: Vec<(u64, u32, String)> = Vec::new();
         for t in 0..p {
             events.push((0, t, "start".into()));
@@ -273,13 +273,24 @@ impl PaceModel {
             ends.push(these);
         }
         let last = clock.iter().copied().fold(start, f64::max);
-        let stop = last + (self.application.teardown_s * 1e9).max(1.0);
-        for t in 0..p {
-            let (c, d) = cpu[t as usize];
-            events.push((ns(stop), t, format!("cpu {c} {d}")));
-            events.push((ns(stop), t, "stop".into()));
+        self.close_log(log, events, &cpu, last)
+    }
+
+    /// Ends a predicted log: each thread's last `cpu` sample (`cpu[t]`) and its `stop` at the
+    /// model's teardown after `last`, then every event written in time order, ties by thread,
+    /// each thread's events in the order generated.
+    pub(super) fn close_log(
+        &self,
+        mut log: String,
+        mut events: Vec<(u64, u32, String)>,
+        cpu: &[(u64, u64)],
+        last: f64,
+    ) -> String {
+        let stop = ns(last + (self.application.teardown_s * 1e9).max(1.0));
+        for (t, (c, d)) in (0u32..).zip(cpu) {
+            events.push((stop, t, format!("cpu {c} {d}")));
+            events.push((stop, t, "stop".into()));
         }
-        // Time order, ties by thread, each thread's events in the order generated.
         events.sort_by_key(|e| (e.0, e.1));
         for (t, thread, what) in events {
             let _ = writeln!(log, "{t} {thread} {what}");
@@ -295,6 +306,7 @@ pub fn subtask_region(category: &str) -> Option<&str> {
         .or_else(|| category.strip_prefix("cl."))
 }
 
-fn ns(t: f64) -> u64 {
+/// Nanoseconds of a predicted log from a time in (fractional) nanoseconds.
+pub(super) fn ns(t: f64) -> u64 {
     t.round().max(0.0) as u64
 }
