@@ -251,10 +251,20 @@ fn bad_message_fields_are_one_line_errors_naming_file_line_and_field() {
 /// over `iters` iterations: each rank computes `10 n / p` ns, sends, and waits; its message
 /// arrives `5 µs + bytes / (1 byte/ns)` after its send, all ranks in step.
 fn ring_log(n: u64, p: u32, iters: u64) -> String {
-    let mut log = format!("pplog 1 p={p} impl=ring n={n} iters={iters}\n");
-    let bytes = 8 * n;
-    let work = 10 * n / u64::from(p);
-    let transfer = 5000 + bytes;
+    exchanges_log(
+        &format!("impl=ring n={n} iters={iters}"),
+        p,
+        iters,
+        &[(10 * n, true, 8 * n)],
+    )
+}
+
+/// The MPI tracer's log of `iters` iterations of `exchanges`, each `(work, up, bytes)`: every
+/// rank computes `work / p` ns, then sends `bytes` one way round the ring (`up`: to `r + 1`)
+/// and waits for the message from the other side, which arrives `5 µs + 1 ns a byte` after its
+/// send, all ranks in step. `params` follows `p` in the header.
+fn exchanges_log(params: &str, p: u32, iters: u64, exchanges: &[(u64, bool, u64)]) -> String {
+    let mut log = format!("pplog 1 p={p} {params}\n");
     let mut events: Vec<(u64, u32, String)> = Vec::new();
     let mut t = 1000;
     for r in 0..p {
@@ -263,19 +273,23 @@ fn ring_log(n: u64, p: u32, iters: u64) -> String {
         events.push((0, r, "work_begin".into()));
     }
     for _ in 0..iters {
-        t += work;
-        for r in 0..p {
-            events.push((t, r, "work_end".into()));
-            events.push((t, r, format!("send {} 0 {bytes}", (r + 1) % p)));
-            events.push((t + 10, r, "wait_begin recv".into()));
+        for &(work, up, bytes) in exchanges {
+            t += work / u64::from(p);
+            for r in 0..p {
+                let to = if up { (r + 1) % p } else { (r + p - 1) % p };
+                events.push((t, r, "work_end".into()));
+                events.push((t, r, format!("send {to} 0 {bytes}")));
+                events.push((t + 10, r, "wait_begin recv".into()));
+            }
+            t += 5000 + bytes;
+            for r in 0..p {
+                let from = if up { (r + p - 1) % p } else { (r + 1) % p };
+                events.push((t, r, format!("recv {from} 0 {bytes}")));
+                events.push((t, r, "wait_end recv".into()));
+                events.push((t + 10, r, "work_begin".into()));
+            }
+            t += 10;
         }
-        t += transfer;
-        for r in 0..p {
-            events.push((t, r, format!("recv {} 0 {bytes}", (r + p - 1) % p)));
-            events.push((t, r, "wait_end recv".into()));
-            events.push((t + 10, r, "work_begin".into()));
-        }
-        t += 10;
     }
     for r in 0..p {
         events.push((t + 100, r, "work_end".into()));
@@ -598,43 +612,12 @@ fn lca_pace_predict_says_which_network_timed_the_messages() {
 /// `8 n` bytes, `30 n / p` ns, a ring-down exchange of `4 n` bytes; each message arrives
 /// `5 µs + 1 ns a byte` after its send, all ranks in step.
 fn halo_log(n: u64, p: u32, iters: u64) -> String {
-    let mut log = format!("pplog 1 p={p} impl=halo n={n}\n");
-    let mut events: Vec<(u64, u32, String)> = Vec::new();
-    let mut t = 1000;
-    for r in 0..p {
-        events.push((0, r, "start".into()));
-        events.push((0, r, "region_begin 0 mpi".into()));
-        events.push((0, r, "work_begin".into()));
-    }
-    for _ in 0..iters {
-        for (work, up, bytes) in [(10 * n, true, 8 * n), (30 * n, false, 4 * n)] {
-            t += work / u64::from(p);
-            for r in 0..p {
-                let to = if up { (r + 1) % p } else { (r + p - 1) % p };
-                events.push((t, r, "work_end".into()));
-                events.push((t, r, format!("send {to} 0 {bytes}")));
-                events.push((t + 10, r, "wait_begin recv".into()));
-            }
-            t += 5000 + bytes;
-            for r in 0..p {
-                let from = if up { (r + p - 1) % p } else { (r + 1) % p };
-                events.push((t, r, format!("recv {from} 0 {bytes}")));
-                events.push((t, r, "wait_end recv".into()));
-                events.push((t + 10, r, "work_begin".into()));
-            }
-            t += 10;
-        }
-    }
-    for r in 0..p {
-        events.push((t + 100, r, "work_end".into()));
-        events.push((t + 200, r, "region_end 0".into()));
-        events.push((t + 200, r, "stop".into()));
-    }
-    events.sort_by_key(|e| (e.0, e.1));
-    for (t, r, what) in events {
-        let _ = writeln!(log, "{t} {r} {what}");
-    }
-    log
+    exchanges_log(
+        &format!("impl=halo n={n}"),
+        p,
+        iters,
+        &[(10 * n, true, 8 * n), (30 * n, false, 4 * n)],
+    )
 }
 
 #[test]
