@@ -3,74 +3,18 @@
 //! identity replay over random logs, and its errors.
 
 use pp::log::{LogReader, TextWriter};
-use pp::profile::{Profile, profile_log};
 use pp::whatif::{Demand, MeasuredRun, Target, parse_groups, predict};
 use proptest::prelude::*;
 use test_support::{one_line_error, scratch};
 
 mod log_support;
-use log_support::activity::{FIGURE_1, random_log};
+use log_support::activity::{FIGURE_1, attribution, random_log, replay, time_of};
 
 fn grouped(spec: &str) -> Target {
     Target {
         groups: parse_groups(spec).unwrap(),
         ..Target::default()
     }
-}
-
-/// The predicted log as text, and its measured and predicted walls.
-fn replay(text: &str, target: &Target) -> (String, u64, u64) {
-    let reader = LogReader::from_bytes("test.log", text.as_bytes().to_vec()).unwrap();
-    let run = MeasuredRun::read(reader, "test.log", &target.speeds).unwrap();
-    let prediction = predict(&run, target).unwrap();
-    let walls = prediction.walls;
-    let mut w = TextWriter::new(Vec::new(), &prediction.header).unwrap();
-    for i in 0..run.header.p as usize {
-        for e in prediction.events(&run, i) {
-            w.write_event(&e, &run.symbols).unwrap();
-        }
-    }
-    let text = String::from_utf8(w.finish().unwrap()).unwrap();
-    // Sorted as a reader sorts them (by time, ties by thread, each thread's order kept).
-    let mut lines: Vec<(u64, u32, usize, String)> = text
-        .lines()
-        .skip(1)
-        .enumerate()
-        .map(|(k, l)| {
-            let mut f = l.split_whitespace();
-            let t = f.next().unwrap().parse().unwrap();
-            let th = f.next().unwrap().parse().unwrap();
-            (t, th, k, l.to_string())
-        })
-        .collect();
-    lines.sort();
-    let mut sorted = text.lines().next().unwrap().to_string() + "\n";
-    for l in lines {
-        sorted += &l.3;
-        sorted.push('\n');
-    }
-    (sorted, walls.measured, walls.predicted)
-}
-
-/// The predicted time of the first line of `thread` containing `what`.
-fn time_of(log: &str, thread: u32, what: &str) -> u64 {
-    log.lines()
-        .skip(1)
-        .find(|l| {
-            let f: Vec<&str> = l.splitn(3, ' ').collect();
-            f[1] == thread.to_string() && f[2] == what
-        })
-        .unwrap_or_else(|| panic!("no '{what}' of thread {thread} in\n{log}"))
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-fn attribution(text: &str) -> Profile {
-    let mut reader = LogReader::from_bytes("p.log", text.as_bytes().to_vec()).unwrap();
-    profile_log(&mut reader, None, None).whole("p.log").unwrap()
 }
 
 #[test]

@@ -2,14 +2,12 @@
 //! with answers worked out by hand, each different under processor sharing; its invariants
 //! over random logs; its options' errors.
 
-use pp::log::{LogReader, TextWriter};
-use pp::profile::{Profile, profile_log};
-use pp::whatif::{MeasuredRun, Sharing, Target, parse_groups, predict};
+use pp::whatif::{Sharing, Target, parse_groups};
 use proptest::prelude::*;
 use test_support::scratch;
 
 mod log_support;
-use log_support::activity::{FIGURE_1, random_log};
+use log_support::activity::{FIGURE_1, attribution, random_log, replay, time_of};
 
 fn target(spec: &str, sharing: Sharing) -> Target {
     Target {
@@ -29,48 +27,6 @@ fn run_to_block(spec: &str, slice_ns: f64, switch_ns: f64) -> Target {
     )
 }
 
-/// The predicted log as text (each thread's events in order, threads one after another), and
-/// the predicted wall.
-fn replay(text: &str, target: &Target) -> (String, u64) {
-    let reader = LogReader::from_bytes("test.log", text.as_bytes().to_vec()).unwrap();
-    let run = MeasuredRun::read(reader, "test.log", &target.speeds).unwrap();
-    let prediction = predict(&run, target).unwrap();
-    let mut w = TextWriter::new(Vec::new(), &prediction.header).unwrap();
-    let mut events = Vec::new();
-    for i in 0..run.header.p as usize {
-        events.extend(prediction.events(&run, i));
-    }
-    events.sort_by_key(|e| (e.t, e.thread));
-    for e in &events {
-        w.write_event(e, &run.symbols).unwrap();
-    }
-    (
-        String::from_utf8(w.finish().unwrap()).unwrap(),
-        prediction.walls.predicted,
-    )
-}
-
-/// The predicted time of the first line of `thread` that is `what`.
-fn time_of(log: &str, thread: u32, what: &str) -> u64 {
-    log.lines()
-        .skip(1)
-        .find(|l| {
-            let f: Vec<&str> = l.splitn(3, ' ').collect();
-            f[1] == thread.to_string() && f[2] == what
-        })
-        .unwrap_or_else(|| panic!("no '{what}' of thread {thread} in\n{log}"))
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-fn attribution(text: &str) -> Profile {
-    let mut reader = LogReader::from_bytes("p.log", text.as_bytes().to_vec()).unwrap();
-    profile_log(&mut reader, None, None).whole("p.log").unwrap()
-}
-
 #[test]
 fn figure_1_one_thread_runs_until_it_blocks_then_the_other() {
     // Threads 0 and 1 share a processor, which spends 5 ns on each switch to a thread. Thread
@@ -78,7 +34,7 @@ fn figure_1_one_thread_runs_until_it_blocks_then_the_other() {
     // (under processor sharing, from 20). Then the switch to thread 1 and its 70 ns: its send
     // at 90; the receive 1 ns later, 91, a switch back to thread 0 (the processor was idle)
     // and its 10 ns: 106.
-    let (log, predicted) = replay(FIGURE_1, &run_to_block("0,1", 3e6, 5.0));
+    let (log, _, predicted) = replay(FIGURE_1, &run_to_block("0,1", 3e6, 5.0));
     assert_eq!(time_of(&log, 0, "wait_begin recv"), 15);
     assert_eq!(time_of(&log, 1, "send 0 0 8"), 90);
     assert_eq!(time_of(&log, 0, "recv 1 0 8"), 91);
@@ -95,11 +51,11 @@ fn figure_1_one_thread_runs_until_it_blocks_then_the_other() {
     let a = attribution(&log);
     assert_eq!(a.totals.sub("rc.cpu"), Some(30));
     // Without a switch cost thread 0 waits from 10 and the run ends at 91, as under sharing.
-    let (free, predicted) = replay(FIGURE_1, &run_to_block("0,1", 3e6, 0.0));
+    let (free, _, predicted) = replay(FIGURE_1, &run_to_block("0,1", 3e6, 0.0));
     assert_eq!(time_of(&free, 0, "wait_begin recv"), 10);
     assert_eq!(predicted, 91);
     // Processor sharing: the first wait at 20, what this test tells apart.
-    let (shared, _) = replay(FIGURE_1, &target("0,1", Sharing::Processor));
+    let (shared, _, _) = replay(FIGURE_1, &target("0,1", Sharing::Processor));
     assert_eq!(time_of(&shared, 0, "wait_begin recv"), 20);
 }
 
@@ -119,12 +75,12 @@ fn two_threads_that_never_block_take_turns_a_slice_each() {
     // 100 ms each, slices of 3 ms, a switch of 1 us before each: 33 slices each (198 ms of
     // work, 66 switches), then thread 0's last 1 ms ends at 199 ms + 67 switches, and
     // thread 1's after one more switch, at 200 ms + 68 switches.
-    let (log, predicted) = replay(TWO_THREADS, &run_to_block("0,1", 3e6, 1e3));
+    let (log, _, predicted) = replay(TWO_THREADS, &run_to_block("0,1", 3e6, 1e3));
     assert_eq!(time_of(&log, 0, "work_end"), 199_000_000 + 67_000);
     assert_eq!(time_of(&log, 1, "work_end"), 200_000_000 + 68_000);
     assert_eq!(predicted, 200_068_000);
     // Processor sharing ends both at 200 ms.
-    let (shared, _) = replay(TWO_THREADS, &target("0,1", Sharing::Processor));
+    let (shared, _, _) = replay(TWO_THREADS, &target("0,1", Sharing::Processor));
     assert_eq!(time_of(&shared, 0, "work_end"), 200_000_000);
 }
 
@@ -152,12 +108,12 @@ fn a_runnable_thread_takes_an_idle_processor_of_the_shared_ones() {
 1100000 2 stop
 1100000 3 stop
 ";
-    let (out, _) = replay(log, &run_to_block("0,1/2,3", 3e6, 0.0));
+    let (out, _, _) = replay(log, &run_to_block("0,1/2,3", 3e6, 0.0));
     assert_eq!(time_of(&out, 0, "work_end"), 100_000);
     assert_eq!(time_of(&out, 1, "work_end"), 100_000);
     assert_eq!(time_of(&out, 2, "work_end"), 1_100_000);
     assert_eq!(time_of(&out, 3, "work_end"), 1_100_000);
-    let (shared, _) = replay(log, &target("0,1/2,3", Sharing::Processor));
+    let (shared, _, _) = replay(log, &target("0,1/2,3", Sharing::Processor));
     assert_eq!(time_of(&shared, 1, "work_end"), 200_000);
 }
 
@@ -176,7 +132,7 @@ fn a_thread_in_no_group_keeps_its_processor() {
 100 1 stop
 100 2 stop
 ";
-    let (out, _) = replay(log, &run_to_block("0,1", 3e6, 0.0));
+    let (out, _, _) = replay(log, &run_to_block("0,1", 3e6, 0.0));
     assert_eq!(time_of(&out, 0, "work_end"), 100);
     assert_eq!(time_of(&out, 1, "work_end"), 200);
 }
@@ -194,7 +150,7 @@ fn a_thread_that_computes_until_its_last_event_gives_up_its_processor() {
 100 1 work_end
 100 1 stop
 ";
-    let (out, predicted) = replay(log, &run_to_block("0,1", 3e6, 0.0));
+    let (out, _, predicted) = replay(log, &run_to_block("0,1", 3e6, 0.0));
     assert_eq!(time_of(&out, 0, "stop"), 100);
     assert_eq!(time_of(&out, 1, "work_end"), 200);
     assert_eq!(predicted, 200);
@@ -218,7 +174,7 @@ fn two_events_at_one_time_inside_a_computation_keep_the_processor() {
 100 0 stop
 100 1 stop
 ";
-    let (out, predicted) = replay(log, &run_to_block("0,1", 3e6, 5.0));
+    let (out, _, predicted) = replay(log, &run_to_block("0,1", 3e6, 5.0));
     assert_eq!(time_of(&out, 0, "send 1 1 8"), 55);
     assert_eq!(time_of(&out, 0, "work_end"), 105);
     assert_eq!(time_of(&out, 1, "work_end"), 210);
@@ -233,8 +189,8 @@ proptest! {
         seed in any::<u64>(), p in 1u32..5, rounds in 1usize..10
     ) {
         let (log, _) = random_log(seed, p, rounds, true, true);
-        let (identity, walls) = replay(&log, &Target::default());
-        let (rtb, w) = replay(&log, &run_to_block("0", 3e6, 1e3));
+        let (identity, _, walls) = replay(&log, &Target::default());
+        let (rtb, _, w) = replay(&log, &run_to_block("0", 3e6, 1e3));
         prop_assert_eq!(walls, w);
         prop_assert_eq!(identity, rtb);
     }
@@ -249,7 +205,7 @@ proptest! {
         // predicted log breaks no rule.
         let (log, _) = random_log(seed, p, rounds, true, true);
         let all = (0..p).map(|t| t.to_string()).collect::<Vec<_>>().join(",");
-        let (out, predicted) = replay(&log, &run_to_block(&all, 50.0, f64::from(switch)));
+        let (out, _, predicted) = replay(&log, &run_to_block(&all, 50.0, f64::from(switch)));
         let a = attribution(&log);
         let work = a.totals.get(pp::profile::Category::Pc) as u64;
         let measured = a.window.1 - a.window.0;
@@ -272,7 +228,7 @@ proptest! {
         let even: Vec<String> = (0..p).step_by(2).map(|t| t.to_string()).collect();
         let odd: Vec<String> = (1..p).step_by(2).map(|t| t.to_string()).collect();
         let spec = format!("{}/{}", even.join(","), odd.join(","));
-        let (out, predicted) = replay(&log, &run_to_block(&spec, 50.0, f64::from(switch)));
+        let (out, _, predicted) = replay(&log, &run_to_block(&spec, 50.0, f64::from(switch)));
         let work = attribution(&log).totals.get(pp::profile::Category::Pc) as u64;
         prop_assert!(2 * predicted + 2 >= work, "{} < {} / 2", predicted, work);
         prop_assert!(attribution(&out).warnings.is_empty(), "{:?}", attribution(&out).warnings);

@@ -1,6 +1,10 @@
 //! Hand-written and random logs of activity between threads (messages, barriers, locks) for
 //! the critical path and the what-if replay.
 
+use pp::log::{LogReader, TextWriter};
+use pp::profile::{Profile, profile_log};
+use pp::whatif::{MeasuredRun, Target, predict};
+
 /// Seed 000's Figure 1 (Eom & Hollingsworth, LBF) as its text describes the PAG: process 1
 /// starts a receive after 1 unit and gets its message from process 2, which sends it after 7;
 /// process 3 receives a message process 2 sent at the start, without waiting for it. Units
@@ -99,4 +103,59 @@ pub fn random_log(seed: u64, p: u32, rounds: usize, messages: bool, locks: bool)
         text.push_str(&format!("{t} {th} {what}\n"));
     }
     (text, critical_work)
+}
+
+/// The predicted log as text, and its measured and predicted walls.
+pub fn replay(text: &str, target: &Target) -> (String, u64, u64) {
+    let reader = LogReader::from_bytes("test.log", text.as_bytes().to_vec()).unwrap();
+    let run = MeasuredRun::read(reader, "test.log", &target.speeds).unwrap();
+    let prediction = predict(&run, target).unwrap();
+    let walls = prediction.walls;
+    let mut w = TextWriter::new(Vec::new(), &prediction.header).unwrap();
+    for i in 0..run.header.p as usize {
+        for e in prediction.events(&run, i) {
+            w.write_event(&e, &run.symbols).unwrap();
+        }
+    }
+    let text = String::from_utf8(w.finish().unwrap()).unwrap();
+    // Sorted as a reader sorts them (by time, ties by thread, each thread's order kept).
+    let mut lines: Vec<(u64, u32, usize, String)> = text
+        .lines()
+        .skip(1)
+        .enumerate()
+        .map(|(k, l)| {
+            let mut f = l.split_whitespace();
+            let t = f.next().unwrap().parse().unwrap();
+            let th = f.next().unwrap().parse().unwrap();
+            (t, th, k, l.to_string())
+        })
+        .collect();
+    lines.sort();
+    let mut sorted = text.lines().next().unwrap().to_string() + "\n";
+    for l in lines {
+        sorted += &l.3;
+        sorted.push('\n');
+    }
+    (sorted, walls.measured, walls.predicted)
+}
+
+/// The predicted time of the first line of `thread` containing `what`.
+pub fn time_of(log: &str, thread: u32, what: &str) -> u64 {
+    log.lines()
+        .skip(1)
+        .find(|l| {
+            let f: Vec<&str> = l.splitn(3, ' ').collect();
+            f[1] == thread.to_string() && f[2] == what
+        })
+        .unwrap_or_else(|| panic!("no '{what}' of thread {thread} in\n{log}"))
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+pub fn attribution(text: &str) -> Profile {
+    let mut reader = LogReader::from_bytes("p.log", text.as_bytes().to_vec()).unwrap();
+    profile_log(&mut reader, None, None).whole("p.log").unwrap()
 }
