@@ -358,3 +358,68 @@ fn a_members_barrier_that_the_regions_end_releases_is_inside_its_part() {
         ]
     );
 }
+
+/// Each step of thread `t` (a signature at threshold 0 of a log without repeats): its operation,
+/// computation, CPU time, operation time and the operation's CPU time.
+fn steps_of(s: &Signature, t: usize) -> Vec<(Op, f64, f64, f64, f64)> {
+    let t = &s.threads[t];
+    t.entries
+        .iter()
+        .map(|e| match e {
+            Entry::Step(c) => {
+                let c = &t.clusters[*c as usize];
+                (
+                    c.op.clone(),
+                    c.mean_compute_ns(),
+                    c.mean_cpu_ns(),
+                    c.mean_op_ns(),
+                    c.mean_op_cpu_ns(),
+                )
+            }
+            Entry::Loop { .. } => panic!("no loop expected: {e:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn a_regions_end_after_the_openers_last_sample_is_its_join() {
+    // A `Team`'s region: thread 0 opens it, both sample their CPU clocks where their parts begin
+    // and end; thread 0's part ends at 3000, the region at 5000 (it waited for thread 1's part,
+    // spinning for 500 ns of it). The region_end's computation is the part (2000 ns, all CPU),
+    // its operation the join (2000 ns, 500 of them CPU).
+    let text = "pplog 1 p=2\n0 0 start\n0 1 start\n\
+        1000 0 region_begin 1 r\n1000 0 cpu 1000\n1000 1 cpu 0\n\
+        3000 0 cpu 3000\n4900 1 cpu 3900\n5000 0 region_end 1\n5000 0 cpu 3500\n\
+        6000 0 stop\n6000 1 stop\n";
+    let s = signature_of(text, Threshold::Fixed(0.0));
+    let steps = steps_of(&s, 0);
+    assert_eq!(steps[1].0, Op::RegionEnd);
+    assert_eq!(
+        (steps[1].1, steps[1].2, steps[1].3, steps[1].4),
+        (2000.0, 2000.0, 2000.0, 500.0)
+    );
+    // Without a sample after the region's last operation, the end is a point, as before.
+    let text = "pplog 1 p=1\n0 0 start\n1000 0 region_begin 1 r\n\
+        2000 0 wait_begin barrier\n2500 0 wait_end barrier\n3000 0 region_end 1\n4000 0 stop\n";
+    let s = signature_of(text, Threshold::Fixed(0.0));
+    let steps = steps_of(&s, 0);
+    assert_eq!(steps[2].0, Op::RegionEnd);
+    assert_eq!((steps[2].1, steps[2].3), (500.0, 0.0));
+}
+
+#[test]
+fn a_wait_that_spun_used_its_processor_and_one_that_blocked_did_not() {
+    // Thread 0's barrier wait: its CPU clock advanced through it (a spinning wait); thread 1's
+    // wait of the same length: its clock stood still (it slept).
+    let text = "pplog 1 p=2\n0 0 start\n0 1 start\n0 0 cpu 0\n0 1 cpu 0\n\
+        1000 0 cpu 1000\n1000 1 cpu 1000\n1000 0 wait_begin barrier\n1000 1 wait_begin barrier\n\
+        5000 0 wait_end barrier\n5000 1 wait_end barrier\n5000 0 cpu 5000\n5000 1 cpu 1000\n\
+        6000 0 stop\n6000 1 stop\n";
+    let s = signature_of(text, Threshold::Fixed(0.0));
+    let (spun, slept) = (&steps_of(&s, 0)[0], &steps_of(&s, 1)[0]);
+    assert!(matches!(spun.0, Op::Wait { .. }));
+    assert_eq!((spun.3, spun.4), (4000.0, 4000.0));
+    assert_eq!((slept.3, slept.4), (4000.0, 0.0));
+    // The computations before them were CPU both.
+    assert_eq!((spun.2, slept.2), (1000.0, 1000.0));
+}

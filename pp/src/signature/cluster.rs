@@ -26,6 +26,8 @@ pub struct Cluster {
     pub op_ns: u128,
     /// Sum of the members' computation CPU times (ns).
     pub cpu_ns: u128,
+    /// Sum of the members' operation CPU times (ns).
+    pub op_cpu_ns: u128,
 }
 
 impl Cluster {
@@ -44,6 +46,10 @@ impl Cluster {
     /// The members' mean operation time (ns).
     pub fn mean_op_ns(&self) -> f64 {
         self.op_ns as f64 / self.count as f64
+    }
+    /// The members' mean operation CPU time (ns).
+    pub fn mean_op_cpu_ns(&self) -> f64 {
+        self.op_cpu_ns as f64 / self.count as f64
     }
 }
 
@@ -139,6 +145,7 @@ pub fn cluster(
                 bytes: 0,
                 op_ns: 0,
                 cpu_ns: 0,
+                op_cpu_ns: 0,
             });
         }
         let c = &mut clusters[id as usize];
@@ -147,6 +154,7 @@ pub fn cluster(
         c.bytes += u128::from(s.bytes);
         c.op_ns += u128::from(s.op_ns);
         c.cpu_ns += u128::from(s.cpu_ns);
+        c.op_cpu_ns += u128::from(s.op_cpu_ns);
         ids.push(id);
     })?;
     Ok((clusters, ids))

@@ -151,6 +151,7 @@ pub struct Rec {
     pub bytes: u64,
     pub op_ns: u64,
     pub cpu_ns: u64,
+    pub op_cpu_ns: u64,
 }
 
 impl Rec {
@@ -161,6 +162,7 @@ impl Rec {
         w.number(self.bytes);
         w.number(self.op_ns);
         w.number(self.cpu_ns);
+        w.number(self.op_cpu_ns);
         w
     }
 
@@ -171,6 +173,7 @@ impl Rec {
             bytes: r.number()?,
             op_ns: r.number()?,
             cpu_ns: r.number()?,
+            op_cpu_ns: r.number()?,
         })
     }
 }
@@ -264,6 +267,7 @@ impl Recorded {
                         bytes: s.bytes,
                         op_ns: s.op_ns,
                         cpu_ns: s.cpu_ns,
+                        op_cpu_ns: s.op_cpu_ns,
                     };
                     writer.push(i, rec.write().bytes());
                 }
@@ -373,12 +377,14 @@ fn finish(
     let mut count = 0u64;
     let mut step = |s: Span| {
         let l = *last.get_or_insert(s.begin);
+        let (a, b) = (s.begin.max(l), s.end.max(s.begin.max(l)));
         emit(Rec {
             op: s.op,
             compute_ns: s.begin.saturating_sub(l),
             bytes: s.bytes,
             op_ns: s.end - s.begin,
-            cpu_ns: samples.cpu_in(l, s.begin.max(l)),
+            cpu_ns: samples.cpu_in(l, a),
+            op_cpu_ns: if b > a { samples.cpu_in(a, b) } else { 0 },
         });
         last = Some(l.max(s.end));
         count += 1;

@@ -223,12 +223,13 @@ pub fn thread_json(out: &mut dyn Write, t: &Thread, first: bool) -> io::Result<(
             let p = "        ";
             write!(
                 out,
-                "{}\n{p}{{\n{p}  \"count\": {},\n{p}  \"mean_bytes\": {},\n{p}  \"mean_compute_ns\": {},\n{p}  \"mean_cpu_ns\": {},\n{p}  \"mean_op_ns\": {},\n{p}  \"op\": {}\n{p}}}",
+                "{}\n{p}{{\n{p}  \"count\": {},\n{p}  \"mean_bytes\": {},\n{p}  \"mean_compute_ns\": {},\n{p}  \"mean_cpu_ns\": {},\n{p}  \"mean_op_cpu_ns\": {},\n{p}  \"mean_op_ns\": {},\n{p}  \"op\": {}\n{p}}}",
                 if k == 0 { "" } else { "," },
                 c.count,
                 j(&c.mean_bytes()),
                 j(&c.mean_compute_ns()),
                 j(&c.mean_cpu_ns()),
+                j(&c.mean_op_cpu_ns()),
                 j(&c.mean_op_ns()),
                 j(&op_text(&c.op)),
             )?;

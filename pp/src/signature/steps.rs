@@ -70,6 +70,8 @@ pub struct Step {
     /// CPU nanoseconds of the computation, estimated from the thread's `cpu` samples
     /// (docs/skeletons.md#steps); the wall time where the thread has none around it.
     pub cpu_ns: u64,
+    /// CPU nanoseconds of the operation (a wait that spun, a copy), estimated alike.
+    pub op_cpu_ns: u64,
 }
 
 /// The operations of a run, each numbered once (in the order first seen), so that a step's
@@ -223,7 +225,12 @@ impl Builder {
             EventKind::RegionBegin { name: n, .. } => {
                 self.point(e.t, Op::RegionBegin { name: name(n) }, 0, &mut out)
             }
-            EventKind::RegionEnd { .. } => self.point(e.t, Op::RegionEnd, 0, &mut out),
+            EventKind::RegionEnd { .. } => match self.join_since(e.t) {
+                // The region's join: from the thread's last `cpu` sample in it (where its part
+                // ended) to the region's end (docs/skeletons.md#steps).
+                Some(t) => self.push(t, e.t, Op::RegionEnd, 0, &mut out),
+                None => self.point(e.t, Op::RegionEnd, 0, &mut out),
+            },
             EventKind::Stop => {
                 while self.depth > 0 {
                     self.end(e.t, &mut out);
@@ -254,6 +261,14 @@ impl Builder {
     /// The time of the last `cpu` sample, if there is one.
     pub fn last_sample(&self) -> Option<u64> {
         (self.samples > 0).then_some(self.last_sample.0)
+    }
+
+    /// Where a region's end at `t` is a join: the thread's last `cpu` sample, where it lies
+    /// after the thread's previous operation ended and before `t`, and no wait or copy is open.
+    fn join_since(&self, t: u64) -> Option<u64> {
+        let sample = self.last_sample()?;
+        let after = self.last_end.or(self.first)?;
+        (self.open.is_none() && sample > after && sample < t).then_some(sample)
     }
 
     /// When the outermost open wait or copy began, if one is open: it will be written as a step
