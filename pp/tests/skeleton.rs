@@ -37,11 +37,13 @@ fn nest_log() -> String {
     s
 }
 
+/// A step of a log without `cpu` samples: its CPU times are its wall times.
 fn step(cpu: u64, op_ns: u64, bytes: u64, op: Op) -> Item {
     Item::Step(SkelStep {
         cpu_ns: cpu,
         wall_ns: cpu,
         op_ns,
+        op_cpu_ns: op_ns,
         bytes,
         op,
     })
@@ -145,17 +147,24 @@ fn program() -> impl Strategy<Value = Vec<Item>> {
         (0u32..4, any::<u32>()).prop_map(|(peer, tag)| Op::Recv { peer, tag }),
         ("[a-z]{1,8}", proptest::option::of(0u32..4)).prop_map(|(op, root)| Op::Coll { op, root }),
     ];
-    let leaf = (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>(), op).prop_map(
-        |(cpu_ns, wall_ns, op_ns, bytes, op)| {
+    let leaf = (
+        any::<u64>(),
+        any::<u64>(),
+        any::<u64>(),
+        any::<u64>(),
+        any::<u64>(),
+        op,
+    )
+        .prop_map(|(cpu_ns, wall_ns, op_ns, op_cpu_ns, bytes, op)| {
             Item::Step(SkelStep {
                 cpu_ns,
                 wall_ns,
                 op_ns,
+                op_cpu_ns,
                 bytes,
                 op,
             })
-        },
-    );
+        });
     let item = leaf.prop_recursive(3, 30, 4, |inner| {
         (any::<u64>(), prop::collection::vec(inner, 0..4))
             .prop_map(|(count, body)| Item::Loop { count, body })
@@ -566,25 +575,64 @@ fn a_team_members_parts_are_steps_and_its_skeleton_forks_and_joins() {
 #[test]
 fn a_gate_pairs_arrivals_and_lets_the_extra_ones_through() {
     use pp::skeleton::gate::{Gate, Point};
+    use pp::skeleton::spinning::Budget;
     use std::sync::atomic::{AtomicU64, Ordering};
     // Thread 0 arrives 3 times, thread 1 5 times: the first 3 pair up (a fork of thread 1 never
-    // passes before thread 0's fork of the same number), the last 2 pass once thread 0 is done.
-    let gate = Gate::new(2);
-    let zero = AtomicU64::new(0);
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            for _ in 0..3 {
-                zero.fetch_add(1, Ordering::SeqCst);
-                gate.arrive(0, Point::Fork);
-            }
-            gate.finish(0);
+    // passes before thread 0's fork of the same number), the last 2 pass once thread 0 is done;
+    // whether the waits block at once, poll for a while, or poll until they end.
+    for budget in [Budget(0), Budget(20_000), Budget(u64::MAX)] {
+        let gate = Gate::new(2);
+        let zero = AtomicU64::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                for _ in 0..3 {
+                    zero.fetch_add(1, Ordering::SeqCst);
+                    gate.arrive(0, Point::Fork, budget);
+                }
+                gate.finish(0);
+            });
+            s.spawn(|| {
+                for i in 1..=5u64 {
+                    gate.arrive(1, Point::Fork, budget);
+                    assert!(zero.load(Ordering::SeqCst) >= i.min(3), "{budget:?}");
+                }
+                gate.finish(1);
+            });
         });
-        s.spawn(|| {
-            for i in 1..=5u64 {
-                gate.arrive(1, Point::Fork);
-                assert!(zero.load(Ordering::SeqCst) >= i.min(3));
-            }
-            gate.finish(1);
-        });
-    });
+    }
+}
+
+#[test]
+fn a_copy_keeps_the_processor_as_long_as_the_applications_did() {
+    // A copy of 1 KB that took the application 20 ms of CPU (a transpose, say): the skeleton's
+    // copy lasts at least that long (its thread's CPU time cannot exceed its wall time). The
+    // file's other step has no op_cpu_ns, as files written before it: it reads as 0.
+    let dir = skeleton_dir(
+        "skeleton-copy-cpu",
+        "thread 0\nstep cpu_ns=0 wall_ns=0 op_ns=20000000 op_cpu_ns=20000000 bytes=1024 copy\n\
+         step cpu_ns=0 wall_ns=0 op_ns=0 bytes=0 stop\nthread 1\nstep cpu_ns=0 wall_ns=0 op_ns=0 bytes=0 stop\n",
+    );
+    let s = file::read(&dir).unwrap();
+    match (&s.threads[0].items[..], &s.threads[1].items[..]) {
+        ([Item::Step(copy), _], [Item::Step(stop)]) => {
+            assert_eq!((copy.op_ns, copy.op_cpu_ns), (20_000_000, 20_000_000));
+            assert_eq!(stop.op_cpu_ns, 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    let log = dir.join("skel.log");
+    stdout_of(
+        pp!()
+            .args(["skeleton", "run"])
+            .arg(&dir)
+            .env("PP_LOG", &log),
+    );
+    let sig = signature::read(&log, Threshold::Fixed(0.0)).unwrap();
+    let copy = sig.threads[0]
+        .clusters
+        .iter()
+        .find(|c| c.op == Op::Copy)
+        .expect("the copy");
+    assert!(copy.mean_op_ns() >= 20e6, "{}", copy.mean_op_ns());
+    assert_eq!(copy.mean_bytes(), 1024.0);
 }

@@ -55,10 +55,11 @@ fn item(out: &mut dyn Write, i: &Item, depth: usize) -> io::Result<()> {
     match i {
         Item::Step(s) => writeln!(
             out,
-            "{pad}step cpu_ns={} wall_ns={} op_ns={} bytes={} {}",
+            "{pad}step cpu_ns={} wall_ns={} op_ns={} op_cpu_ns={} bytes={} {}",
             s.cpu_ns,
             s.wall_ns,
             s.op_ns,
+            s.op_cpu_ns,
             s.bytes,
             op_text(&s.op)
         ),
@@ -349,6 +350,11 @@ fn step(rest: &str) -> Result<SkelStep, String> {
         cpu_ns: num("cpu_ns")?,
         wall_ns: num("wall_ns")?,
         op_ns: num("op_ns")?,
+        // Files written before it have none: their waits block, as they did.
+        op_cpu_ns: match fields.get("op_cpu_ns") {
+            Some(_) => num("op_cpu_ns")?,
+            None => 0,
+        },
         bytes: num("bytes")?,
         op,
     })

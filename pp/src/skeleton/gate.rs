@@ -4,7 +4,10 @@
 //! its program, so that threads whose programs enter the region different numbers of times (their
 //! loops were divided separately) pair their i-th parts and never deadlock.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, PoisonError};
+
+use super::spinning::Budget;
 
 /// Which of a region's two barriers.
 #[derive(Debug, Clone, Copy)]
@@ -15,53 +18,62 @@ pub enum Point {
     Join = 1,
 }
 
-#[derive(Debug)]
-struct State {
-    /// Arrivals per point, per participant.
-    arrived: [Vec<u64>; 2],
-    /// Participants that have finished their programs.
-    done: Vec<bool>,
-}
-
-/// The barrier pair of one region.
+/// The barrier pair of one region. The counts are atomics so that a polling wait reads them
+/// without the lock (a poller preempted while it held the lock would stall every arrival); they
+/// change under the lock, so that a blocked wait misses no change.
 #[derive(Debug)]
 pub struct Gate {
-    state: Mutex<State>,
+    /// Arrivals per point, per participant.
+    arrived: [Vec<AtomicU64>; 2],
+    /// Participants that have finished their programs.
+    done: Vec<AtomicBool>,
+    lock: Mutex<()>,
     changed: Condvar,
 }
 
 impl Gate {
     /// A gate of `n` participants (numbered `0..n`).
     pub fn new(n: usize) -> Self {
+        let counts = || (0..n).map(|_| AtomicU64::new(0)).collect();
         Gate {
-            state: Mutex::new(State {
-                arrived: [vec![0; n], vec![0; n]],
-                done: vec![false; n],
-            }),
+            arrived: [counts(), counts()],
+            done: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            lock: Mutex::new(()),
             changed: Condvar::new(),
         }
     }
 
     /// Participant `me` arrives at `point`; returns when every other has arrived as often or
-    /// has finished.
-    pub fn arrive(&self, me: usize, point: Point) {
-        let p = point as usize;
-        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        s.arrived[p][me] += 1;
-        let i = s.arrived[p][me];
-        self.changed.notify_all();
-        let _s = self
-            .changed
-            .wait_while(s, |s| {
-                (0..s.done.len()).any(|u| u != me && !s.done[u] && s.arrived[p][u] < i)
+    /// has finished. It polls for `budget` before it blocks (docs/skeletons.md#spinning-waits).
+    pub fn arrive(&self, me: usize, point: Point, budget: Budget) {
+        let arrived = &self.arrived[point as usize];
+        let i = {
+            let _l = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+            let i = arrived[me].fetch_add(1, Ordering::SeqCst) + 1;
+            self.changed.notify_all();
+            i
+        };
+        let waiting = || {
+            (0..self.done.len()).any(|u| {
+                u != me
+                    && !self.done[u].load(Ordering::SeqCst)
+                    && arrived[u].load(Ordering::SeqCst) < i
             })
+        };
+        if budget.poll(|| !waiting()) {
+            return;
+        }
+        let l = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _l = self
+            .changed
+            .wait_while(l, |_| waiting())
             .unwrap_or_else(PoisonError::into_inner);
     }
 
     /// Participant `me` has finished its program: nobody waits for it any more.
     pub fn finish(&self, me: usize) {
-        let mut s = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        s.done[me] = true;
+        let _l = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        self.done[me].store(true, Ordering::SeqCst);
         self.changed.notify_all();
     }
 }

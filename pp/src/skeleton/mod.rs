@@ -16,6 +16,7 @@ pub mod predict;
 pub mod rotate;
 pub mod run;
 pub mod scale;
+pub mod spinning;
 pub mod team;
 
 use std::path::Path;
@@ -38,6 +39,9 @@ pub struct SkelStep {
     /// The wall nanoseconds the application's operation took (waits that the skeleton cannot
     /// reproduce last this long).
     pub op_ns: u64,
+    /// The CPU nanoseconds the application's operation took (divided alike): a wait that spun
+    /// spins (docs/skeletons.md#spinning-waits), a copy keeps the processor this long.
+    pub op_cpu_ns: u64,
     /// Bytes the operation moves.
     pub bytes: u64,
     /// The operation.
@@ -71,6 +75,23 @@ impl Item {
             Item::Step(s) => u64::from(pred(s)),
             Item::Loop { count, body } => {
                 count.saturating_mul(body.iter().map(|i| i.count(pred)).sum::<u64>())
+            }
+        }
+    }
+
+    /// Calls `f` with each step and how many times it runs (its loops' counts multiplied).
+    pub fn each_step(&self, f: &mut dyn FnMut(&SkelStep, u64)) {
+        self.each_times(1, f);
+    }
+
+    fn each_times(&self, times: u64, f: &mut dyn FnMut(&SkelStep, u64)) {
+        match self {
+            Item::Step(s) => f(s, times),
+            Item::Loop { count, body } => {
+                let times = times.saturating_mul(*count);
+                if times > 0 {
+                    body.iter().for_each(|i| i.each_times(times, f));
+                }
             }
         }
     }

@@ -528,6 +528,7 @@ mod tests {
             cpu_ns,
             wall_ns: cpu_ns,
             op_ns: 0,
+            op_cpu_ns: 0,
             bytes,
             op,
         })

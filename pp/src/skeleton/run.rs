@@ -13,13 +13,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use pp_recorder::event::WaitKind;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, PoisonError};
 
-use pp_recorder::sync::Barrier;
 use pp_recorder::{self as recorder, Session, thread_cpu_ns};
 
 use super::gate::{Gate, Point};
 use super::partner::{Outcome, Partners};
+use super::spinning::{Barrier, Budget};
 use super::{Item, Programs, SkelStep, Skeleton};
 use crate::signature::Op;
 
@@ -226,10 +227,7 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
                             .any(|i| i.count(&|st| is_barrier(st, &o)) > 0)
                     })
                     .count();
-                let b = match leak_opt(&o) {
-                    Some(name) => Barrier::named(name, n),
-                    None => Barrier::new(n),
-                };
+                let b = Barrier::new(leak_opt(&o), n);
                 (o, b)
             })
             .collect(),
@@ -305,6 +303,32 @@ fn max_bytes(items: &[Item]) -> u64 {
         .unwrap_or(0)
 }
 
+/// How a thread waits at its regions' forks and joins, which its log does not record as waits
+/// (docs/skeletons.md#spinning-waits): as it waited between its parts (the computation before
+/// each `part_begin` is its idle time), else as it waited at its regions' joins (a
+/// `region_end`'s operation).
+fn gate_budget(items: &[Item]) -> Budget {
+    let sums = |f: &dyn Fn(&SkelStep) -> Option<(u64, u64)>| {
+        let (mut wall, mut cpu, mut n) = (0u128, 0u128, 0u128);
+        for i in items {
+            i.each_step(&mut |st, times| {
+                if let Some((w, c)) = f(st) {
+                    wall += u128::from(w) * u128::from(times);
+                    cpu += u128::from(c) * u128::from(times);
+                    n += u128::from(times);
+                }
+            });
+        }
+        (n > 0).then(|| ((wall / n) as u64, (cpu / n) as u64))
+    };
+    let idle = sums(&|st| matches!(st.op, Op::PartBegin { .. }).then_some((st.wall_ns, st.cpu_ns)));
+    let join = || sums(&|st| (st.op == Op::RegionEnd).then_some((st.op_ns, st.op_cpu_ns)));
+    match idle.or_else(join) {
+        Some((wall, cpu)) => Budget::of(wall, cpu),
+        None => Budget(0),
+    }
+}
+
 /// One thread's state while it runs its program.
 pub struct State<'a> {
     thread: u32,
@@ -317,6 +341,8 @@ pub struct State<'a> {
     parts: Vec<String>,
     buffer: Vec<u8>,
     copy: Vec<u8>,
+    /// How the thread waits at a region's fork and join (docs/skeletons.md#spinning-waits).
+    gate: Budget,
 }
 
 impl<'a> State<'a> {
@@ -330,6 +356,7 @@ impl<'a> State<'a> {
             parts: Vec::new(),
             buffer: vec![0u8; max_bytes(items) as usize],
             copy: vec![0u8; max_bytes(items) as usize],
+            gate: gate_budget(items),
         }
     }
 
@@ -366,11 +393,11 @@ impl<'a> State<'a> {
         }
         match &s.op {
             Op::Wait { kind, object, .. } if kind == "barrier" => {
-                self.objects.barriers[object].wait();
+                self.objects.barriers[object].wait(Budget::of(s.op_ns, s.op_cpu_ns));
             }
             Op::Wait { kind, object, .. } if kind == "lock" => {
                 let l = &self.objects.locks[object];
-                l.acquire();
+                l.acquire(Budget::of(s.op_ns, s.op_cpu_ns));
                 self.held = Some(l);
             }
             Op::Wait { kind, object, by } => {
@@ -400,10 +427,17 @@ impl<'a> State<'a> {
                 self.objects.partners.release(self.thread, &key);
             }
             Op::Copy => {
+                // The copy keeps the processor as long as the application's did (a transpose
+                // is slower than a memcpy of its bytes).
                 let n = s.bytes as usize;
                 let _c = recorder::comm(s.bytes);
+                let began = thread_cpu_ns();
                 self.copy[..n].copy_from_slice(&self.buffer[..n]);
                 black_box(&mut self.copy);
+                if let Some(c) = began {
+                    let used = thread_cpu_ns().map_or(0, |now| now.saturating_sub(c));
+                    burn(s.op_cpu_ns.saturating_sub(used));
+                }
             }
             Op::RegionBegin { name } => {
                 let id = recorder::region_begin(leak(name), None);
@@ -440,7 +474,7 @@ impl State<'_> {
     /// part begins.
     fn fork(&self, name: &str) {
         if let Some((gate, threads)) = self.objects.regions.get(name) {
-            gate.arrive(self.me(threads), Point::Fork);
+            gate.arrive(self.me(threads), Point::Fork, self.gate);
             recorder::cpu_sample();
         }
     }
@@ -457,16 +491,18 @@ impl State<'_> {
     fn join(&self, name: &str) {
         if let Some((gate, threads)) = self.objects.regions.get(name) {
             recorder::cpu_sample();
-            gate.arrive(self.me(threads), Point::Join);
+            gate.arrive(self.me(threads), Point::Join, self.gate);
         }
     }
 }
 
 /// A lock that a step takes and a later step releases (so it has no guard): a wait for it is
 /// recorded as `wait lock NAME`, as the recorder's `Mutex` records one, only when it blocks.
+/// Whether it is taken is an atomic, so that a polling wait reads it without the lock.
 pub struct Lock {
     name: Option<&'static str>,
-    taken: std::sync::Mutex<bool>,
+    taken: AtomicBool,
+    lock: std::sync::Mutex<()>,
     freed: Condvar,
 }
 
@@ -474,27 +510,36 @@ impl Lock {
     fn new(name: Option<&'static str>) -> Self {
         Lock {
             name,
-            taken: std::sync::Mutex::new(false),
+            taken: AtomicBool::new(false),
+            lock: std::sync::Mutex::new(()),
             freed: Condvar::new(),
         }
     }
 
-    fn acquire(&self) {
-        let mut taken = self.taken.lock().unwrap_or_else(PoisonError::into_inner);
-        if *taken {
-            let _w = recorder::wait(WaitKind::Lock, self.name);
-            while *taken {
-                taken = self
-                    .freed
-                    .wait(taken)
-                    .unwrap_or_else(PoisonError::into_inner);
-            }
+    fn take(&self) -> bool {
+        self.taken
+            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+
+    fn acquire(&self, budget: Budget) {
+        if self.take() {
+            return;
         }
-        *taken = true;
+        let _w = recorder::wait(WaitKind::Lock, self.name);
+        if budget.poll(|| self.take()) {
+            return;
+        }
+        let l = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _l = self
+            .freed
+            .wait_while(l, |_| !self.take())
+            .unwrap_or_else(PoisonError::into_inner);
     }
 
     fn release(&self) {
-        *self.taken.lock().unwrap_or_else(PoisonError::into_inner) = false;
+        let _l = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        self.taken.store(false, Ordering::SeqCst);
         self.freed.notify_one();
     }
 }
@@ -505,6 +550,14 @@ pub fn spin(ns: u64) {
         return;
     }
     let _w = recorder::work(None);
+    burn(ns);
+}
+
+/// Busy-waits until this thread has used `ns` more nanoseconds of CPU, recording nothing.
+fn burn(ns: u64) {
+    if ns == 0 {
+        return;
+    }
     // Where the thread CPU clock cannot be read, the wall clock stands in for it.
     let wall = std::time::Instant::now();
     let now = || thread_cpu_ns().unwrap_or_else(|| wall.elapsed().as_nanos() as u64);

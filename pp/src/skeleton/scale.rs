@@ -67,6 +67,7 @@ fn step(c: &Cluster, share: f64) -> SkelStep {
         cpu_ns: part(c.mean_cpu_ns()),
         wall_ns: part(c.mean_compute_ns()),
         op_ns: part(c.mean_op_ns()),
+        op_cpu_ns: part(c.mean_op_cpu_ns()),
         bytes: part(c.mean_bytes()),
         op: c.op.clone(),
     }
