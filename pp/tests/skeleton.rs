@@ -636,3 +636,50 @@ fn a_copy_keeps_the_processor_as_long_as_the_applications_did() {
     assert!(copy.mean_op_ns() >= 20e6, "{}", copy.mean_op_ns());
     assert_eq!(copy.mean_bytes(), 1024.0);
 }
+
+#[test]
+fn threads_that_would_enter_a_region_different_numbers_of_times_are_folded_by_operations() {
+    // A `Team`'s log: thread 0 opens 20 regions alike; thread 1's part starts early or late in
+    // each, in no repeating order, so at threshold 0 its idle computations (before its parts)
+    // fold into few loops while thread 0's regions fold whole. Divided by K = 3, thread 0
+    // would keep 8 regions and thread 1 16 of its parts: folded by operations alone, both keep
+    // 20 / 3 (6 whole iterations and the remainder's copy).
+    let late = [0, 1, 1, 0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0];
+    let mut text = String::from("pplog 1 p=2\n0 0 start\n0 1 start\n");
+    let mut t = 1000u64;
+    for (i, &l) in late.iter().enumerate() {
+        let off = if l == 1 { 400 } else { 10 };
+        text.push_str(&format!(
+            "{t} 0 region_begin {i} r\n{} 0 cpu {}\n{} 1 cpu {}\n{} 1 cpu {}\n{} 0 cpu {}\n{} 0 region_end {i}\n",
+            t + 5,
+            t + 5,
+            t + off,
+            t + off,
+            t + off + 100,
+            t + off + 100,
+            t + 600,
+            t + 600,
+            t + 700
+        ));
+        t += 800;
+    }
+    text.push_str(&format!("{t} 0 stop\n{t} 1 stop\n"));
+    let dir = scratch("skeleton-uneven-regions");
+    let log = test_support::write(&dir, "app.log", &text);
+    let (s, warnings) = skeleton::from_log(&log, Size::Scale(3.0)).unwrap();
+    assert_eq!(s.threshold, 1.0, "{warnings:?}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("enter 1 region(s) different numbers of times")),
+        "{warnings:?}"
+    );
+    let opens = |t: usize| -> u64 {
+        s.threads[t]
+            .items
+            .iter()
+            .map(|i| i.count(&|st| matches!(st.op, Op::RegionBegin { .. } | Op::PartBegin { .. })))
+            .sum()
+    };
+    assert_eq!((opens(0), opens(1)), (7, 7));
+}

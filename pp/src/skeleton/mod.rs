@@ -335,6 +335,27 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
             plan.compression()
         ));
     }
+    if !mpi::is_mpi(&plan) && plan.threshold != mpi::BY_OPERATIONS {
+        // A region's parts pair up with its regions only where its threads' loops divide
+        // alike: where they do not under the seed's threshold (the Rust fft2d's opener and
+        // member fold differently at 0.9, and a 2 s skeleton ran some parts outside the regions
+        // they belonged to), the steps are folded by their operations alone.
+        let uneven = run::uneven_regions(&plan);
+        if !uneven.is_empty() {
+            let first = plan.threshold;
+            let again = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
+            if run::uneven_regions(&again).len() < uneven.len() && run::check(&again).is_ok() {
+                warnings.push(format!(
+                    "{name}: at threshold {first}, the threads enter {} region(s) different numbers of times ({}); the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
+                    uneven.len(),
+                    uneven.join("; "),
+                    mpi::BY_OPERATIONS,
+                    again.compression()
+                ));
+                plan = again;
+            }
+        }
+    }
     if !mpi::is_mpi(&plan) {
         // A thread's waits and its partner's releases pair up only where their loops divide
         // alike: where they do not under the seed's threshold (a wait's computation since the

@@ -123,6 +123,34 @@ fn leak_opt(s: &Option<String>) -> Option<&'static str> {
     s.as_deref().map(leak)
 }
 
+/// The regions whose threads enter them different numbers of times in `s` (as their opener
+/// or as members), each with its threads' counts: their parts no longer pair up with the
+/// regions they belonged to (docs/skeletons.md#pp-skeleton-run).
+pub fn uneven_regions(s: &dyn Programs) -> Vec<String> {
+    let mut counts: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
+    for (i, t) in s.threads().into_iter().enumerate() {
+        s.each(i, &mut |it| {
+            it.each_step(&mut |st, times| {
+                if let Some(n) = opens(st) {
+                    *counts
+                        .entry(n.to_string())
+                        .or_default()
+                        .entry(t)
+                        .or_default() += times;
+                }
+            });
+        });
+    }
+    counts
+        .into_iter()
+        .filter(|(_, c)| c.len() > 1 && c.values().any(|&v| v != *c.values().next().unwrap_or(&0)))
+        .map(|(n, c)| {
+            let c: Vec<String> = c.iter().map(|(t, v)| format!("thread {t}: {v}")).collect();
+            format!("{n} ({})", c.join(", "))
+        })
+        .collect()
+}
+
 /// Checks that `s` can run here: no message operations (an MPI skeleton), and every barrier
 /// reached the same number of times by each thread that uses it.
 pub fn check(s: &dyn Programs) -> Result<()> {
