@@ -128,14 +128,21 @@ mod recorder {
         }
     }
 
-    /// Per thread: `start` then `cpu` first, `cpu` then `stop` last, times non-decreasing,
-    /// intervals properly paired.
+    /// Per thread: `start` then `cpu` first, `cpu` then `stop` last and at the same time, times
+    /// non-decreasing, intervals properly paired.
     fn check_thread_shape(log: &Log, t: ThreadId) {
         let d = log.described(t);
         assert!(d.len() >= 4, "thread {t}: {d:?}");
         assert_eq!(&d[..2], ["start", "cpu"], "thread {t}");
         assert_eq!(&d[d.len() - 2..], ["cpu", "stop"], "thread {t}");
         let times: Vec<u64> = log.thread(t).iter().map(|e| e.t).collect();
+        // The last sample and the stop are one instant, taken before the clocks' slow reads: a
+        // thread preempted while it read them would otherwise stop later, idle meanwhile.
+        assert_eq!(
+            times[times.len() - 2],
+            times[times.len() - 1],
+            "thread {t}: its last sample and its stop"
+        );
         assert!(
             times.windows(2).all(|w| w[0] <= w[1]),
             "thread {t}: {times:?}"
