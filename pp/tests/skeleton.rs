@@ -259,6 +259,14 @@ fn skeleton_dir(name: &str, program: &str) -> std::path::PathBuf {
     dir
 }
 
+/// Runs the skeleton in `dir` with `pp skeleton run`, its log written to `dir/skel.log`;
+/// returns the log's path.
+fn run_skeleton(dir: &Path) -> std::path::PathBuf {
+    let log = dir.join("skel.log");
+    stdout_of(pp!().args(["skeleton", "run"]).arg(dir).env("PP_LOG", &log));
+    log
+}
+
 #[test]
 fn a_skeletons_run_records_a_log_with_its_signature() {
     let thread = |t: u32| {
@@ -267,13 +275,7 @@ fn a_skeletons_run_records_a_log_with_its_signature() {
         )
     };
     let dir = skeleton_dir("skeleton-run", &format!("{}{}", thread(0), thread(1)));
-    let log = dir.join("skel.log");
-    stdout_of(
-        pp!()
-            .args(["skeleton", "run"])
-            .arg(&dir)
-            .env("PP_LOG", &log),
-    );
+    let log = run_skeleton(&dir);
     // The log is whole and profiles.
     let mut reader = LogReader::open(&log).unwrap();
     let profile = profile_log(&mut reader, None, None)
@@ -542,13 +544,7 @@ fn a_team_members_parts_are_steps_and_its_skeleton_forks_and_joins() {
     // half of one more, so 6 parts of the 10.
     assert!(text.contains("loop 4 {"), "{text}");
     assert!(text.contains("part_begin name=r"), "{text}");
-    let skel_log = dir.join("skel.log");
-    stdout_of(
-        pp!()
-            .args(["skeleton", "run"])
-            .arg(&sk)
-            .env("PP_LOG", &skel_log),
-    );
+    let skel_log = run_skeleton(&sk);
     // It ran on a recorder `Team`, whose regions are opened by whichever of its threads runs
     // the opening: each thread takes part in the 6 regions, as their opener or as a member.
     let sig = signature::read(&skel_log, Threshold::Fixed(0.9)).unwrap();
@@ -620,13 +616,7 @@ fn a_copy_keeps_the_processor_as_long_as_the_applications_did() {
         }
         other => panic!("{other:?}"),
     }
-    let log = dir.join("skel.log");
-    stdout_of(
-        pp!()
-            .args(["skeleton", "run"])
-            .arg(&dir)
-            .env("PP_LOG", &log),
-    );
+    let log = run_skeleton(&dir);
     let sig = signature::read(&log, Threshold::Fixed(0.0)).unwrap();
     let copy = sig.threads[0]
         .clusters
