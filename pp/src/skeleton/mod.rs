@@ -305,6 +305,7 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
     let run = Recorded::read(LogReader::open(path)?)?;
     let (threshold, _, _) = signature::choose(&run, Threshold::Target(k / 2.0))?;
     let mut plan = Plan::new(&run, threshold, k, &name, wall)?;
+    let by_operations = || Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall);
     let mut warnings = Vec::new();
     // MPI ranks must keep matching messages and collectives, threads their barriers: where the
     // threads' loops, folded under the seed's threshold, divide differently, they are folded by
@@ -323,60 +324,49 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
         // each message a K-th of its size), where the operations fold its iterations whole.
         // (The first plan goes before the next is made: each holds every thread's symbols.)
         drop(plan);
-        plan = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
+        plan = by_operations()?;
     }
     if let Err(e) = check(&plan) {
         let first = plan.threshold;
         drop(plan);
-        plan = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
+        plan = by_operations()?;
         warnings.push(format!(
             "{name}: at threshold {first}, {e}; the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
             mpi::BY_OPERATIONS,
             plan.compression()
         ));
     }
-    if !mpi::is_mpi(&plan) && plan.threshold != mpi::BY_OPERATIONS {
-        // A region's parts pair up with its regions only where its threads' loops divide
-        // alike: where they do not under the seed's threshold (the Rust fft2d's opener and
-        // member fold differently at 0.9, and a 2 s skeleton ran some parts outside the regions
-        // they belonged to), the steps are folded by their operations alone.
-        let uneven = run::uneven_regions(&plan);
-        if !uneven.is_empty() {
-            let first = plan.threshold;
-            let again = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
-            if run::uneven_regions(&again).len() < uneven.len() && run::check(&again).is_ok() {
-                warnings.push(format!(
-                    "{name}: at threshold {first}, the threads enter {} region(s) different numbers of times ({}); the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
-                    uneven.len(),
-                    uneven.join("; "),
-                    mpi::BY_OPERATIONS,
-                    again.compression()
-                ));
-                plan = again;
-            }
-        }
-    }
     if !mpi::is_mpi(&plan) {
-        // A thread's waits and its partner's releases pair up only where their loops divide
-        // alike: where they do not under the seed's threshold (a wait's computation since the
-        // last release is short and varies), the steps are folded by their operations alone
-        // (docs/skeletons.md#partners).
-        let mut unpaired = partner::Partners::plan(&plan).1;
-        if !unpaired.is_empty() && plan.threshold != mpi::BY_OPERATIONS {
-            let first = plan.threshold;
-            let again = Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall)?;
-            let (_, w) = partner::Partners::plan(&again);
-            if w.len() < unpaired.len() && run::check(&again).is_ok() {
-                warnings.push(format!(
-                    "{name}: at threshold {first}, {} of the waits' partners do not pair up; the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
-                    unpaired.len(),
-                    mpi::BY_OPERATIONS,
-                    again.compression()
-                ));
-                plan = again;
-                unpaired = w;
-            }
-        }
+        // A region's parts pair up with its regions, and a thread's waits with its partner's
+        // releases, only where their threads' loops divide alike: where they do not under the
+        // seed's threshold (the Rust fft2d's opener and member fold differently at 0.9, and a
+        // 2 s skeleton ran some parts outside the regions they belonged to; a wait's
+        // computation since the last release is short and varies), the steps are folded by
+        // their operations alone (docs/skeletons.md#partners).
+        // (Regions still uneven are paired part by part when the skeleton runs, which warns.)
+        (plan, _) = refold(
+            plan,
+            &by_operations,
+            &mut warnings,
+            &name,
+            &|p| run::uneven_regions(p),
+            &|u| {
+                format!(
+                    "the threads enter {} region(s) different numbers of times ({})",
+                    u.len(),
+                    u.join("; ")
+                )
+            },
+        )?;
+        let unpaired;
+        (plan, unpaired) = refold(
+            plan,
+            &by_operations,
+            &mut warnings,
+            &name,
+            &|p| partner::Partners::plan(p).1,
+            &|u| format!("{} of the waits' partners do not pair up", u.len()),
+        )?;
         warnings.extend(unpaired);
     }
     if plan.compression() < k / 2.0 {
@@ -389,4 +379,34 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
     }
     warnings.extend(scale::shortest_good(&plan.threads, k, wall));
     Ok((plan, warnings))
+}
+
+/// Where `plan`, folded under the seed's threshold, has `problems`, the run folded again by its
+/// operations alone (`by_operations`) if that leaves fewer of them and still runs, with a
+/// warning that says what was wrong (`why`); returns the plan kept and its problems.
+fn refold(
+    plan: Plan,
+    by_operations: &dyn Fn() -> Result<Plan>,
+    warnings: &mut Vec<String>,
+    name: &str,
+    problems: &dyn Fn(&Plan) -> Vec<String>,
+    why: &dyn Fn(&[String]) -> String,
+) -> Result<(Plan, Vec<String>)> {
+    let found = problems(&plan);
+    if found.is_empty() || plan.threshold == mpi::BY_OPERATIONS {
+        return Ok((plan, found));
+    }
+    let again = by_operations()?;
+    let left = problems(&again);
+    if left.len() >= found.len() || run::check(&again).is_err() {
+        return Ok((plan, found));
+    }
+    warnings.push(format!(
+        "{name}: at threshold {}, {}; the threads' steps are folded by their operations alone (threshold {}): compression {:.1}",
+        plan.threshold,
+        why(&found),
+        mpi::BY_OPERATIONS,
+        again.compression()
+    ));
+    Ok((again, left))
 }

@@ -65,51 +65,57 @@ fn opens(st: &SkelStep) -> Option<&str> {
     }
 }
 
-fn collect_regions(i: &Item, out: &mut BTreeSet<String>) {
-    match i {
-        Item::Step(st) => {
-            if let Some(n) = opens(st) {
-                out.insert(n.to_string());
-            }
-        }
-        Item::Loop { body, .. } => body.iter().for_each(|b| collect_regions(b, out)),
+/// Per region name, how many times each thread that takes part enters it (as its opener or as
+/// a member).
+fn region_counts(s: &dyn Programs) -> BTreeMap<String, BTreeMap<u32, u64>> {
+    let mut counts: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
+    for (i, t) in s.threads().into_iter().enumerate() {
+        s.each(i, &mut |it| {
+            it.each_step(&mut |st, times| {
+                if let Some(n) = opens(st) {
+                    *counts
+                        .entry(n.to_string())
+                        .or_default()
+                        .entry(t)
+                        .or_default() += times;
+                }
+            });
+        });
     }
+    counts
+}
+
+/// Whether a region's threads enter it different numbers of times.
+fn uneven(counts: &BTreeMap<u32, u64>) -> bool {
+    counts.values().collect::<BTreeSet<_>>().len() > 1
+}
+
+/// `thread T: N, ...`.
+fn listed(counts: &BTreeMap<u32, u64>) -> String {
+    let c: Vec<String> = counts
+        .iter()
+        .map(|(t, v)| format!("thread {t}: {v}"))
+        .collect();
+    c.join(", ")
 }
 
 /// Per region name with more than one thread in it, those threads; a warning for each whose
 /// threads enter it different numbers of times (their i-th parts are paired, and the extra ones
 /// run alone).
 fn region_plan(s: &Skeleton) -> (BTreeMap<String, Vec<u32>>, Vec<String>) {
-    let mut names = BTreeSet::new();
-    for t in &s.threads {
-        t.items.iter().for_each(|i| collect_regions(i, &mut names));
-    }
     let mut plan = BTreeMap::new();
     let mut warnings = Vec::new();
-    for n in names {
-        let counts: Vec<(u32, u64)> = s
-            .threads
-            .iter()
-            .map(|t| {
-                let c = t
-                    .items
-                    .iter()
-                    .map(|i| i.count(&|st| opens(st) == Some(n.as_str())))
-                    .sum();
-                (t.thread, c)
-            })
-            .filter(|&(_, c)| c > 0)
-            .collect();
+    for (n, counts) in region_counts(s) {
         if counts.len() < 2 {
             continue;
         }
-        if counts.windows(2).any(|w| w[0].1 != w[1].1) {
+        if uneven(&counts) {
             warnings.push(format!(
                 "region {n}: its threads enter it different numbers of times ({}): their i-th parts are paired, the extra ones run alone",
-                counts.iter().map(|(t, c)| format!("thread {t}: {c}")).collect::<Vec<_>>().join(", ")
+                listed(&counts)
             ));
         }
-        plan.insert(n, counts.iter().map(|&(t, _)| t).collect());
+        plan.insert(n, counts.into_keys().collect());
     }
     (plan, warnings)
 }
@@ -127,27 +133,10 @@ fn leak_opt(s: &Option<String>) -> Option<&'static str> {
 /// or as members), each with its threads' counts: their parts no longer pair up with the
 /// regions they belonged to (docs/skeletons.md#pp-skeleton-run).
 pub fn uneven_regions(s: &dyn Programs) -> Vec<String> {
-    let mut counts: BTreeMap<String, BTreeMap<u32, u64>> = BTreeMap::new();
-    for (i, t) in s.threads().into_iter().enumerate() {
-        s.each(i, &mut |it| {
-            it.each_step(&mut |st, times| {
-                if let Some(n) = opens(st) {
-                    *counts
-                        .entry(n.to_string())
-                        .or_default()
-                        .entry(t)
-                        .or_default() += times;
-                }
-            });
-        });
-    }
-    counts
+    region_counts(s)
         .into_iter()
-        .filter(|(_, c)| c.len() > 1 && c.values().any(|&v| v != *c.values().next().unwrap_or(&0)))
-        .map(|(n, c)| {
-            let c: Vec<String> = c.iter().map(|(t, v)| format!("thread {t}: {v}")).collect();
-            format!("{n} ({})", c.join(", "))
-        })
+        .filter(|(_, c)| uneven(c))
+        .map(|(n, c)| format!("{n} ({})", listed(&c)))
         .collect()
 }
 
