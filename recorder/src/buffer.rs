@@ -91,11 +91,19 @@ impl ThreadRec {
     /// (slow) reads.
     pub(crate) fn sample_cpu(&mut self) {
         let a = self.clock.ticks();
-        let Some(cpu) = thread_cpu_ns() else { return };
-        let delay = self.run_delay.read();
+        let Some(sample) = self.read_cpu() else {
+            return;
+        };
         let b = self.clock.ticks();
         let ticks = a + b.saturating_sub(a) / 2;
-        self.put(ticks, RawKind::Cpu(cpu, delay));
+        self.put(ticks, sample);
+    }
+
+    /// A `cpu` sample's value: the thread's CPU clock and run-queue delay, where the clock
+    /// can be read.
+    fn read_cpu(&self) -> Option<RawKind> {
+        let cpu = thread_cpu_ns()?;
+        Some(RawKind::Cpu(cpu, self.run_delay.read()))
     }
 
     /// Writes the buffered events as one block of the log and empties the buffer.
@@ -116,9 +124,8 @@ impl ThreadRec {
     /// Its CPU clock does not advance while it is preempted, so the sample holds at that time.
     fn stop(mut self) {
         let at = self.clock.ticks();
-        if let Some(cpu) = thread_cpu_ns() {
-            let delay = self.run_delay.read();
-            self.put(at, RawKind::Cpu(cpu, delay));
+        if let Some(sample) = self.read_cpu() {
+            self.put(at, sample);
         }
         self.put(at, RawKind::Stop);
         self.flush();
