@@ -234,7 +234,12 @@ static int npending;
 /* Receives posted by this thread (a hybrid rank's master; its OpenMP workers post none). */
 static _Thread_local int nrecv;
 
-static void complete(void);
+/* Every send and receive outstanding completes. */
+static void complete(void) {{
+    MPI_Waitall(npending, pending, MPI_STATUSES_IGNORE);
+    npending = 0;
+    nrecv = 0;
+}}
 
 /* The receives posted since the last wait end, with every send outstanding, when the rank
    does anything but another receive: one MPI_Waitall, as the application's. */
@@ -262,13 +267,6 @@ __attribute__((unused)) static void pause_ns(long long ns) {{
     settle();
     struct timespec t = {{ns / 1000000000LL, ns % 1000000000LL}};
     nanosleep(&t, NULL);
-}}
-
-/* Every send and receive outstanding completes. */
-static void complete(void) {{
-    MPI_Waitall(npending, pending, MPI_STATUSES_IGNORE);
-    npending = 0;
-    nrecv = 0;
 }}
 
 static void snd(int peer, int tag, int bytes) {{
