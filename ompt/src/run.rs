@@ -51,16 +51,22 @@ pub fn note_nested_only() {
 }
 
 /// Starts the session with `p` processors (once) and registers the calling thread as thread 0
-/// from the epoch, doing serial work since. Returns whether the calling thread records.
-pub fn start(p: u32) -> bool {
+/// from the epoch, doing serial work since; the log's header has the run parameters of
+/// `PP_PARAMS` and `runtime`'s (those `PP_PARAMS` does not name). Returns whether the calling
+/// thread records.
+pub fn start(p: u32, runtime: &[(String, String)]) -> bool {
     let mut s = session();
     if s.is_none() && P.load(Ordering::Acquire) == 0 {
         let mut b = Session::builder(p.max(1))
             .epoch(*EPOCH.get_or_init(epoch))
             // The workers stop when the runtime ends them, which may be after finalize.
             .stop_timeout(Duration::from_millis(500));
-        for (k, v) in params() {
-            b = b.param(k, v);
+        let given = params();
+        let own = runtime
+            .iter()
+            .filter(|(k, _)| given.iter().all(|(g, _)| g != k));
+        for (k, v) in given.iter().chain(own) {
+            b = b.param(k.clone(), v.clone());
         }
         if let Some(path) = rank_log() {
             b = b.path(path);
@@ -126,10 +132,30 @@ fn params() -> Vec<(String, String)> {
     out
 }
 
+/// The header key of libomp's blocktime (docs/openmp.md#the-runtimes-waits).
+pub const BLOCKTIME: &str = "omp_blocktime_ms";
+
+/// The runtime's settings that a log's header records: libomp's blocktime, the milliseconds its
+/// waiting threads poll before they sleep (`KMP_BLOCKTIME`; 0 under `OMP_WAIT_POLICY=passive`,
+/// 2147483647 when infinite), asked of the runtime itself (`kmp_get_blocktime`, a libomp
+/// extension); none where the runtime has no such function. Called in a runtime callback, on a
+/// thread the runtime knows.
+pub fn runtime_params() -> Vec<(String, String)> {
+    // SAFETY: dlsym with a NUL-terminated name; the pseudo-handle searches the loaded objects.
+    let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"kmp_get_blocktime".as_ptr()) };
+    if sym.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: libomp's `int kmp_get_blocktime(void)`.
+    let get: extern "C" fn() -> libc::c_int = unsafe { std::mem::transmute(sym) };
+    vec![(BLOCKTIME.to_string(), get().max(0).to_string())]
+}
+
 /// Ends the run: starts a session of one processor if the program never opened a parallel
 /// region, then finishes the log (the calling thread's serial work is ended by the caller).
 pub fn finish() {
-    if P.load(Ordering::Acquire) == 0 && start(1) {
+    // No runtime call here: the runtime may be shutting down.
+    if P.load(Ordering::Acquire) == 0 && start(1, &[]) {
         pp_recorder::work_end(None);
     }
     let Some(session) = session().take() else {

@@ -181,7 +181,7 @@ pub fn parallel_begin(requested: u32, codeptr: *const c_void) -> u64 {
             word |= NESTED; // the encountering thread goes on working
             return;
         }
-        if run::p() == 0 && run::start(requested) {
+        if run::p() == 0 && run::start(requested, &run::runtime_params()) {
             l.id = Some(0);
             l.serial = true;
             let _ = claim(0);

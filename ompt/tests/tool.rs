@@ -123,10 +123,26 @@ impl Run {
     }
 }
 
-/// Runs `exe` with the tool as `pp run` does (preloaded and named in `OMP_TOOL_LIBRARIES`).
+/// Runs `exe` with the tool as `pp run` does (preloaded and named in `OMP_TOOL_LIBRARIES`),
+/// with libomp's default waits.
 fn run(tool: &Path, exe: &Path, dir: &Path, threads: u32, params: &str) -> Run {
+    run_with(tool, exe, dir, threads, params, &[])
+}
+
+/// [`run`] with more environment variables (libomp's defaults apart from these).
+fn run_with(
+    tool: &Path,
+    exe: &Path,
+    dir: &Path,
+    threads: u32,
+    params: &str,
+    env: &[(&str, &str)],
+) -> Run {
     let log = dir.join("run.log");
     let out = Command::new(exe)
+        .env_remove("KMP_BLOCKTIME")
+        .env_remove("OMP_WAIT_POLICY")
+        .envs(env.iter().copied())
         .env("OMP_NUM_THREADS", threads.to_string())
         .env("OMP_TOOL_LIBRARIES", tool)
         .env("LD_PRELOAD", tool)
@@ -188,7 +204,12 @@ int main(void) { burn(60); imbalance(); burn(20); contend(); burn(20); return 0;
     assert_eq!(p.header.p, 2);
     assert_eq!(
         p.header.params,
-        [("impl".into(), "shape".into()), ("n".into(), "3".into())]
+        [
+            ("impl".into(), "shape".into()),
+            ("n".into(), "3".into()),
+            // libomp's default blocktime (docs/openmp.md#the-runtimes-waits).
+            ("omp_blocktime_ms".into(), "200".into())
+        ]
     );
     assert!(p.warnings.is_empty(), "{:?}", p.warnings);
     assert_eq!(p.totals.sum(), 2 * p.wall_ns() as u128);
@@ -218,6 +239,44 @@ int main(void) { burn(60); imbalance(); burn(20); contend(); burn(20); return 0;
     let imbalance = r.region("imbalance").unwrap();
     assert!(imbalance.get(Category::Li) > 0);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_header_says_how_long_the_runtimes_waits_poll() {
+    let dir = scratch("blocktime");
+    let Some((tool, exe)) = build(
+        "the_header_says_how_long_the_runtimes_waits_poll",
+        &dir,
+        r#"
+int main(void) {
+    #pragma omp parallel
+    burn(1);
+    return 0;
+}
+"#,
+    ) else {
+        return;
+    };
+    let blocktime = |env: &[(&str, &str)], params: &str| {
+        let r = run_with(&tool, &exe, &dir, 2, params, env);
+        r.profile
+            .header
+            .params
+            .iter()
+            .find(|(k, _)| k == "omp_blocktime_ms")
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(blocktime(&[], "").as_deref(), Some("200"));
+    assert_eq!(
+        blocktime(&[("KMP_BLOCKTIME", "5")], "").as_deref(),
+        Some("5")
+    );
+    let passive = [("OMP_WAIT_POLICY", "passive")];
+    assert_eq!(blocktime(&passive, "").as_deref(), Some("0"));
+    let infinite = [("KMP_BLOCKTIME", "infinite")];
+    assert_eq!(blocktime(&infinite, "").as_deref(), Some("2147483647"));
+    // A value the user gave in PP_PARAMS stands (the header names no key twice).
+    assert_eq!(blocktime(&[], "omp_blocktime_ms=7").as_deref(), Some("7"));
 }
 
 #[test]

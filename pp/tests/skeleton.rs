@@ -198,7 +198,11 @@ proptest! {
 
     /// The file reads back as it was written.
     #[test]
-    fn the_skeleton_file_reads_back(programs in prop::collection::vec(program(), 1..4), k in 1.0f64..1000.0) {
+    fn the_skeleton_file_reads_back(
+        programs in prop::collection::vec(program(), 1..4),
+        k in 1.0f64..1000.0,
+        omp_blocktime_ms in prop::option::of(0u64..=u64::MAX),
+    ) {
         let s = skeleton::Skeleton {
             k,
             p: 4,
@@ -206,6 +210,7 @@ proptest! {
             source_wall_ns: 123_456_789,
             threshold: 0.05,
             compression: 41.8,
+            omp_blocktime_ms,
             threads: programs
                 .into_iter()
                 .enumerate()
@@ -571,12 +576,23 @@ fn a_team_members_parts_are_steps_and_its_skeleton_forks_and_joins() {
 #[test]
 fn a_gate_pairs_arrivals_and_lets_the_extra_ones_through() {
     use pp::skeleton::gate::{Gate, Point};
-    use pp::skeleton::spinning::Budget;
+    use pp::skeleton::spinning::{Budget, Yields};
     use std::sync::atomic::{AtomicU64, Ordering};
     // Thread 0 arrives 3 times, thread 1 5 times: the first 3 pair up (a fork of thread 1 never
     // passes before thread 0's fork of the same number), the last 2 pass once thread 0 is done;
-    // whether the waits block at once, poll for a while, or poll until they end.
-    for budget in [Budget(0), Budget(20_000), Budget(u64::MAX)] {
+    // whether the waits block at once, poll for a while, or poll until they end, yielding
+    // after a few pauses or every few polls.
+    let every = |ns| Budget {
+        ns,
+        yields: Yields::Every(3),
+    };
+    for budget in [
+        Budget::ns(0),
+        Budget::ns(20_000),
+        Budget::ns(u64::MAX),
+        every(20_000),
+        every(u64::MAX),
+    ] {
         let gate = Gate::new(2);
         let zero = AtomicU64::new(0);
         std::thread::scope(|s| {

@@ -188,6 +188,9 @@ pub struct Recorded {
     pub threads: Vec<(ThreadId, u64)>,
     /// Why the steps may be incomplete (the log was damaged or cut), if they may.
     pub warning: Option<String>,
+    /// libomp's blocktime, from the header's `omp_blocktime_ms` (the OpenMP tool writes it,
+    /// docs/openmp.md#the-runtimes-waits), if it has a whole number there.
+    pub omp_blocktime_ms: Option<u64>,
     /// Records: `threads[i]`'s are in stream `stream[i]`.
     streams: Streams,
     stream: Vec<usize>,
@@ -197,6 +200,12 @@ impl Recorded {
     /// Reads the log `reader` reads into its steps.
     pub fn read(mut reader: LogReader) -> Result<Recorded> {
         let p = reader.header().p;
+        let omp_blocktime_ms = reader
+            .header()
+            .params
+            .iter()
+            .find(|(k, _)| k == "omp_blocktime_ms")
+            .and_then(|(_, v)| v.parse().ok());
         let n = p as usize;
         let raw = Streams::new(2 * n);
         let mut raw_writer = raw.writer();
@@ -247,6 +256,7 @@ impl Recorded {
             ops: ops.list,
             threads,
             warning,
+            omp_blocktime_ms,
             streams,
             stream,
         })
@@ -280,6 +290,7 @@ impl Recorded {
             ops: ops.list,
             threads,
             warning: None,
+            omp_blocktime_ms: None,
             streams,
             stream: (0..steps.len()).collect(),
         }

@@ -37,6 +37,9 @@ pub fn write_text(out: &mut dyn Write, s: &dyn Programs) -> io::Result<()> {
     writeln!(out, "threshold {}", h.threshold)?;
     writeln!(out, "compression {}", h.compression)?;
     writeln!(out, "source_log {}", h.source_log)?;
+    if let Some(ms) = h.omp_blocktime_ms {
+        writeln!(out, "omp_blocktime_ms {ms}")?;
+    }
     for (i, thread) in s.threads().into_iter().enumerate() {
         writeln!(out, "thread {thread}")?;
         let mut result = Ok(());
@@ -248,6 +251,10 @@ pub fn parse(text: &str) -> Result<Skeleton, (usize, String)> {
         source_wall_ns: whole("source_wall_ns")?,
         threshold: float("threshold")?,
         compression: float("compression")?,
+        omp_blocktime_ms: match header.get("omp_blocktime_ms") {
+            Some(&(n, v)) => Some(number(v, "omp_blocktime_ms").map_err(|e| (n, e))?),
+            None => None,
+        },
         threads,
     })
 }

@@ -121,6 +121,10 @@ pub struct Skeleton {
     pub threshold: f64,
     /// The signature's compression (steps per entry).
     pub compression: f64,
+    /// libomp's blocktime in the application's run (its log's `omp_blocktime_ms`), whose
+    /// waits the skeleton's then copy; `None` for another runtime
+    /// (docs/skeletons.md#spinning-waits).
+    pub omp_blocktime_ms: Option<u64>,
     /// Per thread with steps.
     pub threads: Vec<ThreadProgram>,
 }
@@ -134,6 +138,7 @@ pub struct Head<'a> {
     pub source_wall_ns: u64,
     pub threshold: f64,
     pub compression: f64,
+    pub omp_blocktime_ms: Option<u64>,
 }
 
 /// A skeleton's programs: held whole ([`Skeleton`]) or made a top-level item at a time from its
@@ -156,6 +161,7 @@ impl Programs for Skeleton {
             source_wall_ns: self.source_wall_ns,
             threshold: self.threshold,
             compression: self.compression,
+            omp_blocktime_ms: self.omp_blocktime_ms,
         }
     }
 
@@ -177,6 +183,8 @@ pub struct Plan {
     pub source_log: String,
     pub source_wall_ns: u64,
     pub threshold: f64,
+    /// libomp's blocktime in the application's run ([`Skeleton::omp_blocktime_ms`]).
+    pub omp_blocktime_ms: Option<u64>,
     /// The signature's threads.
     pub threads: Vec<Folded>,
 }
@@ -210,6 +218,7 @@ impl Plan {
             source_log: source_log.to_string(),
             source_wall_ns,
             threshold,
+            omp_blocktime_ms: run.omp_blocktime_ms,
             threads,
         })
     }
@@ -231,6 +240,7 @@ impl Plan {
             source_wall_ns: self.source_wall_ns,
             threshold: self.threshold,
             compression: head.compression,
+            omp_blocktime_ms: self.omp_blocktime_ms,
             threads: (0..self.threads.len())
                 .map(|i| {
                     let mut items = Vec::new();
@@ -254,6 +264,7 @@ impl Programs for Plan {
             source_wall_ns: self.source_wall_ns,
             threshold: self.threshold,
             compression: self.compression(),
+            omp_blocktime_ms: self.omp_blocktime_ms,
         }
     }
 

@@ -558,6 +558,7 @@ mod tests {
             source_wall_ns: 1_000_000,
             threshold: 0.05,
             compression: 10.0,
+            omp_blocktime_ms: None,
             threads: threads
                 .into_iter()
                 .enumerate()

@@ -20,7 +20,7 @@ use pp_recorder::{self as recorder, Session, thread_cpu_ns};
 
 use super::gate::{Gate, Point};
 use super::partner::{Outcome, Partners};
-use super::spinning::{Barrier, Budget};
+use super::spinning::{Barrier, Budget, Waits};
 use super::{Item, Programs, SkelStep, Skeleton};
 use crate::signature::Op;
 
@@ -266,7 +266,11 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
     let session = Session::start(s.p, &[("skeleton", "1"), ("k", k.as_str())])
         .context("cannot start the skeleton's recording session")?;
     let log = session.path().to_path_buf();
-    if let Some(opener) = super::team::opener(s) {
+    let waits = Waits::of(s.p, s.omp_blocktime_ms);
+    // A Team's skeleton runs on a rayon pool, whose idle workers wait as rayon's do; libomp's
+    // workers poll at the fork for the blocktime, as the gate's waits then do.
+    let opener = super::team::opener(s).filter(|_| waits == Waits::Measured);
+    if let Some(opener) = opener {
         super::team::run(s, opener, &objects).context("cannot run the skeleton's team")?;
         let report = session
             .finish()
@@ -284,7 +288,7 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
             let objects = &objects;
             scope.spawn(move || {
                 let _thread = recorder::thread(t.thread);
-                let mut state = State::new(t.thread, objects, &t.items);
+                let mut state = State::new(t.thread, objects, &t.items, waits);
                 for i in &t.items {
                     state.item(i);
                 }
@@ -324,7 +328,10 @@ fn max_bytes(items: &[Item]) -> u64 {
 /// (docs/skeletons.md#spinning-waits): as it waited between its parts (the computation before
 /// each `part_begin` is its idle time), else as it waited at its regions' joins (a
 /// `region_end`'s operation).
-fn gate_budget(items: &[Item]) -> Budget {
+fn gate_budget(items: &[Item], waits: Waits) -> Budget {
+    if waits != Waits::Measured {
+        return waits.budget(0, 0);
+    }
     let sums = |f: &dyn Fn(&SkelStep) -> Option<(u64, u64)>| {
         let (mut wall, mut cpu, mut n) = (0u128, 0u128, 0u128);
         for i in items {
@@ -342,7 +349,7 @@ fn gate_budget(items: &[Item]) -> Budget {
     let join = || sums(&|st| (st.op == Op::RegionEnd).then_some((st.op_ns, st.op_cpu_ns)));
     match idle.or_else(join) {
         Some((wall, cpu)) => Budget::of(wall, cpu),
-        None => Budget(0),
+        None => Budget::ns(0),
     }
 }
 
@@ -358,13 +365,15 @@ pub struct State<'a> {
     parts: Vec<String>,
     buffer: Vec<u8>,
     copy: Vec<u8>,
-    /// How the thread waits at a region's fork and join (docs/skeletons.md#spinning-waits).
+    /// How the thread's waits poll (docs/skeletons.md#spinning-waits).
+    waits: Waits,
+    /// How the thread waits at a region's fork and join.
     gate: Budget,
 }
 
 impl<'a> State<'a> {
     /// Thread `thread`'s state for running `items`.
-    pub fn new(thread: u32, objects: &'a Objects, items: &[Item]) -> Self {
+    pub fn new(thread: u32, objects: &'a Objects, items: &[Item], waits: Waits) -> Self {
         State {
             thread,
             objects,
@@ -373,7 +382,8 @@ impl<'a> State<'a> {
             parts: Vec::new(),
             buffer: vec![0u8; max_bytes(items) as usize],
             copy: vec![0u8; max_bytes(items) as usize],
-            gate: gate_budget(items),
+            waits,
+            gate: gate_budget(items, waits),
         }
     }
 
@@ -410,11 +420,11 @@ impl<'a> State<'a> {
         }
         match &s.op {
             Op::Wait { kind, object, .. } if kind == "barrier" => {
-                self.objects.barriers[object].wait(Budget::of(s.op_ns, s.op_cpu_ns));
+                self.objects.barriers[object].wait(self.waits.budget(s.op_ns, s.op_cpu_ns));
             }
             Op::Wait { kind, object, .. } if kind == "lock" => {
                 let l = &self.objects.locks[object];
-                l.acquire(Budget::of(s.op_ns, s.op_cpu_ns));
+                l.acquire(self.waits.budget(s.op_ns, s.op_cpu_ns));
                 self.held = Some(l);
             }
             Op::Wait { kind, object, by } => {

@@ -21,6 +21,7 @@ pub fn skeleton(sig: &Signature, k: f64, source_log: &str, source_wall_ns: u64) 
         source_wall_ns,
         threshold: sig.threshold,
         compression: sig.compression(),
+        omp_blocktime_ms: None,
         threads: sig
             .threads
             .iter()

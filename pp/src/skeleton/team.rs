@@ -8,6 +8,7 @@
 use std::sync::{Mutex, PoisonError};
 
 use super::run::{Objects, State, leak, spin};
+use super::spinning::Waits;
 use super::{Item, SkelStep, Skeleton};
 use crate::signature::Op;
 use pp_recorder::Team;
@@ -104,7 +105,7 @@ pub fn run(s: &Skeleton, opener: u32, objects: &Objects) -> std::io::Result<()> 
                     .find(|p| p.thread == t)
                     .expect("found")
                     .items;
-                (c, State::new(t, objects, items))
+                (c, State::new(t, objects, items, Waits::Measured))
             }))
         })
         .collect();
