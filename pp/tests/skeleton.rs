@@ -689,3 +689,39 @@ fn threads_that_would_enter_a_region_different_numbers_of_times_are_folded_by_op
     };
     assert_eq!((opens(0), opens(1)), (7, 7));
 }
+
+#[test]
+fn a_skeleton_less_than_twice_shorter_still_folds_its_loops() {
+    // 30 iterations of a computation of 1000, 1022 or 1045 ns in no repeating order, then a
+    // barrier: below threshold 0.05 the three stay apart and the run compresses by less than
+    // 1.5. For K = 1.5 the seed's Q = K/2 = 0.75 is met at threshold 0, and the skeleton would
+    // run all 30 barriers with 1/1.5 of each computation; the target is at least min(K, 2), so
+    // the loop folds at 0.05 and keeps 30 / 1.5 = 20 iterations at full size.
+    assert_eq!(signature::target(1.5), 1.5);
+    assert_eq!(signature::target(3.0), 2.0);
+    assert_eq!(signature::target(20.0), 10.0);
+    let mut text = String::from("pplog 1 p=1\n0 0 start\n");
+    let mut t = 0u64;
+    let order = [
+        0, 2, 1, 1, 0, 2, 2, 0, 1, 0, 0, 2, 1, 2, 2, 1, 0, 1, 2, 0, 0, 1, 1, 2, 0, 2, 1, 0, 2, 2,
+    ];
+    for i in order {
+        t += [1000, 1022, 1045][i];
+        text.push_str(&format!(
+            "{t} 0 wait_begin barrier b\n{} 0 wait_end barrier b\n",
+            t + 10
+        ));
+        t += 10;
+    }
+    text.push_str(&format!("{} 0 stop\n", t + 5));
+    let dir = scratch("skeleton-k-below-2");
+    let log = test_support::write(&dir, "app.log", &text);
+    let (s, warnings) = skeleton::from_log(&log, Size::Scale(1.5)).unwrap();
+    assert!(s.threshold > 0.0, "{warnings:?}");
+    let barriers: u64 = s.threads[0]
+        .items
+        .iter()
+        .map(|i| i.count(&|st| matches!(st.op, Op::Wait { .. })))
+        .sum();
+    assert_eq!(barriers, 20, "{}", skeleton::file::text(&s));
+}

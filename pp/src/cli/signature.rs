@@ -18,8 +18,8 @@ pub struct SignatureArgs {
     /// fraction of the larger are one cluster (default 0.05; 1: by their operations alone).
     #[arg(long, conflicts_with = "scale")]
     threshold: Option<f64>,
-    /// Raise the threshold until the signature compresses the run by Q = K/2 (a skeleton K
-    /// times shorter, as in Sodhi & Subhlok).
+    /// Raise the threshold until the signature compresses the run by Q = K/2, at least
+    /// min(K, 2) (a skeleton K times shorter, after Sodhi & Subhlok).
     #[arg(long)]
     scale: Option<f64>,
     /// Output format: text or json.
@@ -36,7 +36,7 @@ pub fn signature(args: &SignatureArgs) -> Result<()> {
         (None, Some(k)) if !(k.is_finite() && k >= 1.0) => {
             bail!("--scale: {k} is not a number at least 1")
         }
-        (None, Some(k)) => Threshold::Target(k / 2.0),
+        (None, Some(k)) => Threshold::Target(pp::signature::target(k)),
         (None, None) => Threshold::Fixed(0.05),
     };
     let form = match args.format {

@@ -2,8 +2,8 @@
 //! Prediction with Skeletons* (seed 003): per thread (or rank), its steps ([`steps`]: an
 //! operation and the computation before it), clustered under a similarity threshold
 //! ([`cluster`]), with their repeats folded into loops ([`loops`]). The threshold is raised
-//! along [`THRESHOLDS`] until the signature compresses the run by the target `Q` (the seed's
-//! `Q = K/2` for a skeleton `K` times shorter).
+//! along [`THRESHOLDS`] until the signature compresses the run by the target `Q` ([`target`]:
+//! the seed's `Q = K/2` for a skeleton `K` times shorter, at least min(K, 2)).
 
 pub mod cluster;
 pub mod loops;
@@ -130,6 +130,17 @@ impl Folded {
             size: self.size,
         }
     }
+}
+
+/// The compression a skeleton `k` times shorter asks of its signature (docs/skeletons.md#pp-signature):
+/// the seed's `Q = K/2`, but at least min(K, 2). Below K = 4 the seed's rule asks for less than
+/// 2, and below K = 2 for less than 1, which the exact threshold 0 always gives: no loop is
+/// folded, and the skeleton runs every synchronization of its application with 1/K of its
+/// computation (the OpenMP fft2d's 5 s skeleton, K = 1.8, then predicted it 32% too long beside
+/// a CPU hog where the shorter skeletons were within 6%). A skeleton keeps about 1/K of its
+/// application's steps only where its signature compresses the run by K.
+pub fn target(k: f64) -> f64 {
+    (k / 2.0).max(k.min(2.0))
 }
 
 /// How the threshold is chosen.

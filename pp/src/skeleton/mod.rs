@@ -314,7 +314,8 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
     };
     // The log is read once; every threshold tried reads its steps' records again.
     let run = Recorded::read(LogReader::open(path)?)?;
-    let (threshold, _, _) = signature::choose(&run, Threshold::Target(k / 2.0))?;
+    let q = signature::target(k);
+    let (threshold, _, _) = signature::choose(&run, Threshold::Target(q))?;
     let mut plan = Plan::new(&run, threshold, k, &name, wall)?;
     let by_operations = || Plan::new(&run, mpi::BY_OPERATIONS, k, &name, wall);
     let mut warnings = Vec::new();
@@ -380,10 +381,9 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
         )?;
         warnings.extend(unpaired);
     }
-    if plan.compression() < k / 2.0 {
+    if plan.compression() < q {
         warnings.push(format!(
-            "{name}: the signature does not compress the run by Q = K/2 = {} at any threshold (it does by {:.1} at {}): the skeleton keeps more steps than the seed's rule asks",
-            k / 2.0,
+            "{name}: the signature does not compress the run by Q = {q} at any threshold (it does by {:.1} at {}): the skeleton keeps more steps than the seed's rule asks",
             plan.compression(),
             plan.threshold
         ));
