@@ -38,11 +38,12 @@
 # application its arguments: RUST_ARGS ("-p 2 -n 256 --iters 12000"), OMP_ARGS ("-p 2 -n 256
 # --iters 12000"), MPI_NP (2) and MPI_ARGS ("-n 256 --iters 9000"), each 6-10 s dedicated on the
 # idle 2-core VM; SMALL_N (64): the smaller problem's -n (the same iterations). HYBRID_NP (2 ranks
-# of OMP_NUM_THREADS=2) and HYBRID_ARGS ("--ms 40 --extra 20 --late 30 --repeats 400": 90 ms a
-# repeat, about 36 s), SMALL_MS (10): the hybrid's smaller problem, --ms (its other arguments the
+# of OMP_NUM_THREADS=2) and HYBRID_ARGS ("--ms 40 --extra 20 --late 30 --repeats 100": 15 s
+# dedicated on the idle VM), SMALL_MS (10): the hybrid's smaller problem, --ms (its other arguments the
 # same). APPS ("rust openmp mpi"; add hybrid). TC_RATE (2gbit: the MPI fft2d 2.5-2.8x slower
 # than over plain TCP), TC_BURST (bytes; twice lo's MTU).
-# With these defaults the three applications took 47 minutes on the idle 2-core VM
+# With these defaults the three applications took 47 minutes on the idle 2-core VM, the hybrid
+# 25 minutes more (2026-11-29)
 # (2026-11-28; docs/results.md#skeleton-validation). SCENARIOS' default leaves out hog2, where
 # the applications ran 17-60x slower than dedicated (their waits spin or yield beside a hog on
 # each core: the Rust fft2d 26 ms an iteration, the OpenMP fft2d 14 ms, the MPI fft2d about 20
@@ -78,7 +79,7 @@ MPI_NP=${MPI_NP:-2}
 MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 9000"}
 SMALL_N=${SMALL_N:-64}
 HYBRID_NP=${HYBRID_NP:-2}
-HYBRID_ARGS=${HYBRID_ARGS:-"--ms 40 --extra 20 --late 30 --repeats 400"}
+HYBRID_ARGS=${HYBRID_ARGS:-"--ms 40 --extra 20 --late 30 --repeats 100"}
 SMALL_MS=${SMALL_MS:-10}
 TC_RATE=${TC_RATE:-2gbit}
 # tbf drops a packet larger than its bucket for ever: the bucket holds two loopback packets.
