@@ -42,9 +42,9 @@
 # dedicated on the idle VM), SMALL_MS (10): the hybrid's smaller problem, --ms (its other arguments the
 # same). APPS ("rust openmp mpi"; add hybrid). TC_RATE (2gbit: the MPI fft2d 2.5-2.8x slower
 # than over plain TCP), TC_BURST (bytes; twice lo's MTU).
-# With these defaults the three applications took 47 minutes on the idle 2-core VM, the hybrid
-# 25 minutes more (2026-11-29)
-# (2026-11-28; docs/results.md#skeleton-validation). SCENARIOS' default leaves out hog2, where
+# With these defaults the three applications took 61 minutes on the idle 2-core VM (OpenMP and
+# Rust 18, MPI 43), the hybrid 25 more (2026-11-29; docs/results.md#skeleton-validation-with-libomps-waits).
+# SCENARIOS' default leaves out hog2, where
 # the applications ran 17-60x slower than dedicated (their waits spin or yield beside a hog on
 # each core: the Rust fft2d 26 ms an iteration, the OpenMP fft2d 14 ms, the MPI fft2d about 20
 # ms), so hog2 was run apart with runs of about 1 s:

@@ -136,7 +136,7 @@ impl Folded {
 /// the seed's `Q = K/2`, but at least min(K, 2). Below K = 4 the seed's rule asks for less than
 /// 2, and below K = 2 for less than 1, which the exact threshold 0 always gives: no loop is
 /// folded, and the skeleton runs every synchronization of its application with 1/K of its
-/// computation (the OpenMP fft2d's 5 s skeleton, K = 1.8, then predicted it 32% too long beside
+/// computation (the OpenMP fft2d's 5 s skeleton, K = 1.7, then predicted it 32% too long beside
 /// a CPU hog where the shorter skeletons were within 6%). A skeleton keeps about 1/K of its
 /// application's steps only where its signature compresses the run by K.
 pub fn target(k: f64) -> f64 {

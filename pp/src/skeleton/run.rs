@@ -325,9 +325,9 @@ fn max_bytes(items: &[Item]) -> u64 {
 }
 
 /// How a thread waits at its regions' forks and joins, which its log does not record as waits
-/// (docs/skeletons.md#spinning-waits): as it waited between its parts (the computation before
-/// each `part_begin` is its idle time), else as it waited at its regions' joins (a
-/// `region_end`'s operation).
+/// (docs/skeletons.md#spinning-waits): with libomp's waits as any of its waits; else as it
+/// waited between its parts (the computation before each `part_begin` is its idle time), else
+/// as it waited at its regions' joins (a `region_end`'s operation).
 fn gate_budget(items: &[Item], waits: Waits) -> Budget {
     if waits != Waits::Measured {
         return waits.budget(0, 0);
