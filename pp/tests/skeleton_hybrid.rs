@@ -16,8 +16,8 @@ use std::process::{Command, Stdio};
 use pp::signature::{self, Op, Signature, Threshold};
 use serde_json::Value;
 use test_support::{
-    NO_MACHINE, compile, ompt_tool, one_at_a_time, open_mpi, pp, repository, scratch, skip,
-    stdout_of, succeeded,
+    NO_MACHINE, compile, make_skeleton, ompt_tool, one_at_a_time, open_mpi, pp, repository,
+    scratch, skip, stdout_of, succeeded,
 };
 
 const RANKS: u32 = 2;
@@ -98,16 +98,7 @@ fn the_skeleton_of_a_hybrid_run_has_its_regions_parts_and_messages_divided_by_k(
     environment(&mut run, &tool);
     succeeded("pp run -- mpirun hybrid", &run.output().unwrap());
 
-    let skel_dir = dir.join("skel");
-    let _ = std::fs::remove_dir_all(&skel_dir);
-    let out = pp!()
-        .arg("skeleton")
-        .arg(&app_log)
-        .args(["--scale", &K.to_string(), "--out"])
-        .arg(&skel_dir)
-        .output()
-        .unwrap();
-    succeeded("pp skeleton", &out);
+    let skel_dir = make_skeleton(pp!(), &app_log, K, &dir.join("skel"));
     for f in ["skeleton.txt", "skeleton.c", "regions.c", "Makefile"] {
         assert!(skel_dir.join(f).is_file(), "{f} missing");
     }

@@ -12,7 +12,9 @@ use std::path::Path;
 use std::process::Stdio;
 
 use pp::signature::{self, Entry, Op, Signature, ThreadSignature, Threshold};
-use test_support::{Toolchain, one_at_a_time, open_mpi, pp, repository, scratch, skip, succeeded};
+use test_support::{
+    Toolchain, make_skeleton, one_at_a_time, open_mpi, pp, repository, scratch, skip, succeeded,
+};
 
 const RANKS: u32 = 4;
 const ITERS: u64 = 24;
@@ -94,16 +96,7 @@ fn the_skeleton_of_the_mpi_fft_runs_and_its_signature_is_the_fft_divided_by_k() 
         .unwrap();
     succeeded("pp run -- mpirun fft2d", &out);
 
-    let skel_dir = dir.join("skel");
-    let _ = std::fs::remove_dir_all(&skel_dir);
-    let out = pp!()
-        .arg("skeleton")
-        .arg(&app_log)
-        .args(["--scale", &K.to_string(), "--out"])
-        .arg(&skel_dir)
-        .output()
-        .unwrap();
-    succeeded("pp skeleton", &out);
+    let skel_dir = make_skeleton(pp!(), &app_log, K, &dir.join("skel"));
     for f in ["skeleton.txt", "skeleton.c", "Makefile"] {
         assert!(skel_dir.join(f).is_file(), "{f} missing");
     }

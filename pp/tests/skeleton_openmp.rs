@@ -12,7 +12,9 @@ use std::process::Command;
 
 use pp::event::{EventKind, WaitKind};
 use pp::log::LogReader;
-use test_support::{NO_MACHINE, Toolchain, ompt_tool, pp, repository, scratch, skip, succeeded};
+use test_support::{
+    NO_MACHINE, Toolchain, make_skeleton, ompt_tool, pp, repository, scratch, skip, succeeded,
+};
 
 const ITERATIONS: u64 = 100;
 const K: u64 = 5;
@@ -81,16 +83,7 @@ fn the_skeleton_of_an_openmp_run_keeps_its_blocktime_regions_and_barriers() {
     env(&mut run);
     succeeded("pp run fft2d", &run.output().unwrap());
 
-    let skel_dir = dir.join("skel");
-    let _ = std::fs::remove_dir_all(&skel_dir);
-    let out = pp!()
-        .arg("skeleton")
-        .arg(&app_log)
-        .args(["--scale", &K.to_string(), "--out"])
-        .arg(&skel_dir)
-        .output()
-        .unwrap();
-    succeeded("pp skeleton", &out);
+    let skel_dir = make_skeleton(pp!(), &app_log, K, &dir.join("skel"));
     let text = std::fs::read_to_string(skel_dir.join("skeleton.txt")).unwrap();
     assert!(
         text.lines()

@@ -2,7 +2,7 @@
 //! crate that builds a binary compiles its tests, so [`pp!`](crate::pp) and
 //! [`lca!`](crate::lca) are macros: they expand in the test that calls them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// What `PP_MACHINE` is set to so that `pp` uses no machine file, whatever the user running
@@ -42,6 +42,24 @@ pub fn cargo_build(dir: &Path) -> Command {
         build.arg("--release");
     }
     build
+}
+
+/// Makes the skeleton of `log`, `k` times shorter, in `dir` (removed first) with `pp skeleton
+/// LOG --scale K --out DIR`, `pp` being a command from [`pp!`](crate::pp); returns `dir`.
+///
+/// # Panics
+/// When `pp skeleton` fails.
+pub fn make_skeleton(mut pp: Command, log: &Path, k: u64, dir: &Path) -> PathBuf {
+    let _ = std::fs::remove_dir_all(dir);
+    let out = pp
+        .arg("skeleton")
+        .arg(log)
+        .args(["--scale", &k.to_string(), "--out"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    crate::succeeded("pp skeleton", &out);
+    dir.to_path_buf()
 }
 
 #[cfg(test)]
