@@ -196,6 +196,10 @@ pub struct Recorded {
     stream: Vec<usize>,
 }
 
+/// The header key of libomp's blocktime, which the OpenMP tool writes
+/// (docs/openmp.md#the-runtimes-waits); a skeleton file's field of the same name carries it.
+pub const OMP_BLOCKTIME: &str = "omp_blocktime_ms";
+
 impl Recorded {
     /// Reads the log `reader` reads into its steps.
     pub fn read(mut reader: LogReader) -> Result<Recorded> {
@@ -204,7 +208,7 @@ impl Recorded {
             .header()
             .params
             .iter()
-            .find(|(k, _)| k == "omp_blocktime_ms")
+            .find(|(k, _)| k == OMP_BLOCKTIME)
             .and_then(|(_, v)| v.parse().ok());
         let n = p as usize;
         let raw = Streams::new(2 * n);

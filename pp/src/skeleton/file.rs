@@ -12,6 +12,7 @@ use pp_recorder::event::WaitKind;
 
 use super::{Item, Programs, SkelStep, Skeleton, ThreadProgram};
 use crate::signature::Op;
+use crate::signature::record::OMP_BLOCKTIME;
 
 /// The file's name in a skeleton's directory.
 pub const NAME: &str = "skeleton.txt";
@@ -38,7 +39,7 @@ pub fn write_text(out: &mut dyn Write, s: &dyn Programs) -> io::Result<()> {
     writeln!(out, "compression {}", h.compression)?;
     writeln!(out, "source_log {}", h.source_log)?;
     if let Some(ms) = h.omp_blocktime_ms {
-        writeln!(out, "omp_blocktime_ms {ms}")?;
+        writeln!(out, "{OMP_BLOCKTIME} {ms}")?;
     }
     for (i, thread) in s.threads().into_iter().enumerate() {
         writeln!(out, "thread {thread}")?;
@@ -251,8 +252,8 @@ pub fn parse(text: &str) -> Result<Skeleton, (usize, String)> {
         source_wall_ns: whole("source_wall_ns")?,
         threshold: float("threshold")?,
         compression: float("compression")?,
-        omp_blocktime_ms: match header.get("omp_blocktime_ms") {
-            Some(&(n, v)) => Some(number(v, "omp_blocktime_ms").map_err(|e| (n, e))?),
+        omp_blocktime_ms: match header.get(OMP_BLOCKTIME) {
+            Some(&(n, v)) => Some(number(v, OMP_BLOCKTIME).map_err(|e| (n, e))?),
             None => None,
         },
         threads,
