@@ -87,7 +87,10 @@ TC_BURST=${TC_BURST:-$((2 * $(cat /sys/class/net/lo/mtu 2>/dev/null || echo 6553
 BIN=$(realpath "${BIN:-target/release}")
 PP=$BIN/pp
 FFT=$BIN/fft2d
-[ -x "$PP" ] && [ -x "$FFT" ] && [ -f "$BIN/libpp_ompt.so" ] ||
+# TABLE_ONLY=1: no runs and nothing built; the tables from OUT/raw.csv as it is (a run that was
+# stopped).
+[ -n "${TABLE_ONLY:-}" ] && APPS=
+[ -n "${TABLE_ONLY:-}" ] || { [ -x "$PP" ] && [ -x "$FFT" ] && [ -f "$BIN/libpp_ompt.so" ]; } ||
   cargo build --release -p pp -p pp-ompt -p fft2d
 case " $APPS " in *" openmp "*) make -s -C examples/openmp build/fft2d ;; esac
 case " $APPS " in *" mpi "*) make -s -C examples/mpi build/fft2d ;; esac
@@ -206,8 +209,6 @@ ms_of() { sed -n 's/.*--ms \([0-9.]*\).*/\1/p' <<<"$1"; }
 
 start=$(date +%s)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-# TABLE_ONLY=1: no runs; the tables from OUT/raw.csv as it is (a run that was stopped).
-[ -n "${TABLE_ONLY:-}" ] && APPS=
 [ -n "${TABLE_ONLY:-}" ] || echo "app,scenario,round,runner,seconds" >"$out/raw.csv"
 # The TCP machine file for pp whatif's tcp predictions (MPI and hybrid only).
 case " $SCENARIOS " in *" tcp "*)
@@ -280,10 +281,12 @@ done
 elapsed=$(($(date +%s) - start))
 
 # Predictions and errors: each skeleton and the small problem from the same round's dedicated
-# runs; the suite's average slowdown from the other applications' same round.
+# runs; the suite's average slowdown from the other applications' same round; the application
+# from the next round (the floor).
 awk -F, -v OFS=, '
   NR == 1 { next }
   { t[$1 "|" $2 "|" $3 "|" $4] = $5; apps[$1] = 1; sc[$1 "|" $2] = 1; rounds[$3] = 1
+    if ($3 + 0 > last) last = $3 + 0
     if ($4 != "app") runners[$1 "|" $4] = 1 }
   END {
     print "app,scenario,round,method,predicted,measured,error"
@@ -316,6 +319,14 @@ awk -F, -v OFS=, '
           sum += ou / od; c++
         }
         if (c > 0) { p = ded * sum / c; print app, s, r, "suite slowdown", p, m, (p / m - 1) * 100 }
+        # The floor: the application itself as a perfect skeleton (K = 1) run one round later
+        # (the last round from the first), scaled by the dedicated runs of both rounds. Its error
+        # is how much the application disagrees with itself from round to round.
+        q = r % last + 1
+        od = t[app "|dedicated|" q "|app"]; ou = t[app "|" s "|" q "|app"]
+        if (q != r && od != "" && ou != "" && od != 0) {
+          p = ou * ded / od; print app, s, r, "the app a round later", p, m, (p / m - 1) * 100
+        }
       }
     }
   }' "$out/raw.csv" >"$out/errors.csv.tmp"
