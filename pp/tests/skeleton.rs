@@ -406,6 +406,64 @@ fn predict_scales_the_skeletons_run_by_the_dedicated_ratio() {
 }
 
 #[test]
+fn predict_says_how_far_the_skeleton_is_from_its_application_over_k() {
+    let dir = scratch("skeleton-predict-k");
+    let app = write_log(&dir, "app.log", 2_000_000_000, 0);
+    let under = write_log(&dir, "under.log", 300_000_000, 0);
+    // A skeleton log as `pp skeleton run` writes it: K in its header.
+    let skel_log = |name: &str, k: f64| {
+        test_support::write(
+            &dir,
+            name,
+            &format!(
+                "pplog 1 p=1 skeleton=1 k={k}\n0 0 start\n0 0 work_begin\n200000000 0 work_end\n200000000 0 stop\n"
+            ),
+        )
+    };
+    // 0.2 s × K = 10 is the application's 2 s: no warning.
+    let exact = skel_log("exact.log", 10.0);
+    let p = predict::predict(&whole(&app), &whole(&exact), &whole(&under), None).unwrap();
+    assert_eq!(p.k, Some(10.0));
+    assert_eq!(p.off(), Some(0.0));
+    assert_eq!(p.warning(), None);
+    // K = 8: the skeleton ran 0.2 s where 1/K of the application is 0.25 s, 20% shorter.
+    let short = skel_log("short.log", 8.0);
+    let p = predict::predict(&whole(&app), &whole(&short), &whole(&under), None).unwrap();
+    assert!((p.off().unwrap() + 0.2).abs() < 1e-12, "{:?}", p.off());
+    let w = p.warning().expect("20% is past FAITHFUL");
+    assert!(
+        w.contains("20.0% shorter") && w.contains("K = 8.000"),
+        "{w}"
+    );
+    // The command says both: the line on stdout, the warning on stderr; the prediction stands.
+    let out = pp!()
+        .args(["skeleton", "predict", "--app"])
+        .arg(&app)
+        .arg("--skeleton")
+        .arg(&short)
+        .arg("--under")
+        .arg(&under)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("K = 8.000 (the skeleton's header): its dedicated run is -20.0% off"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("short.log: the skeleton's dedicated run is 20.0% shorter"),
+        "{stderr}"
+    );
+    // A skeleton log without K (made by hand, or an older pp): no line, no warning.
+    let plain = write_log(&dir, "plain.log", 200_000_000, 0);
+    let p = predict::predict(&whole(&app), &whole(&plain), &whole(&under), None).unwrap();
+    assert_eq!((p.k, p.warning()), (None, None));
+    assert!(!p.text().contains("K ="), "{}", p.text());
+}
+
+#[test]
 fn bad_input_is_refused_in_one_line() {
     // A bad field names the file, the line and the field.
     let dir = skeleton_dir(

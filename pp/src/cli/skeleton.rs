@@ -113,6 +113,9 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
             let app_under = app_under.as_deref().map(whole).transpose()?;
             let p = predict::predict(&app, &skel, &under_p, app_under.as_ref())
                 .map_err(|e| anyhow!("{}: {e}", skeleton.display()))?;
+            if let Some(w) = p.warning() {
+                eprintln!("pp: warning: {}: {w}", skeleton.display());
+            }
             crate::write_stdout(&p.text())
         }
         None => {

@@ -24,11 +24,20 @@ pub struct Row {
     pub measured: Option<f64>,
 }
 
+/// How far, as a fraction, a skeleton's dedicated run may be from 1/K of its application's
+/// before `pp skeleton predict` warns (docs/skeletons.md#pp-skeleton-predict). The validation's
+/// skeletons were within about 7% except the hybrid's of 3 to 6 repeats (+10%), whose application
+/// changes its pace in runs of tens of repeats that they are too short to see
+/// (docs/results.md#the-floor-each-application-against-itself-a-round-later).
+pub const FAITHFUL: f64 = 0.10;
+
 /// The prediction from the runs' profiles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prediction {
     /// T_app / T_skel.
     pub ratio: f64,
+    /// K, as the skeleton's log says it was made (`k` in its header), where it does.
+    pub k: Option<f64>,
     /// `wall` first, then the categories in report order.
     pub rows: Vec<Row>,
 }
@@ -50,6 +59,13 @@ pub fn predict(
         return Err("the skeleton's dedicated run has no length (wall = 0)".into());
     }
     let ratio = wall(app) / wall(skel);
+    let k = skel
+        .header
+        .params
+        .iter()
+        .find(|(key, _)| key == "k")
+        .and_then(|(_, v)| v.parse::<f64>().ok())
+        .filter(|k| k.is_finite() && *k >= 1.0);
     let mut rows = vec![Row {
         name: "wall",
         app: wall(app),
@@ -69,13 +85,33 @@ pub fn predict(
             measured: app_under.map(get),
         });
     }
-    Ok(Prediction { ratio, rows })
+    Ok(Prediction { ratio, k, rows })
 }
 
 impl Prediction {
     /// The predicted application time under the condition (ns).
     pub fn wall(&self) -> f64 {
         self.rows[0].predicted
+    }
+
+    /// How far the skeleton's dedicated run is from 1/K of the application's, T_skel × K / T_app
+    /// − 1 (none where the skeleton's log has no K).
+    pub fn off(&self) -> Option<f64> {
+        self.k.map(|k| k / self.ratio - 1.0)
+    }
+
+    /// The warning where the skeleton's dedicated run is further than [`FAITHFUL`] from 1/K of
+    /// the application's.
+    pub fn warning(&self) -> Option<String> {
+        let off = self.off()?;
+        (off.abs() > FAITHFUL).then(|| {
+            format!(
+                "the skeleton's dedicated run is {:.1}% {} than 1/K of the application's (K = {:.3}): it does not run as its application does, and may not follow it under the condition either (docs/skeletons.md#pp-skeleton-predict)",
+                100.0 * off.abs(),
+                if off > 0.0 { "longer" } else { "shorter" },
+                self.k.unwrap_or(1.0)
+            )
+        })
     }
 
     /// The table: seconds, `(m)` measured, `(p)` predicted; the error where the application's
@@ -87,6 +123,13 @@ impl Prediction {
             "T_app / T_skel = {:.3} (dedicated runs, measured); categories are processor-seconds summed over threads",
             self.ratio
         );
+        if let (Some(k), Some(off)) = (self.k, self.off()) {
+            let _ = writeln!(
+                out,
+                "K = {k:.3} (the skeleton's header): its dedicated run is {:+.1}% off 1/K of the application's",
+                100.0 * off
+            );
+        }
         let _ = writeln!(
             out,
             "{:<5} {:>12} {:>12} {:>12} {:>13} {:>13} {:>8}",
