@@ -43,7 +43,8 @@ enum SkeletonCommand {
     },
     /// Predict the application's time and lost cycles under a condition from the skeleton's.
     Predict {
-        /// The application's log, dedicated machine.
+        /// The application's log, dedicated machine (best the run the skeleton was made from:
+        /// its K came from that run's wall).
         #[arg(long)]
         app: PathBuf,
         /// The skeleton's log, dedicated machine.
