@@ -456,6 +456,23 @@ fn predict_says_how_far_the_skeleton_is_from_its_application_over_k() {
         stderr.contains("short.log: the skeleton's dedicated run is 20.0% shorter"),
         "{stderr}"
     );
+    // An application run of no length is refused in one line naming it (its ratio to 1/K
+    // would be infinite).
+    let zero = test_support::write(&dir, "zero.log", "pplog 1 p=1\n5 0 start\n5 0 stop\n");
+    assert!(predict::predict(&whole(&zero), &whole(&short), &whole(&under), None).is_err());
+    let err = error_of(
+        pp!()
+            .args(["skeleton", "predict", "--app"])
+            .arg(&zero)
+            .arg("--skeleton")
+            .arg(&short)
+            .arg("--under")
+            .arg(&under),
+    );
+    assert!(
+        err.contains("zero.log: the application's dedicated run has no length"),
+        "{err}"
+    );
     // A skeleton log without K (made by hand, or an older pp): no line, no warning.
     let plain = write_log(&dir, "plain.log", 200_000_000, 0);
     let p = predict::predict(&whole(&app), &whole(&plain), &whole(&under), None).unwrap();

@@ -100,7 +100,7 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
             under,
             app_under,
         }) => {
-            let app = whole(app)?;
+            let app_p = whole(app)?;
             let skel = whole(skeleton)?;
             let under_p = whole(under)?;
             if skel.header.p != under_p.header.p {
@@ -112,7 +112,13 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
                 );
             }
             let app_under = app_under.as_deref().map(whole).transpose()?;
-            let p = predict::predict(&app, &skel, &under_p, app_under.as_ref())
+            if app_p.window.1 <= app_p.window.0 {
+                bail!(
+                    "{}: the application's dedicated run has no length (wall = 0)",
+                    app.display()
+                );
+            }
+            let p = predict::predict(&app_p, &skel, &under_p, app_under.as_ref())
                 .map_err(|e| anyhow!("{}: {e}", skeleton.display()))?;
             if let Some(w) = p.warning() {
                 eprintln!("pp: warning: {}: {w}", skeleton.display());

@@ -58,6 +58,9 @@ pub fn predict(
     if wall(skel) <= 0.0 {
         return Err("the skeleton's dedicated run has no length (wall = 0)".into());
     }
+    if wall(app) <= 0.0 {
+        return Err("the application's dedicated run has no length (wall = 0)".into());
+    }
     let ratio = wall(app) / wall(skel);
     let k = skel
         .header
@@ -97,7 +100,9 @@ impl Prediction {
     /// How far the skeleton's dedicated run is from 1/K of the application's, T_skel × K / T_app
     /// − 1 (none where the skeleton's log has no K).
     pub fn off(&self) -> Option<f64> {
-        self.k.map(|k| k / self.ratio - 1.0)
+        self.k
+            .map(|k| k / self.ratio - 1.0)
+            .filter(|off| off.is_finite())
     }
 
     /// The warning where the skeleton's dedicated run is further than [`FAITHFUL`] from 1/K of
