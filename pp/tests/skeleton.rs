@@ -473,6 +473,19 @@ fn predict_says_how_far_the_skeleton_is_from_its_application_over_k() {
         err.contains("zero.log: the application's dedicated run has no length"),
         "{err}"
     );
+    let err = error_of(
+        pp!()
+            .args(["skeleton", "predict", "--app"])
+            .arg(&app)
+            .arg("--skeleton")
+            .arg(&exact)
+            .arg("--under")
+            .arg(&zero),
+    );
+    assert!(
+        err.contains("zero.log: the skeleton's run under the condition has no length"),
+        "{err}"
+    );
     // A skeleton log without K (made by hand, or an older pp): no line, no warning.
     let plain = write_log(&dir, "plain.log", 200_000_000, 0);
     let p = predict::predict(&whole(&app), &whole(&plain), &whole(&under), None).unwrap();

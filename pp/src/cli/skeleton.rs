@@ -112,11 +112,14 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
                 );
             }
             let app_under = app_under.as_deref().map(whole).transpose()?;
-            if app_p.window.1 <= app_p.window.0 {
-                bail!(
-                    "{}: the application's dedicated run has no length (wall = 0)",
-                    app.display()
-                );
+            // A run of no length has no time to scale or to scale by.
+            for (path, p, what) in [
+                (app, &app_p, "the application's dedicated run"),
+                (under, &under_p, "the skeleton's run under the condition"),
+            ] {
+                if p.window.1 <= p.window.0 {
+                    bail!("{}: {what} has no length (wall = 0)", path.display());
+                }
             }
             let p = predict::predict(&app_p, &skel, &under_p, app_under.as_ref())
                 .map_err(|e| anyhow!("{}: {e}", skeleton.display()))?;
