@@ -459,7 +459,11 @@ fn predict_says_how_far_the_skeleton_is_from_its_application_over_k() {
     // An application run of no length is refused in one line naming it (its ratio to 1/K
     // would be infinite).
     let zero = test_support::write(&dir, "zero.log", "pplog 1 p=1\n5 0 start\n5 0 stop\n");
-    assert!(predict::predict(&whole(&zero), &whole(&short), &whole(&under), None).is_err());
+    let (run, _) =
+        predict::predict(&whole(&zero), &whole(&short), &whole(&under), None).unwrap_err();
+    assert_eq!(run, predict::Run::App);
+    let (run, _) = predict::predict(&whole(&app), &whole(&short), &whole(&zero), None).unwrap_err();
+    assert_eq!(run, predict::Run::Under);
     let err = error_of(
         pp!()
             .args(["skeleton", "predict", "--app"])

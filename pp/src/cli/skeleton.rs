@@ -112,17 +112,16 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
                 );
             }
             let app_under = app_under.as_deref().map(whole).transpose()?;
-            // A run of no length has no time to scale or to scale by.
-            for (path, p, what) in [
-                (app, &app_p, "the application's dedicated run"),
-                (under, &under_p, "the skeleton's run under the condition"),
-            ] {
-                if p.window.1 <= p.window.0 {
-                    bail!("{}: {what} has no length (wall = 0)", path.display());
-                }
-            }
-            let p = predict::predict(&app_p, &skel, &under_p, app_under.as_ref())
-                .map_err(|e| anyhow!("{}: {e}", skeleton.display()))?;
+            let p = predict::predict(&app_p, &skel, &under_p, app_under.as_ref()).map_err(
+                |(run, e)| {
+                    let path = match run {
+                        predict::Run::App => app,
+                        predict::Run::Skeleton => skeleton,
+                        predict::Run::Under => under,
+                    };
+                    anyhow!("{}: {e}", path.display())
+                },
+            )?;
             if let Some(w) = p.warning() {
                 eprintln!("pp: warning: {}: {w}", skeleton.display());
             }

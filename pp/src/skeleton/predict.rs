@@ -46,20 +46,35 @@ fn wall(p: &Profile) -> f64 {
     p.window.1.saturating_sub(p.window.0) as f64
 }
 
+/// Which of [`predict`]'s runs an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    /// The application's dedicated run.
+    App,
+    /// The skeleton's dedicated run.
+    Skeleton,
+    /// The skeleton's run under the condition.
+    Under,
+}
+
 /// Predicts the application under the condition from its dedicated run `app`, the skeleton's
 /// dedicated run `skel` and the skeleton's run under the condition `under`; `app_under`, the
-/// application's measured run there, is shown beside it.
+/// application's measured run there, is shown beside it. A run of no length has no time to
+/// scale or to scale by: the error says which.
 pub fn predict(
     app: &Profile,
     skel: &Profile,
     under: &Profile,
     app_under: Option<&Profile>,
-) -> Result<Prediction, String> {
-    if wall(skel) <= 0.0 {
-        return Err("the skeleton's dedicated run has no length (wall = 0)".into());
-    }
-    if wall(app) <= 0.0 {
-        return Err("the application's dedicated run has no length (wall = 0)".into());
+) -> Result<Prediction, (Run, String)> {
+    for (run, p, what) in [
+        (Run::Skeleton, skel, "the skeleton's dedicated run"),
+        (Run::App, app, "the application's dedicated run"),
+        (Run::Under, under, "the skeleton's run under the condition"),
+    ] {
+        if wall(p) <= 0.0 {
+            return Err((run, format!("{what} has no length (wall = 0)")));
+        }
     }
     let ratio = wall(app) / wall(skel);
     let k = skel
@@ -100,9 +115,8 @@ impl Prediction {
     /// How far the skeleton's dedicated run is from 1/K of the application's, T_skel × K / T_app
     /// − 1 (none where the skeleton's log has no K).
     pub fn off(&self) -> Option<f64> {
-        self.k
-            .map(|k| k / self.ratio - 1.0)
-            .filter(|off| off.is_finite())
+        // Finite: [`predict`] refuses runs of no length.
+        self.k.map(|k| k / self.ratio - 1.0)
     }
 
     /// The warning where the skeleton's dedicated run is further than [`FAITHFUL`] from 1/K of
