@@ -118,6 +118,62 @@ fn a_runnable_thread_takes_an_idle_processor_of_the_shared_ones() {
 }
 
 #[test]
+fn a_group_of_one_thread_is_a_processor_the_others_may_move_onto() {
+    // Processors 0 (threads 0, 2) and 1 (thread 1, which waits until 1 us): the groups are
+    // the machine's processors, so thread 2 finds processor 0 busy and takes processor 1,
+    // idle: both end at 100 (200 if a group of one kept its processor to itself). Thread 1
+    // then finds its processor free again: 1000 to 1100.
+    let log = "pplog 1 p=3
+0 0 start
+0 1 start
+0 2 start
+0 0 work_begin
+0 2 work_begin
+100 0 work_end
+100 2 work_end
+1000 1 work_begin
+1100 1 work_end
+1100 0 stop
+1100 1 stop
+1100 2 stop
+";
+    let (out, _, predicted) = replay(log, &run_to_block("0,2/1", 3e6, 0.0));
+    assert_eq!(time_of(&out, 0, "work_end"), 100);
+    assert_eq!(time_of(&out, 2, "work_end"), 100);
+    assert_eq!(time_of(&out, 1, "work_end"), 1100);
+    assert_eq!(predicted, 1100);
+}
+
+#[test]
+fn a_processor_that_runs_the_same_thread_again_pays_no_switch() {
+    // One processor, a switch of 5 ns. Thread 0 computes 100 ns, stops for 10 ns (an event
+    // between two computations: no processor held), then computes 90 ns. Nobody else ran in
+    // between: only its first start pays the switch, 5 + 100 + 10 + 90 = 205.
+    let alone = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+100 0 work_end
+110 0 work_begin
+200 0 work_end
+200 0 stop
+200 1 stop
+";
+    let (out, _, predicted) = replay(alone, &run_to_block("0,1", 3e6, 5.0));
+    assert_eq!(time_of(&out, 0, "work_end"), 105);
+    assert_eq!(predicted, 205);
+    // Thread 1 computes 10 ns from 100: it has the processor from 105 after a switch
+    // (110 to 120), and thread 0, runnable again at 115, after another: 125 + 90 = 215.
+    let between = alone.replace(
+        "110 0 work_begin",
+        "100 1 work_begin\n110 1 work_end\n110 0 work_begin",
+    );
+    let (out, _, predicted) = replay(&between, &run_to_block("0,1", 3e6, 5.0));
+    assert_eq!(time_of(&out, 1, "work_end"), 120);
+    assert_eq!(predicted, 215);
+}
+
+#[test]
 fn a_thread_in_no_group_keeps_its_processor() {
     // Thread 2 is in no group: thread 1 may not move to its processor, and waits for 0.
     let log = "pplog 1 p=3

@@ -134,6 +134,9 @@ struct Processor {
     slice_end: f64,
     /// Run to block: the runnable threads waiting for it, first come first served.
     queue: VecDeque<ThreadId>,
+    /// Run to block: the thread it ran last (a thread it runs again, with no other between,
+    /// costs no switch).
+    ran: Option<ThreadId>,
 }
 
 struct Sim<'a> {
@@ -249,9 +252,13 @@ fn simulate(
         members[m as usize] += 1;
     }
     let alone = members.iter().all(|&k| k <= 1);
-    let pool = (0..n_processors as u32)
-        .filter(|&k| members[k as usize] > 1)
-        .collect();
+    // The groups named are the machine's processors: where one is shared, a thread that
+    // becomes runnable may move to any of them that is idle.
+    let pool = if alone {
+        Vec::new()
+    } else {
+        (0..target.groups.len() as u32).collect()
+    };
     let run_to_block = match target.sharing {
         Sharing::Processor => None,
         Sharing::RunToBlock {
@@ -714,11 +721,17 @@ impl Sim<'_> {
                 // A shared processor switches to it even from idle: past the cores the cores
                 // are seldom idle (docs/whatif.md#the-sharing-rule).
                 let wake = match self.run_to_block {
-                    Some((_, switch)) if self.pool.binary_search(&(k as u32)).is_ok() => switch,
+                    Some((_, switch))
+                        if self.pool.binary_search(&(k as u32)).is_ok()
+                            && self.processors[k].ran != Some(me) =>
+                    {
+                        switch
+                    }
                     _ => 0.0,
                 };
                 let proc = &mut self.processors[k];
                 proc.holder = Some(me);
+                proc.ran = Some(me);
                 proc.busy = true;
                 proc.from = t + wake;
                 proc.slice_end = t + wake + slice;
@@ -745,6 +758,9 @@ impl Sim<'_> {
         let proc = &mut self.processors[p];
         proc.holder = proc.queue.pop_front();
         proc.busy = proc.holder.is_some();
+        if proc.holder.is_some() {
+            proc.ran = proc.holder;
+        }
         proc.from = t + switch;
         proc.slice_end = proc.from + slice;
         if let Some(h) = proc.holder {
