@@ -532,9 +532,14 @@ fn shared_log(n: u32, p: u32, iters: u32, load: f64, g: f64) -> String {
 /// fork the first round (one member a core) works `10 * n` ns, each later round starts 7 µs
 /// (the switch) after the one before it ended, and the join is 3 µs after the last.
 fn rounds_log(n: u32, p: u32, iters: u32) -> String {
-    let mut out = format!("pplog 1 p={p} impl=rr n={n} iters={iters}\n");
+    forked_log("rr", n, p, iters, 2_000, 3_000)
+}
+
+/// [`rounds_log`] with its fork and join, ns, and its implementation's name.
+fn forked_log(name: &str, n: u32, p: u32, iters: u32, fork: u64, join: u64) -> String {
+    let mut out = format!("pplog 1 p={p} impl={name} n={n} iters={iters}\n");
     let work = 10 * u64::from(n);
-    let (fork, switch, join) = (2_000u64, 7_000u64, 3_000u64);
+    let switch = 7_000u64;
     let mut events: Vec<(u64, u32, String)> = (0..p).map(|t| (0, t, "start".to_string())).collect();
     let mut t = 1000u64;
     for id in 0..u64::from(iters) {
@@ -626,6 +631,59 @@ fn the_builder_fits_a_switch_per_round_from_the_runs_past_the_cores() {
         m.evaluate(&[1000.0, 4.0]).unwrap().t_p,
         "the two sharings differ"
     );
+}
+
+#[test]
+fn the_builder_takes_the_fork_and_join_that_fits_the_runs_not_the_median_log() {
+    // 2 cores, p = 2..4 (past the cores, rounds with a switch of 7 µs). The small regions (10 µs of work a member) fork and join in 2 + 3 µs; the
+    // large ones (1 ms) in 20 + 10 µs, as when their members slept between regions and were
+    // woken. Half the logs at p = 2 each: the median of their medians is 30 µs, which makes a small
+    // region 40 µs where it took 15. The runs themselves say 5 µs: it costs the large ones
+    // 2.5% and spares the small ones a factor of 2.7.
+    let dir = scratch("pace-fork-join-modes");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for r in 1..=3 {
+        for (n, fork, join) in [(1000u32, 2_000u64, 3_000u64), (100_000, 20_000, 10_000)] {
+            for p in 2..=4 {
+                std::fs::write(
+                    logs.join(format!("fj-model-n{n}-p{p}-r{r}.log")),
+                    forked_log("fj", n, p, 6, fork, join),
+                )
+                .unwrap();
+            }
+        }
+    }
+    let request = BuildRequest {
+        study: dir.clone(),
+        implementation: "fj".into(),
+        conditions: Vec::new(),
+        cores: 2,
+        replayed: 6,
+    };
+    let m = build(&request).unwrap();
+    assert!(
+        (m.hardware.fork_join_s - 5e-6).abs() < 1e-12,
+        "{}",
+        m.hardware.fork_join_s
+    );
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.starts_with("hardware.fork_join_s: ")
+                && n.contains("5.0 µs fits their T_p best")
+                && n.contains("30.0 µs")),
+        "{:?}",
+        m.notes
+    );
+    let per_iteration = |n: f64| {
+        let e = m.evaluate(&[n, 2.0]).unwrap();
+        e.replayed_wall_s / f64::from(e.replayed)
+    };
+    let small = per_iteration(1000.0);
+    assert!((small / 15e-6 - 1.0).abs() < 0.1, "{small}");
+    let large = per_iteration(100_000.0);
+    assert!((large / 1.03e-3 - 1.0).abs() < 0.05, "{large}");
 }
 
 /// `shared_log` with every time `k` times as long but the CPU clocks as they were: a run the

@@ -171,6 +171,9 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
         error: None,
         notes: Vec::new(),
     };
+    if !mpi {
+        fork_join_by_runs(&mut model, &runs, &mut notes)?;
+    }
     model.hardware.load = load(&model, &runs, &mut notes)?;
     // Each sharing of a core past the cores, `compute_shared` fitted for it; the one closer
     // to the training runs is kept (docs/pace.md#how-the-template-is-derived).
@@ -755,9 +758,21 @@ fn fork_join(
     cores: u32,
     notes: &mut Vec<String>,
 ) -> (f64, f64) {
+    let base = median(fork_join_medians(runs, cores)).unwrap_or_else(|| {
+        notes.push(
+            "hardware.fork_join_s: no log had a core per thread; taken as 0, all of it in switch_s"
+                .into(),
+        );
+        0.0
+    });
+    (base, switch(runs, template, cores, base, notes))
+}
+
+/// Each log's median time in a region when none of its members computed or copied, over the
+/// logs with a core per thread: the candidates for `hardware.fork_join_s`, seconds.
+fn fork_join_medians(runs: &[Measured], cores: u32) -> Vec<f64> {
     let seconds = |v: &[u64]| v.iter().map(|&x| x as f64 * 1e-9).collect::<Vec<f64>>();
-    let alone: Vec<f64> = runs
-        .iter()
+    runs.iter()
         .filter(|r| r.seen.p <= cores)
         .filter_map(|r| {
             let all: Vec<u64> = r
@@ -768,14 +783,18 @@ fn fork_join(
                 .collect();
             median(seconds(&all))
         })
-        .collect();
-    let base = median(alone).unwrap_or_else(|| {
-        notes.push(
-            "hardware.fork_join_s: no log had a core per thread; taken as 0, all of it in switch_s"
-                .into(),
-        );
-        0.0
-    });
+        .collect()
+}
+
+/// `hardware.switch_s` over a fork and join of `base` seconds ([`fork_join`]).
+fn switch(
+    runs: &[Measured],
+    template: &[Step],
+    cores: u32,
+    base: f64,
+    notes: &mut Vec<String>,
+) -> f64 {
+    let seconds = |v: &[u64]| v.iter().map(|&x| x as f64 * 1e-9).collect::<Vec<f64>>();
     let (mut xy, mut xx) = (0.0, 0.0);
     for r in runs.iter().filter(|r| r.seen.p > cores) {
         for step in template {
@@ -797,8 +816,7 @@ fn fork_join(
             "hardware.switch_s: no log had a region with more members than its share of the {cores} cores; taken as 0"
         ));
     }
-    let switch = if xx > 0.0 { (xy / xx).max(0.0) } else { 0.0 };
-    (base, switch)
+    if xx > 0.0 { (xy / xx).max(0.0) } else { 0.0 }
 }
 
 /// A latency of the hardware, seconds: the median over the logs with a core per thread of
@@ -1021,7 +1039,7 @@ fn fit_hardware(
     runs: &[&Measured],
     max: f64,
     set: impl Fn(&mut Hardware, f64),
-) -> Result<Option<f64>> {
+) -> Result<Option<(f64, f64)>> {
     if runs.is_empty() {
         return Ok(None);
     }
@@ -1057,7 +1075,56 @@ fn fit_hardware(
             }
         }
     }
-    Ok(Some(best.0))
+    Ok(Some(best))
+}
+
+/// `hardware.fork_join_s` (and the `switch_s` over it) chosen among the logs' own medians
+/// ([`fork_join_medians`]) by the runs with a core per thread: the one that, with the `load`
+/// fitted for it, makes the model closest to their `T_p` ([`fit_hardware`]'s loss). A log's
+/// median is bimodal on a 2-core VM: 2–4 µs where the members' waits were short, 17–39 µs in
+/// some runs of larger regions (their members slept and were woken), and the median over the
+/// logs then falls on whichever mode has more logs (docs/pace.md#how-the-template-is-derived).
+fn fork_join_by_runs(
+    model: &mut PaceModel,
+    runs: &[Measured],
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let cores = model.hardware.cores;
+    let mut candidates = fork_join_medians(runs, cores);
+    candidates.sort_by(f64::total_cmp);
+    candidates.dedup();
+    if candidates.len() < 2 {
+        return Ok(());
+    }
+    let alone: Vec<&Measured> = runs.iter().filter(|r| r.seen.p <= cores).collect();
+    let max = MAX_LOAD_PER_CORE * f64::from(cores);
+    let median = model.hardware.fork_join_s;
+    let mut best: Option<(f64, f64, f64)> = None;
+    for &c in &candidates {
+        let mut trial = model.clone();
+        trial.hardware.fork_join_s = c;
+        trial.hardware.switch_s = switch(runs, &model.template, cores, c, &mut Vec::new());
+        if let Some((_, misfit)) = fit_hardware(&trial, &alone, max, |h, v| h.load = v)?
+            && best.is_none_or(|b| misfit < b.2)
+        {
+            best = Some((c, trial.hardware.switch_s, misfit));
+        }
+    }
+    let Some((c, sw, _)) = best else {
+        return Ok(());
+    };
+    if c != median {
+        notes.push(format!(
+            "hardware.fork_join_s: the logs with a core per thread had medians of {:.1} to {:.1} µs; {:.1} µs fits their T_p best (with its load), not the median of the logs, {:.1} µs",
+            candidates[0] * 1e6,
+            candidates[candidates.len() - 1] * 1e6,
+            c * 1e6,
+            median * 1e6
+        ));
+    }
+    model.hardware.fork_join_s = c;
+    model.hardware.switch_s = sw;
+    Ok(())
 }
 
 /// `hardware.load`, fitted to the runs with a core per thread (docs/pace.md#how-the-template-is-derived):
@@ -1070,7 +1137,7 @@ fn load(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result
     let cores = model.hardware.cores;
     let alone: Vec<&Measured> = runs.iter().filter(|r| r.seen.p <= cores).collect();
     let max = MAX_LOAD_PER_CORE * f64::from(cores);
-    let Some(load) = fit_hardware(model, &alone, max, |h, v| h.load = v)? else {
+    let Some((load, _)) = fit_hardware(model, &alone, max, |h, v| h.load = v)? else {
         return Ok(0.0);
     };
     if load > 0.0 {
@@ -1115,7 +1182,7 @@ fn compute_shared(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>)
         .iter()
         .filter(|r| r.seen.p > model.hardware.cores)
         .collect();
-    let Some(g) = fit_hardware(model, &shared, MAX_COMPUTE_SHARED, |h, v| {
+    let Some((g, _)) = fit_hardware(model, &shared, MAX_COMPUTE_SHARED, |h, v| {
         h.compute_shared = v
     })?
     else {
