@@ -661,6 +661,89 @@ fn regrouping_a_run_that_waited_for_cores_warns_and_suggests_demand_cpu() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn the_readings_bound_on_rc_cpu_holds_the_attributions_share() {
+    // `pp whatif --group` attributes the log for its warning only where the reading's bound
+    // says rc.cpu may pass it. Realistic logs (samples with run-queue delays) with every CPU
+    // clock at a fraction of its value (work not backed by CPU time), and the contended log
+    // above, and a thread queued after a fork: the attribution's share never exceeds the bound
+    // (over the margin for its window).
+    use pp::event::{Event, EventKind};
+    let mut cases: Vec<(String, Vec<u8>)> = Vec::new();
+    for seed in 0..8 {
+        for (p, keep) in [(2u32, 1.0), (3, 0.7), (4, 0.5), (8, 0.2)] {
+            let mut symbols = pp::event::Symbols::default();
+            let mut w = pp::log::BinaryWriter::new(Vec::new(), &log_support::header(p)).unwrap();
+            log_support::realistic(p, 6_000, 64, seed, &mut symbols, |th, evs, s| {
+                let scaled: Vec<Event> = evs
+                    .iter()
+                    .map(|e| match e.kind {
+                        EventKind::Cpu {
+                            thread_cpu_ns,
+                            run_delay_ns,
+                        } => Event {
+                            kind: EventKind::Cpu {
+                                thread_cpu_ns: (thread_cpu_ns as f64 * keep) as u64,
+                                run_delay_ns,
+                            },
+                            ..*e
+                        },
+                        _ => *e,
+                    })
+                    .collect();
+                w.write_block(th, &scaled, s).unwrap();
+            });
+            cases.push((
+                format!("seed {seed}, p={p}, cpu x{keep}"),
+                w.finish().unwrap(),
+            ));
+        }
+    }
+    cases.push((
+        "contended".into(),
+        SPUN_LOCK
+            .replace("100 1 cpu 50 50", "100 1 cpu 20 50")
+            .into_bytes(),
+    ));
+    // Thread 1, forked at 10, records nothing until 100, with 80 ns more run-queue delay: 80
+    // ns of its idle time after the fork's release are rc.cpu (25%), none of it work.
+    cases.push((
+        "queued after a fork".into(),
+        b"pplog 1 p=2
+0 0 start
+0 1 start
+0 0 cpu 0 0
+0 1 cpu 0 0
+10 0 region_begin 1 par
+10 0 work_begin
+100 1 cpu 0 80
+100 1 work_begin
+150 1 work_end
+150 0 work_end
+150 0 region_end 1
+160 0 cpu 140 0
+160 1 cpu 50 80
+160 0 stop
+160 1 stop
+"
+        .to_vec(),
+    ));
+    let mut over = 0;
+    for (what, bytes) in cases {
+        let reader = LogReader::from_bytes("t.log", bytes).unwrap();
+        let run = MeasuredRun::read_attributed(reader, "t.log", &Default::default()).unwrap();
+        let rc = run.rc_cpu.unwrap();
+        assert!(
+            rc <= run.rc_cpu_bound / 0.9 + 1e-12,
+            "{what}: rc.cpu {rc} over its bound {}",
+            run.rc_cpu_bound
+        );
+        over += usize::from(rc > pp::whatif::CONTENTION_WARNING);
+    }
+    // Both sides of the warning's share are covered.
+    assert!((3..33).contains(&over), "{over}");
+}
+
 /// The 32-line barrier log of `a_barrier_waits_for_its_last_arrival_on_the_shared_processor`
 /// in a region `par`.
 fn in_region(log: &str) -> String {

@@ -35,6 +35,12 @@ pub struct MeasuredRun {
     /// the threads waited for a core (0 without `cpu` samples, or when nothing started);
     /// `None` unless read by [`MeasuredRun::read_attributed`].
     pub rc_cpu: Option<f64>,
+    /// At most that share, from the reading alone: what the two steps of
+    /// docs/attribution.md#resource-contention-rccpu could move at most (each span's busy time
+    /// not backed by CPU time, and every growth of a run-queue delay) over `p ×` the window.
+    /// Where it is below a share, the attribution need not run to know that rc.cpu's is too
+    /// (allowing for a window the attribution draws up to a tenth shorter).
+    pub rc_cpu_bound: f64,
     /// Each thread's records, in time order.
     pub(super) records: Streams,
     /// Each thread's share of a processor and run-queue delay between two consecutive `cpu`
@@ -61,6 +67,8 @@ struct State {
     sample: Option<(u64, Option<u64>)>,
     /// Time busy since that sample, ns.
     busy_since: u64,
+    /// The latest run-queue delay any of its samples gave.
+    delay: Option<u64>,
     /// Whether it has had a sample.
     sampled: bool,
     /// The previous event's time in the log and whether the thread computed after it.
@@ -147,16 +155,30 @@ pub(super) struct Reading {
     /// Each thread's events.
     pub counts: Vec<u64>,
     window: u64,
+    /// At most the rc.cpu the attribution can find, ns ([`MeasuredRun::rc_cpu_bound`]).
+    contention_ns: u64,
 }
 
 impl Reading {
+    /// [`MeasuredRun::rc_cpu_bound`].
+    pub fn rc_cpu_bound(&self) -> f64 {
+        let total = self.window as f64 * f64::from(self.header.p);
+        if self.contention_ns == 0 {
+            0.0
+        } else {
+            self.contention_ns as f64 / total
+        }
+    }
+
     /// The run, with the streams its reading wrote.
     pub fn run(self, records: Streams, shares: Streams, sampled: Sampled) -> MeasuredRun {
+        let rc_cpu_bound = self.rc_cpu_bound();
         MeasuredRun {
             header: self.header,
             symbols: self.symbols,
             encoding: self.encoding,
             rc_cpu: self.rc_cpu,
+            rc_cpu_bound,
             records,
             shares,
             sampled,
@@ -198,6 +220,7 @@ pub(super) fn read_into(
     let mut factors: IdMap<Sym, f64> = IdMap::default();
     let mut seen: IdSet<Sym> = IdSet::default();
     let (mut last_t, mut first_start, mut last_event) = (0u64, None::<u64>, 0u64);
+    let mut contention_ns = 0u64;
     let mut scratch = Record::default();
     while let Some(e) = reader.next_event() {
         let e = e?;
@@ -288,6 +311,18 @@ pub(super) fn read_into(
         } = e.kind
         {
             let s = &mut states[i];
+            if let Some((cpu, _)) = s.sample {
+                contention_ns = contention_ns.saturating_add(
+                    s.busy_since
+                        .saturating_sub(thread_cpu_ns.saturating_sub(cpu)),
+                );
+            }
+            if let Some(b) = run_delay_ns {
+                if let Some(a) = s.delay {
+                    contention_ns = contention_ns.saturating_add(b.saturating_sub(a));
+                }
+                s.delay = Some(b);
+            }
             if let Some((cpu, delay)) = s.sample {
                 let grown = thread_cpu_ns.saturating_sub(cpu) as f64;
                 let share = if s.busy_since > 0 {
@@ -388,6 +423,7 @@ pub(super) fn read_into(
         rc_cpu,
         counts: states.iter().map(|s| s.count).collect(),
         window: first_start.map_or(0, |f| last_event.saturating_sub(f)),
+        contention_ns,
     })
 }
 

@@ -127,8 +127,9 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     let regrouped = target.groups.iter().any(|g| g.len() > 1) && target.demand == Demand::Elapsed;
     let reader = LogReader::open(&path)?;
     // The replay follows the reading on another thread (docs/whatif.md#cost). A regular file
-    // is read a second time for the attribution, on a third; standard input or a FIFO only
-    // once, the attribution with the replay's reading.
+    // is read a second time for the attribution, afterwards and only where the reading found
+    // that its rc.cpu may pass the warning's share; standard input or a FIFO only once, the
+    // attribution with the replay's reading.
     let regular = path.as_os_str() != "-" && std::fs::metadata(&path).is_ok_and(|m| m.is_file());
     let p = reader.header().p as usize;
     let (records, shares, sampled) = (Streams::new(p), Streams::new(p), Sampled::new(p));
@@ -137,9 +138,7 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     if !cpu {
         shares.writer().finish();
     }
-    let (reading, replayed, rc_cpu) = std::thread::scope(|s| {
-        let attribution = (regrouped && regular)
-            .then(|| s.spawn(|| LogReader::open(&path).ok().and_then(load::rc_cpu)));
+    let (reading, replayed) = std::thread::scope(|s| {
         let replay = s.spawn(|| replay::replay_streams(&records, &shares, &sampled, &target));
         let reading = load::read_into(
             reader,
@@ -150,13 +149,20 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
             cpu.then_some(&shares),
             &sampled,
         );
-        let replayed = join(replay);
-        let rc_cpu = attribution.map(join);
-        (reading, replayed, rc_cpu)
+        (reading, join(replay))
     });
-    let mut run = reading?.run(records, shares, sampled);
-    if let Some(rc) = rc_cpu {
-        run.rc_cpu = Some(rc.unwrap_or(0.0));
+    let reading = reading?;
+    // Below the bound the warning cannot be due: rc.cpu stays unknown (None).
+    let rc_cpu =
+        (regrouped && regular && reading.rc_cpu_bound() > 0.9 * CONTENTION_WARNING).then(|| {
+            LogReader::open(&path)
+                .ok()
+                .and_then(load::rc_cpu)
+                .unwrap_or(0.0)
+        });
+    let mut run = reading.run(records, shares, sampled);
+    if rc_cpu.is_some() {
+        run.rc_cpu = rc_cpu;
     }
     if run.encoding == Encoding::Binary && args.out.as_os_str() == "-" {
         bail!("--out -: standard output takes a text log only; name a file");
