@@ -5,9 +5,9 @@
 //!
 //! [`MeasuredRun::read`] reads the log once, in time order, into a stream of records per thread
 //! (each event and its dependencies in the [activity graph](crate::graph)), [`replay`]
-//! simulates the target in predicted time order (a heap of pending events, so `O(n log p)` for
-//! `n` events, times the group size where processors are shared; no heap where no processor
-//! is shared) reading each thread's stream at its own pace and encoding the predicted log's
+//! simulates the target in predicted time order (a tournament tree of pending events, so
+//! `O(n log p)` for `n` events, times the group size where processors are shared; no tree
+//! where no processor is shared) reading each thread's stream at its own pace and encoding the predicted log's
 //! blocks as it goes, [`predict`] gives the [`PredictedLog`], and [`write::write`] writes it.
 //! The streams, the predicted times and the blocks go to a temporary file past a bounded
 //! buffer, so memory is bounded whatever the log's length (docs/whatif.md#cost).

@@ -3,31 +3,55 @@
 //! processor's completion replaces its entry instead of leaving a stale one behind
 //! (docs/whatif.md#cost).
 
-/// A slot's entry: its time, its order among entries of one time, the slot.
-type Entry = (f64, u64, u32);
-
-/// A binary heap of slots by (time, order), each slot at most once.
+/// A tournament tree over the slots: each leaf a slot, each inner node the earlier of its two
+/// children's slots by (time, order), the root the earliest. Setting or removing a slot plays
+/// the matches on its path to the root again: `log2(slots)` comparisons of one integer key,
+/// with no positions to keep up to date as a heap's entries move (3–4% less wall than the
+/// binary heap before it on the bench's regrouped log: docs/whatif.md#cost).
 #[derive(Debug)]
 pub(super) struct Pending {
-    heap: Vec<Entry>,
-    /// Each slot's place in `heap` (`NONE`: not pending).
-    at: Vec<u32>,
+    /// Each slot's key ([`key`]): its time, then its order; `NONE` when not pending. One more,
+    /// always `NONE`, for the leaves past the last slot.
+    keys: Vec<u128>,
+    /// Node `k`'s earliest slot, `k` from 1 (the root); the leaves from `leaves`.
+    tree: Vec<u32>,
+    leaves: usize,
     /// The order of the next entry set.
     seq: u64,
 }
 
-const NONE: u32 = u32::MAX;
+const NONE: u128 = u128::MAX;
 
-fn before(a: &Entry, b: &Entry) -> bool {
-    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).is_lt()
+/// A time and an order as one integer key, ordered as `(t.total_cmp, order)`: the bits of a
+/// double with the sign bit flipped (and, for a negative one, all the others), then the order.
+fn key(t: f64, order: u64) -> u128 {
+    let b = t.to_bits();
+    let ordered = if b >> 63 == 1 { !b } else { b | 1 << 63 };
+    (u128::from(ordered) << 64) | u128::from(order)
+}
+
+/// The time of a [`key`].
+fn time(key: u128) -> f64 {
+    let ordered = (key >> 64) as u64;
+    f64::from_bits(if ordered >> 63 == 1 {
+        ordered & !(1 << 63)
+    } else {
+        !ordered
+    })
 }
 
 impl Pending {
     /// No item pending, of `slots` slots.
     pub fn new(slots: usize) -> Pending {
+        let leaves = slots.next_power_of_two();
+        let mut tree = vec![slots as u32; 2 * leaves];
+        for (k, leaf) in tree[leaves..leaves + slots].iter_mut().enumerate() {
+            *leaf = k as u32;
+        }
         Pending {
-            heap: Vec::with_capacity(slots),
-            at: vec![NONE; slots],
+            keys: vec![NONE; slots + 1],
+            tree,
+            leaves,
             seq: 0,
         }
     }
@@ -36,92 +60,41 @@ impl Pending {
     /// entry if it has one).
     pub fn set(&mut self, slot: u32, t: f64) {
         self.seq += 1;
-        let entry = (t, self.seq, slot);
-        match self.at[slot as usize] {
-            NONE => {
-                self.heap.push(entry);
-                self.up(self.heap.len() - 1);
-            }
-            k => {
-                let k = k as usize;
-                let earlier = before(&entry, &self.heap[k]);
-                self.heap[k] = entry;
-                if earlier {
-                    self.up(k);
-                } else {
-                    self.down(k);
-                }
-            }
-        }
+        self.keys[slot as usize] = key(t, self.seq);
+        self.play(slot);
     }
 
     /// Slot `slot` is no longer pending.
     pub fn remove(&mut self, slot: u32) {
-        let k = self.at[slot as usize];
-        if k == NONE {
-            return;
-        }
-        self.at[slot as usize] = NONE;
-        let k = k as usize;
-        let last = self.heap.len() - 1;
-        if k != last {
-            let moved = self.heap[last];
-            let earlier = before(&moved, &self.heap[k]);
-            self.heap[k] = moved;
-            self.heap.pop();
-            self.at[moved.2 as usize] = k as u32;
-            if earlier {
-                self.up(k);
-            } else {
-                self.down(k);
-            }
-        } else {
-            self.heap.pop();
+        if self.keys[slot as usize] != NONE {
+            self.keys[slot as usize] = NONE;
+            self.play(slot);
         }
     }
 
     /// The earliest entry's time and slot, no longer pending.
     pub fn pop(&mut self) -> Option<(f64, u32)> {
-        let &(t, _, slot) = self.heap.first()?;
+        let slot = self.tree[1];
+        let k = self.keys[slot as usize];
+        if k == NONE {
+            return None;
+        }
         self.remove(slot);
-        Some((t, slot))
+        Some((time(k), slot))
     }
 
-    fn up(&mut self, mut k: usize) {
-        let entry = self.heap[k];
-        while k > 0 {
-            let parent = (k - 1) / 2;
-            if !before(&entry, &self.heap[parent]) {
-                break;
-            }
-            self.heap[k] = self.heap[parent];
-            self.at[self.heap[k].2 as usize] = k as u32;
-            k = parent;
+    /// The matches on `slot`'s path to the root, played again.
+    fn play(&mut self, slot: u32) {
+        let mut k = self.leaves + slot as usize;
+        while k > 1 {
+            let (a, b) = (self.tree[k & !1], self.tree[k | 1]);
+            k >>= 1;
+            self.tree[k] = if self.keys[b as usize] < self.keys[a as usize] {
+                b
+            } else {
+                a
+            };
         }
-        self.heap[k] = entry;
-        self.at[entry.2 as usize] = k as u32;
-    }
-
-    fn down(&mut self, mut k: usize) {
-        let entry = self.heap[k];
-        let n = self.heap.len();
-        loop {
-            let mut child = 2 * k + 1;
-            if child >= n {
-                break;
-            }
-            if child + 1 < n && before(&self.heap[child + 1], &self.heap[child]) {
-                child += 1;
-            }
-            if !before(&self.heap[child], &entry) {
-                break;
-            }
-            self.heap[k] = self.heap[child];
-            self.at[self.heap[k].2 as usize] = k as u32;
-            k = child;
-        }
-        self.heap[k] = entry;
-        self.at[entry.2 as usize] = k as u32;
     }
 }
 
@@ -131,15 +104,18 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// Against a sorted list of the live entries: the same pops in the same order.
+        /// Against a sorted list of the live entries: the same pops in the same order, for any
+        /// number of slots (powers of two and not) and negative times too.
         #[test]
         fn pops_in_time_then_order_of_setting(
-            ops in proptest::collection::vec((0u32..12, 0u8..4, 0u32..20), 1..200)
+            slots in 1u32..40,
+            ops in proptest::collection::vec((0u32..40, 0u8..4, -20i32..20), 1..200)
         ) {
-            let mut pending = Pending::new(12);
+            let mut pending = Pending::new(slots as usize);
             let mut live: Vec<(f64, u64, u32)> = Vec::new();
             let mut seq = 0;
             for (slot, op, t) in ops {
+                let slot = slot % slots;
                 let t = f64::from(t) / 2.0;
                 match op {
                     0 | 1 => {

@@ -171,7 +171,7 @@ struct Sim<'a> {
     woken: Vec<ThreadId>,
     /// No processor is shared: each thread's times follow from its own and its
     /// dependencies' alone, whatever the order the events are simulated in, so threads go on
-    /// until a dependency stops them, from `ready`, without the heap (docs/whatif.md#cost).
+    /// until a dependency stops them, from `ready`, without the pending tree (docs/whatif.md#cost).
     alone: bool,
     /// Threads whose next event is due (at their `until`), when `alone`.
     ready: Vec<ThreadId>,
