@@ -1028,16 +1028,16 @@ fn subtask(
     Ok(model)
 }
 
-/// A hardware parameter fitted to the `T_p` of some of the runs: the value from 0 to `max` that
-/// makes the model closest to them (the least sum of [`huber`]'s loss of `ln(measured /
+/// A hardware parameter fitted to the `T_p` of some of the runs: the value from `min` (at most
+/// 0) to `max` that makes the model closest to them (the least sum of [`huber`]'s loss of `ln(measured /
 /// predicted)`: squares up to 25% off, linear beyond, so that one run far off does not pull
 /// it: docs/pace.md#how-the-template-is-derived),
-/// searched on a grid of `max / 80`, then of a tenth of that around the best. `None` without
-/// such runs.
+/// searched on a grid of `max / 80` (0 first, kept on a tie), then of a tenth of that around
+/// the best. `None` without such runs.
 fn fit_hardware(
     model: &PaceModel,
     runs: &[&Measured],
-    max: f64,
+    (min, max): (f64, f64),
     set: impl Fn(&mut Hardware, f64),
 ) -> Result<Option<(f64, f64)>> {
     if runs.is_empty() {
@@ -1056,9 +1056,11 @@ fn fit_hardware(
         }
         Ok(sum)
     };
+    // 0 first, so that a tie keeps it; then the grid up to `max` and down to `min`.
     let step = max / 80.0;
+    let below = (-min / step).floor() as i32;
     let mut best = (0.0, misfit(0.0)?);
-    for k in 1..=80 {
+    for k in (1..=80).chain((1..=below).map(|k| -k)) {
         let v = f64::from(k) * step;
         let m = misfit(v)?;
         if m < best.1 {
@@ -1068,7 +1070,7 @@ fn fit_hardware(
     let centre = best.0;
     for k in -10..=10 {
         let v = centre + f64::from(k) * step / 10.0;
-        if k != 0 && (0.0..=max).contains(&v) {
+        if k != 0 && (min..=max).contains(&v) {
             let m = misfit(v)?;
             if m < best.1 {
                 best = (v, m);
@@ -1104,7 +1106,7 @@ fn fork_join_by_runs(
         let mut trial = model.clone();
         trial.hardware.fork_join_s = c;
         trial.hardware.switch_s = switch(runs, &model.template, cores, c, &mut Vec::new());
-        if let Some((_, misfit)) = fit_hardware(&trial, &alone, max, |h, v| h.load = v)?
+        if let Some((_, misfit)) = fit_hardware(&trial, &alone, (0.0, max), |h, v| h.load = v)?
             && best.is_none_or(|b| misfit < b.2)
         {
             best = Some((c, trial.hardware.switch_s, misfit));
@@ -1137,7 +1139,7 @@ fn load(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result
     let cores = model.hardware.cores;
     let alone: Vec<&Measured> = runs.iter().filter(|r| r.seen.p <= cores).collect();
     let max = MAX_LOAD_PER_CORE * f64::from(cores);
-    let Some((load, _)) = fit_hardware(model, &alone, max, |h, v| h.load = v)? else {
+    let Some((load, _)) = fit_hardware(model, &alone, (0.0, max), |h, v| h.load = v)? else {
         return Ok(0.0);
     };
     if load > 0.0 {
@@ -1175,19 +1177,27 @@ pub const HUBER_DELTA: f64 = 0.223_143_551_314_209_76;
 pub const MAX_LOAD_PER_CORE: f64 = 16.0;
 
 /// `hardware.compute_shared`: the growth of computation per unit of sharing that makes the
-/// model's `T_p` closest to the runs with more threads than cores, from 0 to
-/// [`MAX_COMPUTE_SHARED`] ([`fit_hardware`]); 0 without such runs.
+/// model's `T_p` closest to the runs with more threads than cores, from
+/// [`MIN_COMPUTE_SHARED`] to [`MAX_COMPUTE_SHARED`] ([`fit_hardware`]); 0 without such runs.
+/// Negative where the `load` fitted on the runs with a core per thread overstates the runs
+/// past the cores (docs/pace.md#how-the-template-is-derived).
 fn compute_shared(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>) -> Result<f64> {
     let shared: Vec<&Measured> = runs
         .iter()
         .filter(|r| r.seen.p > model.hardware.cores)
         .collect();
-    let Some((g, _)) = fit_hardware(model, &shared, MAX_COMPUTE_SHARED, |h, v| {
-        h.compute_shared = v
-    })?
-    else {
+    let range = (MIN_COMPUTE_SHARED, MAX_COMPUTE_SHARED);
+    let Some((g, _)) = fit_hardware(model, &shared, range, |h, v| h.compute_shared = v)? else {
         return Ok(0.0);
     };
+    if g < 0.0 {
+        notes.push(format!(
+            "hardware.compute_shared: in the {} run(s) with more threads than the {} cores, computation took {:.0}% less per unit of (p - cores)/cores than the load fitted on the runs with a core per thread gives (fitted to their T_p): what that load stands for (time lost at wake-ups on idle cores) shrinks once the cores are shared",
+            shared.len(),
+            model.hardware.cores,
+            -100.0 * g
+        ));
+    }
     if g > 0.0 {
         notes.push(format!(
             "hardware.compute_shared: in the {} run(s) with more threads than the {} cores, computation took {:.0}% longer per unit of (p - cores)/cores than the replay's processor sharing gives (fitted to their T_p)",
@@ -1202,6 +1212,10 @@ fn compute_shared(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>)
 /// The largest `hardware.compute_shared` the builder fits: computation 5 times as long where
 /// the threads share the cores.
 pub const MAX_COMPUTE_SHARED: f64 = 4.0;
+
+/// The least `hardware.compute_shared` the builder fits: computation past the cores half as
+/// long as the load and the replay's sharing give (the file takes anything above -1).
+pub const MIN_COMPUTE_SHARED: f64 = -0.5;
 
 /// The model's `T_p` against each log's measured wall.
 fn error(model: &PaceModel, runs: &[Measured]) -> Result<Error> {

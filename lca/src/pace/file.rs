@@ -419,7 +419,6 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
         ("switch_s", h.switch_s),
         ("handoff_shared_s", h.handoff_shared_s),
         ("load", h.load),
-        ("compute_shared", h.compute_shared),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(fail(
@@ -427,6 +426,17 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
                 format!("hardware.{field} = {v}: not a number >= 0"),
             ));
         }
+    }
+    // Computation past the cores is (1 + compute_shared * sharing) times as long, sharing up
+    // to 1: above -1 it stays positive.
+    if !(h.compute_shared.is_finite() && h.compute_shared > -1.0) {
+        return Err(fail(
+            h_line,
+            format!(
+                "hardware.compute_shared = {}: not a number above -1",
+                h.compute_shared
+            ),
+        ));
     }
     if !(0.0..=1.0).contains(&h.wait_cpu) {
         return Err(fail(
