@@ -1083,7 +1083,7 @@ fn fit_hardware(
 /// `hardware.fork_join_s` (and the `switch_s` over it) chosen among the logs' own medians
 /// ([`fork_join_medians`]) by the runs with a core per thread: the one that, with the `load`
 /// fitted for it, makes the model closest to their `T_p` ([`fit_hardware`]'s loss). A log's
-/// median is bimodal on a 2-core VM: 2–4 µs where the members' waits were short, 17–39 µs in
+/// median is bimodal on a 2-core VM: 2–6 µs where the members' waits were short, 14–39 µs in
 /// some runs of larger regions (their members slept and were woken), and the median over the
 /// logs then falls on whichever mode has more logs (docs/pace.md#how-the-template-is-derived).
 fn fork_join_by_runs(
