@@ -686,6 +686,74 @@ fn the_builder_takes_the_fork_and_join_that_fits_the_runs_not_the_median_log() {
     assert!((large / 1.03e-3 - 1.0).abs() < 0.05, "{large}");
 }
 
+#[test]
+fn lca_pace_predict_swaps_the_switch_with_the_cores() {
+    // Built on 2 cores, where a switch per round past the cores is 7 µs; predicted on one core
+    // whose switch is 1 µs (on the 2-core VM a one-core switch is about 1.05 µs, a wake-up
+    // onto the other, idle core about 19 µs: docs/pace.md#swapping-a-layer).
+    let dir = scratch("pace-switch-swap");
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in [1000u32, 3000] {
+        for p in 2u32..=4 {
+            std::fs::write(
+                logs.join(format!("rr-model-n{n}-p{p}-r1.log")),
+                rounds_log(n, p, 6),
+            )
+            .unwrap();
+        }
+    }
+    let model = dir.join("rr.toml");
+    let out = lca!()
+        .args(["pace", "build"])
+        .arg(&dir)
+        .args(["--impl", "rr", "--cores", "2", "-o"])
+        .arg(&model)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = lca::pace::file::read(&model).unwrap();
+    let predicted = |extra: &[&str]| -> f64 {
+        let out = lca!()
+            .args(["pace", "predict"])
+            .arg(&model)
+            .args(["--at", "n=1000,p=4", "--cores", "1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with("n=1000,p=4"))
+            .unwrap_or_else(|| panic!("{stdout}{}", String::from_utf8_lossy(&out.stderr)));
+        row.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let mut one = m.clone();
+    one.hardware.cores = 1;
+    let kept = one.evaluate(&[1000.0, 4.0]).unwrap().t_p;
+    one.hardware.switch_s = 1e-6;
+    let swapped = one.evaluate(&[1000.0, 4.0]).unwrap().t_p;
+    assert!((predicted(&[]) - kept).abs() < 1e-6, "{kept}");
+    assert!(
+        (predicted(&["--switch-us", "1"]) - swapped).abs() < 1e-6,
+        "{swapped}"
+    );
+    // Four members a step on one core: three switches of 7 µs less 1 µs a step.
+    assert!(kept - swapped > 3.0 * 5e-6 * 6.0, "{kept} {swapped}");
+    let out = lca!()
+        .args(["pace", "predict"])
+        .arg(&model)
+        .args(["--at", "n=1000,p=4", "--switch-us=-1"])
+        .output()
+        .unwrap();
+    let e = one_line_error(&out, Some(1), &[]);
+    assert!(e.contains("--switch-us -1: a number of µs >= 0"), "{e}");
+}
+
 /// `shared_log` with every time `k` times as long but the CPU clocks as they were: a run the
 /// machine slowed `k` times (the rest of its computation is run-queue delay).
 fn slowed(text: &str, k: u64) -> String {

@@ -62,6 +62,11 @@ struct PredictArgs {
     /// `[mpi]` times messages.
     #[arg(long, value_name = "FILE")]
     machine: Option<PathBuf>,
+    /// Swap the hardware layer's switch (`switch_s`), in µs: a core's switch from one member
+    /// of a step to the next on the target (on one core, half of `taskset -c 0 perf bench
+    /// sched pipe`'s round trip).
+    #[arg(long, value_name = "US")]
+    switch_us: Option<f64>,
     /// Write the predicted log of the iterations replayed at the (single) point.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
@@ -142,8 +147,19 @@ fn build(a: &BuildArgs) -> Result<String> {
 }
 
 /// Reads a PACE model, its hardware layer swapped as asked.
-fn load(path: &Path, cores: Option<u32>, machine: Option<&Path>) -> Result<PaceModel> {
+fn load(
+    path: &Path,
+    cores: Option<u32>,
+    machine: Option<&Path>,
+    switch_us: Option<f64>,
+) -> Result<PaceModel> {
     let mut model = lca::pace::file::read(path)?;
+    if let Some(us) = switch_us {
+        if !(us.is_finite() && us >= 0.0) {
+            bail!("--switch-us {us}: a number of µs >= 0");
+        }
+        model.hardware.switch_s = us * 1e-6;
+    }
     if let Some(m) = machine {
         let file = pp::machine::Machine::load(m).map_err(|e| anyhow!("--machine {e}"))?;
         model.hardware.cores = file.about.cores.max(1);
@@ -164,7 +180,7 @@ fn point(model: &PaceModel, spec: &str) -> Result<Vec<f64>> {
 }
 
 fn predict(a: &PredictArgs) -> Result<String> {
-    let model = load(&a.model, a.cores, a.machine.as_deref())?;
+    let model = load(&a.model, a.cores, a.machine.as_deref(), a.switch_us)?;
     if a.trace.is_some() && a.at.len() > 1 {
         bail!("--trace writes the log of one point: give one --at");
     }
