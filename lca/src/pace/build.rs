@@ -1200,7 +1200,7 @@ fn compute_shared(model: &PaceModel, runs: &[Measured], notes: &mut Vec<String>)
     }
     if g > 0.0 {
         notes.push(format!(
-            "hardware.compute_shared: in the {} run(s) with more threads than the {} cores, computation took {:.0}% longer per unit of (p - cores)/cores than the replay's processor sharing gives (fitted to their T_p)",
+            "hardware.compute_shared: in the {} run(s) with more threads than the {} cores, computation took {:.0}% longer per unit of (p - cores)/cores than the replay's sharing of the cores gives (fitted to their T_p)",
             shared.len(),
             model.hardware.cores,
             100.0 * g
