@@ -542,6 +542,7 @@ fn whatif_options(text: &str) -> Result<(), Failure> {
         sharing: None,
         slice_us: None,
         switch_us: None,
+        wake_us: None,
         target: None,
         out: Default::default(),
         force: true,

@@ -23,6 +23,7 @@ fn run_to_block(spec: &str, slice_ns: f64, switch_ns: f64) -> Target {
         Sharing::RunToBlock {
             slice_ns,
             switch_ns,
+            wake_ns: None,
         },
     )
 }
@@ -171,6 +172,47 @@ fn a_processor_that_runs_the_same_thread_again_pays_no_switch() {
     let (out, _, predicted) = replay(&between, &run_to_block("0,1", 3e6, 5.0));
     assert_eq!(time_of(&out, 1, "work_end"), 120);
     assert_eq!(predicted, 215);
+}
+
+#[test]
+fn a_wake_up_onto_an_idle_processor_costs_wake_a_hand_over_from_the_queue_costs_switch() {
+    // One processor, a switch of 5 ns and a wake-up of 50. Thread 0 is woken onto it idle
+    // (50 + 100: 150); thread 1, woken onto it idle at 200 after thread 0 ran there, too
+    // (250 + 100: 350). Without a wake-up of its own, each costs the switch: 105 and 305.
+    let apart = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+100 0 work_end
+200 1 work_begin
+300 1 work_end
+300 0 stop
+300 1 stop
+";
+    let woken = Target {
+        groups: parse_groups("0,1").unwrap(),
+        sharing: Sharing::RunToBlock {
+            slice_ns: 3e6,
+            switch_ns: 5.0,
+            wake_ns: Some(50.0),
+        },
+        ..Target::default()
+    };
+    let (out, _, _) = replay(apart, &woken);
+    assert_eq!(time_of(&out, 0, "work_end"), 150);
+    assert_eq!(time_of(&out, 1, "work_end"), 350);
+    assert!(out.starts_with("pplog 1 p=2 predicted=group:0,1;sharing:run-to-block:slice=3000us:switch=0.005us:wake=0.05us\n"), "{out}");
+    let (out, _, _) = replay(apart, &run_to_block("0,1", 3e6, 5.0));
+    assert_eq!(time_of(&out, 0, "work_end"), 105);
+    assert_eq!(time_of(&out, 1, "work_end"), 305);
+    // Both from 0 (thread 1 now computes 300): thread 0 is woken (150), thread 1 queues and
+    // gets the processor from thread 0 with a switch, not a wake-up: 155 + 300.
+    let together = apart
+        .replace("200 1 work_begin\n", "")
+        .replace("0 0 work_begin\n", "0 0 work_begin\n0 1 work_begin\n");
+    let (out, _, _) = replay(&together, &woken);
+    assert_eq!(time_of(&out, 0, "work_end"), 150);
+    assert_eq!(time_of(&out, 1, "work_end"), 455);
 }
 
 #[test]
@@ -326,7 +368,34 @@ fn the_options_and_the_target_file_set_it_and_refuse_bad_values_in_one_line() {
     let (ok, stdout, stderr) = pp(&["whatif", l, "--target", t, "--out", o, "--force"]);
     assert!(ok, "{stderr}");
     assert!(stdout.contains("predicted wall: 0.000000106 s"), "{stdout}");
+    // A wake-up of its own: two of Figure 1's three starts are onto the idle processor (thread
+    // 0's first and its return after the receive), which cost 10 ns instead of 5; thread 1
+    // takes it from the queue with a switch: 106 + 2 * 5.
+    let (ok, stdout, stderr) = with(&[
+        "--sharing",
+        "run-to-block",
+        "--switch-us",
+        "0.005",
+        "--wake-us",
+        "0.01",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("predicted wall: 0.000000116 s"), "{stdout}");
+    assert!(stdout.contains("switch=0.005us:wake=0.01us"), "{stdout}");
+    std::fs::write(
+        &target,
+        "group = \"0,1\"\nsharing = \"run-to-block\"\nswitch_us = 0.005\nwake_us = 0.01\n",
+    )
+    .unwrap();
+    let (ok, stdout, stderr) = pp(&["whatif", l, "--target", t, "--out", o, "--force"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("predicted wall: 0.000000116 s"), "{stdout}");
     for (args, expected) in [
+        (vec!["--wake-us", "1"], "for sharing = run-to-block"),
+        (
+            vec!["--sharing", "run-to-block", "--wake-us=-1"],
+            "--wake-us = -1",
+        ),
         (
             vec!["--sharing", "round-robin"],
             "expected processor or run-to-block",

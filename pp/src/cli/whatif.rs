@@ -40,12 +40,18 @@ pub struct WhatifArgs {
     /// processor, microseconds [default: 3000].
     #[arg(long, value_name = "US")]
     slice_us: Option<f64>,
-    /// With --sharing run-to-block: what a shared processor spends each time it starts a
-    /// thread that was not running on it (a switch, or a wake-up from idle), microseconds
-    /// [default: 0].
+    /// With --sharing run-to-block: what a shared processor spends each time it goes from one
+    /// thread to the next queued one, and, without --wake-us, each time it starts another
+    /// thread than the last, woken onto it while idle, microseconds [default: 0].
     #[arg(long, value_name = "US")]
     switch_us: Option<f64>,
-    /// A target file (TOML: group, machine, demand, sharing, slice_us, switch_us, [speed]);
+    /// With --sharing run-to-block: what a shared processor spends starting another thread
+    /// than the last, woken onto it while idle (a wake-up onto an idle core), microseconds
+    /// [default: --switch-us].
+    #[arg(long, value_name = "US")]
+    wake_us: Option<f64>,
+    /// A target file (TOML: group, machine, demand, sharing, slice_us, switch_us, wake_us,
+    /// [speed]);
     /// the options above override it.
     #[arg(long, value_name = "FILE.toml")]
     target: Option<PathBuf>,
@@ -69,6 +75,7 @@ pub fn whatif(args: WhatifArgs) -> Result<()> {
         sharing: args.sharing,
         slice_us: args.slice_us,
         switch_us: args.switch_us,
+        wake_us: args.wake_us,
         target: args.target,
         out: args.out,
         force: args.force,

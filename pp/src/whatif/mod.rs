@@ -59,6 +59,8 @@ pub struct WhatifOptions {
     pub slice_us: Option<f64>,
     /// [`Sharing::RunToBlock`]'s switch cost, microseconds.
     pub switch_us: Option<f64>,
+    /// [`Sharing::RunToBlock`]'s wake-up cost onto an idle processor, microseconds.
+    pub wake_us: Option<f64>,
     /// A target file; the options above override it.
     pub target: Option<PathBuf>,
     /// The predicted log to write (`-`: standard output, text only).
@@ -109,7 +111,7 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
         }
     }
     target
-        .set_run_to_block(args.slice_us, args.switch_us)
+        .set_run_to_block(args.slice_us, args.switch_us, args.wake_us)
         .map_err(|e| anyhow::anyhow!("--{}", e.to_string().replace('_', "-")))?;
     let path = args.log.clone();
     let name = if path.as_os_str() == "-" {

@@ -175,8 +175,8 @@ struct Sim<'a> {
     alone: bool,
     /// Threads whose next event is due (at their `until`), when `alone`.
     ready: Vec<ThreadId>,
-    /// Run to block: (slice, switch), ns; `None` for processor sharing.
-    run_to_block: Option<(f64, f64)>,
+    /// Run to block: (slice, switch, wake), ns; `None` for processor sharing.
+    run_to_block: Option<(f64, f64, f64)>,
     /// Run to block: the processors shared by several threads, among which a thread that
     /// becomes runnable may move to an idle one.
     pool: Vec<u32>,
@@ -264,7 +264,12 @@ fn simulate(
         Sharing::RunToBlock {
             slice_ns,
             switch_ns,
-        } => Some((slice_ns.max(1.0), switch_ns.max(0.0))),
+            wake_ns,
+        } => Some((
+            slice_ns.max(1.0),
+            switch_ns.max(0.0),
+            wake_ns.unwrap_or(switch_ns).max(0.0),
+        )),
     };
     let mut sim = Sim {
         records,
@@ -721,11 +726,11 @@ impl Sim<'_> {
                 // A shared processor switches to it even from idle: past the cores the cores
                 // are seldom idle (docs/whatif.md#the-sharing-rule).
                 let wake = match self.run_to_block {
-                    Some((_, switch))
+                    Some((_, _, wake))
                         if self.pool.binary_search(&(k as u32)).is_ok()
                             && self.processors[k].ran != Some(me) =>
                     {
-                        switch
+                        wake
                     }
                     _ => 0.0,
                 };
@@ -747,13 +752,14 @@ impl Sim<'_> {
     }
 
     fn slice(&self) -> f64 {
-        self.run_to_block.map_or(f64::INFINITY, |(slice, _)| slice)
+        self.run_to_block
+            .map_or(f64::INFINITY, |(slice, _, _)| slice)
     }
 
     /// Processor `p`'s holder stops holding it at `t` (it blocks, or its slice ended and it
     /// queued again): the first queued thread gets it after a switch.
     fn release(&mut self, p: usize, t: f64) {
-        let switch = self.run_to_block.map_or(0.0, |(_, switch)| switch);
+        let switch = self.run_to_block.map_or(0.0, |(_, switch, _)| switch);
         let slice = self.slice();
         let proc = &mut self.processors[p];
         proc.holder = proc.queue.pop_front();

@@ -40,9 +40,13 @@ pub enum Sharing {
     RunToBlock {
         /// The longest a thread runs while others queue for its processor, ns.
         slice_ns: f64,
-        /// What a shared processor spends each time it starts a thread that was not running
-        /// on it (from its queue, or woken onto it while idle), ns.
+        /// What a shared processor spends each time it goes from one thread to the next
+        /// queued one, and, without `wake_ns`, each time it starts a thread other than the one
+        /// it ran last, woken onto it while idle, ns.
         switch_ns: f64,
+        /// What a shared processor spends starting a thread other than the one it ran last,
+        /// woken onto it while idle (a wake-up onto an idle core), ns; `None`: `switch_ns`.
+        wake_ns: Option<f64>,
     },
 }
 
@@ -55,6 +59,7 @@ impl Sharing {
         Sharing::RunToBlock {
             slice_ns: Sharing::DEFAULT_SLICE_NS,
             switch_ns: 0.0,
+            wake_ns: None,
         }
     }
 }
@@ -118,6 +123,8 @@ struct File {
     slice_us: Option<f64>,
     #[serde(default)]
     switch_us: Option<f64>,
+    #[serde(default)]
+    wake_us: Option<f64>,
 }
 
 impl Target {
@@ -166,7 +173,7 @@ impl Target {
             })?;
         }
         target
-            .set_run_to_block(file.slice_us, file.switch_us)
+            .set_run_to_block(file.slice_us, file.switch_us, file.wake_us)
             .with_context(|| name.clone())?;
         for (region, factor) in file.speed {
             let factor = check_factor(factor)
@@ -207,6 +214,7 @@ impl Target {
         &mut self,
         slice_us: Option<f64>,
         switch_us: Option<f64>,
+        wake_us: Option<f64>,
     ) -> Result<()> {
         let check = |what: &str, v: f64, least: f64| -> Result<f64> {
             if !(v.is_finite() && v >= least && v <= 1e9) {
@@ -218,6 +226,7 @@ impl Target {
             Sharing::RunToBlock {
                 slice_ns,
                 switch_ns,
+                wake_ns,
             } => {
                 if let Some(s) = slice_us {
                     *slice_ns = check("slice_us", s, 1e-3)?;
@@ -225,10 +234,15 @@ impl Target {
                 if let Some(s) = switch_us {
                     *switch_ns = check("switch_us", s, 0.0)?;
                 }
+                if let Some(s) = wake_us {
+                    *wake_ns = Some(check("wake_us", s, 0.0)?);
+                }
                 Ok(())
             }
-            Sharing::Processor if slice_us.is_some() || switch_us.is_some() => {
-                bail!("slice_us and switch_us are for sharing = run-to-block")
+            Sharing::Processor
+                if slice_us.is_some() || switch_us.is_some() || wake_us.is_some() =>
+            {
+                bail!("slice_us, switch_us and wake_us are for sharing = run-to-block")
             }
             Sharing::Processor => Ok(()),
         }
@@ -296,10 +310,12 @@ impl Target {
             && let Sharing::RunToBlock {
                 slice_ns,
                 switch_ns,
+                wake_ns,
             } = self.sharing
         {
+            let wake = wake_ns.map_or(String::new(), |w| format!(":wake={}us", w / 1e3));
             parts.push(format!(
-                "sharing:run-to-block:slice={}us:switch={}us",
+                "sharing:run-to-block:slice={}us:switch={}us{wake}",
                 slice_ns / 1e3,
                 switch_ns / 1e3
             ));
