@@ -300,6 +300,97 @@ fn the_file_round_trips() {
         "{written}"
     );
     assert_eq!(parse("w.toml", &written).unwrap().hardware, m.hardware);
+    // Without core_switch_s run to block takes switch_s for a hand-over from the queue and a
+    // wake-up onto an idle core alike; with it, core_switch_s for the first.
+    let sharing = |m: &lca::pace::model::PaceModel| m.hardware.whatif_sharing();
+    let switch = m.hardware.switch_s * 1e9;
+    assert_eq!(
+        sharing(&m),
+        pp::whatif::Sharing::RunToBlock {
+            slice_ns: 1.5e6,
+            switch_ns: switch,
+            wake_ns: Some(switch)
+        }
+    );
+    let own = parse(
+        "t.toml",
+        &other.replacen("load = 0.0", "load = 0.0\ncore_switch_s = 1.5e-6", 1),
+    )
+    .unwrap();
+    assert_eq!(own.hardware.core_switch_s, Some(1.5e-6));
+    assert_eq!(
+        sharing(&own),
+        pp::whatif::Sharing::RunToBlock {
+            slice_ns: 1.5e6,
+            switch_ns: 1.5e-6 * 1e9,
+            wake_ns: Some(switch)
+        }
+    );
+    let written = write(&own);
+    assert!(written.contains("core_switch_s = 0.0000015\n"), "{written}");
+    assert_eq!(parse("w.toml", &written).unwrap().hardware, own.hardware);
+    let bad = parse(
+        "t.toml",
+        &other.replacen("load = 0.0", "load = 0.0\ncore_switch_s = -1e-6", 1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        bad.contains("hardware.core_switch_s = -0.000001: not a number >= 0"),
+        "{bad}"
+    );
+}
+
+#[test]
+fn lca_pace_build_measures_a_busy_cores_switch_or_takes_it_from_the_option() {
+    // Measured here: two threads on one CPU, a number of µs (its size is the machine's).
+    let s = lca::pace::core_switch::core_switch_s().expect("this thread may run on some CPU");
+    assert!(s.is_finite() && s > 0.0, "{s}");
+    let dir = scratch("pace-core-switch");
+    pipeline_study(&dir);
+    let model = dir.join("pipe.toml");
+    let build = |extra: &[&str]| {
+        lca!()
+            .args(["pace", "build"])
+            .arg(&dir)
+            .args(["--impl", "pipe", "--cores", "2", "--force", "-o"])
+            .arg(&model)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = build(&["--core-switch-us", "1.5"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = lca::pace::file::read(&model).unwrap();
+    assert_eq!(m.hardware.core_switch_s, Some(1.5e-6));
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.starts_with("hardware.core_switch_s: 1.50 µs")),
+        "{:?}",
+        m.notes
+    );
+    let out = build(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = lca::pace::file::read(&model).unwrap();
+    assert!(
+        m.hardware.core_switch_s.is_some_and(|c| c > 0.0),
+        "{:?}",
+        m.hardware
+    );
+    let e = one_line_error(&build(&["--core-switch-us=-1"]), Some(1), &[]);
+    assert!(
+        e.contains("--core-switch-us -1: a number of µs >= 0"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -585,6 +676,7 @@ fn the_builder_fits_a_switch_per_round_from_the_runs_past_the_cores() {
         conditions: Vec::new(),
         cores: 2,
         replayed: 6,
+        core_switch_s: None,
     };
     let m = build(&request).unwrap();
     // No member works for 2 + 3 µs at p = 2, and 7 µs more at p = 3 and 4 (2 rounds).
@@ -660,6 +752,7 @@ fn the_builder_takes_the_fork_and_join_that_fits_the_runs_not_the_median_log() {
         conditions: Vec::new(),
         cores: 2,
         replayed: 6,
+        core_switch_s: None,
     };
     let m = build(&request).unwrap();
     assert!(
@@ -800,6 +893,7 @@ fn one_training_run_three_times_off_hardly_moves_the_fitted_load() {
             conditions: Vec::new(),
             cores: 2,
             replayed: 6,
+            core_switch_s: None,
         };
         (build(&request).unwrap(), walls)
     };
@@ -869,6 +963,7 @@ fn fits_load_and_compute_shared(load: f64, g: f64, name: &str) {
         conditions: Condition::parse_all(&["p<=4".to_string()]).unwrap(),
         cores: 2,
         replayed: 6,
+        core_switch_s: None,
     };
     let m = build(&request).unwrap();
     // The runs at p = 2 say (2 + load)/2; the grid's step there is 0.04.
@@ -1023,6 +1118,7 @@ fn the_builder_derives_groups_chunks_and_hand_offs_from_the_logs() {
         conditions: Condition::parse_all(&["p<=4".to_string()]).unwrap(),
         cores: 64,
         replayed: 4,
+        core_switch_s: None,
     };
     let m = build(&request).unwrap();
     assert_eq!(m.factors, ["n", "p"]);
@@ -1109,6 +1205,7 @@ fn copies_are_dealt_in_the_finest_units_the_sizes_allow() {
         conditions: Condition::parse_all(&["p<=4".to_string()]).unwrap(),
         cores: 64,
         replayed: 4,
+        core_switch_s: None,
     };
     let m = build(&request).unwrap();
     use lca::pace::model::Split;

@@ -323,6 +323,7 @@ fn the_builder_recovers_the_pattern_the_sizes_and_the_network_from_mpi_logs() {
         conditions: Vec::new(),
         cores: 8,
         replayed: 6,
+        core_switch_s: None,
     })
     .unwrap();
     assert_eq!(m.template.len(), 2, "{:?}", m.template);
@@ -371,6 +372,7 @@ fn messages_that_follow_no_pattern_are_refused_in_one_line() {
         conditions: Vec::new(),
         cores: 8,
         replayed: 6,
+        core_switch_s: None,
     })
     .unwrap_err();
     let e = format!("{e:#}");
@@ -460,6 +462,7 @@ fn logs_without_their_parameters_take_them_from_the_studys_datafile_row() {
         conditions: Condition::parse_all(&["role=model".to_string()]).unwrap(),
         cores: 8,
         replayed: 6,
+        core_switch_s: None,
     })
     .unwrap();
     assert_eq!(m.factors, vec!["n".to_string(), "p".to_string()]);
@@ -477,6 +480,7 @@ fn logs_without_their_parameters_take_them_from_the_studys_datafile_row() {
         conditions: Vec::new(),
         cores: 8,
         replayed: 6,
+        core_switch_s: None,
     })
     .unwrap_err();
     assert!(format!("{e:#}").contains("0 log(s) of impl=ring"), "{e:#}");
@@ -527,6 +531,7 @@ fn ranks_that_only_use_collectives_are_refused_in_one_line() {
         conditions: Vec::new(),
         cores: 8,
         replayed: 6,
+        core_switch_s: None,
     })
     .unwrap_err();
     let e = format!("{e:#}");
@@ -550,6 +555,7 @@ fn the_builder_reads_the_mpi_tracers_own_logs() {
         conditions: Vec::new(),
         cores: 2,
         replayed: 6,
+        core_switch_s: None,
     })
     .unwrap();
     assert_eq!(m.template.len(), 2);
@@ -640,6 +646,7 @@ fn two_exchanges_an_iteration_each_get_the_computation_before_them() {
         conditions: Vec::new(),
         cores: 8,
         replayed: 6,
+        core_switch_s: None,
     })
     .unwrap();
     let steps: Vec<(&str, Option<Pattern>, Option<String>)> = m

@@ -40,6 +40,10 @@ struct BuildArgs {
     /// Iterations of the loop replayed at each point.
     #[arg(long, default_value_t = 6, value_name = "N")]
     replayed: u32,
+    /// What a busy core spends going from one thread to the next, µs [default: measured
+    /// here, two threads pinned to one CPU passing a byte back and forth].
+    #[arg(long, value_name = "US")]
+    core_switch_us: Option<f64>,
     /// The model file to write.
     #[arg(short, long, value_name = "FILE")]
     out: PathBuf,
@@ -108,6 +112,13 @@ fn build(a: &BuildArgs) -> Result<String> {
             lca::pace::file::MAX_REPLAYED
         );
     }
+    let core_switch_s = match a.core_switch_us {
+        Some(us) if !(us.is_finite() && us >= 0.0) => {
+            bail!("--core-switch-us {us}: a number of µs >= 0")
+        }
+        Some(us) => Some(us * 1e-6),
+        None => lca::pace::core_switch::core_switch_s(),
+    };
     files::output::check(&a.out).map_err(|e| anyhow!("-o {}: {}", a.out.display(), e.reason()))?;
     if a.out.exists() && !a.force {
         bail!(
@@ -121,6 +132,7 @@ fn build(a: &BuildArgs) -> Result<String> {
         conditions,
         cores,
         replayed: a.replayed,
+        core_switch_s,
     })?;
     let text = lca::pace::file::write(&model);
     files::output::write(&a.out, text.as_bytes())

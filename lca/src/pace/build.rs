@@ -32,6 +32,10 @@ pub struct BuildRequest {
     pub cores: u32,
     /// Iterations replayed at each point.
     pub replayed: u32,
+    /// What a busy core spends going from one thread to the next queued one, seconds
+    /// ([`Hardware::core_switch_s`]; `lca pace build` measures it): `None` takes the fitted
+    /// `switch_s` for it.
+    pub core_switch_s: Option<f64>,
 }
 
 /// One log used: its name, parameters, wall and per-region busy times.
@@ -167,12 +171,19 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             network,
             sharing: CoreSharing::Processor,
             slice_s: DEFAULT_SLICE_S,
+            core_switch_s: request.core_switch_s,
         },
         error: None,
         notes: Vec::new(),
     };
     if !mpi {
         fork_join_by_runs(&mut model, &runs, &mut notes)?;
+    }
+    if let Some(c) = request.core_switch_s {
+        notes.push(format!(
+            "hardware.core_switch_s: {:.2} µs, a busy core's switch from one thread to the next (measured: two threads on one CPU); run to block takes it where a core goes from a thread to the next queued one, and switch_s where it starts a thread woken onto it idle",
+            c * 1e6
+        ));
     }
     model.hardware.load = load(&model, &runs, &mut notes)?;
     // Each sharing of a core past the cores, `compute_shared` fitted for it; the one closer

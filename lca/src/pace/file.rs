@@ -131,6 +131,7 @@ struct HardwareRecord {
     #[serde(default)]
     sharing: Option<String>,
     slice_s: Option<f64>,
+    core_switch_s: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -419,6 +420,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
         ("switch_s", h.switch_s),
         ("handoff_shared_s", h.handoff_shared_s),
         ("load", h.load),
+        ("core_switch_s", h.core_switch_s.unwrap_or(0.0)),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(fail(
@@ -574,6 +576,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             network,
             sharing,
             slice_s,
+            core_switch_s: h.core_switch_s,
         },
         error,
         notes: r.notes,
@@ -713,6 +716,9 @@ pub fn write(model: &PaceModel) -> String {
         "sharing = \"{sharing}\"\nslice_s = {}",
         number(h.slice_s)
     );
+    if let Some(c) = h.core_switch_s {
+        let _ = writeln!(out, "core_switch_s = {}", number(c));
+    }
     if let Some(m) = &h.machine {
         let _ = writeln!(out, "machine = {}", quoted(m));
     }

@@ -20,6 +20,7 @@
 pub mod against_flat;
 pub mod build;
 pub mod choose;
+pub mod core_switch;
 pub mod detect;
 pub mod evaluate;
 pub mod file;

@@ -160,6 +160,11 @@ pub struct Hardware {
     /// With [`CoreSharing::RunToBlock`]: the longest a thread runs while others wait for its
     /// core, seconds (Linux's slice, assumed 3 ms).
     pub slice_s: f64,
+    /// With [`CoreSharing::RunToBlock`]: what a busy core spends going from one thread to
+    /// the next queued one, seconds, measured by a ping-pong of two threads on one core; the
+    /// fitted `switch_s` is then what a core spends on a thread woken onto it idle. `None`
+    /// (a file without it): `switch_s` for both.
+    pub core_switch_s: Option<f64>,
 }
 
 /// How a core serves the threads dealt onto it (`pp whatif`'s sharing rule,
@@ -264,7 +269,8 @@ impl Hardware {
             CoreSharing::Processor => pp::whatif::Sharing::Processor,
             CoreSharing::RunToBlock => pp::whatif::Sharing::RunToBlock {
                 slice_ns: self.slice_s * 1e9,
-                switch_ns: self.switch_s * 1e9,
+                switch_ns: self.core_switch_s.unwrap_or(self.switch_s) * 1e9,
+                wake_ns: Some(self.switch_s * 1e9),
             },
         }
     }
