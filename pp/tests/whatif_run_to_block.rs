@@ -139,6 +139,10 @@ fn a_group_of_one_thread_is_a_processor_the_others_may_move_onto() {
 1100 2 stop
 ";
     let (out, _, predicted) = replay(log, &run_to_block("0,2/1", 3e6, 0.0));
+    assert!(
+        out.starts_with("pplog 1 p=3 predicted=group:0,2/1;sharing:run-to-block:"),
+        "{out}"
+    );
     assert_eq!(time_of(&out, 0, "work_end"), 100);
     assert_eq!(time_of(&out, 2, "work_end"), 100);
     assert_eq!(time_of(&out, 1, "work_end"), 1100);
@@ -391,7 +395,10 @@ fn the_options_and_the_target_file_set_it_and_refuse_bad_values_in_one_line() {
     assert!(ok, "{stderr}");
     assert!(stdout.contains("predicted wall: 0.000000116 s"), "{stdout}");
     for (args, expected) in [
-        (vec!["--wake-us", "1"], "for sharing = run-to-block"),
+        (
+            vec!["--wake-us", "1"],
+            "--slice-us, --switch-us and --wake-us are for sharing = run-to-block",
+        ),
         (
             vec!["--sharing", "run-to-block", "--wake-us=-1"],
             "--wake-us = -1",

@@ -112,7 +112,13 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     }
     target
         .set_run_to_block(args.slice_us, args.switch_us, args.wake_us)
-        .map_err(|e| anyhow::anyhow!("--{}", e.to_string().replace('_', "-")))?;
+        .map_err(|e| {
+            let e = e.to_string();
+            match e.strip_prefix("slice_us, switch_us and wake_us") {
+                Some(rest) => anyhow::anyhow!("--slice-us, --switch-us and --wake-us{rest}"),
+                None => anyhow::anyhow!("--{}", e.replace('_', "-")),
+            }
+        })?;
     let path = args.log.clone();
     let name = if path.as_os_str() == "-" {
         "stdin".to_string()

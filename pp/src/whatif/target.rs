@@ -293,7 +293,10 @@ impl Target {
     /// A short description for the predicted log's header: `groups=0,1/2,3 speed:fft=2 mpi`.
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();
-        let groups: Vec<&Vec<ThreadId>> = self.groups.iter().filter(|g| g.len() > 1).collect();
+        // Where a processor is shared, every group named is one of the machine's processors
+        // (a group of one too: others may move onto it); else none of them changes anything.
+        let shared = self.groups.iter().any(|g| g.len() > 1);
+        let groups: Vec<&Vec<ThreadId>> = self.groups.iter().filter(|_| shared).collect();
         if !groups.is_empty() {
             let g: Vec<String> = groups
                 .iter()
