@@ -656,9 +656,9 @@ fn forked_log(name: &str, n: u32, p: u32, iters: u32, fork: u64, join: u64) -> S
     out
 }
 
-#[test]
-fn the_builder_fits_a_switch_per_round_from_the_runs_past_the_cores() {
-    let dir = scratch("pace-rounds");
+/// A study folder of [`rounds_log`]s: n = 1000, 3000, p = 2..4 on 2 cores, one run each.
+fn rounds_study(name: &str) -> std::path::PathBuf {
+    let dir = scratch(name);
     let logs = dir.join("logs");
     std::fs::create_dir_all(&logs).unwrap();
     for n in [1000u32, 3000] {
@@ -670,6 +670,12 @@ fn the_builder_fits_a_switch_per_round_from_the_runs_past_the_cores() {
             .unwrap();
         }
     }
+    dir
+}
+
+#[test]
+fn the_builder_fits_a_switch_per_round_from_the_runs_past_the_cores() {
+    let dir = rounds_study("pace-rounds");
     let request = BuildRequest {
         study: dir.clone(),
         implementation: "rr".into(),
@@ -784,18 +790,7 @@ fn lca_pace_predict_swaps_the_switch_with_the_cores() {
     // Built on 2 cores, where a switch per round past the cores is 7 µs; predicted on one core
     // whose switch is 1 µs (on the 2-core VM a one-core switch is about 1.05 µs, a wake-up
     // onto the other, idle core about 19 µs: docs/pace.md#swapping-a-layer).
-    let dir = scratch("pace-switch-swap");
-    let logs = dir.join("logs");
-    std::fs::create_dir_all(&logs).unwrap();
-    for n in [1000u32, 3000] {
-        for p in 2u32..=4 {
-            std::fs::write(
-                logs.join(format!("rr-model-n{n}-p{p}-r1.log")),
-                rounds_log(n, p, 6),
-            )
-            .unwrap();
-        }
-    }
+    let dir = rounds_study("pace-switch-swap");
     let model = dir.join("rr.toml");
     let out = lca!()
         .args(["pace", "build"])
