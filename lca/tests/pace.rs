@@ -207,6 +207,25 @@ fn a_step_pays_a_switch_per_round_of_its_members_on_the_busiest_core() {
         // Each step's region_end and next begin add a few ns.
         assert!((t - expected).abs() < 1e-6, "p={p}: {t} vs {expected}");
     }
+    // With a busy core's switch of 2 µs: on 2 cores the rounds still cost the fitted 50 µs;
+    // swapped to one core, where every round after the first starts on a busy core, 2 µs.
+    let busy = parse(
+        "t.toml",
+        &text.replacen("load = 0.0", "load = 0.0\ncore_switch_s = 2e-6", 1),
+    )
+    .unwrap();
+    assert!((t_p(&busy, 1000.0, 4.0) - t_p(&m, 1000.0, 4.0)).abs() < 1e-9);
+    let mut one = busy.clone();
+    one.hardware.cores = 1;
+    for p in [2u32, 3] {
+        let work = 1.0;
+        let expected = work + 10.0 * (1e-5 + f64::from(p - 1) * 2e-6);
+        let t = t_p(&one, 1000.0, f64::from(p));
+        assert!(
+            (t - expected).abs() < 1e-6,
+            "one core, p={p}: {t} vs {expected}"
+        );
+    }
 }
 
 #[test]
@@ -787,15 +806,25 @@ fn the_builder_takes_the_fork_and_join_that_fits_the_runs_not_the_median_log() {
 
 #[test]
 fn lca_pace_predict_swaps_the_switch_with_the_cores() {
-    // Built on 2 cores, where a switch per round past the cores is 7 µs; predicted on one core
-    // whose switch is 1 µs (on the 2-core VM a one-core switch is about 1.05 µs, a wake-up
-    // onto the other, idle core about 19 µs: docs/pace.md#swapping-a-layer).
+    // Built on 2 cores, where a switch per round past the cores is 7 µs, with a busy core's
+    // switch of 1.5 µs; predicted on one core, where every round starts on a busy core, and
+    // with --switch-us 1, which sets every switch (on the 2-core VM a one-core switch is
+    // about 1.05 µs, a wake-up onto the other, idle core about 19 µs:
+    // docs/pace.md#swapping-a-layer).
     let dir = rounds_study("pace-switch-swap");
     let model = dir.join("rr.toml");
     let out = lca!()
         .args(["pace", "build"])
         .arg(&dir)
-        .args(["--impl", "rr", "--cores", "2", "-o"])
+        .args([
+            "--impl",
+            "rr",
+            "--cores",
+            "2",
+            "--core-switch-us",
+            "1.5",
+            "-o",
+        ])
         .arg(&model)
         .output()
         .unwrap();
@@ -822,16 +851,20 @@ fn lca_pace_predict_swaps_the_switch_with_the_cores() {
     };
     let mut one = m.clone();
     one.hardware.cores = 1;
-    let kept = one.evaluate(&[1000.0, 4.0]).unwrap().t_p;
+    let busy = one.evaluate(&[1000.0, 4.0]).unwrap().t_p;
+    one.hardware.core_switch_s = None;
+    let fitted = one.evaluate(&[1000.0, 4.0]).unwrap().t_p;
     one.hardware.switch_s = 1e-6;
     let swapped = one.evaluate(&[1000.0, 4.0]).unwrap().t_p;
-    assert!((predicted(&[]) - kept).abs() < 1e-6, "{kept}");
+    assert!((predicted(&[]) - busy).abs() < 1e-6, "{busy}");
     assert!(
         (predicted(&["--switch-us", "1"]) - swapped).abs() < 1e-6,
         "{swapped}"
     );
-    // Four members a step on one core: three switches of 7 µs less 1 µs a step.
-    assert!(kept - swapped > 3.0 * 5e-6 * 6.0, "{kept} {swapped}");
+    // Four members a step on one core, six iterations: three switches a step of the busy
+    // core's 1.5 µs, not the fitted 7 µs; --switch-us 1 takes half a µs less again.
+    assert!(fitted - busy > 3.0 * 5e-6 * 6.0, "{fitted} {busy}");
+    assert!(busy - swapped > 3.0 * 0.4e-6 * 6.0, "{busy} {swapped}");
     let out = lca!()
         .args(["pace", "predict"])
         .arg(&model)

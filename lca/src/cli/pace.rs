@@ -66,9 +66,9 @@ struct PredictArgs {
     /// `[mpi]` times messages.
     #[arg(long, value_name = "FILE")]
     machine: Option<PathBuf>,
-    /// Swap the hardware layer's switch (`switch_s`), in µs: a core's switch from one member
-    /// of a step to the next on the target (on one core, half of `taskset -c 0 perf bench
-    /// sched pipe`'s round trip).
+    /// Swap the hardware layer's switches (`switch_s`, and `core_switch_s` with it), in µs: a
+    /// core's switch from one member of a step to the next on the target (on one core, half
+    /// of `taskset -c 0 perf bench sched pipe`'s round trip).
     #[arg(long, value_name = "US")]
     switch_us: Option<f64>,
     /// Write the predicted log of the iterations replayed at the (single) point.
@@ -170,7 +170,9 @@ fn load(
         if !(us.is_finite() && us >= 0.0) {
             bail!("--switch-us {us}: a number of µs >= 0");
         }
+        // Every switch of the layer: the target's is one figure.
         model.hardware.switch_s = us * 1e-6;
+        model.hardware.core_switch_s = None;
     }
     if let Some(m) = machine {
         let file = pp::machine::Machine::load(m).map_err(|e| anyhow!("--machine {e}"))?;

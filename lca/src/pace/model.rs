@@ -255,12 +255,18 @@ impl Hardware {
 
     /// The fork-and-join latency of a step whose busiest core runs `rounds` of its members
     /// one after another ([`Members::rounds`]), seconds. Run to block, the switches are the
-    /// replay's, on the cores: `fork_join_s` alone.
+    /// replay's, on the cores: `fork_join_s` alone. On one core each round after the first
+    /// starts as the member before it blocks, on a busy core: `core_switch_s` where it is
+    /// known, not the fitted `switch_s`, which is mostly a wake-up onto another, idle core.
     pub fn fork_join(&self, rounds: u32) -> f64 {
         if self.sharing == CoreSharing::RunToBlock {
             return self.fork_join_s;
         }
-        self.fork_join_s + f64::from(rounds.saturating_sub(1)) * self.switch_s
+        let switch = match self.core_switch_s {
+            Some(c) if self.cores == 1 => c,
+            _ => self.switch_s,
+        };
+        self.fork_join_s + f64::from(rounds.saturating_sub(1)) * switch
     }
 
     /// How `pp whatif`'s replay shares a core among the threads dealt onto it.
