@@ -155,24 +155,18 @@ pub(super) struct Reading {
     /// Each thread's events.
     pub counts: Vec<u64>,
     window: u64,
-    /// At most the rc.cpu the attribution can find, ns ([`MeasuredRun::rc_cpu_bound`]).
+    /// At most the rc.cpu the attribution can find, ns (its share: [`MeasuredRun::rc_cpu_bound`]).
     contention_ns: u64,
 }
 
 impl Reading {
-    /// [`MeasuredRun::rc_cpu_bound`].
-    pub fn rc_cpu_bound(&self) -> f64 {
-        let total = self.window as f64 * f64::from(self.header.p);
-        if self.contention_ns == 0 {
-            0.0
-        } else {
-            self.contention_ns as f64 / total
-        }
-    }
-
     /// The run, with the streams its reading wrote.
     pub fn run(self, records: Streams, shares: Streams, sampled: Sampled) -> MeasuredRun {
-        let rc_cpu_bound = self.rc_cpu_bound();
+        let rc_cpu_bound = if self.contention_ns == 0 {
+            0.0
+        } else {
+            self.contention_ns as f64 / (self.window as f64 * f64::from(self.header.p))
+        };
         MeasuredRun {
             header: self.header,
             symbols: self.symbols,

@@ -159,18 +159,15 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
         );
         (reading, join(replay))
     });
-    let reading = reading?;
+    let mut run = reading?.run(records, shares, sampled);
     // Below the bound the warning cannot be due: rc.cpu stays unknown (None).
-    let rc_cpu =
-        (regrouped && regular && reading.rc_cpu_bound() > 0.9 * CONTENTION_WARNING).then(|| {
+    if regrouped && regular && run.rc_cpu_bound > 0.9 * CONTENTION_WARNING {
+        run.rc_cpu = Some(
             LogReader::open(&path)
                 .ok()
                 .and_then(load::rc_cpu)
-                .unwrap_or(0.0)
-        });
-    let mut run = reading.run(records, shares, sampled);
-    if rc_cpu.is_some() {
-        run.rc_cpu = rc_cpu;
+                .unwrap_or(0.0),
+        );
     }
     if run.encoding == Encoding::Binary && args.out.as_os_str() == "-" {
         bail!("--out -: standard output takes a text log only; name a file");
