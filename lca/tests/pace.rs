@@ -379,11 +379,7 @@ fn lca_pace_build_measures_a_busy_cores_switch_or_takes_it_from_the_option() {
             .unwrap()
     };
     let out = build(&["--core-switch-us", "1.5"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    test_support::succeeded("lca pace build", &out);
     let m = lca::pace::file::read(&model).unwrap();
     assert_eq!(m.hardware.core_switch_s, Some(1.5e-6));
     assert!(
@@ -394,11 +390,7 @@ fn lca_pace_build_measures_a_busy_cores_switch_or_takes_it_from_the_option() {
         m.notes
     );
     let out = build(&[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    test_support::succeeded("lca pace build", &out);
     let m = lca::pace::file::read(&model).unwrap();
     assert!(
         m.hardware.core_switch_s.is_some_and(|c| c > 0.0),
@@ -828,11 +820,7 @@ fn lca_pace_predict_swaps_the_switch_with_the_cores() {
         .arg(&model)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    test_support::succeeded("lca pace build", &out);
     let m = lca::pace::file::read(&model).unwrap();
     let predicted = |extra: &[&str]| -> f64 {
         let out = lca!()
