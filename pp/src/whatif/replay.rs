@@ -387,12 +387,16 @@ impl Sim<'_> {
         };
         let unqueued = |ns: u64| (ns as f64 - queued).max(0.0);
         let mpi = self.target.machine.as_ref().and_then(|m| m.mpi.as_ref());
-        let kind = record.event.kind;
+        // Only what the latencies and the shares need of the event, read field by field: a
+        // copy of the whole kind, just written by the decoding, stalled on its stores.
+        let (received, sample) = match &record.event.kind {
+            EventKind::Recv { bytes, .. } => (Some(*bytes), false),
+            EventKind::Cpu { .. } => (None, true),
+            _ => (None, false),
+        };
         let latency = |how: Latency, ns: u64| match how {
-            Latency::Arc { binding, message } => match (message, mpi, kind) {
-                (true, Some(mpi), EventKind::Recv { bytes, .. }) => {
-                    (mpi.ideal_message_ns(bytes) as f64).max(1.0)
-                }
+            Latency::Arc { binding, message } => match (message, mpi, received) {
+                (true, Some(mpi), Some(bytes)) => (mpi.ideal_message_ns(bytes) as f64).max(1.0),
                 _ if binding => unqueued(ns),
                 _ => ns.min(1) as f64,
             },
@@ -404,7 +408,7 @@ impl Sim<'_> {
         let n =
             Record::decode_deps(data, head, node, latency, &mut lane.deps).ok_or_else(damaged)?;
         lane.records.consume(n);
-        if matches!(kind, EventKind::Cpu { .. }) {
+        if sample {
             lane.share = (1.0, 0.0);
             // A sample's share is known at the next sample (none after the last); only the
             // demand from CPU time uses it.
