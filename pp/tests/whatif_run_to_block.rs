@@ -86,6 +86,55 @@ fn two_threads_that_never_block_take_turns_a_slice_each() {
 }
 
 #[test]
+fn thousands_of_slices_come_out_as_if_taken_one_by_one() {
+    // 10.0005 s each, slices of 1 ms, a switch of 1 us before each: 10,000 rounds of a slice
+    // each (the replay skips whole rounds at once), then thread 0's last 0.5 ms after one
+    // more switch, and thread 1's after another. Taken one slice at a time, a computation
+    // 10^9 times as long (a speed factor of 1e-9) kept the replay busy for minutes.
+    let log = TWO_THREADS.replace("100000000", "10000500000");
+    let (log, _, predicted) = replay(&log, &run_to_block("0,1", 1e6, 1e3));
+    let round = 2 * 1_001_000;
+    assert_eq!(time_of(&log, 0, "work_end"), 10_000 * round + 501_000);
+    assert_eq!(time_of(&log, 1, "work_end"), 10_000 * round + 1_002_000);
+    assert_eq!(predicted, 10_000 * round + 1_002_000);
+    // Each thread was runnable without the processor for all but its own 10.0005 s.
+    let a = attribution(&log);
+    let waited = (10_000 * round + 501_000) + (10_000 * round + 1_002_000) - 2 * 10_000_500_000;
+    assert_eq!(a.totals.sub("rc.cpu"), Some(u128::from(waited)));
+}
+
+#[test]
+fn a_computation_made_2_to_the_47_times_longer_is_replayed_in_whole_rounds() {
+    // 8 ns each in phase par, at a speed of 2^-47: 2^50 ns (13 days) each on one processor, in
+    // slices of 10 us with no switch: about 1.1 * 10^11 slices each, which the replay took one
+    // at a time for hours. The full slices leave 2^50 mod 10^4 = 2,624 ns to thread 0, then
+    // as much to thread 1, which ends at 2^51 ns.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 phase par
+0 1 phase par
+0 0 work_begin
+0 1 work_begin
+8 0 work_end
+8 1 work_end
+8 0 stop
+8 1 stop
+";
+    let mut target = run_to_block("0,1", 1e4, 0.0);
+    target.add_speed("par=7.105427357601002e-15").unwrap();
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(replay(log, &target));
+    });
+    let (log, _, predicted) = receive
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the replay ends");
+    assert_eq!(time_of(&log, 0, "work_end"), (1 << 51) - 2_624);
+    assert_eq!(predicted, 1 << 51);
+}
+
+#[test]
 fn a_runnable_thread_takes_an_idle_processor_of_the_shared_ones() {
     // Threads 0 and 1 share processor 0, 2 and 3 processor 1; 2 and 3 wait until 1 ms.
     // Thread 1 finds processor 0 busy and processor 1 idle: both end at 100 us (200 us under

@@ -97,6 +97,16 @@ impl Pending {
         Some((time(k), slot))
     }
 
+    /// The earliest entry's time, left pending (the slot [`Pending::pop`] gave last no longer
+    /// is).
+    pub fn peek(&mut self) -> Option<f64> {
+        if let Some(p) = self.popped.take() {
+            self.remove(p);
+        }
+        let k = self.keys[self.tree[1] as usize];
+        (k != NONE).then(|| time(k))
+    }
+
     /// The matches on `slot`'s path to the root, played again.
     fn play(&mut self, slot: u32) {
         let mut k = self.leaves + slot as usize;
