@@ -462,6 +462,39 @@ fn bad_files_are_one_line_errors_naming_file_line_and_field() {
     }
 }
 
+#[test]
+fn a_hardware_too_slow_for_the_clock_is_a_one_line_error_not_a_hang() {
+    // The bundled tp model, edited to run to block at a speed of 1e-300: every computation
+    // outlasts the log's clock. The replay took it one 3 ms slice at a time, for ever; it now
+    // skips whole rounds of slices and refuses the run in one line.
+    let bundled = test_support::repository().join("lca/tests/data/pace/fft2d-tp.toml");
+    let text = std::fs::read_to_string(bundled).unwrap().replacen(
+        "speed = 1.0",
+        "speed = 1e-300\nsharing = \"run-to-block\"",
+        1,
+    );
+    let dir = scratch("pace-too-slow");
+    let model = dir.join("slow.toml");
+    std::fs::write(&model, text).unwrap();
+    let (send, receive) = std::sync::mpsc::channel();
+    let mut command = lca!();
+    command
+        .args(["pace", "predict"])
+        .arg(&model)
+        .args(["--at", "n=64,p=6"]);
+    std::thread::spawn(move || {
+        let _ = send.send(command.output().unwrap());
+    });
+    let out = receive
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("lca pace predict ends");
+    one_line_error(
+        &out,
+        Some(1),
+        &["n=64,p=6", "past the log's clock", "hardware.speed"],
+    );
+}
+
 /// Two threads, each sampled around one 10 ms wait and one 4 ms computation: thread 0's CPU
 /// clock grows by `blocked` ns over its wait, thread 1's by `spun` ns; over the computations
 /// both grow by the whole 4 ms, and a stretch mixing work and waiting counts for neither.

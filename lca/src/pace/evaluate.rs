@@ -77,7 +77,14 @@ impl PaceModel {
                     .map_err(|e| format!("hardware.machine: {e:#}"))?,
             );
         }
-        let prediction = predict(&run, &target).map_err(|e| format!("the replay: {e:#}"))?;
+        // The replay's hint names `pp whatif`'s option; here the model's own layers set the
+        // times.
+        let prediction = predict(&run, &target).map_err(|e| {
+            format!("the replay: {e:#}").replace(
+                "is a --speed factor too small?",
+                "is hardware.speed too small, or a cost or latency too large?",
+            )
+        })?;
         if let Some(t) = trace {
             pp::whatif::write::write(&run, &prediction, t.path, t.force)
                 .map_err(|e| format!("--trace: {e:#}"))?;

@@ -209,7 +209,7 @@ impl PaceModel {
                 {
                     let waiter = members.start;
                     events.push((
-                        ns(begin) + 1,
+                        ns(begin).saturating_add(1),
                         waiter,
                         format!("wait_begin recv {}", step.region),
                     ));
@@ -258,8 +258,8 @@ impl PaceModel {
                         let length = ns(from + busy) - ns(from);
                         let used = (((length as f64) / stretch).round() as u64).min(length);
                         let (c, d) = &mut cpu[t as usize];
-                        *c += used;
-                        *d += length - used;
+                        *c = c.saturating_add(used);
+                        *d = d.saturating_add(length - used);
                     }
                     end = end.max(from + busy + fork);
                 }
