@@ -21,9 +21,35 @@ pub fn excerpt(text: &str, max: usize) -> String {
     out
 }
 
+/// A number as an error quotes it: as Rust writes it where that is short (`0.5`, `1000`), else
+/// in exponent form (`1e-300`, not three hundred zeros), exactly either way.
+pub fn number(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() <= 24 {
+        plain
+    } else {
+        format!("{v:e}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::excerpt;
+    use super::{excerpt, number};
+
+    #[test]
+    fn numbers_are_short_and_exact() {
+        assert_eq!(number(0.5), "0.5");
+        assert_eq!(number(3000.0), "3000");
+        assert_eq!(number(-1.25), "-1.25");
+        assert_eq!(number(f64::NAN), "NaN");
+        assert_eq!(number(f64::INFINITY), "inf");
+        assert_eq!(number(1e-300), "1e-300");
+        assert_eq!(number(1.5e300), "1.5e300");
+        for v in [1e-300, 1.5e300, 0.1 + 0.2, 7.105427357601002e-15, -2.5e-20] {
+            assert_eq!(number(v).parse::<f64>().unwrap(), v);
+            assert!(number(v).len() <= 24, "{}", number(v));
+        }
+    }
 
     #[test]
     fn short_text_is_kept_whole() {

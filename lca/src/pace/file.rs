@@ -234,7 +234,10 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
         if !(v.is_finite() && v >= 0.0) {
             return Err(fail(
                 a_line,
-                format!("application.{field} = {v}: not a number >= 0"),
+                format!(
+                    "application.{field} = {}: not a number >= 0",
+                    files::quote::number(v)
+                ),
             ));
         }
     }
@@ -411,7 +414,10 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
     if !(h.speed.is_finite() && h.speed > 0.0) {
         return Err(fail(
             h_line,
-            format!("hardware.speed = {}: not a number > 0", h.speed),
+            format!(
+                "hardware.speed = {}: not a number > 0",
+                files::quote::number(h.speed)
+            ),
         ));
     }
     for (field, v) in [
@@ -425,7 +431,10 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
         if !(v.is_finite() && v >= 0.0) {
             return Err(fail(
                 h_line,
-                format!("hardware.{field} = {v}: not a number >= 0"),
+                format!(
+                    "hardware.{field} = {}: not a number >= 0",
+                    files::quote::number(v)
+                ),
             ));
         }
     }
@@ -436,7 +445,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             h_line,
             format!(
                 "hardware.compute_shared = {}: not a number above -1",
-                h.compute_shared
+                files::quote::number(h.compute_shared)
             ),
         ));
     }
@@ -445,7 +454,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             h_line,
             format!(
                 "hardware.wait_cpu = {}: not a share from 0 to 1",
-                h.wait_cpu
+                files::quote::number(h.wait_cpu)
             ),
         ));
     }
@@ -455,13 +464,19 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             if !(alpha_s.is_finite() && alpha_s >= 0.0) {
                 return Err(fail(
                     h_line,
-                    format!("hardware.network_alpha_s = {alpha_s}: not a number >= 0"),
+                    format!(
+                        "hardware.network_alpha_s = {}: not a number >= 0",
+                        files::quote::number(alpha_s)
+                    ),
                 ));
             }
             if bytes_per_s.is_nan() || bytes_per_s <= 0.0 {
                 return Err(fail(
                     h_line,
-                    format!("hardware.network_bytes_per_s = {bytes_per_s}: not a number > 0"),
+                    format!(
+                        "hardware.network_bytes_per_s = {}: not a number > 0",
+                        files::quote::number(bytes_per_s)
+                    ),
                 ));
             }
             Some(Network {
@@ -499,7 +514,10 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
     if !(slice_s.is_finite() && (1e-9..=1e3).contains(&slice_s)) {
         return Err(fail(
             h_line,
-            format!("hardware.slice_s = {slice_s}: not a number of seconds from 1e-9 to 1000"),
+            format!(
+                "hardware.slice_s = {}: not a number of seconds from 1e-9 to 1000",
+                files::quote::number(slice_s)
+            ),
         ));
     }
     let error = match r.error {

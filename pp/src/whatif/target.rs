@@ -218,7 +218,10 @@ impl Target {
     ) -> Result<()> {
         let check = |what: &str, v: f64, least: f64| -> Result<f64> {
             if !(v.is_finite() && v >= least && v <= 1e9) {
-                bail!("{what} = {v}: not a number of microseconds from {least} to 1e9");
+                bail!(
+                    "{what} = {}: not a number of microseconds from {least} to 1e9",
+                    files::quote::number(v)
+                );
             }
             Ok(v * 1e3)
         };
