@@ -276,6 +276,9 @@ fn whatif_options() -> Vec<Vec<u8>> {
         "--log 1\n--demand cpu\n--group 0,1\n".into(),
         "--log 2\n--demand elapsed\n--speed imbalance=4\n".into(),
         "--log 1\n--group 0/1\n--speed critical=3\n".into(),
+        "--log 0\n--group 0,1\n--sharing run-to-block\n--slice-us 3000\n--switch-us 2\n".into(),
+        "--log 2\n--group 0,1\n--sharing run-to-block\n--wake-us 20\n--speed imbalance=1e-9\n"
+            .into(),
     ];
     for m in machines {
         seeds.push(format!("--log 0\n--group 0,1\n---\n{m}"));

@@ -186,12 +186,22 @@ impl Target {
                 "demand = \"",
                 "measured",
                 "\"\n",
+                "sharing = \"run-to-block\"\n",
+                "slice_us = ",
+                "switch_us = ",
+                "wake_us = ",
             ],
             Target::WhatifOptions => &[
                 "--group ",
                 "--speed ",
                 "--demand ",
                 "--log ",
+                "--sharing ",
+                "run-to-block",
+                "processor",
+                "--slice-us ",
+                "--switch-us ",
+                "--wake-us ",
                 "0,1/2,3",
                 "0,1",
                 "/",
@@ -523,7 +533,8 @@ pub const WHATIF_LOGS: [&str; 3] = [
 ];
 
 /// `pp whatif LOG --out PREDICTED [options]`. The input is one option a line (`--group G`,
-/// `--speed NAME=FACTOR`, repeatable, `--demand D`, `--log K`; other lines are ignored), then
+/// `--speed NAME=FACTOR`, repeatable, `--demand D`, `--sharing S`, `--slice-us`, `--switch-us`,
+/// `--wake-us`, `--log K`; other lines are ignored), then
 /// optionally a line `---` and the contents of a `--machine` file. A valid result has no
 /// non-finite number in its report, one-line warnings, and a predicted log that reads and
 /// profiles without damage.
@@ -561,6 +572,21 @@ fn whatif_options(text: &str) -> Result<(), Failure> {
                 Err(_) => return Ok(()),
             },
             "--log" => log = value.trim().parse::<usize>().unwrap_or(0) % WHATIF_LOGS.len(),
+            "--sharing" => match value.parse() {
+                Ok(s) => opts.sharing = Some(s),
+                Err(_) => return Ok(()),
+            },
+            "--slice-us" | "--switch-us" | "--wake-us" => {
+                // clap refuses a value that is not a number.
+                let Ok(us) = value.trim().parse::<f64>() else {
+                    return Ok(());
+                };
+                match key {
+                    "--slice-us" => opts.slice_us = Some(us),
+                    "--switch-us" => opts.switch_us = Some(us),
+                    _ => opts.wake_us = Some(us),
+                }
+            }
             _ => {}
         }
     }
