@@ -372,6 +372,10 @@ pub fn all() -> Vec<Vec<Vec<u8>>> {
                 Target::ExtrapFile => extrap_files(),
                 Target::WhatifTarget => whatif_targets(),
                 Target::WhatifOptions => whatif_options(),
+                Target::PaceFile => files("lca/tests/data/pace", "toml")
+                    .into_iter()
+                    .filter(|f| String::from_utf8_lossy(f).contains("kind = \"pace\""))
+                    .collect(),
                 Target::CriticalPath => {
                     let mut logs = text_logs();
                     logs.extend(binary_logs());

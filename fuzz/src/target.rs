@@ -38,11 +38,14 @@ pub enum Target {
     CriticalPath,
     /// `pp import` of an OTF2 trace whose files are packed in the input (see [`otf2`]).
     Otf2Trace,
+    /// `lca pace predict FILE`: `lca::pace::file::parse` of a PACE model, writing it again, and
+    /// its evaluation at its range's corners and past them (see [`pace_file`]).
+    PaceFile,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 11] = [
+    pub const ALL: [Target; 12] = [
         Target::TextLog,
         Target::BinaryLog,
         Target::Datafile,
@@ -54,6 +57,7 @@ impl Target {
         Target::WhatifOptions,
         Target::CriticalPath,
         Target::Otf2Trace,
+        Target::PaceFile,
     ];
 
     /// The name on the command line and in file names.
@@ -70,6 +74,7 @@ impl Target {
             Target::WhatifOptions => "whatif-options",
             Target::CriticalPath => "critical-path",
             Target::Otf2Trace => "otf2-trace",
+            Target::PaceFile => "pace-file",
         }
     }
 
@@ -230,6 +235,31 @@ impl Target {
                 "\x00",
                 "\u{ff}",
             ],
+            Target::PaceFile => &[
+                "[hardware]\n",
+                "cores = ",
+                "speed = ",
+                "load = ",
+                "compute_shared = ",
+                "sharing = \"run-to-block\"\n",
+                "slice_s = ",
+                "core_switch_s = ",
+                "[[template]]\n",
+                "threads = \"group\"\n",
+                "groups = ",
+                "group = ",
+                "split = \"chunks\"\n",
+                "units = \"n\"\n",
+                "after = \"",
+                "lag = ",
+                "replayed = ",
+                "iterations = \"",
+                "p = [",
+                "1e300",
+                "1e-300",
+                "nan",
+                "-1",
+            ],
             Target::Expr => &[
                 "sqrt(", "log(", "log2(", "exp(", "min(", "max(", "$a", "^", "-", "*", "/", "+",
                 "(", ")", ",", "1e308", "p", "rc.cpu", "0",
@@ -258,6 +288,7 @@ impl Target {
             Target::WhatifOptions => whatif_options(&String::from_utf8_lossy(input)),
             Target::CriticalPath => critical_path(input),
             Target::Otf2Trace => otf2(input),
+            Target::PaceFile => pace_file(&String::from_utf8_lossy(input)),
         }
     }
 }
@@ -370,6 +401,61 @@ fn model_file(text: &str) -> Result<(), Failure> {
     let named: Vec<(String, f64)> = model.factors.iter().map(|f| (f.clone(), 2.0)).collect();
     if let Err(e) = model.point(&named) {
         one_line("error", &e)?;
+    }
+    Ok(())
+}
+
+/// A PACE model file as `lca pace predict` reads it: parsed, written and parsed again to the
+/// same text, and evaluated at the corners of its range, in their middle and at twice the
+/// upper corner, `p` rounded to a whole number. Points past 64 threads are not evaluated: a
+/// replay of thousands of threads takes seconds by design.
+fn pace_file(text: &str) -> Result<(), Failure> {
+    let model = match lca::pace::file::parse("case.toml", text) {
+        Ok(m) => m,
+        Err(e) => return one_line("error", &e.to_string()),
+    };
+    let written = lca::pace::file::write(&model);
+    let again = lca::pace::file::parse("rewritten.toml", &written)
+        .map_err(|e| Failure::new("pace-rewrite-unreadable", e.to_string()))?;
+    if lca::pace::file::write(&again) != written {
+        return Err(Failure::new("pace-rewrite-differs", &written));
+    }
+    let at = |pick: fn(&(f64, f64)) -> f64| -> Vec<f64> {
+        model
+            .factors
+            .iter()
+            .zip(&model.ranges)
+            .map(|(f, r)| if f == "p" { pick(r).round() } else { pick(r) })
+            .collect()
+    };
+    for point in [
+        at(|r| r.0),
+        at(|r| r.1),
+        at(|r| (r.0 + r.1) / 2.0),
+        at(|r| 2.0 * r.1),
+    ] {
+        let p = model.factors.iter().position(|f| f == "p");
+        if p.is_some_and(|i| point[i] > 64.0) {
+            continue;
+        }
+        match model.evaluate(&point) {
+            Ok(e) => {
+                let numbers = std::iter::once(e.t_p).chain(e.categories.iter().map(|c| c.1));
+                if numbers.clone().any(|v| !v.is_finite()) {
+                    return Err(Failure::new("pace-non-finite", format!("{point:?}: {e:?}")));
+                }
+                // The categories add up to p × T_p (docs/pace.md#evaluation).
+                let sum: f64 = e.categories.iter().map(|c| c.1).sum();
+                let whole = p.map_or(1.0, |i| point[i]) * e.t_p;
+                if (sum - whole).abs() > 1e-6 * whole.abs().max(1e-9) {
+                    return Err(Failure::new(
+                        "pace-categories-sum",
+                        format!("{point:?}: {sum} against p x T_p = {whole}"),
+                    ));
+                }
+            }
+            Err(e) => one_line("error", &e)?,
+        }
     }
     Ok(())
 }

@@ -38,7 +38,8 @@ impl PaceModel {
             .ok_or("no value for p (a factor or a held column)")?;
         if !(p >= 1.0 && p.fract() == 0.0 && p <= 4096.0) {
             return Err(format!(
-                "p={p}: a template is replayed on a whole number of threads, 1 to 4096"
+                "p={}: a template is replayed on a whole number of threads, 1 to 4096",
+                files::quote::number(p)
             ));
         }
         let iterations = self
