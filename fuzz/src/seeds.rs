@@ -372,6 +372,13 @@ pub fn all() -> Vec<Vec<Vec<u8>>> {
                 Target::ExtrapFile => extrap_files(),
                 Target::WhatifTarget => whatif_targets(),
                 Target::WhatifOptions => whatif_options(),
+                Target::SkeletonFile => doc_blocks()
+                    .into_iter()
+                    .chain(raw_strings("pp/tests/skeleton.rs"))
+                    .chain(raw_strings("pp/tests/skeleton_partners.rs"))
+                    .filter(|b| b.contains("pp-skeleton 1"))
+                    .map(String::into_bytes)
+                    .collect(),
                 Target::PaceFile => files("lca/tests/data/pace", "toml")
                     .into_iter()
                     .filter(|f| String::from_utf8_lossy(f).contains("kind = \"pace\""))

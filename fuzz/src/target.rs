@@ -41,11 +41,14 @@ pub enum Target {
     /// `lca pace predict FILE`: `lca::pace::file::parse` of a PACE model, writing it again, and
     /// its evaluation at its range's corners and past them (see [`pace_file`]).
     PaceFile,
+    /// `pp skeleton run DIR`'s reading of `skeleton.txt`: `pp::skeleton::file::parse`, writing
+    /// it again, and parsing that to the same text.
+    SkeletonFile,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 12] = [
+    pub const ALL: [Target; 13] = [
         Target::TextLog,
         Target::BinaryLog,
         Target::Datafile,
@@ -58,6 +61,7 @@ impl Target {
         Target::CriticalPath,
         Target::Otf2Trace,
         Target::PaceFile,
+        Target::SkeletonFile,
     ];
 
     /// The name on the command line and in file names.
@@ -75,6 +79,7 @@ impl Target {
             Target::CriticalPath => "critical-path",
             Target::Otf2Trace => "otf2-trace",
             Target::PaceFile => "pace-file",
+            Target::SkeletonFile => "skeleton-file",
         }
     }
 
@@ -260,6 +265,26 @@ impl Target {
                 "nan",
                 "-1",
             ],
+            Target::SkeletonFile => &[
+                "pp-skeleton 1\n",
+                "thread ",
+                "loop ",
+                " {\n",
+                "}\n",
+                "step cpu_ns=",
+                " wall_ns=",
+                " op_ns=",
+                " op_cpu_ns=",
+                " bytes=",
+                " copy",
+                " wait kind=barrier object=b",
+                " stop",
+                "k ",
+                "p ",
+                "omp_blocktime_ms ",
+                "18446744073709551615",
+                "4294967296",
+            ],
             Target::Expr => &[
                 "sqrt(", "log(", "log2(", "exp(", "min(", "max(", "$a", "^", "-", "*", "/", "+",
                 "(", ")", ",", "1e308", "p", "rc.cpu", "0",
@@ -289,6 +314,7 @@ impl Target {
             Target::CriticalPath => critical_path(input),
             Target::Otf2Trace => otf2(input),
             Target::PaceFile => pace_file(&String::from_utf8_lossy(input)),
+            Target::SkeletonFile => skeleton_file(&String::from_utf8_lossy(input)),
         }
     }
 }
@@ -456,6 +482,22 @@ fn pace_file(text: &str) -> Result<(), Failure> {
             }
             Err(e) => one_line("error", &e)?,
         }
+    }
+    Ok(())
+}
+
+/// A skeleton file as `pp skeleton run` reads it: parsed, written and parsed again to the same
+/// text.
+fn skeleton_file(text: &str) -> Result<(), Failure> {
+    let skeleton = match pp::skeleton::file::parse(text) {
+        Ok(s) => s,
+        Err((line, e)) => return one_line("error", &format!("skeleton.txt:{line}: {e}")),
+    };
+    let written = pp::skeleton::file::text(&skeleton);
+    let again = pp::skeleton::file::parse(&written)
+        .map_err(|(line, e)| Failure::new("skeleton-rewrite-unreadable", format!("{line}: {e}")))?;
+    if pp::skeleton::file::text(&again) != written {
+        return Err(Failure::new("skeleton-rewrite-differs", &written));
     }
     Ok(())
 }

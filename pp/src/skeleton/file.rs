@@ -198,10 +198,15 @@ pub fn parse(text: &str) -> Result<Skeleton, (usize, String)> {
             }
             key if threads.is_empty() => {
                 if header.insert(key, (n, rest.trim())).is_some() {
-                    return Err((n, format!("field {key}: given twice")));
+                    return Err((n, format!("field {}: given twice", quoted(key))));
                 }
             }
-            other => return Err((n, format!("`{other}`: not a step, loop or thread line"))),
+            other => {
+                return Err((
+                    n,
+                    format!("`{}`: not a step, loop or thread line", quoted(other)),
+                ));
+            }
         }
     }
     let end = text.lines().count().max(1);
@@ -225,7 +230,7 @@ pub fn parse(text: &str) -> Result<Skeleton, (usize, String)> {
             .filter(|x| x.is_finite() && *x >= 0.0)
             .ok_or((
                 n,
-                format!("field {key}: `{v}` is not a non-negative number"),
+                format!("field {key}: `{}` is not a non-negative number", quoted(v)),
             ))
     };
     let whole = |key: &str| -> Result<u64, (usize, String)> {
@@ -234,7 +239,10 @@ pub fn parse(text: &str) -> Result<Skeleton, (usize, String)> {
     };
     let k = float("k")?;
     if k < 1.0 {
-        return Err((field("k")?.0, format!("field k: {k} is below 1")));
+        return Err((
+            field("k")?.0,
+            format!("field k: {} is below 1", files::quote::number(k)),
+        ));
     }
     let p = whole("p")?;
     let p_line = field("p")?.0;
@@ -274,9 +282,19 @@ fn close_thread(
     Ok(())
 }
 
+/// A token of the file as an error quotes it: at most 40 bytes, on one line.
+fn quoted(token: &str) -> String {
+    files::quote::excerpt(token, 40)
+}
+
 fn number(v: &str, field: &str) -> Result<u64, String> {
-    v.parse::<u64>()
-        .map_err(|_| format!("field {field}: `{v}` is not a whole number"))
+    v.parse::<u64>().map_err(|_| {
+        format!(
+            "field {}: `{}` is not a whole number",
+            quoted(field),
+            quoted(v)
+        )
+    })
 }
 
 /// A step line after `step`.
@@ -287,11 +305,16 @@ fn step(rest: &str) -> Result<SkelStep, String> {
         match token.split_once('=') {
             Some((k, v)) => {
                 if fields.insert(k, v).is_some() {
-                    return Err(format!("field {k}: given twice"));
+                    return Err(format!("field {}: given twice", quoted(k)));
                 }
             }
             None if op.is_none() => op = Some(token),
-            None => return Err(format!("`{token}`: a second operation in one step")),
+            None => {
+                return Err(format!(
+                    "`{}`: a second operation in one step",
+                    quoted(token)
+                ));
+            }
         }
     }
     let get = |k: &str| fields.get(k).copied().ok_or(format!("field {k}: missing"));
@@ -315,7 +338,8 @@ fn step(rest: &str) -> Result<SkelStep, String> {
             let kind = get("kind")?;
             if WaitKind::parse(kind).is_none() {
                 return Err(format!(
-                    "field kind: `{kind}` is not lock, barrier, cond, recv, send or other"
+                    "field kind: `{}` is not lock, barrier, cond, recv, send or other",
+                    quoted(kind)
                 ));
             }
             let object = fields.get("object").map(|o| o.to_string());
@@ -352,7 +376,7 @@ fn step(rest: &str) -> Result<SkelStep, String> {
                 None => None,
             },
         },
-        other => return Err(format!("field op: `{other}` is not an operation")),
+        other => return Err(format!("field op: `{}` is not an operation", quoted(other))),
     };
     Ok(SkelStep {
         cpu_ns: num("cpu_ns")?,
