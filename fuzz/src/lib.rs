@@ -1,9 +1,9 @@
 //! Fuzzing of lca's readers (issue 17, item 9): byte mutations of the repository's own inputs
 //! fed to the text and binary log readers with the profile sweep, the datafile reader, model
-//! files, study files, expressions, PACE model files and skeleton files. Each case must not
-//! panic, hang, abort or exhaust memory, must answer bad input with one short line, and a
-//! datafile row it prints must add up. See `src/main.rs` for the command line and
-//! `tests/budget.rs` for what CI runs.
+//! files, study files, expressions, PACE model files, skeleton files, and `pp signature` and
+//! `pp skeleton` on logs. Each case must not panic, hang, abort or exhaust memory, must answer
+//! bad input with one short line, and a datafile row it prints must add up. See `src/main.rs`
+//! for the command line and `tests/budget.rs` for what CI runs.
 
 pub mod case;
 pub mod checks;

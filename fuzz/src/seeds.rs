@@ -383,7 +383,7 @@ pub fn all() -> Vec<Vec<Vec<u8>>> {
                     .into_iter()
                     .filter(|f| String::from_utf8_lossy(f).contains("kind = \"pace\""))
                     .collect(),
-                Target::CriticalPath => {
+                Target::CriticalPath | Target::Signature => {
                     let mut logs = text_logs();
                     logs.extend(binary_logs());
                     logs

@@ -44,11 +44,13 @@ pub enum Target {
     /// `pp skeleton run DIR`'s reading of `skeleton.txt`: `pp::skeleton::file::parse`, writing
     /// it again, and parsing that to the same text.
     SkeletonFile,
+    /// `pp signature` and `pp skeleton --scale 4` on a text or binary log (see [`signature`]).
+    Signature,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 13] = [
+    pub const ALL: [Target; 14] = [
         Target::TextLog,
         Target::BinaryLog,
         Target::Datafile,
@@ -62,6 +64,7 @@ impl Target {
         Target::Otf2Trace,
         Target::PaceFile,
         Target::SkeletonFile,
+        Target::Signature,
     ];
 
     /// The name on the command line and in file names.
@@ -80,6 +83,7 @@ impl Target {
             Target::Otf2Trace => "otf2-trace",
             Target::PaceFile => "pace-file",
             Target::SkeletonFile => "skeleton-file",
+            Target::Signature => "signature",
         }
     }
 
@@ -96,7 +100,7 @@ impl Target {
     /// Tokens worth inserting into this target's inputs.
     pub fn dictionary(self) -> &'static [&'static str] {
         match self {
-            Target::TextLog | Target::BinaryLog | Target::CriticalPath => &[
+            Target::TextLog | Target::BinaryLog | Target::CriticalPath | Target::Signature => &[
                 "pplog 1 p=2\n",
                 " start",
                 " stop",
@@ -315,6 +319,7 @@ impl Target {
             Target::Otf2Trace => otf2(input),
             Target::PaceFile => pace_file(&String::from_utf8_lossy(input)),
             Target::SkeletonFile => skeleton_file(&String::from_utf8_lossy(input)),
+            Target::Signature => signature(input),
         }
     }
 }
@@ -793,6 +798,56 @@ fn critical_path(input: &[u8]) -> Result<(), Failure> {
     }
     let _ = (report.text(), report.json());
     Ok(())
+}
+
+/// `pp signature LOG` (text and JSON, the numbers finite) and `pp skeleton LOG --scale 4`, whose
+/// skeleton file must read back to the same text.
+fn signature(input: &[u8]) -> Result<(), Failure> {
+    let reader = match LogReader::from_bytes("case.log", input.to_vec()) {
+        Ok(r) => r,
+        Err(e) => return one_line("error", &e.to_string()),
+    };
+    // As for the critical path: headers of huge p are the readers' business.
+    if reader.header().p > 4096 {
+        return Ok(());
+    }
+    match pp::signature::from_reader(reader, pp::signature::Threshold::Fixed(0.05)) {
+        Ok(s) => {
+            if let Some(w) = &s.warning {
+                one_line("warning", w)?;
+            }
+            checks::finite_numbers("signature-non-finite", &s.text())?;
+            checks::finite_numbers("signature-non-finite", &s.json())?;
+        }
+        Err(e) => return one_line("error", &format!("{e:#}")),
+    }
+    let path = std::env::temp_dir().join(format!("lca-fuzz-skeleton-{}.log", std::process::id()));
+    if std::fs::write(&path, input).is_err() {
+        return Ok(());
+    }
+    let made = pp::skeleton::from_log(&path, pp::skeleton::Size::Scale(4.0));
+    let _ = std::fs::remove_file(&path);
+    match made {
+        Ok((skeleton, warnings)) => {
+            for w in &warnings {
+                one_line("warning", &w.replace(&*path.to_string_lossy(), "case.log"))?;
+            }
+            let written = pp::skeleton::file::text(&skeleton);
+            match pp::skeleton::file::parse(&written) {
+                Ok(again) if pp::skeleton::file::text(&again) == written => Ok(()),
+                Ok(_) => Err(Failure::new("skeleton-rewrite-differs", &written)),
+                Err((line, e)) => Err(Failure::new(
+                    "skeleton-unreadable",
+                    format!("{line}: {e}\n{written}"),
+                )),
+            }
+        }
+        // Named as the other targets name their input, not by the temporary path.
+        Err(e) => one_line(
+            "error",
+            &format!("{e:#}").replace(&*path.to_string_lossy(), "case.log"),
+        ),
+    }
 }
 
 /// The files of an OTF2 trace packed in one input: entries `PATH\nLENGTH\nBYTES` one after
