@@ -97,14 +97,10 @@ impl Pending {
         Some((time(k), slot))
     }
 
-    /// The earliest entry's time, left pending (the slot [`Pending::pop`] gave last no longer
-    /// is).
-    pub fn peek(&mut self) -> Option<f64> {
-        if let Some(p) = self.popped.take() {
-            self.remove(p);
-        }
-        let k = self.keys[self.tree[1] as usize];
-        (k != NONE).then(|| time(k))
+    /// Slot `slot`'s time, if it is pending (the slot [`Pending::pop`] gave last is not).
+    pub fn time_of(&self, slot: u32) -> Option<f64> {
+        let k = self.keys[slot as usize];
+        (k != NONE && self.popped != Some(slot)).then(|| time(k))
     }
 
     /// The matches on `slot`'s path to the root, played again.

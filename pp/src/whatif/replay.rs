@@ -821,8 +821,9 @@ impl Sim<'_> {
 
     /// Processor `p`'s holder's slice has ended at `t` while others queue: whole rounds of
     /// slices, each thread of the processor one slice after a switch, skipped at once where at
-    /// least [`SKIPPED_ROUNDS`] would pass with every slice full and no other event (one step a
-    /// slice, a computation a speed factor made 10^9 times longer took minutes of replay).
+    /// least [`SKIPPED_ROUNDS`] would pass with every slice full and no event that could touch
+    /// it (one step a slice, a computation a speed factor made 10^9 times longer took minutes
+    /// of replay).
     /// Returns the time after them: the same state, each thread that much further on.
     fn skip_rounds(&mut self, p: usize, t: f64) -> f64 {
         let (Some((slice, switch, _)), Some(h)) = (self.run_to_block, self.processors[p].holder)
@@ -843,10 +844,33 @@ impl Sim<'_> {
         if rounds < SKIPPED_ROUNDS {
             return t;
         }
-        // Nothing else happens meanwhile, nor in the round after.
-        if let Some(next) = self.pending.peek() {
-            rounds = rounds.min(((next - t) / round).floor() - 1.0);
+        // Nothing else happens meanwhile, nor in the round after: no thread's event, and no
+        // computation ending on another processor. Their own rounds of slices do not touch this
+        // one, and a thread there needs at least its remaining demand of running time.
+        let n = self.threads.len();
+        let mut next = (0..n)
+            .filter_map(|i| self.pending.time_of(i as u32))
+            .fold(f64::INFINITY, f64::min);
+        for (q, other) in self.processors.iter().enumerate() {
+            let end = match (other.holder, other.busy) {
+                _ if q == p => continue,
+                (Some(h), true) => {
+                    let least = other
+                        .queue
+                        .iter()
+                        .chain([&h])
+                        .map(|&i| self.threads[i as usize].remaining)
+                        .fold(f64::INFINITY, f64::min);
+                    other.last.max(other.from) + least.max(0.0)
+                }
+                _ => self
+                    .pending
+                    .time_of((n + q) as u32)
+                    .unwrap_or(f64::INFINITY),
+            };
+            next = next.min(end);
         }
+        rounds = rounds.min(((next - t) / round).floor() - 1.0);
         if rounds < SKIPPED_ROUNDS {
             return t;
         }
