@@ -47,13 +47,14 @@ impl PaceModel {
             .ok_or_else(|| {
                 format!(
                     "application.iterations '{}' has no value",
-                    self.application.iterations
+                    files::quote::excerpt(&self.application.iterations, 40)
                 )
             })?;
         if !(iterations >= 1.0 && iterations.is_finite()) {
             return Err(format!(
-                "{} = {iterations}: the loop needs at least one iteration",
-                self.application.iterations
+                "{} = {}: the loop needs at least one iteration",
+                files::quote::excerpt(&self.application.iterations, 40),
+                files::quote::number(iterations)
             ));
         }
         // At most MAX_THREAD_STEPS thread-steps (messages count one each): a large p replays
