@@ -580,6 +580,24 @@ fn bad_input_is_refused_in_one_line() {
             .arg(&bad),
     );
     assert!(err.contains("--scale"), "{err}");
+    // A skeleton shorter than a nanosecond of the run: refused in one line, not written with
+    // a K of 300 digits and steps of 0 ns.
+    for (option, value) in [("--scale", "1e300"), ("--time", "1e-300")] {
+        let out = dir.join(format!("tiny{option}"));
+        let err = error_of(
+            pp!()
+                .args(["skeleton", option, value, "--out"])
+                .arg(&out)
+                .arg(&log),
+        );
+        assert!(
+            err.contains(&format!("{option} {value}: a skeleton of"))
+                && err.contains("less than a nanosecond")
+                && err.contains("K at most"),
+            "{err}"
+        );
+        assert!(!out.exists());
+    }
 }
 
 #[test]

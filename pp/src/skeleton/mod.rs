@@ -21,7 +21,7 @@ pub mod team;
 
 use std::path::Path;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Result, anyhow, bail};
 use pp_recorder::event::ThreadId;
 
 use crate::log::LogReader;
@@ -312,6 +312,17 @@ pub fn plan(path: &Path, size: Size) -> Result<(Plan, Vec<String>)> {
         Size::Scale(k) => k,
         Size::Time(t) => (wall as f64 / (t * 1e9)).max(1.0),
     };
+    // A skeleton shorter than a nanosecond of the run has nothing left to run.
+    if !(k.is_finite() && k <= (wall as f64).max(1.0)) {
+        let asked = match size {
+            Size::Scale(k) => format!("--scale {}", files::quote::number(k)),
+            Size::Time(t) => format!("--time {}", files::quote::number(t)),
+        };
+        bail!(
+            "{asked}: a skeleton of {name} would last less than a nanosecond of its {} s (K at most {wall})",
+            wall as f64 * 1e-9
+        );
+    }
     // The log is read once; every threshold tried reads its steps' records again.
     let run = Recorded::read(LogReader::open(path)?)?;
     let q = signature::target(k);
