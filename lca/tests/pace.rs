@@ -1316,6 +1316,38 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
         stdout.contains("p=5: B from 13 to 25; crossing: none"),
         "{stdout}"
     );
+    // Along p too: between two whole p a model's categories are the straight line between
+    // theirs, so the solver may look between them (it used to stop at the first fractional
+    // p: "a template is replayed on a whole number of threads").
+    let out = lca!()
+        .arg("crossover")
+        .arg(&a)
+        .arg(&b)
+        .args(["--var", "p", "--at", "n=25"])
+        .output()
+        .unwrap();
+    test_support::succeeded("lca crossover --var p", &out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("no crossover in the range"), "{stdout}");
+    let m = lca::pace::file::read(&a).unwrap();
+    let model = lca::pace::seam::performance(m.clone()).unwrap();
+    let at = |p: f64| model.predict(&[25.0, p]);
+    let (four, half, five) = (at(4.0), at(4.5), at(5.0));
+    for k in 0..four.categories.len() {
+        let (x, y, z) = (
+            four.categories[k].value,
+            half.categories[k].value,
+            five.categories[k].value,
+        );
+        assert!(
+            (y - 0.5 * (x + z)).abs() <= 1e-12 * (x.abs() + z.abs()),
+            "{x} {y} {z}"
+        );
+    }
+    assert!(
+        m.evaluate(&[25.0, 4.5]).is_err(),
+        "the replay itself takes whole p"
+    );
     let out = lca!()
         .args(["pace", "choose"])
         .arg(&a)
@@ -1343,10 +1375,11 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
             .unwrap()
             .starts_with("pplog 1 p=3")
     );
+    // Below one thread nothing is replayed, nor between: refused in one line.
     let out = lca!()
         .arg("predict")
         .arg(&a)
-        .args(["--at", "n=25,p=2.5"])
+        .args(["--at", "n=25,p=0.5"])
         .output()
         .unwrap();
     let e = one_line_error(&out, Some(1), &[]);

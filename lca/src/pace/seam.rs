@@ -28,18 +28,52 @@ struct Evaluate {
     sd: f64,
 }
 
+impl Evaluate {
+    /// Where `point`'s `p` lies strictly between two whole numbers from 1 to 4096: its index
+    /// in the point, the two, and how far from the first.
+    fn between(&self, point: &[f64]) -> Option<(usize, f64, f64, f64)> {
+        let i = self.model.factors.iter().position(|f| f == "p")?;
+        let p = *point.get(i)?;
+        (p.is_finite() && p > 1.0 && p < 4096.0 && p.fract() != 0.0)
+            .then(|| (i, p.floor(), p.ceil(), p.fract()))
+    }
+
+    /// `point` with its `i`-th value set to `v`.
+    fn with(point: &[f64], i: usize, v: f64) -> Vec<f64> {
+        let mut at = point.to_vec();
+        at[i] = v;
+        at
+    }
+
+    /// Each category's value at a point the template replays, or `None`.
+    fn values(&self, point: &[f64]) -> Option<Vec<f64>> {
+        let e = self.model.evaluate(point).ok()?;
+        Some(e.categories.iter().map(|c| c.1).collect())
+    }
+}
+
 impl Evaluator for Evaluate {
+    /// The replay's categories at a whole `p`; between two, the straight line between theirs
+    /// (only whole numbers of threads are replayed, but a crossover solves along `p`:
+    /// docs/pace.md#with-the-other-commands).
     fn categories(&self, point: &[f64]) -> Vec<Prediction> {
-        let Ok(e) = self.model.evaluate(point) else {
+        let values = match self.between(point) {
+            Some((i, lo, hi, w)) => self
+                .values(&Self::with(point, i, lo))
+                .zip(self.values(&Self::with(point, i, hi)))
+                .map(|(a, b)| a.iter().zip(&b).map(|(a, b)| a + w * (b - a)).collect()),
+            None => self.values(point),
+        };
+        let Some(values) = values else {
             let nan = Prediction::bounded(f64::NAN, f64::NAN, f64::NAN, 0.0);
             return vec![nan; CATEGORY_NAMES.len()];
         };
         // T_p's interval is ±t·sd·T_p: the variance (sd·Σc)² split among the categories in
         // proportion to their size, so that the sum's independent variances add up to it.
-        let total: f64 = e.categories.iter().map(|c| c.1).sum();
-        e.categories
+        let total: f64 = values.iter().sum();
+        values
             .iter()
-            .map(|&(_, c)| {
+            .map(|&c| {
                 let h = self.t * self.sd * (c.max(0.0) * total.max(0.0)).sqrt();
                 Prediction::bounded(c, h, h, 0.0)
             })
@@ -47,7 +81,14 @@ impl Evaluator for Evaluate {
     }
 
     fn outside(&self, point: &[f64]) -> Option<String> {
-        self.model.shape(point).err()
+        match self.between(point) {
+            Some((i, lo, hi, _)) => self
+                .model
+                .shape(&Self::with(point, i, lo))
+                .err()
+                .or_else(|| self.model.shape(&Self::with(point, i, hi)).err()),
+            None => self.model.shape(point).err(),
+        }
     }
 }
 
