@@ -530,3 +530,45 @@ fn a_near_touch_is_a_stretch_where_the_two_cannot_be_told_apart() {
         assert_eq!(at.winner, s.winner, "{s:?}");
     }
 }
+
+/// `T_p = pc` of a program: 100 below n = 100, 300 from there (a PACE model's replay deals
+/// work in whole units, so its time steps).
+#[derive(Debug)]
+struct Step;
+
+impl fit::performance::Evaluator for Step {
+    fn categories(&self, point: &[f64]) -> Vec<fit::Prediction> {
+        let v = if point[0] < 100.0 { 100.0 } else { 300.0 };
+        vec![fit::Prediction::bounded(v, f64::NAN, f64::NAN, 0.0)]
+    }
+
+    fn outside(&self, _: &[f64]) -> Option<String> {
+        None
+    }
+}
+
+#[test]
+fn a_sign_change_without_meeting_is_a_failure_of_formulas_and_a_step_of_a_program() {
+    // A pole at n = 100: T_A - T_B jumps from -inf to +inf there; refused, naming where.
+    let (pole, flat) = (model("pole", "1000/(n-100.5)"), model("flat", "200"));
+    let pair = Pair::new(&pole, &flat).unwrap();
+    let axis = pair.default_axis("n").unwrap();
+    let e = pair.crossover(&axis, &[], 512).unwrap_err().to_string();
+    assert!(
+        e.contains("changes sign between n=") && e.contains("jump"),
+        "{e}"
+    );
+    // The same jump of a model an evaluator computes is where the winner changes.
+    let mut step = model("step", "1");
+    step.evaluator = Some(std::sync::Arc::new(Step));
+    let pair = Pair::new(&step, &flat).unwrap();
+    let c = pair.crossover(&axis, &[], 512).unwrap();
+    assert_eq!(c.meetings.len(), 1, "{c:#?}");
+    let m = &c.meetings[0];
+    assert_eq!(m.kind, MeetingKind::Crossing);
+    assert!((m.x - 100.0).abs() < 1e-6, "{}", m.x);
+    assert_eq!(
+        (c.sides[0].winner, c.sides[1].winner),
+        (Winner::A, Winner::B)
+    );
+}

@@ -292,8 +292,12 @@ fn text(c: &Crossover) -> String {
         out.push_str("no crossover in the range\n");
     }
     for m in &c.meetings {
+        let stepped = (m.t_a - m.t_b).abs() > 1e-6 * (m.t_a.abs() + m.t_b.abs());
         let times = if m.kind == MeetingKind::NearTouch {
             format!("T_A = {}, T_B = {}", t(m.t_a), t(m.t_b))
+        } else if stepped {
+            // A model that steps (a PACE model's replay) crosses the other at the step.
+            format!("T_A = {}, T_B = {} (a step)", t(m.t_a), t(m.t_b))
         } else {
             format!("T_A = T_B = {}", t(m.t_a))
         };

@@ -206,11 +206,18 @@ impl<'e, 'm> Line<'e, 'm> {
 
     /// Where `d` changes sign between `a` and `b`: a crossing, unless the models do not meet
     /// there — `d` jumps across zero (a division by zero between two samples, say), which is
-    /// kept as the line's failure, naming the interval.
+    /// kept as the line's failure, naming the interval; where a model is computed by a program
+    /// (an evaluator), a step, and the crossing is there.
     fn crossing(&self, a: f64, b: f64) -> f64 {
         let x = self.root(a, b, Target::Signed);
         let c = self.compare(x);
         let met = c.difference().abs() <= 1e-6 * (c.t_a.abs() + c.t_b.abs());
+        // A model computed by a program (a PACE model's replay deals work in whole units)
+        // steps: the winner changes at the step.
+        let stepped = self.eval.a.evaluator.is_some() || self.eval.b.evaluator.is_some();
+        if !met && stepped {
+            return self.step(a, b);
+        }
         if !met && c.t_a.is_finite() && c.t_b.is_finite() {
             let f = &self.axis.factor;
             self.failure
@@ -223,6 +230,27 @@ impl<'e, 'm> Line<'e, 'm> {
                 )));
         }
         x
+    }
+
+    /// Where `d` steps across zero between `a` and `b`, whose values differ in sign: halved
+    /// until the two are within the solver's tolerance (Brent's method, which takes `d` as
+    /// smooth, stops anywhere between them at a step).
+    fn step(&self, mut a: f64, mut b: f64) -> f64 {
+        let sign = |x: f64| self.compare(x).difference().signum();
+        let from = sign(a);
+        let tolerance = self.tolerance(a, b);
+        for _ in 0..200 {
+            if (b - a).abs() <= tolerance {
+                break;
+            }
+            let m = 0.5 * (a + b);
+            if sign(m) == from {
+                a = m;
+            } else {
+                b = m;
+            }
+        }
+        0.5 * (a + b)
     }
 
     /// The minimum of `|d|` between `a` and `b`.
