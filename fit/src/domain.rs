@@ -81,6 +81,12 @@ impl PerformanceModel {
         }
         let prediction = self.predict(point);
         for (c, pred) in self.categories.iter().zip(&prediction.categories) {
+            if let (false, Some(reason)) = (
+                pred.value.is_finite(),
+                self.evaluator.as_ref().and_then(|e| e.failure(point)),
+            ) {
+                return Err(fail(reason));
+            }
             if !pred.value.is_finite() {
                 return Err(fail(format!(
                     "category {} is {} (`{}`)",

@@ -123,6 +123,11 @@ pub trait Evaluator: std::fmt::Debug + Send + Sync {
     fn categories(&self, point: &[f64]) -> Vec<Prediction>;
     /// Why the point is outside what the evaluator can compute (a fractional `p`), if it is.
     fn outside(&self, point: &[f64]) -> Option<String>;
+    /// Why [`Evaluator::categories`] gave no values at this point, after it did (a replay that
+    /// outlasts its clock), if it knows.
+    fn failure(&self, _point: &[f64]) -> Option<String> {
+        None
+    }
 }
 
 /// A performance model over some factors.

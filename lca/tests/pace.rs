@@ -493,6 +493,15 @@ fn a_hardware_too_slow_for_the_clock_is_a_one_line_error_not_a_hang() {
         Some(1),
         &["n=64,p=6", "past the log's clock", "hardware.speed"],
     );
+    // Through the other commands the reason is the same, not "category li is NaN".
+    let bundled = test_support::repository().join("lca/tests/data/pace/fft2d-tp.toml");
+    let out = lca!()
+        .arg("predict")
+        .arg(bundled)
+        .args(["--at", "n=1e12,p=6"])
+        .output()
+        .unwrap();
+    one_line_error(&out, Some(1), &["n=1000000000000", "past the log's clock"]);
 }
 
 /// Two threads, each sampled around one 10 ms wait and one 4 ms computation: thread 0's CPU

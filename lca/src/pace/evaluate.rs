@@ -82,7 +82,7 @@ impl PaceModel {
         let prediction = predict(&run, &target).map_err(|e| {
             format!("the replay: {e:#}").replace(
                 "is a --speed factor too small?",
-                "is hardware.speed too small, or a cost or latency too large?",
+                "is the point too large, hardware.speed too small, or a cost or latency too large?",
             )
         })?;
         if let Some(t) = trace {

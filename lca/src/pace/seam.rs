@@ -22,6 +22,8 @@ const UNKNOWN_SD: f64 = 0.1;
 #[derive(Debug)]
 struct Evaluate {
     model: PaceModel,
+    /// The last point the replay failed at, and why ([`Evaluator::failure`]).
+    failed: std::sync::Mutex<Option<(Vec<f64>, String)>>,
     /// Student t quantile of 90% at the error's degrees of freedom.
     t: f64,
     /// The relative standard deviation of `T_p`.
@@ -45,10 +47,10 @@ impl Evaluate {
         at
     }
 
-    /// Each category's value at a point the template replays, or `None`.
-    fn values(&self, point: &[f64]) -> Option<Vec<f64>> {
-        let e = self.model.evaluate(point).ok()?;
-        Some(e.categories.iter().map(|c| c.1).collect())
+    /// Each category's value at a point the template replays, or why not.
+    fn values(&self, point: &[f64]) -> Result<Vec<f64>, String> {
+        let e = self.model.evaluate(point)?;
+        Ok(e.categories.iter().map(|c| c.1).collect())
     }
 }
 
@@ -58,15 +60,20 @@ impl Evaluator for Evaluate {
     /// docs/pace.md#with-the-other-commands).
     fn categories(&self, point: &[f64]) -> Vec<Prediction> {
         let values = match self.between(point) {
-            Some((i, lo, hi, w)) => self
-                .values(&Self::with(point, i, lo))
-                .zip(self.values(&Self::with(point, i, hi)))
-                .map(|(a, b)| a.iter().zip(&b).map(|(a, b)| a + w * (b - a)).collect()),
+            Some((i, lo, hi, w)) => self.values(&Self::with(point, i, lo)).and_then(|a| {
+                let b = self.values(&Self::with(point, i, hi))?;
+                Ok(a.iter().zip(&b).map(|(a, b)| a + w * (b - a)).collect())
+            }),
             None => self.values(point),
         };
-        let Some(values) = values else {
-            let nan = Prediction::bounded(f64::NAN, f64::NAN, f64::NAN, 0.0);
-            return vec![nan; CATEGORY_NAMES.len()];
+        let values = match values {
+            Ok(v) => v,
+            Err(why) => {
+                *self.failed.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some((point.to_vec(), why));
+                let nan = Prediction::bounded(f64::NAN, f64::NAN, f64::NAN, 0.0);
+                return vec![nan; CATEGORY_NAMES.len()];
+            }
         };
         // T_p's interval is ±t·sd·T_p: the variance (sd·Σc)² split among the categories in
         // proportion to their size, so that the sum's independent variances add up to it.
@@ -78,6 +85,12 @@ impl Evaluator for Evaluate {
                 Prediction::bounded(c, h, h, 0.0)
             })
             .collect()
+    }
+
+    fn failure(&self, point: &[f64]) -> Option<String> {
+        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        let (at, why) = failed.as_ref()?;
+        (at.as_slice() == point).then(|| why.clone())
     }
 
     fn outside(&self, point: &[f64]) -> Option<String> {
@@ -138,7 +151,12 @@ pub fn performance(model: PaceModel) -> Result<PerformanceModel> {
     }
     let mut performance = fit::model_file::parse("(PACE model)", &text)?;
     let t = fit::stats::t_quantile(dof as usize);
-    performance.evaluator = Some(Arc::new(Evaluate { model, t, sd }));
+    performance.evaluator = Some(Arc::new(Evaluate {
+        model,
+        failed: Default::default(),
+        t,
+        sd,
+    }));
     Ok(performance)
 }
 
