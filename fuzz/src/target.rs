@@ -766,18 +766,24 @@ fn whatif_result(opts: &pp::whatif::WhatifOptions) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The log of a case for a command that keeps a record per event and thread (the critical
+/// path, the signature): `None` where the header is damaged (its error one line) or names
+/// more than 4096 threads (as for the sweep's per-thread outputs, huge headers are the
+/// readers' business, not these targets').
+fn small_log(input: &[u8]) -> Result<Option<LogReader>, Failure> {
+    let reader = match LogReader::from_bytes("case.log", input.to_vec()) {
+        Ok(r) => r,
+        Err(e) => return one_line("error", &e.to_string()).map(|_| None),
+    };
+    Ok((reader.header().p <= 4096).then_some(reader))
+}
+
 /// `pp critical-path LOG`: an error is one line; a path's segments meet, lie in the run
 /// window, and the text and JSON reports are made.
 fn critical_path(input: &[u8]) -> Result<(), Failure> {
-    let reader = match LogReader::from_bytes("case.log", input.to_vec()) {
-        Ok(r) => r,
-        Err(e) => return one_line("error", &e.to_string()),
-    };
-    // The graph keeps a record per event and thread: as for the sweep's per-thread outputs,
-    // headers of huge p are the readers' business, not this target's.
-    if reader.header().p > 4096 {
+    let Some(reader) = small_log(input)? else {
         return Ok(());
-    }
+    };
     let report = match pp::graph::report::Report::from_log(reader, "case.log") {
         Ok(r) => r,
         Err(e) => return one_line("error", &format!("{e:#}")),
@@ -806,14 +812,9 @@ fn critical_path(input: &[u8]) -> Result<(), Failure> {
 /// `pp signature LOG` (text and JSON, the numbers finite) and `pp skeleton LOG --scale 4`, whose
 /// skeleton file must read back to the same text.
 fn signature(input: &[u8]) -> Result<(), Failure> {
-    let reader = match LogReader::from_bytes("case.log", input.to_vec()) {
-        Ok(r) => r,
-        Err(e) => return one_line("error", &e.to_string()),
-    };
-    // As for the critical path: headers of huge p are the readers' business.
-    if reader.header().p > 4096 {
+    let Some(reader) = small_log(input)? else {
         return Ok(());
-    }
+    };
     match pp::signature::from_reader(reader, pp::signature::Threshold::Fixed(0.05)) {
         Ok(s) => {
             if let Some(w) = &s.warning {

@@ -696,6 +696,15 @@ impl Sim<'_> {
 /// Run to block: the fewest rounds of slices [`Sim::skip_rounds`] skips at once.
 const SKIPPED_ROUNDS: f64 = 64.0;
 
+/// Run to block: the least demand left among a processor's holder `h` and its queued threads.
+fn least_left(threads: &[Thread], proc: &Processor, h: ThreadId) -> f64 {
+    proc.queue
+        .iter()
+        .chain([&h])
+        .map(|&i| threads[i as usize].remaining)
+        .fold(f64::INFINITY, f64::min)
+}
+
 /// Run to block (docs/whatif.md#the-sharing-rule): a processor runs one thread at a time.
 impl Sim<'_> {
     /// Thread `i`, whose demand is set, computes from `t`: on the processor it holds (no
@@ -832,12 +841,7 @@ impl Sim<'_> {
         };
         let proc = &self.processors[p];
         let k = proc.queue.len() + 1;
-        let least = proc
-            .queue
-            .iter()
-            .chain([&h])
-            .map(|&i| self.threads[i as usize].remaining)
-            .fold(f64::INFINITY, f64::min);
+        let least = least_left(&self.threads, proc, h);
         // Each slice full: every thread still has more than a slice left after the rounds.
         let round = k as f64 * (switch + slice);
         let mut rounds = (least / slice).floor() - 2.0;
@@ -855,13 +859,7 @@ impl Sim<'_> {
             let end = match (other.holder, other.busy) {
                 _ if q == p => continue,
                 (Some(h), true) => {
-                    let least = other
-                        .queue
-                        .iter()
-                        .chain([&h])
-                        .map(|&i| self.threads[i as usize].remaining)
-                        .fold(f64::INFINITY, f64::min);
-                    other.last.max(other.from) + least.max(0.0)
+                    other.last.max(other.from) + least_left(&self.threads, other, h).max(0.0)
                 }
                 _ => self
                     .pending
