@@ -580,6 +580,13 @@ fn bad_input_is_refused_in_one_line() {
             .arg(&bad),
     );
     assert!(err.contains("--scale"), "{err}");
+    // A number quoted short and exact, not 300 digits.
+    let err = error_of(
+        pp!()
+            .args(["skeleton", "--time=-1e-300", "--out", "x"])
+            .arg(&bad),
+    );
+    assert!(err.contains("--time: -1e-300 is not"), "{err}");
     // A skeleton shorter than a nanosecond of the run: refused in one line, not written with
     // a K of 300 digits and steps of 0 ns.
     for (option, value) in [("--scale", "1e300"), ("--time", "1e-300")] {

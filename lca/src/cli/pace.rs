@@ -114,7 +114,10 @@ fn build(a: &BuildArgs) -> Result<String> {
     }
     let core_switch_s = match a.core_switch_us {
         Some(us) if !(us.is_finite() && us >= 0.0) => {
-            bail!("--core-switch-us {us}: a number of µs >= 0")
+            bail!(
+                "--core-switch-us {}: a number of µs >= 0",
+                files::quote::number(us)
+            )
         }
         Some(us) => Some(us * 1e-6),
         None => lca::pace::core_switch::core_switch_s(),
@@ -168,7 +171,10 @@ fn load(
     let mut model = lca::pace::file::read(path)?;
     if let Some(us) = switch_us {
         if !(us.is_finite() && us >= 0.0) {
-            bail!("--switch-us {us}: a number of µs >= 0");
+            bail!(
+                "--switch-us {}: a number of µs >= 0",
+                files::quote::number(us)
+            );
         }
         // Every switch of the layer: the target's is one figure.
         model.hardware.switch_s = us * 1e-6;

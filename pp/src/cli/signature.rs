@@ -30,11 +30,14 @@ pub struct SignatureArgs {
 pub fn signature(args: &SignatureArgs) -> Result<()> {
     let threshold = match (args.threshold, args.scale) {
         (Some(t), _) if !(0.0..=1.0).contains(&t) => {
-            bail!("--threshold: {t} is not in [0, 1]")
+            bail!("--threshold: {} is not in [0, 1]", files::quote::number(t))
         }
         (Some(t), _) => Threshold::Fixed(t),
         (None, Some(k)) if !(k.is_finite() && k >= 1.0) => {
-            bail!("--scale: {k} is not a number at least 1")
+            bail!(
+                "--scale: {} is not a number at least 1",
+                files::quote::number(k)
+            )
         }
         (None, Some(k)) => Threshold::Target(pp::signature::target(k)),
         (None, None) => Threshold::Fixed(0.05),

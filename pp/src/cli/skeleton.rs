@@ -133,11 +133,17 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
             };
             let size = match (args.scale, args.time) {
                 (Some(k), _) if !(k.is_finite() && k >= 1.0) => {
-                    bail!("--scale: {k} is not a number at least 1")
+                    bail!(
+                        "--scale: {} is not a number at least 1",
+                        files::quote::number(k)
+                    )
                 }
                 (Some(k), _) => Size::Scale(k),
                 (None, Some(t)) if !(t.is_finite() && t > 0.0) => {
-                    bail!("--time: {t} is not a positive number of seconds")
+                    bail!(
+                        "--time: {} is not a positive number of seconds",
+                        files::quote::number(t)
+                    )
                 }
                 (None, Some(t)) => Size::Time(t),
                 (None, None) => bail!("pp skeleton: --scale K or --time T is required"),
