@@ -820,3 +820,49 @@ fn a_range_outside_the_data_is_flagged_not_refused() {
     assert!(text.contains("extrapolation: lin is fitted on n"), "{text}");
     assert!(text.contains("no crossover in the range"), "{text}");
 }
+
+#[test]
+fn p_between_two_whole_numbers_is_compared_at_those_two() {
+    // A study of p = "2,3" (issue 33): `p` counts processors, so its map has the rows p = 2
+    // and p = 3 and its verdict names no p between them, although the two ends are 1 apart
+    // (docs/comparing.md, "Runnable values"). T_A = 3, T_B = 7.5 / p: they meet at p = 2.5.
+    let dir = scratch("crossover-p-2-3");
+    let model = |name: &str, pc: &str| {
+        let text = format!(
+            "format = 1\nname = \"{name}\"\nfactors = [\"n\", \"p\"]\n\
+             range = {{ n = [1.0, 100.0], p = [2.0, 3.0] }}\n\n\
+             [[category]]\nname = \"pc\"\nformula = \"{pc}\"\n"
+        );
+        path(write(&dir, &format!("{name}.toml"), &text))
+    };
+    let (a, b) = (model("a", "3*p"), model("b", "7.5"));
+    let map = json(&["crossover", &a, &b]);
+    assert_eq!(map["up"]["factor"], "p");
+    assert_eq!(map["up_values"], serde_json::json!([2.0, 3.0]));
+    let text = stdout(&["crossover", &a, &b]);
+    let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap();
+    assert!(
+        verdict.contains("a is faster for all n from 1 to 100 at p = 2")
+            && verdict.contains("b is faster for all n from 1 to 100 at p = 3")
+            && !verdict.contains("2.5"),
+        "{verdict}"
+    );
+    let along = stdout(&["crossover", &a, &b, "--var", "p", "--at", "n=10"]);
+    let verdict = along.lines().find(|l| l.starts_with("verdict: ")).unwrap();
+    assert!(
+        verdict.ends_with("a is faster for p = 2; b is faster for p = 3."),
+        "{verdict}"
+    );
+    // Another factor from 2 to 3 may be a fraction: its map is sampled between them.
+    let other = |name: &str, pc: &str| {
+        let text = format!(
+            "format = 1\nname = \"{name}\"\nfactors = [\"n\", \"q\"]\nheld = {{ p = 1 }}\n\
+             range = {{ n = [1.0, 100.0], q = [2.0, 3.0] }}\n\n\
+             [[category]]\nname = \"pc\"\nformula = \"{pc}\"\n"
+        );
+        path(write(&dir, &format!("{name}.toml"), &text))
+    };
+    let (a, b) = (other("qa", "3*q"), other("qb", "7.5"));
+    let map = json(&["crossover", &a, &b]);
+    assert!(map["up_values"].as_array().unwrap().len() > 2, "{map}");
+}

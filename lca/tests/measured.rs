@@ -201,3 +201,80 @@ fn check(file: &str, significant: usize) {
         51
     );
 }
+
+/// Two implementations of one factor `p` = 2..10, 3 replicates each (deterministic noise of
+/// about 1%): `t = 1 + 0.1 p` and `1.2 + 0.1 p`, except where `dip` makes b's `t = 0.9 + 0.1
+/// p` at p = 6 (so b is faster there, plainly, while a smooth model of b is not).
+fn dip_rows(dip: bool) -> String {
+    let mut rows = String::new();
+    for (implementation, base) in [("a", 1.0), ("b", 1.2)] {
+        for p in 2..=10u32 {
+            for r in 0..3u32 {
+                let shift = if implementation == "b" { 1.0 } else { 0.0 };
+                let noise = 0.01 * (f64::from(7 * p + 3 * r) + shift).sin();
+                let t = if dip && implementation == "b" && p == 6 {
+                    0.9 + 0.1 * f64::from(p) + 0.1 * noise
+                } else {
+                    base + 0.1 * f64::from(p) + noise
+                };
+                rows.push_str(&format!(
+                    "impl={implementation} p={p} replicate={r} t={t:.6}\n"
+                ));
+            }
+        }
+    }
+    rows
+}
+
+#[test]
+fn where_the_runs_and_the_models_name_opposite_winners_the_verdict_says_so() {
+    // Issue 33: the verdict never contradicts the runs. A stretch the models name may hold a
+    // measured point whose runs say the other one is faster; the verdict names that point.
+    for dip in [true, false] {
+        let dir = scratch(&format!("measured-dip-{dip}"));
+        let data = test_support::write(&dir, "t.dat", &dip_rows(dip));
+        let data = data.to_str().unwrap();
+        let mut models = Vec::new();
+        for implementation in ["a", "b"] {
+            let out = dir.join(format!("{implementation}.toml"));
+            let out = out.to_str().unwrap().to_string();
+            let filter = format!("impl={implementation}");
+            stdout(&[
+                "model",
+                data,
+                "--where",
+                &filter,
+                "--response",
+                "t",
+                "--factors",
+                "p",
+                "--out",
+                &out,
+            ]);
+            models.push(out);
+        }
+        let args = [
+            "crossover",
+            &models[0],
+            &models[1],
+            "--data",
+            data,
+            "--validate-where",
+            "p=4",
+        ];
+        let text = stdout(&args);
+        let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap();
+        let sentence = "At 1 measured point the runs and the models name opposite winners \
+                        (p=6: the runs say b, the models a): the runs decide there, and the \
+                        models' confidence near it is in doubt.";
+        assert_eq!(verdict.contains(sentence), dip, "{verdict}");
+        let doc: serde_json::Value =
+            serde_json::from_str(&stdout(&[&args[..], &["--format", "json"]].concat())).unwrap();
+        for m in doc["measured"].as_array().unwrap() {
+            let p = m["point"]["p"].as_f64().unwrap();
+            assert_eq!(m["models"], "A", "p={p}: {m}");
+            let runs = if dip && p == 6.0 { "B" } else { "A" };
+            assert_eq!(m["winner"], runs, "p={p}: {m}");
+        }
+    }
+}

@@ -90,6 +90,12 @@ pub fn json(m: &MeasuredPoint) -> serde_json::Value {
         },
         "significant": m.winner != Winner::Tie,
         "basis": "runs",
+        // What the models alone would call there (docs/comparing.md): null where unknown.
+        "models": m.models.map(|w| match w {
+            Winner::A => "A",
+            Winner::B => "B",
+            Winner::Tie => "tie",
+        }),
     })
 }
 

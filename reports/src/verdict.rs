@@ -244,19 +244,62 @@ fn chance(n: usize, decided: usize) -> String {
     )
 }
 
-/// The runs' sentence, then the models' introduced as holding between the measured points.
-fn runs_first(runs: Option<String>, models: String) -> String {
+/// The runs' sentence, then the models' introduced as holding between the measured points,
+/// then where the models call the other implementation faster than the runs at a measured
+/// point (a stretch the models name may hold such a point: the runs decide it).
+fn runs_first(runs: Option<String>, models: String, disagree: String) -> String {
     match runs {
         None => models,
-        Some(runs) => format!("{runs} Between the measured points, by the models: {models}"),
+        Some(runs) => {
+            format!("{runs} Between the measured points, by the models: {models}{disagree}")
+        }
     }
+}
+
+/// ` At 1 measured point the runs and the models name opposite winners (n=32 p=2: the runs
+/// say tp, the models dp): the runs decide there, and the models' confidence near it is in
+/// doubt.` Nothing where no measured point has its runs and the models on opposite sides.
+fn disagreements(a: &str, b: &str, measured: &[MeasuredPoint]) -> String {
+    let opposite: Vec<String> = measured
+        .iter()
+        .filter(|m| {
+            matches!(
+                (m.winner, m.models),
+                (Winner::A, Some(Winner::B)) | (Winner::B, Some(Winner::A))
+            )
+        })
+        .map(|m| {
+            let models = if m.winner == Winner::A { b } else { a };
+            format!(
+                "{}: the runs say {}, the models {models}",
+                point_text(&m.point),
+                name(m.winner, a, b)
+            )
+        })
+        .collect();
+    if opposite.is_empty() {
+        return String::new();
+    }
+    let (count, them) = match opposite.len() {
+        1 => ("1 measured point".to_string(), "it"),
+        n => (format!("{n} measured points"), "them"),
+    };
+    format!(
+        " At {count} the runs and the models name opposite winners ({}): the runs decide \
+         there, and the models' confidence near {them} is in doubt.",
+        opposite.join("; ")
+    )
 }
 
 /// The verdict along one factor: who is faster on which stretch, and where the runs cannot
 /// tell the two apart; first what the runs decided at the points both measured.
 pub fn along(c: &Crossover) -> String {
     let runs = by_runs(&c.a, &c.b, c.response.as_deref(), &c.measured);
-    runs_first(runs, along_models(c))
+    runs_first(
+        runs,
+        along_models(c),
+        disagreements(&c.a, &c.b, &c.measured),
+    )
 }
 
 /// The models' verdict along one factor.
@@ -316,7 +359,7 @@ fn along_models(c: &Crossover) -> String {
 /// at the points both measured.
 pub fn map(m: &WinnerMap) -> String {
     let runs = by_runs(&m.a, &m.b, m.response.as_deref(), &m.measured);
-    runs_first(runs, map_models(m))
+    runs_first(runs, map_models(m), disagreements(&m.a, &m.b, &m.measured))
 }
 
 /// The models' verdict over two factors (the cells nearest the measured points hold the runs').

@@ -1,7 +1,8 @@
 //! A factor and the range it is explored over, sampled on a log scale when the range is
 //! positive and spans more than 10x, else linearly. A range between whole numbers at least 2
-//! apart is taken as a factor of whole numbers (processor counts, sizes): its runnable values
-//! are the integers in it, and what is said about it is said on them (docs/comparing.md).
+//! apart is taken as a factor of whole numbers (processor counts, sizes), and so is `p`, the
+//! processor count, between any two whole numbers: its runnable values are the integers in it,
+//! and what is said about it is said on them (docs/comparing.md, "Runnable values").
 
 use super::{CrossoverError, fail};
 
@@ -25,7 +26,8 @@ pub struct Axis {
     pub hi: f64,
     /// How samples are spaced.
     pub scale: Scale,
-    /// Only whole numbers can be run (both ends whole, at least 2 apart).
+    /// Only whole numbers can be run (both ends whole, and at least 2 apart or the factor is
+    /// `p`).
     pub integer: bool,
 }
 
@@ -48,7 +50,9 @@ impl Axis {
             lo,
             hi,
             scale,
-            integer: lo.fract() == 0.0 && hi.fract() == 0.0 && hi - lo >= 2.0,
+            // `p` counts processors (T_p divides by it): `p` from 2 to 3 is p = 2 and p = 3,
+            // while a factor from 0 to 1 is more likely a fraction.
+            integer: lo.fract() == 0.0 && hi.fract() == 0.0 && (hi - lo >= 2.0 || factor == "p"),
         })
     }
 

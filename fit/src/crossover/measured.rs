@@ -84,6 +84,11 @@ pub struct MeasuredPoint {
     pub half_width: f64,
     /// A or B where that interval excludes zero, else `Tie`.
     pub winner: Winner,
+    /// What the models (or the difference model) would have called at the point, had the runs
+    /// not decided it; set by the comparison that uses the point, `None` before or where a
+    /// model cannot predict there. Where it names the other implementation than the runs do,
+    /// the verdict says so.
+    pub models: Option<Winner>,
 }
 
 impl MeasuredPoint {
@@ -189,6 +194,7 @@ pub fn decide(a: &[Run], b: &[Run]) -> Option<MeasuredPoint> {
         dof,
         half_width,
         winner,
+        models: None,
     })
 }
 

@@ -109,7 +109,8 @@ impl<'m> Pair<'m> {
         self
     }
 
-    /// The measured points on the region: at the `fixed` values, inside every axis.
+    /// The measured points on the region: at the `fixed` values, inside every axis; each with
+    /// what the models would call there ([`MeasuredPoint::models`]).
     pub(super) fn measured_on(
         &self,
         axes: &[&Axis],
@@ -126,6 +127,10 @@ impl<'m> Pair<'m> {
                 })
             })
             .cloned()
+            .map(|mut m| {
+                m.models = self.compare_at(&m.point).ok().map(|c| c.winner);
+                m
+            })
             .collect()
     }
 
