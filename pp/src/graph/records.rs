@@ -281,12 +281,12 @@ struct ThreadRecords {
 
 impl RecordSink {
     /// For a run of `header.p` threads, its records in `streams` streams (at least 1; rounded
-    /// down to a power of two), which share 8 MB of memory; the rest goes to their files.
+    /// down to a power of two), which share one spill's memory; the rest goes to their files.
     pub fn new(header: &Header, streams: usize) -> Self {
         let streams = 1 << streams.max(1).ilog2();
         RecordSink {
             streams: (0..streams)
-                .map(|_| Spill::with_memory((8 << 20) / streams))
+                .map(|_| Spill::with_memory(super::spill::MEMORY / streams))
                 .collect(),
             codec: Codec::default(),
             threads: vec![ThreadRecords::default(); header.p as usize],

@@ -9,8 +9,11 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Bytes kept in memory before they go to the file (a power of two), unless
-/// [`Spill::with_memory`] says otherwise.
-const MEMORY: usize = 8 << 20;
+/// [`Spill::with_memory`] says otherwise. Small: each page of a tail is touched, and a fresh
+/// page costs more than the write that empties the tail (8 MiB tails took `pp critical-path`
+/// of 10^7 events 9,000 page faults and 3-8% more CPU than 1 MiB; 256 KiB gained nothing more:
+/// docs/critical-path.md#throughput).
+pub(crate) const MEMORY: usize = 1 << 20;
 
 /// Records appended in order; the first I/O error is kept and reported by [`Spill::error`].
 #[derive(Debug)]
