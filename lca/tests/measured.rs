@@ -268,6 +268,10 @@ fn where_the_runs_and_the_models_name_opposite_winners_the_verdict_says_so() {
                         (p=6: the runs say b, the models a): the runs decide there, and the \
                         models' confidence near it is in doubt.";
         assert_eq!(verdict.contains(sentence), dip, "{verdict}");
+        // The models' stretches on either side leave out p = 6, which the runs decided.
+        let stretches = "a has the lower t (in its own units) for p ≤ 5; a has the lower t (in \
+                         its own units) for p ≥ 7.";
+        assert_eq!(verdict.contains(stretches), dip, "{verdict}");
         let doc: serde_json::Value =
             serde_json::from_str(&stdout(&[&args[..], &["--format", "json"]].concat())).unwrap();
         for m in doc["measured"].as_array().unwrap() {

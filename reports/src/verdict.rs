@@ -309,6 +309,20 @@ fn along_models(c: &Crossover) -> String {
         .iter()
         .filter(|s| s.to > s.from && s.basis != fit::crossover::Basis::Runs)
         .collect();
+    // On a whole-number axis a measured point the runs decided otherwise is not part of the
+    // models' stretches on either side of it (`p ≤ 5` and `p ≥ 7` around the runs' p = 6).
+    let runs_at: Vec<f64> = c
+        .sides
+        .iter()
+        .filter(|s| s.basis == fit::crossover::Basis::Runs)
+        .map(|s| s.from)
+        .collect();
+    let open = |x: f64| c.axis.integer && runs_at.iter().any(|r| near(*r, x));
+    let words = |s: &Side| {
+        let from = if open(s.from) { s.from + 0.5 } else { s.from };
+        let to = if open(s.to) { s.to - 0.5 } else { s.to };
+        runnable(&c.axis, from, to)
+    };
     let wins: Vec<String> = sides
         .iter()
         .filter(|s| s.winner != Winner::Tie)
@@ -317,14 +331,14 @@ fn along_models(c: &Crossover) -> String {
                 "{} {} for {}",
                 name(s.winner, &c.a, &c.b),
                 better(c.response.as_deref()),
-                runnable(&c.axis, s.from, s.to)?
+                words(s)?
             ))
         })
         .collect();
     let mut ties: Vec<String> = sides
         .iter()
         .filter(|s| s.winner == Winner::Tie)
-        .filter_map(|s| runnable(&c.axis, s.from, s.to))
+        .filter_map(|s| words(s))
         .collect();
     ties.dedup();
     let mut out = if wins.is_empty() {
