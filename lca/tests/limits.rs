@@ -175,6 +175,10 @@ fn grids_and_maps_too_large_are_refused() {
     );
     let e = capped_error(&["crossover", &a, &b, "--cells", "4294967295"]);
     assert!(e.contains("--cells 4294967295: at most 1000"), "{e}");
+    for few in ["0", "1"] {
+        let e = capped_error(&["crossover", &a, &b, "--cells", few]);
+        assert!(e.contains(&format!("--cells {few}: at least 2")), "{e}");
+    }
     let e = capped_error(&[
         "crossover",
         &a,

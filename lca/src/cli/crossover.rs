@@ -40,7 +40,7 @@ pub struct Args {
     /// Samples along the factor (at least 512, at most 1000000).
     #[arg(long, default_value_t = SAMPLES, value_name = "N")]
     samples: usize,
-    /// Cells of the winner map along each factor (at most 1000).
+    /// Cells of the winner map along each factor (2 to 1000).
     #[arg(long, default_value_t = 41, value_name = "N")]
     cells: usize,
     /// Output format: text, csv or json.
@@ -98,6 +98,12 @@ pub fn run(args: &Args) -> Result<String> {
     if args.cells > MAX_CELLS {
         bail!(
             "--cells {}: at most {MAX_CELLS} (a map of cells x cells)",
+            args.cells
+        );
+    }
+    if args.cells < 2 {
+        bail!(
+            "--cells {}: at least 2 (a map has both ends of each factor)",
             args.cells
         );
     }
