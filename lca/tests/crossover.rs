@@ -853,6 +853,25 @@ fn p_between_two_whole_numbers_is_compared_at_those_two() {
         verdict.ends_with("a is faster for p = 2; b is faster for p = 3."),
         "{verdict}"
     );
+    // The report's map labels p at 2 and 3 only (it labelled 2.1, 2.2, ... 2.9 too).
+    let report = dir.join("report");
+    stdout(&["report", &a, &b, "--out", report.to_str().unwrap()]);
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    let map = &html[html.find("<svg").unwrap()..];
+    let map = &map[..map.find("</svg>").unwrap()];
+    let labels: Vec<&str> = map
+        .split("</text>")
+        .filter_map(|t| t.rsplit('>').next())
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    assert!(labels.contains(&"2") && labels.contains(&"3"), "{labels:?}");
+    assert!(
+        !labels
+            .iter()
+            .any(|l| l.parse::<f64>().is_ok_and(|v| v > 2.0 && v < 3.0)),
+        "{labels:?}"
+    );
     // Another factor from 2 to 3 may be a fraction: its map is sampled between them.
     let other = |name: &str, pc: &str| {
         let text = format!(

@@ -77,6 +77,26 @@ fn colour(map: &WinnerMap, i: usize, j: usize) -> RGBColor {
     }
 }
 
+/// How many labels an axis asks for: on a whole-number axis with few values, one a value
+/// (p from 2 to 3 is labelled 2 and 3, not 2.1 ... 2.9); else plotters' default.
+fn labels(a: &Axis) -> usize {
+    let whole = a.hi - a.lo + 1.0;
+    if a.integer && matches!(a.scale, Scale::Linear) && whole <= 10.0 {
+        whole as usize
+    } else {
+        10
+    }
+}
+
+/// A tick's label: none between whole numbers on a whole-number axis.
+fn tick(a: &Axis, v: f64) -> String {
+    if a.integer && v.fract() != 0.0 {
+        String::new()
+    } else {
+        human(v)
+    }
+}
+
 fn draw<DB, X, Y>(
     map: &WinnerMap,
     runs: &[(f64, f64)],
@@ -110,8 +130,10 @@ where
         .y_desc(format!("{}{}", map.v.factor, scale(&map.v)))
         .label_style((FAMILY, 17))
         .axis_desc_style((FAMILY, 18))
-        .x_label_formatter(&|v| human(*v))
-        .y_label_formatter(&|v| human(*v))
+        .x_labels(labels(&map.u))
+        .y_labels(labels(&map.v))
+        .x_label_formatter(&|v| tick(&map.u, *v))
+        .y_label_formatter(&|v| tick(&map.v, *v))
         .draw()
         .map_err(|e| text(&e))?;
     let (ue, ve) = (edges(&map.us, &map.u), edges(&map.vs, &map.v));
