@@ -30,21 +30,14 @@ pmax=${PMAX:-$((cores < 16 ? cores : 16))}
 iters=${ITERS:-30000}
 rounds=${ROUNDS:-3}
 study_s=${STUDY_S:-150}
+here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 work=$(mktemp -d)
 results="$out/results.txt"
 : > "$results"
 say() { echo "$@" | tee -a "$results"; }
 
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "cores: $cores online ($(getconf _NPROCESSORS_CONF) configured)"
-  grep -m1 'model name' /proc/cpuinfo
-  echo "memory: $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
-  echo "kernel: $(uname -srm)"
-  echo "load before: $(cat /proc/loadavg)"
-  lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|NUMA node\(s\)|CPU max MHz)' || true
-} > "$out/machine.txt"
+"$here/tools/describe-machine.sh" > "$out/machine.txt"
 
 # One command timed: wall from the clock, CPU (user + system) and peak resident from the
 # kernel's accounting of the finished child (/usr/bin/time where there is one).

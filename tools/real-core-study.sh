@@ -18,15 +18,7 @@ limit=${3:-300}
 here=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
 work=$(mktemp -d)
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "cores: $(nproc) online ($(getconf _NPROCESSORS_CONF) configured)"
-  grep -m1 'model name' /proc/cpuinfo
-  echo "memory: $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
-  echo "kernel: $(uname -srm)"
-  echo "load before: $(cat /proc/loadavg)"
-  lscpu 2>/dev/null | grep -E '^(Thread|Core|Socket|NUMA node\(s\)|CPU max MHz)' || true
-} > "$out/machine.txt"
+"$here/tools/describe-machine.sh" > "$out/machine.txt"
 for study in fft2d-full fft2d-16core; do
   mkdir -p "$work/$study/datasets/data"
   sed -e "s|^out = .*|out = \"study\"|" \
