@@ -885,3 +885,45 @@ fn p_between_two_whole_numbers_is_compared_at_those_two() {
     let map = json(&["crossover", &a, &b]);
     assert!(map["up_values"].as_array().unwrap().len() > 2, "{map}");
 }
+
+#[test]
+fn a_hand_over_to_the_difference_model_across_zero_is_a_step() {
+    // The README's `lca study` once gave these runs (tests/data/handover.dat). With --data, the
+    // difference model decides where its interval is narrower than the two models'; at p = 2
+    // it takes over at n = 34, where the two models and it give T_A - T_B opposite signs. The
+    // crossover stopped there with "changes sign ... without the models meeting", and the
+    // study printed no verdict with the models' validated errors and wrote no crossover.txt.
+    let dir = scratch("crossover-handover");
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/handover.dat");
+    let data = data.to_str().unwrap();
+    let mut models = Vec::new();
+    for implementation in ["dp", "tp"] {
+        let out = path(dir.join(format!("{implementation}.toml")));
+        let filter = format!("impl={implementation},role=model");
+        stdout(&["model", data, "--where", &filter, "--out", &out]);
+        models.push(out);
+    }
+    let (a, b) = (models[0].as_str(), models[1].as_str());
+    let along = stdout(&[
+        "crossover",
+        a,
+        b,
+        "--data",
+        data,
+        "--var",
+        "n",
+        "--at",
+        "p=2",
+    ]);
+    let step = along
+        .lines()
+        .find(|l| l.starts_with("crossing ") && l.contains("(a step)"))
+        .unwrap_or_else(|| panic!("{along}"));
+    assert!(step.contains("at n = 34."), "{step}");
+    let map = stdout(&["crossover", a, b, "--data", data]);
+    let verdict = map.lines().find(|l| l.starts_with("verdict: ")).unwrap();
+    assert!(
+        verdict.contains("the models' validated errors included"),
+        "{verdict}"
+    );
+}

@@ -296,7 +296,8 @@ fn text(c: &Crossover) -> String {
         let times = if m.kind == MeetingKind::NearTouch {
             format!("T_A = {}, T_B = {}", t(m.t_a), t(m.t_b))
         } else if stepped {
-            // A model that steps (a PACE model's replay) crosses the other at the step.
+            // A model that steps (a PACE model's replay) crosses the other at the step, and
+            // so does the hand-over to the difference model where the two disagree in sign.
             format!("T_A = {}, T_B = {} (a step)", t(m.t_a), t(m.t_b))
         } else {
             format!("T_A = T_B = {}", t(m.t_a))

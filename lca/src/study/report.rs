@@ -170,7 +170,15 @@ fn verdicts(
             reports::verdict::map(map)
         );
     }
-    if let Ok(map) = validated.as_ref().unwrap_or(&plain) {
+    if let Some(Err(e)) = &validated {
+        text += &format!("crossover with the models' validated errors: none ({e})\n");
+    }
+    // The validated map where there is one, else the plain one.
+    let written = match &validated {
+        Some(Ok(map)) => Ok(map),
+        _ => plain.as_ref(),
+    };
+    if let Ok(map) = written {
         text += &crossover_file(study, map, [a, b])?;
     }
     Ok(text)
