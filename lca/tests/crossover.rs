@@ -896,13 +896,7 @@ fn a_hand_over_to_the_difference_model_across_zero_is_a_step() {
     let dir = scratch("crossover-handover");
     let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/handover.dat");
     let data = data.to_str().unwrap();
-    let mut models = Vec::new();
-    for implementation in ["dp", "tp"] {
-        let out = path(dir.join(format!("{implementation}.toml")));
-        let filter = format!("impl={implementation},role=model");
-        stdout(&["model", data, "--where", &filter, "--out", &out]);
-        models.push(out);
-    }
+    let models = support::model_each(&dir, data, &["dp", "tp"], ",role=model", &[]);
     let (a, b) = (models[0].as_str(), models[1].as_str());
     let along = stdout(&[
         "crossover",

@@ -7,7 +7,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
-use support::stdout;
+use support::{model_each, stdout};
 use test_support::scratch;
 
 /// t(0.95; 2 dof), the 90% two-sided quantile every point here uses (3 interleaved replicates).
@@ -89,14 +89,7 @@ fn check(file: &str, significant: usize) {
     let dir = scratch(&format!("measured-{file}"));
     let data = datasets::path(file);
     let data = data.to_str().unwrap();
-    let mut models = Vec::new();
-    for implementation in ["dp", "tp"] {
-        let out = dir.join(format!("{implementation}.toml"));
-        let out = out.to_str().unwrap().to_string();
-        let filter = format!("impl={implementation},role=model");
-        stdout(&["model", data, "--where", &filter, "--out", &out]);
-        models.push(out);
-    }
+    let models = model_each(&dir, data, &["dp", "tp"], ",role=model", &[]);
     let hand = by_hand(file);
     assert_eq!(hand.len(), 51);
     assert_eq!(
@@ -234,25 +227,8 @@ fn where_the_runs_and_the_models_name_opposite_winners_the_verdict_says_so() {
         let dir = scratch(&format!("measured-dip-{dip}"));
         let data = test_support::write(&dir, "t.dat", &dip_rows(dip));
         let data = data.to_str().unwrap();
-        let mut models = Vec::new();
-        for implementation in ["a", "b"] {
-            let out = dir.join(format!("{implementation}.toml"));
-            let out = out.to_str().unwrap().to_string();
-            let filter = format!("impl={implementation}");
-            stdout(&[
-                "model",
-                data,
-                "--where",
-                &filter,
-                "--response",
-                "t",
-                "--factors",
-                "p",
-                "--out",
-                &out,
-            ]);
-            models.push(out);
-        }
+        let response = ["--response", "t", "--factors", "p"];
+        let models = model_each(&dir, data, &["a", "b"], "", &response);
         let args = [
             "crossover",
             &models[0],

@@ -216,10 +216,12 @@ impl<'e, 'm> Line<'e, 'm> {
         // A model computed by a program (a PACE model's replay deals work in whole units)
         // steps: the winner changes at the step. So does the comparison where it passes from
         // the two models to their difference model, whose estimates of T_A - T_B differ.
-        let stepped = self.eval.a.evaluator.is_some()
-            || self.eval.b.evaluator.is_some()
-            || self.compare(a).basis != self.compare(b).basis;
-        if !met && stepped {
+        let stepped = || {
+            self.eval.a.evaluator.is_some()
+                || self.eval.b.evaluator.is_some()
+                || self.compare(a).basis != self.compare(b).basis
+        };
+        if !met && stepped() {
             return self.step(a, b);
         }
         if !met && c.t_a.is_finite() && c.t_b.is_finite() {

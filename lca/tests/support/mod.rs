@@ -18,3 +18,27 @@ pub fn error_of(args: &[&str]) -> String {
 pub fn stdout(args: &[&str]) -> String {
     test_support::stdout_of(lca().args(args))
 }
+
+/// `lca model DATA --where impl=NAME<and> [extra...] --out DIR/NAME.toml` for each
+/// implementation (`and`: more conditions, e.g. `,role=model`); the model files' paths.
+pub fn model_each(
+    dir: &std::path::Path,
+    data: &str,
+    implementations: &[&str],
+    and: &str,
+    extra: &[&str],
+) -> Vec<String> {
+    implementations
+        .iter()
+        .map(|implementation| {
+            let out = dir.join(format!("{implementation}.toml"));
+            let out = out.to_str().unwrap().to_string();
+            let filter = format!("impl={implementation}{and}");
+            let mut args = vec!["model", data, "--where", &filter];
+            args.extend_from_slice(extra);
+            args.extend(["--out", &out]);
+            stdout(&args);
+            out
+        })
+        .collect()
+}
