@@ -1384,6 +1384,19 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
             .unwrap()
             .starts_with("pplog 1 p=3")
     );
+    // Not replaced without --force, and said so by the option's name.
+    let out = lca!()
+        .args(["pace", "predict"])
+        .arg(&a)
+        .args(["--at", "n=25,p=3", "--trace"])
+        .arg(&trace)
+        .output()
+        .unwrap();
+    let e = one_line_error(&out, Some(1), &[]);
+    assert!(
+        e.starts_with("Error: --trace ") && e.contains("--force"),
+        "{e}"
+    );
     // Below one thread nothing is replayed, nor between: refused in one line.
     let out = lca!()
         .arg("predict")

@@ -99,7 +99,7 @@ fn main() {
             let prediction = predict(&run, target).expect("a replay");
             walls = Some(prediction.walls);
             let replayed = Instant::now();
-            write::write(&run, &prediction, &out, true).expect("the predicted log");
+            write::write(&run, &prediction, "--out", &out, true).expect("the predicted log");
             black_box(prediction);
             read = read.min((loaded - start).as_secs_f64());
             replay = replay.min((replayed - loaded).as_secs_f64());

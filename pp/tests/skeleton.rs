@@ -558,6 +558,22 @@ fn bad_input_is_refused_in_one_line() {
     );
     assert!(err.contains("not empty"), "{err}");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), nest_log());
+    // Refused before the log is read: a long log is not folded for nothing.
+    let err = error_of(
+        pp!()
+            .args(["skeleton", "--scale", "10", "--out"])
+            .arg(&dir)
+            .arg(dir.join("no-such.log")),
+    );
+    assert!(err.contains("not empty"), "{err}");
+    // A file is no skeleton's directory.
+    let err = error_of(
+        pp!()
+            .args(["skeleton", "--scale", "10", "--force", "--out"])
+            .arg(&log)
+            .arg(&log),
+    );
+    assert!(err.contains("is not a directory"), "{err}");
     pp!()
         .args(["skeleton", "--scale", "10", "--force", "--out"])
         .arg(&dir)

@@ -204,6 +204,9 @@ fn predict(a: &PredictArgs) -> Result<String> {
     if a.trace.is_some() && a.at.len() > 1 {
         bail!("--trace writes the log of one point: give one --at");
     }
+    if let Some(t) = &a.trace {
+        pp::whatif::write::check("--trace", t, a.force)?;
+    }
     let mut out = format!("{:<24} {:>12}", "point", "T_p (s)");
     for c in lca::pace::seam::CATEGORY_NAMES {
         let _ = write!(out, " {c:>10}");

@@ -86,8 +86,8 @@ impl PaceModel {
             )
         })?;
         if let Some(t) = trace {
-            pp::whatif::write::write(&run, &prediction, t.path, t.force)
-                .map_err(|e| format!("--trace: {e:#}"))?;
+            pp::whatif::write::write(&run, &prediction, "--trace", t.path, t.force)
+                .map_err(|e| format!("{e:#}"))?;
         }
         let mut events: Vec<pp::event::Event> = (0..run.header.p as usize)
             .flat_map(|i| prediction.events(&run, i))

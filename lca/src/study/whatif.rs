@@ -32,7 +32,7 @@ pub fn predict(whatif: &Whatif, log: &Path, out: &Path) -> Result<(), String> {
                 .params
                 .push(("predicted_from".to_string(), file.to_string()));
         }
-        pp::whatif::write::write(&run, &prediction, out, true)
+        pp::whatif::write::write(&run, &prediction, "--out", out, true)
     };
     replay().map_err(|e| format!("pp whatif {name}: {e:#}"))
 }

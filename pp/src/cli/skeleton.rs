@@ -148,6 +148,7 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
                 (None, Some(t)) => Size::Time(t),
                 (None, None) => bail!("pp skeleton: --scale K or --time T is required"),
             };
+            file::check(out, args.force)?;
             // Written a top-level item at a time from the signature's folded threads
             // (docs/skeletons.md#memory).
             let (s, warnings) = skeleton::plan(log, size)?;

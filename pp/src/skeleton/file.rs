@@ -110,6 +110,26 @@ fn op_text(op: &Op) -> String {
 /// Writes `s` into `dir` (made if missing), refusing a directory with anything in it unless
 /// `force`.
 pub fn write(dir: &Path, s: &dyn Programs, force: bool) -> Result<()> {
+    check(dir, force)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let path = dir.join(NAME);
+    let written = File::create(&path).and_then(|f| {
+        let mut out = BufWriter::with_capacity(1 << 16, f);
+        write_text(&mut out, s)?;
+        out.flush()
+    });
+    written.with_context(|| format!("{}: cannot write", path.display()))
+}
+
+/// Refuses a directory with anything in it unless `force`: before the log is read, so that a
+/// long log is not folded for nothing, and again by [`write`].
+pub fn check(dir: &Path, force: bool) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        bail!(
+            "{}: is not a directory (--out names the skeleton's directory)",
+            dir.display()
+        );
+    }
     if !force
         && let Ok(mut entries) = std::fs::read_dir(dir)
         && entries.next().is_some()
@@ -119,14 +139,7 @@ pub fn write(dir: &Path, s: &dyn Programs, force: bool) -> Result<()> {
             dir.display()
         );
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let path = dir.join(NAME);
-    let written = File::create(&path).and_then(|f| {
-        let mut out = BufWriter::with_capacity(1 << 16, f);
-        write_text(&mut out, s)?;
-        out.flush()
-    });
-    written.with_context(|| format!("{}: cannot write", path.display()))
+    Ok(())
 }
 
 /// Reads the skeleton in `dir` (or the file `dir` itself).

@@ -131,6 +131,9 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
             args.out.display()
         );
     }
+    if args.out.as_os_str() != "-" {
+        write::check("--out", &args.out, args.force)?;
+    }
     // The measured run's contention matters to a regrouping from the measured times only.
     let regrouped = target.groups.iter().any(|g| g.len() > 1) && target.demand == Demand::Elapsed;
     let reader = LogReader::open(&path)?;
@@ -194,7 +197,7 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     {
         params.push(("predicted_from".to_string(), file.to_string()));
     }
-    write::write(&run, &prediction, &args.out, args.force)?;
+    write::write(&run, &prediction, "--out", &args.out, args.force)?;
     let walls = prediction.walls;
     let report = format!(
         "measured wall:  {}\npredicted wall: {} ({:+.1}%)\nwrote {} (predicted: {})\n",

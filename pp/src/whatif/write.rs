@@ -57,17 +57,33 @@ fn thread_events(predicted: &Predicted, i: usize) -> impl Iterator<Item = Event>
     })
 }
 
-/// Writes the predicted log of `run` in its encoding to `out` (a temporary file renamed over
-/// it when complete); `force` allows replacing an existing file.
-pub fn write(run: &MeasuredRun, prediction: &PredictedLog, out: &Path, force: bool) -> Result<()> {
-    let header = &prediction.header;
-    let name = out.display().to_string();
-    files::output::check(out).with_context(|| format!("--out {name}"))?;
+/// Refuses an output (given by `option`, as `--out`) that cannot be written, or that is there
+/// already without `force`: before the replay, so that a long log is not replayed for
+/// nothing, and again when writing.
+pub fn check(option: &str, out: &Path, force: bool) -> Result<()> {
+    let name = format!("{option} {}", out.display());
+    files::output::check(out).with_context(|| name.clone())?;
     if out.exists() && !force {
-        bail!("--out {name}: a file is already there; --force replaces it");
+        bail!("{name}: a file is already there; --force replaces it");
     }
-    let target = files::Target::open(out).with_context(|| format!("--out {name}"))?;
-    let werr = |e: io::Error| anyhow::anyhow!("--out {name}: cannot write: {e}");
+    Ok(())
+}
+
+/// Writes the predicted log of `run` in its encoding to `out`, given by `option` (a temporary
+/// file renamed over it when complete); `force` allows replacing an existing file.
+pub fn write(
+    run: &MeasuredRun,
+    prediction: &PredictedLog,
+    option: &str,
+    out: &Path,
+    force: bool,
+) -> Result<()> {
+    let header = &prediction.header;
+    let name = format!("{option} {}", out.display());
+    // Checked again: the file may have appeared during the replay.
+    check(option, out, force)?;
+    let target = files::Target::open(out).with_context(|| name.clone())?;
+    let werr = |e: io::Error| anyhow::anyhow!("{name}: cannot write: {e}");
     let target = match run.encoding {
         Encoding::Text => {
             let mut w = TextWriter::new(BufWriter::new(target), header).map_err(werr)?;
@@ -122,6 +138,6 @@ pub fn write(run: &MeasuredRun, prediction: &PredictedLog, out: &Path, force: bo
     }
     let mut target = target;
     target.flush().map_err(werr)?;
-    target.commit().with_context(|| format!("--out {name}"))?;
+    target.commit().with_context(|| name.clone())?;
     Ok(())
 }
