@@ -143,7 +143,9 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     // attribution with the replay's reading.
     let regular = path.as_os_str() != "-" && std::fs::metadata(&path).is_ok_and(|m| m.is_file());
     let p = reader.header().p as usize;
-    let (records, shares, sampled) = (Streams::new(p), Streams::new(p), Sampled::new(p));
+    // Read once, by the replay: chunks it follows closely are handed over in memory.
+    let (records, shares) = (Streams::read_once(p), Streams::read_once(p));
+    let sampled = Sampled::new(p);
     // Only a demand from CPU time reads the shares: otherwise they end empty at once.
     let cpu = target.demand == Demand::Cpu;
     if !cpu {

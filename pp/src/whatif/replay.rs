@@ -220,6 +220,8 @@ pub(super) fn replay_streams(
     sampled: &Sampled,
     target: &Target,
 ) -> Result<Predicted> {
+    // Ended however the simulation ends: the reading no longer waits for chunks to be taken.
+    let _reading = (records.reading(), shares.reading());
     let p = records.len();
     let blocks = Blocks::new(p);
     let ends = simulate(records, shares, sampled, target, &blocks)?;

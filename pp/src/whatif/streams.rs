@@ -4,6 +4,15 @@
 //! appends to the streams in chunks of whole records; a [`Cursor`] reads a stream forward,
 //! from another thread while the writer still writes (the replay follows the reading of the
 //! log: docs/whatif.md#cost), waiting for the next chunk until the writer has finished.
+//!
+//! Streams [read once](Streams::read_once) hand a chunk to their reader in memory instead,
+//! while the chunks written and not yet read stay within [`HANDOVER`] bytes. Past that the
+//! writer waits for the reader to take one, as long as the reader takes them: it goes on into
+//! the file once a reader waits for a chunk (it needs another stream's records before those in
+//! memory), the reading has ended, or [`PATIENCE`] passes without a chunk taken (the reader
+//! may wait for something else the writer's thread has yet to give), and waits again only once
+//! a chunk has been taken since. So a reader that keeps up costs no file at all, and neither
+//! side waits for the other forever.
 
 use std::fs::File;
 use std::io;
@@ -17,25 +26,56 @@ const BUDGET: usize = 16 << 20;
 /// whole chunks: small ones keep it close behind).
 const MAX_CHUNK: usize = 64 << 10;
 
+/// Bytes of the chunks handed over in memory and not yet read, all streams together; past it
+/// chunks go to the file.
+const HANDOVER: usize = 16 << 20;
+
+/// How long a writer waits for its reader to take a chunk in memory before it writes to the
+/// file instead.
+const PATIENCE: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// One append-only stream per thread, as far as its [`Writer`] has published it; the first
 /// I/O error is kept ([`Streams::error`]).
 #[derive(Debug)]
 pub(crate) struct Streams {
     file: OnceLock<File>,
+    /// Bytes of chunks that may wait in memory for their reader: 0 unless read once.
+    handover: usize,
     /// What has been published.
     state: Mutex<Published>,
     /// Signalled at each chunk published and at the end.
     grown: Condvar,
+    /// Signalled when a chunk in memory is taken, a reader waits, or the reading ends.
+    freed: Condvar,
 }
 
 #[derive(Debug, Default)]
 struct Published {
-    /// Where in the file each stream's chunks are, and their lengths.
-    chunks: Vec<Vec<(u64, u32)>>,
+    /// Each stream's chunks, in order.
+    chunks: Vec<Vec<Chunk>>,
+    /// Bytes of the chunks in memory.
+    in_memory: usize,
+    /// Readers waiting for a chunk.
+    waiting: usize,
+    /// Chunks taken from memory so far.
+    taken: u64,
+    /// The reading has ended ([`Streams::reading`]): nothing more is taken.
+    closed: bool,
     /// Each stream's bytes after those in the file, once the writer has finished.
     tails: Vec<Vec<u8>>,
     finished: bool,
     error: Option<String>,
+}
+
+/// A published chunk.
+#[derive(Debug)]
+enum Chunk {
+    /// Where in the file, and its length.
+    File(u64, u32),
+    /// Handed over in memory, to be taken by the stream's one reader.
+    Memory(Vec<u8>),
+    /// Taken.
+    Taken,
 }
 
 /// Appends to [`Streams`]; finishing it (or dropping it: an error or a panic of the reading)
@@ -49,19 +89,39 @@ pub(crate) struct Writer<'a> {
     chunk: usize,
     tails: Vec<Vec<u8>>,
     failed: bool,
+    /// The chunks taken when the writer last waited for its reader in vain: it waits again
+    /// only once more have been taken.
+    in_vain: Option<u64>,
 }
 
 impl Streams {
-    /// `n` empty streams.
+    /// `n` empty streams, which any number of [`Cursor`]s may read.
     pub fn new(n: usize) -> Streams {
+        Streams::with_handover(n, 0)
+    }
+
+    /// `n` empty streams, each read by one [`Cursor`] only (a second one gets an error), whose
+    /// chunks are handed over in memory while they fit in [`HANDOVER`] (none where
+    /// `PP_SPILL_CHUNK` is set: the tests that set it compare the file with memory).
+    pub fn read_once(n: usize) -> Streams {
+        let handover = match std::env::var_os("PP_SPILL_CHUNK") {
+            Some(_) => 0,
+            None => HANDOVER,
+        };
+        Streams::with_handover(n, handover)
+    }
+
+    fn with_handover(n: usize, handover: usize) -> Streams {
         Streams {
             file: OnceLock::new(),
+            handover,
             state: Mutex::new(Published {
-                chunks: vec![Vec::new(); n],
+                chunks: (0..n).map(|_| Vec::new()).collect(),
                 tails: vec![Vec::new(); n],
                 ..Published::default()
             }),
             grown: Condvar::new(),
+            freed: Condvar::new(),
         }
     }
 
@@ -83,6 +143,7 @@ impl Streams {
             chunk,
             tails: vec![Vec::new(); n],
             failed: false,
+            in_vain: None,
         }
     }
 
@@ -98,6 +159,12 @@ impl Streams {
     /// The first error writing or reading the file, if any.
     pub fn error(&self) -> Option<String> {
         self.lock().error.clone()
+    }
+
+    /// Held while the streams are read: dropped (the reading ended, with an error or a panic
+    /// too), the writer no longer waits for chunks in memory to be taken.
+    pub fn reading(&self) -> Reading<'_> {
+        Reading(self)
     }
 
     /// A cursor at the start of stream `s`.
@@ -128,8 +195,38 @@ impl Writer<'_> {
         }
     }
 
-    /// Writes stream `s`'s buffer up to `end` to the file as a chunk, and publishes it.
+    /// Publishes stream `s`'s buffer up to `end` as a chunk: handed over in memory where it
+    /// fits, else written to the file.
     fn flush(&mut self, s: usize, end: usize) {
+        if self.streams.handover > 0 && !self.failed {
+            let mut state = self.streams.lock();
+            // Wait while the reader takes chunks and so frees memory; else, on to the file.
+            while state.in_memory + end > self.streams.handover
+                && state.in_memory > 0
+                && state.waiting == 0
+                && !state.closed
+                && self.in_vain != Some(state.taken)
+            {
+                let (next, waited) = (self.streams.freed.wait_timeout(state, PATIENCE))
+                    .unwrap_or_else(|e| e.into_inner());
+                state = next;
+                if waited.timed_out() {
+                    self.in_vain = Some(state.taken);
+                }
+            }
+            if state.in_memory + end <= self.streams.handover {
+                state.in_memory += end;
+                // The chunk's bytes move; the rest starts the next buffer.
+                let mut next = Vec::with_capacity(self.chunk + 64);
+                next.extend_from_slice(&self.tails[s][end..]);
+                self.tails[s].truncate(end);
+                let chunk = std::mem::replace(&mut self.tails[s], next);
+                state.chunks[s].push(Chunk::Memory(chunk));
+                drop(state);
+                self.streams.grown.notify_all();
+                return;
+            }
+        }
         let chunk = &self.tails[s][..end];
         if !self.failed {
             let file = match self.streams.file.get() {
@@ -138,7 +235,7 @@ impl Writer<'_> {
             };
             match file.and_then(|f| f.write_all_at(chunk, self.end)) {
                 Ok(()) => {
-                    self.streams.lock().chunks[s].push((self.end, end as u32));
+                    self.streams.lock().chunks[s].push(Chunk::File(self.end, end as u32));
                     self.streams.grown.notify_all();
                     self.end += end as u64;
                 }
@@ -176,6 +273,17 @@ fn temporary_error(e: io::Error) -> String {
     )
 }
 
+/// [`Streams::reading`].
+#[derive(Debug)]
+pub(crate) struct Reading<'a>(&'a Streams);
+
+impl Drop for Reading<'_> {
+    fn drop(&mut self) {
+        self.0.lock().closed = true;
+        self.0.freed.notify_all();
+    }
+}
+
 /// A place in one of [`Streams`]' streams, read forward.
 #[derive(Debug)]
 pub(crate) struct Cursor {
@@ -195,17 +303,33 @@ impl Cursor {
         while !self.ended && self.pos >= self.buf.len() {
             let mut state = streams.lock();
             loop {
-                if let Some(&(at, len)) = state.chunks[self.stream].get(self.chunk) {
-                    drop(state);
-                    let file = streams
-                        .file
-                        .get()
-                        .ok_or_else(|| io::Error::other("no file"))?;
-                    self.buf.resize(len as usize, 0);
-                    file.read_exact_at(&mut self.buf, at)
-                        .map_err(|e| io::Error::other(temporary_error(e)))?;
-                    self.chunk += 1;
-                    break;
+                match state.chunks[self.stream].get_mut(self.chunk) {
+                    Some(&mut Chunk::File(at, len)) => {
+                        drop(state);
+                        let file = streams
+                            .file
+                            .get()
+                            .ok_or_else(|| io::Error::other("no file"))?;
+                        self.buf.resize(len as usize, 0);
+                        file.read_exact_at(&mut self.buf, at)
+                            .map_err(|e| io::Error::other(temporary_error(e)))?;
+                        self.chunk += 1;
+                        break;
+                    }
+                    Some(chunk @ Chunk::Memory(_)) => {
+                        if let Chunk::Memory(bytes) = std::mem::replace(chunk, Chunk::Taken) {
+                            state.in_memory -= bytes.len();
+                            state.taken += 1;
+                            self.buf = bytes;
+                            streams.freed.notify_all();
+                        }
+                        self.chunk += 1;
+                        break;
+                    }
+                    Some(Chunk::Taken) => {
+                        return Err(io::Error::other("a stream read once was read again"));
+                    }
+                    None => {}
                 }
                 if state.finished {
                     self.buf.clear();
@@ -213,7 +337,11 @@ impl Cursor {
                     self.ended = true;
                     break;
                 }
+                // A writer waiting for memory to be freed goes on into the file instead.
+                state.waiting += 1;
+                streams.freed.notify_all();
                 state = streams.grown.wait(state).unwrap_or_else(|e| e.into_inner());
+                state.waiting -= 1;
             }
             self.pos = 0;
         }
@@ -258,6 +386,122 @@ mod tests {
             let want: Vec<u64> = (0u64..1000).filter(|k| k % 3 == i as u64).collect();
             assert_eq!(got, want);
         }
+    }
+
+    /// Every record of stream `i`, read to its end by a new cursor.
+    fn read_all(s: &Streams, i: usize) -> io::Result<Vec<u64>> {
+        let mut c = s.cursor(i);
+        let mut got = Vec::new();
+        loop {
+            let b = c.bytes(s)?;
+            if b.is_empty() {
+                return Ok(got);
+            }
+            let n = b.len();
+            got.extend(
+                b.chunks(8)
+                    .map(|r| u64::from_le_bytes(r.try_into().unwrap())),
+            );
+            c.consume(n);
+        }
+    }
+
+    #[test]
+    fn streams_read_once_hand_over_what_fits_and_spill_the_rest_in_order() {
+        // 8-byte records in chunks of 64 bytes; at most 3 chunks (192 bytes) wait in memory.
+        let s = Streams::with_handover(2, 192);
+        let mut w = s.writer();
+        w.chunk = 64;
+        for k in 0u64..1000 {
+            w.push((k % 2) as usize, &k.to_le_bytes());
+        }
+        w.finish();
+        {
+            let state = s.lock();
+            let memory = |c: &&Chunk| matches!(c, Chunk::Memory(_));
+            let in_memory = state.chunks.iter().flatten().filter(memory).count();
+            assert_eq!(in_memory, 3, "{:?}", state.chunks);
+            assert_eq!(state.in_memory, 3 * 64);
+        }
+        assert!(s.file.get().is_some());
+        for i in 0..2 {
+            let want: Vec<u64> = (0u64..1000).filter(|k| k % 2 == i as u64).collect();
+            assert_eq!(read_all(&s, i).unwrap(), want);
+        }
+        assert_eq!(s.lock().in_memory, 0);
+        // A second reader would find the chunks gone: an error, not other records.
+        let again = read_all(&s, 0).unwrap_err();
+        assert!(again.to_string().contains("read once"), "{again}");
+    }
+
+    #[test]
+    fn a_reader_close_behind_its_writer_needs_no_file() {
+        let s = Streams::read_once(2);
+        let (first, second) = std::thread::scope(|scope| {
+            let first = scope.spawn(|| read_all(&s, 0).unwrap());
+            let second = scope.spawn(|| read_all(&s, 1).unwrap());
+            let mut w = s.writer();
+            w.chunk = 24;
+            for k in 0u64..5000 {
+                w.push((k % 2) as usize, &k.to_le_bytes());
+            }
+            drop(w);
+            (first.join().unwrap(), second.join().unwrap())
+        });
+        assert_eq!(first, (0..5000).step_by(2).collect::<Vec<u64>>());
+        assert_eq!(second, (1..5000).step_by(2).collect::<Vec<u64>>());
+        // 40 KB written, far below the hand-over's budget.
+        assert!(s.file.get().is_none());
+    }
+
+    #[test]
+    fn a_writer_goes_on_into_the_file_when_its_reader_waits_for_another_stream() {
+        // The reader wants stream 1 first, which comes last: the writer must not wait for
+        // stream 0's chunks in memory to be taken.
+        let s = Streams::with_handover(2, 192);
+        let (second, first) = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let _reading = s.reading();
+                (read_all(&s, 1).unwrap(), read_all(&s, 0).unwrap())
+            });
+            let mut w = s.writer();
+            w.chunk = 64;
+            for k in 0u64..1000 {
+                w.push(0, &k.to_le_bytes());
+            }
+            w.push(1, &7u64.to_le_bytes());
+            drop(w);
+            reader.join().unwrap()
+        });
+        assert_eq!(second, vec![7]);
+        assert_eq!(first, (0..1000).collect::<Vec<u64>>());
+    }
+
+    #[test]
+    fn a_writer_goes_on_into_the_file_when_its_reader_waits_for_something_else() {
+        // The reader waits for a message the writer's thread sends once it has written
+        // everything: the writer may wait for it only so long.
+        let s = Streams::with_handover(1, 192);
+        let (done, wait) = std::sync::mpsc::channel();
+        let s = &s;
+        let got = std::thread::scope(|scope| {
+            let reader = scope.spawn(move || {
+                let _reading = s.reading();
+                wait.recv_timeout(std::time::Duration::from_secs(60))
+                    .expect("the writer waited for a reader that waited for it");
+                read_all(s, 0).unwrap()
+            });
+            let mut w = s.writer();
+            w.chunk = 64;
+            for k in 0u64..1000 {
+                w.push(0, &k.to_le_bytes());
+            }
+            drop(w);
+            done.send(()).unwrap();
+            reader.join().unwrap()
+        });
+        assert_eq!(got, (0..1000).collect::<Vec<u64>>());
+        assert!(s.file.get().is_some());
     }
 
     #[test]
