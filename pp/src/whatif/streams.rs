@@ -436,7 +436,7 @@ mod tests {
 
     #[test]
     fn a_reader_close_behind_its_writer_needs_no_file() {
-        let s = Streams::read_once(2);
+        let s = Streams::with_handover(2, HANDOVER);
         let (first, second) = std::thread::scope(|scope| {
             let first = scope.spawn(|| read_all(&s, 0).unwrap());
             let second = scope.spawn(|| read_all(&s, 1).unwrap());
