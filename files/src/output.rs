@@ -90,6 +90,20 @@ fn not_regular(kind: FileType) -> Option<&'static str> {
     }
 }
 
+/// [`check`], and an existing file refused unless `force`: what a command that writes a
+/// named output does before its work, so that nothing a user wrote is replaced by mistake
+/// (docs/guarantees.md).
+pub fn check_new(path: &Path, force: bool) -> Result<PathBuf, OutputError> {
+    let target = check(path)?;
+    if !force && fs::symlink_metadata(path).is_ok() {
+        return Err(OutputError::refused(
+            path,
+            "exists; not replaced (choose another path, or --force)".into(),
+        ));
+    }
+    Ok(target)
+}
+
 /// Checks that `path` may be written as an output: it is absent, a regular file, or a
 /// symbolic link to a regular file. Returns the path to replace (a link resolved to the file
 /// it names). Anything else is refused, whatever `--force` says.
@@ -307,6 +321,30 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[test]
+    fn a_new_output_is_refused_where_something_is_there_unless_forced() {
+        let dir = scratch("new");
+        let path = dir.join("out.txt");
+        assert_eq!(check_new(&path, false).unwrap(), path);
+        fs::write(&path, "mine").unwrap();
+        let e = check_new(&path, false).unwrap_err().to_string();
+        assert!(e.ends_with("out.txt: exists; not replaced (choose another path, or --force)"));
+        assert!(check_new(&path, true).is_ok());
+        // A folder is no output, forced or not.
+        let e = check_new(&dir, true).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        #[cfg(unix)]
+        {
+            let link = dir.join("link.txt");
+            std::os::unix::fs::symlink(&path, &link).unwrap();
+            assert!(check_new(&link, false).is_err());
+            assert_eq!(
+                check_new(&link, true).unwrap(),
+                fs::canonicalize(&path).unwrap()
+            );
+        }
     }
 
     #[test]

@@ -147,7 +147,7 @@ fn binary_logs() -> Vec<Vec<u8>> {
     for (i, text) in text_logs().iter().enumerate() {
         let (input, output) = (dir.join(format!("{i}.log")), dir.join(format!("{i}.bin")));
         if std::fs::write(&input, text).is_ok()
-            && pp::log::convert(&input, &output, Some(pp::log::Encoding::Binary)).is_ok()
+            && pp::log::convert(&input, &output, Some(pp::log::Encoding::Binary), true).is_ok()
         {
             seeds.extend(read(&output));
         }

@@ -907,7 +907,7 @@ fn otf2(input: &[u8]) -> Result<(), Failure> {
         }
         let out = dir.join("imported.log");
         let anchor = dir.join("traces.otf2");
-        match pp::trace::otf2::import(&anchor, &out, pp::log::Encoding::Text) {
+        match pp::trace::otf2::import(&anchor, &out, pp::log::Encoding::Text, true) {
             Err(e) => one_line("error", &e),
             Ok(_) => {
                 let mut reader = LogReader::open(&out)

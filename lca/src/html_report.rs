@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use fit::Datafile;
 use fit::crossover::ValidatedError;
 use fit::observations::Cell;
@@ -25,13 +25,7 @@ pub fn write(
     extra: &str,
 ) -> Result<String> {
     let index = out.join("index.html");
-    files::output::check(&index)?;
-    if index.exists() && !force {
-        bail!(
-            "{}: exists; not replaced (choose another --out, or --force)",
-            index.display()
-        );
-    }
+    files::output::check_new(&index, force)?;
     let sections = models
         .iter()
         .map(|model| {

@@ -75,6 +75,29 @@ fn model_files_and_charts_onto_devices_fifos_folders_and_links_are_refused() {
 }
 
 #[test]
+fn an_existing_chart_is_replaced_only_with_force() {
+    let dir = scratch("outputs-existing");
+    let chart = dir.join("li.svg");
+    fs::write(&chart, "mine").unwrap();
+    let fig2 = datasets::path("fig2.dat");
+    let args = [
+        fig2.to_str().unwrap(),
+        "--var",
+        "p",
+        "--cat",
+        "li",
+        "--plot",
+        chart.to_str().unwrap(),
+    ];
+    let stderr = error_of(&args);
+    assert!(stderr.contains("exists; not replaced"), "{stderr}");
+    assert_eq!(fs::read_to_string(&chart).unwrap(), "mine");
+    let out = lca().args(args).arg("--force").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(fs::read_to_string(&chart).unwrap().contains("<svg"));
+}
+
+#[test]
 fn a_dash_sends_the_model_to_standard_output() {
     let data = datasets::path("fft2d.dat");
     let out = lca()

@@ -79,34 +79,44 @@ fn convert_goes_both_ways_through_files_and_refuses_to_overwrite_its_input() {
     let b = dir.join("a.bin");
     let t2 = dir.join("b.log");
     std::fs::write(&t, text).unwrap();
-    let stats = convert(&t, &b, None).unwrap();
+    let stats = convert(&t, &b, None, false).unwrap();
     assert_eq!(
         (stats.from, stats.to, stats.events),
         (Encoding::Text, Encoding::Binary, 6)
     );
     assert_eq!(stats.bytes_in, text.len() as u64);
     assert!(std::fs::read(&b).unwrap().starts_with(b"PPLOG\0"));
-    let stats = convert(&b, &t2, None).unwrap();
+    let stats = convert(&b, &t2, None, false).unwrap();
     assert_eq!((stats.from, stats.to), (Encoding::Binary, Encoding::Text));
     assert_eq!(std::fs::read_to_string(&t2).unwrap(), text);
     // Same encoding on request: canonical rewrite.
     let messy = dir.join("messy.log");
     std::fs::write(&messy, "# c\npplog 1  p=2\n3 1 start # x\n2 0 start\n").unwrap();
-    convert(&messy, &t2, Some(Encoding::Text)).unwrap();
+    // An existing file is replaced only with force (the CLI's --force).
+    let e = convert(&messy, &t2, Some(Encoding::Text), false).unwrap_err();
+    assert!(e.to_string().contains("exists; not replaced"), "{e}");
+    assert_eq!(std::fs::read_to_string(&t2).unwrap(), text);
+    convert(&messy, &t2, Some(Encoding::Text), true).unwrap();
     assert_eq!(
         std::fs::read_to_string(&t2).unwrap(),
         "pplog 1 p=2\n2 0 start\n3 1 start\n"
     );
     // Refusals and failures leave files alone.
-    let e = convert(&t, &t, None).unwrap_err();
+    let e = convert(&t, &t, None, true).unwrap_err();
     assert!(e.to_string().contains("refusing to overwrite it"), "{e}");
-    let e = convert(&t, &dir.join(".").join("a.log"), Some(Encoding::Binary)).unwrap_err();
+    let e = convert(
+        &t,
+        &dir.join(".").join("a.log"),
+        Some(Encoding::Binary),
+        true,
+    )
+    .unwrap_err();
     assert!(matches!(e, LogError::Refused { .. }), "{e}");
     assert_eq!(std::fs::read_to_string(&t).unwrap(), text);
     let broken = dir.join("broken.log");
     std::fs::write(&broken, "pplog 1 p=1\n1 0 start\n2 0 nonsense\n").unwrap();
     let before = std::fs::read(&b).unwrap();
-    let e = convert(&broken, &b, None).unwrap_err();
+    let e = convert(&broken, &b, None, true).unwrap_err();
     assert_eq!(
         e.to_string(),
         format!(

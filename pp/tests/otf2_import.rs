@@ -627,6 +627,27 @@ fn a_missing_file_a_directory_and_damaged_traces_are_one_line_errors() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to overwrite it"));
     assert_eq!(std::fs::read(&anchor).unwrap(), before);
+    // Nor a file that is there, without --force.
+    let mine = dir.join("mine.log");
+    std::fs::write(&mine, "mine").unwrap();
+    let out = pp!()
+        .arg("import")
+        .arg(&anchor)
+        .arg("-o")
+        .arg(&mine)
+        .output()
+        .unwrap();
+    let e = one_line_error(&out, Some(1), &[&mine.display().to_string()]);
+    assert!(e.contains("exists; not replaced"), "{e}");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
+    let out = pp!()
+        .arg("import")
+        .arg(&anchor)
+        .args(["--force", "-o"])
+        .arg(&mine)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
     // An anchor that declares 2³¹ properties: OTF2 3.0 would write past its allocation.
     let mut bytes = std::fs::read(&anchor).unwrap();
     let mut at = 2 + 5 + 39;

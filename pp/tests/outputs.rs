@@ -67,6 +67,39 @@ fn outputs_onto_devices_fifos_folders_and_links_are_refused() {
 }
 
 #[test]
+fn an_existing_file_is_replaced_only_with_force() {
+    let dir = scratch("existing");
+    let (text, small) = text_and_binary(&dir);
+    let mine = dir.join("mine.txt");
+    fs::write(&mine, "mine\n").unwrap();
+    // Refused before the log is read (a log that is not there), with the file as it was.
+    let missing = dir.join("missing.log");
+    for args in [
+        vec!["convert".as_ref(), missing.as_os_str(), mine.as_os_str()],
+        vec!["--chrome".as_ref(), mine.as_os_str(), missing.as_os_str()],
+    ] {
+        let out = run(pp!().args(&args));
+        let e = one_line_error(&out, Some(1), &[&mine.display().to_string()]);
+        assert!(
+            e.contains("exists; not replaced") && e.contains("--force"),
+            "{e}"
+        );
+        assert!(out.stdout.is_empty());
+        assert_eq!(fs::read_to_string(&mine).unwrap(), "mine\n");
+    }
+    // With --force, replaced.
+    assert!(
+        run(pp!().arg("convert").arg(&small).arg(&mine).arg("--force"))
+            .status
+            .success()
+    );
+    assert_eq!(fs::read_to_string(&mine).unwrap(), LOG);
+    let out = run(pp!().arg("--chrome").arg(&mine).arg("--force").arg(&text));
+    assert!(out.status.success(), "{out:?}");
+    assert!(fs::read_to_string(&mine).unwrap().starts_with("{"));
+}
+
+#[test]
 fn a_dash_is_standard_output_for_text() {
     let dir = scratch("dash");
     let (text, small) = text_and_binary(&dir);

@@ -467,7 +467,7 @@ fn pp_whatif_prints_both_walls_and_writes_the_predicted_log() {
     // Refused before the log is read: a long log is not replayed for nothing.
     let missing = dir.join("no-such.log");
     let (ok, _, stderr) = pp(&["whatif", missing.to_str().unwrap(), "--out", o]);
-    assert!(!ok && stderr.contains("already there"), "{stderr}");
+    assert!(!ok && stderr.contains("exists; not replaced"), "{stderr}");
     let bin = dir.join("fig1.bin");
     assert!(pp(&["convert", l, bin.to_str().unwrap()]).0);
     let target = dir.join("target.toml");

@@ -349,12 +349,7 @@ pub fn save(model: &PerformanceModel, path: &Path, force: bool) -> Result<(), Mo
         line: None,
         message,
     };
-    files::output::check(path).map_err(|e| error(e.reason()))?;
-    if path.exists() && !force {
-        return Err(error(
-            "exists; not replaced (choose another path, or --force)".into(),
-        ));
-    }
+    files::output::check_new(path, force).map_err(|e| error(e.reason()))?;
     let text = written(model, &path.display().to_string())?;
     files::output::write(path, text.as_bytes()).map_err(|e| error(e.reason()))
 }

@@ -122,13 +122,8 @@ fn build(a: &BuildArgs) -> Result<String> {
         Some(us) => Some(us * 1e-6),
         None => lca::pace::core_switch::core_switch_s(),
     };
-    files::output::check(&a.out).map_err(|e| anyhow!("-o {}: {}", a.out.display(), e.reason()))?;
-    if a.out.exists() && !a.force {
-        bail!(
-            "-o {}: exists; not replaced (choose another path, or --force)",
-            a.out.display()
-        );
-    }
+    files::output::check_new(&a.out, a.force)
+        .map_err(|e| anyhow!("-o {}: {}", a.out.display(), e.reason()))?;
     let model = lca::pace::build(&BuildRequest {
         study: a.study.clone(),
         implementation: a.implementation.clone(),

@@ -69,6 +69,9 @@ pub struct Args {
     /// Draw the measured points and every fitted curve to an .svg or .png file.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+    /// Replace an existing --plot FILE.
+    #[arg(long, requires = "plot")]
+    pub force: bool,
 }
 
 /// The options, validated.
@@ -129,6 +132,7 @@ fn validate(args: &Args) -> Result<Config> {
         .collect::<Result<Vec<_>>>()?;
     if let Some(plot) = &args.plot {
         reports::chart::ChartFormat::from_path(plot).context("--plot")?;
+        files::output::check_new(plot, args.force).context("--plot")?;
     }
     let datafile = read_datafile(datafile_path)?;
     for (option, name) in [("--var", &var), ("--cat", &cat)] {

@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use pp::calibrate::Settings;
 use pp::calibrate::mpi::MpiSettings;
 
@@ -33,13 +33,7 @@ pub fn calibrate(args: CalibrateArgs) -> Result<()> {
     let path = args.out.or_else(pp::machine::default_path).ok_or_else(|| {
         anyhow!("no place for the machine file: give --out FILE (HOME is not set)")
     })?;
-    files::output::check(&path).context("--out")?;
-    if path.exists() && !args.force {
-        bail!(
-            "{}: a machine file is already there; --force replaces it",
-            path.display()
-        );
-    }
+    files::output::check_new(&path, args.force).context("--out")?;
     let settings = if args.quick {
         Settings::quick()
     } else {

@@ -15,9 +15,17 @@ pub struct ConvertArgs {
     /// Output encoding: text or binary (default: the other one).
     #[arg(long, value_enum, hide_possible_values = true)]
     to: Option<To>,
+    /// Replace an existing OUTPUT.
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn convert(args: &ConvertArgs) -> Result<()> {
-    pp::log::convert(&args.input, &args.output, args.to.map(Into::into))?;
+    pp::log::convert(
+        &args.input,
+        &args.output,
+        args.to.map(Into::into),
+        args.force,
+    )?;
     Ok(())
 }

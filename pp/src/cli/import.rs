@@ -19,11 +19,14 @@ pub struct ImportArgs {
     /// Encoding of the log: text or binary.
     #[arg(long, value_enum, default_value = "text", hide_possible_values = true)]
     to: To,
+    /// Replace an existing LOG.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Imports the trace; says on standard error what it did not map.
 pub fn import(args: &ImportArgs) -> Result<()> {
-    let stats = pp::trace::otf2::import(&args.trace, &args.out, args.to.into())
+    let stats = pp::trace::otf2::import(&args.trace, &args.out, args.to.into(), args.force)
         .map_err(anyhow::Error::msg)?;
     report(&stats);
     Ok(())
@@ -38,7 +41,7 @@ pub fn open(path: &Path) -> Result<Option<LogReader>> {
     }
     let tmp = std::env::temp_dir().join(format!(".pp-import-{}.log", std::process::id()));
     let imported =
-        pp::trace::otf2::import(path, &tmp, Encoding::Binary).map_err(anyhow::Error::msg);
+        pp::trace::otf2::import(path, &tmp, Encoding::Binary, true).map_err(anyhow::Error::msg);
     let opened = imported.and_then(|stats| {
         report(&stats);
         let file = std::fs::File::open(&tmp).context("the imported log")?;

@@ -34,6 +34,9 @@ pub struct ProfileArgs {
     /// output, and the profile goes to standard error).
     #[arg(long, value_name = "FILE")]
     pub chrome: Option<PathBuf>,
+    /// Replace an existing --chrome FILE.
+    #[arg(long, requires = "chrome")]
+    pub force: bool,
     /// Machine file from `pp calibrate`: communication beyond its ideal time becomes rc.comm.
     /// Default: $PP_MACHINE, else ~/.config/pp/machine.toml when it exists.
     #[arg(long, value_name = "FILE")]
@@ -41,6 +44,9 @@ pub struct ProfileArgs {
 }
 
 pub fn profile(args: &ProfileArgs) -> Result<()> {
+    if let Some(file) = args.chrome.as_ref().filter(|f| f.as_os_str() != "-") {
+        files::output::check_new(file, args.force).context("--chrome")?;
+    }
     let path = crate::log_path(args.log.as_ref());
     let mut reader = super::import::open(&path)?.map_or_else(|| LogReader::open(&path), Ok)?;
     // Messages name standard input as the reader does.

@@ -67,6 +67,7 @@ pub fn run(args: &RunArgs) -> ExitCode {
         by: None,
         format: Format::Text,
         chrome: None,
+        force: false,
         machine: args.machine.clone(),
     });
     match (profiled, ran.status) {

@@ -35,13 +35,15 @@ const BLOCK_EVENTS: usize = 4096;
 /// text), or into `to` when given (converting into the same encoding rewrites the log in
 /// canonical form). The output is written to a temporary file beside `output` and renamed over
 /// it only when complete, so a failure leaves `output` as it was; `output` must be absent or a
-/// regular file (a device, FIFO, socket or directory is refused). `-` is standard output, for
-/// text only. Refuses to write onto `input`. A damaged input (malformed line, corrupt or
+/// regular file (a device, FIFO, socket or directory is refused), and an existing one is
+/// replaced only with `force`. `-` is standard output, for text only. Refuses to write onto
+/// `input`. A damaged input (malformed line, corrupt or
 /// truncated binary log) fails the conversion with the reader's error; nothing is written then.
 pub fn convert(
     input: &Path,
     output: &Path,
     to: Option<Encoding>,
+    force: bool,
 ) -> Result<ConvertStats, LogError> {
     let in_name = input.display().to_string();
     let out_name = output.display().to_string();
@@ -54,7 +56,9 @@ pub fn convert(
             "is the input log {in_name}; refusing to overwrite it"
         )));
     }
-    files::output::check(output).map_err(|e| refused(e.reason()))?;
+    if output != Path::new("-") {
+        files::output::check_new(output, force).map_err(|e| refused(e.reason()))?;
+    }
     let bytes_in = match fs::metadata(input) {
         Ok(m) if m.is_file() => m.len(),
         _ => 0,

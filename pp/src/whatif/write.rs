@@ -62,10 +62,7 @@ fn thread_events(predicted: &Predicted, i: usize) -> impl Iterator<Item = Event>
 /// nothing, and again when writing.
 pub fn check(option: &str, out: &Path, force: bool) -> Result<()> {
     let name = format!("{option} {}", out.display());
-    files::output::check(out).with_context(|| name.clone())?;
-    if out.exists() && !force {
-        bail!("{name}: a file is already there; --force replaces it");
-    }
+    files::output::check_new(out, force).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
     Ok(())
 }
 

@@ -95,6 +95,10 @@ pub struct Args {
 
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
+    // Before the fit, which a search can make long.
+    if let Some(path) = args.out.as_ref().filter(|p| p.as_os_str() != "-") {
+        files::output::check_new(path, args.force)?;
+    }
     let repetitions = args.repetitions;
     if fit::extrap::detect_file(&args.datafile) {
         return extrap::run(args, repetitions);

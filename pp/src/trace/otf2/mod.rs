@@ -38,13 +38,19 @@ pub struct ImportStats {
 const BLOCK_EVENTS: usize = 4096;
 
 /// Reads the OTF2 trace whose anchor file is `trace` and writes it as a pp log to `out`
-/// (`-`: standard output, text only) in `encoding`. Errors are one line, naming the file.
+/// (`-`: standard output, text only) in `encoding`; an existing `out` is replaced only with
+/// `force`. Errors are one line, naming the file.
 ///
 /// The events are written as they are read, once their place in the log is known
 /// (docs/otf2.md#memory-and-speed); a trace whose records do not come in time order is read
 /// a second time, its events sorted before any is written. Standard output gets them all
 /// sorted first, so that nothing is written unless the whole trace reads.
-pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStats, String> {
+pub fn import(
+    trace: &Path,
+    out: &Path,
+    encoding: Encoding,
+    force: bool,
+) -> Result<ImportStats, String> {
     let shown = trace.display();
     match std::fs::metadata(trace) {
         Err(e) => return Err(format!("{shown}: {}", files_error(&e))),
@@ -72,6 +78,9 @@ pub fn import(trace: &Path, out: &Path, encoding: Encoding) -> Result<ImportStat
         return Err(
             "standard output takes the text encoding only (--to text, or name a file)".into(),
         );
+    }
+    if out != Path::new("-") {
+        files::output::check_new(out, force).map_err(|e| e.to_string())?;
     }
     let lib = ffi::lib()?;
     let streaming = out != Path::new("-");
