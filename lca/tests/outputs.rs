@@ -59,19 +59,31 @@ fn model_files_and_charts_onto_devices_fifos_folders_and_links_are_refused() {
         ];
         refused(&[&args[..], &["--force"]].concat(), &target, kind);
     }
-    let fig2 = datasets::path("fig2.dat");
     for (target, kind) in hostile_targets(&dir.join("plot"), ".svg") {
-        let target_text = target.to_str().unwrap();
-        let args = [
-            fig2.to_str().unwrap(),
-            "--var",
-            "p",
-            "--cat",
-            "li",
-            "--plot",
-        ];
-        refused(&[&args[..], &[target_text]].concat(), &target, kind);
+        let args = plot(&target);
+        refused(
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+            &target,
+            kind,
+        );
     }
+}
+
+/// `lca datasets/data/fig2.dat --var p --cat li --plot CHART`'s arguments.
+fn plot(chart: &Path) -> Vec<String> {
+    let fig2 = datasets::path("fig2.dat");
+    [
+        fig2.to_str().unwrap(),
+        "--var",
+        "p",
+        "--cat",
+        "li",
+        "--plot",
+    ]
+    .into_iter()
+    .chain(chart.to_str())
+    .map(String::from)
+    .collect()
 }
 
 #[test]
@@ -79,17 +91,8 @@ fn an_existing_chart_is_replaced_only_with_force() {
     let dir = scratch("outputs-existing");
     let chart = dir.join("li.svg");
     fs::write(&chart, "mine").unwrap();
-    let fig2 = datasets::path("fig2.dat");
-    let args = [
-        fig2.to_str().unwrap(),
-        "--var",
-        "p",
-        "--cat",
-        "li",
-        "--plot",
-        chart.to_str().unwrap(),
-    ];
-    let stderr = error_of(&args);
+    let args = plot(&chart);
+    let stderr = error_of(&args.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(stderr.contains("exists; not replaced"), "{stderr}");
     assert_eq!(fs::read_to_string(&chart).unwrap(), "mine");
     let out = lca().args(args).arg("--force").output().unwrap();

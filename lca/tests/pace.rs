@@ -1367,13 +1367,16 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("choose fast"), "{stdout}");
     let trace = dir.join("trace.log");
-    let out = lca!()
-        .args(["pace", "predict"])
-        .arg(&a)
-        .args(["--at", "n=25,p=3", "--trace"])
-        .arg(&trace)
-        .output()
-        .unwrap();
+    let predict_trace = || {
+        lca!()
+            .args(["pace", "predict"])
+            .arg(&a)
+            .args(["--at", "n=25,p=3", "--trace"])
+            .arg(&trace)
+            .output()
+            .unwrap()
+    };
+    let out = predict_trace();
     assert!(
         out.status.success(),
         "{}",
@@ -1385,14 +1388,7 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
             .starts_with("pplog 1 p=3")
     );
     // Not replaced without --force, and said so by the option's name.
-    let out = lca!()
-        .args(["pace", "predict"])
-        .arg(&a)
-        .args(["--at", "n=25,p=3", "--trace"])
-        .arg(&trace)
-        .output()
-        .unwrap();
-    let e = one_line_error(&out, Some(1), &[]);
+    let e = one_line_error(&predict_trace(), Some(1), &[]);
     assert!(
         e.starts_with("Error: --trace ") && e.contains("--force"),
         "{e}"
