@@ -95,5 +95,8 @@ fn report_of_two_models_with_measured_runs() {
         out.to_str().unwrap(),
     ]);
     assert!(e.contains("index.html: exists; not replaced"), "{e}");
+    // Said before anything is read (a model that is not there).
+    let e = error_of(&["report", "no-such.toml", "--out", out.to_str().unwrap()]);
+    assert!(e.contains("index.html: exists; not replaced"), "{e}");
     assert!(run(&["--force"]).status.success());
 }

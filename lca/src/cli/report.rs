@@ -40,6 +40,8 @@ pub struct Args {
 
 /// Runs the command and returns what to print.
 pub fn run(args: &Args) -> Result<String> {
+    // Before the models' errors and comparisons are computed (checked again when writing).
+    files::output::check_new(&args.out.join("index.html"), args.force)?;
     let models = args
         .models
         .iter()
