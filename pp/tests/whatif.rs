@@ -470,6 +470,24 @@ fn pp_whatif_prints_both_walls_and_writes_the_predicted_log() {
     assert!(!ok && stderr.contains("exists; not replaced"), "{stderr}");
     let bin = dir.join("fig1.bin");
     assert!(pp(&["convert", l, bin.to_str().unwrap()]).0);
+    // What the header decides is said before the events are read: a binary log cut short
+    // in its last block fails only once read.
+    let cut = dir.join("cut.bin");
+    let bytes = std::fs::read(&bin).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 3]).unwrap();
+    let c = cut.to_str().unwrap();
+    let (ok, _, stderr) = pp(&["whatif", c, "--out", o, "--force"]);
+    assert!(!ok && !stderr.contains("--out"), "{stderr}");
+    let (ok, _, stderr) = pp(&["whatif", c, "--group", "0,9", "--out", o, "--force"]);
+    assert!(
+        !ok && stderr.contains("thread 9 is not in the log"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = pp(&["whatif", c, "--out", "-"]);
+    assert!(
+        !ok && stderr.contains("standard output takes a text log"),
+        "{stderr}"
+    );
     let target = dir.join("target.toml");
     std::fs::write(&target, "group = \"0,1\"\n").unwrap();
     let (ok, stdout, stderr) = pp(&[

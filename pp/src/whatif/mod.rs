@@ -137,6 +137,11 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     // The measured run's contention matters to a regrouping from the measured times only.
     let regrouped = target.groups.iter().any(|g| g.len() > 1) && target.demand == Demand::Elapsed;
     let reader = LogReader::open(&path)?;
+    // What the header says is checked before the log is read.
+    if reader.encoding() == Encoding::Binary && args.out.as_os_str() == "-" {
+        bail!("--out -: standard output takes a text log only; name a file");
+    }
+    target.processors(reader.header().p)?;
     // The replay follows the reading on another thread (docs/whatif.md#cost). A regular file
     // is read a second time for the attribution, afterwards and only where the reading found
     // that its rc.cpu may pass the warning's share; standard input or a FIFO only once, the
@@ -174,10 +179,6 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
                 .unwrap_or(0.0),
         );
     }
-    if run.encoding == Encoding::Binary && args.out.as_os_str() == "-" {
-        bail!("--out -: standard output takes a text log only; name a file");
-    }
-    target.processors(run.header.p)?;
     let replayed = replayed?;
     replay::complete(&replayed, &run.counts)?;
     let mut warnings = Vec::new();
