@@ -91,6 +91,9 @@ fn model_predict_validate() {
     // An existing file is not replaced.
     let e = error_of(&["model", runs, "--where", "impl=dp", "--out", model_s]);
     assert!(e.contains("exists; not replaced"), "{e}");
+    // Said before the runs are read and fitted (a datafile that is not there).
+    let e = error_of(&["model", "no-such.dat", "--out", model_s]);
+    assert!(e.contains("exists; not replaced"), "{e}");
 
     let at = stdout(&[
         "predict",
