@@ -1,8 +1,11 @@
 //! `pp whatif` in bounded memory (docs/whatif.md#cost): the streams it keeps in a temporary
 //! file give the same predicted log, byte for byte, as when they stay in memory, on random
 //! logs and targets; the command runs under an address-space limit that the whole run held in
-//! memory exceeds; and a temporary folder it cannot write is a one-line error.
+//! memory exceeds; a temporary folder it cannot write is a one-line error; and a binary
+//! predicted log, written as the replay goes, holds the events that the library's predicted
+//! log holds, or, where it cannot be written, is a one-line error that leaves nothing behind.
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 use proptest::prelude::*;
@@ -58,8 +61,68 @@ fn same_from_the_file_as_from_memory(name: &str, log: &[u8], target: usize) {
     assert!(on_disk.1 == in_memory.1, "the predicted logs differ");
 }
 
+/// Every event of the log at `path`, with the names and teams it defines.
+fn contents(path: &Path) -> (Vec<pp::event::Event>, Vec<String>, Vec<Vec<u32>>) {
+    let mut reader = pp::log::LogReader::open(path).unwrap();
+    let mut events = Vec::new();
+    while let Some(e) = reader.next_event() {
+        events.push(e.unwrap());
+    }
+    let symbols = reader.symbols();
+    let names = (0..symbols.len() as u32)
+        .map(|k| symbols.name(pp::event::Sym(k)).to_string())
+        .collect();
+    let teams = (0..)
+        .map_while(|k| symbols.get_team(pp::event::TeamRef(k)).map(<[u32]>::to_vec))
+        .collect();
+    (events, names, teams)
+}
+
+/// `pp whatif` writes a binary predicted log as its replay goes (each block when it closes,
+/// after the definitions it needs, which the reading hands over): the log holds the events,
+/// names and teams that the library's predicted log, written from the replay's blocks once
+/// it has ended, holds.
+fn written_as_it_goes_as_the_library_writes_it(log: &[u8], target: usize) {
+    let dir = scratch("whatif-bounded-direct");
+    let path = dir.join("run.log");
+    std::fs::write(&path, log).unwrap();
+    let (report, direct) = whatif(&dir, &path, TARGETS[target], None);
+    assert!(direct.is_some(), "{report}");
+    let run = pp::whatif::MeasuredRun::read(
+        pp::log::LogReader::open(&path).unwrap(),
+        "run.log",
+        &Default::default(),
+    )
+    .unwrap();
+    let mut t = pp::whatif::Target::default();
+    let args = TARGETS[target];
+    if let Some(k) = args.iter().position(|&a| a == "--group") {
+        t.groups = pp::whatif::parse_groups(args[k + 1]).unwrap();
+    }
+    if args.contains(&"--demand") {
+        t.demand = pp::whatif::Demand::Cpu;
+    }
+    let prediction = pp::whatif::predict(&run, &t).unwrap();
+    let library = dir.join("library.log");
+    pp::whatif::write::write(&run, &prediction, "--out", &library, true).unwrap();
+    let written = dir.join("predicted-0.log");
+    assert!(
+        contents(&written) == contents(&library),
+        "the predicted logs differ"
+    );
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn a_binary_predicted_log_written_as_the_replay_goes_holds_the_librarys_events(
+        seed in any::<u64>(), p in 4u32..9, events in 20u64..5000, block in 1usize..300,
+        target in 0usize..4
+    ) {
+        let log = realistic_log(p, events, block, seed);
+        written_as_it_goes_as_the_library_writes_it(&log, target);
+    }
 
     #[test]
     fn the_file_gives_the_predicted_log_of_memory_on_logs_with_messages_and_locks(
@@ -134,4 +197,38 @@ fn a_temporary_folder_that_cannot_be_written_is_a_one_line_error() {
     assert!(err.contains("a temporary file in"), "{err}");
     assert!(err.contains("missing"), "{err}");
     assert!(!out.exists());
+}
+
+#[test]
+fn a_predicted_log_that_cannot_be_written_as_the_replay_goes_is_a_one_line_error() {
+    // 100,000 events: records, times and blocks all stay in memory (the hand-over's 16 MB,
+    // 256 kB of times a thread), so only the predicted log (about 440 kB) meets the limit.
+    let dir = scratch("whatif-bounded-direct-full");
+    let log = dir.join("run.log");
+    std::fs::write(&log, realistic_log(8, 100_000, 4096, 5)).unwrap();
+    let out = dir.join("predicted.log");
+    let mut cmd = pp!();
+    cmd.args(["whatif", log.to_str().unwrap(), "--group", "0,1/2,3"])
+        .args(["--out", out.to_str().unwrap()])
+        .env("TMPDIR", &dir);
+    test_support::limit(&mut cmd, libc::RLIMIT_FSIZE, 100_000);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let err = test_support::error_of(&mut cmd);
+    assert!(
+        err.contains("--out") && err.contains("predicted.log: cannot write"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "run.log")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -2,19 +2,23 @@
 //! binary log (docs/whatif.md#cost), thread by thread in a temporary file past a bounded buffer:
 //! writing the predicted log is then copying them, and its events are read back from them.
 //!
+//! A binary predicted log written to a file skips the temporary file: each block goes to the
+//! log as it closes ([`Direct`]).
+//!
 //! Thread `i`'s stream `i` holds its records as [`encode_record`] writes them, a block's from
 //! `BlockState::new(first_t)`; stream `p + i` holds, at each block's end, what its header
 //! needs (varints: records, bytes, first time, last time less the first, and the names and
 //! teams it references, as a count of ids from 0).
 
-use std::io;
+use std::io::{self, BufWriter};
+use std::sync::Mutex;
 
 use pp_recorder::log::binary::{BlockState, encode_record, references};
 use pp_recorder::log::varint;
 
 use super::streams::{Cursor, Streams, Writer};
-use crate::event::{Event, EventKind, ThreadId};
-use crate::log::{Defined, decode_record};
+use crate::event::{Event, EventKind, Symbols, ThreadId};
+use crate::log::{BinaryWriter, Defined, decode_record};
 
 /// Events per block of the predicted log (as a binary log's writer cuts them: the predicted
 /// log is byte for byte what writing its events a block of this many at a time gives).
@@ -39,10 +43,11 @@ pub(crate) struct Header {
     pub teams: u32,
 }
 
-/// Appends events to [`Blocks`], each thread's in order.
+/// Appends events to [`Blocks`], or to a [`Direct`] log, each thread's in order.
 #[derive(Debug)]
 pub(crate) struct Encoder<'a> {
     writer: Writer<'a>,
+    direct: Option<Direct<'a>>,
     p: usize,
     /// Each thread's block being encoded, and its encoding state.
     open: Vec<(Header, BlockState)>,
@@ -58,10 +63,12 @@ impl Blocks {
         }
     }
 
-    /// The encoder of these blocks.
-    pub fn encoder(&self) -> Encoder<'_> {
+    /// The encoder of these blocks, or of `direct`'s log when given (the blocks then stay
+    /// empty).
+    pub fn encoder<'a>(&'a self, direct: Option<Direct<'a>>) -> Encoder<'a> {
         Encoder {
             writer: self.streams.writer(),
+            direct,
             p: self.p,
             open: vec![Default::default(); self.p],
             buf: Vec::with_capacity(64),
@@ -84,7 +91,7 @@ impl Blocks {
     }
 }
 
-impl Encoder<'_> {
+impl<'a> Encoder<'a> {
     /// Appends thread `i`'s event of `kind` at `t` to its blocks (`t` not before the thread's
     /// previous event).
     pub fn push(&mut self, i: usize, t: u64, kind: &EventKind) {
@@ -96,11 +103,15 @@ impl Encoder<'_> {
             };
             *st = BlockState::new(t);
         }
-        self.writer.push_with(i, |buf| {
+        let mut encode = |buf: &mut Vec<u8>| {
             let start = buf.len();
             encode_record(buf, st, t, kind);
             h.len += (buf.len() - start) as u32;
-        });
+        };
+        match &mut self.direct {
+            Some(d) => encode(&mut d.payloads[i]),
+            None => self.writer.push_with(i, encode),
+        }
         let (names, team) = references(kind);
         for s in names.into_iter().flatten() {
             h.names = h.names.max(s + 1);
@@ -121,6 +132,10 @@ impl Encoder<'_> {
         if h.count == 0 {
             return;
         }
+        if let Some(d) = &mut self.direct {
+            d.write(i, &h);
+            return;
+        }
         self.buf.clear();
         for v in [
             u64::from(h.count),
@@ -135,12 +150,83 @@ impl Encoder<'_> {
         self.writer.push(self.p + i, &self.buf);
     }
 
-    /// Ends every thread's last block and publishes them.
-    pub fn finish(mut self) {
+    /// The first error writing the [`Direct`] log, if any: the replay stops there.
+    pub fn failure(&self) -> Option<String> {
+        self.direct.as_ref().and_then(Direct::failure)
+    }
+
+    /// Ends every thread's last block and publishes them; gives back the [`Direct`] log,
+    /// if any.
+    pub fn finish(mut self) -> Option<Direct<'a>> {
         for i in 0..self.p {
             self.close(i);
         }
-        self.writer.finish();
+        self.direct.take()
+    }
+}
+
+/// A [`Direct`] log's writer.
+pub(crate) type Written = BinaryWriter<BufWriter<files::Target>>;
+
+/// The predicted log, binary, written as the replay encodes it: a thread's block goes to the
+/// file when it closes, after the definitions of the names and teams it references (no
+/// temporary file, and no copy once the replay ends: docs/whatif.md#cost). The reading
+/// publishes the log's symbols in `symbols` before it hands over the events that use them.
+#[derive(Debug)]
+pub(crate) struct Direct<'a> {
+    writer: Written,
+    /// The log as the user named it (`--out FILE`), for errors.
+    name: String,
+    symbols: &'a Mutex<Symbols>,
+    /// Each thread's open block's records.
+    payloads: Vec<Vec<u8>>,
+    /// The first error writing the log.
+    error: Option<io::Error>,
+}
+
+impl<'a> Direct<'a> {
+    /// The log `writer` writes (its header written; `name` as the user named it), for `p`
+    /// threads, whose symbols the reading publishes in `symbols`.
+    pub fn new(writer: Written, name: String, symbols: &'a Mutex<Symbols>, p: usize) -> Direct<'a> {
+        Direct {
+            writer,
+            name,
+            symbols,
+            payloads: vec![Vec::new(); p],
+            error: None,
+        }
+    }
+
+    /// Writes thread `i`'s block `h` (its records in `payloads[i]`).
+    fn write(&mut self, i: usize, h: &Header) {
+        if self.error.is_none() {
+            let symbols = self.symbols.lock().unwrap_or_else(|e| e.into_inner());
+            if let Err(e) = self.writer.write_encoded_block(
+                i as u32,
+                h.count,
+                (h.first_t, h.last_t),
+                &self.payloads[i],
+                (h.names, h.teams),
+                &symbols,
+            ) {
+                self.error = Some(e);
+            }
+        }
+        self.payloads[i].clear();
+    }
+
+    /// The log's writer once every block is written, or the first error writing it.
+    pub fn finish(self) -> io::Result<Written> {
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok(self.writer),
+        }
+    }
+
+    /// The first error writing the log, in one line that names it.
+    fn failure(&self) -> Option<String> {
+        let e = self.error.as_ref()?;
+        Some(format!("{}: cannot write: {e}", self.name))
     }
 }
 

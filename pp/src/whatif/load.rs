@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::BuildHasherDefault;
+use std::sync::Mutex;
 
 use anyhow::{Result, bail};
 use pp_recorder::log::binary::BlockState;
@@ -12,7 +13,7 @@ use pp_recorder::log::binary::BlockState;
 use super::record::{Group, Latency, Record};
 use super::sampled::{Finish, Sampled};
 use super::streams::{Streams, Writer};
-use crate::event::{EventKind, Header, Sym, Symbols, ThreadId};
+use crate::event::{EventKind, Header, Sym, Symbols, TeamRef, ThreadId};
 use crate::graph::{ArcKind, Builder};
 use crate::log::{Encoding, LogReader};
 use crate::profile::Sweep;
@@ -140,6 +141,7 @@ impl MeasuredRun {
             &records,
             Some(&shares),
             &sampled,
+            None,
         )?;
         Ok(reading.run(records, shares, sampled))
     }
@@ -182,10 +184,31 @@ impl Reading {
     }
 }
 
+/// Copies the names and teams of `symbols` past the `published` ones (names, teams) to `out`,
+/// where they get the same ids (both tables only grow, and `symbols` holds no name or team
+/// twice).
+fn publish(symbols: &Symbols, out: &Mutex<Symbols>, published: &mut (usize, u32)) {
+    if symbols.len() == published.0 && symbols.get_team(TeamRef(published.1)).is_none() {
+        return;
+    }
+    let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+    for k in published.0..symbols.len() {
+        out.intern(symbols.name(Sym(k as u32)));
+    }
+    published.0 = symbols.len();
+    while let Some(team) = symbols.get_team(TeamRef(published.1)) {
+        out.intern_team(team);
+        published.1 += 1;
+    }
+}
+
 /// [`MeasuredRun::read`] into `records`, `shares` (each of `reader`'s header's `p` streams;
 /// no shares when `None`: only a demand from CPU time reads them) and `sampled`, which a
 /// replay may read meanwhile on another thread: each record is there for it once its chunk is
 /// published, and the streams and `sampled` end when this returns, with an error or without.
+/// The log's names and teams go to `symbols`, when given, before the first record that may
+/// reference them (a [`super::blocks::Direct`] log defines them from there).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn read_into(
     mut reader: LogReader,
     name: &str,
@@ -194,6 +217,7 @@ pub(super) fn read_into(
     records: &Streams,
     shares: Option<&Streams>,
     sampled: &Sampled,
+    symbols_out: Option<&Mutex<Symbols>>,
 ) -> Result<Reading> {
     let _finish = Finish(sampled);
     let header = reader.header().clone();
@@ -216,9 +240,19 @@ pub(super) fn read_into(
     let (mut last_t, mut first_start, mut last_event) = (0u64, None::<u64>, 0u64);
     let mut contention_ns = 0u64;
     let mut scratch = Record::default();
+    let mut published = (0usize, 0u32);
+    let mut read = 0u64;
     while let Some(e) = reader.next_event() {
         let e = e?;
+        read += 1;
+        // A replay that stopped (an error, which it reports) needs no more records.
+        if read.is_multiple_of(4096) && records_in.abandoned() {
+            break;
+        }
         let symbols = reader.symbols();
+        if let Some(out) = symbols_out {
+            publish(symbols, out, &mut published);
+        }
         if let Some(sweep) = &mut sweep {
             sweep.event(&e, symbols);
         }

@@ -8,7 +8,8 @@
 //! simulates the target in predicted time order (a tournament tree of pending events, so
 //! `O(n log p)` for `n` events, times the group size where processors are shared; no tree
 //! where no processor is shared) reading each thread's stream at its own pace and encoding the predicted log's
-//! blocks as it goes, [`predict`] gives the [`PredictedLog`], and [`write::write`] writes it.
+//! blocks as it goes (`pp whatif` on a binary log: straight into the predicted log), [`predict`]
+//! gives the [`PredictedLog`], and [`write::write`] writes it.
 //! The streams, the predicted times and the blocks go to a temporary file past a bounded
 //! buffer, so memory is bounded whatever the log's length (docs/whatif.md#cost).
 //! [`run`] is `pp whatif` from its [`WhatifOptions`].
@@ -31,9 +32,11 @@ pub use replay::{Predicted, Sample, replay};
 pub use target::{Demand, Sharing, Target, load_machine, parse_groups};
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::{Result, bail};
 
+use crate::event::Symbols;
 use crate::log::{Encoding, LogReader};
 use sampled::Sampled;
 use streams::Streams;
@@ -156,8 +159,24 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     if !cpu {
         shares.writer().finish();
     }
+    let mut header = predict::predicted_header(reader.header(), &target);
+    from(&mut header, &path);
+    // A binary predicted log is written as the replay goes (docs/whatif.md#cost); its names
+    // and teams come from the reading.
+    let symbols = Mutex::new(Symbols::default());
+    let direct = match reader.encoding() {
+        Encoding::Binary => Some(blocks::Direct::new(
+            write::open_binary("--out", &args.out, &header)?,
+            format!("--out {}", args.out.display()),
+            &symbols,
+            p,
+        )),
+        Encoding::Text => None,
+    };
+    let publish = direct.is_some().then_some(&symbols);
     let (reading, replayed) = std::thread::scope(|s| {
-        let replay = s.spawn(|| replay::replay_streams(&records, &shares, &sampled, &target));
+        let replay =
+            s.spawn(|| replay::replay_streams(&records, &shares, &sampled, &target, direct));
         let reading = load::read_into(
             reader,
             &name,
@@ -166,10 +185,13 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
             &records,
             cpu.then_some(&shares),
             &sampled,
+            publish,
         );
         (reading, join(replay))
     });
     let mut run = reading?.run(records, shares, sampled);
+    // A replay that failed says why (the reading then stopped too).
+    let replayed = replayed?;
     // Below the bound the warning cannot be due: rc.cpu stays unknown (None).
     if regrouped && regular && run.rc_cpu_bound > 0.9 * CONTENTION_WARNING {
         run.rc_cpu = Some(
@@ -179,7 +201,6 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
                 .unwrap_or(0.0),
         );
     }
-    let replayed = replayed?;
     replay::complete(&replayed, &run.counts)?;
     let mut warnings = Vec::new();
     if let Some(rc) = run.rc_cpu.filter(|&rc| rc > CONTENTION_WARNING) {
@@ -190,17 +211,11 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
     }
     let mut prediction = predict::predicted(&run, &target, replayed)?;
     warnings.extend(prediction.warnings.iter().cloned());
-    // From what: the measured log's file name, where it is a name a header can hold.
-    let params = &mut prediction.header.params;
-    params.retain(|(k, _)| k != "predicted_from");
-    if let Some(file) = path.file_name().and_then(|f| f.to_str())
-        && crate::log::is_name(file)
-        && file.parse::<f64>().is_err()
-        && path.as_os_str() != "-"
-    {
-        params.push(("predicted_from".to_string(), file.to_string()));
+    prediction.header = header;
+    match prediction.replay.written.take() {
+        Some(written) => write::commit(written, "--out", &args.out, args.force)?,
+        None => write::write(&run, &prediction, "--out", &args.out, args.force)?,
     }
-    write::write(&run, &prediction, "--out", &args.out, args.force)?;
     let walls = prediction.walls;
     let report = format!(
         "measured wall:  {}\npredicted wall: {} ({:+.1}%)\nwrote {} (predicted: {})\n",
@@ -211,6 +226,20 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
         target.describe()
     );
     Ok(Outcome { report, warnings })
+}
+
+/// Names in `header` the measured log it is predicted from (`predicted_from`), by its file
+/// name where that is a name a header can hold.
+fn from(header: &mut crate::event::Header, path: &Path) {
+    let params = &mut header.params;
+    params.retain(|(k, _)| k != "predicted_from");
+    if let Some(file) = path.file_name().and_then(|f| f.to_str())
+        && crate::log::is_name(file)
+        && file.parse::<f64>().is_err()
+        && path.as_os_str() != "-"
+    {
+        params.push(("predicted_from".to_string(), file.to_string()));
+    }
 }
 
 /// A scoped thread's result; its panic goes on in this thread.

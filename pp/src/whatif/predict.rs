@@ -63,11 +63,7 @@ pub(super) fn predicted(
     }
     let measured = run.window;
     let predicted = replay.window;
-    let mut header = run.header.clone();
-    header.params.retain(|(k, _)| k != "predicted");
-    header
-        .params
-        .push(("predicted".to_string(), target.describe()));
+    let header = predicted_header(&run.header, target);
     Ok(PredictedLog {
         walls: Walls {
             measured,
@@ -77,6 +73,16 @@ pub(super) fn predicted(
         replay,
         warnings,
     })
+}
+
+/// The predicted log's header: `header` with `predicted=<what>` for `target`.
+pub(super) fn predicted_header(header: &Header, target: &Target) -> Header {
+    let mut header = header.clone();
+    header.params.retain(|(k, _)| k != "predicted");
+    header
+        .params
+        .push(("predicted".to_string(), target.describe()));
+    header
 }
 
 /// Seconds of a time in ns, in the shortest form that shows its size (`3.2e7`).

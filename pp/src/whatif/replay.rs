@@ -15,7 +15,7 @@ use anyhow::{Result, bail};
 
 use pp_recorder::log::binary::BlockState;
 
-use super::blocks::{Blocks, Encoder};
+use super::blocks::{Blocks, Direct, Encoder, Written};
 use super::load::MeasuredRun;
 use super::pending::Pending;
 use super::record::{Latency, Record};
@@ -36,8 +36,10 @@ pub struct Predicted {
     /// The run's first event, ns: the replay's times count from it (so that they are exact
     /// in a double up to 2^53 ns, 104 days, of run whatever the clock's origin).
     pub origin: u64,
-    /// The predicted log's events.
+    /// The predicted log's events (none where the replay wrote them to a [`Direct`] log).
     pub(super) blocks: Blocks,
+    /// The [`Direct`] log the replay wrote, if any: its writer, to finish, or the first error.
+    pub(super) written: Option<std::io::Result<Written>>,
     /// The latest predicted time, ns after the origin.
     pub(super) latest: f64,
     /// The predicted run window: the first `start` to the last event, rounded to the ns.
@@ -188,11 +190,12 @@ struct Ends {
     latest: f64,
     window: u64,
     replayed: Vec<u64>,
+    written: Option<std::io::Result<Written>>,
 }
 
 /// Replays `run` on `target`.
 pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
-    let predicted = replay_streams(&run.records, &run.shares, &run.sampled, target)?;
+    let predicted = replay_streams(&run.records, &run.shares, &run.sampled, target, None)?;
     complete(&predicted, &run.counts)?;
     Ok(predicted)
 }
@@ -213,18 +216,23 @@ pub(super) fn complete(predicted: &Predicted, counts: &[u64]) -> Result<()> {
 
 /// Replays the run whose records and shares a reading writes (or has written) to `records`
 /// and `shares` ([`super::load::read_into`]), on `target`, reading each thread's records as
-/// they come; [`complete`] says whether every event was replayed.
+/// they come, and writing the predicted log to `direct` when given; [`complete`] says whether
+/// every event was replayed.
 pub(super) fn replay_streams(
     records: &Streams,
     shares: &Streams,
     sampled: &Sampled,
     target: &Target,
+    direct: Option<Direct<'_>>,
 ) -> Result<Predicted> {
     // Ended however the simulation ends: the reading no longer waits for chunks to be taken.
     let _reading = (records.reading(), shares.reading());
     let p = records.len();
     let blocks = Blocks::new(p);
-    let ends = simulate(records, shares, sampled, target, &blocks)?;
+    let ends = simulate(records, shares, sampled, target, &blocks, direct).inspect_err(|_| {
+        // The reading need not go on past the error (docs/whatif.md#cost).
+        records.abandon();
+    })?;
     if let Some(e) = blocks.error() {
         bail!("{e}");
     }
@@ -235,16 +243,19 @@ pub(super) fn replay_streams(
         window: ends.window,
         failed: Default::default(),
         replayed: ends.replayed,
+        written: ends.written,
     })
 }
 
-/// The simulation of [`replay_streams`], encoding the predicted log's events into `blocks`.
-fn simulate(
-    records: &Streams,
-    shares: &Streams,
-    sampled: &Sampled,
-    target: &Target,
-    blocks: &Blocks,
+/// The simulation of [`replay_streams`], encoding the predicted log's events into `blocks`, or
+/// `direct`.
+fn simulate<'a>(
+    records: &'a Streams,
+    shares: &'a Streams,
+    sampled: &'a Sampled,
+    target: &'a Target,
+    blocks: &'a Blocks,
+    direct: Option<Direct<'a>>,
 ) -> Result<Ends> {
     let p = records.len();
     let of = target.processors(p as u32)?;
@@ -309,7 +320,7 @@ fn simulate(
         origin: 0,
         times: Times::new(p),
         latest: 0.0,
-        encoder: blocks.encoder(),
+        encoder: blocks.encoder(direct),
         first_start: None,
         last: 0,
         pending: Pending::new(p + n_processors),
@@ -347,12 +358,13 @@ fn simulate(
     if let Some(e) = sim.times.error() {
         bail!("{e}");
     }
-    sim.encoder.finish();
+    let written = sim.encoder.finish().map(Direct::finish);
     Ok(Ends {
         origin: sim.origin,
         latest: sim.latest,
         window: sim.first_start.map_or(0, |f| sim.last.saturating_sub(f)),
         replayed: sim.threads.iter().map(|t| t.next).collect(),
+        written,
     })
 }
 
@@ -536,6 +548,9 @@ impl Sim<'_> {
                 self.first_start = Some(self.first_start.map_or(rounded, |f| f.min(rounded)));
             }
             self.output(i, rounded, kind);
+            if let Some(e) = self.encoder.failure() {
+                bail!("{e}");
+            }
         }
         self.threads[i].next += 1;
         if !self.waiters[i].is_empty() {

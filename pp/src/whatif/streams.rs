@@ -61,6 +61,8 @@ struct Published {
     taken: u64,
     /// The reading has ended ([`Streams::reading`]): nothing more is taken.
     closed: bool,
+    /// The reading has stopped for good ([`Streams::abandon`]).
+    abandoned: bool,
     /// Each stream's bytes after those in the file, once the writer has finished.
     tails: Vec<Vec<u8>>,
     finished: bool,
@@ -159,6 +161,18 @@ impl Streams {
     /// The first error writing or reading the file, if any.
     pub fn error(&self) -> Option<String> {
         self.lock().error.clone()
+    }
+
+    /// Says that the reading of these streams has stopped for good (the replay failed): their
+    /// writer need not go on ([`Streams::abandoned`]).
+    pub fn abandon(&self) {
+        self.lock().abandoned = true;
+        self.freed.notify_all();
+    }
+
+    /// Whether the reading was [abandoned](Streams::abandon).
+    pub fn abandoned(&self) -> bool {
+        self.lock().abandoned
     }
 
     /// Held while the streams are read: dropped (the reading ended, with an error or a panic

@@ -8,10 +8,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
+use super::blocks::Written;
 use super::load::MeasuredRun;
 use super::predict::PredictedLog;
 use super::replay::Predicted;
-use crate::event::Event;
+use crate::event::{Event, Header};
 use crate::log::{BinaryWriter, Encoding, TextWriter};
 
 impl PredictedLog {
@@ -63,6 +64,38 @@ fn thread_events(predicted: &Predicted, i: usize) -> impl Iterator<Item = Event>
 pub fn check(option: &str, out: &Path, force: bool) -> Result<()> {
     let name = format!("{option} {}", out.display());
     files::output::check_new(out, force).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
+    Ok(())
+}
+
+/// A binary log with `header` to `out`, given by `option` (a temporary file renamed over it by
+/// [`commit`]), for a replay to write as it goes ([`super::blocks::Direct`]).
+pub(super) fn open_binary(option: &str, out: &Path, header: &Header) -> Result<Written> {
+    let name = format!("{option} {}", out.display());
+    let target = files::Target::open(out).with_context(|| name.clone())?;
+    BinaryWriter::new(BufWriter::new(target), header)
+        .map_err(|e| anyhow::anyhow!("{name}: cannot write: {e}"))
+}
+
+/// Ends the log a replay wrote as it went ([`open_binary`]), or reports its first error; `force`
+/// allows replacing an existing file.
+pub(super) fn commit(
+    written: io::Result<Written>,
+    option: &str,
+    out: &Path,
+    force: bool,
+) -> Result<()> {
+    let name = format!("{option} {}", out.display());
+    let werr = |e: io::Error| anyhow::anyhow!("{name}: cannot write: {e}");
+    let writer = written.map_err(werr)?;
+    // Checked again: the file may have appeared during the replay.
+    check(option, out, force)?;
+    let mut target = writer
+        .finish()
+        .map_err(werr)?
+        .into_inner()
+        .map_err(|e| werr(e.into_error()))?;
+    target.flush().map_err(werr)?;
+    target.commit().with_context(|| name.clone())?;
     Ok(())
 }
 
