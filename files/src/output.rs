@@ -7,10 +7,13 @@
 //! before the temporary file is made and again just before the rename. The temporary file is
 //! removed on every failure path (dropping an uncommitted [`Output`] removes it).
 
-use std::ffi::OsString;
+use std::ffi::{CString, OsString};
 use std::fmt;
 use std::fs::{self, File, FileType, OpenOptions};
 use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -138,63 +141,91 @@ pub fn check(path: &Path) -> Result<PathBuf, OutputError> {
 }
 
 /// An output being written: a temporary file beside the target, renamed over it by
-/// [`Output::commit`] and removed when dropped uncommitted. The temporary file is
-/// `.NAME.PID-N.tmp.EXT` (`EXT` the target's extension, if any).
+/// [`Output::commit`] and removed when dropped uncommitted. The temporary file has no name
+/// until the commit where the file system allows (Linux's `O_TMPFILE`), so that a process
+/// killed while it writes leaves nothing behind; it is then named `.NAME.PID-N.tmp.EXT` (`EXT`
+/// the target's extension, if any) for the rename.
 #[derive(Debug)]
 pub struct Output {
     /// The path as given, for messages.
     shown: PathBuf,
     /// The file to replace (a link resolved).
     target: PathBuf,
+    /// The folder it is in.
+    dir: PathBuf,
+    /// The temporary file's name: empty while it has none.
     tmp: PathBuf,
     file: Option<File>,
 }
 
 impl Output {
-    /// Checks `path` (see [`check`]) and creates the temporary file.
+    /// Checks `path` (see [`check`]) and creates the temporary file, without a name where the
+    /// file system allows.
     pub fn create(path: &Path) -> Result<Output, OutputError> {
+        Output::open(path, true)
+    }
+
+    /// [`Output::create`] with a temporary file named from the start, for writers that open
+    /// files by name ([`Output::temp_path`]).
+    pub fn create_named(path: &Path) -> Result<Output, OutputError> {
+        Output::open(path, false)
+    }
+
+    fn open(path: &Path, unnamed: bool) -> Result<Output, OutputError> {
         let target = check(path)?;
-        let Some(name) = target.file_name() else {
+        if target.file_name().is_none() {
             return Err(OutputError::refused(path, "is not a file name".into()));
-        };
+        }
         let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
         };
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        loop {
-            let mut tmp_name = OsString::from(".");
-            tmp_name.push(name);
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            tmp_name.push(format!(".{}-{n}.tmp", std::process::id()));
-            if let Some(ext) = target.extension() {
-                // Writers that choose a format by the extension (PNG) see the target's.
-                tmp_name.push(".");
-                tmp_name.push(ext);
+        let made = |tmp: PathBuf, file: File| {
+            // A replaced file keeps its permissions (a private file stays private).
+            if let Ok(old) = fs::metadata(&target) {
+                let _ = file.set_permissions(old.permissions());
             }
-            let tmp = dir.join(tmp_name);
+            Output {
+                shown: path.to_path_buf(),
+                target: target.clone(),
+                dir: dir.clone(),
+                tmp,
+                file: Some(file),
+            }
+        };
+        // An unnamed file is named at the commit through /proc; not every file system has
+        // unnamed files: the others, or without /proc, get a named one.
+        if unnamed
+            && Path::new("/proc/self/fd").is_dir()
+            && let Ok(file) = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_TMPFILE)
+                .open(&dir)
+        {
+            return Ok(made(PathBuf::new(), file));
+        }
+        loop {
+            let tmp = temporary_name(&dir, &target);
             match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-                Ok(file) => {
-                    // A replaced file keeps its permissions (a private file stays private).
-                    if let Ok(old) = fs::metadata(&target) {
-                        let _ = file.set_permissions(old.permissions());
-                    }
-                    return Ok(Output {
-                        shown: path.to_path_buf(),
-                        target,
-                        tmp,
-                        file: Some(file),
-                    });
-                }
+                Ok(file) => return Ok(made(tmp, file)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(OutputError::io(path, "create a temporary file for", e)),
             }
         }
     }
 
-    /// The temporary file, for writers that open files by name (it exists and is empty).
+    /// The temporary file, for writers that open files by name (it exists and is empty): that
+    /// of an output from [`Output::create_named`]; empty for one without a name.
     pub fn temp_path(&self) -> &Path {
         &self.tmp
+    }
+
+    /// Bytes written so far.
+    pub fn written_bytes(&self) -> io::Result<u64> {
+        match &self.file {
+            Some(file) => Ok(file.metadata()?.len()),
+            None => Err(io::Error::other("the output is already committed")),
+        }
     }
 
     /// An error about this output, naming the path as given.
@@ -207,6 +238,11 @@ impl Output {
     pub fn commit(mut self) -> Result<(), OutputError> {
         if let Some(file) = self.file.take() {
             file.sync_all().map_err(|e| self.error("write", e))?;
+            if self.tmp.as_os_str().is_empty() {
+                // Named while still open: an unnamed file goes when its last descriptor does.
+                self.tmp = name_unnamed(&file, &self.dir, &self.target)
+                    .map_err(|e| self.error("name the temporary file of", e))?;
+            }
         }
         match fs::symlink_metadata(&self.target) {
             Ok(entry) if !entry.file_type().is_file() => {
@@ -237,6 +273,48 @@ impl Write for Output {
 
     fn flush(&mut self) -> io::Result<()> {
         self.file()?.flush()
+    }
+}
+
+/// A fresh temporary name for `target` in `dir`: `.NAME.PID-N.tmp.EXT`.
+fn temporary_name(dir: &Path, target: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut tmp_name = OsString::from(".");
+    tmp_name.push(target.file_name().unwrap_or_default());
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    tmp_name.push(format!(".{}-{n}.tmp", std::process::id()));
+    if let Some(ext) = target.extension() {
+        // Writers that choose a format by the extension (PNG) see the target's.
+        tmp_name.push(".");
+        tmp_name.push(ext);
+    }
+    dir.join(tmp_name)
+}
+
+/// Gives the unnamed `file` a fresh temporary name in `dir` (`linkat` of its `/proc/self/fd`
+/// entry), and returns it.
+fn name_unnamed(file: &File, dir: &Path, target: &Path) -> io::Result<PathBuf> {
+    let from = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+    loop {
+        let tmp = temporary_name(dir, target);
+        let to = CString::new(tmp.as_os_str().as_bytes())?;
+        // SAFETY: both paths are NUL-terminated strings that outlive the call.
+        let rc = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if rc == 0 {
+            return Ok(tmp);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return Err(e);
+        }
     }
 }
 
@@ -444,11 +522,36 @@ mod tests {
     #[test]
     fn an_uncommitted_output_removes_its_temporary_file() {
         let dir = scratch("drop");
-        let mut out = Output::create(&dir.join("x")).unwrap();
+        let mut out = Output::create_named(&dir.join("x")).unwrap();
         out.write_all(b"partial").unwrap();
         assert_eq!(entries(&dir).len(), 1);
+        assert_eq!(dir.join(&entries(&dir)[0]), out.temp_path());
         drop(out);
         assert!(entries(&dir).is_empty());
+    }
+
+    #[test]
+    fn an_output_has_no_name_until_it_is_committed_where_the_file_system_allows() {
+        let dir = scratch("unnamed");
+        let mut out = Output::create(&dir.join("x.log")).unwrap();
+        out.write_all(b"partial").unwrap();
+        assert_eq!(out.written_bytes().unwrap(), 7);
+        if out.temp_path().as_os_str().is_empty() {
+            // Nothing to leave behind if the process dies now.
+            assert!(entries(&dir).is_empty());
+        } else {
+            eprintln!("skipped: this file system has no unnamed files (O_TMPFILE)");
+            assert_eq!(entries(&dir).len(), 1);
+        }
+        out.write_all(b" and whole").unwrap();
+        out.commit().unwrap();
+        assert_eq!(entries(&dir), ["x.log"]);
+        assert_eq!(fs::read(dir.join("x.log")).unwrap(), b"partial and whole");
+        // Dropped uncommitted, an unnamed one leaves nothing either.
+        let mut out = Output::create(&dir.join("y.log")).unwrap();
+        out.write_all(b"partial").unwrap();
+        drop(out);
+        assert_eq!(entries(&dir), ["x.log"]);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! logs and targets; the command runs under an address-space limit that the whole run held in
 //! memory exceeds; a temporary folder it cannot write is a one-line error; and a binary
 //! predicted log, written as the replay goes, holds the events that the library's predicted
-//! log holds, or, where it cannot be written, is a one-line error that leaves nothing behind.
+//! log holds, or, where it cannot be written, is a one-line error that leaves nothing behind,
+//! as a killed `pp whatif` does.
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -225,6 +226,48 @@ fn a_predicted_log_that_cannot_be_written_as_the_replay_goes_is_a_one_line_error
         "{err}"
     );
     assert!(!out.exists());
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "run.log")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn a_pp_whatif_killed_while_it_writes_leaves_nothing_behind() {
+    let dir = scratch("whatif-bounded-killed");
+    let log = dir.join("run.log");
+    std::fs::write(&log, realistic_log(8, 2_000_000, 4096, 11)).unwrap();
+    let out = dir.join("predicted.log");
+    let mut child = pp!()
+        .args(["whatif", log.to_str().unwrap(), "--group", "0,1/2,3"])
+        .args(["--out", out.to_str().unwrap()])
+        .env("TMPDIR", &dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed once it holds its output open: a file in `dir` other than the log.
+    let fds = format!("/proc/{}/fd", child.id());
+    let log_name = log.canonicalize().unwrap();
+    let open = |dir: &Path| {
+        std::fs::read_dir(&fds).into_iter().flatten().any(|fd| {
+            std::fs::read_link(fd.unwrap().path())
+                .is_ok_and(|to| to.starts_with(dir.canonicalize().unwrap()) && to != log_name)
+        })
+    };
+    let mut seen = false;
+    while child.try_wait().unwrap().is_none() {
+        if open(&dir) {
+            seen = true;
+            child.kill().unwrap();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.wait().unwrap();
+    assert!(seen, "pp whatif ended before its output was seen open");
     let left: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

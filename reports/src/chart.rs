@@ -143,7 +143,12 @@ pub fn render_png(chart: &Chart) -> Result<Vec<u8>, ChartError> {
 /// leaves a half-written or destroyed file; `path` must be absent or a regular file.
 pub fn write(chart: &Chart, path: &Path) -> Result<(), ChartError> {
     let format = ChartFormat::from_path(path)?;
-    let mut out = Output::create(path).map_err(ChartError::Output)?;
+    // A PNG is drawn into a file by name.
+    let mut out = match format {
+        ChartFormat::Png => Output::create_named(path),
+        ChartFormat::Svg => Output::create(path),
+    }
+    .map_err(ChartError::Output)?;
     let written = match format {
         ChartFormat::Svg => {
             let svg = render_svg(chart)?;

@@ -74,9 +74,9 @@ pub fn convert(
     let mut out = Target::open(output).map_err(|e| refused(e.reason()))?;
     let events = write(&mut reader, &mut out, to, &out_name)?;
     let bytes_out = match &out {
-        Target::File(file) => fs::metadata(file.temp_path())
-            .map_err(|e| LogError::io(&out_name, "write", e))?
-            .len(),
+        Target::File(file) => file
+            .written_bytes()
+            .map_err(|e| LogError::io(&out_name, "write", e))?,
         Target::Stdout(_) => 0,
     };
     out.commit().map_err(|e| refused(e.reason()))?;
