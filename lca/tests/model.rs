@@ -134,6 +134,24 @@ fn model_predict_validate() {
         .parse()
         .unwrap();
     assert!((t - wall).abs() / wall < 0.01, "{t} vs {wall}");
+    // A fractional processor count is predicted, and said to be a point no run can measure.
+    let note = |args: &[&str]| {
+        let out = lca().args(args).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(String::from_utf8(out.stdout).unwrap().contains("T_p"));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let e = note(&["predict", model_s, "--at", "n=512,p=2.5"]);
+    assert_eq!(
+        e,
+        "note: p=2.5: p is not a whole number of processors, so no run can measure the prediction\n"
+    );
+    let e = note(&["predict", model_s, "--grid", "n=512,p=2,2.5,3"]);
+    assert!(
+        e.starts_with("note: 1 of the 3 points (the first p=2.5): "),
+        "{e}"
+    );
+    assert_eq!(note(&["predict", model_s, "--at", "n=512,p=12"]), "");
 
     // The model's own selection (impl=dp) applies to the validation runs.
     let v = stdout(&[

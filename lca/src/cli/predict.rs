@@ -70,10 +70,32 @@ pub fn run(args: &Args) -> Result<String> {
             points.len()
         ),
     }
+    if let Some(note) = unrunnable(&model.factors, &points) {
+        eprintln!("note: {note}");
+    }
     Ok(reports::prediction::predictions(
         &model,
         &predictions,
         format,
+    ))
+}
+
+/// What to say of points whose processor count `p` is not a whole number: a model answers
+/// there, but no run can measure such a point (docs/comparing.md, "Runnable values").
+fn unrunnable(factors: &[String], points: &[Vec<f64>]) -> Option<String> {
+    let k = factors.iter().position(|f| f == "p")?;
+    let fractional: Vec<f64> = points
+        .iter()
+        .map(|point| point[k])
+        .filter(|p| p.fract() != 0.0)
+        .collect();
+    let first = *fractional.first()?;
+    let which = match fractional.len() {
+        1 if points.len() == 1 => format!("p={first}"),
+        n => format!("{n} of the {} points (the first p={first})", points.len()),
+    };
+    Some(format!(
+        "{which}: p is not a whole number of processors, so no run can measure the prediction"
     ))
 }
 
