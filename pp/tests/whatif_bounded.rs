@@ -43,6 +43,28 @@ fn whatif(
     (report + &err, log)
 }
 
+/// A scratch folder `name` holding `log` as `run.log`; the folder, the log's path and the
+/// predicted log's (`predicted.log`, not written).
+fn folder_with(
+    name: &str,
+    log: &[u8],
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let dir = scratch(name);
+    let path = dir.join("run.log");
+    std::fs::write(&path, log).unwrap();
+    let out = dir.join("predicted.log");
+    (dir, path, out)
+}
+
+/// The names in `dir` other than `run.log`.
+fn left_in(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "run.log")
+        .collect()
+}
+
 /// The targets compared: identity, regrouped, demand from CPU time, both.
 const TARGETS: [&[&str]; 4] = [
     &[],
@@ -52,9 +74,7 @@ const TARGETS: [&[&str]; 4] = [
 ];
 
 fn same_from_the_file_as_from_memory(name: &str, log: &[u8], target: usize) {
-    let dir = scratch(name);
-    let path = dir.join("run.log");
-    std::fs::write(&path, log).unwrap();
+    let (dir, path, _) = folder_with(name, log);
     // 8 bytes a buffer: every record and time goes to the file as soon as it is written.
     let on_disk = whatif(&dir, &path, TARGETS[target], Some(8));
     let in_memory = whatif(&dir, &path, TARGETS[target], None);
@@ -84,9 +104,7 @@ fn contents(path: &Path) -> (Vec<pp::event::Event>, Vec<String>, Vec<Vec<u32>>) 
 /// names and teams that the library's predicted log, written from the replay's blocks once
 /// it has ended, holds.
 fn written_as_it_goes_as_the_library_writes_it(log: &[u8], target: usize) {
-    let dir = scratch("whatif-bounded-direct");
-    let path = dir.join("run.log");
-    std::fs::write(&path, log).unwrap();
+    let (dir, path, _) = folder_with("whatif-bounded-direct", log);
     let (report, direct) = whatif(&dir, &path, TARGETS[target], None);
     assert!(direct.is_some(), "{report}");
     let run = pp::whatif::MeasuredRun::read(
@@ -179,11 +197,8 @@ fn pp_whatif_runs_under_an_address_space_limit_the_whole_run_exceeds() {
 
 #[test]
 fn a_temporary_folder_that_cannot_be_written_is_a_one_line_error() {
-    let dir = scratch("whatif-bounded-no-tmp");
-    let log = dir.join("run.log");
-    std::fs::write(&log, realistic_log(4, 2000, 64, 3)).unwrap();
+    let (dir, log, out) = folder_with("whatif-bounded-no-tmp", &realistic_log(4, 2000, 64, 3));
     let missing = dir.join("missing");
-    let out = dir.join("predicted.log");
     let err = test_support::error_of(
         pp!()
             .args([
@@ -204,10 +219,10 @@ fn a_temporary_folder_that_cannot_be_written_is_a_one_line_error() {
 fn a_predicted_log_that_cannot_be_written_as_the_replay_goes_is_a_one_line_error() {
     // 100,000 events: records, times and blocks all stay in memory (the hand-over's 16 MB,
     // 256 kB of times a thread), so only the predicted log (about 440 kB) meets the limit.
-    let dir = scratch("whatif-bounded-direct-full");
-    let log = dir.join("run.log");
-    std::fs::write(&log, realistic_log(8, 100_000, 4096, 5)).unwrap();
-    let out = dir.join("predicted.log");
+    let (dir, log, out) = folder_with(
+        "whatif-bounded-direct-full",
+        &realistic_log(8, 100_000, 4096, 5),
+    );
     let mut cmd = pp!();
     cmd.args(["whatif", log.to_str().unwrap(), "--group", "0,1/2,3"])
         .args(["--out", out.to_str().unwrap()])
@@ -226,20 +241,16 @@ fn a_predicted_log_that_cannot_be_written_as_the_replay_goes_is_a_one_line_error
         "{err}"
     );
     assert!(!out.exists());
-    let left: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "run.log")
-        .collect();
+    let left = left_in(&dir);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
 #[test]
 fn a_pp_whatif_killed_while_it_writes_leaves_nothing_behind() {
-    let dir = scratch("whatif-bounded-killed");
-    let log = dir.join("run.log");
-    std::fs::write(&log, realistic_log(8, 2_000_000, 4096, 11)).unwrap();
-    let out = dir.join("predicted.log");
+    let (dir, log, out) = folder_with(
+        "whatif-bounded-killed",
+        &realistic_log(8, 2_000_000, 4096, 11),
+    );
     let mut child = pp!()
         .args(["whatif", log.to_str().unwrap(), "--group", "0,1/2,3"])
         .args(["--out", out.to_str().unwrap()])
@@ -268,10 +279,6 @@ fn a_pp_whatif_killed_while_it_writes_leaves_nothing_behind() {
     }
     child.wait().unwrap();
     assert!(seen, "pp whatif ended before its output was seen open");
-    let left: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != "run.log")
-        .collect();
+    let left = left_in(&dir);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
