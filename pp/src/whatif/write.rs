@@ -112,61 +112,55 @@ pub fn write(
     let name = format!("{option} {}", out.display());
     // Checked again: the file may have appeared during the replay.
     check(option, out, force)?;
-    let target = files::Target::open(out).with_context(|| name.clone())?;
     let werr = |e: io::Error| anyhow::anyhow!("{name}: cannot write: {e}");
-    let target = match run.encoding {
-        Encoding::Text => {
-            let mut w = TextWriter::new(BufWriter::new(target), header).map_err(werr)?;
-            let mut threads: Vec<_> = (0..run.header.p as usize)
-                .map(|i| prediction.events(run, i).peekable())
-                .collect();
-            // Merged by time, ties by thread, as a reader orders them.
-            let mut heap: BinaryHeap<Reverse<(u64, usize)>> = threads
-                .iter_mut()
-                .enumerate()
-                .filter_map(|(i, t)| t.peek().map(|e| Reverse((e.t, i))))
-                .collect();
-            while let Some(Reverse((_, i))) = heap.pop() {
-                if let Some(e) = threads[i].next() {
-                    w.write_event(&e, &run.symbols).map_err(werr)?;
-                }
-                if let Some(e) = threads[i].peek() {
-                    heap.push(Reverse((e.t, i)));
-                }
+    if run.encoding == Encoding::Binary {
+        let mut w = open_binary(option, out, header)?;
+        // The blocks were encoded by the replay: each is copied.
+        let blocks = &prediction.replay.blocks;
+        for i in 0..run.header.p as usize {
+            let mut reader = blocks.reader(i);
+            while let Some(h) = reader.next_block().map_err(|e| anyhow::anyhow!("{e}"))? {
+                w.write_encoded_block(
+                    i as u32,
+                    h.count,
+                    (h.first_t, h.last_t),
+                    reader.payload(),
+                    (h.names, h.teams),
+                    &run.symbols,
+                )
+                .map_err(werr)?;
             }
-            w.finish()
-                .map_err(werr)?
-                .into_inner()
-                .map_err(|e| werr(e.into_error()))?
         }
-        Encoding::Binary => {
-            let mut w = BinaryWriter::new(BufWriter::new(target), header).map_err(werr)?;
-            // The blocks were encoded by the replay: each is copied.
-            let blocks = &prediction.replay.blocks;
-            for i in 0..run.header.p as usize {
-                let mut reader = blocks.reader(i);
-                while let Some(h) = reader.next_block().map_err(|e| anyhow::anyhow!("{e}"))? {
-                    w.write_encoded_block(
-                        i as u32,
-                        h.count,
-                        (h.first_t, h.last_t),
-                        reader.payload(),
-                        (h.names, h.teams),
-                        &run.symbols,
-                    )
-                    .map_err(werr)?;
-                }
-            }
-            w.finish()
-                .map_err(werr)?
-                .into_inner()
-                .map_err(|e| werr(e.into_error()))?
+        return commit(Ok(w), option, out, force);
+    }
+    let target = files::Target::open(out).with_context(|| name.clone())?;
+    let mut w = TextWriter::new(BufWriter::new(target), header).map_err(werr)?;
+    let mut threads: Vec<_> = (0..run.header.p as usize)
+        .map(|i| prediction.events(run, i).peekable())
+        .collect();
+    // Merged by time, ties by thread, as a reader orders them.
+    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = threads
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(i, t)| t.peek().map(|e| Reverse((e.t, i))))
+        .collect();
+    while let Some(Reverse((_, i))) = heap.pop() {
+        if let Some(e) = threads[i].next() {
+            w.write_event(&e, &run.symbols).map_err(werr)?;
         }
-    };
+        if let Some(e) = threads[i].peek() {
+            heap.push(Reverse((e.t, i)));
+        }
+    }
+    let mut target = w
+        .finish()
+        .map_err(werr)?
+        .into_inner()
+        .map_err(|e| werr(e.into_error()))?;
+    // The events read back from the temporary file: an error there ends them early.
     if let Some(e) = prediction.replay.error() {
         bail!("{e}");
     }
-    let mut target = target;
     target.flush().map_err(werr)?;
     target.commit().with_context(|| name.clone())?;
     Ok(())
