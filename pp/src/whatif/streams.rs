@@ -169,7 +169,6 @@ impl Streams {
     /// writer need not go on ([`Streams::abandoned`]).
     pub fn abandon(&self) {
         self.lock().abandoned = true;
-        self.freed.notify_all();
     }
 
     /// Whether the reading was [abandoned](Streams::abandon).
