@@ -118,7 +118,17 @@ pub fn check(path: &Path) -> Result<PathBuf, OutputError> {
         )
     };
     let entry = match fs::symlink_metadata(path) {
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path.to_path_buf()),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(no_folder(path)),
+                _ => Ok(path.to_path_buf()),
+            };
+        }
         Err(e) => return Err(OutputError::io(path, "examine", e)),
         Ok(entry) => entry,
     };
@@ -138,6 +148,20 @@ pub fn check(path: &Path) -> Result<PathBuf, OutputError> {
         )),
         Err(e) => Err(OutputError::io(path, "examine", e)),
     }
+}
+
+/// The refusal of an output whose folder is not there (or is not a folder).
+fn no_folder(path: &Path) -> OutputError {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let message = if fs::symlink_metadata(dir).is_ok() {
+        format!("{} is not a folder", dir.display())
+    } else {
+        format!(
+            "its folder {} does not exist (create it first)",
+            dir.display()
+        )
+    };
+    OutputError::refused(path, message)
 }
 
 /// An output being written: a temporary file beside the target, renamed over it by
@@ -209,7 +233,16 @@ impl Output {
             match OpenOptions::new().write(true).create_new(true).open(&tmp) {
                 Ok(file) => return Ok(made(tmp, file)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(OutputError::io(path, "create a temporary file for", e)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound && !dir.is_dir() => {
+                    return Err(no_folder(path));
+                }
+                Err(e) => {
+                    return Err(OutputError::io(
+                        path,
+                        "create a temporary file beside it",
+                        e,
+                    ));
+                }
             }
         }
     }
@@ -402,6 +435,23 @@ mod tests {
     }
 
     #[test]
+    fn an_output_in_a_folder_that_is_not_there_is_refused_before_anything_is_written() {
+        let dir = scratch("nofolder");
+        let path = dir.join("missing").join("out.txt");
+        let e = check_new(&path, false).unwrap_err().to_string();
+        assert!(e.ends_with("does not exist (create it first)"), "{e}");
+        assert!(e.contains("its folder"), "{e}");
+        let e = Output::create(&path).unwrap_err().to_string();
+        assert!(e.ends_with("does not exist (create it first)"), "{e}");
+        fs::write(dir.join("file"), "mine").unwrap();
+        let e = check_new(&dir.join("file").join("out.txt"), true).unwrap_err();
+        assert!(e.to_string().ends_with("is not a folder"), "{e}");
+        assert_eq!(entries(&dir), ["file"]);
+        // A bare name is in the current folder, which is there.
+        assert!(check(Path::new("out.txt")).is_ok());
+    }
+
+    #[test]
     fn a_new_output_is_refused_where_something_is_there_unless_forced() {
         let dir = scratch("new");
         let path = dir.join("out.txt");
@@ -558,11 +608,7 @@ mod tests {
     fn a_missing_folder_is_one_cause() {
         let e = write(Path::new("/nonexistent-folder-of-files/x"), b"x").unwrap_err();
         let text = e.to_string();
-        assert_eq!(
-            text.matches("No such file or directory").count(),
-            1,
-            "{text}"
-        );
+        assert_eq!(text.matches("does not exist").count(), 1, "{text}");
         assert!(std::error::Error::source(&e).is_none());
     }
 }

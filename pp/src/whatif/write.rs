@@ -71,7 +71,7 @@ pub fn check(option: &str, out: &Path, force: bool) -> Result<()> {
 /// [`commit`]), for a replay to write as it goes ([`super::blocks::Direct`]).
 pub(super) fn open_binary(option: &str, out: &Path, header: &Header) -> Result<Written> {
     let name = format!("{option} {}", out.display());
-    let target = files::Target::open(out).with_context(|| name.clone())?;
+    let target = files::Target::open(out).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
     BinaryWriter::new(BufWriter::new(target), header)
         .map_err(|e| anyhow::anyhow!("{name}: cannot write: {e}"))
 }
@@ -133,7 +133,7 @@ pub fn write(
         }
         return commit(Ok(w), option, out, force);
     }
-    let target = files::Target::open(out).with_context(|| name.clone())?;
+    let target = files::Target::open(out).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
     let mut w = TextWriter::new(BufWriter::new(target), header).map_err(werr)?;
     let mut threads: Vec<_> = (0..run.header.p as usize)
         .map(|i| prediction.events(run, i).peekable())
