@@ -40,7 +40,12 @@
 # idle 2-core VM; SMALL_N (64): the smaller problem's -n (the same iterations). HYBRID_NP (2 ranks
 # of OMP_NUM_THREADS=2) and HYBRID_ARGS ("--ms 40 --extra 20 --late 30 --repeats 100": 15 s
 # dedicated on the idle VM), SMALL_MS (10): the hybrid's smaller problem, --ms (its other arguments the
-# same). APPS ("rust openmp mpi"; add hybrid). TC_RATE (2gbit: the MPI fft2d 2.5-2.8x slower
+# same). MPI_BIND (none): mpirun's --bind-to for the MPI and hybrid runs and skeletons; with
+# none the kernel places the hybrid's four threads as it likes, and on the 2-core VM a run then
+# takes one of two lengths, 1.35x apart, for its whole length (core, Open MPI's default for
+# 2 ranks, keeps each rank and its threads on a core of its own; taskset1 always runs unbound,
+# since a binding would move rank 1 out of taskset's set; docs/results.md#skeleton-validation-of-the-hybrid-at-30-s).
+# APPS ("rust openmp mpi"; add hybrid). TC_RATE (2gbit: the MPI fft2d 2.5-2.8x slower
 # than over plain TCP), TC_BURST (bytes; twice lo's MTU).
 # With these defaults the three applications took 61 minutes on the idle 2-core VM (OpenMP and
 # Rust 18, MPI 43), the hybrid 25 more (2026-11-29; docs/results.md#skeleton-validation-with-libomps-waits).
@@ -76,6 +81,7 @@ SCENARIOS=${SCENARIOS:-"hog1 taskset1 tcp tbf"}
 RUST_ARGS=${RUST_ARGS:-"-p 2 -n 256 --iters 12000"}
 OMP_ARGS=${OMP_ARGS:-"-p 2 -n 256 --iters 12000"}
 MPI_NP=${MPI_NP:-2}
+MPI_BIND=${MPI_BIND:-none}
 MPI_ARGS=${MPI_ARGS:-"-n 256 --iters 9000"}
 SMALL_N=${SMALL_N:-64}
 HYBRID_NP=${HYBRID_NP:-2}
@@ -116,7 +122,7 @@ can_tbf() { [ "$(id -u)" = 0 ] && command -v tc >/dev/null; }
 # mpirun options.
 enter() {
   PREFIX=()
-  MPIRUN=(--bind-to none)
+  MPIRUN=(--bind-to "$MPI_BIND")
   case $1 in
     dedicated) ;;
     hog1) taskset -c 0 sh -c 'while :; do :; done' & hogs+=($!) ;;
@@ -124,7 +130,8 @@ enter() {
       taskset -c 0 sh -c 'while :; do :; done' & hogs+=($!)
       taskset -c 1 sh -c 'while :; do :; done' & hogs+=($!)
       ;;
-    taskset1) PREFIX=(taskset -c 0) ;;
+    # mpirun's binding would move a rank onto core 1, out of taskset's set.
+    taskset1) PREFIX=(taskset -c 0) MPIRUN=(--bind-to none) ;;
     tcp) MPIRUN+=(--mca btl tcp,self) ;;
     tbf)
       MPIRUN+=(--mca btl tcp,self)
@@ -341,7 +348,7 @@ rm -f "$out/errors.csv.tmp"
   else
     echo "Skeleton validation ($(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), $(nproc) cores;"
     echo "load average at the start: $load; $ROUNDS rounds; $elapsed s)."
-    echo "Command: ROUNDS=$ROUNDS SIZES=\"$SIZES\" RUST_ARGS=\"$RUST_ARGS\" OMP_ARGS=\"$OMP_ARGS\" MPI_NP=$MPI_NP MPI_ARGS=\"$MPI_ARGS\" SMALL_N=$SMALL_N HYBRID_NP=$HYBRID_NP HYBRID_ARGS=\"$HYBRID_ARGS\" SMALL_MS=$SMALL_MS APPS=\"$APPS\" SCENARIOS=\"$SCENARIOS\" TC_RATE=$TC_RATE tools/skeleton-validation.sh"
+    echo "Command: ROUNDS=$ROUNDS SIZES=\"$SIZES\" RUST_ARGS=\"$RUST_ARGS\" OMP_ARGS=\"$OMP_ARGS\" MPI_NP=$MPI_NP MPI_ARGS=\"$MPI_ARGS\" SMALL_N=$SMALL_N MPI_BIND=$MPI_BIND HYBRID_NP=$HYBRID_NP HYBRID_ARGS=\"$HYBRID_ARGS\" SMALL_MS=$SMALL_MS APPS=\"$APPS\" SCENARIOS=\"$SCENARIOS\" TC_RATE=$TC_RATE tools/skeleton-validation.sh"
   fi
   echo
   echo "| app | scenario | method | median error | range | runs |"
