@@ -153,15 +153,17 @@ pub fn check(path: &Path) -> Result<PathBuf, OutputError> {
 /// The refusal of an output whose folder is not there (or is not a folder).
 fn no_folder(path: &Path) -> OutputError {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let message = if fs::symlink_metadata(dir).is_ok() {
-        format!("{} is not a folder", dir.display())
-    } else {
-        format!(
-            "its folder {} does not exist (create it first)",
-            dir.display()
-        )
-    };
-    OutputError::refused(path, message)
+    match fs::metadata(dir) {
+        Ok(_) => OutputError::refused(path, format!("{} is not a folder", dir.display())),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => OutputError::refused(
+            path,
+            format!(
+                "its folder {} does not exist (create it first)",
+                dir.display()
+            ),
+        ),
+        Err(e) => OutputError::io(path, &format!("examine its folder {}", dir.display()), e),
+    }
 }
 
 /// An output being written: a temporary file beside the target, renamed over it by
