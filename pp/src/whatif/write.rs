@@ -64,6 +64,7 @@ fn thread_events(predicted: &Predicted, i: usize) -> impl Iterator<Item = Event>
 pub fn check(option: &str, out: &Path, force: bool) -> Result<()> {
     let name = format!("{option} {}", out.display());
     files::output::check_new(out, force).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
+    files::output::check_folder(out).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
     Ok(())
 }
 
