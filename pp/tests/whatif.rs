@@ -468,6 +468,18 @@ fn pp_whatif_prints_both_walls_and_writes_the_predicted_log() {
     let missing = dir.join("no-such.log");
     let (ok, _, stderr) = pp(&["whatif", missing.to_str().unwrap(), "--out", o]);
     assert!(!ok && stderr.contains("exists; not replaced"), "{stderr}");
+    let nowhere = dir.join("no-such-folder").join("pred.log");
+    let (ok, _, stderr) = pp(&[
+        "whatif",
+        missing.to_str().unwrap(),
+        "--out",
+        nowhere.to_str().unwrap(),
+    ]);
+    assert!(
+        !ok && stderr.contains("no-such-folder does not exist"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     let bin = dir.join("fig1.bin");
     assert!(pp(&["convert", l, bin.to_str().unwrap()]).0);
     // What the header decides is said before the events are read: a binary log cut short
