@@ -203,6 +203,7 @@ impl Output {
         if target.file_name().is_none() {
             return Err(OutputError::refused(path, "is not a file name".into()));
         }
+        check_folder(&target)?;
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -236,14 +237,6 @@ impl Output {
             match OpenOptions::new().write(true).create_new(true).open(&tmp) {
                 Ok(file) => return Ok(made(tmp, file)),
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                    ) && !dir.is_dir() =>
-                {
-                    return Err(no_folder(path));
-                }
                 Err(e) => {
                     return Err(OutputError::io(
                         path,

@@ -58,13 +58,18 @@ fn thread_events(predicted: &Predicted, i: usize) -> impl Iterator<Item = Event>
     })
 }
 
+/// An output's refusal, after the option and path that named it.
+fn refused(name: &str, e: files::OutputError) -> anyhow::Error {
+    anyhow::anyhow!("{name}: {}", e.reason())
+}
+
 /// Refuses an output (given by `option`, as `--out`) that cannot be written, or that is there
 /// already without `force`: before the replay, so that a long log is not replayed for
 /// nothing, and again when writing.
 pub fn check(option: &str, out: &Path, force: bool) -> Result<()> {
     let name = format!("{option} {}", out.display());
-    files::output::check_new(out, force).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
-    files::output::check_folder(out).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
+    files::output::check_new(out, force).map_err(|e| refused(&name, e))?;
+    files::output::check_folder(out).map_err(|e| refused(&name, e))?;
     Ok(())
 }
 
@@ -72,7 +77,7 @@ pub fn check(option: &str, out: &Path, force: bool) -> Result<()> {
 /// [`commit`]), for a replay to write as it goes ([`super::blocks::Direct`]).
 pub(super) fn open_binary(option: &str, out: &Path, header: &Header) -> Result<Written> {
     let name = format!("{option} {}", out.display());
-    let target = files::Target::open(out).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
+    let target = files::Target::open(out).map_err(|e| refused(&name, e))?;
     BinaryWriter::new(BufWriter::new(target), header)
         .map_err(|e| anyhow::anyhow!("{name}: cannot write: {e}"))
 }
@@ -134,7 +139,7 @@ pub fn write(
         }
         return commit(Ok(w), option, out, force);
     }
-    let target = files::Target::open(out).map_err(|e| anyhow::anyhow!("{name}: {}", e.reason()))?;
+    let target = files::Target::open(out).map_err(|e| refused(&name, e))?;
     let mut w = TextWriter::new(BufWriter::new(target), header).map_err(werr)?;
     let mut threads: Vec<_> = (0..run.header.p as usize)
         .map(|i| prediction.events(run, i).peekable())
