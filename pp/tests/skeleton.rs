@@ -623,6 +623,66 @@ fn bad_input_is_refused_in_one_line() {
     }
 }
 
+/// A `Team`'s skeleton whose parts end right after a lock's wait: the lock is held through the
+/// part's last computation and released with it, as after any other step, not kept past the
+/// part while the region waits for it (before, the run deadlocked: one thread held the lock
+/// past its part, the other waited for it in the region, and the region for that one). The
+/// opener's serial lock before a region is released before the region, likewise.
+#[test]
+fn a_teams_lock_taken_last_in_a_part_is_released_with_the_part() {
+    let step = |op: &str| format!("  step cpu_ns=50000 wall_ns=50000 op_ns=1000 bytes=0 {op}\n");
+    let opener = format!(
+        "thread 0\nloop 10 {{\n{}{}{}{}}}\n{}",
+        step("wait kind=lock object=l"),
+        step("region_begin name=r"),
+        step("wait kind=lock object=l"),
+        step("region_end"),
+        step("stop"),
+    );
+    let member = format!(
+        "thread 1\nloop 10 {{\n{}{}{}}}\n{}",
+        step("part_begin name=r"),
+        step("wait kind=lock object=l"),
+        step("part_end"),
+        step("stop"),
+    );
+    let dir = skeleton_dir("skeleton-team-lock", &format!("{opener}{member}"));
+    let log = dir.join("skel.log");
+    let mut child = pp!()
+        .args(["skeleton", "run"])
+        .arg(&dir)
+        .env("PP_LOG", &log)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // 10 regions of about 0.2 ms: a minute is a deadlock, whatever the machine's load.
+    let began = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if began.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pp skeleton run deadlocked on a lock taken last in a part");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    // Both threads took part in the 10 regions.
+    let sig = signature::read(&log, Threshold::Fixed(0.9)).unwrap();
+    for t in &sig.threads {
+        let taken: u64 = t
+            .clusters
+            .iter()
+            .filter(|c| matches!(c.op, Op::PartBegin { .. } | Op::RegionBegin { .. }))
+            .map(|c| c.count)
+            .sum();
+        assert_eq!(taken, 10, "thread {}", t.thread);
+    }
+}
+
 #[test]
 fn a_team_members_parts_are_steps_and_its_skeleton_forks_and_joins() {
     // Thread 0 opens 10 regions `r` of the whole team and spins 100 us in each; thread 1, a

@@ -412,12 +412,21 @@ impl<'a> State<'a> {
         }
     }
 
-    /// Spins for the step's computation, then does its operation.
-    pub fn step(&mut self, s: &SkelStep) {
-        spin(s.cpu_ns);
+    /// Spins for a step's computation, then releases the lock that the previous step took: a
+    /// lock is held through the computation after its wait (docs/skeletons.md#pp-skeleton-run).
+    /// Every step's computation goes through here, those that a `Team`'s skeleton runs without
+    /// their operation too (a part's last, `team.rs`), or the lock would stay held past the
+    /// part while its region waits for it.
+    pub fn compute(&mut self, cpu_ns: u64) {
+        spin(cpu_ns);
         if let Some(l) = self.held.take() {
             l.release();
         }
+    }
+
+    /// Spins for the step's computation, then does its operation.
+    pub fn step(&mut self, s: &SkelStep) {
+        self.compute(s.cpu_ns);
         match &s.op {
             Op::Wait { kind, object, .. } if kind == "barrier" => {
                 self.objects.barriers[object].wait(self.waits.budget(s.op_ns, s.op_cpu_ns));

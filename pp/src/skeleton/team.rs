@@ -7,7 +7,7 @@
 
 use std::sync::{Mutex, PoisonError};
 
-use super::run::{Objects, State, leak, spin};
+use super::run::{Objects, State, leak};
 use super::spinning::Waits;
 use super::{Item, SkelStep, Skeleton};
 use crate::signature::Op;
@@ -134,7 +134,7 @@ pub fn run(s: &Skeleton, opener: u32, objects: &Objects) -> std::io::Result<()> 
                 for st in cur.by_ref() {
                     match &st.op {
                         Op::RegionBegin { name } => {
-                            spin(st.cpu_ns);
+                            state.compute(st.cpu_ns);
                             next = Some(name.clone());
                             break;
                         }
@@ -159,7 +159,7 @@ pub fn run(s: &Skeleton, opener: u32, objects: &Objects) -> std::io::Result<()> 
                     // Its part: up to its region_end, whose computation is the part's last.
                     for st in cur.by_ref() {
                         if st.op == Op::RegionEnd {
-                            spin(st.cpu_ns);
+                            state.compute(st.cpu_ns);
                             return;
                         }
                         state.step(st);
@@ -173,10 +173,10 @@ pub fn run(s: &Skeleton, opener: u32, objects: &Objects) -> std::io::Result<()> 
                         match &st.op {
                             Op::PartBegin { .. } if !inside => inside = true,
                             Op::PartEnd if inside => {
-                                spin(st.cpu_ns);
+                                state.compute(st.cpu_ns);
                                 return;
                             }
-                            Op::Stop => spin(st.cpu_ns),
+                            Op::Stop => state.compute(st.cpu_ns),
                             _ => state.step(st),
                         }
                     }
