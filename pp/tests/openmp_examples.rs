@@ -245,6 +245,70 @@ fn each_phase_of_categories_loses_time_in_its_category() {
     }
 }
 
+/// `categories --phase A,B --repeats N` runs the list N times over, in its order (the skeleton
+/// validation runs the example so, 30 s long: docs/results.md); a bad list or count is one line
+/// and exit status 2, before anything runs.
+#[test]
+fn categories_runs_a_list_of_phases_over_and_over() {
+    let Some((dir, _one_at_a_time)) = examples("categories_runs_a_list_of_phases_over_and_over")
+    else {
+        return;
+    };
+    let program = dir.join("categories");
+    let log = scratch_log("list");
+    let stdout = pp_run(
+        &program,
+        &[
+            "-p",
+            "2",
+            "--phase",
+            "imbalance,critical",
+            "--scale",
+            "0.05",
+            "--repeats",
+            "3",
+        ],
+        &log,
+        &[NO_RUN_DELAY],
+    );
+    assert!(
+        stdout.contains("phase imbalance,critical, 3 repeats"),
+        "{stdout}"
+    );
+    let text = stdout_of(pp!().args(["convert", "--to", "text"]).arg(&log).arg("-"));
+    let _ = std::fs::remove_file(&log);
+    let opened: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" region_begin "))
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    let list = ["imbalance", "critical_section"];
+    assert_eq!(opened, list.repeat(3), "{text}");
+    for (args, message) in [
+        (
+            &["--phase", "serial,bogus"][..],
+            "categories: --phase 'serial,bogus': expected all, or a list",
+        ),
+        (
+            &["--phase", "serial,"][..],
+            "categories: --phase 'serial,': expected all, or a list",
+        ),
+        (
+            &["--repeats", "0"][..],
+            "categories: --repeats '0': expected an integer from 1 to 1000000",
+        ),
+    ] {
+        let out = Command::new(&program)
+            .args(args)
+            .env_remove("OMP_TOOL_LIBRARIES")
+            .output()
+            .unwrap();
+        assert!(out.stdout.is_empty(), "{args:?}: ran before refusing");
+        let line = one_line_error(&out, Some(2), &[]);
+        assert!(line.starts_with(message), "{args:?}: {line}");
+    }
+}
+
 /// Two busy loops on the machine's cores until dropped.
 struct Hogs(Vec<std::process::Child>);
 
