@@ -17,6 +17,11 @@
 //! All of it is real work (multiply-adds, memory copies). With `p` above the number of cores,
 //! every parallel phase also shows some `rc.cpu`: the team itself oversubscribes the machine.
 //! Takes about 2 s on 2 cores with `-p 4`; `--scale` multiplies every phase's length.
+//! `--phase` runs a list of phases, and `--repeats` runs the list over and over, a time-step
+//! loop: the skeleton validation (`tools/skeleton-validation.sh`, `APPS=rust-categories`) runs
+//! `-p 2 --phase serial,imbalance,locks --scale 0.1 --repeats 450 --unit 790000`, about 30 s
+//! on 2 cores, with `--unit` fixing the work (spin iterations per 1 ms at `--scale 1`) that is
+//! otherwise measured at the start.
 
 use std::hint::black_box;
 use std::process::ExitCode;
@@ -29,13 +34,48 @@ use pp_recorder::{self as recorder, Session, Team, sync::Mutex};
 mod support;
 use support::{iters_per_ms, spin};
 
+/// The phases, in the order `--phase all` runs them.
+#[derive(Clone, Copy)]
+enum Phase {
+    Serial,
+    Imbalance,
+    Locks,
+    Copy,
+    Oversubscribed,
+}
+
+const PHASES: [(&str, Phase); 5] = [
+    ("serial", Phase::Serial),
+    ("imbalance", Phase::Imbalance),
+    ("locks", Phase::Locks),
+    ("copy", Phase::Copy),
+    ("oversubscribed", Phase::Oversubscribed),
+];
+
 struct Options {
     p: u32,
     scale: f64,
+    phases: Vec<Phase>,
+    repeats: u32,
+    /// Iterations of `spin` per unit (1 ms of work at `--scale 1`); `None`: measured at start.
+    unit: Option<u64>,
 }
 
+const USAGE: &str =
+    "usage: categories [-p THREADS] [--scale FACTOR] [--phase PHASES] [--repeats N] [--unit ITERS]
+  PHASES: all (the default), or a comma-separated list of serial, imbalance, locks, copy,
+  oversubscribed, run in that order --repeats times (default 1). --unit: spin iterations per
+  1 ms of work (default: measured at the start, so the work differs a little from run to run)
+writes the log to $PP_LOG or ./pp.log";
+
 fn parse_args() -> Result<Options, String> {
-    let mut opts = Options { p: 4, scale: 1.0 };
+    let mut opts = Options {
+        p: 4,
+        scale: 1.0,
+        phases: PHASES.iter().map(|&(_, ph)| ph).collect(),
+        repeats: 1,
+        unit: None,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name}: expected a value"));
@@ -54,11 +94,37 @@ fn parse_args() -> Result<Options, String> {
                     .filter(|&s: &f64| s > 0.0 && s.is_finite())
                     .ok_or("--scale: expected a positive number")?;
             }
-            "-h" | "--help" => {
-                return Err("usage: categories [-p THREADS] [--scale FACTOR]\n\
-                            writes the log to $PP_LOG or ./pp.log"
-                    .into());
+            "--phase" => {
+                let v = value("--phase")?;
+                opts.phases = if v == "all" {
+                    PHASES.iter().map(|&(_, ph)| ph).collect()
+                } else {
+                    v.split(',')
+                        .map(|name| PHASES.iter().find(|&&(n, _)| n == name).map(|&(_, ph)| ph))
+                        .collect::<Option<_>>()
+                        .ok_or(format!(
+                            "--phase '{v}': expected all, or a comma-separated list of serial, \
+                             imbalance, locks, copy, oversubscribed"
+                        ))?
+                };
             }
+            "--repeats" => {
+                opts.repeats = value("--repeats")?
+                    .parse()
+                    .ok()
+                    .filter(|&r| r >= 1)
+                    .ok_or("--repeats: expected a positive integer")?;
+            }
+            "--unit" => {
+                opts.unit = Some(
+                    value("--unit")?
+                        .parse()
+                        .ok()
+                        .filter(|&u| u >= 1)
+                        .ok_or("--unit: expected a positive integer")?,
+                );
+            }
+            "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("{other}: unknown argument (try --help)")),
         }
     }
@@ -84,29 +150,71 @@ fn main() -> ExitCode {
 
 fn run(opts: &Options) -> std::io::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let ms = |m: f64| (m * opts.scale * iters_per_ms() as f64) as u64;
-    let unit = ms(1.0);
+    let per_ms = opts.unit.unwrap_or_else(iters_per_ms);
+    let unit = (opts.scale * per_ms as f64) as u64;
     let p = opts.p;
-    let session = Session::start(p, &[("prog", "categories"), ("cores", &cores.to_string())])?;
+    let session = Session::start(
+        p,
+        &[
+            ("prog", "categories"),
+            ("cores", &cores.to_string()),
+            ("unit", &per_ms.to_string()),
+        ],
+    )?;
     let team = Team::new(p as usize)?;
     let wall = Instant::now();
+    // The whole program runs on the team, as fft2d's does, so that one thread of the team
+    // opens every region. Called from outside the team, each region would be opened by
+    // whichever worker rayon picks, and no thread's sequence of steps would repeat: its
+    // signature would not fold (docs/skeletons.md#not-built-yet).
+    team.run(|| {
+        for _ in 0..opts.repeats {
+            for phase in &opts.phases {
+                match phase {
+                    Phase::Serial => serial(&team, unit),
+                    Phase::Imbalance => imbalance(&team, unit),
+                    Phase::Locks => locks(&team, unit),
+                    Phase::Copy => copy(&team, p, opts.scale),
+                    Phase::Oversubscribed => oversubscribed(&team, p, cores, unit),
+                }
+            }
+        }
+    });
+    drop(team);
+    let report = session.finish()?;
+    println!(
+        "categories: p={p} on {cores} cores, {} repeats, {:.2} s, {} events -> {}",
+        opts.repeats,
+        wall.elapsed().as_secs_f64(),
+        report.events,
+        report.path.display()
+    );
+    println!("phases: serial=ip imbalance=li locks=sl copy=cl oversubscribed=rc.cpu");
+    println!("see them with: pp --by phase {}", report.path.display());
+    Ok(())
+}
 
-    // ip: serial work on one team thread, no region open.
+/// ip: serial work on one team thread, no region open.
+fn serial(team: &Team, unit: u64) {
     team.phase("serial");
     team.run(|| {
         let _w = recorder::work("serial");
         spin(300 * unit)
     });
+}
 
-    // li: thread i works (i+1) units; the early finishers idle inside the region.
+/// li: thread i works (i+1) units; the early finishers idle inside the region.
+fn imbalance(team: &Team, unit: u64) {
     team.phase("imbalance");
     team.region("imbalance", |part| {
         let _w = recorder::work("imbalance");
         spin(40 * unit * (part.index() as u64 + 1))
     });
+}
 
-    // sl: all threads hammer one lock and work inside the critical section. The rounds are
-    // claimed under the lock, so all threads are busy until the last one (no li at the end).
+/// sl: all threads hammer one lock and work inside the critical section. The rounds are
+/// claimed under the lock, so all threads are busy until the last one (no li at the end).
+fn locks(team: &Team, unit: u64) {
     team.phase("locks");
     let rounds = Mutex::named("counter", 0u64);
     team.region("locks", |_| {
@@ -120,12 +228,14 @@ fn run(opts: &Options) -> std::io::Result<()> {
             *done += 1;
         }
     });
+}
 
-    // cl: every thread copies its own large buffer, each copy recorded with its byte count;
-    // the copies are claimed one at a time, so the threads end together.
+/// cl: every thread copies its own large buffer, each copy recorded with its byte count; the
+/// copies are claimed one at a time, so the threads end together.
+fn copy(team: &Team, p: u32, scale: f64) {
     team.phase("copy");
     let len = 16 << 20;
-    let copies = (40.0 * f64::from(p) * opts.scale).ceil() as usize;
+    let copies = (40.0 * f64::from(p) * scale).ceil() as usize;
     let claimed = AtomicUsize::new(0);
     team.region("copy", |part| {
         let (src, mut dst) = {
@@ -141,10 +251,12 @@ fn run(opts: &Options) -> std::io::Result<()> {
         }
         black_box(dst[len - 1])
     });
+}
 
-    // rc.cpu: 4x as many busy threads as cores; the extra ones are not recorded (other load on
-    // the machine), so the team's work is often descheduled. Work is handed out a unit at a
-    // time, so the threads end together.
+/// rc.cpu: 4x as many busy threads as cores; the extra ones are not recorded (other load on
+/// the machine), so the team's work is often descheduled. Work is handed out a unit at a time,
+/// so the threads end together.
+fn oversubscribed(team: &Team, p: u32, cores: usize, unit: u64) {
     team.phase("oversubscribed");
     let hogs = (4 * cores).saturating_sub(p as usize);
     let stop = AtomicBool::new(false);
@@ -161,16 +273,4 @@ fn run(opts: &Options) -> std::io::Result<()> {
         });
         stop.store(true, Ordering::Relaxed);
     });
-
-    drop(team);
-    let report = session.finish()?;
-    println!(
-        "categories: p={p} on {cores} cores, {:.2} s, {} events -> {}",
-        wall.elapsed().as_secs_f64(),
-        report.events,
-        report.path.display()
-    );
-    println!("phases: serial=ip imbalance=li locks=sl copy=cl oversubscribed=rc.cpu");
-    println!("see them with: pp --by phase {}", report.path.display());
-    Ok(())
 }

@@ -94,3 +94,52 @@ fn each_phase_of_a_recorded_run_shows_its_category() {
     }
     assert!(phases["oversubscribed"]["rc.cpu"].as_f64().unwrap() > 0.0);
 }
+
+/// `--phase A,B --repeats N` runs the list N times over, in its order, and one thread of the
+/// team opens every region (the program runs on its team, so that a skeleton's signature can
+/// fold it: docs/skeletons.md); a bad list is one line and a failure, before anything runs.
+#[test]
+fn a_list_of_phases_runs_over_and_over_on_the_team() {
+    let program = example("pp", "categories");
+    let log = temp_path("categories-list.log");
+    let run = std::process::Command::new(&program)
+        .args(["-p", "2", "--phase", "imbalance,locks", "--scale", "0.05"])
+        .args(["--repeats", "3", "--unit", "1000"])
+        .env("PP_LOG", &log)
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = stdout_of(pp!().args(["convert", "--to", "text"]).arg(&log).arg("-"));
+    let _ = std::fs::remove_file(&log);
+    let field = |l: &str, i: usize| l.split_whitespace().nth(i).unwrap_or("").to_string();
+    let phases: Vec<String> = text
+        .lines()
+        .filter(|l| field(l, 1) == "0" && field(l, 2) == "phase")
+        .map(|l| field(l, 3))
+        .collect();
+    assert_eq!(phases, ["imbalance", "locks"].repeat(3), "{text}");
+    let openers: Vec<String> = text
+        .lines()
+        .filter(|l| field(l, 2) == "region_begin")
+        .map(|l| field(l, 1))
+        .collect();
+    assert_eq!(openers.len(), 6, "{text}");
+    assert!(openers.iter().all(|t| *t == openers[0]), "{openers:?}");
+
+    for args in [&["--phase", "serial,bogus"][..], &["--repeats", "0"][..]] {
+        let out = std::process::Command::new(&program)
+            .args(args)
+            .env("PP_LOG", temp_path("categories-refused.log"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with(args[0]), "{args:?}: {stderr}");
+        assert!(!temp_path("categories-refused.log").exists(), "{args:?}");
+    }
+}
