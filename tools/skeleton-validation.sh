@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The validation of performance skeletons (issue 35; docs/skeletons.md, seed 003): for each
 # application (the Rust fft2d, the OpenMP fft2d, the MPI fft2d with --transpose p2p, the hybrid
-# MPI + OpenMP example examples/mpi/hybrid.c, the OpenMP example examples/openmp/categories.c),
-# skeletons
+# MPI + OpenMP example examples/mpi/hybrid.c, the OpenMP example examples/openmp/categories.c and
+# the Rust one pp/examples/categories.rs), skeletons
 # of several lengths are made from a first dedicated run; then ROUNDS rounds each run, one after
 # the other, the application, its skeletons and a smaller problem, dedicated and under each
 # scenario, and every skeleton predicts the application's time under the scenario from the same
@@ -43,15 +43,19 @@
 # dedicated on the idle VM), SMALL_MS (10): the hybrid's smaller problem, --ms (its other arguments the
 # same). CAT_ARGS ("-p 2 --phase serial,imbalance,critical --scale 0.1 --repeats 430": the
 # OpenMP example, about 31 s dedicated on the idle VM, its three phases whose threads are all in
-# the log), SMALL_SCALE (0.025): its smaller problem's --scale. MPI_BIND (none): mpirun's --bind-to for the MPI and hybrid runs and skeletons; with
+# the log), RCAT_ARGS ("-p 2 --phase serial,imbalance,locks --scale 0.1 --repeats 450 --unit
+# 790000": the Rust example, the same phases, with a fixed amount of work), SMALL_SCALE (0.025):
+# their smaller problem's --scale. MPI_BIND (none): mpirun's --bind-to for the MPI and hybrid runs and skeletons; with
 # none the kernel places the hybrid's four threads as it likes, and on the 2-core VM a run then
 # takes one of two lengths, 1.35x apart, for its whole length (core, Open MPI's default for
 # 2 ranks, keeps each rank and its threads on a core of its own; taskset1 always runs unbound,
 # since a binding would move rank 1 out of taskset's set; docs/results.md#skeleton-validation-of-the-hybrid-at-30-s).
-# APPS ("rust openmp mpi"; add hybrid, categories). TC_RATE (2gbit: the MPI fft2d 2.5-2.8x slower
+# APPS ("rust openmp mpi"; add hybrid, openmp-categories, rust-categories). TC_RATE (2gbit: the MPI fft2d 2.5-2.8x slower
 # than over plain TCP), TC_BURST (bytes; twice lo's MTU).
 # With these defaults the three applications took 61 minutes on the idle 2-core VM (OpenMP and
-# Rust 18, MPI 43), the hybrid 25 more (2026-11-29; docs/results.md#skeleton-validation-with-libomps-waits).
+# Rust 18, MPI 43), the hybrid 25 more (2026-11-29; docs/results.md#skeleton-validation-with-libomps-waits);
+# the hybrid at 240 repeats, bound, 39 minutes, and with SCENARIOS="hog1 taskset1" the OpenMP
+# example 14 and the Rust example 12 (docs/results.md#skeleton-validation-of-the-examples-at-31-s).
 # SCENARIOS' default leaves out hog2, where
 # the applications ran 17-60x slower than dedicated (their waits spin or yield beside a hog on
 # each core: the Rust fft2d 26 ms an iteration, the OpenMP fft2d 14 ms, the MPI fft2d about 20
@@ -91,6 +95,7 @@ HYBRID_NP=${HYBRID_NP:-2}
 HYBRID_ARGS=${HYBRID_ARGS:-"--ms 40 --extra 20 --late 30 --repeats 100"}
 SMALL_MS=${SMALL_MS:-10}
 CAT_ARGS=${CAT_ARGS:-"-p 2 --phase serial,imbalance,critical --scale 0.1 --repeats 430"}
+RCAT_ARGS=${RCAT_ARGS:-"-p 2 --phase serial,imbalance,locks --scale 0.1 --repeats 450 --unit 790000"}
 SMALL_SCALE=${SMALL_SCALE:-0.025}
 TC_RATE=${TC_RATE:-2gbit}
 # tbf drops a packet larger than its bucket for ever: the bucket holds two loopback packets.
@@ -106,7 +111,10 @@ FFT=$BIN/fft2d
 case " $APPS " in *" openmp "*) make -s -C examples/openmp build/fft2d ;; esac
 case " $APPS " in *" mpi "*) make -s -C examples/mpi build/fft2d ;; esac
 case " $APPS " in *" hybrid "*) make -s -C examples/mpi build/hybrid ;; esac
-case " $APPS " in *" categories "*) make -s -C examples/openmp build/categories ;; esac
+case " $APPS " in *" openmp-categories "*) make -s -C examples/openmp build/categories ;; esac
+case " $APPS " in *" rust-categories "*)
+  [ -x "$BIN/examples/categories" ] || cargo build --release -p pp --example categories ;;
+esac
 mkdir -p "$out"
 work=$out/runs
 [ -n "${TABLE_ONLY:-}" ] || rm -rf "$work"
@@ -182,8 +190,8 @@ whatif() {
   rm -f "$log.whatif"
 }
 
-# run_app APP N LOG: the application (N its -n; the hybrid's --ms; the OpenMP example's --scale)
-# under the current scenario.
+# run_app APP N LOG: the application (N its -n; the hybrid's --ms; the examples' --scale) under
+# the current scenario.
 run_app() {
   local app=$1 n=$2 log=$3 args
   case $app in
@@ -205,9 +213,13 @@ run_app() {
       "${PREFIX[@]}" "$PP" run --log "$log" -- mpirun --oversubscribe "${MPIRUN[@]}" \
         -np "$HYBRID_NP" -x OMP_NUM_THREADS examples/mpi/build/hybrid $args >/dev/null 2>&1
       ;;
-    categories)
+    openmp-categories)
       args=$(sed "s/--scale [0-9.]*/--scale $n/" <<<"$CAT_ARGS")
       "${PREFIX[@]}" "$PP" run --log "$log" -- examples/openmp/build/categories $args >/dev/null 2>&1
+      ;;
+    rust-categories)
+      args=$(sed "s/--scale [0-9.]*/--scale $n/" <<<"$RCAT_ARGS")
+      PP_LOG=$log "${PREFIX[@]}" "$BIN/examples/categories" $args >/dev/null
       ;;
   esac
 }
@@ -245,12 +257,13 @@ for app in $APPS; do
     openmp) n=$(n_of "$OMP_ARGS") ;;
     mpi) n=$(n_of "$MPI_ARGS") ;;
     hybrid) n=$(ms_of "$HYBRID_ARGS") ;;
-    categories) n=$(scale_of "$CAT_ARGS") ;;
-    *) echo "skeleton-validation: APPS: unknown application $app (rust, openmp, mpi, hybrid, categories)" >&2; exit 2 ;;
+    openmp-categories) n=$(scale_of "$CAT_ARGS") ;;
+    rust-categories) n=$(scale_of "$RCAT_ARGS") ;;
+    *) echo "skeleton-validation: APPS: unknown application $app (rust, openmp, mpi, hybrid, openmp-categories, rust-categories)" >&2; exit 2 ;;
   esac
   small=$SMALL_N label="small n=$SMALL_N"
   [ "$app" = hybrid ] && small=$SMALL_MS label="small ms=$SMALL_MS"
-  [ "$app" = categories ] && small=$SMALL_SCALE label="small scale=$SMALL_SCALE"
+  case $app in *-categories) small=$SMALL_SCALE label="small scale=$SMALL_SCALE" ;; esac
   scenarios=dedicated
   for s in $SCENARIOS; do
     case $s in
@@ -362,7 +375,7 @@ rm -f "$out/errors.csv.tmp"
   else
     echo "Skeleton validation ($(date -u '+%Y-%m-%d %H:%M UTC'), $(hostname), $(nproc) cores;"
     echo "load average at the start: $load; $ROUNDS rounds; $elapsed s)."
-    echo "Command: ROUNDS=$ROUNDS SIZES=\"$SIZES\" RUST_ARGS=\"$RUST_ARGS\" OMP_ARGS=\"$OMP_ARGS\" MPI_NP=$MPI_NP MPI_ARGS=\"$MPI_ARGS\" SMALL_N=$SMALL_N MPI_BIND=$MPI_BIND HYBRID_NP=$HYBRID_NP HYBRID_ARGS=\"$HYBRID_ARGS\" SMALL_MS=$SMALL_MS CAT_ARGS=\"$CAT_ARGS\" SMALL_SCALE=$SMALL_SCALE APPS=\"$APPS\" SCENARIOS=\"$SCENARIOS\" TC_RATE=$TC_RATE tools/skeleton-validation.sh"
+    echo "Command: ROUNDS=$ROUNDS SIZES=\"$SIZES\" RUST_ARGS=\"$RUST_ARGS\" OMP_ARGS=\"$OMP_ARGS\" MPI_NP=$MPI_NP MPI_ARGS=\"$MPI_ARGS\" SMALL_N=$SMALL_N MPI_BIND=$MPI_BIND HYBRID_NP=$HYBRID_NP HYBRID_ARGS=\"$HYBRID_ARGS\" SMALL_MS=$SMALL_MS CAT_ARGS=\"$CAT_ARGS\" RCAT_ARGS=\"$RCAT_ARGS\" SMALL_SCALE=$SMALL_SCALE APPS=\"$APPS\" SCENARIOS=\"$SCENARIOS\" TC_RATE=$TC_RATE tools/skeleton-validation.sh"
   fi
   echo
   echo "| app | scenario | method | median error | range | runs |"
