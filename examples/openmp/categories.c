@@ -162,14 +162,15 @@ int main(int argc, char **argv) {
     phase_fn list[64];
     int n = 0;
     if (!strcmp(phase, "all")) {
-        for (size_t i = 0; i < 4; i++) list[n++] = phase_by_name(phase_names[i], strlen(phase_names[i]));
+        for (size_t i = 0; i < sizeof phase_names / sizeof phase_names[0]; i++)
+            list[n++] = phase_by_name(phase_names[i], strlen(phase_names[i]));
     } else {
-        for (const char *s = phase;; ) {
+        for (const char *s = phase;;) {
             size_t len = strcspn(s, ",");
             phase_fn f = phase_by_name(s, len);
             if (f == NULL || n == 64) {
-                fprintf(stderr, "categories: --phase '%s': expected all, or a list (at most 64) of %s\n",
-                        phase, "serial, imbalance, critical and oversubscribed");
+                fprintf(stderr, "categories: --phase '%s': expected all, or a list (at most 64) of "
+                                "serial, imbalance, critical and oversubscribed\n", phase);
                 return 2;
             }
             list[n++] = f;
