@@ -672,15 +672,21 @@ fn a_teams_lock_taken_last_in_a_part_is_released_with_the_part() {
     assert!(status.success(), "{status}");
     // Both threads took part in the 10 regions.
     let sig = signature::read(&log, Threshold::Fixed(0.9)).unwrap();
-    for t in &sig.threads {
-        let taken: u64 = t
-            .clusters
-            .iter()
-            .filter(|c| matches!(c.op, Op::PartBegin { .. } | Op::RegionBegin { .. }))
-            .map(|c| c.count)
-            .sum();
-        assert_eq!(taken, 10, "thread {}", t.thread);
-    }
+    assert_eq!(regions_taken(&sig), [10, 10]);
+}
+
+/// Per thread of a skeleton's run, how many regions it took part in, as opener or member.
+fn regions_taken(sig: &signature::Signature) -> Vec<u64> {
+    sig.threads
+        .iter()
+        .map(|t| {
+            t.clusters
+                .iter()
+                .filter(|c| matches!(c.op, Op::PartBegin { .. } | Op::RegionBegin { .. }))
+                .map(|c| c.count)
+                .sum()
+        })
+        .collect()
 }
 
 #[test]
@@ -746,16 +752,7 @@ fn a_team_members_parts_are_steps_and_its_skeleton_forks_and_joins() {
     // It ran on a recorder `Team`, whose regions are opened by whichever of its threads runs
     // the opening: each thread takes part in the 6 regions, as their opener or as a member.
     let sig = signature::read(&skel_log, Threshold::Fixed(0.9)).unwrap();
-    assert_eq!(sig.threads.len(), 2);
-    for t in &sig.threads {
-        let taken: u64 = t
-            .clusters
-            .iter()
-            .filter(|c| matches!(c.op, Op::PartBegin { .. } | Op::RegionBegin { .. }))
-            .map(|c| c.count)
-            .sum();
-        assert_eq!(taken, 6, "thread {}", t.thread);
-    }
+    assert_eq!(regions_taken(&sig), [6, 6]);
     // Thread 1 did its 6 copies, one in each of its parts.
     let copies: u64 = sig.threads[1]
         .clusters
