@@ -68,11 +68,26 @@ const USAGE: &str =
   1 ms of work (default: measured at the start, so the work differs a little from run to run)
 writes the log to $PP_LOG or ./pp.log";
 
+fn all_phases() -> Vec<Phase> {
+    PHASES.iter().map(|&(_, ph)| ph).collect()
+}
+
+/// `v`, the value of option `name`, as a whole number of at least 1.
+fn positive<T: std::str::FromStr + PartialOrd + From<u8>>(
+    name: &str,
+    v: String,
+) -> Result<T, String> {
+    v.parse()
+        .ok()
+        .filter(|n| *n >= T::from(1))
+        .ok_or(format!("{name}: expected a positive integer"))
+}
+
 fn parse_args() -> Result<Options, String> {
     let mut opts = Options {
         p: 4,
         scale: 1.0,
-        phases: PHASES.iter().map(|&(_, ph)| ph).collect(),
+        phases: all_phases(),
         repeats: 1,
         unit: None,
     };
@@ -80,13 +95,7 @@ fn parse_args() -> Result<Options, String> {
     while let Some(a) = args.next() {
         let mut value = |name: &str| args.next().ok_or(format!("{name}: expected a value"));
         match a.as_str() {
-            "-p" => {
-                opts.p = value("-p")?
-                    .parse()
-                    .ok()
-                    .filter(|&p| p >= 1)
-                    .ok_or("-p: expected a positive integer")?;
-            }
+            "-p" => opts.p = positive("-p", value("-p")?)?,
             "--scale" => {
                 opts.scale = value("--scale")?
                     .parse()
@@ -97,7 +106,7 @@ fn parse_args() -> Result<Options, String> {
             "--phase" => {
                 let v = value("--phase")?;
                 opts.phases = if v == "all" {
-                    PHASES.iter().map(|&(_, ph)| ph).collect()
+                    all_phases()
                 } else {
                     v.split(',')
                         .map(|name| PHASES.iter().find(|&&(n, _)| n == name).map(|&(_, ph)| ph))
@@ -108,22 +117,8 @@ fn parse_args() -> Result<Options, String> {
                         ))?
                 };
             }
-            "--repeats" => {
-                opts.repeats = value("--repeats")?
-                    .parse()
-                    .ok()
-                    .filter(|&r| r >= 1)
-                    .ok_or("--repeats: expected a positive integer")?;
-            }
-            "--unit" => {
-                opts.unit = Some(
-                    value("--unit")?
-                        .parse()
-                        .ok()
-                        .filter(|&u| u >= 1)
-                        .ok_or("--unit: expected a positive integer")?,
-                );
-            }
+            "--repeats" => opts.repeats = positive("--repeats", value("--repeats")?)?,
+            "--unit" => opts.unit = Some(positive("--unit", value("--unit")?)?),
             "-h" | "--help" => return Err(USAGE.into()),
             other => return Err(format!("{other}: unknown argument (try --help)")),
         }
