@@ -12,6 +12,9 @@
 //!    each run through `/proc/self/clear_refs`), with the process's CPU time per event (user
 //!    and system, which a loaded machine inflates less than the wall time). Run it with `PP_CRASH_SAFE=0` for the
 //!    buffers on the heap instead of the crash-safe mapped ones (docs/event-log.md).
+//! 4. Locks (`locks`): an uncontended lock and unlock of a recorded `sync::Mutex` on a
+//!    recording thread against `std::sync::Mutex`, batches of 1000, median and p99. Run it
+//!    again with `PP_LOCKS=every` for the cost of recording every acquisition.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -237,6 +240,39 @@ fn bench_threads(dir: &std::path::Path) {
     }
 }
 
+/// ns per uncontended lock and unlock of `lock`, batches of 1000.
+fn lock_cost(batches: usize, lock: impl Fn()) -> Vec<f64> {
+    (0..batches)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..1000 {
+                lock();
+            }
+            t.elapsed().as_nanos() as f64 / 1000.0
+        })
+        .collect()
+}
+
+fn bench_locks(dir: &std::path::Path) {
+    let mode = std::env::var("PP_LOCKS").unwrap_or_else(|_| "unset".into());
+    println!("uncontended lock and unlock (10^6, batches of 1000; PP_LOCKS={mode}):");
+    let session = Session::builder(1)
+        .path(dir.join("locks.log"))
+        .start()
+        .unwrap();
+    recorder::thread_start(0);
+    let recorded = recorder::sync::Mutex::named("bench", 0u64);
+    let plain = std::sync::Mutex::new(0u64);
+    let take_recorded = || *recorded.lock().unwrap() += 1;
+    let take_plain = || *plain.lock().unwrap() += 1;
+    lock_cost(50, take_recorded);
+    lock_cost(50, take_plain);
+    report_cost("pp_recorder::sync::Mutex", lock_cost(1000, take_recorded));
+    report_cost("std::sync::Mutex", lock_cost(1000, take_plain));
+    recorder::thread_stop();
+    session.finish().unwrap();
+}
+
 fn main() {
     // `cargo test --benches` runs benches with `--test`: keep that quick.
     if std::env::args().any(|a| a == "--test") {
@@ -257,6 +293,9 @@ fn main() {
     }
     if wanted("threads") {
         bench_threads(&dir);
+    }
+    if wanted("locks") {
+        bench_locks(&dir);
     }
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -25,7 +25,8 @@
 //! thread buffer, default [`DEFAULT_BUFFER_EVENTS`]), `PP_RUN_DELAY=0` (no run-queue delay in
 //! the `cpu` samples: saves about 0.4 µs per sample, but time a thread waits for a core
 //! outside its work then shows as idle or waiting instead of rc), `PP_CRASH_SAFE=0` (buffers in
-//! the process's memory: a crash loses the events they hold).
+//! the process's memory: a crash loses the events they hold), `PP_LOCKS=every` (a
+//! [`sync::Mutex`] records every acquisition, not only those that wait).
 //!
 //! ```
 //! use pp_recorder::{self as recorder, Session, sync::Mutex};

@@ -7,6 +7,10 @@
 //! records nothing; it notes its taker (read when a later wait ends, for `by=`) only when the
 //! taker changes. Measured on the 2-core VM: 4.6 ns an uncontended lock and unlock, as
 //! `std::sync::Mutex` (4.5 ns); writing the taker at every lock had made it 6.6-7.2 ns.
+//! With `PP_LOCKS=every` a [`Mutex`] records every acquisition instead, a wait of no length
+//! where the lock was free, as the OpenMP tool records a `critical`: a loop then takes its
+//! lock the same way in every pass, which its skeleton needs
+//! (docs/skeletons.md#locks-taken-in-varying-numbers).
 //!
 //! ```
 //! use pp_recorder::sync::Mutex;
@@ -14,9 +18,9 @@
 //! *TOTAL.lock().unwrap() += 1;
 //! ```
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering, fence};
 use std::sync::mpsc::{self, RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
+use std::sync::{Arc, OnceLock};
 use std::sync::{BarrierWaitResult, LockResult, MutexGuard, TryLockError, TryLockResult};
 use std::time::Duration;
 
@@ -66,6 +70,13 @@ impl Default for Cause {
     }
 }
 
+/// Whether every acquisition of a [`Mutex`] is recorded (`PP_LOCKS=every`), not only those
+/// that wait.
+fn every_lock() -> bool {
+    static EVERY: OnceLock<bool> = OnceLock::new();
+    *EVERY.get_or_init(|| std::env::var("PP_LOCKS").as_deref() == Ok("every"))
+}
+
 /// A mutual-exclusion lock that records `wait lock [name]` while a `lock` blocks.
 #[derive(Debug, Default)]
 pub struct Mutex<T: ?Sized> {
@@ -101,17 +112,18 @@ impl<T> Mutex<T> {
 }
 
 impl<T: ?Sized> Mutex<T> {
-    /// Acquires the lock, recording a wait only if it is held by another thread; the wait's
+    /// Acquires the lock, recording a wait only if it is held by another thread (every time with
+    /// `PP_LOCKS=every`: a wait of no length where it was free); a wait's
     /// end names the thread that held the lock before (`by=<thread>`). Poisoning as in
     /// [`std::sync::Mutex::lock`].
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
         match self.inner.try_lock() {
             Ok(guard) => {
-                self.holder.note();
+                self.acquired();
                 Ok(guard)
             }
             Err(TryLockError::Poisoned(p)) => {
-                self.holder.note();
+                self.acquired();
                 Err(p)
             }
             Err(TryLockError::WouldBlock) => {
@@ -121,6 +133,16 @@ impl<T: ?Sized> Mutex<T> {
                 guard
             }
         }
+    }
+
+    /// Notes the taker of a lock that was free, and with `PP_LOCKS=every` records its
+    /// acquisition as a wait of no length.
+    #[inline]
+    fn acquired(&self) {
+        if every_lock() {
+            drop(wait(WaitKind::Lock, self.name));
+        }
+        self.holder.note();
     }
 
     /// Acquires the lock if it is free (never waits, records nothing).
