@@ -253,6 +253,46 @@ fn computations_that_vary_tenfold_fold_by_their_operations_alone() {
 }
 
 #[test]
+fn passes_that_take_a_lock_a_varying_number_of_times_fold_at_the_last_rung() {
+    // 60 passes, each 1 to 4 acquisitions of a lock (in an order without repeats: an LCG's
+    // bits) and a barrier: up to 1 no stretch repeats; at the last rung, 2, one loop of 60
+    // passes whose lock is a run of its mean length (5 entries with the stop).
+    let mut text = String::from("pplog 1 p=1\n0 0 start\n");
+    let (mut t, mut x, mut locks) = (0u64, 1u64, 0u64);
+    for _ in 0..60 {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let k = 1 + (x >> 40) % 4;
+        locks += k;
+        for _ in 0..k {
+            text.push_str(&format!("{} 0 wait_begin lock L\n", t + 100));
+            text.push_str(&format!("{} 0 wait_end lock L\n", t + 110));
+            t += 110;
+        }
+        text.push_str(&format!("{} 0 wait_begin barrier B\n", t + 100));
+        text.push_str(&format!("{} 0 wait_end barrier B\n", t + 110));
+        t += 110;
+    }
+    text.push_str(&format!("{} 0 stop\n", t + 1));
+    let at = |threshold| signature_of(&text, Threshold::Fixed(threshold)).threads[0].clone();
+    assert!(at(1.0).size > 20, "at 1: {} entries", at(1.0).size);
+    let runs = at(signature::RUNS);
+    assert_eq!(runs.size, 5, "{:?}", runs.entries);
+    let mean = (locks as f64 / 60.0).round() as u64;
+    let Entry::Loop { count: 60, body } = &runs.entries[0] else {
+        panic!("{:?}", runs.entries)
+    };
+    assert!(
+        matches!(&body[0], Entry::Loop { count, .. } if *count == mean),
+        "{body:?}"
+    );
+    let s = signature_of(&text, Threshold::Target(30.0));
+    assert_eq!(s.threshold, signature::RUNS);
+    assert_eq!(s.target, Some((30.0, true)));
+}
+
+#[test]
 fn pp_signature_prints_the_loops_of_a_log() {
     let dir = scratch("signature-cli");
     let mut text = String::from("pplog 1 p=2\n0 0 start\n0 1 start\n");
@@ -287,7 +327,10 @@ fn pp_signature_prints_the_loops_of_a_log() {
     .unwrap();
     assert_eq!(json["threads"][0]["structure"][0]["loop"], 10);
     let err = test_support::error_of(pp!().args(["signature", "--threshold", "1.5"]).arg(&log));
-    assert_eq!(err.trim_end(), "Error: --threshold: 1.5 is not in [0, 1]");
+    assert_eq!(
+        err.trim_end(),
+        "Error: --threshold: 1.5 is not in [0, 1] or 2"
+    );
 }
 
 #[test]

@@ -15,7 +15,8 @@ pub struct SignatureArgs {
     /// The event log (text or binary; `-`: standard input); default $PP_LOG, else ./pp.log.
     log: Option<PathBuf>,
     /// Similarity threshold: steps whose computation times and bytes differ by at most this
-    /// fraction of the larger are one cluster (default 0.05; 1: by their operations alone).
+    /// fraction of the larger are one cluster (default 0.05; 1: by their operations alone; 2:
+    /// as 1, and runs of one step alike whatever their lengths).
     #[arg(long, conflicts_with = "scale")]
     threshold: Option<f64>,
     /// Raise the threshold until the signature compresses the run by Q = K/2, at least
@@ -29,8 +30,12 @@ pub struct SignatureArgs {
 
 pub fn signature(args: &SignatureArgs) -> Result<()> {
     let threshold = match (args.threshold, args.scale) {
-        (Some(t), _) if !(0.0..=1.0).contains(&t) => {
-            bail!("--threshold: {} is not in [0, 1]", files::quote::number(t))
+        (Some(t), _) if !((0.0..=1.0).contains(&t) || t == signature::RUNS) => {
+            bail!(
+                "--threshold: {} is not in [0, 1] or {}",
+                files::quote::number(t),
+                signature::RUNS
+            )
         }
         (Some(t), _) => Threshold::Fixed(t),
         (None, Some(k)) if !(k.is_finite() && k >= 1.0) => {

@@ -87,6 +87,103 @@ pub fn compress(mut ids: Vec<u32>, table: &mut Table) -> Vec<u32> {
     }
 }
 
+/// [`compress`] with the lengths of runs left free (docs/skeletons.md#locks-taken-in-varying-numbers):
+/// each run of back-to-back steps of one cluster counts as one symbol whatever its length, so
+/// passes of a loop that take a lock 118 times in one pass and 123 in the next fold into one
+/// loop. Each run of the folded structure then repeats its step as many times as the runs it
+/// stands for did on average, rounded to the nearest count (at least 1): the total number of
+/// steps is kept to within half a step per run of the structure.
+pub fn compress_runs(ids: Vec<u32>, table: &mut Table) -> Vec<u32> {
+    // Each run as its cluster, and its length.
+    let mut runs: Vec<u32> = Vec::new();
+    let mut lengths: Vec<u64> = Vec::new();
+    for c in ids {
+        match (runs.last(), lengths.last_mut()) {
+            (Some(&last), Some(n)) if last == c => *n += 1,
+            _ => {
+                runs.push(c);
+                lengths.push(1);
+            }
+        }
+    }
+    let mut shape = Table::default();
+    let top = compress(runs, &mut shape);
+    // The lengths of the runs each position of the shape stands for, in the order they unroll.
+    let mut sums: Vec<Sum> = top.iter().map(|&s| Sum::of(&shape, s)).collect();
+    let mut next = lengths.into_iter();
+    for s in &mut sums {
+        s.add(&mut next);
+    }
+    sums.iter().map(|s| s.intern(table)).collect()
+}
+
+/// A symbol of [`compress_runs`]'s shape, with the sum of the lengths of the runs it stands
+/// for (one per position: shared symbols of the shape are apart here).
+enum Sum {
+    Run { cluster: u32, total: u64, runs: u64 },
+    Loop { count: u64, body: Vec<Sum> },
+}
+
+impl Sum {
+    fn of(shape: &Table, s: u32) -> Sum {
+        match &shape.nodes[s as usize] {
+            Node::Step(c) => Sum::Run {
+                cluster: *c,
+                total: 0,
+                runs: 0,
+            },
+            Node::Loop { body, count } => Sum::Loop {
+                count: *count,
+                body: body.iter().map(|&b| Sum::of(shape, b)).collect(),
+            },
+        }
+    }
+
+    /// Takes the lengths of the runs this position stands for from `lengths`.
+    fn add(&mut self, lengths: &mut impl Iterator<Item = u64>) {
+        match self {
+            Sum::Run { total, runs, .. } => {
+                *total += lengths.next().expect("a length for every run");
+                *runs += 1;
+            }
+            Sum::Loop { count, body } => {
+                for _ in 0..*count {
+                    body.iter_mut().for_each(|b| b.add(lengths));
+                }
+            }
+        }
+    }
+
+    /// The symbol in `table`: a run of its mean length (a step, or a loop of it).
+    fn intern(&self, table: &mut Table) -> u32 {
+        match self {
+            Sum::Run {
+                cluster,
+                total,
+                runs,
+            } => {
+                let step = table.step(*cluster);
+                let mean = ((*total as f64 / (*runs).max(1) as f64).round() as u64).max(1);
+                if mean == 1 {
+                    step
+                } else {
+                    table.intern(Node::Loop {
+                        body: vec![step],
+                        count: mean,
+                    })
+                }
+            }
+            Sum::Loop { count, body } => {
+                let body = body.iter().map(|b| b.intern(table)).collect();
+                table.intern(Node::Loop {
+                    body,
+                    count: *count,
+                })
+            }
+        }
+    }
+}
+
 /// The first `s >= from` where `seq[s..s + len]` and `seq[s + len..s + 2 * len]` are equal.
 fn find(seq: &[u32], len: usize, from: usize) -> Option<usize> {
     let n = seq.len();
@@ -222,6 +319,44 @@ mod tests {
         }
     }
 
+    #[test]
+    fn runs_of_varying_length_fold_into_their_mean_length() {
+        // a b^k c for k = 3, 5, 4, 5: one loop of 4 passes, b 4.25 times a pass, rounded.
+        let mut ids = Vec::new();
+        for k in [3, 5, 4, 5] {
+            ids.push(0);
+            ids.extend(std::iter::repeat_n(1, k));
+            ids.push(2);
+        }
+        let mut t = Table::default();
+        let top = compress_runs(ids.clone(), &mut t);
+        let [pass] = top[..] else {
+            panic!("{top:?}: {:?}", t.nodes)
+        };
+        let Node::Loop { body, count: 4 } = t.nodes[pass as usize].clone() else {
+            panic!("{:?}", t.nodes)
+        };
+        let runs: Vec<Vec<u32>> = body
+            .iter()
+            .map(|&b| {
+                let mut steps = Vec::new();
+                unroll(&t, b, &mut steps);
+                steps
+            })
+            .collect();
+        assert_eq!(runs, [vec![0], vec![1; 4], vec![2]]);
+        // Where runs do not vary, as compress.
+        let mut plain = Table::default();
+        let same: Vec<u32> = [0, 1, 1, 2].repeat(3);
+        let mut runs_free = Table::default();
+        let a = compress(same.clone(), &mut plain);
+        let b = compress_runs(same, &mut runs_free);
+        let (mut ua, mut ub) = (Vec::new(), Vec::new());
+        a.iter().for_each(|&s| unroll(&plain, s, &mut ua));
+        b.iter().for_each(|&s| unroll(&runs_free, s, &mut ub));
+        assert_eq!(ua, ub);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(512))]
 
@@ -252,6 +387,37 @@ mod tests {
                 go(&slow, s)
             };
             prop_assert_eq!(size, want.iter().map(|&s| slow_size(s)).sum::<u64>());
+        }
+
+        #[test]
+        fn passes_whose_runs_vary_fold_into_one_loop_of_mean_runs(
+            pattern in prop::collection::vec(0u32..4, 2..6),
+            lengths in prop::collection::vec(prop::collection::vec(1u64..10, 6), 2..20),
+        ) {
+            // Each pass runs the clusters of `pattern` (all different) in turn,
+            // each its pass's number of times.
+            let pattern: Vec<u32> = pattern.iter().enumerate().map(|(i, &c)| c * 8 + i as u32).collect();
+            let mut ids = Vec::new();
+            for pass in &lengths {
+                for (&c, &k) in pattern.iter().zip(pass) {
+                    ids.extend(std::iter::repeat_n(c, k as usize));
+                }
+            }
+            let mut t = Table::default();
+            let top = compress_runs(ids, &mut t);
+            prop_assert_eq!(top.len(), 1);
+            let Node::Loop { body, count } = t.nodes[top[0] as usize].clone() else {
+                panic!("{:?}", t.nodes)
+            };
+            prop_assert_eq!(count, lengths.len() as u64);
+            prop_assert_eq!(body.len(), pattern.len());
+            for (i, (&b, &c)) in body.iter().zip(&pattern).enumerate() {
+                let total: u64 = lengths.iter().map(|pass| pass[i]).sum();
+                let mean = ((total as f64 / lengths.len() as f64).round() as u64).max(1);
+                let mut steps = Vec::new();
+                unroll(&t, b, &mut steps);
+                prop_assert_eq!(steps, vec![c; mean as usize]);
+            }
         }
     }
 }

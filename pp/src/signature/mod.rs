@@ -24,12 +24,27 @@ pub use cluster::Cluster;
 pub use record::Recorded;
 pub use steps::{Op, Step};
 
-/// The thresholds tried, in order, when a target compression is given. The last, 1, makes any
-/// two steps of one operation alike (their operations alone): where a thread's computation
-/// between the same two operations varies more than tenfold from one iteration to the next (a
-/// rayon worker's share of a region), no lower threshold folds its iterations into a loop
-/// (docs/skeletons.md#clustering).
-pub const THRESHOLDS: [f64; 10] = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.9, 1.0];
+/// The thresholds tried, in order, when a target compression is given. 1 makes any two steps of
+/// one operation alike (their operations alone): where a thread's computation between the same
+/// two operations varies more than tenfold from one iteration to the next (a rayon worker's
+/// share of a region), no lower threshold folds its iterations into a loop
+/// (docs/skeletons.md#clustering). The last, [`RUNS`], also frees the lengths of runs.
+pub const THRESHOLDS: [f64; 11] = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.9, 1.0, RUNS];
+
+/// The threshold past 1: steps alike by their operations alone, and a run of back-to-back
+/// steps of one cluster alike any other run of it, whatever their lengths
+/// ([`loops::compress_runs`]): where a loop takes a lock a different number of times in each
+/// pass, only this folds its passes (docs/skeletons.md#locks-taken-in-varying-numbers).
+pub const RUNS: f64 = 2.0;
+
+/// The loops of a thread's cluster sequence at `threshold`.
+fn compress(ids: Vec<u32>, threshold: f64, table: &mut loops::Table) -> Vec<u32> {
+    if threshold >= RUNS {
+        loops::compress_runs(ids, table)
+    } else {
+        loops::compress(ids, table)
+    }
+}
 
 /// An entry of a thread's signature: a step (its cluster's means) or a loop.
 #[derive(Debug, Clone, PartialEq)]
@@ -266,7 +281,7 @@ pub fn sizes_at(run: &Recorded, threshold: f64) -> Result<Vec<u64>> {
         .map(|i| {
             let ids = cluster::ids(|f| run.each(i, f), threshold)?;
             let mut table = loops::Table::default();
-            let top = loops::compress(ids, &mut table);
+            let top = compress(ids, threshold, &mut table);
             Ok(top.iter().map(|&s| table.size(s)).sum())
         })
         .collect()
@@ -276,7 +291,7 @@ pub fn sizes_at(run: &Recorded, threshold: f64) -> Result<Vec<u64>> {
 pub fn fold(run: &Recorded, i: usize, threshold: f64) -> Result<Folded> {
     let (clusters, ids) = cluster::cluster(|f| run.each(i, f), threshold, &run.ops)?;
     let mut table = loops::Table::default();
-    let top = loops::compress(ids, &mut table);
+    let top = compress(ids, threshold, &mut table);
     Ok(Folded {
         thread: run.threads[i].0,
         steps: run.threads[i].1,
