@@ -44,7 +44,8 @@
 # same). CAT_ARGS ("-p 2 --phase serial,imbalance,critical --scale 0.1 --repeats 430": the
 # OpenMP example, about 31 s dedicated on the idle VM, its three phases whose threads are all in
 # the log), RCAT_ARGS ("-p 2 --phase serial,imbalance,locks --scale 0.1 --repeats 450 --unit
-# 790000": the Rust example, the same phases, with a fixed amount of work), SMALL_SCALE (0.025):
+# 790000": the Rust example, the same phases, with a fixed amount of work, recorded with
+# PP_LOCKS=every), SMALL_SCALE (0.025):
 # their smaller problem's --scale. MPI_BIND (none): mpirun's --bind-to for the MPI and hybrid runs and skeletons; with
 # none the kernel places the hybrid's four threads as it likes, and on the 2-core VM a run then
 # takes one of two lengths, 1.35x apart, for its whole length (core, Open MPI's default for
@@ -219,7 +220,9 @@ run_app() {
       ;;
     rust-categories)
       args=$(sed "s/--scale [0-9.]*/--scale $n/" <<<"$RCAT_ARGS")
-      PP_LOG=$log "${PREFIX[@]}" "$BIN/examples/categories" $args >/dev/null
+      # Every acquisition of its lock recorded, so that its passes fold
+      # (docs/skeletons.md#locks-taken-in-varying-numbers).
+      PP_LOCKS=every PP_LOG=$log "${PREFIX[@]}" "$BIN/examples/categories" $args >/dev/null
       ;;
   esac
 }

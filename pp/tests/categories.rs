@@ -143,3 +143,54 @@ fn a_list_of_phases_runs_over_and_over_on_the_team() {
         assert!(!temp_path("categories-refused.log").exists(), "{args:?}");
     }
 }
+
+/// With `PP_LOCKS=every` the Rust recorder's `Mutex` records every acquisition: the locks
+/// phase takes its lock once a round (240) and once more in each thread to see that the rounds
+/// are done, in every pass, contended or not; and the passes, which split the rounds between
+/// the threads differently each time, fold into one loop at the signature's last threshold
+/// (docs/skeletons.md#locks-taken-in-varying-numbers).
+#[test]
+fn every_acquisition_is_recorded_and_the_passes_fold_with_runs_free() {
+    let program = example("pp", "categories");
+    let repeats = 6;
+    let record = |every: bool| {
+        let log = temp_path(&format!("categories-locks-{every}.log"));
+        let mut cmd = std::process::Command::new(&program);
+        cmd.args(["-p", "2", "--phase", "locks", "--scale", "0.05"])
+            .args(["--repeats", &repeats.to_string(), "--unit", "20000"])
+            .env("PP_LOG", &log)
+            .env_remove("PP_LOCKS");
+        if every {
+            cmd.env("PP_LOCKS", "every");
+        }
+        let run = cmd.output().unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        log
+    };
+    let waits = |log: &Path| {
+        let text = stdout_of(pp!().args(["convert", "--to", "text"]).arg(log).arg("-"));
+        text.lines()
+            .filter(|l| l.split_whitespace().nth(2) == Some("wait_begin"))
+            .filter(|l| l.split_whitespace().nth(3) == Some("lock"))
+            .count()
+    };
+    let every = record(true);
+    assert_eq!(waits(&every), repeats * (240 + 2));
+    let signature = stdout_of(pp!().args(["signature", "--threshold", "2"]).arg(&every));
+    let _ = std::fs::remove_file(&every);
+    let threads: Vec<&str> = signature.split("\nthread ").skip(1).collect();
+    assert_eq!(threads.len(), 2, "{signature}");
+    for t in threads {
+        // The passes are one loop of `repeats`, whatever each thread's share of the rounds.
+        let first = t.lines().nth(1).unwrap_or("").trim();
+        assert_eq!(first, format!("loop {repeats} {{"), "{signature}");
+    }
+    // Without it only the acquisitions that waited are there.
+    let contended = record(false);
+    assert!(waits(&contended) < repeats * (240 + 2));
+    let _ = std::fs::remove_file(&contended);
+}
