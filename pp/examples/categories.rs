@@ -21,7 +21,8 @@
 //! loop: the skeleton validation (`tools/skeleton-validation.sh`, `APPS=rust-categories`) runs
 //! `-p 2 --phase serial,imbalance,locks --scale 0.1 --repeats 450 --unit 790000`, about 30 s
 //! on 2 cores, with `--unit` fixing the work (spin iterations per 1 ms at `--scale 1`) that is
-//! otherwise measured at the start.
+//! otherwise measured at the start, and `PP_LOCKS=every`, so that the `locks` phase records
+//! every acquisition and its passes fold (docs/skeletons.md#locks-taken-in-varying-numbers).
 
 use std::hint::black_box;
 use std::process::ExitCode;
