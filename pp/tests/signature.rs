@@ -253,6 +253,48 @@ fn computations_that_vary_tenfold_fold_by_their_operations_alone() {
 }
 
 #[test]
+fn one_barrier_in_two_regions_is_two_clusters_even_by_operations_alone() {
+    // Every pass: region a, 100 ns of work and its closing barrier; region b, 10,000 ns and a
+    // barrier of the same name (OpenMP's `implicit_barrier`). Each region's barrier keeps its
+    // own computation at every threshold, 1 and 2 included.
+    let mut text = String::from("pplog 1 p=1\n0 0 start\n");
+    let mut t = 0u64;
+    for i in 0..20u64 {
+        for (name, work) in [("a", 100), ("b", 10_000)] {
+            let id = 2 * i + u64::from(name == "b");
+            text.push_str(&format!("{} 0 region_begin {id} {name}\n", t + 10));
+            text.push_str(&format!(
+                "{} 0 wait_begin barrier implicit_barrier\n",
+                t + 10 + work
+            ));
+            text.push_str(&format!(
+                "{} 0 wait_end barrier implicit_barrier\n",
+                t + 20 + work
+            ));
+            text.push_str(&format!("{} 0 region_end {id}\n", t + 30 + work));
+            t += 30 + work;
+        }
+    }
+    text.push_str(&format!("{} 0 stop\n", t + 1));
+    for threshold in [0.05, 1.0, signature::RUNS] {
+        let s = signature_of(&text, Threshold::Fixed(threshold));
+        let barriers: Vec<f64> = s.threads[0]
+            .clusters
+            .iter()
+            .filter(|c| matches!(&c.op, Op::Wait { kind, .. } if kind == "barrier"))
+            .map(|c| c.mean_compute_ns())
+            .collect();
+        assert_eq!(barriers, [100.0, 10_000.0], "at {threshold}");
+        // And the passes still fold: a loop of 20 and the stop.
+        assert!(
+            matches!(s.threads[0].entries[0], Entry::Loop { count: 20, .. }),
+            "at {threshold}: {:?}",
+            s.threads[0].entries
+        );
+    }
+}
+
+#[test]
 fn passes_that_take_a_lock_a_varying_number_of_times_fold_at_the_last_rung() {
     // 60 passes, each 1 to 4 acquisitions of a lock (in an order without repeats: an LCG's
     // bits) and a barrier: up to 1 no stretch repeats; at the last rung, 2, one loop of 60

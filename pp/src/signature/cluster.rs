@@ -2,9 +2,10 @@
 //! two steps are alike when their operations are the same (kind, peer, tag, collective, object)
 //! and their computation times and byte counts each differ by at most the threshold, relative
 //! to the larger. Leader clustering: a step joins the first cluster, in order of creation, whose
-//! first step it is like; otherwise it starts a new cluster.
+//! first step it is like; otherwise it starts a new cluster. Steps in different regions are never
+//! alike ([`Places`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use anyhow::Result;
 
@@ -88,7 +89,8 @@ impl Leaders {
         self.leader.is_empty()
     }
 
-    /// The cluster of a step of operation number `op` (a new one if it is like no leader).
+    /// The cluster of a step of operation (or place: [`Places`]) number `op` (a new one if it is
+    /// like no leader).
     pub fn id(&mut self, op: u32, compute_ns: u64, bytes: u64) -> u32 {
         let threshold = self.threshold;
         let op = op as usize;
@@ -124,6 +126,36 @@ impl Leaders {
     }
 }
 
+/// Where a thread's steps lie: the region open around each (its `region_begin` or `part_begin`),
+/// so that steps of one operation in different regions are never alike, even at threshold 1
+/// (docs/skeletons.md#clustering). An OpenMP log names every region's closing barrier
+/// `implicit_barrier`; clustered by their operations alone, the OpenMP example's barriers of its
+/// three regions were one cluster, so its skeleton spread one region's imbalance over all three.
+#[derive(Default)]
+struct Places {
+    /// The operation numbers of the regions open, innermost last.
+    open: Vec<u32>,
+    /// Each (operation, region) pair's number: what the leaders are looked up by.
+    keys: HashMap<(u32, u32), u32>,
+}
+
+impl Places {
+    /// The number of a step of operation number `op` where it lies (a region's begin lies in
+    /// what is around the region, its end inside it).
+    fn key(&mut self, op: u32, ops: &[Op]) -> u32 {
+        let region = self.open.last().copied().unwrap_or(u32::MAX);
+        match ops.get(op as usize) {
+            Some(Op::RegionBegin { .. } | Op::PartBegin { .. }) => self.open.push(op),
+            Some(Op::RegionEnd | Op::PartEnd) => {
+                self.open.pop();
+            }
+            _ => {}
+        }
+        let next = self.keys.len() as u32;
+        *self.keys.entry((op, region)).or_insert(next)
+    }
+}
+
 /// Clusters a thread's records (`each` calls its argument with every one, in order) under
 /// `threshold`: returns the clusters (with their members' sums; `ops` names the operations)
 /// and each step's cluster.
@@ -133,10 +165,11 @@ pub fn cluster(
     ops: &[Op],
 ) -> Result<(Vec<Cluster>, Vec<u32>)> {
     let mut leaders = Leaders::new(threshold);
+    let mut places = Places::default();
     let mut clusters: Vec<Cluster> = Vec::new();
     let mut ids = Vec::new();
     each(&mut |s: Rec| {
-        let id = leaders.id(s.op, s.compute_ns, s.bytes);
+        let id = leaders.id(places.key(s.op, ops), s.compute_ns, s.bytes);
         if id as usize == clusters.len() {
             clusters.push(Cluster {
                 op: ops[s.op as usize].clone(),
@@ -164,9 +197,11 @@ pub fn cluster(
 pub fn ids(
     each: impl FnOnce(&mut dyn FnMut(Rec)) -> Result<()>,
     threshold: f64,
+    ops: &[Op],
 ) -> Result<Vec<u32>> {
     let mut leaders = Leaders::new(threshold);
+    let mut places = Places::default();
     let mut ids = Vec::new();
-    each(&mut |s: Rec| ids.push(leaders.id(s.op, s.compute_ns, s.bytes)))?;
+    each(&mut |s: Rec| ids.push(leaders.id(places.key(s.op, ops), s.compute_ns, s.bytes)))?;
     Ok(ids)
 }

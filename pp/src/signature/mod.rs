@@ -279,7 +279,7 @@ pub fn choose(
 pub fn sizes_at(run: &Recorded, threshold: f64) -> Result<Vec<u64>> {
     (0..run.threads.len())
         .map(|i| {
-            let ids = cluster::ids(|f| run.each(i, f), threshold)?;
+            let ids = cluster::ids(|f| run.each(i, f), threshold, &run.ops)?;
             let mut table = loops::Table::default();
             let top = compress(ids, threshold, &mut table);
             Ok(top.iter().map(|&s| table.size(s)).sum())
