@@ -91,8 +91,9 @@ pub fn compress(mut ids: Vec<u32>, table: &mut Table) -> Vec<u32> {
 /// each run of back-to-back steps of one cluster counts as one symbol whatever its length, so
 /// passes of a loop that take a lock 118 times in one pass and 123 in the next fold into one
 /// loop. Each run of the folded structure then repeats its step as many times as the runs it
-/// stands for did on average, rounded to the nearest count (at least 1): the total number of
-/// steps is kept to within half a step per run of the structure.
+/// stands for did on average, rounded to the nearest count (at least 1): the unrolled total
+/// differs from the log's by at most half a step for each run of the log (for runs of mean
+/// length m, by at most 1/(2m) of them).
 pub fn compress_runs(ids: Vec<u32>, table: &mut Table) -> Vec<u32> {
     // Each run as its cluster, and its length.
     let mut runs: Vec<u32> = Vec::new();
