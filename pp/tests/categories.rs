@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use test_support::{example, pp, record, stdout_of, temp_path};
+use test_support::{example, log_text, pp, record, stdout_of, temp_path};
 
 const PHASES: [(&str, &str); 5] = [
     ("serial", "ip"),
@@ -113,7 +113,7 @@ fn a_list_of_phases_runs_over_and_over_on_the_team() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let text = stdout_of(pp!().args(["convert", "--to", "text"]).arg(&log).arg("-"));
+    let text = log_text(pp!(), &log);
     let _ = std::fs::remove_file(&log);
     let field = |l: &str, i: usize| l.split_whitespace().nth(i).unwrap_or("").to_string();
     let phases: Vec<String> = text
@@ -172,7 +172,7 @@ fn every_acquisition_is_recorded_and_the_passes_fold_with_runs_free() {
         log
     };
     let waits = |log: &Path| {
-        let text = stdout_of(pp!().args(["convert", "--to", "text"]).arg(log).arg("-"));
+        let text = log_text(pp!(), log);
         text.lines()
             .filter(|l| l.split_whitespace().nth(2) == Some("wait_begin"))
             .filter(|l| l.split_whitespace().nth(3) == Some("lock"))

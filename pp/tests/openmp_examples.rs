@@ -25,8 +25,8 @@ use std::sync::{MutexGuard, OnceLock};
 
 use serde_json::Value;
 use test_support::{
-    NO_MACHINE, Toolchain, ompt_tool, one_at_a_time, one_line_error, pp, repository, scratch, skip,
-    stdout_of, temp_path,
+    NO_MACHINE, Toolchain, log_text, ompt_tool, one_at_a_time, one_line_error, pp, repository,
+    scratch, skip, stdout_of, temp_path,
 };
 
 mod readme_section;
@@ -275,7 +275,7 @@ fn categories_runs_a_list_of_phases_over_and_over() {
         stdout.contains("phase imbalance,critical, 3 repeats"),
         "{stdout}"
     );
-    let text = stdout_of(pp!().args(["convert", "--to", "text"]).arg(&log).arg("-"));
+    let text = log_text(pp!(), &log);
     let _ = std::fs::remove_file(&log);
     let opened: Vec<&str> = text
         .lines()

@@ -62,6 +62,15 @@ pub fn make_skeleton(mut pp: Command, log: &Path, k: u64, dir: &Path) -> PathBuf
     dir.to_path_buf()
 }
 
+/// The text form of the log at `log` (`pp convert --to text LOG -`, `pp` being a command from
+/// [`pp!`](crate::pp)), for a test that reads its events.
+///
+/// # Panics
+/// When `pp convert` fails.
+pub fn log_text(mut pp: Command, log: &Path) -> String {
+    crate::stdout_of(pp.args(["convert", "--to", "text"]).arg(log).arg("-"))
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

@@ -33,7 +33,7 @@ mod shell;
 mod wait;
 
 pub use bench::{setting, time};
-pub use commands::{NO_MACHINE, cargo_build, make_skeleton};
+pub use commands::{NO_MACHINE, cargo_build, log_text, make_skeleton};
 pub use compile::{NotBuilt, Toolchain, compile, skip};
 pub use errors::{error_of, one_line_error, stdout_of, succeeded};
 pub use examples::{example, record};
