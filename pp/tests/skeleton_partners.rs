@@ -315,3 +315,58 @@ proptest! {
         }
     }
 }
+
+/// Two threads that take lock `m` 50 times each and hold it through 200 us of computation,
+/// the skeleton of an OpenMP run (`omp_blocktime_ms`) or of a Rust one.
+fn lock_skeleton(name: &str, openmp: bool) -> PathBuf {
+    let dir = scratch(name);
+    let blocktime = if openmp { "omp_blocktime_ms 0\n" } else { "" };
+    let thread = |t: u32| {
+        format!(
+            "thread {t}\nloop 50 {{\n  step cpu_ns=200000 wall_ns=200000 op_ns=1000 bytes=0 wait kind=lock object=m\n}}\nstep cpu_ns=200000 wall_ns=200000 op_ns=0 bytes=0 stop\n"
+        )
+    };
+    let text = format!(
+        "pp-skeleton 1\nk 10\np 2\nsource_wall_ns 1000000\nthreshold 0.05\ncompression 20\nsource_log app.log\n{blocktime}{}{}",
+        thread(0),
+        thread(1)
+    );
+    test_support::write(&dir, file::NAME, &text);
+    dir
+}
+
+/// libomp's locks are queues and its tool records who released a lock to its waiter; the
+/// Rust recorder's `Mutex` neither (docs/skeletons.md#pp-skeleton-run, `skeleton/lock.rs`).
+/// The lock is always held by one thread's computation, so the other waits for it.
+#[test]
+fn an_openmp_skeletons_lock_waits_are_ended_by_the_thread_that_released_the_lock() {
+    let (log, _) = run(&lock_skeleton("skeleton-lock-openmp", true));
+    let th = recorded(&log);
+    assert!(th.iter().map(|t| t.waits.len()).sum::<usize>() > 0);
+    for (t, me) in th.iter().enumerate() {
+        // Every release is recorded; every wait names the other thread.
+        assert_eq!(me.releases.len(), 50, "thread {t}'s releases");
+        let other = 1 - t as u32;
+        assert!(
+            me.waits.iter().all(|w| w.2 == Some(other)),
+            "thread {t}: {:?}",
+            me.waits
+        );
+        // ... and ends after a release of that thread.
+        let theirs = &th[other as usize].releases;
+        assert!(me.waits.iter().all(|w| theirs.iter().any(|&r| r <= w.1)));
+    }
+    // pp reads it without a warning: each by= has its release.
+    let out = pp!().arg(&log).output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("warning"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let (log, _) = run(&lock_skeleton("skeleton-lock-rust", false));
+    let th = recorded(&log);
+    assert!(th.iter().all(|t| t.releases.is_empty()));
+    assert!(th.iter().flat_map(|t| &t.waits).all(|w| w.2.is_none()));
+}

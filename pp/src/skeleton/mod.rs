@@ -10,6 +10,7 @@
 pub mod file;
 pub mod gate;
 pub mod hybrid;
+pub mod lock;
 pub mod mpi;
 pub mod partner;
 pub mod predict;

@@ -13,12 +13,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use pp_recorder::event::WaitKind;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, PoisonError};
+use std::sync::PoisonError;
 
 use pp_recorder::{self as recorder, Session, thread_cpu_ns};
 
 use super::gate::{Gate, Point};
+use super::lock::{Lock, Order};
 use super::partner::{Outcome, Partners};
 use super::spinning::{Barrier, Budget, Waits};
 use super::{Item, Programs, SkelStep, Skeleton};
@@ -223,6 +223,12 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
     check(s)?;
     let (regions, region_warnings) = region_plan(s);
     let (partners, mut warnings) = Partners::plan(s);
+    let waits = Waits::of(s.p, s.omp_blocktime_ms);
+    // libomp's locks are queues; the Rust recorder's `Mutex` is std's (skeleton/lock.rs).
+    let order = match waits {
+        Waits::Libomp { .. } => Order::Queue,
+        Waits::Measured => Order::Barging,
+    };
     let mut barriers = BTreeSet::new();
     let mut locks = BTreeSet::new();
     for t in &s.threads {
@@ -252,7 +258,7 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
             .into_iter()
             .map(|o| {
                 let name = leak_opt(&o);
-                (o, Lock::new(name))
+                (o, Lock::new(name, order))
             })
             .collect(),
         regions: regions
@@ -266,7 +272,6 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
     let session = Session::start(s.p, &[("skeleton", "1"), ("k", k.as_str())])
         .context("cannot start the skeleton's recording session")?;
     let log = session.path().to_path_buf();
-    let waits = Waits::of(s.p, s.omp_blocktime_ms);
     // A Team's skeleton runs on a rayon pool, whose idle workers wait as rayon's do; libomp's
     // workers poll at the fork for the blocktime, as the gate's waits then do.
     let opener = super::team::opener(s).filter(|_| waits == Waits::Measured);
@@ -433,7 +438,7 @@ impl<'a> State<'a> {
             }
             Op::Wait { kind, object, .. } if kind == "lock" => {
                 let l = &self.objects.locks[object];
-                l.acquire(self.waits.budget(s.op_ns, s.op_cpu_ns));
+                l.acquire(self.waits.budget(s.op_ns, s.op_cpu_ns), self.thread);
                 self.held = Some(l);
             }
             Op::Wait { kind, object, by } => {
@@ -529,54 +534,6 @@ impl State<'_> {
             recorder::cpu_sample();
             gate.arrive(self.me(threads), Point::Join, self.gate);
         }
-    }
-}
-
-/// A lock that a step takes and a later step releases (so it has no guard): a wait for it is
-/// recorded as `wait lock NAME`, as the recorder's `Mutex` records one, only when it blocks.
-/// Whether it is taken is an atomic, so that a polling wait reads it without the lock.
-pub struct Lock {
-    name: Option<&'static str>,
-    taken: AtomicBool,
-    lock: std::sync::Mutex<()>,
-    freed: Condvar,
-}
-
-impl Lock {
-    fn new(name: Option<&'static str>) -> Self {
-        Lock {
-            name,
-            taken: AtomicBool::new(false),
-            lock: std::sync::Mutex::new(()),
-            freed: Condvar::new(),
-        }
-    }
-
-    fn take(&self) -> bool {
-        self.taken
-            .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-    }
-
-    fn acquire(&self, budget: Budget) {
-        if self.take() {
-            return;
-        }
-        let _w = recorder::wait(WaitKind::Lock, self.name);
-        if budget.poll(|| self.take()) {
-            return;
-        }
-        let l = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        let _l = self
-            .freed
-            .wait_while(l, |_| !self.take())
-            .unwrap_or_else(PoisonError::into_inner);
-    }
-
-    fn release(&self) {
-        let _l = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
-        self.taken.store(false, Ordering::SeqCst);
-        self.freed.notify_one();
     }
 }
 
