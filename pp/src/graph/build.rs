@@ -1,18 +1,15 @@
 //! [`Builder`]: the activity graph from the events in time order, in one pass.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::BuildHasherDefault;
+use std::collections::VecDeque;
 
 use super::path_graph::{PathGraph, Taken};
 use super::spill::Spill;
 use super::{ArcKind, Departure, Graph, NO_ARC, Node, RemoteArc};
 use crate::event::{Event, EventKind, Header, Sym, ThreadId, WaitKind};
 use crate::messages::{Messages, Sent};
-use crate::profile::sweep::IdHasher;
-
-/// A map looked up for most events (open regions, barriers, sends by time): hashed by one
-/// multiplication ([`IdHasher`]), not SipHash, which cost more than the rest of the event.
-type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+// Open regions, barriers and sends by time are looked up for most events: hashed by one
+// multiplication, not SipHash, which cost more than the rest of the event.
+use crate::profile::sweep::IdMap;
 
 /// An event of the graph: thread, node index, time.
 type At = (ThreadId, u32, u64);

@@ -5,14 +5,13 @@
 //! first step it is like; otherwise it starts a new cluster. Steps in different regions are never
 //! alike ([`Places`]).
 
-use std::collections::{BTreeSet, HashMap};
-use std::hash::BuildHasherDefault;
+use std::collections::BTreeSet;
 
 use anyhow::Result;
 
 use super::record::Rec;
 use super::steps::Op;
-use crate::profile::sweep::IdHasher;
+use crate::profile::sweep::IdMap;
 
 /// One cluster: its operation and the sums over its members.
 #[derive(Debug, Clone, PartialEq)]
@@ -140,7 +139,7 @@ struct Places {
     /// Each (operation, region) pair's number, keyed by the two in one word: what the leaders
     /// are looked up by. One lookup a step, so with the sweep's hasher, not SipHash, which made
     /// `pp signature --scale 10` about a sixth slower (docs/results.md).
-    keys: HashMap<u64, u32, BuildHasherDefault<IdHasher>>,
+    keys: IdMap<u64, u32>,
 }
 
 impl Places {

@@ -120,7 +120,6 @@ impl Lock {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU32;
     use std::time::{Duration, Instant};
 
     /// Waits (for at most 10 s) until `f` holds.

@@ -3,7 +3,7 @@
 //! it and how much faster that computation goes on the target, and its dependencies in the
 //! [activity graph](crate::graph) with what was measured of them (docs/whatif.md#cost).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::Mutex;
 
@@ -17,10 +17,9 @@ use crate::event::{EventKind, Header, Sym, Symbols, TeamRef, ThreadId};
 use crate::graph::{ArcKind, Builder};
 use crate::log::{Encoding, LogReader};
 use crate::profile::Sweep;
-use crate::profile::sweep::IdHasher;
+use crate::profile::sweep::{IdHasher, IdMap};
 
-/// Maps looked up at region and phase events, hashed by [`IdHasher`].
-type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+/// Sets looked up at region and phase events, hashed by [`IdHasher`] as [`IdMap`]s are.
 type IdSet<K> = HashSet<K, BuildHasherDefault<IdHasher>>;
 
 /// A log read for a replay: its header, names and encoding, and each thread's records.

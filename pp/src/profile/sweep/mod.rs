@@ -26,10 +26,9 @@ mod split;
 mod state;
 
 pub use split::Meeting;
-pub(crate) use state::IdHasher;
+pub(crate) use state::{IdHasher, IdMap};
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 use super::rules::{Category, Own};
 use super::totals::Totals;
@@ -103,7 +102,7 @@ pub struct Sweep<'s> {
     /// Regions in slots (threads refer to slots; closed slots are reused); open ids map to
     /// slots.
     regions: Vec<Region>,
-    slots: HashMap<u64, u32, BuildHasherDefault<IdHasher>>,
+    slots: IdMap<u64, u32>,
     /// The last region found in or put into `slots` (every member records its part of a
     /// region, so the next region event is usually about it): `(id, slot)`.
     recent: Option<(u64, u32)>,

@@ -2,7 +2,7 @@
 //! and the contexts whose totals the breakdowns add up.
 
 use std::collections::HashMap;
-use std::hash::Hasher;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::event::{EventKind, Sym, ThreadId};
 use crate::profile::rules::{CATEGORIES, Category, Own, RUNNABLE_FROM, Situation, classify};
@@ -180,6 +180,11 @@ pub(super) fn own_index(own: Own) -> usize {
 /// region event. `pp import` uses it too, for the trace's location and region ids.
 #[derive(Default)]
 pub(crate) struct IdHasher(u64);
+
+/// A map keyed by ids and looked up for most events, hashed by [`IdHasher`]: the sweep's open
+/// regions, the activity graph's regions, barriers and sends, the what-if's regions and phases,
+/// an OTF2 trace's ids, the signature's places.
+pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
 impl Hasher for IdHasher {
     fn finish(&self) -> u64 {

@@ -4,15 +4,12 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_void};
-use std::hash::BuildHasherDefault;
 
 use super::ffi::{self, CALLBACK_SUCCESS, CallbackCode, Handle, Lib};
 use crate::event::ThreadId;
-use crate::profile::sweep::IdHasher;
-
-/// A map keyed by the trace's ids, looked up for every event: hashed by [`IdHasher`] (SipHash
-/// was a tenth of `pp import`'s CPU time, docs/results.md).
-pub(crate) type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
+/// Maps keyed by the trace's ids, looked up for every event: hashed by one multiplication
+/// (SipHash was a tenth of `pp import`'s CPU time, docs/results.md).
+pub(crate) use crate::profile::sweep::IdMap;
 
 /// `OTF2_LOCATION_TYPE_CPU_THREAD`.
 const LOCATION_CPU_THREAD: u8 = 1;
