@@ -9,7 +9,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use test_support::{example, log_text, pp, record, stdout_of, temp_path};
+use test_support::{example, log_text, pp, record, stdout_of, succeeded, temp_path};
 
 const PHASES: [(&str, &str); 5] = [
     ("serial", "ip"),
@@ -163,12 +163,7 @@ fn every_acquisition_is_recorded_and_the_passes_fold_with_runs_free() {
         if every {
             cmd.env("PP_LOCKS", "every");
         }
-        let run = cmd.output().unwrap();
-        assert!(
-            run.status.success(),
-            "{}",
-            String::from_utf8_lossy(&run.stderr)
-        );
+        succeeded("categories --phase locks", &cmd.output().unwrap());
         log
     };
     let waits = |log: &Path| {
