@@ -40,8 +40,8 @@ pub struct Lock {
     /// [`Order::Queue`]: the next ticket, and the ticket whose holder may have the lock.
     next: AtomicU64,
     serving: AtomicU64,
-    /// [`Order::Queue`]: the thread that took it last (until it is taken again, the one that
-    /// released it).
+    /// The thread that took it last, kept in either order; a queued lock's waiter reads it as
+    /// the thread that released the lock to it.
     holder: AtomicU32,
     sleep: Mutex<()>,
     freed: Condvar,
