@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use fit::Condition;
 use lca::pace::file::{parse, write};
 use lca::pace::messages::{Messages, Pattern, fit_bytes};
+use lca::pace::model::Carrier;
 use lca::pace::{BuildRequest, build};
 use proptest::prelude::*;
 use test_support::scratch;
@@ -173,6 +174,59 @@ fn without_a_machine_file_the_models_own_network_times_the_messages() {
     assert!((t_p - expected).abs() < 200e-9, "{t_p} against {expected}");
 }
 
+/// Processors that carry the messages (`messages = "processors"`): each rank's receive wait
+/// ends at its peers' sends, and it then copies the `p - 1` messages it received one after the
+/// other, each for the machine file's time. With a core per rank that is `p - 1` transfers an
+/// iteration where the network takes one; past the cores the copies share them (two ranks a
+/// core: both halves of every iteration take twice as long). The network carrier's transfers
+/// take no core.
+#[test]
+fn processors_that_carry_the_messages_copy_them_on_their_cores() {
+    let dir = scratch("pace-mpi-carrier");
+    let machine = dir.join("m.toml");
+    std::fs::write(&machine, MACHINE).unwrap();
+    let transfer = |b: f64| (2000.0 + b / 0.5) * 1e-9;
+    let hardware =
+        |carrier: &str| format!("{carrier}machine = {:?}\n", machine.display().to_string());
+    for cores in [8u32, 2] {
+        let model = |carrier: &str| {
+            let text = mpi_model(ALL_TO_ALL, &hardware(carrier), 1e-5)
+                .replace("cores = 8", &format!("cores = {cores}"));
+            parse("t.toml", &text).unwrap()
+        };
+        let copied = model("messages = \"processors\"\n");
+        let flight = model("");
+        assert_eq!(flight.hardware.carrier, Carrier::Network);
+        assert_eq!(copied.hardware.carrier, Carrier::Processors);
+        for (n, p) in [(64.0, 4.0), (256.0, 4.0), (128.0, 2.0)] {
+            let bytes = 16.0 * n * n / (p * p);
+            let work = 1e-5 * n / 10.0 / p;
+            // Ranks a core: 1 with a core each, else ceil(p / cores), served at once.
+            let k = (p / f64::from(cores)).ceil().max(1.0);
+            let expected_copied = 10.0 * k * (work + (p - 1.0) * transfer(bytes));
+            let expected_flight = 10.0 * (k * work + transfer(bytes));
+            let c = copied.evaluate(&[n, p]).unwrap();
+            let f = flight.evaluate(&[n, p]).unwrap();
+            // A few ns of ordering per iteration are the only difference.
+            assert!(
+                (c.t_p - expected_copied).abs() < 200e-9 * k,
+                "cores={cores} n={n} p={p}: copied {} against {expected_copied}",
+                c.t_p
+            );
+            assert!(
+                (f.t_p - expected_flight).abs() < 200e-9 * k,
+                "cores={cores} n={n} p={p}: in flight {} against {expected_flight}",
+                f.t_p
+            );
+            // The copies are communication, and the categories still sum to p * T_p.
+            let total: f64 = c.categories.iter().map(|c| c.1).sum();
+            assert!((total / (p * c.t_p) - 1.0).abs() < 1e-9, "{total}");
+            let cl = c.categories.iter().find(|c| c.0 == "cl").unwrap().1;
+            assert!(cl >= 10.0 * p * (p - 1.0) * transfer(bytes) * 0.999, "{cl}");
+        }
+    }
+}
+
 #[test]
 fn the_message_fields_survive_a_round_trip() {
     let hardware = "network_alpha_s = 1.5e-6\nnetwork_bytes_per_s = 2e9\n";
@@ -191,6 +245,22 @@ fn the_message_fields_survive_a_round_trip() {
     assert_eq!(again.template, m.template);
     assert_eq!(again.hardware, m.hardware);
     assert_eq!(write(&again), write(&m));
+    // A file without `messages` has the network carry them, and writes none.
+    assert_eq!(m.hardware.carrier, Carrier::Network);
+    assert!(!write(&m).contains("\nmessages = \"network\""));
+    let copied = parse(
+        "t.toml",
+        &mpi_model(
+            ALL_TO_ALL,
+            &format!("{hardware}messages = \"processors\"\n"),
+            1e-5,
+        ),
+    )
+    .unwrap();
+    assert_eq!(copied.hardware.carrier, Carrier::Processors);
+    let again = parse("w.toml", &write(&copied)).unwrap();
+    assert_eq!(again.hardware, copied.hardware);
+    assert_eq!(write(&again), write(&copied));
 }
 
 #[test]
@@ -235,6 +305,11 @@ fn bad_message_fields_are_one_line_errors_naming_file_line_and_field() {
             "network_bytes_per_s = 1e9",
             "network_bytes_per_s = 0.0",
             "hardware.network_bytes_per_s = 0: not a number > 0",
+        ),
+        (
+            "network_bytes_per_s = 1e9",
+            "network_bytes_per_s = 1e9\nmessages = \"pigeons\"",
+            "hardware.messages = 'pigeons': expected network or processors",
         ),
     ];
     for (from, to, expected) in cases {
@@ -344,6 +419,17 @@ fn the_builder_recovers_the_pattern_the_sizes_and_the_network_from_mpi_logs() {
     let net = m.hardware.network.expect("a network from the logs");
     assert!((net.bytes_per_s - 1e9).abs() < 1e3, "{net:?}");
     assert!((net.alpha_s - 4.99e-6).abs() < 1e-12, "{net:?}");
+    // Which carrier fits the runs better is kept, and a note gives both fits. A ring's rank
+    // receives one message an exchange, so with a core per rank the two differ by no more
+    // than a few ns an exchange and the load's stretch of a copy.
+    let kept = format!("{} kept", m.hardware.carrier.name());
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.starts_with("hardware.messages: ") && n.ends_with(&kept)),
+        "{:?}",
+        m.notes
+    );
     // The model's T_p at a run it was built from.
     let t_p = m.evaluate(&[3000.0, 4.0]).unwrap().t_p;
     let measured = 12.0 * (7500.0 + 10.0 + 5000.0 + 24000.0) * 1e-9;
@@ -609,8 +695,26 @@ fn lca_pace_predict_says_which_network_timed_the_messages() {
     );
     let swapped = said(&["--machine".as_ref(), machine.as_os_str()]);
     assert!(
-        swapped.contains(&format!("messages timed by {}'s [mpi]", machine.display())),
+        swapped.contains(&format!(
+            "messages timed by {}'s [mpi], in flight on the network",
+            machine.display()
+        )),
         "{swapped}"
+    );
+    // And what carries them, where the processors do.
+    std::fs::write(
+        &model,
+        mpi_model(
+            ALL_TO_ALL,
+            &format!("{hardware}messages = \"processors\"\n"),
+            1e-5,
+        ),
+    )
+    .unwrap();
+    let copied = said(&["--machine".as_ref(), machine.as_os_str()]);
+    assert!(
+        copied.contains("'s [mpi], copied by the receiving ranks' processors"),
+        "{copied}"
     );
 }
 
@@ -699,4 +803,84 @@ fn a_point_whose_messages_have_no_size_is_outside_the_models_domain() {
         "template 'transpose': its messages' size, 16 * n^2 * p^-2 bytes, is not a number of bytes here"
     );
     assert!(m.evaluate(&[64.0, 4.0]).is_ok());
+}
+
+/// The quiet studies of docs/results.md#pace-for-mpi-on-a-quiet-machine-the-processors-copy-the-messages:
+/// each model (built from one transport's runs) predicted with the other transport's machine
+/// file, against that transport's measured medians, gives the mean |error| published there;
+/// and with the network carrying the messages instead, the swap moves the `p = 4` points far
+/// less than the runs did.
+#[test]
+fn the_quiet_studies_network_swaps_give_the_published_errors() {
+    let data = test_support::repository().join("lca/tests/data/pace/mpi-quiet");
+    let points = [
+        (64.0, 2.0),
+        (64.0, 4.0),
+        (128.0, 2.0),
+        (128.0, 4.0),
+        (256.0, 2.0),
+        (256.0, 4.0),
+    ];
+    for (study, src, dst, published) in [
+        (1, "shm", "tcp", 11.8),
+        (1, "tcp", "shm", 5.4),
+        (2, "shm", "tcp", 14.9),
+        (2, "tcp", "shm", 9.3),
+    ] {
+        let text = std::fs::read_to_string(data.join(format!("{src}-pace-{study}.toml"))).unwrap();
+        let mut m = parse("m.toml", &text).unwrap();
+        assert_eq!(m.hardware.carrier, Carrier::Processors);
+        m.hardware.machine = Some(
+            data.join(format!("{dst}-machine-{study}.toml"))
+                .display()
+                .to_string(),
+        );
+        let rows = std::fs::read_to_string(data.join(format!("study-{study}.dat"))).unwrap();
+        let median = |n: f64, p: f64| {
+            let mut walls: Vec<f64> = rows
+                .lines()
+                .filter(|l| l.contains(&format!("impl={dst} p={p} ")))
+                .filter(|l| l.contains(&format!(" n={n} ")))
+                .map(|l| {
+                    l.split_whitespace()
+                        .find_map(|f| f.strip_prefix("wall="))
+                        .unwrap()
+                        .parse::<f64>()
+                        .unwrap()
+                })
+                .collect();
+            assert_eq!(walls.len(), 9, "n={n} p={p}");
+            walls.sort_by(f64::total_cmp);
+            walls[4]
+        };
+        let mean = points
+            .iter()
+            .map(|&(n, p)| {
+                let predicted = m.evaluate(&[n, p]).unwrap().t_p;
+                (predicted / median(n, p) - 1.0).abs() * 100.0
+            })
+            .sum::<f64>()
+            / points.len() as f64;
+        assert!(
+            (mean - published).abs() < 0.06,
+            "study {study} {src} -> {dst}: {mean:.2}% against {published}%"
+        );
+        // In flight, the swap's ratio at n = 64, p = 4 (4 KiB messages) stays near 1.
+        let ratio = |m: &lca::pace::PaceModel| {
+            let mut own = m.clone();
+            own.hardware.machine = Some(
+                data.join(format!("{src}-machine-{study}.toml"))
+                    .display()
+                    .to_string(),
+            );
+            m.evaluate(&[64.0, 4.0]).unwrap().t_p / own.evaluate(&[64.0, 4.0]).unwrap().t_p
+        };
+        let copied = ratio(&m);
+        m.hardware.carrier = Carrier::Network;
+        let flight = ratio(&m);
+        assert!(
+            (flight - 1.0).abs() < (copied - 1.0).abs() / 2.0,
+            "study {study} {src} -> {dst}: in flight {flight:.3}, copied {copied:.3}"
+        );
+    }
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow, bail};
 use fit::Condition;
+use lca::pace::model::Carrier;
 use lca::pace::{BuildRequest, PaceModel, Trace};
 
 /// Hierarchical (PACE) models: build one from a study folder, predict with it, choose between.
@@ -236,7 +237,11 @@ fn predict(a: &PredictArgs) -> Result<String> {
                     .into()
             }
         };
-        let _ = writeln!(out, "messages timed by {by}");
+        let carried = match model.hardware.carrier {
+            Carrier::Network => "in flight on the network",
+            Carrier::Processors => "copied by the receiving ranks' processors",
+        };
+        let _ = writeln!(out, "messages timed by {by}, {carried}");
     }
     if let Some(t) = &a.trace {
         let _ = writeln!(out, "wrote {} (the iterations replayed)", t.display());

@@ -14,8 +14,8 @@ use pp::log::LogReader;
 
 use super::detect::{LogSeen, detect};
 use super::model::{
-    Activity, Application, CoreSharing, DEFAULT_SLICE_S, Error, Handoff, Hardware, Members,
-    PaceModel, Split, Step,
+    Activity, Application, Carrier, CoreSharing, DEFAULT_SLICE_S, Error, Handoff, Hardware,
+    Members, PaceModel, Split, Step,
 };
 use super::spin::{Spin, spin};
 
@@ -170,6 +170,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             machine: None,
             network,
             sharing: CoreSharing::Processor,
+            carrier: Carrier::Network,
             slice_s: DEFAULT_SLICE_S,
             core_switch_s: request.core_switch_s,
         },
@@ -185,18 +186,54 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             c * 1e6
         ));
     }
+    if !mpi {
+        model.hardware.load = load(&model, &runs, &mut notes)?;
+        let (mut model, shared) = fit_sharing(model, &runs, notes)?;
+        model.notes = shared;
+        return Ok(model);
+    }
+    // What carries an MPI program's messages: each carrier with its own fit, the one closer to
+    // the training runs kept, the processors on a tie (docs/pace.md#how-the-template-is-derived).
+    let mut copied = model.clone();
+    let mut copied_notes = notes.clone();
     model.hardware.load = load(&model, &runs, &mut notes)?;
-    // Each sharing of a core past the cores, `compute_shared` fitted for it; the one closer
-    // to the training runs is kept (docs/pace.md#how-the-template-is-derived).
+    let (flight, flight_notes) = fit_sharing(model, &runs, notes)?;
+    copied.hardware.carrier = Carrier::Processors;
+    copied.hardware.load = load(&copied, &runs, &mut copied_notes)?;
+    let (copied, copied_notes) = fit_sharing(copied, &runs, copied_notes)?;
+    let sd = |m: &PaceModel| m.error.map_or(f64::INFINITY, |e| e.relative_sd);
+    let (a, b) = (sd(&copied), sd(&flight));
+    let (mut model, mut shared) = if b < a {
+        (flight, flight_notes)
+    } else {
+        (copied, copied_notes)
+    };
+    shared.push(format!(
+        "hardware.messages: each message copied by its receiver's processor fits the training runs' T_p to {:.1}% (RMS of ln), in flight on the network while the processors are free to {:.1}%: {} kept",
+        100.0 * a,
+        100.0 * b,
+        model.hardware.carrier.name()
+    ));
+    model.notes = shared;
+    Ok(model)
+}
+
+/// `compute_shared` fitted for each sharing of a core past the cores; the one closer to the
+/// training runs is kept (docs/pace.md#how-the-template-is-derived), with its notes.
+fn fit_sharing(
+    mut model: PaceModel,
+    runs: &[Measured],
+    notes: Vec<String>,
+) -> Result<(PaceModel, Vec<String>)> {
     let mut shared = notes.clone();
-    model.hardware.compute_shared = compute_shared(&model, &runs, &mut shared)?;
-    model.error = Some(error(&model, &runs)?);
+    model.hardware.compute_shared = compute_shared(&model, runs, &mut shared)?;
+    model.error = Some(error(&model, runs)?);
     if runs.iter().any(|r| r.seen.p > model.hardware.cores) {
         let mut other = model.clone();
         other.hardware.sharing = CoreSharing::RunToBlock;
-        let mut blocked = notes.clone();
-        other.hardware.compute_shared = compute_shared(&other, &runs, &mut blocked)?;
-        other.error = Some(error(&other, &runs)?);
+        let mut blocked = notes;
+        other.hardware.compute_shared = compute_shared(&other, runs, &mut blocked)?;
+        other.error = Some(error(&other, runs)?);
         let sd = |m: &PaceModel| m.error.map_or(f64::INFINITY, |e| e.relative_sd);
         let (a, b) = (sd(&model), sd(&other));
         if b < a {
@@ -209,8 +246,7 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             if b < a { "run to block" } else { "processor sharing" }
         ));
     }
-    model.notes = shared;
-    Ok(model)
+    Ok((model, shared))
 }
 
 /// The log at `path` if it is of the implementation and meets the conditions.

@@ -11,7 +11,7 @@ use pp::log::LogReader;
 use pp::profile::{CATEGORIES, Sweep};
 use pp::whatif::{MeasuredRun, Target, predict};
 
-use super::model::PaceModel;
+use super::model::{Carrier, PaceModel};
 
 /// The model's prediction at a point.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +61,18 @@ impl PaceModel {
     ) -> Result<Evaluation, String> {
         let shape = self.shape(point)?;
         let demands = self.demands(point, &shape);
-        let text = self.schedule(point, &shape, &demands);
+        let machine = match &self.hardware.machine {
+            Some(m) => Some(
+                pp::whatif::load_machine(Path::new(m))
+                    .map_err(|e| format!("hardware.machine: {e:#}"))?,
+            ),
+            None => None,
+        };
+        // Messages the processors carry are copies in the template's log, timed by the
+        // machine file there: the replay then keeps them as written.
+        let copied = self.hardware.carrier == Carrier::Processors && self.has_messages();
+        let mpi = machine.as_ref().and_then(|m| m.mpi.as_ref());
+        let text = self.schedule(point, &shape, &demands, mpi.filter(|_| copied));
         let reader = LogReader::from_bytes("template", text.into_bytes())
             .map_err(|e| format!("the template's log: {e}"))?;
         let run = MeasuredRun::read(reader, "template", &BTreeMap::new())
@@ -71,11 +82,8 @@ impl PaceModel {
             sharing: self.hardware.whatif_sharing(),
             ..Target::default()
         };
-        if let Some(m) = &self.hardware.machine {
-            target.machine = Some(
-                pp::whatif::load_machine(Path::new(m))
-                    .map_err(|e| format!("hardware.machine: {e:#}"))?,
-            );
+        if !copied {
+            target.machine = machine;
         }
         // The replay's hint names `pp whatif`'s option; here the model's own layers set the
         // times.

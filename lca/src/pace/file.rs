@@ -11,8 +11,8 @@ use toml::Spanned;
 
 use super::messages::{Messages, Network, Pattern};
 use super::model::{
-    Activity, Application, CoreSharing, DEFAULT_SLICE_S, Error, Handoff, Hardware, Members,
-    PaceModel, Split, Step, known,
+    Activity, Application, Carrier, CoreSharing, DEFAULT_SLICE_S, Error, Handoff, Hardware,
+    Members, PaceModel, Split, Step, known,
 };
 
 /// The most iterations a model replays at a point (each is `p` threads' events).
@@ -130,6 +130,7 @@ struct HardwareRecord {
     network_bytes_per_s: Option<f64>,
     #[serde(default)]
     sharing: Option<String>,
+    messages: Option<String>,
     slice_s: Option<f64>,
     core_switch_s: Option<f64>,
 }
@@ -510,6 +511,19 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             ));
         }
     };
+    let carrier = match h.messages.as_deref() {
+        None | Some("network") => Carrier::Network,
+        Some("processors") => Carrier::Processors,
+        Some(other) => {
+            return Err(fail(
+                h_line,
+                format!(
+                    "hardware.messages = '{}': expected network or processors",
+                    files::quote::excerpt(other, 40)
+                ),
+            ));
+        }
+    };
     let slice_s = h.slice_s.unwrap_or(DEFAULT_SLICE_S);
     if !(slice_s.is_finite() && (1e-9..=1e3).contains(&slice_s)) {
         return Err(fail(
@@ -593,6 +607,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             machine: h.machine,
             network,
             sharing,
+            carrier,
             slice_s,
             core_switch_s: h.core_switch_s,
         },
@@ -736,6 +751,9 @@ pub fn write(model: &PaceModel) -> String {
     );
     if let Some(c) = h.core_switch_s {
         let _ = writeln!(out, "core_switch_s = {}", number(c));
+    }
+    if h.carrier != Carrier::Network {
+        let _ = writeln!(out, "messages = \"{}\"", h.carrier.name());
     }
     if let Some(m) = &h.machine {
         let _ = writeln!(out, "machine = {}", quoted(m));

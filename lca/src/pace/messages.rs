@@ -5,11 +5,13 @@
 //! evaluation writes each rank's computation and its sends and receives
 //! ([`PaceModel::schedule_messages`]); the replay times every matched message by the machine
 //! file's `[mpi]` when the hardware names one, else keeps the network's times written here.
+//! Where the processors carry the messages ([`super::model::Carrier`]) the schedule writes
+//! each message as its receiver's copy, timed here by the machine file or the network.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::model::{Activity, PaceModel, Split};
+use super::model::{Activity, Carrier, PaceModel, Split};
 use super::schedule::{Demands, Shape, ns};
 
 /// Who sends to whom in an exchange.
@@ -197,7 +199,18 @@ impl PaceModel {
     /// begins 1 ns before the rank's sends and ends when its last message arrives
     /// (`hardware.network`'s time from its send, 1 ns without one), the receives as matched. No forks, joins or
     /// hand-offs: ranks wait for each other only through messages.
-    pub fn schedule_messages(&self, point: &[f64], shape: &Shape, demands: &Demands) -> String {
+    ///
+    /// With [`Carrier::Processors`] the wait ends at the last send (1 ns after it), and the
+    /// rank then copies each message it received for that message's time (by `mpi`, the
+    /// machine file's table, else by the network), as one `comm` interval: past the cores the
+    /// copies share the cores with the computation.
+    pub fn schedule_messages(
+        &self,
+        point: &[f64],
+        shape: &Shape,
+        demands: &Demands,
+        mpi: Option<&pp::machine::Mpi>,
+    ) -> String {
         let p = shape.p;
         let log = self.log_header(point, p);
         let mut events: Vec<(u64, u32, String)> = Vec::new();
@@ -235,10 +248,16 @@ impl PaceModel {
         for _ in 0..shape.replayed {
             for (k, step) in self.template.iter().enumerate() {
                 if let (Some(_), Some(bytes)) = (&step.messages, sizes[k]) {
-                    let transfer = self
-                        .hardware
-                        .network
-                        .map_or(1.0, |n| (n.time_s(bytes) * 1e9).max(1.0));
+                    let time = match (mpi, self.hardware.network) {
+                        (Some(mpi), _) => mpi.ideal_message_ns(bytes) as f64,
+                        (None, Some(n)) => n.time_s(bytes) * 1e9,
+                        (None, None) => 1.0,
+                    }
+                    .max(1.0);
+                    let (transfer, copy) = match self.hardware.carrier {
+                        Carrier::Network => (time, 0.0),
+                        Carrier::Processors => (1.0, time),
+                    };
                     // Each rank's receive wait begins where its sends do, 1 ns before them:
                     // the replay takes a message as what ended a wait only when it was sent
                     // after the wait began, and only then lets the network's time, shorter or
@@ -268,6 +287,13 @@ impl PaceModel {
                         }
                         events.push((ns(arrival), t, "wait_end recv".into()));
                         clock[t as usize] = arrival + 1.0;
+                        if copy > 0.0 {
+                            let from_t = clock[t as usize];
+                            let to_t = from_t + copy * from.len() as f64;
+                            events.push((ns(from_t), t, "comm_begin 0".into()));
+                            events.push((ns(to_t), t, "comm_end 0".into()));
+                            clock[t as usize] = to_t + 1.0;
+                        }
                     }
                     continue;
                 }

@@ -157,6 +157,10 @@ pub struct Hardware {
     pub network: Option<super::messages::Network>,
     /// How a core serves the threads dealt onto it past the cores (docs/pace.md#evaluation).
     pub sharing: CoreSharing,
+    /// What moves an MPI template's messages: the network while the ranks' processors are
+    /// free, or the receiving rank's processor, which copies each one
+    /// (docs/pace.md#mpi-programs-messages).
+    pub carrier: Carrier,
     /// With [`CoreSharing::RunToBlock`]: the longest a thread runs while others wait for its
     /// core, seconds (Linux's slice, assumed 3 ms).
     pub slice_s: f64,
@@ -179,6 +183,29 @@ pub enum CoreSharing {
     /// going from one to the next; a woken thread takes an idle core if there is one, else
     /// queues on its own.
     RunToBlock,
+}
+
+/// What moves an MPI template's messages (`hardware.messages` in the file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Carrier {
+    /// The network, from the send to the receive, while the ranks' processors are free
+    /// (`"network"`). A file without `messages` has this.
+    #[default]
+    Network,
+    /// The receiving rank's processor (`"processors"`, as on one node, over shared memory or
+    /// TCP loopback): its receive wait ends at the send, and it then copies each message for
+    /// the message's time, a computation that shares its core past the cores.
+    Processors,
+}
+
+impl Carrier {
+    /// The name in the file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Carrier::Network => "network",
+            Carrier::Processors => "processors",
+        }
+    }
 }
 
 /// [`Hardware::slice_s`] when a file leaves it out: 3 ms.

@@ -126,9 +126,15 @@ impl PaceModel {
 
     /// The text log of `shape.replayed` iterations at a point, each thread on its own
     /// processor ([module docs](self)).
-    pub fn schedule(&self, point: &[f64], shape: &Shape, demands: &Demands) -> String {
+    pub fn schedule(
+        &self,
+        point: &[f64],
+        shape: &Shape,
+        demands: &Demands,
+        mpi: Option<&pp::machine::Mpi>,
+    ) -> String {
         if self.has_messages() {
-            return self.schedule_messages(point, shape, demands);
+            return self.schedule_messages(point, shape, demands, mpi);
         }
         let p = shape.p;
         let log = self.log_header(point, p);
