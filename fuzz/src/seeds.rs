@@ -381,6 +381,7 @@ pub fn all() -> Vec<Vec<Vec<u8>>> {
                     .collect(),
                 Target::PaceFile => files("lca/tests/data/pace", "toml")
                     .into_iter()
+                    .chain(files("lca/tests/data/pace/mpi-quiet", "toml"))
                     .filter(|f| String::from_utf8_lossy(f).contains("kind = \"pace\""))
                     .collect(),
                 Target::CriticalPath | Target::Signature => {

@@ -121,8 +121,10 @@ impl PaceModel {
             .iter()
             .map(|c| {
                 let v = attribution.totals.get(*c) as f64 * 1e-9;
+                // Unclamped below the fixed part, so that the categories sum to p × T_p
+                // (the template's log may hold a ns or so less idle time than it).
                 let v = if *c == pp::profile::Category::Ip {
-                    fixed_ip + (v - fixed_ip).max(0.0) * k
+                    (fixed_ip + (v - fixed_ip) * k).max(0.0)
                 } else {
                     v * k
                 };
