@@ -419,14 +419,14 @@ fn the_builder_recovers_the_pattern_the_sizes_and_the_network_from_mpi_logs() {
     let net = m.hardware.network.expect("a network from the logs");
     assert!((net.bytes_per_s - 1e9).abs() < 1e3, "{net:?}");
     assert!((net.alpha_s - 4.99e-6).abs() < 1e-12, "{net:?}");
-    // Which carrier fits the runs better is kept, and a note gives both fits. A ring's rank
-    // receives one message an exchange, so with a core per rank the two differ by no more
-    // than a few ns an exchange and the load's stretch of a copy.
-    let kept = format!("{} kept", m.hardware.carrier.name());
+    // With a core per rank and one message an exchange to each rank, the runs cannot tell the
+    // carriers apart: the processors are kept, and the note says why.
+    assert_eq!(m.hardware.carrier, Carrier::Processors);
     assert!(
         m.notes
             .iter()
-            .any(|n| n.starts_with("hardware.messages: ") && n.ends_with(&kept)),
+            .any(|n| n.starts_with("hardware.messages: no training run")
+                && n.contains("processors kept")),
         "{:?}",
         m.notes
     );
@@ -657,6 +657,18 @@ fn the_builder_reads_the_mpi_tracers_own_logs() {
     );
     assert_eq!(m.application.iterations, "20");
     assert!(m.hardware.network.is_some());
+    // Runs past the cores tell the carriers apart: both are fitted, the closer kept, and the
+    // note gives both fits.
+    let kept = format!("{} kept", m.hardware.carrier.name());
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.starts_with("hardware.messages: each message copied")
+                && n.contains("in flight on the network")
+                && n.ends_with(&kept)),
+        "{:?}",
+        m.notes
+    );
     // The network swap: every message takes the TCP file's time instead of shared memory's,
     // which are longer at these sizes (4 KiB to 64 KiB).
     let data = test_support::repository().join("lca/tests/data/pace");

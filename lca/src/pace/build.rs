@@ -194,6 +194,28 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
     }
     // What carries an MPI program's messages: each carrier with its own fit, the one closer to
     // the training runs kept, the processors on a tie (docs/pace.md#how-the-template-is-derived).
+    // Runs that cannot tell them apart (a core per rank, one message an exchange to each) leave
+    // the processors, as on one node, without a second fit.
+    let apart = runs.iter().any(|r| {
+        let p = r.seen.p;
+        p > model.hardware.cores
+            || model
+                .template
+                .iter()
+                .filter_map(|s| s.messages.as_ref())
+                .any(|m| (0..p).any(|t| m.pattern.from(t, p).len() > 1))
+    });
+    if !apart {
+        model.hardware.carrier = Carrier::Processors;
+        model.hardware.load = load(&model, &runs, &mut notes)?;
+        let (mut model, mut shared) = fit_sharing(model, &runs, notes)?;
+        shared.push(
+            "hardware.messages: no training run had more ranks than cores or a rank receiving more than one message in an exchange, so the runs cannot tell a copy by the receiver's processor from a message in flight: processors kept (on one node the processors copy every message)"
+                .into(),
+        );
+        model.notes = shared;
+        return Ok(model);
+    }
     let mut copied = model.clone();
     let mut copied_notes = notes.clone();
     model.hardware.load = load(&model, &runs, &mut notes)?;
