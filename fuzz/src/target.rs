@@ -204,6 +204,7 @@ impl Target {
                 "slice_us = ",
                 "switch_us = ",
                 "wake_us = ",
+                "waits = \"spin\"\n",
             ],
             Target::WhatifOptions => &[
                 "--group ",
@@ -216,6 +217,9 @@ impl Target {
                 "--slice-us ",
                 "--switch-us ",
                 "--wake-us ",
+                "--waits ",
+                "spin",
+                "block",
                 "0,1/2,3",
                 "0,1",
                 "/",
@@ -670,7 +674,7 @@ pub const WHATIF_LOGS: [&str; 3] = [
 
 /// `pp whatif LOG --out PREDICTED [options]`. The input is one option a line (`--group G`,
 /// `--speed NAME=FACTOR`, repeatable, `--demand D`, `--sharing S`, `--slice-us`, `--switch-us`,
-/// `--wake-us`, `--log K`; other lines are ignored), then
+/// `--wake-us`, `--waits W`, `--log K`; other lines are ignored), then
 /// optionally a line `---` and the contents of a `--machine` file. A valid result has no
 /// non-finite number in its report, one-line warnings, and a predicted log that reads and
 /// profiles without damage.
@@ -690,6 +694,7 @@ fn whatif_options(text: &str) -> Result<(), Failure> {
         slice_us: None,
         switch_us: None,
         wake_us: None,
+        waits: None,
         target: None,
         out: Default::default(),
         force: true,
@@ -710,6 +715,10 @@ fn whatif_options(text: &str) -> Result<(), Failure> {
             "--log" => log = value.trim().parse::<usize>().unwrap_or(0) % WHATIF_LOGS.len(),
             "--sharing" => match value.parse() {
                 Ok(s) => opts.sharing = Some(s),
+                Err(_) => return Ok(()),
+            },
+            "--waits" => match value.parse() {
+                Ok(w) => opts.waits = Some(w),
                 Err(_) => return Ok(()),
             },
             "--slice-us" | "--switch-us" | "--wake-us" => {

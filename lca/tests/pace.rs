@@ -328,7 +328,8 @@ fn the_file_round_trips() {
         pp::whatif::Sharing::RunToBlock {
             slice_ns: 1.5e6,
             switch_ns: switch,
-            wake_ns: Some(switch)
+            wake_ns: Some(switch),
+            waits: pp::whatif::Waits::Block,
         }
     );
     let own = parse(
@@ -342,7 +343,8 @@ fn the_file_round_trips() {
         pp::whatif::Sharing::RunToBlock {
             slice_ns: 1.5e6,
             switch_ns: 1.5e-6 * 1e9,
-            wake_ns: Some(switch)
+            wake_ns: Some(switch),
+            waits: pp::whatif::Waits::Block,
         }
     );
     let written = write(&own);

@@ -2,7 +2,7 @@
 //! with answers worked out by hand, each different under processor sharing; its invariants
 //! over random logs; its options' errors.
 
-use pp::whatif::{Sharing, Target, parse_groups};
+use pp::whatif::{Sharing, Target, Waits, parse_groups};
 use proptest::prelude::*;
 use test_support::scratch;
 
@@ -24,8 +24,93 @@ fn run_to_block(spec: &str, slice_ns: f64, switch_ns: f64) -> Target {
             slice_ns,
             switch_ns,
             wake_ns: None,
+            waits: Waits::Block,
         },
     )
+}
+
+/// Run to block with waits that spin (docs/whatif.md#waits-that-spin).
+fn spinning(spec: &str, slice_ns: f64, switch_ns: f64) -> Target {
+    target(
+        spec,
+        Sharing::RunToBlock {
+            slice_ns,
+            switch_ns,
+            wake_ns: None,
+            waits: Waits::Spin,
+        },
+    )
+}
+
+/// Thread 0 computes 0.9 ms and waits for thread 1's message, which thread 1 sends after
+/// 1.9 ms of computation and 0.5 ms before its end; the message arrives 1 ns after it is sent.
+const SPIN: &str = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+900000 0 work_end
+900000 0 wait_begin recv
+1900000 1 send 0 0 8
+1900001 0 recv 1 0 8
+1900001 0 wait_end recv
+1900001 0 stop
+2400000 1 work_end
+2400000 1 stop
+";
+
+#[test]
+fn a_thread_that_spins_keeps_its_processor_until_its_slice_ends() {
+    // On one processor, slices of 3 ms. Thread 0 has it first: 0.9 ms of work, then it spins
+    // (its wait holds the processor) until its slice ends at 3 ms, while thread 1 queues.
+    // Thread 1 then sends at 4.9 ms and stops at 5.4; thread 0, queued, sees the message once
+    // it has the processor again: at 5.4 ms.
+    let (log, _, predicted) = replay(SPIN, &spinning("0,1", 3e6, 0.0));
+    assert_eq!(time_of(&log, 0, "wait_begin recv"), 900_000);
+    assert_eq!(time_of(&log, 1, "send 0 0 8"), 4_900_000);
+    assert_eq!(time_of(&log, 0, "recv 1 0 8"), 5_400_000);
+    assert_eq!(predicted, 5_400_000);
+    assert!(
+        log.starts_with(
+            "pplog 1 p=2 predicted=group:0,1;sharing:run-to-block:slice=3000us:switch=0us:spin\n"
+        ),
+        "{log}"
+    );
+    // With a switch of 10 us, spent on each start of a thread on the shared processor:
+    // thread 0 starts at 0.01 ms and its slice ends at 3.01, thread 1 starts at 3.02, sends
+    // at 4.92 and stops at 5.42, and thread 0 sees the message after the switch back: 5.43 ms.
+    let (log, _, predicted) = replay(SPIN, &spinning("0,1", 3e6, 1e4));
+    assert_eq!(time_of(&log, 0, "wait_begin recv"), 910_000);
+    assert_eq!(time_of(&log, 1, "send 0 0 8"), 4_920_000);
+    assert_eq!(predicted, 5_430_000);
+    // A waiting thread that blocks gives the processor up at 0.9 ms: the send at 2.8 ms, the
+    // receive 1 ns later, thread 1's end at 3.3.
+    let (log, _, predicted) = replay(SPIN, &run_to_block("0,1", 3e6, 0.0));
+    assert_eq!(time_of(&log, 1, "send 0 0 8"), 2_800_000);
+    assert_eq!(time_of(&log, 0, "recv 1 0 8"), 2_800_001);
+    assert_eq!(predicted, 3_300_000);
+    // With a slice of 0.5 ms they take turns: thread 0 works 0-0.5 and 1.0-1.4, spins
+    // 1.4-1.5, 2.0-2.5 and 3.0-3.5; thread 1 works 0.5-1.0, 1.5-2.0, 2.5-3.0 and 3.5-4.0,
+    // sending at 3.9. Thread 0 sees the message in its next turn, at 4.0, and stops;
+    // thread 1 ends its last 0.4 ms at 4.4.
+    let (log, _, predicted) = replay(SPIN, &spinning("0,1", 5e5, 0.0));
+    assert_eq!(time_of(&log, 0, "wait_begin recv"), 1_400_000);
+    assert_eq!(time_of(&log, 1, "send 0 0 8"), 3_900_000);
+    assert_eq!(time_of(&log, 0, "recv 1 0 8"), 4_000_000);
+    assert_eq!(predicted, 4_400_000);
+}
+
+#[test]
+fn a_thread_that_spins_on_a_processor_of_its_own_sees_its_wait_end_at_once() {
+    // Each thread on its own processor: spinning changes nothing.
+    let (log, _, predicted) = replay(SPIN, &spinning("0/1", 3e6, 0.0));
+    let (identity, _, walls) = replay(SPIN, &Target::default());
+    assert_eq!(predicted, walls);
+    assert_eq!(predicted, 2_400_000);
+    assert_eq!(
+        log.lines().skip(1).collect::<Vec<_>>(),
+        identity.lines().skip(1).collect::<Vec<_>>()
+    );
 }
 
 #[test]
@@ -288,6 +373,7 @@ fn a_wake_up_onto_an_idle_processor_costs_wake_a_hand_over_from_the_queue_costs_
             slice_ns: 3e6,
             switch_ns: 5.0,
             wake_ns: Some(50.0),
+            waits: Waits::Block,
         },
         ..Target::default()
     };
@@ -424,6 +510,34 @@ proptest! {
         prop_assert!(2 * predicted + 2 >= work, "{} < {} / 2", predicted, work);
         prop_assert!(attribution(&out).warnings.is_empty(), "{:?}", attribution(&out).warnings);
     }
+
+    #[test]
+    fn waits_that_spin_replay_every_event_no_faster_than_the_work_and_break_no_rule(
+        seed in any::<u64>(), p in 2u32..6, rounds in 1usize..8, switch in 0u32..20,
+        two in any::<bool>()
+    ) {
+        // Every thread's events replayed (the replay stops with an error otherwise), on one
+        // processor or two, with waits that hold the processor: the work is done one thread
+        // at a time on each, and the predicted log is valid; each processor of its own is the
+        // identity.
+        let (log, _) = random_log(seed, p, rounds, true, true);
+        let spec = if two {
+            let even: Vec<String> = (0..p).step_by(2).map(|t| t.to_string()).collect();
+            let odd: Vec<String> = (1..p).step_by(2).map(|t| t.to_string()).collect();
+            format!("{}/{}", even.join(","), odd.join(","))
+        } else {
+            (0..p).map(|t| t.to_string()).collect::<Vec<_>>().join(",")
+        };
+        let (out, _, predicted) = replay(&log, &spinning(&spec, 50.0, f64::from(switch)));
+        let work = attribution(&log).totals.get(pp::profile::Category::Pc) as u64;
+        let cores = if two { 2 } else { 1 };
+        prop_assert!(cores * predicted + cores >= work, "{} < {} / {}", predicted, work, cores);
+        prop_assert!(attribution(&out).warnings.is_empty(), "{:?}", attribution(&out).warnings);
+        let (identity, _, walls) = replay(&log, &Target::default());
+        let (own, _, w) = replay(&log, &spinning("0", 50.0, f64::from(switch)));
+        prop_assert_eq!(walls, w);
+        prop_assert_eq!(identity, own);
+    }
 }
 
 fn pp(args: &[&str]) -> (bool, String, String) {
@@ -486,7 +600,7 @@ fn the_options_and_the_target_file_set_it_and_refuse_bad_values_in_one_line() {
     for (args, expected) in [
         (
             vec!["--wake-us", "1"],
-            "--slice-us, --switch-us and --wake-us are for sharing = run-to-block",
+            "--slice-us, --switch-us, --wake-us and --waits are for sharing = run-to-block",
         ),
         (
             vec!["--sharing", "run-to-block", "--wake-us=-1"],

@@ -304,6 +304,7 @@ impl Hardware {
                 slice_ns: self.slice_s * 1e9,
                 switch_ns: self.core_switch_s.unwrap_or(self.switch_s) * 1e9,
                 wake_ns: Some(self.switch_s * 1e9),
+                waits: pp::whatif::Waits::Block,
             },
         }
     }

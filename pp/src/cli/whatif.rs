@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use pp::whatif::{Demand, Sharing, WhatifOptions};
+use pp::whatif::{Demand, Sharing, Waits, WhatifOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct WhatifArgs {
@@ -50,8 +50,14 @@ pub struct WhatifArgs {
     /// [default: --switch-us].
     #[arg(long, value_name = "US")]
     wake_us: Option<f64>,
+    /// With --sharing run-to-block: what a waiting thread does with its processor: `block`,
+    /// gives it up, or `spin`, keeps it until its wait ends or its slice does while others
+    /// queue, and sees its wait end only while it holds one (an MPI library polling on a
+    /// shared core) [default: block].
+    #[arg(long, value_name = "block|spin", value_parser = parse_waits)]
+    waits: Option<Waits>,
     /// A target file (TOML: group, machine, demand, sharing, slice_us, switch_us, wake_us,
-    /// [speed]);
+    /// waits, [speed]);
     /// the options above override it.
     #[arg(long, value_name = "FILE.toml")]
     target: Option<PathBuf>,
@@ -76,6 +82,7 @@ pub fn whatif(args: WhatifArgs) -> Result<()> {
         slice_us: args.slice_us,
         switch_us: args.switch_us,
         wake_us: args.wake_us,
+        waits: args.waits,
         target: args.target,
         out: args.out,
         force: args.force,
@@ -93,5 +100,9 @@ pub fn whatif(args: WhatifArgs) -> Result<()> {
 }
 
 fn parse_sharing(s: &str) -> Result<Sharing, String> {
+    s.parse()
+}
+
+fn parse_waits(s: &str) -> Result<Waits, String> {
     s.parse()
 }

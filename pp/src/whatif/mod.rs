@@ -29,7 +29,7 @@ pub mod write;
 pub use load::MeasuredRun;
 pub use predict::{PredictedLog, Walls, predict};
 pub use replay::{Predicted, Sample, replay};
-pub use target::{Demand, Sharing, Target, load_machine, parse_groups};
+pub use target::{Demand, Sharing, Target, Waits, load_machine, parse_groups};
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -64,6 +64,8 @@ pub struct WhatifOptions {
     pub switch_us: Option<f64>,
     /// [`Sharing::RunToBlock`]'s wake-up cost onto an idle processor, microseconds.
     pub wake_us: Option<f64>,
+    /// [`Sharing::RunToBlock`]'s waits: given up or spun.
+    pub waits: Option<Waits>,
     /// A target file; the options above override it.
     pub target: Option<PathBuf>,
     /// The predicted log to write (`-`: standard output, text only).
@@ -114,11 +116,13 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
         }
     }
     target
-        .set_run_to_block(args.slice_us, args.switch_us, args.wake_us)
+        .set_run_to_block(args.slice_us, args.switch_us, args.wake_us, args.waits)
         .map_err(|e| {
             let e = e.to_string();
-            match e.strip_prefix("slice_us, switch_us and wake_us") {
-                Some(rest) => anyhow::anyhow!("--slice-us, --switch-us and --wake-us{rest}"),
+            match e.strip_prefix("slice_us, switch_us, wake_us and waits") {
+                Some(rest) => {
+                    anyhow::anyhow!("--slice-us, --switch-us, --wake-us and --waits{rest}")
+                }
                 None => anyhow::anyhow!("--{}", e.replace('_', "-")),
             }
         })?;

@@ -7,7 +7,9 @@
 //! then no earlier than each of its dependencies (another thread's event plus a latency).
 //! A processor serves its runnable members fairly: `k` of them each progress at `1/k`
 //! ([`Sharing::Processor`]), or one at a time until it blocks or its slice ends, a switch
-//! between two ([`Sharing::RunToBlock`], docs/whatif.md#the-sharing-rule).
+//! between two ([`Sharing::RunToBlock`], docs/whatif.md#the-sharing-rule), where a waiting
+//! thread may spin on its processor instead of blocking ([`Waits::Spin`],
+//! docs/whatif.md#waits-that-spin).
 
 use std::collections::VecDeque;
 
@@ -21,7 +23,7 @@ use super::pending::Pending;
 use super::record::{Latency, Record};
 use super::sampled::Sampled;
 use super::streams::{Cursor, Streams};
-use super::target::{Demand, Sharing, Target};
+use super::target::{Demand, Sharing, Target, Waits};
 use super::times::Times;
 use crate::event::{EventKind, ThreadId};
 
@@ -182,6 +184,11 @@ struct Sim<'a> {
     /// Run to block: the processors shared by several threads, among which a thread that
     /// becomes runnable may move to an idle one.
     pool: Vec<u32>,
+    /// Run to block with [`Waits::Spin`]: a waiting thread keeps its processor.
+    spin: bool,
+    /// Per thread, with `spin`: it waits for its next event, holding a processor or queued
+    /// for one, and its event happens only while it holds one.
+    spinning: Vec<bool>,
 }
 
 /// What the replay leaves of its simulation besides the predicted log's blocks.
@@ -272,12 +279,20 @@ fn simulate<'a>(
     } else {
         (0..target.groups.len() as u32).collect()
     };
+    let spin = matches!(
+        target.sharing,
+        Sharing::RunToBlock {
+            waits: Waits::Spin,
+            ..
+        }
+    ) && !alone;
     let run_to_block = match target.sharing {
         Sharing::Processor => None,
         Sharing::RunToBlock {
             slice_ns,
             switch_ns,
             wake_ns,
+            ..
         } => Some((
             slice_ns.max(1.0),
             switch_ns.max(0.0),
@@ -331,6 +346,8 @@ fn simulate<'a>(
         ready: Vec::new(),
         run_to_block,
         pool,
+        spin,
+        spinning: vec![false; p],
     };
     // The times count from the run's first event: the earliest of the threads' first.
     let mut origin = None::<u64>;
@@ -463,6 +480,7 @@ impl Sim<'_> {
             return Ok(());
         };
         let released = current.released;
+        let first = lane.previous.is_none();
         let (prev, computes, factor, share) = match lane.previous {
             None => (self.origin, false, 1.0, 1.0),
             Some((t, busy, factor, share, _)) => {
@@ -493,6 +511,13 @@ impl Sim<'_> {
             self.reschedule(p);
             Ok(())
         } else {
+            // A wait that no dependency ended keeps its measured length: its partner is not
+            // known, so neither is how its timing changed (with Demand::Cpu, the run-queue
+            // delay around it may have accrued while it spun, and is not taken out).
+            let hold = if computes || released { 0.0 } else { measured };
+            if self.spin && !computes && !first {
+                return self.spin_wait(i, t, hold);
+            }
             if self.run_to_block.is_some() && !computes {
                 // It blocks (a computation of no length, two events at one time inside a
                 // `work`, does not): the next runnable thread gets its processor.
@@ -502,10 +527,6 @@ impl Sim<'_> {
                     self.release(p, t);
                 }
             }
-            // A wait that no dependency ended keeps its measured length: its partner is not
-            // known, so neither is how its timing changed (with Demand::Cpu, the run-queue
-            // delay around it may have accrued while it spun, and is not taken out).
-            let hold = if computes || released { 0.0 } else { measured };
             self.threads[i].until = t + hold;
             self.resolve(i)
         }
@@ -529,14 +550,29 @@ impl Sim<'_> {
         self.threads[i].until = until;
         if self.alone {
             self.ready.push(i as ThreadId);
-        } else {
+        } else if !self.spinning[i] {
             self.pending.set(i as u32, until);
+        } else {
+            let proc = &self.processors[self.of[i] as usize];
+            // A spinning thread sees its wait end only on its processor, after the switch to
+            // it; queued, once it gets one ([`Sim::release`]).
+            if proc.holder == Some(i as ThreadId) {
+                self.pending.set(i as u32, until.max(proc.from));
+            }
         }
         Ok(())
     }
 
     /// Thread `i`'s next event happens at `t`.
     fn event(&mut self, i: usize, t: f64) -> Result<()> {
+        if self.spinning[i] {
+            // Its wait ends on the processor it holds, which it keeps, between two steps.
+            self.spinning[i] = false;
+            let p = self.of[i] as usize;
+            self.advance(p, t);
+            self.processors[p].busy = false;
+            self.reschedule(p);
+        }
         let k = self.threads[i].next;
         self.times.push(i, t);
         self.latest = self.latest.max(t);
@@ -804,8 +840,36 @@ impl Sim<'_> {
         proc.slice_end = proc.from + slice;
         if let Some(h) = proc.holder {
             self.of[h as usize] = p as u32;
+            self.spin_on(h as usize);
         }
         self.reschedule(p);
+    }
+
+    /// Thread `i`, spinning, has got its processor: its event happens once its wait has
+    /// ended, from the switch to it on.
+    fn spin_on(&mut self, i: usize) {
+        if self.spinning[i] && self.lanes[i].met >= self.lanes[i].deps.len() {
+            let from = self.processors[self.of[i] as usize].from;
+            self.pending.set(i as u32, self.threads[i].until.max(from));
+        }
+    }
+
+    /// Thread `i` waits from `t` for its next event, held at least `hold`, spinning: on the
+    /// processor it holds, else on one it becomes runnable for as a computation would.
+    fn spin_wait(&mut self, i: usize, t: f64, hold: f64) -> Result<()> {
+        let p = self.of[i] as usize;
+        self.spinning[i] = true;
+        if self.processors[p].holder == Some(i as ThreadId) {
+            self.advance(p, t);
+            self.threads[i].remaining = f64::INFINITY;
+            self.processors[p].busy = true;
+            self.reschedule(p);
+        } else {
+            self.threads[i].remaining = f64::INFINITY;
+            self.runnable(i, t);
+        }
+        self.threads[i].until = t + hold;
+        self.resolve(i)
     }
 
     /// Processor `p`'s holder has progressed up to `t` (not before the switch to it), and its
@@ -839,7 +903,12 @@ impl Sim<'_> {
                 if !proc.queue.is_empty() {
                     end = end.min(proc.slice_end.max(begin));
                 }
-                self.pending.set(slot, end);
+                // A thread spinning alone on its processor: no end until its wait's.
+                if end.is_finite() {
+                    self.pending.set(slot, end);
+                } else {
+                    self.pending.remove(slot);
+                }
             }
             _ => self.pending.remove(slot),
         }
@@ -850,20 +919,32 @@ impl Sim<'_> {
     /// least [`SKIPPED_ROUNDS`] would pass with every slice full and no event that could touch
     /// it (one step a slice, a computation a speed factor made 10^9 times longer took minutes
     /// of replay).
-    /// Returns the time after them: the same state, each thread that much further on.
-    fn skip_rounds(&mut self, p: usize, t: f64) -> f64 {
+    /// A thread spinning whose wait has not ended spins a whole slice a round, as though it
+    /// computed: its wait ends only at another thread's event, before which no round is skipped.
+    /// Returns the time after them: the same state, each thread that much further on; `None`
+    /// when every thread of the processor spins and nothing anywhere can end a wait (a
+    /// dependency never met).
+    fn skip_rounds(&mut self, p: usize, t: f64) -> Option<f64> {
         let (Some((slice, switch, _)), Some(h)) = (self.run_to_block, self.processors[p].holder)
         else {
-            return t;
+            return Some(t);
         };
         let proc = &self.processors[p];
+        // A spinning thread whose wait has ended runs its event at its next turn.
+        let ended = |i: ThreadId| {
+            self.spinning[i as usize]
+                && self.lanes[i as usize].met >= self.lanes[i as usize].deps.len()
+        };
+        if proc.queue.iter().chain([&h]).any(|&i| ended(i)) {
+            return Some(t);
+        }
         let k = proc.queue.len() + 1;
         let least = least_left(&self.threads, proc, h);
         // Each slice full: every thread still has more than a slice left after the rounds.
         let round = k as f64 * (switch + slice);
         let mut rounds = (least / slice).floor() - 2.0;
         if rounds < SKIPPED_ROUNDS {
-            return t;
+            return Some(t);
         }
         // Nothing else happens meanwhile, nor in the round after: no thread's event, and no
         // computation ending on another processor. Their own rounds of slices do not touch this
@@ -875,6 +956,11 @@ impl Sim<'_> {
         for (q, other) in self.processors.iter().enumerate() {
             let end = match (other.holder, other.busy) {
                 _ if q == p => continue,
+                // Its next turn may run a spinning thread's event.
+                (Some(h), _) if other.queue.iter().chain([&h]).any(|&i| ended(i)) => self
+                    .pending
+                    .time_of((n + q) as u32)
+                    .unwrap_or(f64::INFINITY),
                 (Some(h), true) => {
                     other.last.max(other.from) + least_left(&self.threads, other, h).max(0.0)
                 }
@@ -885,9 +971,12 @@ impl Sim<'_> {
             };
             next = next.min(end);
         }
+        if least.is_infinite() && next.is_infinite() {
+            return None;
+        }
         rounds = rounds.min(((next - t) / round).floor() - 1.0);
         if rounds < SKIPPED_ROUNDS {
-            return t;
+            return Some(t);
         }
         let (span, ran) = (rounds * round, rounds * slice);
         let proc = &mut self.processors[p];
@@ -900,7 +989,7 @@ impl Sim<'_> {
         proc.last = now;
         proc.from = now - slice;
         proc.slice_end = now;
-        now
+        Some(now)
     }
 
     /// Processor `p`'s holder's computation ends, or its slice, at `t`.
@@ -913,7 +1002,15 @@ impl Sim<'_> {
         if self.threads[h as usize].remaining > tolerance {
             // Its slice ended: to the back of the queue.
             if !self.processors[p].queue.is_empty() && t >= self.processors[p].slice_end {
-                let t = self.skip_rounds(p, t);
+                let Some(t) = self.skip_rounds(p, t) else {
+                    // Its threads spin for ever: the replay stops, its dependencies unmet.
+                    self.pending.remove((self.threads.len() + p) as u32);
+                    return Ok(());
+                };
+                if self.spinning[h as usize] {
+                    // Queued, its wait's end waits for its next turn.
+                    self.pending.remove(h);
+                }
                 self.processors[p].queue.push_back(h);
                 self.release(p, t);
             } else {
@@ -929,8 +1026,16 @@ impl Sim<'_> {
         self.resolve(h)?;
         let due = self.lanes[h].met >= self.lanes[h].deps.len() && self.threads[h].until <= t;
         if !due && self.processors[p].holder == Some(h as ThreadId) {
-            // Its event waits for another thread: it blocks.
-            self.release(p, t);
+            if self.spin {
+                // Its event waits for another thread: it spins.
+                self.spinning[h] = true;
+                self.threads[h].remaining = f64::INFINITY;
+                self.processors[p].busy = true;
+                self.reschedule(p);
+            } else {
+                // Its event waits for another thread: it blocks.
+                self.release(p, t);
+            }
         }
         Ok(())
     }

@@ -47,7 +47,35 @@ pub enum Sharing {
         /// What a shared processor spends starting a thread other than the one it ran last,
         /// woken onto it while idle (a wake-up onto an idle core), ns; `None`: `switch_ns`.
         wake_ns: Option<f64>,
+        /// Whether a waiting thread gives up its processor or spins on it.
+        waits: Waits,
     },
+}
+
+/// What a waiting thread does with its processor under [`Sharing::RunToBlock`]
+/// (docs/whatif.md#waits-that-spin).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Waits {
+    /// It gives the processor up: the next runnable thread gets it.
+    #[default]
+    Block,
+    /// It keeps the processor, polling, until its wait ends or its slice does while others
+    /// queue; a wait ends only while its thread holds a processor (an MPI library's progress
+    /// loop on a core it shares, where nothing tells it to yield).
+    Spin,
+}
+
+impl std::str::FromStr for Waits {
+    type Err = String;
+
+    /// `block` or `spin`, as `--waits` and the target file write it.
+    fn from_str(s: &str) -> Result<Waits, String> {
+        match s {
+            "block" => Ok(Waits::Block),
+            "spin" => Ok(Waits::Spin),
+            _ => Err(format!("'{s}': expected block or spin")),
+        }
+    }
 }
 
 impl Sharing {
@@ -60,6 +88,7 @@ impl Sharing {
             slice_ns: Sharing::DEFAULT_SLICE_NS,
             switch_ns: 0.0,
             wake_ns: None,
+            waits: Waits::Block,
         }
     }
 }
@@ -125,6 +154,8 @@ struct File {
     switch_us: Option<f64>,
     #[serde(default)]
     wake_us: Option<f64>,
+    #[serde(default)]
+    waits: Option<String>,
 }
 
 impl Target {
@@ -172,8 +203,14 @@ impl Target {
                 )
             })?;
         }
+        let waits = match &file.waits {
+            Some(w) => Some(w.parse().map_err(|e: String| {
+                anyhow!("{name}: waits: {}", files::quote::excerpt(&e, MAX_MESSAGE))
+            })?),
+            None => None,
+        };
         target
-            .set_run_to_block(file.slice_us, file.switch_us, file.wake_us)
+            .set_run_to_block(file.slice_us, file.switch_us, file.wake_us, waits)
             .with_context(|| name.clone())?;
         for (region, factor) in file.speed {
             let factor = check_factor(factor)
@@ -207,14 +244,15 @@ impl Target {
         Ok(())
     }
 
-    /// Sets the slice and the switch cost of [`Sharing::RunToBlock`] (microseconds, as
-    /// `--slice-us` and `--switch-us` and the target file give them); either without that
-    /// sharing is an error.
+    /// Sets the slice, the switch and wake-up costs of [`Sharing::RunToBlock`] (microseconds,
+    /// as `--slice-us`, `--switch-us` and `--wake-us` and the target file give them) and its
+    /// [`Waits`]; any of them without that sharing is an error.
     pub fn set_run_to_block(
         &mut self,
         slice_us: Option<f64>,
         switch_us: Option<f64>,
         wake_us: Option<f64>,
+        waits: Option<Waits>,
     ) -> Result<()> {
         let check = |what: &str, v: f64, least: f64| -> Result<f64> {
             if !(v.is_finite() && v >= least && v <= 1e9) {
@@ -230,7 +268,11 @@ impl Target {
                 slice_ns,
                 switch_ns,
                 wake_ns,
+                waits: how,
             } => {
+                if let Some(w) = waits {
+                    *how = w;
+                }
                 if let Some(s) = slice_us {
                     *slice_ns = check("slice_us", s, 1e-3)?;
                 }
@@ -243,9 +285,12 @@ impl Target {
                 Ok(())
             }
             Sharing::Processor
-                if slice_us.is_some() || switch_us.is_some() || wake_us.is_some() =>
+                if slice_us.is_some()
+                    || switch_us.is_some()
+                    || wake_us.is_some()
+                    || waits.is_some() =>
             {
-                bail!("slice_us, switch_us and wake_us are for sharing = run-to-block")
+                bail!("slice_us, switch_us, wake_us and waits are for sharing = run-to-block")
             }
             Sharing::Processor => Ok(()),
         }
@@ -317,11 +362,13 @@ impl Target {
                 slice_ns,
                 switch_ns,
                 wake_ns,
+                waits,
             } = self.sharing
         {
             let wake = wake_ns.map_or(String::new(), |w| format!(":wake={}us", w / 1e3));
+            let spin = if waits == Waits::Spin { ":spin" } else { "" };
             parts.push(format!(
-                "sharing:run-to-block:slice={}us:switch={}us{wake}",
+                "sharing:run-to-block:slice={}us:switch={}us{wake}{spin}",
                 slice_ns / 1e3,
                 switch_ns / 1e3
             ));
