@@ -280,6 +280,7 @@ fn whatif_options() -> Vec<Vec<u8>> {
         "--log 2\n--group 0,1\n--sharing run-to-block\n--wake-us 20\n--speed imbalance=1e-9\n"
             .into(),
         "--log 1\n--group 0,1\n--sharing run-to-block\n--waits spin\n--slice-us 50\n".into(),
+        "--log 0\n--group 0,1\n--sharing run-to-block\n--waits spin\n--rendezvous-bytes 0\n".into(),
         "--log 0\n--group 0,1\n--sharing run-to-block\n--waits spin\n--speed serial=1e-9\n".into(),
     ];
     for m in machines {

@@ -205,6 +205,7 @@ impl Target {
                 "switch_us = ",
                 "wake_us = ",
                 "waits = \"spin\"\n",
+                "rendezvous_bytes = ",
             ],
             Target::WhatifOptions => &[
                 "--group ",
@@ -218,6 +219,7 @@ impl Target {
                 "--switch-us ",
                 "--wake-us ",
                 "--waits ",
+                "--rendezvous-bytes ",
                 "spin",
                 "block",
                 "0,1/2,3",
@@ -674,7 +676,7 @@ pub const WHATIF_LOGS: [&str; 3] = [
 
 /// `pp whatif LOG --out PREDICTED [options]`. The input is one option a line (`--group G`,
 /// `--speed NAME=FACTOR`, repeatable, `--demand D`, `--sharing S`, `--slice-us`, `--switch-us`,
-/// `--wake-us`, `--waits W`, `--log K`; other lines are ignored), then
+/// `--wake-us`, `--waits W`, `--rendezvous-bytes B`, `--log K`; other lines are ignored), then
 /// optionally a line `---` and the contents of a `--machine` file. A valid result has no
 /// non-finite number in its report, one-line warnings, and a predicted log that reads and
 /// profiles without damage.
@@ -695,6 +697,7 @@ fn whatif_options(text: &str) -> Result<(), Failure> {
         switch_us: None,
         wake_us: None,
         waits: None,
+        rendezvous_bytes: None,
         target: None,
         out: Default::default(),
         force: true,
@@ -719,6 +722,11 @@ fn whatif_options(text: &str) -> Result<(), Failure> {
             },
             "--waits" => match value.parse() {
                 Ok(w) => opts.waits = Some(w),
+                Err(_) => return Ok(()),
+            },
+            "--rendezvous-bytes" => match value.trim().parse() {
+                Ok(b) => opts.rendezvous_bytes = Some(b),
+                // clap refuses a value that is not a whole number.
                 Err(_) => return Ok(()),
             },
             "--slice-us" | "--switch-us" | "--wake-us" => {

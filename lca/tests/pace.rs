@@ -330,6 +330,7 @@ fn the_file_round_trips() {
             switch_ns: switch,
             wake_ns: Some(switch),
             waits: pp::whatif::Waits::Block,
+            rendezvous_bytes: None,
         }
     );
     let own = parse(
@@ -345,6 +346,7 @@ fn the_file_round_trips() {
             switch_ns: 1.5e-6 * 1e9,
             wake_ns: Some(switch),
             waits: pp::whatif::Waits::Block,
+            rendezvous_bytes: None,
         }
     );
     let written = write(&own);

@@ -896,3 +896,168 @@ fn the_quiet_studies_network_swaps_give_the_published_errors() {
         );
     }
 }
+
+/// The quiet studies' shared-memory models swapped to one core, against the same points run
+/// under `taskset -c 0` (docs/results.md#pace-for-mpi-on-one-core-ranks-that-poll): two ranks
+/// poll, and only the waits that spin with the rendezvous follow their lockstep at n = 64 and
+/// 128; blocking waits predict them 10 to 30 times too fast.
+#[test]
+fn the_one_core_swap_with_ranks_that_poll_gives_the_published_errors() {
+    let data = test_support::repository().join("lca/tests/data/pace/mpi-quiet");
+    let rows = std::fs::read_to_string(data.join("taskset.dat")).unwrap();
+    let median = |n: f64, p: f64| {
+        let mut walls: Vec<f64> = rows
+            .lines()
+            .filter(|l| l.contains(&format!("impl=shm p={p} ")))
+            .filter(|l| l.contains(&format!(" n={n} ")))
+            .map(|l| {
+                l.split_whitespace()
+                    .find_map(|f| f.strip_prefix("wall="))
+                    .unwrap()
+                    .parse::<f64>()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(walls.len(), 3, "n={n} p={p}");
+        walls.sort_by(f64::total_cmp);
+        walls[1]
+    };
+    for (study, published) in [(1, [9.26, 7.96, 72.18]), (2, [9.58, 8.27, 72.67])] {
+        let text = std::fs::read_to_string(data.join(format!("shm-pace-{study}.toml"))).unwrap();
+        let mut m = parse("m.toml", &text).unwrap();
+        m.hardware.cores = 1;
+        let blocking = m.clone();
+        m.hardware.sharing = lca::pace::model::CoreSharing::RunToBlock;
+        m.hardware.slice_s = 0.004;
+        m.hardware.waits = pp::whatif::Waits::Spin;
+        m.hardware.rendezvous_bytes = Some(4096);
+        // The layer as a person would write it reads back the same.
+        let again = parse("w.toml", &write(&m)).unwrap();
+        assert_eq!(again.hardware, m.hardware);
+        for (k, n) in [64.0, 128.0, 256.0].into_iter().enumerate() {
+            let measured = median(n, 2.0);
+            let error = (m.evaluate(&[n, 2.0]).unwrap().t_p / measured - 1.0) * 100.0;
+            assert!(
+                (error - published[k]).abs() < 0.06,
+                "study {study} n = {n}: {error:.2}% against {}%",
+                published[k]
+            );
+            let blocked = blocking.evaluate(&[n, 2.0]).unwrap().t_p / measured;
+            if n < 200.0 {
+                assert!(
+                    blocked < 0.12,
+                    "study {study} n = {n}: blocking {blocked:.3}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn waits_that_spin_and_a_rendezvous_in_the_hardware_layer_read_back_and_refuse_nonsense() {
+    let hardware = "network_alpha_s = 1e-6\nnetwork_bytes_per_s = 1e9\n";
+    let good = mpi_model(ALL_TO_ALL, hardware, 1e-5);
+    let m = parse("t.toml", &good).unwrap();
+    assert_eq!(m.hardware.waits, pp::whatif::Waits::Block);
+    assert!(!write(&m).contains("waits"), "{}", write(&m));
+    let spin = good.replacen(
+        "network_bytes_per_s = 1e9\n",
+        "network_bytes_per_s = 1e9\nsharing = \"run-to-block\"\nwaits = \"spin\"\nrendezvous_bytes = 4096\n",
+        1,
+    );
+    let s = parse("t.toml", &spin).unwrap();
+    assert_eq!(s.hardware.waits, pp::whatif::Waits::Spin);
+    assert_eq!(s.hardware.rendezvous_bytes, Some(4096));
+    assert_eq!(
+        s.hardware.whatif_sharing(),
+        pp::whatif::Sharing::RunToBlock {
+            slice_ns: 3e6,
+            switch_ns: 0.0,
+            wake_ns: Some(0.0),
+            waits: pp::whatif::Waits::Spin,
+            rendezvous_bytes: Some(4096),
+        }
+    );
+    let again = parse("w.toml", &write(&s)).unwrap();
+    assert_eq!(again.hardware, s.hardware);
+    assert_eq!(write(&again), write(&s));
+    for (from, to, expected) in [
+        (
+            "network_bytes_per_s = 1e9\n",
+            "network_bytes_per_s = 1e9\nwaits = \"spin\"\n",
+            "hardware.waits = 'spin': needs sharing = \"run-to-block\"",
+        ),
+        (
+            "network_bytes_per_s = 1e9\n",
+            "network_bytes_per_s = 1e9\nsharing = \"run-to-block\"\nwaits = \"poll\"\n",
+            "hardware.waits = 'poll': expected block or spin",
+        ),
+        (
+            "network_bytes_per_s = 1e9\n",
+            "network_bytes_per_s = 1e9\nsharing = \"run-to-block\"\nrendezvous_bytes = 4096\n",
+            "hardware.rendezvous_bytes: needs waits = \"spin\"",
+        ),
+    ] {
+        let text = good.replacen(from, to, 1);
+        let e = parse("t.toml", &text).unwrap_err().to_string();
+        assert!(!e.contains('\n'), "{e}");
+        assert!(e.contains(expected), "{e}\nexpected: {expected}");
+        assert!(e.starts_with("t.toml:"), "{e}");
+    }
+}
+
+#[test]
+fn lca_pace_predict_swaps_the_waits_the_rendezvous_and_the_slice() {
+    let model = test_support::repository().join("lca/tests/data/pace/mpi-quiet/shm-pace-1.toml");
+    let run = |extra: &[&str]| {
+        test_support::lca!()
+            .args(["pace", "predict"])
+            .arg(&model)
+            .args(["--at", "n=64,p=2", "--cores", "1"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let t_p = |out: &std::process::Output| -> f64 {
+        test_support::succeeded("lca pace predict", out);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let blocking = t_p(&run(&[]));
+    let spinning = t_p(&run(&["--waits", "spin", "--slice-us", "4000"]));
+    let rendezvous = t_p(&run(&[
+        "--waits",
+        "spin",
+        "--slice-us",
+        "4000",
+        "--rendezvous-bytes",
+        "4096",
+    ]));
+    // docs/results.md#pace-for-mpi-on-one-core-ranks-that-poll: 0.051, 0.960 and 1.762 s.
+    assert!((blocking - 0.0512).abs() < 0.001, "{blocking}");
+    assert!((spinning - 0.9603).abs() < 0.001, "{spinning}");
+    assert!((rendezvous - 1.7615).abs() < 0.001, "{rendezvous}");
+    for (args, expected) in [
+        (
+            vec!["--rendezvous-bytes", "4096"],
+            "--rendezvous-bytes: needs waits that spin (--waits spin)",
+        ),
+        (
+            vec!["--waits", "spin", "--slice-us", "0"],
+            "--slice-us 0: a number of µs from 0.001 to 1e9",
+        ),
+    ] {
+        let out = run(&args);
+        assert!(!out.status.success(), "{args:?}");
+        let e = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(e.contains(expected), "{args:?}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    }
+}

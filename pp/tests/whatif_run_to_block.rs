@@ -2,7 +2,7 @@
 //! with answers worked out by hand, each different under processor sharing; its invariants
 //! over random logs; its options' errors.
 
-use pp::whatif::{Sharing, Target, Waits, parse_groups};
+use pp::whatif::{RunToBlockSettings, Sharing, Target, Waits, parse_groups};
 use proptest::prelude::*;
 use test_support::scratch;
 
@@ -25,6 +25,7 @@ fn run_to_block(spec: &str, slice_ns: f64, switch_ns: f64) -> Target {
             switch_ns,
             wake_ns: None,
             waits: Waits::Block,
+            rendezvous_bytes: None,
         },
     )
 }
@@ -38,6 +39,7 @@ fn spinning(spec: &str, slice_ns: f64, switch_ns: f64) -> Target {
             switch_ns,
             wake_ns: None,
             waits: Waits::Spin,
+            rendezvous_bytes: None,
         },
     )
 }
@@ -98,6 +100,88 @@ fn a_thread_that_spins_keeps_its_processor_until_its_slice_ends() {
     assert_eq!(time_of(&log, 1, "send 0 0 8"), 3_900_000);
     assert_eq!(time_of(&log, 0, "recv 1 0 8"), 4_000_000);
     assert_eq!(predicted, 4_400_000);
+}
+
+/// Two ranks exchange 8 KB messages twice, each sending and then receiving (as `MPI_Isend`,
+/// `MPI_Irecv` and `MPI_Waitall`), after 1 ms of computation each time.
+const EXCHANGES: &str = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 work_begin
+0 1 work_begin
+1000000 0 send 1 0 8192
+1000000 0 work_end
+1000000 0 wait_begin recv
+1000000 1 send 0 0 8192
+1000000 1 work_end
+1000000 1 wait_begin recv
+1000010 0 recv 1 0 8192
+1000010 0 wait_end recv
+1000010 1 recv 0 0 8192
+1000010 1 wait_end recv
+1000010 0 work_begin
+1000010 1 work_begin
+2000010 0 send 1 0 8192
+2000010 0 work_end
+2000010 0 wait_begin recv
+2000010 1 send 0 0 8192
+2000010 1 work_end
+2000010 1 wait_begin recv
+2000020 0 recv 1 0 8192
+2000020 0 wait_end recv
+2000020 1 recv 0 0 8192
+2000020 1 wait_end recv
+2000020 0 stop
+2000020 1 stop
+";
+
+fn rendezvous(spec: &str, slice_ns: f64, bytes: u64) -> Target {
+    let mut t = spinning(spec, slice_ns, 0.0);
+    t.set_run_to_block(&RunToBlockSettings {
+        rendezvous_bytes: Some(bytes),
+        ..RunToBlockSettings::default()
+    })
+    .unwrap();
+    t
+}
+
+#[test]
+fn a_message_by_rendezvous_is_taken_only_once_its_receiver_has_run_since() {
+    // One processor, slices of 4 ms, waits that spin. Without the rendezvous a rank that finds
+    // its partner's message waiting goes on: thread 0 works 0-1 ms and spins to 4; thread 1
+    // works 4-5, receives at once (thread 0's message is there), works 5-6 and spins to 8;
+    // thread 0 receives at 8, works 8-9 and finds thread 1's second message there: 9 ms and
+    // its 10 ns, thread 1 the same after thread 0 stops.
+    let (log, _, predicted) = replay(EXCHANGES, &spinning("0,1", 4e6, 0.0));
+    assert_eq!(time_of(&log, 1, "wait_end recv"), 5_000_010);
+    assert_eq!(predicted, 9_000_010);
+    // By rendezvous (8 KB at least 4 KB) a rank's receive also waits for its partner to run
+    // after its send: one exchange a turn. Thread 0 sends at 1 ms; thread 1, which runs from
+    // 4, takes it, sends at 5 and spins to 8, its own message not yet taken; thread 0 takes it
+    // at 8, receives, works 8-9, sends, spins to 12; thread 1 receives at 12, works 12-13,
+    // sends, spins to 16; thread 0 receives at 16 and stops, thread 1 after it.
+    let (log, _, predicted) = replay(EXCHANGES, &rendezvous("0,1", 4e6, 4096));
+    let times: Vec<u64> = log
+        .lines()
+        .filter(|l| l.ends_with(" recv 1 0 8192") || l.ends_with(" recv 0 0 8192"))
+        .map(|l| l.split(' ').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(
+        times,
+        [8_000_000, 12_000_000, 16_000_000, 16_000_000],
+        "{log}"
+    );
+    assert_eq!(predicted, 16_000_000);
+    assert!(
+        log.starts_with("pplog 1 p=2 predicted=group:0,1;sharing:run-to-block:slice=4000us:switch=0us:spin:rendezvous=4096B\n"),
+        "{log}"
+    );
+    // Messages below the threshold go as before.
+    let (_, _, predicted) = replay(EXCHANGES, &rendezvous("0,1", 4e6, 8193));
+    assert_eq!(predicted, 9_000_010);
+    // On processors of their own the receivers always run: the identity.
+    let (_, _, predicted) = replay(EXCHANGES, &rendezvous("0/1", 4e6, 0));
+    assert_eq!(predicted, 2_000_020);
 }
 
 #[test]
@@ -374,6 +458,7 @@ fn a_wake_up_onto_an_idle_processor_costs_wake_a_hand_over_from_the_queue_costs_
             switch_ns: 5.0,
             wake_ns: Some(50.0),
             waits: Waits::Block,
+            rendezvous_bytes: None,
         },
         ..Target::default()
     };
@@ -537,6 +622,10 @@ proptest! {
         let (own, _, w) = replay(&log, &spinning("0", 50.0, f64::from(switch)));
         prop_assert_eq!(walls, w);
         prop_assert_eq!(identity, own);
+        // Every message by rendezvous: still every event, no faster than the work.
+        let (out, _, predicted) = replay(&log, &rendezvous(&spec, 50.0, 0));
+        prop_assert!(cores * predicted + cores >= work, "{} < {} / {}", predicted, work, cores);
+        prop_assert!(attribution(&out).warnings.is_empty(), "{:?}", attribution(&out).warnings);
     }
 }
 
@@ -600,7 +689,7 @@ fn the_options_and_the_target_file_set_it_and_refuse_bad_values_in_one_line() {
     for (args, expected) in [
         (
             vec!["--wake-us", "1"],
-            "--slice-us, --switch-us, --wake-us and --waits are for sharing = run-to-block",
+            "--slice-us, --switch-us, --wake-us, --waits and --rendezvous-bytes are for sharing = run-to-block",
         ),
         (
             vec!["--sharing", "run-to-block", "--wake-us=-1"],
@@ -619,6 +708,25 @@ fn the_options_and_the_target_file_set_it_and_refuse_bad_values_in_one_line() {
             vec!["--sharing", "run-to-block", "--switch-us=-1"],
             "--switch-us = -1",
         ),
+        (
+            vec!["--sharing", "run-to-block", "--rendezvous-bytes", "4096"],
+            "--rendezvous-bytes is for --waits = spin",
+        ),
+        (vec!["--waits", "spin"], "are for sharing = run-to-block"),
+        (
+            vec!["--sharing", "run-to-block", "--waits", "poll"],
+            "expected block or spin",
+        ),
+        (
+            vec![
+                "--sharing",
+                "run-to-block",
+                "--waits",
+                "spin",
+                "--rendezvous-bytes=-1",
+            ],
+            "invalid value",
+        ),
     ] {
         let (ok, _, stderr) = with(&args);
         assert!(!ok, "{args:?}");
@@ -635,5 +743,48 @@ fn the_options_and_the_target_file_set_it_and_refuse_bad_values_in_one_line() {
         stderr.contains("t.toml: sharing: 'fair': expected processor or run-to-block"),
         "{stderr}"
     );
+    // Waits that spin and a rendezvous, from the options and from the file alike.
+    let (ok, stdout, stderr) = with(&[
+        "--sharing",
+        "run-to-block",
+        "--waits",
+        "spin",
+        "--rendezvous-bytes",
+        "4",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains(":spin:rendezvous=4B"), "{stdout}");
+    std::fs::write(
+        &target,
+        "group = \"0,1\"\nsharing = \"run-to-block\"\nwaits = \"spin\"\nrendezvous_bytes = 4\n",
+    )
+    .unwrap();
+    let (ok, file_out, stderr) = pp(&["whatif", l, "--target", t, "--out", o, "--force"]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        file_out.lines().nth(1),
+        stdout.lines().nth(1),
+        "{file_out} / {stdout}"
+    );
+    for (text, expected) in [
+        (
+            "group = \"0,1\"\nsharing = \"run-to-block\"\nwaits = \"poll\"\n",
+            "t.toml: waits: 'poll': expected block or spin",
+        ),
+        (
+            "group = \"0,1\"\nsharing = \"run-to-block\"\nrendezvous_bytes = 4\n",
+            "t.toml: rendezvous_bytes is for waits = spin",
+        ),
+        (
+            "group = \"0,1\"\nwaits = \"spin\"\n",
+            "are for sharing = run-to-block",
+        ),
+    ] {
+        std::fs::write(&target, text).unwrap();
+        let (ok, _, stderr) = pp(&["whatif", l, "--target", t, "--out", o, "--force"]);
+        assert!(!ok, "{text}");
+        assert!(stderr.contains(expected), "{text}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

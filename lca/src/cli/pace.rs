@@ -1,7 +1,7 @@
 //! `lca pace build | predict | choose`: PACE's hierarchical models (docs/pace.md).
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Result, anyhow, bail};
 use fit::Condition;
@@ -72,6 +72,19 @@ struct PredictArgs {
     /// of `taskset -c 0 perf bench sched pipe`'s round trip).
     #[arg(long, value_name = "US")]
     switch_us: Option<f64>,
+    /// Swap how a waiting rank or thread uses its core past the cores: `spin`, it polls on it
+    /// (run to block with waits that spin: Open MPI's ranks on cores that `taskset` shares),
+    /// or `block` (docs/whatif.md#waits-that-spin).
+    #[arg(long, value_name = "block|spin", value_parser = parse_waits)]
+    waits: Option<pp::whatif::Waits>,
+    /// With waits that spin: messages of at least BYTES go by rendezvous (the MPI library's
+    /// eager limit; docs/whatif.md#rendezvous).
+    #[arg(long, value_name = "BYTES")]
+    rendezvous_bytes: Option<u64>,
+    /// Swap the slice of run to block, µs (a task that never sleeps runs until the scheduler
+    /// tick after its slice: 4000 at 250 Hz).
+    #[arg(long, value_name = "US")]
+    slice_us: Option<f64>,
     /// Write the predicted log of the iterations replayed at the (single) point.
     #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
@@ -157,14 +170,38 @@ fn build(a: &BuildArgs) -> Result<String> {
     Ok(out)
 }
 
-/// Reads a PACE model, its hardware layer swapped as asked.
-fn load(
-    path: &Path,
-    cores: Option<u32>,
-    machine: Option<&Path>,
-    switch_us: Option<f64>,
-) -> Result<PaceModel> {
-    let mut model = lca::pace::file::read(path)?;
+fn parse_waits(s: &str) -> Result<pp::whatif::Waits, String> {
+    s.parse()
+}
+
+/// Reads a PACE model, its hardware layer swapped as `predict`'s options ask.
+fn load(a: &PredictArgs) -> Result<PaceModel> {
+    let (cores, machine, switch_us) = (a.cores, a.machine.as_deref(), a.switch_us);
+    let mut model = lca::pace::file::read(&a.model)?;
+    let h = &mut model.hardware;
+    if let Some(w) = a.waits {
+        // Waits mean something one thread at a time.
+        h.sharing = lca::pace::model::CoreSharing::RunToBlock;
+        h.waits = w;
+        if w == pp::whatif::Waits::Block {
+            h.rendezvous_bytes = None;
+        }
+    }
+    if let Some(b) = a.rendezvous_bytes {
+        if h.waits != pp::whatif::Waits::Spin {
+            bail!("--rendezvous-bytes: needs waits that spin (--waits spin)");
+        }
+        h.rendezvous_bytes = Some(b);
+    }
+    if let Some(us) = a.slice_us {
+        if !(us.is_finite() && (1e-3..=1e9).contains(&us)) {
+            bail!(
+                "--slice-us {}: a number of µs from 0.001 to 1e9",
+                files::quote::number(us)
+            );
+        }
+        h.slice_s = us * 1e-6;
+    }
     if let Some(us) = switch_us {
         if !(us.is_finite() && us >= 0.0) {
             bail!(
@@ -196,7 +233,7 @@ fn point(model: &PaceModel, spec: &str) -> Result<Vec<f64>> {
 }
 
 fn predict(a: &PredictArgs) -> Result<String> {
-    let model = load(&a.model, a.cores, a.machine.as_deref(), a.switch_us)?;
+    let model = load(a)?;
     if a.trace.is_some() && a.at.len() > 1 {
         bail!("--trace writes the log of one point: give one --at");
     }

@@ -173,6 +173,8 @@ pub fn build(request: &BuildRequest) -> Result<PaceModel> {
             carrier: Carrier::Network,
             slice_s: DEFAULT_SLICE_S,
             core_switch_s: request.core_switch_s,
+            waits: pp::whatif::Waits::Block,
+            rendezvous_bytes: None,
         },
         error: None,
         notes: Vec::new(),

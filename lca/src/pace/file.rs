@@ -133,6 +133,8 @@ struct HardwareRecord {
     messages: Option<String>,
     slice_s: Option<f64>,
     core_switch_s: Option<f64>,
+    waits: Option<String>,
+    rendezvous_bytes: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -524,6 +526,31 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             ));
         }
     };
+    let waits = match h.waits.as_deref() {
+        None | Some("block") => pp::whatif::Waits::Block,
+        Some("spin") if sharing == CoreSharing::RunToBlock => pp::whatif::Waits::Spin,
+        Some("spin") => {
+            return Err(fail(
+                h_line,
+                "hardware.waits = 'spin': needs sharing = \"run-to-block\"".into(),
+            ));
+        }
+        Some(other) => {
+            return Err(fail(
+                h_line,
+                format!(
+                    "hardware.waits = '{}': expected block or spin",
+                    files::quote::excerpt(other, 40)
+                ),
+            ));
+        }
+    };
+    if h.rendezvous_bytes.is_some() && waits != pp::whatif::Waits::Spin {
+        return Err(fail(
+            h_line,
+            "hardware.rendezvous_bytes: needs waits = \"spin\"".into(),
+        ));
+    }
     let slice_s = h.slice_s.unwrap_or(DEFAULT_SLICE_S);
     if !(slice_s.is_finite() && (1e-9..=1e3).contains(&slice_s)) {
         return Err(fail(
@@ -610,6 +637,8 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
             carrier,
             slice_s,
             core_switch_s: h.core_switch_s,
+            waits,
+            rendezvous_bytes: h.rendezvous_bytes,
         },
         error,
         notes: r.notes,
@@ -751,6 +780,12 @@ pub fn write(model: &PaceModel) -> String {
     );
     if let Some(c) = h.core_switch_s {
         let _ = writeln!(out, "core_switch_s = {}", number(c));
+    }
+    if h.waits == pp::whatif::Waits::Spin {
+        let _ = writeln!(out, "waits = \"spin\"");
+    }
+    if let Some(b) = h.rendezvous_bytes {
+        let _ = writeln!(out, "rendezvous_bytes = {b}");
     }
     if h.carrier != Carrier::Network {
         let _ = writeln!(out, "messages = \"{}\"", h.carrier.name());

@@ -169,6 +169,12 @@ pub struct Hardware {
     /// fitted `switch_s` is then what a core spends on a thread woken onto it idle. `None`
     /// (a file without it): `switch_s` for both.
     pub core_switch_s: Option<f64>,
+    /// With [`CoreSharing::RunToBlock`]: whether a waiting rank gives its core up or polls on
+    /// it (docs/whatif.md#waits-that-spin); a file without `waits` blocks.
+    pub waits: pp::whatif::Waits,
+    /// With waits that spin: messages of at least this many bytes go by rendezvous
+    /// (docs/whatif.md#rendezvous).
+    pub rendezvous_bytes: Option<u64>,
 }
 
 /// How a core serves the threads dealt onto it (`pp whatif`'s sharing rule,
@@ -304,7 +310,8 @@ impl Hardware {
                 slice_ns: self.slice_s * 1e9,
                 switch_ns: self.core_switch_s.unwrap_or(self.switch_s) * 1e9,
                 wake_ns: Some(self.switch_s * 1e9),
-                waits: pp::whatif::Waits::Block,
+                waits: self.waits,
+                rendezvous_bytes: self.rendezvous_bytes,
             },
         }
     }

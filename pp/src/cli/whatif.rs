@@ -56,8 +56,14 @@ pub struct WhatifArgs {
     /// shared core) [default: block].
     #[arg(long, value_name = "block|spin", value_parser = parse_waits)]
     waits: Option<Waits>,
+    /// With --waits spin: messages of at least BYTES go by rendezvous, their sender's next
+    /// receive ending only once the receiver has held a processor since the send (Open MPI's
+    /// eager limit: `ompi_info --param btl vader --level 9`, 4096 for shared memory)
+    /// [default: none].
+    #[arg(long, value_name = "BYTES")]
+    rendezvous_bytes: Option<u64>,
     /// A target file (TOML: group, machine, demand, sharing, slice_us, switch_us, wake_us,
-    /// waits, [speed]);
+    /// waits, rendezvous_bytes, [speed]);
     /// the options above override it.
     #[arg(long, value_name = "FILE.toml")]
     target: Option<PathBuf>,
@@ -83,6 +89,7 @@ pub fn whatif(args: WhatifArgs) -> Result<()> {
         switch_us: args.switch_us,
         wake_us: args.wake_us,
         waits: args.waits,
+        rendezvous_bytes: args.rendezvous_bytes,
         target: args.target,
         out: args.out,
         force: args.force,

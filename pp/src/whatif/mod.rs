@@ -29,7 +29,7 @@ pub mod write;
 pub use load::MeasuredRun;
 pub use predict::{PredictedLog, Walls, predict};
 pub use replay::{Predicted, Sample, replay};
-pub use target::{Demand, Sharing, Target, Waits, load_machine, parse_groups};
+pub use target::{Demand, RunToBlockSettings, Sharing, Target, Waits, load_machine, parse_groups};
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -66,6 +66,8 @@ pub struct WhatifOptions {
     pub wake_us: Option<f64>,
     /// [`Sharing::RunToBlock`]'s waits: given up or spun.
     pub waits: Option<Waits>,
+    /// [`Sharing::RunToBlock`]'s rendezvous above this many bytes (with spinning waits).
+    pub rendezvous_bytes: Option<u64>,
     /// A target file; the options above override it.
     pub target: Option<PathBuf>,
     /// The predicted log to write (`-`: standard output, text only).
@@ -116,15 +118,26 @@ pub fn run(args: &WhatifOptions) -> Result<Outcome> {
         }
     }
     target
-        .set_run_to_block(args.slice_us, args.switch_us, args.wake_us, args.waits)
+        .set_run_to_block(&RunToBlockSettings {
+            slice_us: args.slice_us,
+            switch_us: args.switch_us,
+            wake_us: args.wake_us,
+            waits: args.waits,
+            rendezvous_bytes: args.rendezvous_bytes,
+        })
         .map_err(|e| {
-            let e = e.to_string();
-            match e.strip_prefix("slice_us, switch_us, wake_us and waits") {
-                Some(rest) => {
-                    anyhow::anyhow!("--slice-us, --switch-us, --wake-us and --waits{rest}")
-                }
-                None => anyhow::anyhow!("--{}", e.replace('_', "-")),
+            // The target's names as the options write them.
+            let mut e = e.to_string();
+            for name in [
+                "slice_us",
+                "switch_us",
+                "wake_us",
+                "rendezvous_bytes",
+                "waits",
+            ] {
+                e = e.replace(name, &format!("--{}", name.replace('_', "-")));
             }
+            anyhow::anyhow!("{e}")
         })?;
     let path = args.log.clone();
     let name = if path.as_os_str() == "-" {

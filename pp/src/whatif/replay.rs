@@ -189,6 +189,18 @@ struct Sim<'a> {
     /// Per thread, with `spin`: it waits for its next event, holding a processor or queued
     /// for one, and its event happens only while it holds one.
     spinning: Vec<bool>,
+    /// With `spin`: messages of at least this many bytes go by rendezvous
+    /// (docs/whatif.md#rendezvous).
+    rendezvous: Option<u64>,
+    /// Per thread: its sends by rendezvous whose receiver has not held a processor since.
+    owed: Vec<u32>,
+    /// Per thread: the latest time a receiver of its sends by rendezvous took them (held a
+    /// processor after the send); its next receive is no earlier.
+    taken: Vec<f64>,
+    /// Per thread: the senders (one entry a send) waiting for it to hold a processor.
+    owing: Vec<Vec<ThreadId>>,
+    /// Per thread: its next event, a receive, waits only for its sends to be taken.
+    parked: Vec<bool>,
 }
 
 /// What the replay leaves of its simulation besides the predicted log's blocks.
@@ -286,6 +298,12 @@ fn simulate<'a>(
             ..
         }
     ) && !alone;
+    let rendezvous = match target.sharing {
+        Sharing::RunToBlock {
+            rendezvous_bytes, ..
+        } if spin => rendezvous_bytes,
+        _ => None,
+    };
     let run_to_block = match target.sharing {
         Sharing::Processor => None,
         Sharing::RunToBlock {
@@ -348,6 +366,11 @@ fn simulate<'a>(
         pool,
         spin,
         spinning: vec![false; p],
+        rendezvous,
+        owed: vec![0; p],
+        taken: vec![0.0; p],
+        owing: vec![Vec::new(); p],
+        parked: vec![false; p],
     };
     // The times count from the run's first event: the earliest of the threads' first.
     let mut origin = None::<u64>;
@@ -471,7 +494,7 @@ impl Sim<'_> {
             let p = self.of[i] as usize;
             if self.run_to_block.is_some() && self.processors[p].holder == Some(i as ThreadId) {
                 self.advance(p, t);
-                self.release(p, t);
+                self.release(p, t)?;
             }
             return Ok(());
         }
@@ -502,8 +525,7 @@ impl Sim<'_> {
                 return self.resolve(i);
             }
             if self.run_to_block.is_some() {
-                self.runnable(i, t);
-                return Ok(());
+                return self.runnable(i, t);
             }
             let p = self.of[i] as usize;
             self.advance(p, t);
@@ -524,7 +546,7 @@ impl Sim<'_> {
                 let p = self.of[i] as usize;
                 if self.processors[p].holder == Some(i as ThreadId) {
                     self.advance(p, t);
-                    self.release(p, t);
+                    self.release(p, t)?;
                 }
             }
             self.threads[i].until = t + hold;
@@ -546,6 +568,15 @@ impl Sim<'_> {
                 }
             }
             self.lanes[i].met += 1;
+        }
+        if self.rendezvous.is_some() && self.receives(i) {
+            if self.owed[i] > 0 {
+                // Its sends by rendezvous not yet taken: [`Sim::ran`] resolves it again.
+                self.threads[i].until = until;
+                self.parked[i] = true;
+                return Ok(());
+            }
+            until = until.max(self.taken[i]);
         }
         self.threads[i].until = until;
         if self.alone {
@@ -580,6 +611,19 @@ impl Sim<'_> {
         self.last = self.last.max(rounded);
         if let Some(r) = &self.lanes[i].current {
             let kind = r.event.kind;
+            if let (
+                Some(least),
+                EventKind::Send {
+                    peer,
+                    bytes,
+                    comm: None,
+                    ..
+                },
+            ) = (self.rendezvous, kind)
+                && bytes >= least
+            {
+                self.sent(i, peer, t);
+            }
             if matches!(kind, EventKind::Start) {
                 self.first_start = Some(self.first_start.map_or(rounded, |f| f.min(rounded)));
             }
@@ -764,7 +808,7 @@ impl Sim<'_> {
     /// switch), else on its own processor if idle, else on an idle one of the shared
     /// processors, else it queues on its own (the one it last ran on); a shared processor
     /// spends the switch before it runs.
-    fn runnable(&mut self, i: usize, t: f64) {
+    fn runnable(&mut self, i: usize, t: f64) -> Result<()> {
         let own = self.of[i] as usize;
         let me = i as ThreadId;
         if self.processors[own].holder == Some(me) {
@@ -773,7 +817,7 @@ impl Sim<'_> {
             proc.busy = true;
             proc.from = proc.from.max(t);
             self.reschedule(own);
-            return;
+            return Ok(());
         }
         let idle = |p: usize, procs: &[Processor]| procs[p].holder.is_none();
         let shared = self.pool.binary_search(&(own as u32)).is_ok();
@@ -810,12 +854,14 @@ impl Sim<'_> {
                 proc.from = t + wake;
                 proc.slice_end = t + wake + slice;
                 self.reschedule(k);
+                self.ran(i, t + wake)
             }
             None => {
                 self.advance(own, t);
                 self.processors[own].queue.push_back(me);
                 // Its slice now counts: a thread waits.
                 self.reschedule(own);
+                Ok(())
             }
         }
     }
@@ -827,7 +873,7 @@ impl Sim<'_> {
 
     /// Processor `p`'s holder stops holding it at `t` (it blocks, or its slice ended and it
     /// queued again): the first queued thread gets it after a switch.
-    fn release(&mut self, p: usize, t: f64) {
+    fn release(&mut self, p: usize, t: f64) -> Result<()> {
         let switch = self.run_to_block.map_or(0.0, |(_, switch, _)| switch);
         let slice = self.slice();
         let proc = &mut self.processors[p];
@@ -838,17 +884,65 @@ impl Sim<'_> {
         }
         proc.from = t + switch;
         proc.slice_end = proc.from + slice;
+        let from = proc.from;
         if let Some(h) = proc.holder {
             self.of[h as usize] = p as u32;
             self.spin_on(h as usize);
+            self.ran(h as usize, from)?;
         }
         self.reschedule(p);
+        Ok(())
+    }
+
+    /// Whether thread `i`'s next event is a receive.
+    fn receives(&self, i: usize) -> bool {
+        matches!(
+            self.lanes[i].current.as_ref().map(|r| &r.event.kind),
+            Some(EventKind::Recv { .. })
+        )
+    }
+
+    /// Thread `i` sends `peer` a message by rendezvous at `t`: taken at once if `peer` holds
+    /// its processor, else once it does.
+    fn sent(&mut self, i: usize, peer: ThreadId, t: f64) {
+        let Some(holder) = self
+            .of
+            .get(peer as usize)
+            .map(|&q| self.processors[q as usize].holder)
+        else {
+            return;
+        };
+        if peer as usize == i || holder == Some(peer) {
+            self.taken[i] = self.taken[i].max(t);
+        } else {
+            self.owed[i] += 1;
+            self.owing[peer as usize].push(i as ThreadId);
+        }
+    }
+
+    /// Thread `r` holds a processor from `from`: it takes the messages sent it by rendezvous,
+    /// and a sender whose receive waited only for that goes on.
+    fn ran(&mut self, r: usize, from: f64) -> Result<()> {
+        if self.owing[r].is_empty() {
+            return Ok(());
+        }
+        let senders = std::mem::take(&mut self.owing[r]);
+        for &s in &senders {
+            let s = s as usize;
+            self.owed[s] -= 1;
+            self.taken[s] = self.taken[s].max(from);
+            if self.owed[s] == 0 && self.parked[s] {
+                self.parked[s] = false;
+                self.resolve(s)?;
+            }
+        }
+        Ok(())
     }
 
     /// Thread `i`, spinning, has got its processor: its event happens once its wait has
     /// ended, from the switch to it on.
     fn spin_on(&mut self, i: usize) {
-        if self.spinning[i] && self.lanes[i].met >= self.lanes[i].deps.len() {
+        if self.spinning[i] && self.lanes[i].met >= self.lanes[i].deps.len() && !self.parked[i] {
             let from = self.processors[self.of[i] as usize].from;
             self.pending.set(i as u32, self.threads[i].until.max(from));
         }
@@ -866,7 +960,7 @@ impl Sim<'_> {
             self.reschedule(p);
         } else {
             self.threads[i].remaining = f64::INFINITY;
-            self.runnable(i, t);
+            self.runnable(i, t)?;
         }
         self.threads[i].until = t + hold;
         self.resolve(i)
@@ -929,6 +1023,10 @@ impl Sim<'_> {
         else {
             return Some(t);
         };
+        // A turn may take a message sent by rendezvous, which may end another's wait.
+        if self.owed.iter().any(|&o| o > 0) {
+            return Some(t);
+        }
         let proc = &self.processors[p];
         // A spinning thread whose wait has ended runs its event at its next turn.
         let ended = |i: ThreadId| {
@@ -1012,7 +1110,7 @@ impl Sim<'_> {
                     self.pending.remove(h);
                 }
                 self.processors[p].queue.push_back(h);
-                self.release(p, t);
+                self.release(p, t)?;
             } else {
                 self.reschedule(p);
             }
@@ -1024,7 +1122,9 @@ impl Sim<'_> {
         let h = h as usize;
         self.threads[h].until = t;
         self.resolve(h)?;
-        let due = self.lanes[h].met >= self.lanes[h].deps.len() && self.threads[h].until <= t;
+        let due = self.lanes[h].met >= self.lanes[h].deps.len()
+            && !self.parked[h]
+            && self.threads[h].until <= t;
         if !due && self.processors[p].holder == Some(h as ThreadId) {
             if self.spin {
                 // Its event waits for another thread: it spins.
@@ -1034,7 +1134,7 @@ impl Sim<'_> {
                 self.reschedule(p);
             } else {
                 // Its event waits for another thread: it blocks.
-                self.release(p, t);
+                self.release(p, t)?;
             }
         }
         Ok(())

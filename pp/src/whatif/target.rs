@@ -49,7 +49,25 @@ pub enum Sharing {
         wake_ns: Option<f64>,
         /// Whether a waiting thread gives up its processor or spins on it.
         waits: Waits,
+        /// With [`Waits::Spin`]: messages of at least this many bytes go by rendezvous, their
+        /// sender's next receive ending only once the receiver has held a processor since the
+        /// send (docs/whatif.md#rendezvous).
+        rendezvous_bytes: Option<u64>,
     },
+}
+
+/// The settings of [`Sharing::RunToBlock`] as `pp whatif`'s options and a target file give
+/// them, each unset where not given ([`Target::set_run_to_block`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunToBlockSettings {
+    /// Microseconds.
+    pub slice_us: Option<f64>,
+    /// Microseconds.
+    pub switch_us: Option<f64>,
+    /// Microseconds.
+    pub wake_us: Option<f64>,
+    pub waits: Option<Waits>,
+    pub rendezvous_bytes: Option<u64>,
 }
 
 /// What a waiting thread does with its processor under [`Sharing::RunToBlock`]
@@ -89,6 +107,7 @@ impl Sharing {
             switch_ns: 0.0,
             wake_ns: None,
             waits: Waits::Block,
+            rendezvous_bytes: None,
         }
     }
 }
@@ -156,6 +175,8 @@ struct File {
     wake_us: Option<f64>,
     #[serde(default)]
     waits: Option<String>,
+    #[serde(default)]
+    rendezvous_bytes: Option<u64>,
 }
 
 impl Target {
@@ -210,7 +231,13 @@ impl Target {
             None => None,
         };
         target
-            .set_run_to_block(file.slice_us, file.switch_us, file.wake_us, waits)
+            .set_run_to_block(&RunToBlockSettings {
+                slice_us: file.slice_us,
+                switch_us: file.switch_us,
+                wake_us: file.wake_us,
+                waits,
+                rendezvous_bytes: file.rendezvous_bytes,
+            })
             .with_context(|| name.clone())?;
         for (region, factor) in file.speed {
             let factor = check_factor(factor)
@@ -245,15 +272,17 @@ impl Target {
     }
 
     /// Sets the slice, the switch and wake-up costs of [`Sharing::RunToBlock`] (microseconds,
-    /// as `--slice-us`, `--switch-us` and `--wake-us` and the target file give them) and its
-    /// [`Waits`]; any of them without that sharing is an error.
-    pub fn set_run_to_block(
-        &mut self,
-        slice_us: Option<f64>,
-        switch_us: Option<f64>,
-        wake_us: Option<f64>,
-        waits: Option<Waits>,
-    ) -> Result<()> {
+    /// as `--slice-us`, `--switch-us` and `--wake-us` and the target file give them), its
+    /// [`Waits`] and the rendezvous; any of them without that sharing is an error, and so is
+    /// a rendezvous without waits that spin.
+    pub fn set_run_to_block(&mut self, settings: &RunToBlockSettings) -> Result<()> {
+        let RunToBlockSettings {
+            slice_us,
+            switch_us,
+            wake_us,
+            waits,
+            rendezvous_bytes,
+        } = *settings;
         let check = |what: &str, v: f64, least: f64| -> Result<f64> {
             if !(v.is_finite() && v >= least && v <= 1e9) {
                 bail!(
@@ -269,9 +298,16 @@ impl Target {
                 switch_ns,
                 wake_ns,
                 waits: how,
+                rendezvous_bytes: rendezvous,
             } => {
                 if let Some(w) = waits {
                     *how = w;
+                }
+                if let Some(b) = rendezvous_bytes {
+                    *rendezvous = Some(b);
+                }
+                if rendezvous.is_some() && *how != Waits::Spin {
+                    bail!("rendezvous_bytes is for waits = spin")
                 }
                 if let Some(s) = slice_us {
                     *slice_ns = check("slice_us", s, 1e-3)?;
@@ -288,9 +324,12 @@ impl Target {
                 if slice_us.is_some()
                     || switch_us.is_some()
                     || wake_us.is_some()
-                    || waits.is_some() =>
+                    || waits.is_some()
+                    || rendezvous_bytes.is_some() =>
             {
-                bail!("slice_us, switch_us, wake_us and waits are for sharing = run-to-block")
+                bail!(
+                    "slice_us, switch_us, wake_us, waits and rendezvous_bytes are for sharing = run-to-block"
+                )
             }
             Sharing::Processor => Ok(()),
         }
@@ -363,10 +402,15 @@ impl Target {
                 switch_ns,
                 wake_ns,
                 waits,
+                rendezvous_bytes,
             } = self.sharing
         {
             let wake = wake_ns.map_or(String::new(), |w| format!(":wake={}us", w / 1e3));
-            let spin = if waits == Waits::Spin { ":spin" } else { "" };
+            let spin = match (waits, rendezvous_bytes) {
+                (Waits::Spin, Some(b)) => format!(":spin:rendezvous={b}B"),
+                (Waits::Spin, None) => ":spin".to_string(),
+                (Waits::Block, _) => String::new(),
+            };
             parts.push(format!(
                 "sharing:run-to-block:slice={}us:switch={}us{wake}{spin}",
                 slice_ns / 1e3,
