@@ -817,6 +817,25 @@ fn a_point_whose_messages_have_no_size_is_outside_the_models_domain() {
     assert!(m.evaluate(&[64.0, 4.0]).is_ok());
 }
 
+/// The median wall of a study datafile's `replicates` rows of `imp` at `n`, `p`.
+fn median_wall(rows: &str, imp: &str, n: f64, p: f64, replicates: usize) -> f64 {
+    let mut walls: Vec<f64> = rows
+        .lines()
+        .filter(|l| l.contains(&format!("impl={imp} p={p} ")))
+        .filter(|l| l.contains(&format!(" n={n} ")))
+        .map(|l| {
+            l.split_whitespace()
+                .find_map(|f| f.strip_prefix("wall="))
+                .unwrap()
+                .parse::<f64>()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(walls.len(), replicates, "n={n} p={p}");
+    walls.sort_by(f64::total_cmp);
+    walls[replicates / 2]
+}
+
 /// The quiet studies of docs/results.md#pace-for-mpi-on-a-quiet-machine-the-processors-copy-the-messages:
 /// each model (built from one transport's runs) predicted with the other transport's machine
 /// file, against that transport's measured medians, gives the mean |error| published there;
@@ -848,23 +867,7 @@ fn the_quiet_studies_network_swaps_give_the_published_errors() {
                 .to_string(),
         );
         let rows = std::fs::read_to_string(data.join(format!("study-{study}.dat"))).unwrap();
-        let median = |n: f64, p: f64| {
-            let mut walls: Vec<f64> = rows
-                .lines()
-                .filter(|l| l.contains(&format!("impl={dst} p={p} ")))
-                .filter(|l| l.contains(&format!(" n={n} ")))
-                .map(|l| {
-                    l.split_whitespace()
-                        .find_map(|f| f.strip_prefix("wall="))
-                        .unwrap()
-                        .parse::<f64>()
-                        .unwrap()
-                })
-                .collect();
-            assert_eq!(walls.len(), 9, "n={n} p={p}");
-            walls.sort_by(f64::total_cmp);
-            walls[4]
-        };
+        let median = |n: f64, p: f64| median_wall(&rows, dst, n, p, 9);
         let mean = points
             .iter()
             .map(|&(n, p)| {
@@ -905,23 +908,7 @@ fn the_quiet_studies_network_swaps_give_the_published_errors() {
 fn the_one_core_swap_with_ranks_that_poll_gives_the_published_errors() {
     let data = test_support::repository().join("lca/tests/data/pace/mpi-quiet");
     let rows = std::fs::read_to_string(data.join("taskset.dat")).unwrap();
-    let median = |n: f64, p: f64| {
-        let mut walls: Vec<f64> = rows
-            .lines()
-            .filter(|l| l.contains(&format!("impl=shm p={p} ")))
-            .filter(|l| l.contains(&format!(" n={n} ")))
-            .map(|l| {
-                l.split_whitespace()
-                    .find_map(|f| f.strip_prefix("wall="))
-                    .unwrap()
-                    .parse::<f64>()
-                    .unwrap()
-            })
-            .collect();
-        assert_eq!(walls.len(), 3, "n={n} p={p}");
-        walls.sort_by(f64::total_cmp);
-        walls[1]
-    };
+    let median = |n: f64, p: f64| median_wall(&rows, "shm", n, p, 3);
     for (study, published) in [(1, [9.26, 7.96, 72.18]), (2, [9.58, 8.27, 72.67])] {
         let text = std::fs::read_to_string(data.join(format!("shm-pace-{study}.toml"))).unwrap();
         let mut m = parse("m.toml", &text).unwrap();
