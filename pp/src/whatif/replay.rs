@@ -1024,7 +1024,7 @@ impl Sim<'_> {
             return Some(t);
         };
         // A turn may take a message sent by rendezvous, which may end another's wait.
-        if self.owed.iter().any(|&o| o > 0) {
+        if self.rendezvous.is_some() && self.owed.iter().any(|&o| o > 0) {
             return Some(t);
         }
         let proc = &self.processors[p];

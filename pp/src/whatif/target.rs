@@ -66,7 +66,9 @@ pub struct RunToBlockSettings {
     pub switch_us: Option<f64>,
     /// Microseconds.
     pub wake_us: Option<f64>,
+    /// Whether waits block or spin.
     pub waits: Option<Waits>,
+    /// Bytes: messages of at least this size go by rendezvous (with waits that spin).
     pub rendezvous_bytes: Option<u64>,
 }
 
