@@ -382,11 +382,30 @@ pub fn all() -> Vec<Vec<Vec<u8>>> {
                     .filter(|b| b.contains("pp-skeleton 1"))
                     .map(String::into_bytes)
                     .collect(),
-                Target::PaceFile => files("lca/tests/data/pace", "toml")
-                    .into_iter()
-                    .chain(files("lca/tests/data/pace/mpi-quiet", "toml"))
-                    .filter(|f| String::from_utf8_lossy(f).contains("kind = \"pace\""))
-                    .collect(),
+                Target::PaceFile => {
+                    let mut models: Vec<Vec<u8>> = files("lca/tests/data/pace", "toml")
+                        .into_iter()
+                        .chain(files("lca/tests/data/pace/mpi-quiet", "toml"))
+                        .filter(|f| String::from_utf8_lossy(f).contains("kind = \"pace\""))
+                        .collect();
+                    // An MPI model swapped to ranks that poll (docs/pace.md#swapping-a-layer).
+                    let polling: Vec<Vec<u8>> = models
+                        .iter()
+                        .map(|m| String::from_utf8_lossy(m).into_owned())
+                        .filter(|m| m.contains("messages = \"processors\""))
+                        .map(|m| {
+                            m.replacen(
+                                "sharing = \"processor\"",
+                                "sharing = \"run-to-block\"\nwaits = \"spin\"\nrendezvous_bytes = 4096",
+                                1,
+                            )
+                            .into_bytes()
+                        })
+                        .take(1)
+                        .collect();
+                    models.extend(polling);
+                    models
+                }
                 Target::CriticalPath | Target::Signature => {
                     let mut logs = text_logs();
                     logs.extend(binary_logs());

@@ -259,6 +259,8 @@ impl Target {
                 "sharing = \"run-to-block\"\n",
                 "slice_s = ",
                 "core_switch_s = ",
+                "waits = \"spin\"\n",
+                "rendezvous_bytes = ",
                 "[[template]]\n",
                 "threads = \"group\"\n",
                 "groups = ",
