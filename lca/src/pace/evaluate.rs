@@ -111,9 +111,15 @@ impl PaceModel {
         let replayed_wall_s = (attribution.window.1 - attribution.window.0) as f64 * 1e-9;
         // The replayed iterations stand for all of them: the loop's part of the wall and of
         // every category scales by iterations / replayed; the start and the end (idle
-        // threads outside every region: ip) do not.
+        // threads outside every region: ip) do not. They are no more than the replayed log's
+        // `ip` over p: the template's log may hold a ns or so less of it than the model's
+        // startup and teardown (its region opens a ns early), and scaled by `k` (10^18 and
+        // more) that ns would drive the loop's part of `ip` below zero.
         let a = &self.application;
-        let fixed = (a.startup_s + a.teardown_s).min(replayed_wall_s);
+        let idle = attribution.totals.get(pp::profile::Category::Ip) as f64 * 1e-9;
+        let fixed = (a.startup_s + a.teardown_s)
+            .min(replayed_wall_s)
+            .min(idle / f64::from(shape.p));
         let k = shape.iterations / f64::from(shape.replayed);
         let t_p = fixed + (replayed_wall_s - fixed) * k;
         let fixed_ip = f64::from(shape.p) * fixed;
@@ -121,8 +127,7 @@ impl PaceModel {
             .iter()
             .map(|c| {
                 let v = attribution.totals.get(*c) as f64 * 1e-9;
-                // Unclamped below the fixed part, so that the categories sum to p × T_p
-                // (the template's log may hold a ns or so less idle time than it).
+                // At least the fixed part (above), so that the categories sum to p × T_p.
                 let v = if *c == pp::profile::Category::Ip {
                     (fixed_ip + (v - fixed_ip) * k).max(0.0)
                 } else {

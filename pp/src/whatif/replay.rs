@@ -537,7 +537,10 @@ impl Sim<'_> {
             // known, so neither is how its timing changed (with Demand::Cpu, the run-queue
             // delay around it may have accrued while it spun, and is not taken out).
             let hold = if computes || released { 0.0 } else { measured };
-            if self.spin && !computes && !first {
+            // Spinning, a thread between two events keeps its processor too (a computation of
+            // no length waiting for another thread's event would otherwise hold it idle, and
+            // starve its queue).
+            if self.spin && !first {
                 return self.spin_wait(i, t, hold);
             }
             if self.run_to_block.is_some() && !computes {
@@ -1023,15 +1026,13 @@ impl Sim<'_> {
         else {
             return Some(t);
         };
-        // A turn may take a message sent by rendezvous, which may end another's wait.
-        if self.rendezvous.is_some() && self.owed.iter().any(|&o| o > 0) {
-            return Some(t);
-        }
         let proc = &self.processors[p];
-        // A spinning thread whose wait has ended runs its event at its next turn.
+        // A spinning thread whose wait has ended runs its event at its next turn, and a turn
+        // takes the messages sent a thread by rendezvous, which may end another's wait.
         let ended = |i: ThreadId| {
-            self.spinning[i as usize]
-                && self.lanes[i as usize].met >= self.lanes[i as usize].deps.len()
+            let i = i as usize;
+            (self.spinning[i] && self.lanes[i].met >= self.lanes[i].deps.len() && !self.parked[i])
+                || !self.owing[i].is_empty()
         };
         if proc.queue.iter().chain([&h]).any(|&i| ended(i)) {
             return Some(t);
