@@ -954,19 +954,17 @@ impl Sim<'_> {
     /// Thread `i` waits from `t` for its next event, held at least `hold`, spinning: on the
     /// processor it holds, else on one it becomes runnable for as a computation would.
     fn spin_wait(&mut self, i: usize, t: f64, hold: f64) -> Result<()> {
-        let p = self.of[i] as usize;
-        self.spinning[i] = true;
-        if self.processors[p].holder == Some(i as ThreadId) {
-            self.advance(p, t);
-            self.threads[i].remaining = f64::INFINITY;
-            self.processors[p].busy = true;
-            self.reschedule(p);
-        } else {
-            self.threads[i].remaining = f64::INFINITY;
-            self.runnable(i, t)?;
-        }
+        self.spin(i, t)?;
         self.threads[i].until = t + hold;
         self.resolve(i)
+    }
+
+    /// Thread `i` spins from `t`: a computation without end, on the processor it holds or
+    /// the one it becomes runnable for ([`Sim::runnable`]), until its next event.
+    fn spin(&mut self, i: usize, t: f64) -> Result<()> {
+        self.spinning[i] = true;
+        self.threads[i].remaining = f64::INFINITY;
+        self.runnable(i, t)
     }
 
     /// Processor `p`'s holder has progressed up to `t` (not before the switch to it), and its
@@ -1129,10 +1127,7 @@ impl Sim<'_> {
         if !due && self.processors[p].holder == Some(h as ThreadId) {
             if self.spin {
                 // Its event waits for another thread: it spins.
-                self.spinning[h] = true;
-                self.threads[h].remaining = f64::INFINITY;
-                self.processors[p].busy = true;
-                self.reschedule(p);
+                self.spin(h, t)?;
             } else {
                 // Its event waits for another thread: it blocks.
                 self.release(p, t)?;
