@@ -815,6 +815,17 @@ fn a_point_whose_messages_have_no_size_is_outside_the_models_domain() {
         "template 'transpose': its messages' size, 16 * n^2 * p^-2 bytes, is not a number of bytes here"
     );
     assert!(m.evaluate(&[64.0, 4.0]).is_ok());
+
+    // An exponent the fuzzer wrote (10^111) is quoted in its short form, not in 112 digits.
+    let text = mpi_model(ALL_TO_ALL, "", 1e-5).replace("n = 2.0, p = -2.0", "n = 1e111, p = -2.0");
+    let e = parse("t.toml", &text)
+        .unwrap()
+        .evaluate(&[64.0, 4.0])
+        .unwrap_err();
+    assert_eq!(
+        e,
+        "template 'transpose': its messages' size, 16 * n^1e111 * p^-2 bytes, is not a number of bytes here"
+    );
 }
 
 /// The median wall of a study datafile's `replicates` rows of `imp` at `n`, `p`.
