@@ -1059,3 +1059,20 @@ fn lca_pace_predict_swaps_the_waits_the_rendezvous_and_the_slice() {
         assert_eq!(e.trim_end().lines().count(), 1, "{e}");
     }
 }
+
+/// A replay whose times pass the log's clock says so, even where it also stopped short: the
+/// fuzzer's model (fuzz/regressions) with a subtask of 4.3·10⁹ s, spinning waits and a
+/// rendezvous said "a dependency was never met" at p = 4 on 2 cores.
+#[test]
+fn a_replay_past_the_logs_clock_says_so_before_anything_else() {
+    let text = include_str!("../../fuzz/regressions/pace-file.spin-rendezvous-huge-work-hang.toml");
+    let m = parse("hang.toml", text).unwrap();
+    for point in [[64.0, 2.0], [256.0, 3.0], [256.0, 4.0]] {
+        let e = m.evaluate(&point).unwrap_err();
+        assert!(
+            e.starts_with("the replay: the predicted run would end ")
+                && e.contains("past the log's clock"),
+            "{point:?}: {e}"
+        );
+    }
+}

@@ -45,16 +45,9 @@ pub(super) fn predicted(
     target: &Target,
     replay: Predicted,
 ) -> Result<PredictedLog> {
-    // The latest predicted time must fit the log's clock (u64 ns): a slower speed than that
-    // is refused rather than written saturated.
+    within_clock(&replay)?;
     let latest = replay.latest;
     let mut warnings = Vec::new();
-    if !latest.is_finite() || replay.origin as f64 + latest >= u64::MAX as f64 {
-        bail!(
-            "the predicted run would end {} s after its start, past the log's clock (2^64 ns, 585 years, from its origin); is a --speed factor too small?",
-            format_seconds(latest)
-        );
-    }
     if latest > EXACT_NS {
         warnings.push(format!(
             "the predicted run lasts {} s: its times past 2^53 ns (104 days) are rounded to the double nearest",
@@ -73,6 +66,21 @@ pub(super) fn predicted(
         replay,
         warnings,
     })
+}
+
+/// Whether the latest predicted time fits the log's clock (u64 ns): a slower speed than that
+/// is refused rather than written saturated. A replay that passed the clock may also have
+/// stopped short (its times no longer add up), so this is asked before whether it is
+/// [`super::replay::complete`].
+pub(super) fn within_clock(replay: &Predicted) -> Result<()> {
+    let latest = replay.latest;
+    if !latest.is_finite() || replay.origin as f64 + latest >= u64::MAX as f64 {
+        bail!(
+            "the predicted run would end {} s after its start, past the log's clock (2^64 ns, 585 years, from its origin); is a --speed factor too small?",
+            format_seconds(latest)
+        );
+    }
+    Ok(())
 }
 
 /// The predicted log's header: `header` with `predicted=<what>` for `target`.

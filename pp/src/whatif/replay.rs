@@ -219,8 +219,9 @@ pub fn replay(run: &MeasuredRun, target: &Target) -> Result<Predicted> {
     Ok(predicted)
 }
 
-/// Whether every thread's events were replayed (`counts` of them).
+/// Whether every thread's events were replayed (`counts` of them), within the log's clock.
 pub(super) fn complete(predicted: &Predicted, counts: &[u64]) -> Result<()> {
+    super::predict::within_clock(predicted)?;
     for (i, &n) in counts.iter().enumerate() {
         let replayed = predicted.replayed.get(i).copied().unwrap_or(0);
         if replayed != n {
