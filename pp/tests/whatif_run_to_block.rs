@@ -304,6 +304,38 @@ fn a_computation_made_2_to_the_47_times_longer_is_replayed_in_whole_rounds() {
 }
 
 #[test]
+fn a_spinning_wait_that_holds_for_days_is_replayed_in_whole_rounds() {
+    // Thread 0 waits 2^44 ns (203 days) for nothing the log names, spinning; thread 1 computes
+    // 2^45 ns; one processor, slices of 10 us. The rounds were skipped only while no spinning
+    // thread's dependencies were met, so this took 1.8 * 10^9 slices one at a time (the fuzzer's
+    // PACE model with a startup of 3 * 10^9 s hung). 2^44 ns falls in thread 0's turn number
+    // 1,759,218,604 (counting from 0, thread 0's are the even ones): its wait ends there, and it
+    // stops. Thread 1 had the 879,609,302 odd turns before it, 8,796,093,020,000 ns, and runs
+    // the rest of its 2^45 ns from 2^44 on.
+    let log = "pplog 1 p=2
+0 0 start
+0 1 start
+0 0 wait_begin recv
+0 1 work_begin
+17592186044416 0 wait_end recv
+17592186044416 0 stop
+35184372088832 1 work_end
+35184372088832 1 stop
+";
+    let target = spinning("0,1", 1e4, 0.0);
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(replay(log, &target));
+    });
+    let (log, _, predicted) = receive
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the replay ends");
+    assert_eq!(time_of(&log, 0, "wait_end recv"), 1 << 44);
+    let rest = (1u64 << 45) - 879_609_302 * 10_000;
+    assert_eq!(predicted, (1 << 44) + rest);
+}
+
+#[test]
 fn whole_rounds_are_skipped_on_two_processors_that_take_turns_at_once() {
     // Six such threads, groups 0,1,2 / 3,4,5: thread 1 finds processor 0 busy and takes the
     // idle processor 1, so 0 and 2 take turns on processor 0 and 1, 3, 4, 5 on processor 1,

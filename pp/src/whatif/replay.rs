@@ -1028,10 +1028,14 @@ impl Sim<'_> {
         let proc = &self.processors[p];
         // A spinning thread whose wait has ended runs its event at its next turn, and a turn
         // takes the messages sent a thread by rendezvous, which may end another's wait.
+        // A spinning thread whose dependencies are met but whose wait holds on (a measured
+        // stretch with no partner) spins until then: rounds are skipped up to it.
+        let met = |i: usize| {
+            self.spinning[i] && self.lanes[i].met >= self.lanes[i].deps.len() && !self.parked[i]
+        };
         let ended = |i: ThreadId| {
             let i = i as usize;
-            (self.spinning[i] && self.lanes[i].met >= self.lanes[i].deps.len() && !self.parked[i])
-                || !self.owing[i].is_empty()
+            (met(i) && self.threads[i].until <= t) || !self.owing[i].is_empty()
         };
         if proc.queue.iter().chain([&h]).any(|&i| ended(i)) {
             return Some(t);
@@ -1050,6 +1054,7 @@ impl Sim<'_> {
         let n = self.threads.len();
         let mut next = (0..n)
             .filter_map(|i| self.pending.time_of(i as u32))
+            .chain((0..n).filter(|&i| met(i)).map(|i| self.threads[i].until))
             .fold(f64::INFINITY, f64::min);
         for (q, other) in self.processors.iter().enumerate() {
             let end = match (other.holder, other.busy) {
