@@ -1536,3 +1536,42 @@ proptest::proptest! {
         }
     }
 }
+
+/// The loop scaled from a few iterations replayed (docs/pace.md#evaluation) against a second
+/// method, the replay of every iteration: tp's pipeline fills in its first iteration and two
+/// MPI ranks on one core fall into step, so scaling the first few by iterations / replayed
+/// made tp at n = 256, p = 6 7.8% long and the one-core MPI model 9.4% long; the later
+/// iterations' pace (an even span of them: ranks that take turns repeat every two) is the
+/// whole replay's within 0.1%, and the categories still sum to p × T_p.
+#[test]
+fn the_loop_goes_at_the_pace_of_the_later_iterations_replayed() {
+    let data = test_support::repository().join("lca/tests/data/pace");
+    let read =
+        |file: &str| parse(file, &std::fs::read_to_string(data.join(file)).unwrap()).unwrap();
+    let tp = read("fft2d-tp.toml");
+    let mut mpi = read("mpi-quiet/shm-pace-1.toml");
+    mpi.hardware.cores = 1;
+    mpi.hardware.sharing = lca::pace::model::CoreSharing::RunToBlock;
+    mpi.hardware.slice_s = 0.004;
+    mpi.hardware.waits = pp::whatif::Waits::Spin;
+    let mut spin_and_rendezvous = mpi.clone();
+    spin_and_rendezvous.hardware.rendezvous_bytes = Some(4096);
+    for (model, points, iterations) in [
+        (&tp, vec![[64.0, 2.0], [256.0, 5.0], [256.0, 6.0]], 200),
+        (&mpi, vec![[64.0, 2.0], [256.0, 2.0]], 200),
+        (&spin_and_rendezvous, vec![[64.0, 2.0], [128.0, 2.0]], 200),
+    ] {
+        assert_eq!(model.application.replayed, 6);
+        let mut all = model.clone();
+        all.application.replayed = iterations;
+        for point in points {
+            let few = t_p(model, point[0], point[1]);
+            let every = t_p(&all, point[0], point[1]);
+            assert!(
+                (few / every - 1.0).abs() < 1e-3,
+                "{} at {point:?}: {few} from 6 iterations, {every} from all {iterations}",
+                model.name
+            );
+        }
+    }
+}

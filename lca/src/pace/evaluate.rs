@@ -12,6 +12,7 @@ use pp::profile::{CATEGORIES, Sweep};
 use pp::whatif::{MeasuredRun, Target, predict};
 
 use super::model::{Carrier, PaceModel};
+use super::schedule::Shape;
 
 /// The model's prediction at a point.
 #[derive(Debug, Clone, PartialEq)]
@@ -60,7 +61,6 @@ impl PaceModel {
         trace: Option<Trace<'_>>,
     ) -> Result<Evaluation, String> {
         let shape = self.shape(point)?;
-        let demands = self.demands(point, &shape);
         let machine = match &self.hardware.machine {
             Some(m) => Some(
                 pp::whatif::load_machine(Path::new(m))
@@ -68,11 +68,66 @@ impl PaceModel {
             ),
             None => None,
         };
+        let r = shape.replayed;
+        let full = self.replay(point, &shape, machine.clone(), trace)?;
+        let p = f64::from(shape.p);
+        // The loop beyond the iterations replayed goes at the pace of the replay's later
+        // iterations: the difference between all `r` and the first 2 of them (3 where `r` is
+        // odd, 1 where it is 2 or 3), so that what only the first ones do (a pipeline
+        // filling, ranks falling into step) counts once, not once every `r` iterations; the
+        // span between them is even where it can be, as two threads taking turns on a core
+        // repeat every two iterations (docs/pace.md#evaluation).
+        let rest = shape.iterations - f64::from(r);
+        let first = match r {
+            0 | 1 => r,
+            2 | 3 => 1,
+            _ => 2 + r % 2,
+        };
+        let pace = if first < r && rest > 0.0 {
+            let fewer = Shape {
+                replayed: first,
+                ..shape
+            };
+            let first_ones = self.replay(point, &fewer, machine, None)?;
+            let span = f64::from(r - first);
+            steady(&full, &first_ones, p).map(|(wall, each)| (wall / span, each.map(|c| c / span)))
+        } else {
+            None
+        };
+        let (t_p, categories) = match pace {
+            Some((wall, each)) => (
+                full.wall_s + rest * wall,
+                std::array::from_fn::<f64, 6, _>(|c| full.categories[c] + rest * each[c]),
+            ),
+            None => scaled(self, &shape, &full),
+        };
+        Ok(Evaluation {
+            t_p,
+            categories: CATEGORIES
+                .iter()
+                .zip(categories)
+                .map(|(c, v)| (c.key(), v))
+                .collect(),
+            replayed_wall_s: full.wall_s,
+            replayed: r,
+        })
+    }
+
+    /// The template's `shape.replayed` iterations at a point replayed on the hardware, and
+    /// attributed; the predicted log written to `trace` when given.
+    fn replay(
+        &self,
+        point: &[f64],
+        shape: &Shape,
+        machine: Option<pp::machine::Machine>,
+        trace: Option<Trace<'_>>,
+    ) -> Result<Replayed, String> {
+        let demands = self.demands(point, shape);
         // Messages the processors carry are copies in the template's log, timed by the
         // machine file there: the replay then keeps them as written.
         let copied = self.hardware.carrier == Carrier::Processors && self.has_messages();
         let mpi = machine.as_ref().and_then(|m| m.mpi.as_ref());
-        let text = self.schedule(point, &shape, &demands, mpi.filter(|_| copied));
+        let text = self.schedule(point, shape, &demands, mpi.filter(|_| copied));
         let reader = LogReader::from_bytes("template", text.into_bytes())
             .map_err(|e| format!("the template's log: {e}"))?;
         let run = MeasuredRun::read(reader, "template", &BTreeMap::new())
@@ -108,39 +163,58 @@ impl PaceModel {
         let attribution = sweep
             .finish(&run.symbols)
             .map_err(|e| format!("the replayed log: {e}"))?;
-        let replayed_wall_s = (attribution.window.1 - attribution.window.0) as f64 * 1e-9;
-        // The replayed iterations stand for all of them: the loop's part of the wall and of
-        // every category scales by iterations / replayed; the start and the end (idle
-        // threads outside every region: ip) do not. They are no more than the replayed log's
-        // `ip` over p: the template's log may hold a ns or so less of it than the model's
-        // startup and teardown (its region opens a ns early), and scaled by `k` (10^18 and
-        // more) that ns would drive the loop's part of `ip` below zero.
-        let a = &self.application;
-        let idle = attribution.totals.get(pp::profile::Category::Ip) as f64 * 1e-9;
-        let fixed = (a.startup_s + a.teardown_s)
-            .min(replayed_wall_s)
-            .min(idle / f64::from(shape.p));
-        let k = shape.iterations / f64::from(shape.replayed);
-        let t_p = fixed + (replayed_wall_s - fixed) * k;
-        let fixed_ip = f64::from(shape.p) * fixed;
-        let categories = CATEGORIES
-            .iter()
-            .map(|c| {
-                let v = attribution.totals.get(*c) as f64 * 1e-9;
-                // At least the fixed part (above), so that the categories sum to p × T_p.
-                let v = if *c == pp::profile::Category::Ip {
-                    (fixed_ip + (v - fixed_ip) * k).max(0.0)
-                } else {
-                    v * k
-                };
-                (c.key(), v)
-            })
-            .collect();
-        Ok(Evaluation {
-            t_p,
-            categories,
-            replayed_wall_s,
-            replayed: shape.replayed,
+        Ok(Replayed {
+            wall_s: (attribution.window.1 - attribution.window.0) as f64 * 1e-9,
+            categories: CATEGORIES.map(|c| attribution.totals.get(c) as f64 * 1e-9),
         })
     }
+}
+
+/// A replay's wall and categories (`li`, `ip`, `sl`, `cl`, `rc`, `pc`), seconds.
+struct Replayed {
+    wall_s: f64,
+    categories: [f64; 6],
+}
+
+/// What the later iterations of `full` add over `first` (a replay of fewer of them), wall and
+/// categories; `None` where it adds no time. A category's part that shrank (a ns of rounding,
+/// or time moved to another category) adds nothing, and the others' parts are scaled to
+/// keep their sum at `p` times the wall's, so that the categories still sum to `p × T_p`.
+fn steady(full: &Replayed, first: &Replayed, p: f64) -> Option<(f64, [f64; 6])> {
+    let wall = full.wall_s - first.wall_s;
+    let each: [f64; 6] =
+        std::array::from_fn(|c| (full.categories[c] - first.categories[c]).max(0.0));
+    let sum: f64 = each.iter().sum();
+    if !(wall > 0.0 && sum > 0.0) {
+        return None;
+    }
+    let scale = p * wall / sum;
+    Some((wall, each.map(|c| c * scale)))
+}
+
+/// The iterations replayed scaled to the loop's (one iteration replayed, or a replay whose
+/// later iterations added no time): the loop's part of the wall and of every category scales
+/// by iterations / replayed; the start and the end (idle threads outside every region: ip) do
+/// not. They are no more than the replayed log's `ip` over p: the template's log may hold a
+/// ns or so less of it than the model's startup and teardown (its region opens a ns early),
+/// and scaled by `k` (10^18 and more) that ns would drive the loop's part of `ip` below zero.
+fn scaled(model: &PaceModel, shape: &Shape, full: &Replayed) -> (f64, [f64; 6]) {
+    let a = &model.application;
+    let p = f64::from(shape.p);
+    let ip = pp::profile::Category::Ip.index();
+    let fixed = (a.startup_s + a.teardown_s)
+        .min(full.wall_s)
+        .min(full.categories[ip] / p);
+    let k = shape.iterations / f64::from(shape.replayed);
+    let fixed_ip = p * fixed;
+    let categories = std::array::from_fn(|c| {
+        let v = full.categories[c];
+        // At least the fixed part (above), so that the categories sum to p × T_p.
+        if c == ip {
+            (fixed_ip + (v - fixed_ip) * k).max(0.0)
+        } else {
+            v * k
+        }
+    });
+    (fixed + (full.wall_s - fixed) * k, categories)
 }
