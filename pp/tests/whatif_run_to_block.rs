@@ -272,6 +272,18 @@ fn thousands_of_slices_come_out_as_if_taken_one_by_one() {
     assert_eq!(a.totals.sub("rc.cpu"), Some(u128::from(waited)));
 }
 
+/// [`replay`] on a thread of its own, failing the test if it takes two minutes: a replay that
+/// went one slice at a time through billions of them would take hours.
+fn replay_within_two_minutes(log: &'static str, target: Target) -> (String, u64, u64) {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(replay(log, &target));
+    });
+    receive
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the replay ends")
+}
+
 #[test]
 fn a_computation_made_2_to_the_47_times_longer_is_replayed_in_whole_rounds() {
     // 8 ns each in phase par, at a speed of 2^-47: 2^50 ns (13 days) each on one processor, in
@@ -292,13 +304,7 @@ fn a_computation_made_2_to_the_47_times_longer_is_replayed_in_whole_rounds() {
 ";
     let mut target = run_to_block("0,1", 1e4, 0.0);
     target.add_speed("par=7.105427357601002e-15").unwrap();
-    let (send, receive) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = send.send(replay(log, &target));
-    });
-    let (log, _, predicted) = receive
-        .recv_timeout(std::time::Duration::from_secs(120))
-        .expect("the replay ends");
+    let (log, _, predicted) = replay_within_two_minutes(log, target);
     assert_eq!(time_of(&log, 0, "work_end"), (1 << 51) - 2_624);
     assert_eq!(predicted, 1 << 51);
 }
@@ -322,14 +328,7 @@ fn a_spinning_wait_that_holds_for_days_is_replayed_in_whole_rounds() {
 35184372088832 1 work_end
 35184372088832 1 stop
 ";
-    let target = spinning("0,1", 1e4, 0.0);
-    let (send, receive) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = send.send(replay(log, &target));
-    });
-    let (log, _, predicted) = receive
-        .recv_timeout(std::time::Duration::from_secs(120))
-        .expect("the replay ends");
+    let (log, _, predicted) = replay_within_two_minutes(log, spinning("0,1", 1e4, 0.0));
     assert_eq!(time_of(&log, 0, "wait_end recv"), 1 << 44);
     let rest = (1u64 << 45) - 879_609_302 * 10_000;
     assert_eq!(predicted, (1 << 44) + rest);

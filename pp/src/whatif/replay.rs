@@ -1054,7 +1054,11 @@ impl Sim<'_> {
         let n = self.threads.len();
         let mut next = (0..n)
             .filter_map(|i| self.pending.time_of(i as u32))
-            .chain((0..n).filter(|&i| met(i)).map(|i| self.threads[i].until))
+            .chain(
+                (0..n)
+                    .filter(|&i| met(i) && self.threads[i].until > t)
+                    .map(|i| self.threads[i].until),
+            )
             .fold(f64::INFINITY, f64::min);
         for (q, other) in self.processors.iter().enumerate() {
             let end = match (other.holder, other.busy) {
