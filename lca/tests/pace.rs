@@ -1556,12 +1556,14 @@ fn the_loop_goes_at_the_pace_of_the_later_iterations_replayed() {
     mpi.hardware.waits = pp::whatif::Waits::Spin;
     let mut spin_and_rendezvous = mpi.clone();
     spin_and_rendezvous.hardware.rendezvous_bytes = Some(4096);
-    for (model, points, iterations) in [
-        (&tp, vec![[64.0, 2.0], [256.0, 5.0], [256.0, 6.0]], 200),
-        (&mpi, vec![[64.0, 2.0], [256.0, 2.0]], 200),
-        (&spin_and_rendezvous, vec![[64.0, 2.0], [128.0, 2.0]], 200),
+    for (model, points) in [
+        (&tp, vec![[64.0, 2.0], [256.0, 5.0], [256.0, 6.0]]),
+        (&mpi, vec![[64.0, 2.0], [256.0, 2.0]]),
+        (&spin_and_rendezvous, vec![[64.0, 2.0], [128.0, 2.0]]),
     ] {
         assert_eq!(model.application.replayed, 6);
+        // Every iteration of the loop (200 in each of these models).
+        let iterations = 200;
         let mut all = model.clone();
         all.application.replayed = iterations;
         for point in points {

@@ -58,16 +58,14 @@ pub fn record(program: &Path, p: u32, log: &Path) {
 #[cfg(test)]
 mod tests {
     use std::fs::File;
-    use std::time::{Duration, SystemTime};
-
     use std::path::Path;
+    use std::time::{Duration, SystemTime};
 
     use super::newer;
 
     #[test]
     fn a_source_newer_than_its_binary_is_told() {
-        let dir = std::env::temp_dir().join(format!("test-support-newer-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch("newer");
         let (source, built) = (dir.join("x.rs"), dir.join("x"));
         let at = |path: &Path, t: SystemTime| {
             File::create(path).unwrap().set_modified(t).unwrap();

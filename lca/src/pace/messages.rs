@@ -135,21 +135,11 @@ impl Messages {
 
     /// The formula, as the notes and the reports write it: `16 * n^2 * p^-2`.
     pub fn formula(&self) -> String {
-        let mut s = short(self.bytes);
+        let mut s = files::quote::number(self.bytes);
         for (name, power) in &self.powers {
-            let _ = write!(s, " * {name}^{}", short(*power));
+            let _ = write!(s, " * {name}^{}", files::quote::number(*power));
         }
         s
-    }
-}
-
-/// A number as a person reads it in one line: `16`, `0.5`, and `1e111` rather than its 112
-/// digits.
-fn short(x: f64) -> String {
-    if x == 0.0 || (1e-4..1e15).contains(&x.abs()) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
     }
 }
 
