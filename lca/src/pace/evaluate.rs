@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pp::log::LogReader;
 use pp::profile::{CATEGORIES, Sweep};
 use pp::whatif::{MeasuredRun, Target, predict};
 
@@ -127,11 +126,13 @@ impl PaceModel {
         // machine file there: the replay then keeps them as written.
         let copied = self.hardware.carrier == Carrier::Processors && self.has_messages();
         let mpi = machine.as_ref().and_then(|m| m.mpi.as_ref());
-        let text = self.schedule(point, shape, &demands, mpi.filter(|_| copied));
-        let reader = LogReader::from_bytes("template", text.into_bytes())
-            .map_err(|e| format!("the template's log: {e}"))?;
-        let run = MeasuredRun::read(reader, "template", &BTreeMap::new())
+        let reader = self
+            .schedule(point, shape, &demands, mpi.filter(|_| copied))
+            .reader()?;
+        let mut run = MeasuredRun::read(reader, "template", &BTreeMap::new())
             .map_err(|e| format!("the template's log: {e:#}"))?;
+        // The trace is a text log, whatever the template's encoding (docs/pace.md).
+        run.encoding = pp::log::Encoding::Text;
         let mut target = Target {
             groups: sharing(shape.p, self.hardware.cores),
             sharing: self.hardware.whatif_sharing(),

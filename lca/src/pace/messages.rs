@@ -11,8 +11,22 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use pp::event::{EventKind, WaitKind};
+
 use super::model::{Activity, Carrier, PaceModel, Split};
-use super::schedule::{Demands, Shape, ns};
+use super::schedule::{Demands, Shape, cpu_sample, intervals, ns};
+use super::template_log::TemplateLog;
+
+/// A rank's receive wait of an exchange, begun and ended.
+const RECV_BEGIN: EventKind = EventKind::WaitBegin {
+    kind: WaitKind::Recv,
+    object: None,
+};
+const RECV_END: EventKind = EventKind::WaitEnd {
+    kind: WaitKind::Recv,
+    object: None,
+    by: None,
+};
 
 /// Who sends to whom in an exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,7 +206,7 @@ impl PaceModel {
             .sum()
     }
 
-    /// The text log of `shape.replayed` iterations at a point of an MPI template, each rank on
+    /// The log of `shape.replayed` iterations at a point of an MPI template, each rank on
     /// its own processor: one `mpi` region around the loop (the MPI tracer records one around
     /// the run; the time before and after the loop is kept outside it, idle), each
     /// rank's share of a computing step as `work`, and each exchange as a receive wait that
@@ -210,18 +224,27 @@ impl PaceModel {
         shape: &Shape,
         demands: &Demands,
         mpi: Option<&pp::machine::Mpi>,
-    ) -> String {
+    ) -> TemplateLog {
         let p = shape.p;
-        let log = self.log_header(point, p);
-        let mut events: Vec<(u64, u32, String)> = Vec::new();
+        let mut log = TemplateLog::new(self.log_header(point, p));
         for t in 0..p {
-            events.push((0, t, "start".into()));
-            events.push((0, t, "cpu 0 0".into()));
+            log.push(0, t, EventKind::Start);
+            log.push(0, t, cpu_sample(0, 0));
         }
         // The time around the loop is outside the region (idle: ip), as the evaluation's
         // scaling takes it, which keeps it once.
         let start = (self.application.startup_s * 1e9).round().max(1.0);
-        events.push((ns(start) - 1, 0, "region_begin 0 mpi".into()));
+        let name = log.name("mpi");
+        log.push(
+            ns(start) - 1,
+            0,
+            EventKind::RegionBegin {
+                id: 0,
+                name,
+                team: None,
+            },
+        );
+        let regions: Vec<_> = self.template.iter().map(|s| log.name(&s.region)).collect();
         let mut clock = vec![start; p as usize];
         let stretch = self.hardware.stretch(p);
         let mut cpu = vec![(0u64, 0u64); p as usize];
@@ -266,10 +289,16 @@ impl PaceModel {
                     for t in 0..p {
                         let (to, from) = &peers[k][t as usize];
                         if !from.is_empty() {
-                            events.push((ns(clock[t as usize]), t, "wait_begin recv".into()));
+                            log.push(ns(clock[t as usize]), t, RECV_BEGIN);
                         }
-                        for d in to {
-                            events.push((ns(sent[t as usize]), t, format!("send {d} {k} {bytes}")));
+                        for &peer in to {
+                            let kind = EventKind::Send {
+                                peer,
+                                tag: k as u32,
+                                bytes,
+                                comm: None,
+                            };
+                            log.push(ns(sent[t as usize]), t, kind);
                         }
                     }
                     for t in 0..p {
@@ -282,16 +311,23 @@ impl PaceModel {
                             .iter()
                             .map(|&s| sent[s as usize] + transfer)
                             .fold(sent[t as usize] + 1.0, f64::max);
-                        for s in from {
-                            events.push((ns(arrival), t, format!("recv {s} {k} {bytes}")));
+                        for &peer in from {
+                            let kind = EventKind::Recv {
+                                peer,
+                                tag: k as u32,
+                                bytes,
+                                comm: None,
+                            };
+                            log.push(ns(arrival), t, kind);
                         }
-                        events.push((ns(arrival), t, "wait_end recv".into()));
+                        log.push(ns(arrival), t, RECV_END);
                         clock[t as usize] = arrival + 1.0;
                         if copy > 0.0 {
                             let from_t = clock[t as usize];
                             let to_t = from_t + copy * from.len() as f64;
-                            events.push((ns(from_t), t, "comm_begin 0".into()));
-                            events.push((ns(to_t), t, "comm_end 0".into()));
+                            let (b, e) = intervals(Activity::Comm, name);
+                            log.push(ns(from_t), t, b);
+                            log.push(ns(to_t), t, e);
                             clock[t as usize] = to_t + 1.0;
                         }
                     }
@@ -319,15 +355,9 @@ impl PaceModel {
                         continue;
                     }
                     let from = clock[t as usize];
-                    let (b, e) = match step.activity {
-                        Activity::Comm => ("comm_begin 0".to_string(), "comm_end 0".to_string()),
-                        _ => (
-                            format!("work_begin {}", step.region),
-                            format!("work_end {}", step.region),
-                        ),
-                    };
-                    events.push((ns(from), t, b));
-                    events.push((ns(from + busy), t, e));
+                    let (b, e) = intervals(step.activity, regions[k]);
+                    log.push(ns(from), t, b);
+                    log.push(ns(from + busy), t, e);
                     if step.activity == Activity::Work {
                         let length = ns(from + busy) - ns(from);
                         let used = (((length as f64) / stretch).round() as u64).min(length);
@@ -340,8 +370,8 @@ impl PaceModel {
             }
         }
         let last = clock.iter().copied().fold(start, f64::max);
-        events.push((ns(last), 0, "region_end 0".into()));
-        self.close_log(log, events, &cpu, last)
+        log.push(ns(last), 0, EventKind::RegionEnd { id: 0 });
+        self.close_log(log, &cpu, last)
     }
 }
 

@@ -9,6 +9,7 @@
 //! * [`detect`]: what one log shows of the template.
 //! * [`build`]: `lca pace build`, from a study folder.
 //! * [`schedule`]: a point's events, each thread on its own processor.
+//! * [`template_log`]: those events as a log `pp` reads.
 //! * [`evaluate`]: the replay on the hardware, the attribution and the scaling.
 //! * [`messages`]: message exchanges between ranks in the template, and the network.
 //! * [`mpi`]: the template of an MPI study's logs.
@@ -30,6 +31,7 @@ pub mod mpi;
 pub mod schedule;
 pub mod seam;
 pub mod spin;
+pub mod template_log;
 
 pub use build::{BuildRequest, build};
 pub use choose::choose;

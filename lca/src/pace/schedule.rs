@@ -1,12 +1,13 @@
 //! The first stage of an evaluation (docs/pace.md#evaluation): the template's events at a
-//! point, each thread on a processor of its own, as a text event log. Each step starts when
+//! point, each thread on a processor of its own, as an event log ([`TemplateLog`]). Each step starts when
 //! all its members are free and what it waits for has ended; each member is busy for its
 //! share of the step's subtask time; the step ends when its last member does. The second
 //! stage ([`super::evaluate`]) replays this log on the hardware's cores.
 
-use std::fmt::Write;
+use pp::event::{EventKind, Header, WaitKind};
 
 use super::model::{Activity, PaceModel, Split};
+use super::template_log::TemplateLog;
 
 /// The most thread-steps (threads × steps × iterations) an evaluation replays.
 pub const MAX_THREAD_STEPS: f64 = 4e6;
@@ -108,39 +109,38 @@ impl PaceModel {
         Demands { per_iteration_s }
     }
 
-    /// A predicted log's header line: `p`, the model's name as `impl=` where it is a token, and
+    /// A predicted log's header: `p`, the model's name as `impl=` where it is a token, and
     /// the point's other factors (docs/event-log.md).
-    pub(super) fn log_header(&self, point: &[f64], p: u32) -> String {
-        let mut log = format!("pplog 1 p={p}");
+    pub(super) fn log_header(&self, point: &[f64], p: u32) -> Header {
+        let mut params = Vec::new();
         if crate::pace::file::is_token(&self.name) {
-            let _ = write!(log, " impl={}", self.name);
+            params.push(("impl".to_string(), self.name.clone()));
         }
         for (f, v) in self.factors.iter().zip(point) {
             if f != "p" {
-                let _ = write!(log, " {f}={v}");
+                params.push((f.clone(), v.to_string()));
             }
         }
-        log.push('\n');
-        log
+        Header { p, params }
     }
 
-    /// The text log of `shape.replayed` iterations at a point, each thread on its own
-    /// processor ([module docs](self)).
+    /// The log of `shape.replayed` iterations at a point, each thread on its own processor
+    /// ([module docs](self)).
     pub fn schedule(
         &self,
         point: &[f64],
         shape: &Shape,
         demands: &Demands,
         mpi: Option<&pp::machine::Mpi>,
-    ) -> String {
+    ) -> TemplateLog {
         if self.has_messages() {
             return self.schedule_messages(point, shape, demands, mpi);
         }
         let p = shape.p;
-        let log = self.log_header(point, p);
-        let mut events: Vec<(u64, u32, String)> = Vec::new();
+        let mut log = TemplateLog::new(self.log_header(point, p));
+        let regions: Vec<_> = self.template.iter().map(|s| log.name(&s.region)).collect();
         for t in 0..p {
-            events.push((0, t, "start".into()));
+            log.push(0, t, EventKind::Start);
         }
         let start = (self.application.startup_s * 1e9).round().max(1.0);
         let mut clock = vec![start; p as usize];
@@ -168,7 +168,7 @@ impl PaceModel {
         let stretch = self.hardware.stretch(p);
         let mut cpu = vec![(0u64, 0u64); p as usize];
         for t in 0..p {
-            events.push((0, t, "cpu 0 0".into()));
+            log.push(0, t, cpu_sample(0, 0));
         }
         for iteration in 0..shape.replayed as usize {
             let mut these = vec![f64::NAN; self.template.len()];
@@ -198,17 +198,11 @@ impl PaceModel {
                 });
                 let begin = free;
                 let team = match step.members {
-                    super::model::Members::All => String::new(),
-                    _ => {
-                        let ids: Vec<String> = members.clone().map(|t| t.to_string()).collect();
-                        format!(" team={}", ids.join(","))
-                    }
+                    super::model::Members::All => None,
+                    _ => Some(log.team(&members.clone().collect::<Vec<_>>())),
                 };
-                events.push((
-                    ns(begin),
-                    leader,
-                    format!("region_begin {id} {}{team}", step.region),
-                ));
+                let name = regions[k];
+                log.push(ns(begin), leader, EventKind::RegionBegin { id, name, team });
                 let mut end = begin + 1.0;
                 let mut ready = begin;
                 if let Some((released, by)) = release
@@ -216,17 +210,25 @@ impl PaceModel {
                     && released > begin
                 {
                     let waiter = members.start;
-                    events.push((
+                    let object = Some(name);
+                    log.push(
                         ns(begin).saturating_add(1),
                         waiter,
-                        format!("wait_begin recv {}", step.region),
-                    ));
+                        EventKind::WaitBegin {
+                            kind: WaitKind::Recv,
+                            object,
+                        },
+                    );
                     let until = released + handoff;
-                    events.push((
+                    log.push(
                         ns(until),
                         waiter,
-                        format!("wait_end recv {} by={by}", step.region),
-                    ));
+                        EventKind::WaitEnd {
+                            kind: WaitKind::Recv,
+                            object,
+                            by: Some(by),
+                        },
+                    );
                     end = end.max(until + 1.0);
                     ready = until;
                 }
@@ -250,18 +252,10 @@ impl PaceModel {
                     if busy <= 0.0 || step.activity == Activity::Wait {
                         continue;
                     }
-                    let (b, e) = match step.activity {
-                        Activity::Comm => ("comm_begin 0", "comm_end 0".to_string()),
-                        _ => ("work_begin", format!("work_end {}", step.region)),
-                    };
-                    let b = if step.activity == Activity::Work {
-                        format!("{b} {}", step.region)
-                    } else {
-                        b.to_string()
-                    };
+                    let (b, e) = intervals(step.activity, name);
                     let from = ready + 1.0 + fork;
-                    events.push((ns(from), t, b));
-                    events.push((ns(from + busy), t, e));
+                    log.push(ns(from), t, b);
+                    log.push(ns(from + busy), t, e);
                     if step.activity == Activity::Work {
                         let length = ns(from + busy) - ns(from);
                         let used = (((length as f64) / stretch).round() as u64).min(length);
@@ -271,7 +265,7 @@ impl PaceModel {
                     }
                     end = end.max(from + busy + fork);
                 }
-                events.push((ns(end), leader, format!("region_end {id}")));
+                log.push(ns(end), leader, EventKind::RegionEnd { id });
                 id += 1;
                 for t in members {
                     clock[t as usize] = end + 2.0;
@@ -281,29 +275,46 @@ impl PaceModel {
             ends.push(these);
         }
         let last = clock.iter().copied().fold(start, f64::max);
-        self.close_log(log, events, &cpu, last)
+        self.close_log(log, &cpu, last)
     }
 
     /// Ends a predicted log: each thread's last `cpu` sample (`cpu[t]`) and its `stop` at the
-    /// model's teardown after `last`, then every event written in time order, ties by thread,
-    /// each thread's events in the order generated.
+    /// model's teardown after `last`.
     pub(super) fn close_log(
         &self,
-        mut log: String,
-        mut events: Vec<(u64, u32, String)>,
+        mut log: TemplateLog,
         cpu: &[(u64, u64)],
         last: f64,
-    ) -> String {
+    ) -> TemplateLog {
         let stop = ns(last + (self.application.teardown_s * 1e9).max(1.0));
-        for (t, (c, d)) in (0u32..).zip(cpu) {
-            events.push((stop, t, format!("cpu {c} {d}")));
-            events.push((stop, t, "stop".into()));
-        }
-        events.sort_by_key(|e| (e.0, e.1));
-        for (t, thread, what) in events {
-            let _ = writeln!(log, "{t} {thread} {what}");
+        for (t, &(c, d)) in (0u32..).zip(cpu) {
+            log.push(stop, t, cpu_sample(c, d));
+            log.push(stop, t, EventKind::Stop);
         }
         log
+    }
+}
+
+/// A `cpu` sample: the thread's CPU clock and run-queue delay, ns.
+pub(super) fn cpu_sample(thread_cpu_ns: u64, run_delay_ns: u64) -> EventKind {
+    EventKind::Cpu {
+        thread_cpu_ns,
+        run_delay_ns: Some(run_delay_ns),
+    }
+}
+
+/// The begin and end of a member's interval in a step: a copy (`comm`, of 0 bytes) or work
+/// labelled with the step's region (`name`).
+pub(super) fn intervals(activity: Activity, name: pp::event::Sym) -> (EventKind, EventKind) {
+    match activity {
+        Activity::Comm => (
+            EventKind::CommBegin { bytes: 0 },
+            EventKind::CommEnd { bytes: 0 },
+        ),
+        _ => (
+            EventKind::WorkBegin { label: Some(name) },
+            EventKind::WorkEnd { label: Some(name) },
+        ),
     }
 }
 
