@@ -441,6 +441,16 @@ fn bad_files_are_one_line_errors_naming_file_line_and_field() {
             "subtask: category 'pc.other'",
         ),
         (
+            "name = \"pc.work\"",
+            "name = \"pc.a\\nb\"",
+            "subtask: category 'pc.a\\nb'",
+        ),
+        (
+            "region = \"work\"",
+            "region = \"wo rk\"",
+            "template 'wo rk': region: not a name a log can hold",
+        ),
+        (
             "load = 0.0",
             "load = 0.0\nfork_join_shared_s = 1e-6",
             "t.toml:31: hardware.fork_join_shared_s: a model built by an older lca (the field is now switch_s): rebuild it with `lca pace build`",

@@ -266,10 +266,19 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
     for spanned in r.template {
         let line = Some(line_of(spanned.span().start));
         let s = spanned.into_inner();
-        let err =
-            |field: &str, m: String| fail(line, format!("template '{}': {field}: {m}", s.region));
+        let err = |field: &str, m: String| {
+            let region = files::quote::excerpt(&s.region, 40);
+            fail(line, format!("template '{region}': {field}: {m}"))
+        };
         if template.iter().any(|t| t.region == s.region) {
             return Err(err("region", "given twice".into()));
+        }
+        if !pp::log::is_name(&s.region) {
+            return Err(err(
+                "region",
+                "not a name a log can hold (empty, or with whitespace, a control character or '#')"
+                    .into(),
+            ));
         }
         let members = match s.threads {
             ThreadsRecord::All => Members::All,
@@ -405,7 +414,11 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
         {
             return Err(fail(
                 None,
-                format!("template '{}': after: no step '{}'", s.region, h.after),
+                format!(
+                    "template '{}': after: no step '{}'",
+                    s.region,
+                    files::quote::excerpt(&h.after, 40)
+                ),
             ));
         }
     }
@@ -591,7 +604,7 @@ pub fn parse(file: &str, text: &str) -> Result<PaceModel, PaceFileError> {
                     Some(s_line),
                     format!(
                         "subtask: category '{}' is not pc.<region> or cl.<region> of a template step",
-                        c.category
+                        files::quote::excerpt(&c.category, 40)
                     ),
                 ));
             }
