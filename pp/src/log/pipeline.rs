@@ -6,6 +6,7 @@
 //! the producing off the caller's. Memory: [`Handover::in_flight`] + 1 batches of
 //! [`Handover::batch`] items, allocated by the caller before the producer starts.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
@@ -51,10 +52,16 @@ pub fn set_threads(n: usize) {
     THREADS.store(n.max(1), Ordering::Relaxed);
 }
 
-/// The threads to use: what [`set_threads`] set, else the machine's parallelism.
+/// The threads to use: what [`set_threads`] set, else the machine's parallelism, asked once
+/// per process (the standard library reads `/proc/self/cgroup` and the cgroup's CPU quota each
+/// time: a dozen system calls, a tenth of a PACE model's evaluation, which opens a reader for
+/// every replay).
 pub(crate) fn default_threads() -> usize {
+    static PARALLELISM: OnceLock<usize> = OnceLock::new();
     match THREADS.load(Ordering::Relaxed) {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => {
+            *PARALLELISM.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        }
         n => n,
     }
 }
