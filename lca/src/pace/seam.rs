@@ -3,9 +3,10 @@
 //! categories come from [`PaceModel::evaluate`] through fit's [`Evaluator`], with a 90% interval
 //! of `T_p` from the model's error on the runs it was built from.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 use fit::Prediction;
@@ -23,12 +24,23 @@ const UNKNOWN_SD: f64 = 0.1;
 struct Evaluate {
     model: PaceModel,
     /// The last point the replay failed at, and why ([`Evaluator::failure`]).
-    failed: std::sync::Mutex<Option<(Vec<f64>, String)>>,
+    failed: Mutex<Option<(Vec<f64>, String)>>,
     /// Student t quantile of 90% at the error's degrees of freedom.
     t: f64,
     /// The relative standard deviation of `T_p`.
     sd: f64,
+    /// The evaluations made, by point (its values' bits): a crossover asks for most points
+    /// several times (about three times each for two PACE models of fft2d, 37,000 asks of
+    /// 13,000 points), and an evaluation replays the template twice. At most [`MEMO`] points
+    /// are kept; past that the memo starts again.
+    memo: Mutex<HashMap<Vec<u64>, Values>>,
 }
+
+/// Each category's value at a point, or why the point cannot be evaluated.
+type Values = Result<Vec<f64>, String>;
+
+/// The most points [`Evaluate`]'s memo keeps (about 100 bytes each).
+const MEMO: usize = 1 << 16;
 
 impl Evaluate {
     /// Where `point`'s `p` lies strictly between two whole numbers from 1 to 4096: its index
@@ -48,9 +60,26 @@ impl Evaluate {
     }
 
     /// Each category's value at a point the template replays, or why not.
-    fn values(&self, point: &[f64]) -> Result<Vec<f64>, String> {
-        let e = self.model.evaluate(point)?;
-        Ok(e.categories.iter().map(|c| c.1).collect())
+    fn values(&self, point: &[f64]) -> Values {
+        let key: Vec<u64> = point.iter().map(|v| v.to_bits()).collect();
+        if let Some(known) = self
+            .memo
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+        {
+            return known.clone();
+        }
+        let values = self
+            .model
+            .evaluate(point)
+            .map(|e| e.categories.iter().map(|c| c.1).collect::<Vec<f64>>());
+        let mut memo = self.memo.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.len() >= MEMO {
+            memo.clear();
+        }
+        memo.insert(key, values.clone());
+        values
     }
 }
 
@@ -156,6 +185,7 @@ pub fn performance(model: PaceModel) -> Result<PerformanceModel> {
         failed: Default::default(),
         t,
         sd,
+        memo: Default::default(),
     }));
     Ok(performance)
 }
