@@ -329,6 +329,41 @@ fn winner_map_of_a_known_pair() {
 }
 
 /// Runs of `pc = f(n)` at p = 1 with a deterministic +/-2% disturbance, for `lca model`.
+#[test]
+fn a_winner_that_changes_at_every_step_is_said_in_turn() {
+    // T_A - T_B = (tri(n) - 0.5) p, tri a triangle wave of period 2 between 0 and 1: a wins
+    // around odd n, b around even n, and they cross at every n + 0.5.
+    let dir = scratch("crossover-in-turn");
+    let tri = "max(n - 2*floor(n/2) - 1, 1 - n + 2*floor(n/2))";
+    let a = model2(&dir, "a", &format!("n*p + ({tri} - 0.5)*p"));
+    let b = model2(&dir, "b", "n*p");
+    let args = ["crossover", &a, &b, "--cells", "3", "--range", "n=1..12"];
+    let text = stdout(&args);
+    assert!(
+        text.contains("a is faster in places for") && text.contains("b is faster in places for"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  p=8: A and B in turn from 1 to 12 (12 sides); crossing: 11 crossings from n=1.5 to n=11.5\n"
+        ),
+        "{text}"
+    );
+    // The JSON keeps every crossing.
+    let doc = json(&args);
+    let at_8: Vec<f64> = doc["boundary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| (b["p"].as_f64().unwrap() - 8.0).abs() < 1e-9)
+        .map(|b| b["n"].as_f64().unwrap())
+        .collect();
+    assert_eq!(at_8.len(), 11, "{doc}");
+    for (k, n) in at_8.iter().enumerate() {
+        assert!((n - (k as f64 + 1.5)).abs() < 1e-6, "{at_8:?}");
+    }
+}
+
 fn runs(name: &str, f: impl Fn(f64) -> f64) -> String {
     let mut text = String::new();
     for (i, n) in [32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0]

@@ -4,8 +4,8 @@
 use std::fmt::Write as _;
 
 use fit::crossover::{
-    Axis, Band, Basis, Comparison, Crossover, Extrapolation, Meeting, MeetingKind, Scale, Side,
-    ValidatedError, Winner, WinnerMap,
+    Axis, Band, Basis, BoundaryPoint, Comparison, Crossover, Extrapolation, Meeting, MeetingKind,
+    Scale, Side, ValidatedError, Winner, WinnerMap,
 };
 
 use crate::Format;
@@ -539,53 +539,126 @@ fn map_text(m: &WinnerMap) -> String {
         m.u.factor, m.v.factor
     );
     for (j, &v) in m.vs.iter().enumerate() {
-        let sides: Vec<String> = m.levels[j]
-            .iter()
-            .map(|s| match s.basis {
-                Basis::Runs => format!("{} at {} (runs)", winner_code(s.winner), x(s.from)),
-                Basis::Models => format!(
-                    "{} from {} to {}",
-                    winner_code(s.winner),
-                    x(s.from),
-                    x(s.to)
-                ),
-                Basis::Difference => format!(
-                    "{} from {} to {} (difference model)",
-                    winner_code(s.winner),
-                    x(s.from),
-                    x(s.to)
-                ),
-            })
-            .collect();
-        let points: Vec<String> = m
-            .boundary
-            .iter()
-            .filter(|b| b.v == v)
-            .map(|b| {
-                let what = match (b.kind, b.significant) {
-                    (MeetingKind::Crossing, Some(true)) => " (significant)",
-                    (MeetingKind::Crossing, Some(false)) => " (not significant)",
-                    (MeetingKind::Crossing, None) => "",
-                    (_, _) => " (touch)",
-                };
-                format!("{}={}{what}", m.u.factor, x(b.u))
-            })
-            .collect();
-        let points = if points.is_empty() {
-            "none".to_string()
-        } else {
-            points.join(", ")
-        };
+        let sides = level_sides(&m.u, &m.levels[j]);
+        let points: Vec<&BoundaryPoint> = m.boundary.iter().filter(|b| b.v == v).collect();
         let _ = writeln!(
             out,
-            "  {}={}: {}; crossing: {points}",
+            "  {}={}: {}; crossing: {}",
             m.v.factor,
             x(v),
-            sides.join(", ")
+            sides.join(", "),
+            level_crossings(&m.u.factor, &points)
         );
     }
     extrapolation_text(&mut out, &m.extrapolation);
     out
+}
+
+/// At most this many sides, or crossings, of one level are written out one by one. A model
+/// that steps with a whole-number factor (a PACE model's chunks of `n` rows) can change its
+/// verdict at every value: its short sides are said together, and its crossings that are not
+/// significant counted (the CSV and JSON keep every one).
+const LEVEL_ITEMS: usize = 6;
+
+/// One level's sides along `u`, in words: each as `B from 64 to 99.9`; where there are more
+/// than [`LEVEL_ITEMS`], the sides of the models shorter than a quarter of the axis (on its
+/// scale) that follow one another as one, `B and = in turn from 64 to 99.9 (27 sides)`.
+fn level_sides(u: &Axis, sides: &[Side]) -> Vec<String> {
+    let one = |s: &Side| match s.basis {
+        Basis::Runs => format!("{} at {} (runs)", winner_code(s.winner), x(s.from)),
+        Basis::Models => format!(
+            "{} from {} to {}",
+            winner_code(s.winner),
+            x(s.from),
+            x(s.to)
+        ),
+        Basis::Difference => format!(
+            "{} from {} to {} (difference model)",
+            winner_code(s.winner),
+            x(s.from),
+            x(s.to)
+        ),
+    };
+    if sides.len() <= LEVEL_ITEMS {
+        return sides.iter().map(one).collect();
+    }
+    let span = |a: f64, b: f64| match u.scale {
+        Scale::Log if a > 0.0 && b > 0.0 => b.ln() - a.ln(),
+        _ => b - a,
+    };
+    let short = |s: &Side| s.basis != Basis::Runs && span(s.from, s.to) < span(u.lo, u.hi) / 4.0;
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < sides.len() {
+        let run = sides[k..].iter().take_while(|s| short(s)).count();
+        if run < 2 {
+            out.push(one(&sides[k]));
+            k += 1;
+            continue;
+        }
+        let group = &sides[k..k + run];
+        let mut codes: Vec<&str> = Vec::new();
+        for s in group {
+            let c = winner_code(s.winner);
+            if !codes.contains(&c) {
+                codes.push(c);
+            }
+        }
+        out.push(format!(
+            "{} in turn from {} to {} ({run} sides)",
+            codes.join(" and "),
+            x(group[0].from),
+            x(group[run - 1].to)
+        ));
+        k += run;
+    }
+    out
+}
+
+/// One level's crossings and touches along `u`, in words: `none`, or each as `n=120
+/// (significant)`; where there are more than [`LEVEL_ITEMS`], the significant ones each and the
+/// others counted, `41 more from n=194.048 to n=255, none significant`.
+fn level_crossings(u: &str, points: &[&BoundaryPoint]) -> String {
+    let one = |b: &BoundaryPoint| {
+        let what = match (b.kind, b.significant) {
+            (MeetingKind::Crossing, Some(true)) => " (significant)",
+            (MeetingKind::Crossing, Some(false)) => " (not significant)",
+            (MeetingKind::Crossing, None) => "",
+            (_, _) => " (touch)",
+        };
+        format!("{u}={}{what}", x(b.u))
+    };
+    if points.is_empty() {
+        return "none".to_string();
+    }
+    if points.len() <= LEVEL_ITEMS {
+        return points.iter().map(|b| one(b)).collect::<Vec<_>>().join(", ");
+    }
+    let significant =
+        |b: &&&BoundaryPoint| b.kind == MeetingKind::Crossing && b.significant == Some(true);
+    let mut out: Vec<String> = points.iter().filter(significant).map(|b| one(b)).collect();
+    let others: Vec<&&BoundaryPoint> = points.iter().filter(|b| !significant(b)).collect();
+    if let (Some(first), Some(last)) = (others.first(), others.last()) {
+        let untested = others.iter().any(|b| b.significant.is_none());
+        let touches = others
+            .iter()
+            .filter(|b| b.kind != MeetingKind::Crossing)
+            .count();
+        let what = match (out.is_empty(), touches) {
+            (false, _) => "more",
+            (true, 0) => "crossings",
+            (true, t) if t == others.len() => "touches",
+            (true, _) => "crossings and touches",
+        };
+        out.push(format!(
+            "{} {what} from {u}={} to {u}={}{}",
+            others.len(),
+            x(first.u),
+            x(last.u),
+            if untested { "" } else { ", none significant" }
+        ));
+    }
+    out.join(", ")
 }
 
 fn map_csv(m: &WinnerMap) -> String {
@@ -711,4 +784,45 @@ fn map_json(m: &WinnerMap) -> String {
         "extrapolation": extrapolation_json(&m.extrapolation),
     });
     serde_json::to_string_pretty(&doc).expect("JSON values serialize") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(u: f64, significant: Option<bool>) -> BoundaryPoint {
+        BoundaryPoint {
+            u,
+            v: 3.0,
+            kind: MeetingKind::Crossing,
+            significant,
+        }
+    }
+
+    #[test]
+    fn many_crossings_of_a_level_are_counted_the_significant_ones_named() {
+        let few: Vec<BoundaryPoint> = (1..=6).map(|k| point(f64::from(k), Some(false))).collect();
+        let few: Vec<&BoundaryPoint> = few.iter().collect();
+        assert_eq!(
+            level_crossings("n", &few),
+            "n=1 (not significant), n=2 (not significant), n=3 (not significant), \
+             n=4 (not significant), n=5 (not significant), n=6 (not significant)"
+        );
+        let mut many: Vec<BoundaryPoint> = (1..=9)
+            .map(|k| point(f64::from(k) + 0.5, Some(false)))
+            .collect();
+        many[2].significant = Some(true);
+        let many: Vec<&BoundaryPoint> = many.iter().collect();
+        assert_eq!(
+            level_crossings("n", &many),
+            "n=3.5 (significant), 8 more from n=1.5 to n=9.5, none significant"
+        );
+        let untested: Vec<BoundaryPoint> = (1..=7).map(|k| point(f64::from(k), None)).collect();
+        let untested: Vec<&BoundaryPoint> = untested.iter().collect();
+        assert_eq!(
+            level_crossings("n", &untested),
+            "7 crossings from n=1 to n=7"
+        );
+        assert_eq!(level_crossings("n", &[]), "none");
+    }
 }

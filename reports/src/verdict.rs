@@ -385,6 +385,9 @@ fn map_models(m: &WinnerMap) -> String {
         // Per level where `w` wins somewhere: the level and the hull of its stretches along u.
         let mut levels: Vec<(f64, f64, f64)> = Vec::new();
         let mut count = 0;
+        // Whether, at some level, another verdict lies inside that hull: `w` wins there in
+        // places, not throughout (a model that steps with a whole-number factor).
+        let mut gaps = false;
         // The models' cells: the runs' verdicts at the measured points are said above.
         for (j, row) in m.comparisons.iter().enumerate() {
             let row: Vec<Winner> = row.iter().map(|c| c.winner).collect();
@@ -406,6 +409,12 @@ fn map_models(m: &WinnerMap) -> String {
                     hi = hi.max(m.us[i]);
                 }
             }
+            gaps |= m
+                .levels
+                .get(j)
+                .into_iter()
+                .flatten()
+                .any(|s| s.winner != w && s.to > s.from && s.from >= lo && s.to <= hi);
             levels.push((m.vs[j], lo, hi));
         }
         let (Some(&(v0, lo0, hi0)), Some(&(v1, lo1, hi1))) = (levels.first(), levels.last()) else {
@@ -440,9 +449,10 @@ fn map_models(m: &WinnerMap) -> String {
         };
         let share = human(100.0 * count as f64 / cells as f64);
         sentences.push(format!(
-            "{} {} for {region}: {share}% of the map",
+            "{} {} {}for {region}: {share}% of the map",
             name(w, &m.a, &m.b),
-            better(m.response.as_deref())
+            better(m.response.as_deref()),
+            if gaps { "in places " } else { "" }
         ));
     }
     let undecided = 100.0 * (cells - decided) as f64 / cells as f64;
