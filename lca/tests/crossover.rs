@@ -349,6 +349,25 @@ fn a_winner_that_changes_at_every_step_is_said_in_turn() {
         ),
         "{text}"
     );
+    // Along n alone, the same.
+    let along = stdout(&[
+        "crossover",
+        &a,
+        &b,
+        "--var",
+        "n",
+        "--at",
+        "p=8",
+        "--range",
+        "n=1..12",
+    ]);
+    for said in [
+        "a is faster in places for all n from 1 to 12; b is faster in places for all n from 1 to 12.",
+        "crossing   at 11 values of n from 1.5 to 11.5; untested (rests on models)\n",
+        "n from 1 to 12                 A (a) faster and B (b) faster in turn (12 sides) (rests on models)\n",
+    ] {
+        assert!(along.contains(said), "{along}\nexpected: {said}");
+    }
     // The JSON keeps every crossing.
     let doc = json(&args);
     let at_8: Vec<f64> = doc["boundary"]

@@ -10,6 +10,7 @@ use fit::crossover::{
 
 use crate::Format;
 use crate::number::significant;
+use crate::sides::{LEVEL_ITEMS, side_groups};
 
 /// The crossovers along one factor: text (meetings, then sides), CSV (one row per meeting and
 /// per side) or JSON.
@@ -291,7 +292,38 @@ fn text(c: &Crossover) -> String {
     if c.meetings.is_empty() {
         out.push_str("no crossover in the range\n");
     }
-    for m in &c.meetings {
+    // Beyond LEVEL_ITEMS meetings (a model that steps at every value), the crossings that are
+    // not significant and the near touches are counted, each kind on one line.
+    let counted = |m: &&Meeting| {
+        c.meetings.len() > LEVEL_ITEMS
+            && (m.kind == MeetingKind::NearTouch
+                || (m.kind == MeetingKind::Crossing && m.significant != Some(true)))
+    };
+    for kind in [MeetingKind::Crossing, MeetingKind::NearTouch] {
+        let these: Vec<&Meeting> = c
+            .meetings
+            .iter()
+            .filter(|m| m.kind == kind)
+            .filter(counted)
+            .collect();
+        let (Some(first), Some(last)) = (these.first(), these.last()) else {
+            continue;
+        };
+        let what = match (kind, c.intervals) {
+            (MeetingKind::NearTouch, _) => "the winner does not change",
+            (_, true) => "none significant",
+            (_, false) => "untested",
+        };
+        let _ = writeln!(
+            out,
+            "{:<10} at {} values of {f} from {} to {}; {what} (rests on models)",
+            kind_name(kind).replace('_', " "),
+            these.len(),
+            x(first.x),
+            x(last.x)
+        );
+    }
+    for m in c.meetings.iter().filter(|m| !counted(m)) {
         let stepped = (m.t_a - m.t_b).abs() > 1e-6 * (m.t_a.abs() + m.t_b.abs());
         let times = if m.kind == MeetingKind::NearTouch {
             format!("T_A = {}, T_B = {}", t(m.t_a), t(m.t_b))
@@ -311,18 +343,31 @@ fn text(c: &Crossover) -> String {
             meeting_significance(m)
         );
     }
-    for s in &c.sides {
+    for group in side_groups(&c.axis, &c.sides) {
+        let (s, last) = (&group[0], &group[group.len() - 1]);
         let range = if s.basis == Basis::Runs {
             format!("{f} = {}", x(s.from))
         } else {
-            format!("{f} from {} to {}", x(s.from), x(s.to))
+            format!("{f} from {} to {}", x(s.from), x(last.to))
         };
-        let _ = writeln!(
-            out,
-            "{range:<30} {} (rests on {})",
-            side_verdict(&c.a, &c.b, f, s),
-            s.basis.name()
-        );
+        let verdict = if group.len() == 1 {
+            side_verdict(&c.a, &c.b, f, s)
+        } else {
+            let mut said: Vec<String> = Vec::new();
+            for w in group.iter().map(|s| s.winner) {
+                let words = match w {
+                    Winner::A => format!("A ({}) faster", c.a),
+                    Winner::B => format!("B ({}) faster", c.b),
+                    Winner::Tie if c.intervals => "cannot be told apart".to_string(),
+                    Winner::Tie => "equal".to_string(),
+                };
+                if !said.contains(&words) {
+                    said.push(words);
+                }
+            }
+            format!("{} in turn ({} sides)", said.join(" and "), group.len())
+        };
+        let _ = writeln!(out, "{range:<30} {verdict} (rests on {})", s.basis.name());
     }
     extrapolation_text(&mut out, &c.extrapolation);
     out
@@ -554,12 +599,6 @@ fn map_text(m: &WinnerMap) -> String {
     out
 }
 
-/// At most this many sides, or crossings, of one level are written out one by one. A model
-/// that steps with a whole-number factor (a PACE model's chunks of `n` rows) can change its
-/// verdict at every value: its short sides are said together, and its crossings that are not
-/// significant counted (the CSV and JSON keep every one).
-const LEVEL_ITEMS: usize = 6;
-
 /// One level's sides along `u`, in words: each as `B from 64 to 99.9`; where there are more
 /// than [`LEVEL_ITEMS`], the sides of the models shorter than a quarter of the axis (on its
 /// scale) that follow one another as one, `B and = in turn from 64 to 99.9 (27 sides)`.
@@ -579,40 +618,28 @@ fn level_sides(u: &Axis, sides: &[Side]) -> Vec<String> {
             x(s.to)
         ),
     };
-    if sides.len() <= LEVEL_ITEMS {
-        return sides.iter().map(one).collect();
-    }
-    let span = |a: f64, b: f64| match u.scale {
-        Scale::Log if a > 0.0 && b > 0.0 => b.ln() - a.ln(),
-        _ => b - a,
-    };
-    let short = |s: &Side| s.basis != Basis::Runs && span(s.from, s.to) < span(u.lo, u.hi) / 4.0;
-    let mut out = Vec::new();
-    let mut k = 0;
-    while k < sides.len() {
-        let run = sides[k..].iter().take_while(|s| short(s)).count();
-        if run < 2 {
-            out.push(one(&sides[k]));
-            k += 1;
-            continue;
-        }
-        let group = &sides[k..k + run];
-        let mut codes: Vec<&str> = Vec::new();
-        for s in group {
-            let c = winner_code(s.winner);
-            if !codes.contains(&c) {
-                codes.push(c);
+    side_groups(u, sides)
+        .into_iter()
+        .map(|group| match group {
+            [s] => one(s),
+            _ => {
+                let mut codes: Vec<&str> = Vec::new();
+                for s in group {
+                    let c = winner_code(s.winner);
+                    if !codes.contains(&c) {
+                        codes.push(c);
+                    }
+                }
+                format!(
+                    "{} in turn from {} to {} ({} sides)",
+                    codes.join(" and "),
+                    x(group[0].from),
+                    x(group[group.len() - 1].to),
+                    group.len()
+                )
             }
-        }
-        out.push(format!(
-            "{} in turn from {} to {} ({run} sides)",
-            codes.join(" and "),
-            x(group[0].from),
-            x(group[run - 1].to)
-        ));
-        k += run;
-    }
-    out
+        })
+        .collect()
 }
 
 /// One level's crossings and touches along `u`, in words: `none`, or each as `n=120

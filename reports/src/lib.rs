@@ -14,6 +14,7 @@ pub mod model;
 pub mod number;
 pub mod prediction;
 pub mod ranking;
+mod sides;
 pub mod validation;
 pub mod variation;
 pub mod verdict;

@@ -323,23 +323,40 @@ fn along_models(c: &Crossover) -> String {
         let to = if open(s.to) { s.to - 0.5 } else { s.to };
         runnable(&c.axis, from, to)
     };
-    let wins: Vec<String> = sides
-        .iter()
-        .filter(|s| s.winner != Winner::Tie)
-        .filter_map(|s| {
-            Some(format!(
-                "{} {} for {}",
-                name(s.winner, &c.a, &c.b),
-                better(c.response.as_deref()),
-                words(s)?
-            ))
-        })
-        .collect();
-    let mut ties: Vec<String> = sides
-        .iter()
-        .filter(|s| s.winner == Winner::Tie)
-        .filter_map(|s| words(s))
-        .collect();
+    // Many short sides one after another (a model that steps at every value) are said
+    // together: each winner among them "in places" over their hull.
+    let owned: Vec<Side> = sides.iter().map(|&s| s.clone()).collect();
+    let mut wins: Vec<String> = Vec::new();
+    let mut ties: Vec<String> = Vec::new();
+    for group in crate::sides::side_groups(&c.axis, &owned) {
+        let (first, last) = (&group[0], &group[group.len() - 1]);
+        let hull = Side {
+            from: first.from,
+            to: last.to,
+            ..first.clone()
+        };
+        let places = if group.len() > 1 { "in places " } else { "" };
+        for w in [Winner::A, Winner::B, Winner::Tie] {
+            let Some(s) = group.iter().find(|s| s.winner == w) else {
+                continue;
+            };
+            let Some(at) = words(if group.len() > 1 { &hull } else { s }) else {
+                continue;
+            };
+            if w == Winner::Tie {
+                ties.push(format!(
+                    "{at}{}",
+                    if places.is_empty() { "" } else { " in places" }
+                ));
+            } else {
+                wins.push(format!(
+                    "{} {} {places}for {at}",
+                    name(w, &c.a, &c.b),
+                    better(c.response.as_deref()),
+                ));
+            }
+        }
+    }
     ties.dedup();
     let mut out = if wins.is_empty() {
         format!(
