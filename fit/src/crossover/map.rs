@@ -171,7 +171,7 @@ impl Pair<'_> {
 
 /// `f` of every item, in order, on as many threads as the machine has cores (at most one an
 /// item). A map's levels are independent, and a PACE model's point replays its template
-/// (about half a millisecond): the map of two such models took 8 s on one core of the 2-core VM.
+/// (about half a millisecond; docs/comparing.md gives the map's time).
 fn in_parallel<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())

@@ -1,8 +1,8 @@
 //! The first stage of an evaluation (docs/pace.md#evaluation): the template's events at a
-//! point, each thread on a processor of its own, as an event log ([`TemplateLog`]). Each step starts when
-//! all its members are free and what it waits for has ended; each member is busy for its
-//! share of the step's subtask time; the step ends when its last member does. The second
-//! stage ([`super::evaluate`]) replays this log on the hardware's cores.
+//! point, each thread on a processor of its own, as an event log ([`TemplateLog`]). Each step
+//! starts when all its members are free and what it waits for has ended; each member is busy
+//! for its share of the step's subtask time; the step ends when its last member does. The
+//! second stage ([`super::evaluate`]) replays this log on the hardware's cores.
 
 use pp::event::{EventKind, Header, WaitKind};
 
