@@ -630,8 +630,13 @@ fn level_sides(u: &Axis, sides: &[Side]) -> Vec<String> {
                         codes.push(c);
                     }
                 }
+                let by = if group[0].basis == Basis::Difference {
+                    " (difference model)"
+                } else {
+                    ""
+                };
                 format!(
-                    "{} in turn from {} to {} ({} sides)",
+                    "{} in turn from {} to {} ({} sides){by}",
                     codes.join(" and "),
                     x(group[0].from),
                     x(group[group.len() - 1].to),

@@ -12,8 +12,8 @@ use fit::crossover::{Axis, Basis, Scale, Side};
 pub(crate) const LEVEL_ITEMS: usize = 6;
 
 /// The sides along `u` as they are said: each on its own, or, where there are more than
-/// [`LEVEL_ITEMS`], two or more sides of the models that follow one another, each shorter
-/// than a quarter of the axis (on its scale), together.
+/// [`LEVEL_ITEMS`], two or more sides of the models (or of the difference model) that follow
+/// one another, each shorter than a quarter of the axis (on its scale), together.
 pub(crate) fn side_groups<'s>(u: &Axis, sides: &'s [Side]) -> Vec<&'s [Side]> {
     if sides.len() <= LEVEL_ITEMS {
         return sides.chunks(1).collect();
@@ -26,7 +26,12 @@ pub(crate) fn side_groups<'s>(u: &Axis, sides: &'s [Side]) -> Vec<&'s [Side]> {
     let mut out = Vec::new();
     let mut k = 0;
     while k < sides.len() {
-        let run = sides[k..].iter().take_while(|s| short(s)).count().max(1);
+        let basis = sides[k].basis;
+        let run = sides[k..]
+            .iter()
+            .take_while(|s| short(s) && s.basis == basis)
+            .count()
+            .max(1);
         out.push(&sides[k..k + run]);
         k += run;
     }
