@@ -291,6 +291,16 @@ pub fn factors_of(data: &Datafile) -> Result<(Vec<String>, BTreeMap<String, f64>
 }
 
 impl PerformanceModel {
+    /// Whether its `T_p` can jump as a factor moves: it is computed by a program (a PACE
+    /// model's replay deals work in whole units) or a formula takes `floor` or `ceil`.
+    pub fn steps(&self) -> bool {
+        self.evaluator.is_some()
+            || self
+                .categories
+                .iter()
+                .any(|c| c.fit.model.terms().iter().any(|t| t.expr.steps()))
+    }
+
     /// Builds the model of every category from the (already filtered) datafile, with the
     /// forward validation of its `T_p` ([`crate::calibration::forward`]).
     pub fn build(data: &Datafile, options: &BuildOptions) -> Result<Self, BuildError> {

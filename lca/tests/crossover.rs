@@ -383,6 +383,47 @@ fn a_winner_that_changes_at_every_step_is_said_in_turn() {
     }
 }
 
+#[test]
+fn a_formula_with_floor_crosses_at_its_steps_and_a_pole_is_still_refused() {
+    // T_A - T_B = (1 - 2 s) p with s = n - 2 floor(n/2): it crosses zero smoothly at every
+    // 2k + 0.5 and jumps from -3p to p at every even n. The jumps were refused as "a division
+    // by zero or a jump"; a formula with floor or ceil steps there, as a PACE model does.
+    let dir = scratch("crossover-floor");
+    let a = model2(&dir, "a", "(n + 1 - 2*(n - 2*floor(n/2)))*p");
+    let b = model2(&dir, "b", "n*p");
+    let along = [
+        "crossover",
+        &a,
+        &b,
+        "--var",
+        "n",
+        "--at",
+        "p=8",
+        "--range",
+        "n=1..12",
+    ];
+    let found: Vec<f64> = roots(&json(&along)).iter().map(|r| r.0).collect();
+    let expected = [2.0, 2.5, 4.0, 4.5, 6.0, 6.5, 8.0, 8.5, 10.0, 10.5, 12.0];
+    assert_eq!(found.len(), expected.len(), "{found:?}");
+    for (f, e) in found.iter().zip(expected) {
+        assert!((f - e).abs() < 1e-6, "{found:?}");
+    }
+    // Without floor or ceil, a sign change through a pole is still an error.
+    let pole = model2(&dir, "pole", "n*p + p/(n - 5.3)");
+    let e = error_of(&[
+        "crossover",
+        &pole,
+        &b,
+        "--var",
+        "n",
+        "--at",
+        "p=8",
+        "--range",
+        "n=1..12",
+    ]);
+    assert!(e.contains("a division by zero or a jump"), "{e}");
+}
+
 fn runs(name: &str, f: impl Fn(f64) -> f64) -> String {
     let mut text = String::new();
     for (i, n) in [32.0, 48.0, 64.0, 96.0, 128.0, 192.0, 256.0]

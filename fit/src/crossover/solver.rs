@@ -206,19 +206,21 @@ impl<'e, 'm> Line<'e, 'm> {
 
     /// Where `d` changes sign between `a` and `b`: a crossing, unless the models do not meet
     /// there — `d` jumps across zero (a division by zero between two samples, say), which is
-    /// kept as the line's failure, naming the interval; where a model is computed by a program
-    /// (an evaluator), or where the comparison passes between the two models and their
-    /// difference model, a step, and the crossing is there.
+    /// kept as the line's failure, naming the interval; where a model steps (computed by a
+    /// program, an evaluator, or a formula with `floor` or `ceil`), or where the comparison
+    /// passes between the two models and their difference model, a step, and the crossing is
+    /// there.
     fn crossing(&self, a: f64, b: f64) -> f64 {
         let x = self.root(a, b, Target::Signed);
         let c = self.compare(x);
         let met = c.difference().abs() <= 1e-6 * (c.t_a.abs() + c.t_b.abs());
-        // A model computed by a program (a PACE model's replay deals work in whole units)
-        // steps: the winner changes at the step. So does the comparison where it passes from
-        // the two models to their difference model, whose estimates of T_A - T_B differ.
+        // A model computed by a program (a PACE model's replay deals work in whole units),
+        // or by a formula with `floor` or `ceil`, steps: the winner changes at the step. So
+        // does the comparison where it passes from the two models to their difference model,
+        // whose estimates of T_A - T_B differ.
         let stepped = || {
-            self.eval.a.evaluator.is_some()
-                || self.eval.b.evaluator.is_some()
+            self.eval.a.steps()
+                || self.eval.b.steps()
                 || self.compare(a).basis != self.compare(b).basis
         };
         if !met && stepped() {

@@ -248,6 +248,16 @@ impl Expr {
         }
     }
 
+    /// Whether the expression can jump: it takes `floor` or `ceil` of something.
+    pub fn steps(&self) -> bool {
+        match self {
+            Expr::Num(_) | Expr::Var(_) | Expr::Param(_) => false,
+            Expr::Unary(UnOp::Floor | UnOp::Ceil, _) => true,
+            Expr::Unary(_, x) => x.steps(),
+            Expr::Binary(_, l, r) => l.steps() || r.steps(),
+        }
+    }
+
     /// The value if the expression has no variables and no parameters (e.g. `1`, `0`, `2*3`).
     pub fn constant_value(&self) -> Option<f64> {
         match self {

@@ -329,3 +329,13 @@ fn errors_quote_at_most_an_excerpt_on_one_line() {
         .to_string();
     assert!(unknown.len() < 100, "{unknown}");
 }
+
+#[test]
+fn an_expression_steps_where_it_takes_floor_or_ceil() {
+    let steps = |text: &str| parse(text).unwrap().steps();
+    assert!(steps("floor(n/2)"));
+    assert!(steps("p * (1 + ceil(p/4))^2"));
+    assert!(steps("max(n - 2*floor(n/2) - 1, 0)"));
+    assert!(!steps("n*p + p/(n - 5.3)"));
+    assert!(!steps("max(p - $theta, 0) + log2(p)"));
+}
