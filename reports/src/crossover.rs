@@ -10,7 +10,7 @@ use fit::crossover::{
 
 use crate::Format;
 use crate::number::significant;
-use crate::sides::{LEVEL_ITEMS, side_groups};
+use crate::sides::{LEVEL_ITEMS, side_groups, winners};
 
 /// The crossovers along one factor: text (meetings, then sides), CSV (one row per meeting and
 /// per side) or JSON.
@@ -353,18 +353,15 @@ fn text(c: &Crossover) -> String {
         let verdict = if group.len() == 1 {
             side_verdict(&c.a, &c.b, f, s)
         } else {
-            let mut said: Vec<String> = Vec::new();
-            for w in group.iter().map(|s| s.winner) {
-                let words = match w {
+            let said: Vec<String> = winners(group)
+                .into_iter()
+                .map(|w| match w {
                     Winner::A => format!("A ({}) faster", c.a),
                     Winner::B => format!("B ({}) faster", c.b),
                     Winner::Tie if c.intervals => "cannot be told apart".to_string(),
                     Winner::Tie => "equal".to_string(),
-                };
-                if !said.contains(&words) {
-                    said.push(words);
-                }
-            }
+                })
+                .collect();
             format!("{} in turn ({} sides)", said.join(" and "), group.len())
         };
         let _ = writeln!(out, "{range:<30} {verdict} (rests on {})", s.basis.name());
@@ -623,13 +620,7 @@ fn level_sides(u: &Axis, sides: &[Side]) -> Vec<String> {
         .map(|group| match group {
             [s] => one(s),
             _ => {
-                let mut codes: Vec<&str> = Vec::new();
-                for s in group {
-                    let c = winner_code(s.winner);
-                    if !codes.contains(&c) {
-                        codes.push(c);
-                    }
-                }
+                let codes: Vec<&str> = winners(group).into_iter().map(winner_code).collect();
                 let by = if group[0].basis == Basis::Difference {
                     " (difference model)"
                 } else {

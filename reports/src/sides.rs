@@ -3,7 +3,7 @@
 //! value, hundreds of times along an axis. The text reports and verdicts say such stretches
 //! together; CSV and JSON keep every one (docs/comparing.md).
 
-use fit::crossover::{Axis, Basis, Scale, Side};
+use fit::crossover::{Axis, Basis, Scale, Side, Winner};
 
 /// At most this many sides, or crossings, of one level are written out one by one. A model
 /// that steps with a whole-number factor (a PACE model's chunks of `n` rows) can change its
@@ -34,6 +34,17 @@ pub(crate) fn side_groups<'s>(u: &Axis, sides: &'s [Side]) -> Vec<&'s [Side]> {
             .max(1);
         out.push(&sides[k..k + run]);
         k += run;
+    }
+    out
+}
+
+/// The verdicts of a group of sides, each once, in the order they first come.
+pub(crate) fn winners(group: &[Side]) -> Vec<Winner> {
+    let mut out: Vec<Winner> = Vec::new();
+    for s in group {
+        if !out.contains(&s.winner) {
+            out.push(s.winner);
+        }
     }
     out
 }

@@ -304,10 +304,11 @@ pub fn along(c: &Crossover) -> String {
 
 /// The models' verdict along one factor.
 fn along_models(c: &Crossover) -> String {
-    let sides: Vec<&Side> = c
+    let sides: Vec<Side> = c
         .sides
         .iter()
         .filter(|s| s.to > s.from && s.basis != fit::crossover::Basis::Runs)
+        .cloned()
         .collect();
     // On a whole-number axis a measured point the runs decided otherwise is not part of the
     // models' stretches on either side of it (`p ≤ 5` and `p ≥ 7` around the runs' p = 6).
@@ -325,10 +326,9 @@ fn along_models(c: &Crossover) -> String {
     };
     // Many short sides one after another (a model that steps at every value) are said
     // together: each winner among them "in places" over their hull.
-    let owned: Vec<Side> = sides.iter().map(|&s| s.clone()).collect();
     let mut wins: Vec<String> = Vec::new();
     let mut ties: Vec<String> = Vec::new();
-    for group in crate::sides::side_groups(&c.axis, &owned) {
+    for group in crate::sides::side_groups(&c.axis, &sides) {
         let (first, last) = (&group[0], &group[group.len() - 1]);
         let hull = Side {
             from: first.from,
