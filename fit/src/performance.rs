@@ -128,6 +128,25 @@ pub trait Evaluator: std::fmt::Debug + Send + Sync {
     fn failure(&self, _point: &[f64]) -> Option<String> {
         None
     }
+    /// What the model is, for a report that would otherwise show its placeholder categories;
+    /// None: nothing beyond them.
+    fn describe(&self) -> Option<Description<'_>> {
+        None
+    }
+}
+
+/// How a model computed by an [`Evaluator`] describes itself in a report.
+#[derive(Debug, Clone, Default)]
+pub struct Description<'a> {
+    /// What it is and how far it was from the runs it was built from, one sentence each.
+    pub sentences: Vec<String>,
+    /// A table of its parts, each a title and rows, the first of them the header (a PACE
+    /// model's template: a row a step).
+    pub tables: Vec<(String, Vec<Vec<String>>)>,
+    /// Models of formulas it is made of, each with a title (a PACE model's subtask layer).
+    pub parts: Vec<(String, &'a PerformanceModel)>,
+    /// What its builder saw or assumed, one sentence each.
+    pub notes: Vec<String>,
 }
 
 /// A performance model over some factors.

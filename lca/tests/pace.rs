@@ -1475,6 +1475,35 @@ fn lca_report_puts_the_hierarchical_model_beside_the_flat_one() {
         html.contains("Hierarchical against flat: one"),
         "no section"
     );
+    // The PACE model's own section says what it is: its error, hardware, template and
+    // subtask layer, not the placeholder categories that let the other commands take it.
+    let pace_section = html
+        .split("<h2>one</h2>")
+        .nth(1)
+        .and_then(|s| s.split("<h2>").next())
+        .expect("a section of the PACE model");
+    assert!(
+        pace_section.contains("A hierarchical (PACE) model"),
+        "{pace_section}"
+    );
+    assert!(pace_section.contains("Hardware layer: "), "{pace_section}");
+    assert!(
+        pace_section.contains("<h3>Parallel template: one iteration of the loop</h3>"),
+        "{pace_section}"
+    );
+    assert!(
+        pace_section.contains("<td>1</td><td>work</td><td>all</td><td>work</td><td>equal</td>"),
+        "{pace_section}"
+    );
+    assert!(pace_section.contains("Subtask layer"), "{pace_section}");
+    assert!(!pace_section.contains("<td>li</td>"), "{pace_section}");
+    assert!(
+        !pace_section.contains("Built from 0 runs"),
+        "{pace_section}"
+    );
+    // The flat model's section keeps its table of categories.
+    let flat_section = html.split("<h2>one</h2>").nth(2).expect("the flat model's");
+    assert!(flat_section.contains("<td>pc</td>"), "{flat_section}");
 }
 
 proptest::proptest! {

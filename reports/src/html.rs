@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use fit::crossover::WinnerMap;
-use fit::performance::PerformanceModel;
+use fit::performance::{Description, PerformanceModel};
 use fit::validation::Validation;
 
 use crate::chart::{Chart, ChartError, render_svg};
@@ -85,50 +85,15 @@ pub fn report(title: &str, lead: &str, sections: &[Section]) -> Result<Report, C
     for (section, stem) in sections.iter().zip(&stems) {
         let model = section.model;
         let name = escape(&model.name);
-        let _ = write!(
-            html,
-            "<h2>{name}</h2>\n<table><tr><th>category</th><th>model</th>\
-                              <th>combination</th><th>R²</th><th>LOO error</th>\
-                              <th>trust</th></tr>\n"
-        );
-        for c in &model.categories {
-            let combination = c
-                .combination
-                .map_or("written by hand".into(), |c| c.to_string());
-            let warnings = crate::model::warnings(c);
-            let trust = if warnings.is_empty() {
-                "ok".to_string()
-            } else {
-                format!(
-                    "<span class=\"warn\">{}</span>",
-                    escape(&warnings.join("; "))
-                )
-            };
-            let _ = writeln!(
-                html,
-                "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>\
-                 <td>{trust}</td></tr>",
-                escape(&c.category),
-                escape(c.fit.model.text()),
-                escape(&combination),
-                significant(c.fit.r2, 4),
-                significant(c.fit.cv, 3)
-            );
-        }
-        html.push_str("</table>\n");
-        let p = &model.provenance;
-        if !p.datafile.is_empty() {
-            let _ = writeln!(
-                html,
-                "<p class=\"note\">Built from {} runs of <code>{}</code>{}.</p>",
-                p.lines.len(),
-                escape(&p.datafile),
-                if p.conditions.is_empty() {
-                    String::new()
-                } else {
-                    format!(" where <code>{}</code>", escape(&p.conditions.join(", ")))
-                }
-            );
+        let _ = writeln!(html, "<h2>{name}</h2>");
+        match model.evaluator.as_ref().and_then(|e| e.describe()) {
+            // A model computed by a program (a PACE model): what it is, not its placeholder
+            // categories.
+            Some(d) => described(&mut html, &d),
+            None => {
+                category_table(&mut html, model);
+                provenance(&mut html, model);
+            }
         }
         if let Some(v) = &section.validation {
             let e = v.model_errors();
@@ -158,6 +123,89 @@ pub fn report(title: &str, lead: &str, sections: &[Section]) -> Result<Report, C
     }
     html.push_str("</body></html>\n");
     Ok(Report { html, charts })
+}
+
+/// Each category's model, combination, fit and trust, as a table.
+fn category_table(html: &mut String, model: &PerformanceModel) {
+    html.push_str(
+        "<table><tr><th>category</th><th>model</th><th>combination</th><th>R²</th>\
+         <th>LOO error</th><th>trust</th></tr>\n",
+    );
+    for c in &model.categories {
+        let combination = c
+            .combination
+            .map_or("written by hand".into(), |c| c.to_string());
+        let warnings = crate::model::warnings(c);
+        let trust = if warnings.is_empty() {
+            "ok".to_string()
+        } else {
+            format!(
+                "<span class=\"warn\">{}</span>",
+                escape(&warnings.join("; "))
+            )
+        };
+        let _ = writeln!(
+            html,
+            "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{trust}</td></tr>",
+            escape(&c.category),
+            escape(c.fit.model.text()),
+            escape(&combination),
+            significant(c.fit.r2, 4),
+            significant(c.fit.cv, 3)
+        );
+    }
+    html.push_str("</table>\n");
+}
+
+/// The runs a model was built from, and their conditions.
+fn provenance(html: &mut String, model: &PerformanceModel) {
+    let p = &model.provenance;
+    if !p.datafile.is_empty() {
+        let _ = writeln!(
+            html,
+            "<p class=\"note\">Built from {} runs of <code>{}</code>{}.</p>",
+            p.lines.len(),
+            escape(&p.datafile),
+            if p.conditions.is_empty() {
+                String::new()
+            } else {
+                format!(" where <code>{}</code>", escape(&p.conditions.join(", ")))
+            }
+        );
+    }
+}
+
+/// A model computed by a program, as it describes itself: its sentences, its tables, the
+/// models of formulas it is made of, and its builder's assumptions.
+fn described(html: &mut String, d: &Description) {
+    for sentence in &d.sentences {
+        let _ = writeln!(html, "<p>{}</p>", escape(sentence));
+    }
+    for (title, rows) in &d.tables {
+        let _ = writeln!(html, "<h3>{}</h3>\n<table>", escape(title));
+        for (i, row) in rows.iter().enumerate() {
+            let cell = if i == 0 { "th" } else { "td" };
+            html.push_str("<tr>");
+            for c in row {
+                let _ = write!(html, "<{cell}>{}</{cell}>", escape(c));
+            }
+            html.push_str("</tr>\n");
+        }
+        html.push_str("</table>\n");
+    }
+    for (title, part) in &d.parts {
+        let _ = writeln!(html, "<h3>{}</h3>", escape(title));
+        category_table(html, part);
+        provenance(html, part);
+    }
+    if !d.notes.is_empty() {
+        html.push_str("<p class=\"note\">The builder's notes:</p>\n<ul class=\"note\">");
+        for n in &d.notes {
+            let _ = write!(html, "<li>{}</li>", escape(n));
+        }
+        html.push_str("</ul>\n");
+    }
 }
 
 /// The figures as a grid of inline SVG charts, each also kept to be written as `stem-NN`.

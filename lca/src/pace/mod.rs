@@ -15,6 +15,7 @@
 //! * [`mpi`]: the template of an MPI study's logs.
 //! * [`spin`]: whether a log's threads spin while they wait.
 //! * [`seam`]: a PACE model as a `fit` performance model, for the other commands.
+//! * [`describe`]: a PACE model as a report shows it.
 //! * [`against_flat`]: a PACE model beside the flat model of the same implementation.
 //! * [`choose`]: which of several models is fastest at a point.
 
@@ -22,6 +23,7 @@ pub mod against_flat;
 pub mod build;
 pub mod choose;
 pub mod core_switch;
+pub mod describe;
 pub mod detect;
 pub mod evaluate;
 pub mod file;

@@ -122,6 +122,10 @@ impl Evaluator for Evaluate {
         (at.as_slice() == point).then(|| why.clone())
     }
 
+    fn describe(&self) -> Option<fit::performance::Description<'_>> {
+        Some(super::describe::describe(&self.model))
+    }
+
     fn outside(&self, point: &[f64]) -> Option<String> {
         match self.between(point) {
             Some((i, lo, hi, _)) => self
@@ -159,11 +163,19 @@ pub fn performance(model: PaceModel) -> Result<PerformanceModel> {
     let conditions = model.subtask.provenance.conditions.clone();
     let _ = writeln!(
         text,
-        "[provenance]\ndatafile = {}\nwhere = [{}]\ncreated_by = \"lca pace\"",
+        "[provenance]\ndatafile = {}\nwhere = [{}]\nlines = [{}]\ncreated_by = \"lca pace\"",
         quoted(&datafile),
         conditions
             .iter()
             .map(|c| quoted(c))
+            .collect::<Vec<_>>()
+            .join(", "),
+        model
+            .subtask
+            .provenance
+            .lines
+            .iter()
+            .map(|l| l.to_string())
             .collect::<Vec<_>>()
             .join(", ")
     );
