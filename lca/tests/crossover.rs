@@ -201,6 +201,7 @@ fn json_report() {
           ]
         }
       ],
+      "interval_basis": null,
       "intervals": false,
       "measured": [],
       "meetings": [
@@ -457,6 +458,8 @@ fn fitted_models_give_bands() {
     }
     let doc = json(&["crossover", &models[0], &models[1], "--var", "n"]);
     assert_eq!(doc["intervals"], true);
+    assert_eq!(doc["interval_basis"]["A"], "fitted coefficients");
+    assert_eq!(doc["interval_basis"]["B"], "fitted coefficients");
     let m = &doc["meetings"][0];
     let x = m["at"].as_f64().unwrap();
     assert!((x - 100.0).abs() < 5.0, "{m}");

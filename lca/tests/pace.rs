@@ -1339,6 +1339,33 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
         stdout.contains("p=5: B from 13 to 25; crossing: none"),
         "{stdout}"
     );
+    // A PACE model's interval is its error on the runs it was built from, not a fit's
+    // coefficients, and the verdict says so.
+    assert!(
+        stdout.contains(
+            "verdict: At 90% confidence in the models' errors on the runs they were built from \
+             alone: fast is faster"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("model error: the intervals hold the models' errors on the runs"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("coefficients"), "{stdout}");
+    let out = lca!()
+        .arg("crossover")
+        .arg(&a)
+        .arg(&b)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    test_support::succeeded("lca crossover --format json", &out);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["interval_basis"]["A"], "error on the runs it was built from",
+        "{doc}"
+    );
     // Along p too: between two whole p a model's categories are the straight line between
     // theirs, so the solver may look between them (it used to stop at the first fractional
     // p: "a template is replayed on a whole number of threads").

@@ -126,9 +126,9 @@ fn header(
 /// without intervals).
 fn model_errors(
     out: &mut String,
-    a: &str,
-    b: &str,
+    (a, b): (&str, &str),
     errors: &[Option<ValidatedError>; 2],
+    own: [bool; 2],
     intervals: bool,
 ) {
     let parts: Vec<String> = [a, b]
@@ -151,14 +151,38 @@ fn model_errors(
              means), added to the intervals",
             parts.join(", ")
         );
-    } else if intervals {
+    } else if intervals && own == [false, false] {
         let _ = writeln!(
             out,
             "model error: not included (the intervals hold the fitted coefficients' \
              uncertainty only; `lca crossover --data DATAFILE` with validation runs adds each \
              model's error)"
         );
+    } else if intervals {
+        let _ = writeln!(
+            out,
+            "model error: the intervals hold {}, not an error on validation runs (`lca \
+             crossover --data DATAFILE` with validation runs adds each model's)",
+            crate::verdict::basis(own, a, b).trim_end_matches(" alone")
+        );
     }
+}
+
+/// What each model's intervals hold, for JSON: `{"A": "fitted coefficients", "B": "error on
+/// the runs it was built from"}` (a PACE model's); the validated errors come on top. Null
+/// without intervals.
+fn interval_basis(intervals: bool, own: [bool; 2]) -> serde_json::Value {
+    if !intervals {
+        return serde_json::Value::Null;
+    }
+    let what = |own: bool| {
+        if own {
+            "error on the runs it was built from"
+        } else {
+            "fitted coefficients"
+        }
+    };
+    serde_json::json!({ "A": what(own[0]), "B": what(own[1]) })
 }
 
 /// `true`, `false` or empty (no intervals), for CSV.
@@ -286,7 +310,7 @@ fn text(c: &Crossover) -> String {
         c.intervals,
     );
     compared(&mut out, c.response.as_deref());
-    model_errors(&mut out, &c.a, &c.b, &c.errors, c.intervals);
+    model_errors(&mut out, (&c.a, &c.b), &c.errors, c.own_errors, c.intervals);
     let _ = writeln!(out, "verdict: {}", crate::verdict::along(c));
     crate::measured::text(&mut out, &c.a, &c.b, &c.measured);
     if c.meetings.is_empty() {
@@ -512,6 +536,7 @@ fn json(c: &Crossover) -> String {
         "samples": c.samples,
         "confidence": 0.9,
         "intervals": c.intervals,
+        "interval_basis": interval_basis(c.intervals, c.own_errors),
         "rule": rule(c.intervals),
         "runs_rule": crate::measured::RULE,
         "measured": c.measured.iter().map(crate::measured::json).collect::<Vec<_>>(),
@@ -537,7 +562,7 @@ fn map_text(m: &WinnerMap) -> String {
         m.intervals,
     );
     compared(&mut out, m.response.as_deref());
-    model_errors(&mut out, &m.a, &m.b, &m.errors, m.intervals);
+    model_errors(&mut out, (&m.a, &m.b), &m.errors, m.own_errors, m.intervals);
     let _ = writeln!(out, "verdict: {}", crate::verdict::map(m));
     crate::measured::text(&mut out, &m.a, &m.b, &m.measured);
     let tie = if m.intervals {
@@ -794,6 +819,7 @@ fn map_json(m: &WinnerMap) -> String {
         "at": fixed_json(&m.fixed),
         "confidence": 0.9,
         "intervals": m.intervals,
+        "interval_basis": interval_basis(m.intervals, m.own_errors),
         "rule": rule(m.intervals),
         "runs_rule": crate::measured::RULE,
         "measured": m.measured.iter().map(crate::measured::json).collect::<Vec<_>>(),

@@ -113,12 +113,31 @@ fn name(w: Winner, a: &str, b: &str) -> String {
     }
 }
 
+/// What the intervals of two models hold without validated errors: their fitted
+/// coefficients' uncertainty, or for a model computed by a program (PACE's) its error on the
+/// runs it was built from (`own`).
+pub fn basis(own: [bool; 2], a: &str, b: &str) -> String {
+    const RUNS: &str = "error on the runs it was built from";
+    match own {
+        [false, false] => "the fitted coefficients alone".to_string(),
+        [true, true] => "the models' errors on the runs they were built from alone".to_string(),
+        [true, false] => format!("{a}'s {RUNS} and {b}'s fitted coefficients alone"),
+        [false, true] => format!("{a}'s fitted coefficients and {b}'s {RUNS} alone"),
+    }
+}
+
 /// How sure, and where the other factors are: `At 90% confidence, at p = 26: `.
-fn lead(intervals: bool, errors: &[Option<ValidatedError>; 2], fixed: &[(String, f64)]) -> String {
+fn lead(
+    intervals: bool,
+    errors: &[Option<ValidatedError>; 2],
+    own: [bool; 2],
+    (a, b): (&str, &str),
+    fixed: &[(String, f64)],
+) -> String {
     let how = match (intervals, errors.iter().any(Option::is_some)) {
-        (true, true) => "At 90% confidence, the models' validated errors included",
-        (true, false) => "At 90% confidence in the fitted coefficients alone",
-        (false, _) => "Comparing means only (models without intervals: untested)",
+        (true, true) => "At 90% confidence, the models' validated errors included".to_string(),
+        (true, false) => format!("At 90% confidence in {}", basis(own, a, b)),
+        (false, _) => "Comparing means only (models without intervals: untested)".to_string(),
     };
     let comma = if fixed.is_empty() { "" } else { "," };
     format!("{how}{comma}{}: ", at(fixed))
@@ -363,14 +382,14 @@ fn along_models(c: &Crossover) -> String {
             "{} and {} {} for {}{}.",
             c.a,
             c.b,
-            apart(c.intervals, &c.errors),
+            apart(c.intervals, &c.errors, c.own_errors, &c.a, &c.b),
             stretch(&c.axis, c.axis.lo, c.axis.hi),
             at(&c.fixed)
         )
     } else {
         format!(
             "{}{}.",
-            lead(c.intervals, &c.errors, &c.fixed),
+            lead(c.intervals, &c.errors, c.own_errors, (&c.a, &c.b), &c.fixed),
             wins.join("; ")
         )
     };
@@ -478,7 +497,7 @@ fn map_models(m: &WinnerMap) -> String {
             "{} and {} {} anywhere on the map ({} by {}){}.",
             m.a,
             m.b,
-            apart(m.intervals, &m.errors),
+            apart(m.intervals, &m.errors, m.own_errors, &m.a, &m.b),
             stretch(&m.u, m.u.lo, m.u.hi),
             stretch(&m.v, m.v.lo, m.v.hi),
             at(&m.fixed)
@@ -486,7 +505,7 @@ fn map_models(m: &WinnerMap) -> String {
     } else {
         format!(
             "{}{}.",
-            lead(m.intervals, &m.errors, &m.fixed),
+            lead(m.intervals, &m.errors, m.own_errors, (&m.a, &m.b), &m.fixed),
             sentences.join("; ")
         )
     };
@@ -516,11 +535,19 @@ fn better(response: Option<&str>) -> String {
 
 /// What the two do where neither wins: with intervals, the runs cannot tell them apart (and
 /// how sure that is); without, the means are equal.
-fn apart(intervals: bool, errors: &[Option<ValidatedError>; 2]) -> &'static str {
+fn apart(
+    intervals: bool,
+    errors: &[Option<ValidatedError>; 2],
+    own: [bool; 2],
+    a: &str,
+    b: &str,
+) -> String {
     match (intervals, errors.iter().any(Option::is_some)) {
-        (true, true) => "cannot be told apart at 90%, the models' validated errors included,",
-        (true, false) => "cannot be told apart at 90% (in the fitted coefficients alone)",
-        (false, _) => "predict the same time",
+        (true, true) => {
+            "cannot be told apart at 90%, the models' validated errors included,".to_string()
+        }
+        (true, false) => format!("cannot be told apart at 90% (in {})", basis(own, a, b)),
+        (false, _) => "predict the same time".to_string(),
     }
 }
 
@@ -534,7 +561,27 @@ fn extrapolated(yes: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::chance;
+    use super::{basis, chance};
+
+    #[test]
+    fn each_models_intervals_are_named_for_what_they_hold() {
+        assert_eq!(
+            basis([false, false], "dp", "tp"),
+            "the fitted coefficients alone"
+        );
+        assert_eq!(
+            basis([true, true], "dp", "tp"),
+            "the models' errors on the runs they were built from alone"
+        );
+        assert_eq!(
+            basis([true, false], "dp", "flat"),
+            "dp's error on the runs it was built from and flat's fitted coefficients alone"
+        );
+        assert_eq!(
+            basis([false, true], "flat", "dp"),
+            "flat's fitted coefficients and dp's error on the runs it was built from alone"
+        );
+    }
 
     #[test]
     fn as_many_decided_points_as_chance_gives_are_said_to_be_no_difference() {

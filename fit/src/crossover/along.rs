@@ -103,6 +103,10 @@ pub struct Crossover {
     pub intervals: bool,
     /// Each model's validated error, when the intervals hold it ([`Pair::with_validated_errors`]).
     pub errors: [Option<ValidatedError>; 2],
+    /// Whether each model's intervals hold its own error on the runs it was built from (a
+    /// model computed by an [`Evaluator`](crate::performance::Evaluator): PACE's) rather than
+    /// its fitted coefficients' uncertainty.
+    pub own_errors: [bool; 2],
     /// Where the range leaves a model's data.
     pub extrapolation: Vec<Extrapolation>,
     /// The points on the range both implementations ran, decided by their runs.
@@ -140,6 +144,7 @@ impl Pair<'_> {
                 .zip(line.cs.iter().copied())
                 .collect(),
             errors: self.errors,
+            own_errors: self.own_errors(),
             intervals: line.intervals(),
             extrapolation: self.extrapolation(&[axis], fixed),
             measured,

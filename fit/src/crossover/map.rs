@@ -57,6 +57,10 @@ pub struct WinnerMap {
     pub intervals: bool,
     /// Each model's validated error, when the intervals hold it ([`Pair::with_validated_errors`]).
     pub errors: [Option<ValidatedError>; 2],
+    /// Whether each model's intervals hold its own error on the runs it was built from (a
+    /// model computed by an [`Evaluator`](crate::performance::Evaluator): PACE's) rather than
+    /// its fitted coefficients' uncertainty.
+    pub own_errors: [bool; 2],
     /// Where the grid leaves a model's data.
     pub extrapolation: Vec<Extrapolation>,
     /// The points on the map both implementations ran, decided by their runs.
@@ -161,6 +165,7 @@ impl Pair<'_> {
             boundary,
             levels,
             errors: self.errors,
+            own_errors: self.own_errors(),
             intervals,
             extrapolation: self.extrapolation(&[u, v], fixed),
             measured,

@@ -89,6 +89,12 @@ impl<'m> Pair<'m> {
         })
     }
 
+    /// Whether each model's intervals hold its own error on its runs (a model computed by an
+    /// evaluator, PACE's) rather than its fitted coefficients' uncertainty.
+    pub fn own_errors(&self) -> [bool; 2] {
+        [self.a.evaluator.is_some(), self.b.evaluator.is_some()]
+    }
+
     /// The same pair, its comparisons' intervals also holding each model's validated error.
     pub fn with_validated_errors(mut self, errors: [Option<ValidatedError>; 2]) -> Self {
         self.errors = errors.map(|e| e.filter(|e| e.points >= 2 && e.relative_sd.is_finite()));
