@@ -95,6 +95,14 @@ impl<'m> Side<'m> {
         points: &[Vec<(String, f64)>],
         error: Option<ValidatedError>,
     ) -> Result<Self, String> {
+        if model.evaluator.is_some() {
+            // Its placeholder categories have no variance a run could lower.
+            return Err(format!(
+                "{}: a PACE model's interval is its error on the runs it was built from, which \
+                 no single run narrows: suggesting runs needs models of formulas (lca model)",
+                model.name
+            ));
+        }
         let vectors: Vec<Vec<f64>> = points
             .iter()
             .map(|named| crate::crossover::vector(model, named))

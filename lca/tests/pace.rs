@@ -1366,6 +1366,17 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
         doc["interval_basis"]["A"], "error on the runs it was built from",
         "{doc}"
     );
+    // No run narrows a PACE model's interval: --suggest says so rather than "nothing to
+    // decide: every point has a winner at 90%" (its placeholder categories have no variance).
+    let out = lca!()
+        .arg("crossover")
+        .arg(&a)
+        .arg(&b)
+        .args(["--suggest", "2"])
+        .output()
+        .unwrap();
+    let e = one_line_error(&out, Some(1), &["no single run narrows"]);
+    assert!(e.contains("pipe: a PACE model's interval"), "{e}");
     // Along p too: between two whole p a model's categories are the straight line between
     // theirs, so the solver may look between them (it used to stop at the first fractional
     // p: "a template is replayed on a whole number of threads").
@@ -1531,6 +1542,46 @@ fn lca_report_puts_the_hierarchical_model_beside_the_flat_one() {
     // The flat model's section keeps its table of categories.
     let flat_section = html.split("<h2>one</h2>").nth(2).expect("the flat model's");
     assert!(flat_section.contains("<td>pc</td>"), "{flat_section}");
+}
+
+/// With validated errors, a PACE model's interval is that error alone: its own error on the
+/// runs it was built from measures the same thing, and adding the two counted it twice. Two
+/// models of `1e-3 n / p` and `2e-3 n / p` (own errors 30% and 40%) with validated errors of
+/// 10% over 5 points and 20% over 3: the comparison's half-width is the Welch–Satterthwaite t
+/// times `sqrt((0.1 T_A)² + (0.2 T_B)²)`.
+#[test]
+fn a_validated_error_takes_the_place_of_a_pace_models_own() {
+    let model = |coefficient: f64, sd: f64| {
+        let text = one_step("threads = \"all\"", "split = \"equal\"", 64, coefficient)
+            + &format!("\n[error]\nrelative_sd = {sd}\nruns = 12\n");
+        lca::pace::seam::performance(parse("m.toml", &text).unwrap()).unwrap()
+    };
+    let (a, b) = (model(1e-3, 0.3), model(2e-3, 0.4));
+    let errors = [
+        Some(fit::crossover::ValidatedError {
+            relative_sd: 0.1,
+            points: 5,
+        }),
+        Some(fit::crossover::ValidatedError {
+            relative_sd: 0.2,
+            points: 3,
+        }),
+    ];
+    let pair = fit::crossover::Pair::new(&a, &b)
+        .unwrap()
+        .with_validated_errors(errors);
+    let c = pair
+        .compare_at(&[("n".to_string(), 1000.0), ("p".to_string(), 2.0)])
+        .unwrap();
+    assert!(close(c.t_a, 0.5) && close(c.t_b, 1.0), "{c:?}");
+    let (va, vb) = ((0.1 * c.t_a).powi(2), (0.2 * c.t_b).powi(2));
+    let dof = (va + vb).powi(2) / (va * va / 4.0 + vb * vb / 2.0);
+    let want = fit::stats::t_quantile_real(dof) * (va + vb).sqrt();
+    assert!(
+        (c.half_width - want).abs() < 1e-9 * want,
+        "{} against {want}",
+        c.half_width
+    );
 }
 
 proptest::proptest! {

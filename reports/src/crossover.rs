@@ -145,11 +145,29 @@ fn model_errors(
         })
         .collect();
     if !parts.is_empty() {
+        // A PACE model's interval was its error on its own runs: the validated error takes
+        // its place (fit's `compare_with`).
+        let replaced: Vec<&str> = [a, b]
+            .into_iter()
+            .zip(errors.iter().zip(own))
+            .filter(|(_, (e, own))| e.is_some() && *own)
+            .map(|(name, _)| name)
+            .collect();
         let _ = writeln!(
             out,
             "model error: {} (RMS relative error of the predicted mean T_p against the measured \
-             means), added to the intervals",
-            parts.join(", ")
+             means), {}",
+            parts.join(", "),
+            match replaced[..] {
+                [] => "added to the intervals".to_string(),
+                [one] => format!(
+                    "held by the intervals ({one}'s in place of its error on the runs it was \
+                     built from)"
+                ),
+                _ => "held by the intervals (each PACE model's in place of its error on the runs \
+                      it was built from)"
+                    .to_string(),
+            }
         );
     } else if intervals && own == [false, false] {
         let _ = writeln!(

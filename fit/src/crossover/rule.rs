@@ -102,7 +102,11 @@ pub fn compare(
     compare_with(a, pa, b, pb, [None, None])
 }
 
-/// [`compare`], each model's validated error (when given) added to its mean's variance.
+/// [`compare`], each model's validated error (when given) added to its mean's variance; for
+/// a model computed by an evaluator (PACE's), whose interval is already its error on the runs
+/// it was built from, the validated error takes that interval's place rather than adding to
+/// it: both measure the same error of the model, the validated one on runs it was not built
+/// from.
 pub fn compare_with(
     a: &PerformanceModel,
     pa: &TimePrediction,
@@ -112,17 +116,20 @@ pub fn compare_with(
 ) -> Comparison {
     let (t_a, t_b) = (pa.time.value, pb.time.value);
     let d = t_a - t_b;
-    let with_error = |v: Option<(f64, f64)>, t: f64, e: Option<ValidatedError>| {
-        let (mut variance, mut denominator) = v?;
+    let with_error = |m: &PerformanceModel, p: &TimePrediction, e: Option<ValidatedError>| {
+        let (mut variance, mut denominator) = mean_variance(m, p)?;
         if let Some(e) = e {
-            let s2 = (e.relative_sd * t).powi(2);
+            if m.evaluator.is_some() {
+                (variance, denominator) = (0.0, 0.0);
+            }
+            let s2 = (e.relative_sd * p.time.value).powi(2);
             variance += s2;
             denominator += s2 * s2 / (e.points - 1) as f64;
         }
         Some((variance, denominator))
     };
-    let va = with_error(mean_variance(a, pa), t_a, errors[0]);
-    let vb = with_error(mean_variance(b, pb), t_b, errors[1]);
+    let va = with_error(a, pa, errors[0]);
+    let vb = with_error(b, pb, errors[1]);
     let half_width = match (va, vb) {
         (Some((va, da)), Some((vb, db))) => {
             let variance = va + vb;
