@@ -75,6 +75,45 @@ fn two_threads_of_100_ms_on_one_processor_take_200_ms() {
 }
 
 #[test]
+fn a_region_ends_after_every_members_last_event_not_only_the_measured_latest() {
+    // Four members of one region (no barrier: an end as a task runtime or `pp-recorder`'s
+    // team writes it): thread 0 works 100 ns and closes it, thread 1 works 95 (the latest of
+    // the others as measured, the join's arc), threads 2 and 3 work 80 each. On one processor
+    // together, 2 and 3 take 160: the region ends after them (161, 1 ns after, the order
+    // kept), not at thread 0's own end, 100, as when only the measured latest was waited for
+    // (thread 2's work then ended 60 ns after the region it belongs to).
+    let log = "pplog 1 p=4
+0 0 start
+0 1 start
+0 2 start
+0 3 start
+0 0 region_begin 1 r
+0 0 work_begin
+0 1 work_begin
+0 2 work_begin
+0 3 work_begin
+80 2 work_end
+80 3 work_end
+95 1 work_end
+100 0 work_end
+100 0 region_end 1
+100 0 stop
+100 1 stop
+100 2 stop
+100 3 stop
+";
+    let (out, measured, _) = replay(log, &grouped("2,3"));
+    assert_eq!(measured, 100);
+    assert_eq!(time_of(&out, 2, "work_end"), 160);
+    assert_eq!(time_of(&out, 3, "work_end"), 160);
+    assert_eq!(time_of(&out, 0, "region_end 1"), 161, "{out}");
+    // Unshared, the identity: exactly as measured.
+    let (same, _, predicted) = replay(log, &Target::default());
+    assert_eq!(predicted, 100);
+    assert_eq!(time_of(&same, 0, "region_end 1"), 100);
+}
+
+#[test]
 fn three_threads_share_one_processor_fairly() {
     // Demands 10, 20 and 30 ns: all three at 1/3 until the first is done (30), the other two
     // at 1/2 until the second is (50), the last alone (60).

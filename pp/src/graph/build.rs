@@ -57,6 +57,8 @@ struct Streamed {
     taken: Option<usize>,
     /// The arrivals a departure of the latest event waited for.
     departed: Vec<At>,
+    /// The last events of the other members in the region the latest event closed.
+    joined: Vec<At>,
 }
 
 /// What one event added to the graph ([`Builder::added`], streaming).
@@ -68,6 +70,10 @@ pub struct Added<'a> {
     pub taken: Option<usize>,
     /// When it leaves a barrier: the episode's arrivals it waited for (thread, node, time).
     pub departed: Option<&'a [(ThreadId, u32, u64)]>,
+    /// When it closes a region: the last event in it of every other member (thread, node,
+    /// time). The join's arc comes from the latest of them; a replay in which another member
+    /// finishes last must wait for that one too.
+    pub joined: &'a [(ThreadId, u32, u64)],
 }
 
 #[derive(Debug, Default)]
@@ -183,6 +189,7 @@ impl Builder {
             departed: streamed
                 .filter(|_| !self.graph.departures.is_empty())
                 .map(|s| &s.departed[..]),
+            joined: streamed.map_or(&[], |s| &s.joined[..]),
         }
     }
 
@@ -212,6 +219,7 @@ impl Builder {
             self.graph.departures.clear();
             s.taken = None;
             s.departed.clear();
+            s.joined.clear();
         }
         let th = e.thread;
         let state = &mut self.threads[i];
@@ -563,13 +571,14 @@ impl Builder {
         for (j, state) in self.threads.iter_mut().enumerate() {
             if let Some(k) = state.regions.iter().rposition(|&r| r == id) {
                 state.regions.remove(k);
-                if j != th as usize
-                    && state.count > 0
-                    && state.last_seq >= r.begin_seq
-                    && from.is_none_or(|(seq, _)| state.last_seq > seq)
-                {
+                if j != th as usize && state.count > 0 && state.last_seq >= r.begin_seq {
                     let at = (j as ThreadId, state.count - 1, state.last_t);
-                    from = Some((state.last_seq, at));
+                    if from.is_none_or(|(seq, _)| state.last_seq > seq) {
+                        from = Some((state.last_seq, at));
+                    }
+                    if let Some(s) = &mut self.streamed {
+                        s.joined.push(at);
+                    }
                 }
             }
             if let Some(k) = state.forks.iter().position(|&r| r == id) {

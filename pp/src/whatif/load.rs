@@ -513,6 +513,25 @@ fn record(
             &mut std::iter::once((a.from, a.from_node)),
         );
     }
+    // A region's end waits for every other member's last event in it, not only the latest
+    // (the join's arc, above): replayed on other processors another may finish last. Order
+    // only: 0 or 1 ns, no more than each measured gap, so that the identity replay is exact.
+    if !added.joined.is_empty() {
+        let gap = added
+            .joined
+            .iter()
+            .map(|j| t.saturating_sub(j.2))
+            .min()
+            .unwrap_or(0);
+        group(
+            Latency::Arc {
+                binding: false,
+                message: false,
+            },
+            gap.min(1),
+            &mut added.joined.iter().map(|j| (j.0, j.1)),
+        );
+    }
     if let Some(arrivals) = added.departed {
         let last = arrivals.iter().map(|a| a.2).max().unwrap_or(0);
         // Held by something later than the barrier (an OpenMP worker's barrier wait ends at
