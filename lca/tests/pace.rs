@@ -1418,6 +1418,10 @@ fn lca_pace_build_predict_choose_and_crossover_end_to_end() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("choose fast"), "{stdout}");
+    assert!(
+        stdout.contains("pipe takes ") && stdout.contains(": fast is faster at 90%"),
+        "{stdout}"
+    );
     let trace = dir.join("trace.log");
     let predict_trace = || {
         lca!()
@@ -1567,6 +1571,30 @@ fn one_row_more_moves_a_run_to_block_replay_by_little() {
             w[1],
             100.0 * step
         );
+    }
+}
+
+/// `choose` names the lower prediction; `margin` says whether the runner-up is behind by more
+/// than the two models' errors allow at 90%: `1e-3 n / p` against `1.1e-3 n / p` (10% apart)
+/// are told apart with errors of 1% over 12 runs, not with errors of 30%.
+#[test]
+fn a_choice_says_whether_the_models_errors_allow_it() {
+    let model =
+        |name: &str, coefficient: f64, sd: f64| {
+            let text = one_step("threads = \"all\"", "split = \"equal\"", 64, coefficient)
+                .replacen("name = \"one\"", &format!("name = \"{name}\""), 1)
+                + &format!("\n[error]\nrelative_sd = {sd}\nruns = 12\n");
+            parse("m.toml", &text).unwrap()
+        };
+    let at = [("n".to_string(), 1000.0), ("p".to_string(), 2.0)];
+    for (sd, told) in [(0.01, true), (0.3, false)] {
+        let models = [model("slow", 1.1e-3, sd), model("quick", 1e-3, sd)];
+        let (best, times) = lca::pace::choose(&models, &at).unwrap();
+        assert_eq!(best, 1);
+        let (next, ahead, significant) = lca::pace::choose::margin(&models, best, &times).unwrap();
+        assert_eq!(next, 0);
+        assert!((ahead - 0.1).abs() < 1e-6, "{ahead}");
+        assert_eq!(significant, told, "sd {sd}");
     }
 }
 

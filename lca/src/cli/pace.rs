@@ -305,5 +305,20 @@ fn choose(a: &ChooseArgs) -> Result<String> {
         models[best].name,
         a.models[best].display()
     );
+    if let Some((next, ahead, significant)) = lca::pace::choose::margin(&models, best, &times) {
+        let _ = writeln!(
+            out,
+            "{} takes {:.1}% longer: {}, the models' errors on the runs they were built from \
+             included",
+            models[next].name,
+            100.0 * ahead,
+            if significant {
+                format!("{} is faster at 90%", models[best].name)
+            } else {
+                "the two cannot be told apart at 90% (the choice is the lower prediction)"
+                    .to_string()
+            }
+        );
+    }
     Ok(out)
 }

@@ -41,3 +41,31 @@ pub fn choose(models: &[PaceModel], at: &[(String, f64)]) -> Result<(usize, Vec<
         None => Err(reasons.join("; ")),
     }
 }
+
+/// How far the chosen model is ahead of the next: the next's index, `T_next / T_chosen - 1`,
+/// and whether the gap is beyond the 90% interval of the difference of the two means, each
+/// `± t · relative_sd · T_p` from the runs the model was built from (the two variances added,
+/// Welch–Satterthwaite degrees of freedom), as `lca crossover` compares PACE models. None
+/// with fewer than two models that evaluate the point.
+pub fn margin(models: &[PaceModel], best: usize, times: &[f64]) -> Option<(usize, f64, bool)> {
+    let next = times
+        .iter()
+        .enumerate()
+        .filter(|&(i, t)| i != best && t.is_finite())
+        .min_by(|a, b| a.1.total_cmp(b.1))
+        .map(|(i, _)| i)?;
+    let term = |i: usize| {
+        let (sd, runs) = super::seam::relative_error(&models[i]);
+        let v = (sd * times[i]).powi(2);
+        (v, v * v / f64::from(runs.saturating_sub(1).max(1)))
+    };
+    let ((va, da), (vb, db)) = (term(best), term(next));
+    let variance = va + vb;
+    let half_width = if variance > 0.0 {
+        fit::stats::t_quantile_real(variance * variance / (da + db)) * variance.sqrt()
+    } else {
+        0.0
+    };
+    let gap = times[next] - times[best];
+    Some((next, times[next] / times[best] - 1.0, gap > half_width))
+}

@@ -138,12 +138,18 @@ impl Evaluator for Evaluate {
     }
 }
 
-/// The PACE model as a performance model of the six categories.
-pub fn performance(model: PaceModel) -> Result<PerformanceModel> {
-    let (sd, runs) = match model.error {
+/// A model's relative standard deviation of `T_p` and the runs it comes from: its `[error]`,
+/// else 10% over 2 runs.
+pub fn relative_error(model: &PaceModel) -> (f64, u32) {
+    match model.error {
         Some(e) => (e.relative_sd, e.runs),
         None => (UNKNOWN_SD, 2),
-    };
+    }
+}
+
+/// The PACE model as a performance model of the six categories.
+pub fn performance(model: PaceModel) -> Result<PerformanceModel> {
+    let (sd, runs) = relative_error(&model);
     let dof = runs.saturating_sub(1).max(1);
     // Placeholder categories (formula 1, relative residual sd), read by fit's own reader.
     let mut text = format!("format = 1\nname = {}\nfactors = [", quoted(&model.name));
