@@ -177,7 +177,7 @@ fn provenance(html: &mut String, model: &PerformanceModel) {
 }
 
 /// A model computed by a program, as it describes itself: its sentences, its tables, the
-/// models of formulas it is made of, and its builder's assumptions.
+/// models of formulas it is made of, and its builder's notes.
 fn described(html: &mut String, d: &Description) {
     for sentence in &d.sentences {
         let _ = writeln!(html, "<p>{}</p>", escape(sentence));

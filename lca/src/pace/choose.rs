@@ -46,8 +46,12 @@ pub fn choose(models: &[PaceModel], at: &[(String, f64)]) -> Result<(usize, Vec<
 /// and whether the gap is beyond the 90% interval of the difference of the two means, each
 /// `± t · relative_sd · T_p` from the runs the model was built from (the two variances added,
 /// Welch–Satterthwaite degrees of freedom), as `lca crossover` compares PACE models. None
-/// with fewer than two models that evaluate the point.
+/// with fewer than two models that evaluate the point, or a chosen `T_p` of 0.
 pub fn margin(models: &[PaceModel], best: usize, times: &[f64]) -> Option<(usize, f64, bool)> {
+    let chosen = *times.get(best)?;
+    if chosen.is_nan() || chosen <= 0.0 {
+        return None;
+    }
     let next = times
         .iter()
         .enumerate()
@@ -67,5 +71,5 @@ pub fn margin(models: &[PaceModel], best: usize, times: &[f64]) -> Option<(usize
         0.0
     };
     let gap = times[next] - times[best];
-    Some((next, times[next] / times[best] - 1.0, gap > half_width))
+    Some((next, times[next] / chosen - 1.0, gap > half_width))
 }
