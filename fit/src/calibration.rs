@@ -271,7 +271,7 @@ pub fn widen(half_width: f64, dof: f64, sd: f64, sd_dof: f64) -> f64 {
     let own = if own.is_finite() { own } else { 0.0 };
     let variance = own + sd * sd;
     let denominator = if own > 0.0 { own * own / dof } else { 0.0 } + sd.powi(4) / sd_dof;
-    t_quantile_real(variance * variance / denominator) * variance.sqrt()
+    crate::stats::welch_half_width(variance, denominator)
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use nalgebra::{DMatrix, DVector};
 
 use crate::crossover::{CrossoverError, Pair, ValidatedError};
 use crate::performance::PerformanceModel;
-use crate::stats::t_quantile_real;
+use crate::stats::welch_half_width;
 
 /// Which implementation a suggested run is of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,11 +197,7 @@ fn measure(sides: &[Side; 2], n: usize, less: Option<(usize, &Drops)>) -> (f64, 
             }
         }
         let (ta, tb) = (sides[0].time[y], sides[1].time[y]);
-        let h = if variance > 0.0 {
-            t_quantile_real(variance * variance / denominator) * variance.sqrt()
-        } else {
-            0.0
-        };
+        let h = welch_half_width(variance, denominator);
         let straddle = h - (ta - tb).abs();
         if straddle > 0.0 && h.is_finite() {
             undecided += 1;

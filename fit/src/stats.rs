@@ -23,6 +23,18 @@ pub fn t_quantile(dof: usize) -> f64 {
     }
 }
 
+/// The 90% half-width of a sum of independent terms from their summed `variance` and
+/// Welch–Satterthwaite `denominator` (the sum of each term's `variance² / dof`): the t
+/// quantile at `variance² / denominator` degrees of freedom times the standard deviation; 0
+/// without variance.
+pub fn welch_half_width(variance: f64, denominator: f64) -> f64 {
+    if variance > 0.0 {
+        t_quantile_real(variance * variance / denominator) * variance.sqrt()
+    } else {
+        0.0
+    }
+}
+
 /// [`t_quantile`] for real degrees of freedom (Welch–Satterthwaite): exact below 8; above,
 /// interpolated linearly in `1/dof` between integer degrees of freedom (and the normal
 /// quantile at infinity), which is within 1e-4 relative of the exact value there. `NaN` for

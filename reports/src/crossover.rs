@@ -181,7 +181,7 @@ fn model_errors(
             out,
             "model error: the intervals hold {}, not an error on validation runs (`lca \
              crossover --data DATAFILE` with validation runs adds each model's)",
-            crate::verdict::basis(own, a, b).trim_end_matches(" alone")
+            crate::verdict::basis(own, a, b)
         );
     }
 }

@@ -119,10 +119,10 @@ fn name(w: Winner, a: &str, b: &str) -> String {
 pub fn basis(own: [bool; 2], a: &str, b: &str) -> String {
     const RUNS: &str = "error on the runs it was built from";
     match own {
-        [false, false] => "the fitted coefficients alone".to_string(),
-        [true, true] => "the models' errors on the runs they were built from alone".to_string(),
-        [true, false] => format!("{a}'s {RUNS} and {b}'s fitted coefficients alone"),
-        [false, true] => format!("{a}'s fitted coefficients and {b}'s {RUNS} alone"),
+        [false, false] => "the fitted coefficients".to_string(),
+        [true, true] => "the models' errors on the runs they were built from".to_string(),
+        [true, false] => format!("{a}'s {RUNS} and {b}'s fitted coefficients"),
+        [false, true] => format!("{a}'s fitted coefficients and {b}'s {RUNS}"),
     }
 }
 
@@ -136,7 +136,7 @@ fn lead(
 ) -> String {
     let how = match (intervals, errors.iter().any(Option::is_some)) {
         (true, true) => "At 90% confidence, the models' validated errors included".to_string(),
-        (true, false) => format!("At 90% confidence in {}", basis(own, a, b)),
+        (true, false) => format!("At 90% confidence in {} alone", basis(own, a, b)),
         (false, _) => "Comparing means only (models without intervals: untested)".to_string(),
     };
     let comma = if fixed.is_empty() { "" } else { "," };
@@ -546,7 +546,10 @@ fn apart(
         (true, true) => {
             "cannot be told apart at 90%, the models' validated errors included,".to_string()
         }
-        (true, false) => format!("cannot be told apart at 90% (in {})", basis(own, a, b)),
+        (true, false) => format!(
+            "cannot be told apart at 90% (in {} alone)",
+            basis(own, a, b)
+        ),
         (false, _) => "predict the same time".to_string(),
     }
 }
@@ -566,19 +569,19 @@ mod tests {
     #[test]
     fn each_models_intervals_are_named_for_what_they_hold() {
         assert_eq!(
-            basis([false, false], "dp", "tp"),
+            format!("{} alone", basis([false, false], "dp", "tp")),
             "the fitted coefficients alone"
         );
         assert_eq!(
-            basis([true, true], "dp", "tp"),
+            format!("{} alone", basis([true, true], "dp", "tp")),
             "the models' errors on the runs they were built from alone"
         );
         assert_eq!(
-            basis([true, false], "dp", "flat"),
+            format!("{} alone", basis([true, false], "dp", "flat")),
             "dp's error on the runs it was built from and flat's fitted coefficients alone"
         );
         assert_eq!(
-            basis([false, true], "flat", "dp"),
+            format!("{} alone", basis([false, true], "flat", "dp")),
             "flat's fitted coefficients and dp's error on the runs it was built from alone"
         );
     }

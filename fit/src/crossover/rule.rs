@@ -5,7 +5,7 @@
 use super::{Basis, TOUCH};
 use crate::calibration::Reach;
 use crate::performance::{Kind, PerformanceModel, TimePrediction};
-use crate::stats::t_quantile_real;
+use crate::stats::{t_quantile_real, welch_half_width};
 
 /// Which implementation is faster, by [`compare`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,14 +131,7 @@ pub fn compare_with(
     let va = with_error(a, pa, errors[0]);
     let vb = with_error(b, pb, errors[1]);
     let half_width = match (va, vb) {
-        (Some((va, da)), Some((vb, db))) => {
-            let variance = va + vb;
-            if variance > 0.0 {
-                t_quantile_real(variance * variance / (da + db)) * variance.sqrt()
-            } else {
-                0.0
-            }
-        }
+        (Some((va, da)), Some((vb, db))) => welch_half_width(va + vb, da + db),
         _ => f64::NAN,
     };
     let equal = d.abs() <= TOUCH * (t_a.abs() + t_b.abs());

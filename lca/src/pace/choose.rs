@@ -64,12 +64,7 @@ pub fn margin(models: &[PaceModel], best: usize, times: &[f64]) -> Option<(usize
         (v, v * v / f64::from(runs.saturating_sub(1).max(1)))
     };
     let ((va, da), (vb, db)) = (term(best), term(next));
-    let variance = va + vb;
-    let half_width = if variance > 0.0 {
-        fit::stats::t_quantile_real(variance * variance / (da + db)) * variance.sqrt()
-    } else {
-        0.0
-    };
+    let half_width = fit::stats::welch_half_width(va + vb, da + db);
     let gap = times[next] - times[best];
     Some((next, times[next] / chosen - 1.0, gap > half_width))
 }
