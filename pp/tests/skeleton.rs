@@ -332,6 +332,64 @@ fn a_skeletons_run_records_a_log_with_its_signature() {
     }
 }
 
+#[test]
+fn a_skeletons_run_keeps_a_log_there_that_is_not_a_skeletons() {
+    let program = "thread 0\nstep cpu_ns=1000 wall_ns=1000 op_ns=0 bytes=0 stop\nthread 1\nstep cpu_ns=1000 wall_ns=1000 op_ns=0 bytes=0 stop\n";
+    let dir = skeleton_dir("skeleton-run-keeps", program);
+    // The application's log where the skeleton would write its own (./pp.log, as when the
+    // skeleton is run in the folder the application ran in), and a file that is no log.
+    let app = "pplog 1 p=2\n0 0 start\n0 1 start\n10 0 stop\n10 1 stop\n";
+    let app_log = test_support::write(&dir, "pp.log", app);
+    let notes = test_support::write(&dir, "notes.txt", "my notes\n");
+    let run = |args: &[&str]| {
+        pp!()
+            .current_dir(&dir)
+            .args(["skeleton", "run", "."])
+            .args(args)
+            .env_remove("PP_LOG")
+            .output()
+            .unwrap()
+    };
+    let refused = |out: std::process::Output, name: &str| {
+        assert!(!out.status.success());
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(
+            e.contains(name) && e.contains("--log") && e.contains("--force"),
+            "{e}"
+        );
+    };
+    refused(
+        run(&[]),
+        "pp.log holds the log of a run that is not a skeleton's (p=2)",
+    );
+    refused(
+        run(&["--log", "notes.txt"]),
+        "notes.txt holds a file that is not a pp log",
+    );
+    assert_eq!(std::fs::read_to_string(&app_log).unwrap(), app);
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "my notes\n");
+    // --log elsewhere; a skeleton's log there is a run's result and is replaced.
+    for _ in 0..2 {
+        let out = run(&["--log", "skel.log"]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let header = LogReader::open(&dir.join("skel.log"))
+            .unwrap()
+            .header()
+            .clone();
+        assert!(header.params.contains(&("skeleton".into(), "1".into())));
+    }
+    assert_eq!(std::fs::read_to_string(&app_log).unwrap(), app);
+    // --force replaces the application's.
+    assert!(run(&["--force"]).status.success());
+    let header = LogReader::open(&app_log).unwrap().header().clone();
+    assert!(header.params.contains(&("skeleton".into(), "1".into())));
+}
+
 fn write_log(dir: &Path, name: &str, wall: u64, waited: u64) -> std::path::PathBuf {
     test_support::write(
         dir,

@@ -37,6 +37,13 @@ enum SkeletonCommand {
     Run {
         /// The skeleton's directory (or its skeleton.txt).
         dir: PathBuf,
+        /// Where the skeleton's log goes (default: $PP_LOG, else ./pp.log). A log there that
+        /// is not a skeleton's is kept: the command stops unless --force.
+        #[arg(long, value_name = "FILE")]
+        log: Option<PathBuf>,
+        /// Replace a log there that is not a skeleton's (an application's run).
+        #[arg(long)]
+        force: bool,
         /// Options for mpirun (an MPI skeleton), given after `--`: `-- --mca btl tcp,self`.
         #[arg(last = true)]
         mpirun: Vec<String>,
@@ -61,16 +68,22 @@ enum SkeletonCommand {
 
 pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
     match &args.command {
-        Some(SkeletonCommand::Run { dir, mpirun }) => {
+        Some(SkeletonCommand::Run {
+            dir,
+            log,
+            force,
+            mpirun,
+        }) => {
             let s = file::read(dir)?;
+            let log = run_log(log.clone(), *force)?;
             if mpi::is_mpi(&s) {
                 let dir = if dir.is_dir() {
                     dir.clone()
                 } else {
                     dir.parent().map(Path::to_path_buf).unwrap_or_default()
                 };
-                let status =
-                    mpi::run(&dir, &s, mpirun).map_err(|e| anyhow!("{}: {e}", dir.display()))?;
+                let status = mpi::run(&dir, &s, &log, mpirun)
+                    .map_err(|e| anyhow!("{}: {e}", dir.display()))?;
                 if !status.success() {
                     bail!("pp skeleton run: pp run -- mpirun exited with {status}");
                 }
@@ -81,7 +94,7 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
                     "pp skeleton run: options after `--` are for mpirun, and this skeleton is threaded"
                 );
             }
-            let r = run::run(&s)?;
+            let r = run::run(&s, &log)?;
             for w in &r.warnings {
                 eprintln!("pp: warning: {w}");
             }
@@ -185,6 +198,45 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The log `pp skeleton run` records into: `log`, else `$PP_LOG` (if not empty), else
+/// `./pp.log`, as a recorded program's (docs/guarantees.md). A run's log is written anew by
+/// each run, but a log there that is not a skeleton's (no `skeleton=1` in its header), or a
+/// file that is no log, is kept unless `force`: in the folder where the application was run,
+/// `./pp.log` is likely the application's log, the one the skeleton's prediction needs.
+fn run_log(log: Option<PathBuf>, force: bool) -> Result<PathBuf> {
+    let path = log
+        .or_else(|| {
+            std::env::var_os("PP_LOG")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| PathBuf::from("pp.log"));
+    // Only a regular file is read here; the recorder refuses devices, FIFOs and folders.
+    if force || !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+        return Ok(path);
+    }
+    let what = match LogReader::open(&path) {
+        Ok(r)
+            if r.header()
+                .params
+                .iter()
+                .any(|(k, v)| k == "skeleton" && v == "1") =>
+        {
+            return Ok(path);
+        }
+        Ok(r) => format!(
+            "the log of a run that is not a skeleton's (p={})",
+            r.header().p
+        ),
+        Err(_) => "a file that is not a pp log".to_string(),
+    };
+    bail!(
+        "pp skeleton run: {} holds {what}, and the skeleton's log would replace it: \
+         give --log FILE (or PP_LOG=FILE), or --force to replace it",
+        path.display()
+    )
 }
 
 /// The profile of a whole log, or its one-line error.

@@ -485,8 +485,8 @@ pub fn write(dir: &Path, s: &dyn Programs) -> Result<()> {
 
 /// Builds the skeleton in `dir` (`make -C DIR`) and runs it under `pp run -- mpirun -np P`
 /// (with Open MPI's `--oversubscribe`, and `mpirun_args` before the program), which records its
-/// log ($PP_LOG, else ./pp.log). Returns `pp run`'s status.
-pub fn run(dir: &Path, s: &Skeleton, mpirun_args: &[String]) -> Result<ExitStatus> {
+/// log into `log`. Returns `pp run`'s status.
+pub fn run(dir: &Path, s: &Skeleton, log: &Path, mpirun_args: &[String]) -> Result<ExitStatus> {
     for w in check(s)? {
         eprintln!("pp: warning: {w}");
     }
@@ -519,6 +519,8 @@ pub fn run(dir: &Path, s: &Skeleton, mpirun_args: &[String]) -> Result<ExitStatu
         .arg("skeleton=1")
         .arg("--param")
         .arg(format!("k={}", s.k))
+        .arg("--log")
+        .arg(log)
         .arg("--")
         .arg("mpirun");
     if open_mpi {

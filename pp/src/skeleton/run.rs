@@ -1,6 +1,6 @@
 //! Executing a threaded skeleton (docs/skeletons.md#pp-skeleton-run): one `std::thread` per
-//! thread of the skeleton, recorded through the Rust recorder into its own log (`$PP_LOG`, else
-//! `./pp.log`) so that `pp` profiles it as it profiles its application. Computation spins on the
+//! thread of the skeleton, recorded through the Rust recorder into its own log (`pp skeleton
+//! run`'s `--log`, else `$PP_LOG`, else `./pp.log`) so that `pp` profiles it as it profiles its application. Computation spins on the
 //! thread's CPU clock (never sleeps); barriers are real barriers of the threads that use them,
 //! locks real locks (held through the next step's computation), copies real copies of the
 //! step's bytes. A `Team`'s skeleton runs its regions on a recorder `Team` ([`super::team`]);
@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -218,8 +218,8 @@ fn collect_locks(i: &Item, out: &mut BTreeSet<Option<String>>) {
     }
 }
 
-/// Runs `s`, recording its log through a recorder session of `s.p` threads.
-pub fn run(s: &Skeleton) -> Result<RunReport> {
+/// Runs `s`, recording its log into `log` through a recorder session of `s.p` threads.
+pub fn run(s: &Skeleton, log: &Path) -> Result<RunReport> {
     check(s)?;
     let (regions, region_warnings) = region_plan(s);
     let (partners, mut warnings) = Partners::plan(s);
@@ -269,7 +269,11 @@ pub fn run(s: &Skeleton) -> Result<RunReport> {
         names: Default::default(),
     };
     let k = s.k.to_string();
-    let session = Session::start(s.p, &[("skeleton", "1"), ("k", k.as_str())])
+    let session = Session::builder(s.p)
+        .param("skeleton", "1")
+        .param("k", k)
+        .path(log)
+        .start()
         .context("cannot start the skeleton's recording session")?;
     let log = session.path().to_path_buf();
     // A Team's skeleton runs on a rayon pool, whose idle workers wait as rayon's do; libomp's
