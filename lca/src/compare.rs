@@ -15,9 +15,11 @@ use fit::performance::{Kind, PerformanceModel};
 /// implementation's, [`crate::validated_error::implementation_rows`]), each decided by its
 /// runs. Empty when the two models cannot be told to different rows (no `impl`), or their
 /// factors differ. A run's value is what the model predicts: the response for a response
-/// model; else `wall`, or the categories' sum over `p` where there is no `wall`.
+/// model; else `wall`, or the categories' sum over `p` where there is no `wall`. A row that
+/// `pp whatif` predicted (a `predicted` cell: a study's `[whatif]` points) is not a measured
+/// run, so its point is left to the models, whose verdict says it rests on predicted rows.
 pub fn measured(a: &PerformanceModel, b: &PerformanceModel, data: &Datafile) -> Vec<MeasuredPoint> {
-    match shared_runs(a, b, data) {
+    match shared_runs(a, b, data, Rows::Measured) {
         Some((factors, ra, rb)) => measured_points(&factors, &ra, &rb),
         None => Vec::new(),
     }
@@ -31,7 +33,7 @@ pub fn difference(
     b: &PerformanceModel,
     data: &Datafile,
 ) -> Option<DifferenceModel> {
-    let (factors, ra, rb) = shared_runs(a, b, data)?;
+    let (factors, ra, rb) = shared_runs(a, b, data, Rows::All)?;
     DifferenceModel::fit(&factors, &ra, &rb)
 }
 
@@ -42,6 +44,7 @@ fn shared_runs(
     a: &PerformanceModel,
     b: &PerformanceModel,
     data: &Datafile,
+    rows: Rows,
 ) -> Option<(Vec<String>, Vec<Run>, Vec<Run>)> {
     let own = |m: &PerformanceModel| {
         m.provenance
@@ -54,8 +57,8 @@ fn shared_runs(
         return None;
     }
     let factors = a.factors.clone();
-    let ra = runs(a, &factors, data)?;
-    let rb = runs(b, &factors, data)?;
+    let ra = runs(a, &factors, data, rows)?;
+    let rb = runs(b, &factors, data, rows)?;
     Some((factors, ra, rb))
 }
 
@@ -71,9 +74,22 @@ pub fn difference_line(d: &DifferenceModel) -> String {
     )
 }
 
+/// Which rows [`runs`] takes: every row (the difference model is a model, fitted to the rows
+/// the implementations' models are), or the measured ones only (the points the runs decide).
+#[derive(Clone, Copy, PartialEq)]
+enum Rows {
+    All,
+    Measured,
+}
+
 /// The runs of one model's implementation in `data`, over `factors`; rows at another value of
 /// a value the model holds (its `p = 26`) are not its runs.
-fn runs(model: &PerformanceModel, factors: &[String], data: &Datafile) -> Option<Vec<Run>> {
+fn runs(
+    model: &PerformanceModel,
+    factors: &[String],
+    data: &Datafile,
+    rows: Rows,
+) -> Option<Vec<Run>> {
     let data = crate::validated_error::implementation_rows(model, data)?;
     let number = |row: usize, column: &str| match data.cell(row, column) {
         Some(Cell::Number(x)) => Some(x),
@@ -86,7 +102,8 @@ fn runs(model: &PerformanceModel, factors: &[String], data: &Datafile) -> Option
             .iter()
             .all(|(f, v)| number(row, f).is_none_or(|x| (x - v).abs() <= 1e-9 * v.abs().max(1.0)));
         let point: Option<Vec<f64>> = factors.iter().map(|f| number(row, f)).collect();
-        let (true, Some(point)) = (held, point) else {
+        let predicted = data.cell(row, fit::observations::PREDICTED).is_some();
+        let (true, Some(point), false) = (held, point, rows == Rows::Measured && predicted) else {
             continue;
         };
         let value = match model.kind {

@@ -608,6 +608,31 @@ fn validation_runs_widen_the_verdict() {
     // Without --data the verdict says what its intervals leave out.
     let plain = stdout(&["crossover", &models[0], &models[1], "--var", "n"]);
     assert!(plain.contains("model error: not included"), "{plain}");
+    // lin's validation runs at one point give it no error: the model-error line and the
+    // verdict say whose error the intervals hold.
+    let one: String = rows
+        .lines()
+        .filter(|l| !(l.starts_with("impl=lin") && l.contains("n=181")))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let one = path(write(&dir, "one.dat", &one));
+    let text = stdout(&[
+        "crossover",
+        &models[0],
+        &models[1],
+        "--var",
+        "n",
+        "--data",
+        &one,
+    ]);
+    assert!(
+        text.contains("validation points), lin none (validation runs at fewer than two points)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("verdict: At 90% confidence, sq's validated error included (lin has none)"),
+        "{text}"
+    );
 
     // A datafile without a role column needs the rows named.
     let unmarked = path(write(

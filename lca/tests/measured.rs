@@ -258,3 +258,52 @@ fn where_the_runs_and_the_models_name_opposite_winners_the_verdict_says_so() {
         }
     }
 }
+
+#[test]
+fn a_predicted_row_is_not_a_measured_run() {
+    // A study's `[whatif]` rows are pp whatif's predictions of its runs, not measurements:
+    // the points they hold are left to the models (which say they rest on predicted rows),
+    // never decided "by the runs".
+    let dir = scratch("measured-predicted");
+    let rows: String = dip_rows(true)
+        .lines()
+        .map(|l| {
+            if l.contains(" p=6 ") {
+                format!("{l} predicted=demand:cpu predicted_from=r.log\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let data = test_support::write(&dir, "t.dat", &rows);
+    let data = data.to_str().unwrap();
+    let response = ["--response", "t", "--factors", "p"];
+    let models = model_each(&dir, data, &["a", "b"], "", &response);
+    let args = [
+        "crossover",
+        &models[0],
+        &models[1],
+        "--data",
+        data,
+        "--validate-where",
+        "p=4",
+    ];
+    let text = stdout(&args);
+    let verdict = text.lines().find(|l| l.starts_with("verdict: ")).unwrap();
+    assert!(
+        verdict.starts_with("verdict: By the runs at the 8 points both measured"),
+        "{verdict}"
+    );
+    assert!(!verdict.contains("p=6"), "{verdict}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&stdout(&[&args[..], &["--format", "json"]].concat())).unwrap();
+    let points: Vec<f64> = doc["measured"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["point"]["p"].as_f64().unwrap())
+        .collect();
+    assert_eq!(points.len(), 8, "{points:?}");
+    assert!(!points.contains(&6.0), "{points:?}");
+    assert!(text.contains("predicted"), "{text}");
+}

@@ -131,7 +131,7 @@ fn model_errors(
     own: [bool; 2],
     intervals: bool,
 ) {
-    let parts: Vec<String> = [a, b]
+    let mut parts: Vec<String> = [a, b]
         .iter()
         .zip(errors)
         .filter_map(|(name, e)| {
@@ -144,6 +144,14 @@ fn model_errors(
             })
         })
         .collect();
+    if parts.len() == 1 {
+        // The other model's validation runs, if any, cover fewer than two points
+        // (lca's `model_errors`): say so rather than leave it out unremarked.
+        let none = if errors[0].is_none() { a } else { b };
+        parts.push(format!(
+            "{none} none (validation runs at fewer than two points)"
+        ));
+    }
     if !parts.is_empty() {
         // A PACE model's interval was its error on its own runs: the validated error takes
         // its place (fit's `compare_with`).
@@ -173,14 +181,14 @@ fn model_errors(
         let _ = writeln!(
             out,
             "model error: not included (the intervals hold the fitted coefficients' \
-             uncertainty only; `lca crossover --data DATAFILE` with validation runs adds each \
-             model's error)"
+             uncertainty only; `lca crossover --data DATAFILE` adds each model's error on its \
+             validation runs, where they cover two points or more)"
         );
     } else if intervals {
         let _ = writeln!(
             out,
             "model error: the intervals hold {}, not an error on validation runs (`lca \
-             crossover --data DATAFILE` with validation runs adds each model's)",
+             crossover --data DATAFILE` adds each model's on validation runs at two points or more)",
             crate::verdict::basis(own, a, b)
         );
     }

@@ -126,6 +126,17 @@ pub fn basis(own: [bool; 2], a: &str, b: &str) -> String {
     }
 }
 
+/// Which validated errors the intervals include: both models', or the one model's that has
+/// one (the other's validation runs cover fewer than two points).
+fn included(errors: &[Option<ValidatedError>; 2], a: &str, b: &str) -> String {
+    match errors {
+        [Some(_), Some(_)] => "the models' validated errors included".to_string(),
+        [Some(_), None] => format!("{a}'s validated error included ({b} has none)"),
+        [None, Some(_)] => format!("{b}'s validated error included ({a} has none)"),
+        [None, None] => "no validated error included".to_string(),
+    }
+}
+
 /// How sure, and where the other factors are: `At 90% confidence, at p = 26: `.
 fn lead(
     intervals: bool,
@@ -135,7 +146,7 @@ fn lead(
     fixed: &[(String, f64)],
 ) -> String {
     let how = match (intervals, errors.iter().any(Option::is_some)) {
-        (true, true) => "At 90% confidence, the models' validated errors included".to_string(),
+        (true, true) => format!("At 90% confidence, {}", included(errors, a, b)),
         (true, false) => format!("At 90% confidence in {} alone", basis(own, a, b)),
         (false, _) => "Comparing means only (models without intervals: untested)".to_string(),
     };
@@ -543,9 +554,7 @@ fn apart(
     b: &str,
 ) -> String {
     match (intervals, errors.iter().any(Option::is_some)) {
-        (true, true) => {
-            "cannot be told apart at 90%, the models' validated errors included,".to_string()
-        }
+        (true, true) => format!("cannot be told apart at 90%, {},", included(errors, a, b)),
         (true, false) => format!(
             "cannot be told apart at 90% (in {} alone)",
             basis(own, a, b)
@@ -564,7 +573,28 @@ fn extrapolated(yes: bool) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{basis, chance};
+    use super::{basis, chance, included};
+    use fit::crossover::ValidatedError;
+
+    #[test]
+    fn a_verdict_names_the_one_model_whose_validated_error_it_includes() {
+        let e = Some(ValidatedError {
+            relative_sd: 0.1,
+            points: 2,
+        });
+        assert_eq!(
+            included(&[e, e], "dp", "tp"),
+            "the models' validated errors included"
+        );
+        assert_eq!(
+            included(&[e, None], "dp", "tp"),
+            "dp's validated error included (tp has none)"
+        );
+        assert_eq!(
+            included(&[None, e], "dp", "tp"),
+            "tp's validated error included (dp has none)"
+        );
+    }
 
     #[test]
     fn each_models_intervals_are_named_for_what_they_hold() {
