@@ -116,15 +116,18 @@ fn map_section(
     }
 }
 
-/// Both implementations' measured runs as points of the map, `(u, v)`.
-fn measured(map: &fit::crossover::WinnerMap, sections: &[Section]) -> Vec<(f64, f64)> {
+/// Both implementations' runs as points of the map, `(u, v, predicted)`: predicted when `pp
+/// whatif` made the row (a study's `[whatif]` points).
+fn measured(map: &fit::crossover::WinnerMap, sections: &[Section]) -> Vec<(f64, f64, bool)> {
     let mut points = Vec::new();
     for s in sections {
         let at = |f: &str| s.model.factors.iter().position(|x| x == f);
         let (Some(u), Some(v)) = (at(&map.u.factor), at(&map.v.factor)) else {
             continue;
         };
-        points.extend(s.runs.points.iter().map(|p| (p[u], p[v])));
+        points.extend(
+            (s.runs.points.iter().enumerate()).map(|(i, p)| (p[u], p[v], s.runs.is_predicted(i))),
+        );
     }
     points
 }
@@ -154,6 +157,8 @@ fn runs(model: &PerformanceModel, data: &Datafile) -> Result<Runs> {
         runs.points.push(point);
         runs.categories.push(values);
         runs.time.push(time);
+        runs.predicted
+            .push(data.cell(row, fit::observations::PREDICTED).is_some());
     }
     Ok(runs)
 }

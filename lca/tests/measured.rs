@@ -306,4 +306,37 @@ fn a_predicted_row_is_not_a_measured_run() {
     assert_eq!(points.len(), 8, "{points:?}");
     assert!(!points.contains(&6.0), "{points:?}");
     assert!(text.contains("predicted"), "{text}");
+    // The report draws them apart and counts them.
+    let out = dir.join("report");
+    stdout(&[
+        "report",
+        &models[0],
+        &models[1],
+        "--data",
+        data,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert_eq!(
+        html.matches("3 of them predicted by pp whatif, not measured")
+            .count(),
+        2,
+        "one per implementation"
+    );
+    assert!(html.contains("hollow: predicted by pp whatif, not measured"));
+    // Without predicted rows, nothing is said of them.
+    let plain = test_support::write(&dir, "plain.dat", &dip_rows(true));
+    let plain_out = dir.join("plain-report");
+    stdout(&[
+        "report",
+        &models[0],
+        &models[1],
+        "--data",
+        plain.to_str().unwrap(),
+        "--out",
+        plain_out.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(plain_out.join("index.html")).unwrap();
+    assert!(!html.contains("predicted by pp whatif"));
 }

@@ -46,6 +46,9 @@ pub struct Chart {
     pub y_label: String,
     /// Measured observations; replicates appear as several points.
     pub points: Vec<(f64, f64)>,
+    /// Observations `pp whatif` predicted rather than measured (a study's `[whatif]` rows),
+    /// drawn hollow.
+    pub predicted_points: Vec<(f64, f64)>,
     /// Fitted models, best first.
     pub curves: Vec<Curve>,
 }
@@ -65,6 +68,9 @@ pub struct Curve {
     pub area: bool,
     /// Measured points that belong to this curve, drawn in its colour.
     pub dots: Vec<(f64, f64)>,
+    /// Points of this curve that `pp whatif` predicted rather than measured, drawn hollow in
+    /// its colour.
+    pub predicted_dots: Vec<(f64, f64)>,
 }
 
 /// Output format of a chart file.
@@ -296,10 +302,14 @@ fn finite((x, y): &(f64, f64)) -> bool {
 /// Axis ranges: all finite data, the y range clamped to 1.5 measured spans beyond
 /// the measurements, and starting at 0 when the measurements are non-negative.
 fn ranges(chart: &Chart) -> ((f64, f64), (f64, f64)) {
-    let dots = chart.curves.iter().flat_map(|c| c.dots.iter());
+    let dots = chart
+        .curves
+        .iter()
+        .flat_map(|c| c.dots.iter().chain(&c.predicted_dots));
     let measured: Vec<(f64, f64)> = chart
         .points
         .iter()
+        .chain(&chart.predicted_points)
         .chain(dots)
         .copied()
         .filter(finite)
@@ -495,6 +505,16 @@ fn draw<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Resu
                 + Circle::new((0, 0), 5, BLACK.stroke_width(1))
         }))
         .map_err(text)?;
+        let hollow = curve
+            .predicted_dots
+            .iter()
+            .filter(|p| finite(p) && (y.0..=y.1).contains(&p.1));
+        ctx.draw_series(hollow.map(|&p| {
+            EmptyElement::at(p)
+                + Circle::new((0, 0), 5, WHITE.filled())
+                + Circle::new((0, 0), 5, color.stroke_width(2))
+        }))
+        .map_err(text)?;
     }
     if !chart.points.is_empty() {
         let dots = chart
@@ -506,6 +526,22 @@ fn draw<DB: DrawingBackend>(chart: &Chart, root: DrawingArea<DB, Shift>) -> Resu
             .label("measured")
             .legend(|(lx, ly)| Circle::new((lx + 10, ly), 4, BLACK.filled()));
         labels.push("measured".into());
+    }
+    let hollow = chart
+        .predicted_points
+        .iter()
+        .filter(|p| finite(p) && (y.0..=y.1).contains(&p.1));
+    ctx.draw_series(hollow.map(|&p| Circle::new(p, 4, BLACK.stroke_width(2))))
+        .map_err(text)?;
+    if !chart.predicted_points.is_empty()
+        || chart.curves.iter().any(|c| !c.predicted_dots.is_empty())
+    {
+        let label = "hollow: predicted by pp whatif, not measured";
+        ctx.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+            .map_err(text)?
+            .label(label)
+            .legend(|(lx, ly)| Circle::new((lx + 10, ly), 4, BLACK.stroke_width(2)));
+        labels.push(label.into());
     }
 
     ctx.configure_series_labels()

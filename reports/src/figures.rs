@@ -32,6 +32,16 @@ pub struct Runs {
     pub categories: Vec<Vec<f64>>,
     /// Measured `T_p` of each run.
     pub time: Vec<f64>,
+    /// Whether each run was predicted by `pp whatif` rather than measured (a `predicted`
+    /// column: a study's `[whatif]` rows); empty means none was. Drawn hollow.
+    pub predicted: Vec<bool>,
+}
+
+impl Runs {
+    /// Whether run `i` was predicted rather than measured.
+    pub fn is_predicted(&self, i: usize) -> bool {
+        self.predicted.get(i).copied().unwrap_or(false)
+    }
 }
 
 /// The other factors' extremes: each combination of their low and high levels.
@@ -101,21 +111,27 @@ pub fn category_charts(model: &PerformanceModel, runs: &Runs) -> Vec<Chart> {
                         (x, category.fit.evaluate(&point))
                     })
                     .collect();
-                let mut dots = Vec::new();
-                for (point, values) in runs.points.iter().zip(&runs.categories) {
+                let (mut dots, mut predicted_dots) = (Vec::new(), Vec::new());
+                for (i, (point, values)) in runs.points.iter().zip(&runs.categories).enumerate() {
                     let on_edge = point
                         .iter()
                         .zip(&edge)
                         .enumerate()
                         .all(|(g, (v, e))| g == f || v == e);
                     if on_edge && values[c].is_finite() {
-                        dots.push((point[f], values[c]));
+                        let to = if runs.is_predicted(i) {
+                            &mut predicted_dots
+                        } else {
+                            &mut dots
+                        };
+                        to.push((point[f], values[c]));
                     }
                 }
                 chart.curves.push(Curve {
                     label: format!("model at {}", at_text(model, &edge, f)),
                     points: curve,
                     dots,
+                    predicted_dots,
                     ..Curve::default()
                 });
             }
@@ -161,8 +177,8 @@ pub fn stacked_charts(model: &PerformanceModel) -> Vec<Chart> {
             ),
             x_label: factor.clone(),
             y_label: "processor-seconds (stacked)".into(),
-            points: Vec::new(),
             curves,
+            ..Chart::default()
         });
     }
     charts
@@ -170,19 +186,28 @@ pub fn stacked_charts(model: &PerformanceModel) -> Vec<Chart> {
 
 /// Predicted against measured `T_p`, with the line where they are equal.
 pub fn validation_chart(model: &PerformanceModel, runs: &Runs) -> Option<Chart> {
-    let points: Vec<(f64, f64)> = runs
-        .points
+    let (mut points, mut predicted_points) = (Vec::new(), Vec::new());
+    for (i, (p, t)) in runs.points.iter().zip(&runs.time).enumerate() {
+        if t.is_finite() {
+            let to = if runs.is_predicted(i) {
+                &mut predicted_points
+            } else {
+                &mut points
+            };
+            to.push((*t, model.predict(p).time.value));
+        }
+    }
+    let hi = points
         .iter()
-        .zip(&runs.time)
-        .filter(|(_, t)| t.is_finite())
-        .map(|(p, t)| (*t, model.predict(p).time.value))
-        .collect();
-    let hi = points.iter().map(|p| p.0.max(p.1)).fold(0.0, f64::max);
-    (!points.is_empty()).then(|| Chart {
+        .chain(&predicted_points)
+        .map(|p| p.0.max(p.1))
+        .fold(0.0, f64::max);
+    (!points.is_empty() || !predicted_points.is_empty()).then(|| Chart {
         title: format!("{}: predicted against measured T_p", model.name),
         x_label: "measured T_p (s)".into(),
         y_label: "predicted T_p (s)".into(),
         points,
+        predicted_points,
         curves: vec![Curve {
             label: "predicted = measured".into(),
             points: vec![(0.0, 0.0), (hi, hi)],
@@ -295,23 +320,27 @@ pub fn comparison_charts(
                     }
                 }
                 let g = model.factors.iter().position(|h| h == factor).unwrap_or(0);
-                let dots = runs
-                    .points
-                    .iter()
-                    .zip(&runs.time)
-                    .filter(|(p, t)| {
-                        t.is_finite()
-                            && p.iter()
-                                .enumerate()
-                                .all(|(k, v)| k == g || point(p[g])[k] == *v)
-                    })
-                    .map(|(p, t)| (p[g], *t))
-                    .collect();
+                let (mut dots, mut predicted_dots) = (Vec::new(), Vec::new());
+                for (i, (p, t)) in runs.points.iter().zip(&runs.time).enumerate() {
+                    let on_edge = p
+                        .iter()
+                        .enumerate()
+                        .all(|(k, v)| k == g || point(p[g])[k] == *v);
+                    if t.is_finite() && on_edge {
+                        let to = if runs.is_predicted(i) {
+                            &mut predicted_dots
+                        } else {
+                            &mut dots
+                        };
+                        to.push((p[g], *t));
+                    }
+                }
                 chart.curves.push(Curve {
                     label: format!("{} at {at}", model.name),
                     points: curve,
                     band,
                     dots,
+                    predicted_dots,
                     ..Curve::default()
                 });
             }

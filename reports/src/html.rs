@@ -97,11 +97,19 @@ pub fn report(title: &str, lead: &str, sections: &[Section]) -> Result<Report, C
         }
         if let Some(v) = &section.validation {
             let e = v.model_errors();
+            let predicted = (0..v.points.len())
+                .filter(|&i| section.runs.is_predicted(i))
+                .count();
             let _ = write!(
                 html,
-                "<p>Against the {} measured runs of this implementation (those the model was \
-                 built from included): mean relative error of T<sub>p</sub> {:.1}%, max {:.1}%",
+                "<p>Against the {} runs of this implementation (those the model was built from \
+                 included{}): mean relative error of T<sub>p</sub> {:.1}%, max {:.1}%",
                 v.points.len(),
+                if predicted == 0 {
+                    String::new()
+                } else {
+                    format!("; {predicted} of them predicted by pp whatif, not measured")
+                },
                 100.0 * e.mean,
                 100.0 * e.max
             );
@@ -231,7 +239,7 @@ fn grid(
 
 /// The verdict and the winner map of two implementations as a coloured grid (the second factor
 /// upwards), with the crossover boundary's points folded under it.
-pub fn winner_map(map: &WinnerMap, runs: &[(f64, f64)], predicted: Option<&str>) -> String {
+pub fn winner_map(map: &WinnerMap, runs: &[(f64, f64, bool)], predicted: Option<&str>) -> String {
     let swatch = |colour: &str, text: &str| {
         format!(
             "<span style=\"background:{colour};padding:0 .5em;margin-right:.3em\">&nbsp;</span>{text}"
@@ -243,7 +251,7 @@ pub fn winner_map(map: &WinnerMap, runs: &[(f64, f64)], predicted: Option<&str>)
     } else {
         "faster (no intervals: untested)"
     };
-    let legend = [
+    let mut legend = vec![
         swatch("#1f77b4", &format!("{a} {decided}")),
         swatch("#ff7f0e", &format!("{b} {decided}")),
         swatch("#bbd6e8", &format!("{a}'s mean lower, undecided")),
@@ -251,6 +259,9 @@ pub fn winner_map(map: &WinnerMap, runs: &[(f64, f64)], predicted: Option<&str>)
         "<b>&mdash;</b> T<sub>A</sub> = T<sub>B</sub> (means)".to_string(),
         "&#9675; measured runs".to_string(),
     ];
+    if runs.iter().any(|r| r.2) {
+        legend.push("&#9633; runs predicted by pp whatif, not measured".to_string());
+    }
     let mut html = format!(
         "<h2>Which is faster: {a} (A) or {b} (B)</h2>\n<p class=\"verdict\">{}</p>\n\
          <p>{} across, {} up{}: {}.</p>\n",

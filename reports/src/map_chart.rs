@@ -14,8 +14,9 @@ use crate::verdict::human;
 /// Width and height of the map, in pixels.
 pub const SIZE: (u32, u32) = (1000, 440);
 
-/// The winner map as an SVG document, with `runs` (measured points as `(u, v)`) overlaid.
-pub fn svg(map: &WinnerMap, runs: &[(f64, f64)]) -> Result<String, ChartError> {
+/// The winner map as an SVG document, with `runs` overlaid as `(u, v, predicted)`: measured
+/// points as circles, points `pp whatif` predicted (a study's `[whatif]` rows) as squares.
+pub fn svg(map: &WinnerMap, runs: &[(f64, f64, bool)]) -> Result<String, ChartError> {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -99,7 +100,7 @@ fn tick(a: &Axis, v: f64) -> String {
 
 fn draw<DB, X, Y>(
     map: &WinnerMap,
-    runs: &[(f64, f64)],
+    runs: &[(f64, f64, bool)],
     root: &DrawingArea<DB, plotters::coord::Shift>,
     x: X,
     y: Y,
@@ -184,13 +185,21 @@ where
     .map_err(|e| text(&e))?;
     ctx.draw_series(dots.into_iter().map(|p| Circle::new(p, 3, BLACK.filled())))
         .map_err(|e| text(&e))?;
-    let inside = |&&(u, v): &&(f64, f64)| {
+    let inside = |&&(u, v, _): &&(f64, f64, bool)| {
         (map.u.lo..=map.u.hi).contains(&u) && (map.v.lo..=map.v.hi).contains(&v)
     };
-    ctx.draw_series(runs.iter().filter(inside).map(|&p| {
-        EmptyElement::at(p)
+    let measured = runs.iter().filter(inside).filter(|r| !r.2);
+    ctx.draw_series(measured.map(|&(u, v, _)| {
+        EmptyElement::at((u, v))
             + Circle::new((0, 0), 5, WHITE.filled())
             + Circle::new((0, 0), 5, BLACK.stroke_width(2))
+    }))
+    .map_err(|e| text(&e))?;
+    let predicted = runs.iter().filter(inside).filter(|r| r.2);
+    ctx.draw_series(predicted.map(|&(u, v, _)| {
+        EmptyElement::at((u, v))
+            + Rectangle::new([(-5, -5), (5, 5)], WHITE.filled())
+            + Rectangle::new([(-5, -5), (5, 5)], BLACK.stroke_width(2))
     }))
     .map_err(|e| text(&e))?;
     root.present().map_err(|e| text(&e))

@@ -304,6 +304,7 @@ pub fn chart(observations: &Observations, ranking: &Ranking) -> Chart {
             .zip(observations.y.iter().copied())
             .collect(),
         curves,
+        ..Chart::default()
     }
 }
 

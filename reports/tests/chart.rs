@@ -37,6 +37,7 @@ fn example() -> Chart {
         x_label: "p (processors)".into(),
         y_label: "li (seconds)".into(),
         points,
+        predicted_points: Vec::new(),
         curves: vec![
             sample("(0.000298 ± 0.000017)·p·√p", 1.0, 64.0, |p| {
                 a * p * p.sqrt()
@@ -133,6 +134,7 @@ fn edge_cases_still_render() {
             x_label: "x".repeat(500),
             y_label: "y".repeat(500),
             points: vec![(1.0, 1.0), (nan, 2.0), (2.0, inf), (3.0, 3.0)],
+            predicted_points: vec![(2.0, nan), (inf, 1.0), (1.5, 1.5)],
             curves: vec![
                 curve("nan", vec![(nan, nan), (inf, -inf)]),
                 curve("", vec![(1.0, nan), (2.0, 1.0), (2.5, inf), (3.0, 2.0)]),
