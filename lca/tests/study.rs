@@ -569,6 +569,35 @@ if [ $p -gt 2 ]; then c=$(( w * 2 / p )); fi
     i=$((i+1)); done
 } > "$PP_LOG""#;
 
+/// A `[whatif]` validation point is a prediction too: the summary says the T_p error there is
+/// against pp whatif's, not a measurement.
+#[test]
+fn whatif_validation_runs_are_said_to_be_predicted() {
+    let dir = scratch("study-whatif-validate");
+    let _ = std::fs::remove_dir_all(dir.join("study-fake"));
+    let command = format!(
+        "[[implementation]]\nname = \"a\"\ncommand = [\"sh\", \"-c\", '''{SHARED}''', \"sh\", \"{{p}}\", \"{{n}}\"]\n"
+    );
+    let text = format!(
+        "name = \"fake\"\ndesign = \"full\"\n\n[factors]\nn = \"32,64\"\np = \"1,2\"\n\n\
+         [validate]\npoints = [{{ n = 48, p = 2 }}, {{ n = 48, p = 4 }}]\n\n\
+         [whatif]\nwhere = \"p>2\"\n\n{command}"
+    );
+    write(&dir, "fake.toml", &text);
+    let out = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(
+            "a: validation runs predicted, not measured: 1 of 2 (the T_p error there is \
+             against pp whatif's prediction)"
+        ),
+        "{stdout}"
+    );
+    // The model's own rows were all measured.
+    assert!(!stdout.contains("a: predicted, not measured"), "{stdout}");
+}
+
 /// `[whatif] where = "p>2"`: the points beyond the 2 cores are run (oversubscribed) and their
 /// rows are `pp whatif --demand cpu`'s predictions from the runs' logs — a processor per
 /// thread: window 10 n * 2/p + 7 ns instead of 10 n + 7 — marked `predicted=demand:cpu`, and

@@ -135,6 +135,21 @@ fn build(
     fitted.warnings.extend(warnings(&model));
     let model = &*fitted.model.insert(model);
     if let Some(data) = validation_rows {
+        // A `[whatif]` validation point's rows are pp whatif's, so its T_p error is against
+        // a prediction: say so beside the error.
+        if let Some(p) = fit::performance::PredictedRows::of(&data, &model.factors) {
+            let after = (fitted.warnings.iter())
+                .position(|w| w.starts_with("predicted, not measured"))
+                .map_or(0, |i| i + 1);
+            fitted.warnings.insert(
+                after,
+                format!(
+                    "validation runs predicted, not measured: {} of {} (the T_p error there \
+                     is against pp whatif's prediction)",
+                    p.rows, p.of
+                ),
+            );
+        }
         let validation = fit::validation::validate(model, &data)?;
         let e = validation.model_errors();
         fitted.errors = Some((e.mean, e.max));
