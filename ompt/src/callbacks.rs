@@ -152,6 +152,17 @@ pub unsafe extern "C" fn task_schedule(prior: *mut Data, _status: c_int, next: *
     thread::task_switch(prior, next);
 }
 
+/// Whether a work-sharing construct of `kind` (`ompt_work_t`) names its time as a phase:
+/// loops (of any schedule: OpenMP 5.2's kinds 10 to 13 as well as 5.0's `ompt_work_loop`),
+/// sections and taskloops; not single, workshare, distribute or scope.
+fn names_a_phase(kind: c_int) -> bool {
+    matches!(
+        kind,
+        ffi::WORK_LOOP | ffi::WORK_SECTIONS | ffi::WORK_TASKLOOP | ffi::WORK_LOOP_STATIC
+            ..=ffi::WORK_LOOP_OTHER
+    )
+}
+
 pub unsafe extern "C" fn work(
     kind: c_int,
     endpoint: c_int,
@@ -160,10 +171,7 @@ pub unsafe extern "C" fn work(
     _count: u64,
     codeptr: *const c_void,
 ) {
-    if !matches!(
-        kind,
-        ffi::WORK_LOOP | ffi::WORK_SECTIONS | ffi::WORK_TASKLOOP
-    ) {
+    if !names_a_phase(kind) {
         return;
     }
     match endpoint {
@@ -200,4 +208,18 @@ pub unsafe extern "C" fn control_tool(
         _ => return ffi::CONTROL_IGNORED,
     }
     ffi::CONTROL_SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_a_phase;
+
+    #[test]
+    fn loops_of_every_schedule_name_a_phase() {
+        // ompt_work_t (OpenMP 5.2): loop 1, sections 2, single_executor 3, single_other 4,
+        // workshare 5, distribute 6, taskloop 7, scope 8, loop_static 10, loop_dynamic 11,
+        // loop_guided 12, loop_other 13.
+        let named: Vec<i32> = (0..16).filter(|&k| names_a_phase(k)).collect();
+        assert_eq!(named, [1, 2, 7, 10, 11, 12, 13]);
+    }
 }

@@ -69,6 +69,10 @@ pub const SYNC_BARRIER_TEAMS: c_int = 10;
 pub const WORK_LOOP: c_int = 1;
 pub const WORK_SECTIONS: c_int = 2;
 pub const WORK_TASKLOOP: c_int = 7;
+// OpenMP 5.2: a worksharing loop whose schedule the runtime knows reports it instead of
+// `ompt_work_loop` (static, dynamic, guided, other), as newer libomp does.
+pub const WORK_LOOP_STATIC: c_int = 10;
+pub const WORK_LOOP_OTHER: c_int = 13;
 
 // `ompt_mutex_t`
 pub const MUTEX_LOCK: c_int = 1;
