@@ -51,6 +51,10 @@ pub struct Calibration {
     /// interval the prediction's beyond the data also holds; empty for a model of several factors, and in model
     /// files written before they existed (the widening by `κ` alone then).
     pub rivals: Vec<Rival>,
+    /// For a response model's second and later responses, each its own quantity: the response
+    /// whose rivals these are (no forward validation: `relative_sd` 0). None: `T_p`'s, or the
+    /// first response's, the one [`reach`] and the crossover use.
+    pub response: Option<String>,
 }
 
 /// How a prediction's interval stands with respect to the data.
@@ -167,6 +171,7 @@ pub fn forward(
             points: held_points.len(),
             ratio,
             rivals,
+            response: None,
         });
     }
     out
@@ -214,7 +219,8 @@ pub fn reach(
         }
         extrapolated = true;
         let ratio = if x > hi { x / hi } else { lo / x };
-        let found = calibration.and_then(|c| c.iter().find(|c| &c.factor == factor));
+        let found = calibration
+            .and_then(|c| (c.iter()).find(|c| &c.factor == factor && c.response.is_none()));
         let Some(c) = found.filter(|_| ratio.is_finite() && ratio > 1.0) else {
             return Reach::Uncalibrated;
         };
@@ -242,13 +248,15 @@ pub fn reach(
     }
 }
 
-/// Beyond the data of a model of one factor: its rival forms ([`crate::rivals`]); None inside
-/// the data, for a model of several factors, or without rivals.
+/// Beyond the data of a model of one factor: the rival forms ([`crate::rivals`]) of `T_p` (or
+/// the first response; `response` None) or of the response named; None inside the data, for a
+/// model of several factors, or without rivals.
 pub fn rivals_beyond<'a>(
     factors: &[String],
     ranges: &[(f64, f64)],
     calibration: Option<&'a [Calibration]>,
     point: &[f64],
+    response: Option<&str>,
 ) -> Option<&'a [Rival]> {
     let ([factor], [(lo, hi)], [x]) = (factors, ranges, point) else {
         return None;
@@ -256,7 +264,8 @@ pub fn rivals_beyond<'a>(
     if !(x < lo || x > hi) {
         return None;
     }
-    let c = calibration?.iter().find(|c| &c.factor == factor)?;
+    let c =
+        (calibration?.iter()).find(|c| &c.factor == factor && c.response.as_deref() == response)?;
     (!c.rivals.is_empty()).then_some(&c.rivals[..])
 }
 
@@ -285,6 +294,7 @@ mod tests {
             points,
             ratio: 2.0,
             rivals: Vec::new(),
+            response: None,
         }
     }
 

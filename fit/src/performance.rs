@@ -532,6 +532,7 @@ impl PerformanceModel {
             &self.ranges,
             self.calibration.as_deref(),
             point,
+            None,
         );
         let mixture = rivals.and_then(|r| crate::rivals::mixture(r, point));
         let spread = rivals.is_some_and(|r| r.len() >= crate::rivals::MIN_SPREAD);
@@ -573,9 +574,25 @@ impl PerformanceModel {
             _ => (time, reach),
         };
         if self.kind == Kind::Response
-            && let Some(first) = categories.first_mut()
+            && let Some((first, rest)) = categories.split_first_mut()
         {
             *first = time;
+            // Each later response is a quantity of its own: beyond the data its interval holds
+            // its own rivals' mixture, where the model file has them.
+            for (p, c) in rest.iter_mut().zip(&self.categories[1..]) {
+                let rivals = crate::calibration::rivals_beyond(
+                    &self.factors,
+                    &self.ranges,
+                    self.calibration.as_deref(),
+                    point,
+                    Some(&c.category),
+                );
+                if let Some(mix) = rivals.and_then(|r| crate::rivals::mixture(r, point))
+                    && p.half_width.is_finite()
+                {
+                    *p = crate::rivals::hold(p, &mix, c.fit.floor());
+                }
+            }
         }
         TimePrediction {
             point: point.to_vec(),

@@ -180,6 +180,27 @@ pub fn from_observations(
     } else {
         Vec::new()
     };
+    let mut calibration = calibration;
+    // Over one factor, each later response's own rivals: beyond the data its interval holds
+    // them too (docs/model-file.md), as the first response's holds its own.
+    if let [factor] = &model.factors[..] {
+        for o in observations.iter().skip(1) {
+            let Some(c) = model.categories.iter().find(|c| c.category == o.response) else {
+                continue;
+            };
+            let rivals = crate::rivals::rivals(o, Some(&c.fit));
+            if !rivals.is_empty() {
+                calibration.push(crate::calibration::Calibration {
+                    factor: factor.clone(),
+                    relative_sd: 0.0,
+                    points: 1,
+                    ratio: 1.0,
+                    rivals,
+                    response: Some(o.response.clone()),
+                });
+            }
+        }
+    }
     model.calibration = Some(calibration);
     Ok(model)
 }

@@ -180,6 +180,11 @@ fn bad_calibrations_are_refused_naming_the_field() {
             "factor = \"p\"\nrelative_sd = 0.1\npoints = 2\nratio = 0.5",
             "extrapolation 'p': ratio = 0.5 must be a finite number >= 1",
         ),
+        (
+            "factor = \"p\"\nrelative_sd = 0.1\npoints = 2\nratio = 2.0\nresponse = \"li\"",
+            "extrapolation 'p': response 'li' is not one of the model's second or later \
+             responses (it has none)",
+        ),
     ] {
         let file = format!("{head}\n\n[[extrapolation]]\n{table}\n");
         let e = parse("m.toml", &file).unwrap_err().to_string();
@@ -352,6 +357,7 @@ proptest::proptest! {
             points,
             ratio: 2.0,
             rivals: Vec::new(),
+            response: None,
         }]);
         let mut before = model.clone();
         before.calibration = None;

@@ -497,3 +497,55 @@ fn beyond_the_data_one_parameter_holds_the_forms_that_fit_as_well() {
     };
     assert!(lo <= truth && truth <= hi, "{top}");
 }
+
+#[test]
+fn beyond_the_data_every_series_holds_its_own_rivals_in_lca_predict_too() {
+    // The table of `lca model --predict` holds each series' rivals beyond the data; the model
+    // file keeps them per response, so `lca predict` gives the same interval for the second
+    // series, not its fit's own (which held no error of form: ±2.8 against ±113 here before).
+    let dir = scratch("extrap-rivals-each");
+    let mut text = String::from("PARAMETER p\nPOINTS ( 2 ) ( 4 ) ( 8 ) ( 16 ) ( 32 ) ( 64 )\n");
+    text += "METRIC time\nREGION main\n";
+    for p in [2.0_f64, 4.0, 8.0, 16.0, 32.0, 64.0] {
+        let t = 3.0 + 0.5 * p.log2();
+        text += &format!("DATA {} {} {}\n", t, t * 1.004, t * 0.997);
+    }
+    text += "REGION comm\n";
+    for p in [2.0_f64, 4.0, 8.0, 16.0, 32.0, 64.0] {
+        let t = 0.05 * p;
+        text += &format!("DATA {} {}\n", t * 1.01, t * 0.99);
+    }
+    let file = write(&dir, "two.txt", &text);
+    let model = dir.join("two.toml");
+    let (table, _) = success(&[
+        "model",
+        file.to_str().unwrap(),
+        "--predict",
+        "p=1024",
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    let (predicted, _) = success(&[
+        "predict",
+        model.to_str().unwrap(),
+        "--at",
+        "p=1024",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&predicted).unwrap();
+    let categories = &doc["predictions"][0]["categories"];
+    for (series, response) in [("main", "main [time]"), ("comm", "comm [time]")] {
+        let row = table.lines().find(|l| l.starts_with(series)).unwrap();
+        let cell = row.split("  ").last().unwrap().trim();
+        let half: f64 = cell.split_once(" ± ").unwrap().1.parse().unwrap();
+        let own = categories[response]["half_width"].as_f64().unwrap();
+        // The table prints two significant digits.
+        assert!(
+            (own - half).abs() <= 0.05 * half,
+            "{response}: {own} against {row}"
+        );
+    }
+    let written = std::fs::read_to_string(&model).unwrap();
+    assert!(written.contains("response = \"comm [time]\""), "{written}");
+}

@@ -88,6 +88,10 @@ struct CalibrationRecord {
     relative_sd: f64,
     points: usize,
     ratio: f64,
+    /// The response these rivals are of, for a response model's second and later responses
+    /// (absent: `T_p`'s, or the first response's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    response: Option<String>,
     /// The rival forms of a model of one factor (absent in files written before them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     rival: Vec<RivalRecord>,
@@ -290,6 +294,7 @@ pub fn write(model: &PerformanceModel) -> String {
                     relative_sd: c.relative_sd,
                     points: c.points,
                     ratio: c.ratio,
+                    response: c.response.clone(),
                     rival: c
                         .rivals
                         .iter()
@@ -585,7 +590,16 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
         None => Provenance::default(),
     };
     let calibration = match record.extrapolation {
-        Some(records) => Some(calibration(records, &factors)?),
+        Some(records) => {
+            // A response model's later responses may have rivals of their own.
+            let later: Vec<&str> = match record.kind.unwrap_or_default().into() {
+                Kind::Response => (categories.iter().skip(1))
+                    .map(|c| c.category.as_str())
+                    .collect(),
+                Kind::LostCycles => Vec::new(),
+            };
+            Some(calibration(records, &factors, &later)?)
+        }
         None => None,
     };
     Ok(PerformanceModel {
@@ -607,6 +621,7 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
 fn calibration(
     records: Vec<CalibrationRecord>,
     factors: &[String],
+    later: &[&str],
 ) -> Result<Vec<Calibration>, String> {
     let mut out: Vec<Calibration> = Vec::with_capacity(records.len());
     for r in records {
@@ -617,8 +632,29 @@ fn calibration(
                 factors.join(", ")
             ));
         }
-        if out.iter().any(|c| &c.factor == f) {
-            return Err(format!("extrapolation: factor '{f}' is given twice"));
+        if let Some(name) = &r.response
+            && !later.contains(&name.as_str())
+        {
+            return Err(format!(
+                "extrapolation '{f}': response '{name}' is not one of the model's second or \
+                 later responses ({})",
+                if later.is_empty() {
+                    "it has none".to_string()
+                } else {
+                    later.join(", ")
+                }
+            ));
+        }
+        if out
+            .iter()
+            .any(|c| &c.factor == f && c.response == r.response)
+        {
+            return Err(match &r.response {
+                None => format!("extrapolation: factor '{f}' is given twice"),
+                Some(name) => {
+                    format!("extrapolation: factor '{f}' is given twice for response '{name}'")
+                }
+            });
         }
         if !(r.relative_sd.is_finite() && r.relative_sd >= 0.0) {
             return Err(format!(
@@ -658,6 +694,7 @@ fn calibration(
             points: r.points,
             ratio: r.ratio,
             rivals,
+            response: r.response,
         });
     }
     Ok(out)

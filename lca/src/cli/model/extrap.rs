@@ -63,22 +63,30 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
             }
         }
     }
-    // The model file's calibration is its first response's (the one `lca predict`,
-    // `crossover` and `validate` compare).
-    let calibration = rows
-        .iter()
+    // Each modelled series' rivals: the first's are the model's own (the response `lca
+    // predict`, `crossover` and `validate` compare), the others' named by their response, so
+    // that `lca predict` holds them as this table does.
+    let modelled: Vec<(String, &Vec<fit::rivals::Rival>)> = (experiment.series.iter())
+        .zip(&rows)
         .zip(&rivals)
-        .find(|(r, _)| r.2.is_ok())
-        .filter(|(_, r)| !r.is_empty())
-        .map(|(_, r)| {
-            vec![fit::calibration::Calibration {
-                factor: experiment.parameters[0].clone(),
-                relative_sd: 0.0,
-                points: 1,
-                ratio: 1.0,
-                rivals: r.clone(),
-            }]
-        });
+        .filter(|((_, r), _)| r.2.is_ok())
+        .map(|((s, _), rivals)| (s.name(), rivals))
+        .collect();
+    let calibration = (experiment.parameters.len() == 1)
+        .then(|| {
+            (modelled.iter().enumerate())
+                .filter(|(_, (_, r))| !r.is_empty())
+                .map(|(k, (name, r))| fit::calibration::Calibration {
+                    factor: experiment.parameters[0].clone(),
+                    relative_sd: 0.0,
+                    points: 1,
+                    ratio: 1.0,
+                    rivals: (*r).clone(),
+                    response: (k > 0).then(|| name.clone()),
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|c| !c.is_empty());
     let model = PerformanceModel {
         kind: Kind::Response,
         name,
