@@ -306,6 +306,16 @@ fn a_predicted_row_is_not_a_measured_run() {
     assert_eq!(points.len(), 8, "{points:?}");
     assert!(!points.contains(&6.0), "{points:?}");
     assert!(text.contains("predicted"), "{text}");
+    // lca validate says which of its runs were predicted.
+    let validated = stdout(&["validate", &models[1], data, "--where", "impl=b"]);
+    assert!(
+        validated
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with("(3 of 27 rows predicted (pp whatif demand:cpu; p = 6), not measured)"),
+        "{validated}"
+    );
     // The report draws them apart and counts them.
     let out = dir.join("report");
     stdout(&[

@@ -46,6 +46,21 @@ pub fn run(args: &Args) -> Result<String> {
         let c: Vec<String> = conditions.iter().map(|c| c.to_string()).collect();
         source += &format!(" where {}", c.join(", "));
     }
+    // Rows pp whatif predicted (a study's [whatif] points) are not measurements: say so.
+    if let Some(p) = fit::performance::PredictedRows::of(&data, &model.factors) {
+        source += &format!(
+            " ({}, not measured)",
+            p.describe(&model.factors, &model.ranges)
+        );
+        if model.evaluator.is_some() {
+            eprintln!(
+                "note: a PACE model predicts the machine of its hardware layer, and pp whatif's \
+                 rows another (demand:cpu: a processor per thread), so the error compares two \
+                 predictions; `lca pace predict --cores N` swaps the layer's cores \
+                 (docs/pace.md)"
+            );
+        }
+    }
     Ok(reports::validation::validation(
         &model,
         &validation,
