@@ -25,16 +25,32 @@ pub fn measured(a: &PerformanceModel, b: &PerformanceModel, data: &Datafile) -> 
     }
 }
 
+/// The difference model, and how many of the points it was fitted over hold no measured run of
+/// one side or the other (a study's `[whatif]` points: `pp whatif`'s predicted rows).
+pub struct Difference {
+    /// The model.
+    pub model: DifferenceModel,
+    /// Its points that rest on predicted rows.
+    pub predicted: usize,
+}
+
 /// The difference model of the two implementations over the points both ran in `data`
-/// (docs/comparing.md#the-difference-model): None where [`measured`] finds no runs of both, or
-/// too few shared points.
+/// (docs/comparing.md#the-difference-model), predicted rows included as the two models
+/// include them: None where [`measured`] finds no runs of both, or too few shared points.
 pub fn difference(
     a: &PerformanceModel,
     b: &PerformanceModel,
     data: &Datafile,
-) -> Option<DifferenceModel> {
+) -> Option<Difference> {
     let (factors, ra, rb) = shared_runs(a, b, data, Rows::All)?;
-    DifferenceModel::fit(&factors, &ra, &rb)
+    let model = DifferenceModel::fit(&factors, &ra, &rb)?;
+    let measured = shared_runs(a, b, data, Rows::Measured).map_or(0, |(_, ma, mb)| {
+        fit::crossover::difference::shared_points(&ma, &mb)
+    });
+    Some(Difference {
+        predicted: model.points.saturating_sub(measured),
+        model,
+    })
 }
 
 /// The factors and each implementation's runs in `data`, for [`measured`] and [`difference`]:
@@ -63,14 +79,23 @@ fn shared_runs(
 }
 
 /// One line on the difference model: its form, points and validated error, and where it decides.
-pub fn difference_line(d: &DifferenceModel) -> String {
+pub fn difference_line(d: &Difference) -> String {
+    let predicted = if d.predicted > 0 {
+        format!(
+            " ({} of them predicted by pp whatif, not measured)",
+            d.predicted
+        )
+    } else {
+        String::new()
+    };
+    let m = &d.model;
     format!(
-        "difference model: {} over {} points both ran, validated error ±{:.1}% (leave-one-out RMS \
-         of the log ratio); it decides wherever its 90% interval is narrower than the two models' \
-         (\"rests on difference model\")\n",
-        d.text(),
-        d.points,
-        100.0 * d.validated_error
+        "difference model: {} over {} points both ran{predicted}, validated error ±{:.1}% \
+         (leave-one-out RMS of the log ratio); it decides wherever its 90% interval is narrower \
+         than the two models' (\"rests on difference model\")\n",
+        m.text(),
+        m.points,
+        100.0 * m.validated_error
     )
 }
 

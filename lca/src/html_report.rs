@@ -45,7 +45,14 @@ pub fn write(
         [a, b] => {
             let measured = data.map_or_else(Vec::new, |d| crate::compare::measured(a, b, d));
             let difference = data.and_then(|d| crate::compare::difference(a, b, d));
-            map_section(a, b, &sections, errors, &measured, difference.as_ref())
+            map_section(
+                a,
+                b,
+                &sections,
+                errors,
+                &measured,
+                difference.as_ref().map(|d| &d.model),
+            )
         }
         _ => String::new(),
     } + extra;

@@ -306,6 +306,12 @@ fn a_predicted_row_is_not_a_measured_run() {
     assert_eq!(points.len(), 8, "{points:?}");
     assert!(!points.contains(&6.0), "{points:?}");
     assert!(text.contains("predicted"), "{text}");
+    // The difference model is fitted to every row, as the two models are, and says how many of
+    // its points were predicted.
+    assert!(
+        text.contains("over 9 points both ran (1 of them predicted by pp whatif, not measured)"),
+        "{text}"
+    );
     // lca validate says which of its runs were predicted.
     let validated = stdout(&["validate", &models[1], data, "--where", "impl=b"]);
     assert!(

@@ -94,6 +94,12 @@ pub struct DifferenceModel {
     pub ranges: Vec<(f64, f64)>,
 }
 
+/// How many points both `a` and `b` ran (with positive values), as the difference model counts
+/// them.
+pub fn shared_points(a: &[Run], b: &[Run]) -> usize {
+    log_ratios(a, b).0.len()
+}
+
 /// The shared points' factor values and log ratios.
 fn log_ratios(a: &[Run], b: &[Run]) -> (Vec<Vec<f64>>, Vec<f64>) {
     let mut points: Vec<Vec<f64>> = a.iter().map(|r| r.point.clone()).collect();

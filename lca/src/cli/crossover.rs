@@ -126,7 +126,7 @@ pub fn run(args: &Args) -> Result<String> {
     let pair = Pair::new(&a, &b)?
         .with_validated_errors(errors)
         .with_measured(&measured)
-        .with_difference(difference.as_ref());
+        .with_difference(difference.as_ref().map(|d| &d.model));
     let fixed = fixed_values(&args.at)?;
     let ranges = ranges(&args.range)?;
     let free = pair.free(&fixed)?;
@@ -197,7 +197,7 @@ pub fn run(args: &Args) -> Result<String> {
 /// `out` (text) with the difference model's line after its first line.
 fn with_difference(
     out: String,
-    difference: Option<&fit::crossover::DifferenceModel>,
+    difference: Option<&lca::compare::Difference>,
     format: Format,
 ) -> String {
     match (difference, format) {

@@ -129,15 +129,14 @@ fn verdicts(
     [a, b]: [&PerformanceModel; 2],
     [fa, fb]: [&Fitted; 2],
     measured: &[fit::crossover::MeasuredPoint],
-    difference: Option<&fit::crossover::DifferenceModel>,
+    difference: Option<&crate::compare::Difference>,
 ) -> Result<String> {
     let mut text = String::new();
     let errors = [fa.validated_error, fb.validated_error];
     let plain = crate::compare::winner_map(a, b, [None, None], measured);
-    let validated = errors
-        .iter()
-        .any(Option::is_some)
-        .then(|| crate::compare::winner_map_with(a, b, errors, measured, difference));
+    let validated = errors.iter().any(Option::is_some).then(|| {
+        crate::compare::winner_map_with(a, b, errors, measured, difference.map(|d| &d.model))
+    });
     match &plain {
         Ok(map) => {
             text += &format!("\nverdict: {}\n", reports::verdict::map(map));
