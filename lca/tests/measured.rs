@@ -312,6 +312,28 @@ fn a_predicted_row_is_not_a_measured_run() {
         text.contains("over 9 points both ran (1 of them predicted by pp whatif, not measured)"),
         "{text}"
     );
+    // lca variation says so before its table.
+    let corners = test_support::write(
+        &dir,
+        "corners.dat",
+        "p=2 n=1 t=1\np=2 n=1 t=1.1\np=2 n=2 t=2\np=2 n=2 t=2.1\np=4 n=1 t=3\np=4 n=1 t=3.2\n\
+         p=4 n=2 t=5 predicted=demand:cpu\np=4 n=2 t=5.1 predicted=demand:cpu\n",
+    );
+    let variation = stdout(&[
+        "variation",
+        corners.to_str().unwrap(),
+        "--factors",
+        "p,n",
+        "--response",
+        "t",
+    ]);
+    assert!(
+        variation.starts_with(
+            "predicted, not measured: 2 of 8 rows predicted (pp whatif demand:cpu; p = 4, n = 2); \
+             they are analysed as the measured rows are\n"
+        ),
+        "{variation}"
+    );
     // lca validate says which of its runs were predicted.
     let validated = stdout(&["validate", &models[1], data, "--where", "impl=b"]);
     assert!(

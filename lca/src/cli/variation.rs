@@ -33,18 +33,48 @@ pub fn run(args: &Args) -> Result<String> {
     let levels: Vec<usize> = (0..factors.len()).map(|f| obs.levels(f).len()).collect();
     let cells = levels.iter().fold(1usize, |c, &l| c.saturating_mul(l));
     let measured = measured_cells(&obs);
+    // Rows pp whatif predicted (a study's [whatif] points) are analysed too; say so first.
+    let names: Vec<String> = args.factors.clone();
+    let ranges: Vec<(f64, f64)> = (0..factors.len())
+        .map(|f| {
+            let l = obs.levels(f);
+            (
+                l.first().copied().unwrap_or(f64::NAN),
+                l.last().copied().unwrap_or(f64::NAN),
+            )
+        })
+        .collect();
+    let predicted =
+        fit::performance::PredictedRows::of(&data, &names).map_or_else(String::new, |p| {
+            format!(
+                "predicted, not measured: {}; they are analysed as the measured rows are\n",
+                p.describe(&names, &ranges)
+            )
+        });
+    Ok(predicted + &table(args, &factors, &obs, &levels, cells, measured)?)
+}
+
+/// The allocation of variation, by the design's shape.
+fn table(
+    args: &Args,
+    factors: &[&str],
+    obs: &fit::Observations,
+    levels: &[usize],
+    cells: usize,
+    measured: usize,
+) -> Result<String> {
     if measured < cells {
         // Not a full factorial (the paper's edges design): its corners still are a 2^k r one
         // when they were all measured; else the error names a missing corner.
-        let corners = fit::variation::corners(&obs)?;
+        let corners = fit::variation::corners(obs)?;
         let table = fit::variation::sign_table(&corners.observations)?;
         Ok(reports::variation::corners_note(&corners, cells, measured)
             + &reports::variation::sign_table(&args.response, &table))
     } else if levels.iter().all(|&l| l == 2) {
-        let table = fit::variation::sign_table(&obs)?;
+        let table = fit::variation::sign_table(obs)?;
         Ok(reports::variation::sign_table(&args.response, &table))
     } else if factors.len() == 2 {
-        let rows = fit::variation::two_factor_anova(&obs)?;
+        let rows = fit::variation::two_factor_anova(obs)?;
         Ok(reports::variation::anova(&args.response, &rows))
     } else {
         bail!(
