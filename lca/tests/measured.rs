@@ -334,6 +334,23 @@ fn a_predicted_row_is_not_a_measured_run() {
         ),
         "{variation}"
     );
+    // So does the ranking of one category against one factor.
+    let ranked = stdout(&[
+        corners.to_str().unwrap(),
+        "--var",
+        "p",
+        "--cat",
+        "t",
+        "--where",
+        "n=2",
+    ]);
+    assert!(
+        ranked.ends_with(
+            "predicted, not measured: 2 of 4 rows predicted (pp whatif demand:cpu; p = 4); they \
+             are fitted as the measured rows are\n"
+        ),
+        "{ranked}"
+    );
     // lca validate says which of its runs were predicted.
     let validated = stdout(&["validate", &models[1], data, "--where", "impl=b"]);
     assert!(

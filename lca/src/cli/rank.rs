@@ -243,6 +243,20 @@ pub fn run(args: &Args) -> Result<String> {
     if let (Some(note), Format::Text) = (integer_note, config.format) {
         out.push_str(&note);
     }
+    // Rows pp whatif predicted (a study's [whatif] points) are ranked on too: say so.
+    let var = [config.var.clone()];
+    if let (Some(p), Format::Text) = (
+        fit::performance::PredictedRows::of(&data, &var),
+        config.format,
+    ) {
+        let levels = obs.levels(0);
+        let range = (levels.first().copied(), levels.last().copied());
+        let range = [(range.0.unwrap_or(f64::NAN), range.1.unwrap_or(f64::NAN))];
+        out.push_str(&format!(
+            "predicted, not measured: {}; they are fitted as the measured rows are\n",
+            p.describe(&var, &range)
+        ));
+    }
     Ok(out)
 }
 
