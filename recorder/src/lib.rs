@@ -74,7 +74,7 @@ pub use interval::{
 };
 pub use names::name;
 pub use session::{
-    DEFAULT_BUFFER_EVENTS, DEFAULT_STOP_TIMEOUT, FinishReport, Session, SessionBuilder,
+    DEFAULT_BUFFER_EVENTS, DEFAULT_STOP_TIMEOUT, FinishReport, Session, SessionBuilder, log_path,
 };
 #[cfg(feature = "rayon")]
 pub use team::{Part, Team, TeamScope};

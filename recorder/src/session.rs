@@ -284,6 +284,13 @@ impl SessionBuilder {
     }
 }
 
+/// The log a session writes unless told otherwise: `explicit`, else `$PP_LOG` (if not empty),
+/// else `./pp.log`. Tools that start a recorded program (`pp run`, `pp skeleton run`) name
+/// its log by the same rule.
+pub fn log_path(explicit: Option<PathBuf>) -> PathBuf {
+    resolve_path(explicit, std::env::var_os("PP_LOG"))
+}
+
 /// The log path: the explicit one, else `$PP_LOG` (if not empty), else `./pp.log`.
 pub(crate) fn resolve_path(explicit: Option<PathBuf>, env: Option<OsString>) -> PathBuf {
     explicit

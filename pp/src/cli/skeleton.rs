@@ -206,13 +206,7 @@ pub fn skeleton(args: &SkeletonArgs) -> Result<()> {
 /// file that is no log, is kept unless `force`: in the folder where the application was run,
 /// `./pp.log` is likely the application's log, the one the skeleton's prediction needs.
 fn run_log(log: Option<PathBuf>, force: bool) -> Result<PathBuf> {
-    let path = log
-        .or_else(|| {
-            std::env::var_os("PP_LOG")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| PathBuf::from("pp.log"));
+    let path = pp_recorder::log_path(log);
     // Only a regular file is read here; the recorder refuses devices, FIFOs and folders.
     if force || !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
         return Ok(path);

@@ -63,16 +63,7 @@ pub fn run(args: &RunOptions, warn: &mut dyn FnMut(String)) -> Result<Ran, Failu
     }
     let cwd = std::env::current_dir()
         .map_err(|e| fail(1, format!("cannot read the current directory: {e}")))?;
-    let log = cwd.join(
-        args.log
-            .clone()
-            .or_else(|| {
-                std::env::var_os("PP_LOG")
-                    .filter(|v| !v.is_empty())
-                    .map(PathBuf::from)
-            })
-            .unwrap_or_else(|| PathBuf::from("pp.log")),
-    );
+    let log = cwd.join(pp_recorder::log_path(args.log.clone()));
     if let Err(e) = files::output::check(&log) {
         return Err(fail(2, format!("--log: {e}")));
     }
