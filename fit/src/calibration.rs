@@ -57,6 +57,21 @@ pub struct Calibration {
     pub response: Option<String>,
 }
 
+impl Calibration {
+    /// Rival forms alone, without forward validation (`relative_sd` 0, one point, ratio 1): an
+    /// Extra-P series', or a response model's later response's (`response`).
+    pub fn rivals_only(factor: &str, rivals: Vec<Rival>, response: Option<String>) -> Calibration {
+        Calibration {
+            factor: factor.to_string(),
+            relative_sd: 0.0,
+            points: 1,
+            ratio: 1.0,
+            rivals,
+            response,
+        }
+    }
+}
+
 /// How a prediction's interval stands with respect to the data.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Reach {

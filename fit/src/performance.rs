@@ -71,6 +71,27 @@ impl PredictedRows {
         (found.rows > 0).then_some(found)
     }
 
+    /// [`PredictedRows::describe`] of `data`'s predicted rows against the range of all its
+    /// rows, for a command that reads a datafile without a model (`lca variation`, `lca
+    /// DATAFILE --var`); None when every row was measured.
+    pub fn describe_in(data: &Datafile, factors: &[String]) -> Option<String> {
+        let found = PredictedRows::of(data, factors)?;
+        let ranges: Vec<(f64, f64)> = factors
+            .iter()
+            .map(|f| {
+                (0..data.rows().len())
+                    .filter_map(|row| match data.cell(row, f) {
+                        Some(Cell::Number(x)) => Some(x),
+                        _ => None,
+                    })
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                        (lo.min(x), hi.max(x))
+                    })
+            })
+            .collect();
+        Some(found.describe(factors, &ranges))
+    }
+
     /// `48 of 96 rows predicted (pp whatif demand:cpu; p from 3 to 8)`: the factors whose
     /// predicted rows cover less than the model's whole range are named.
     pub fn describe(&self, factors: &[String], model_ranges: &[(f64, f64)]) -> String {

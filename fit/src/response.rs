@@ -171,7 +171,7 @@ pub fn from_observations(
             point
         })
         .collect();
-    let calibration = if same_rows {
+    let mut calibration = if same_rows {
         let own = model.categories.first().map(|c| c.fit.clone());
         crate::calibration::forward(&model, &points, &first.y, own.as_ref(), |rows| {
             let kept = observations.iter().map(|o| rows_of(o, rows)).collect();
@@ -180,7 +180,6 @@ pub fn from_observations(
     } else {
         Vec::new()
     };
-    let mut calibration = calibration;
     // Over one factor, each later response's own rivals: beyond the data its interval holds
     // them too (docs/model-file.md), as the first response's holds its own.
     if let [factor] = &model.factors[..] {
@@ -190,14 +189,11 @@ pub fn from_observations(
             };
             let rivals = crate::rivals::rivals(o, Some(&c.fit));
             if !rivals.is_empty() {
-                calibration.push(crate::calibration::Calibration {
-                    factor: factor.clone(),
-                    relative_sd: 0.0,
-                    points: 1,
-                    ratio: 1.0,
+                calibration.push(crate::calibration::Calibration::rivals_only(
+                    factor,
                     rivals,
-                    response: Some(o.response.clone()),
-                });
+                    Some(o.response.clone()),
+                ));
             }
         }
     }

@@ -245,16 +245,12 @@ pub fn run(args: &Args) -> Result<String> {
     }
     // Rows pp whatif predicted (a study's [whatif] points) are ranked on too: say so.
     let var = [config.var.clone()];
-    if let (Some(p), Format::Text) = (
-        fit::performance::PredictedRows::of(&data, &var),
+    if let (Some(rows), Format::Text) = (
+        fit::performance::PredictedRows::describe_in(&data, &var),
         config.format,
     ) {
-        let levels = obs.levels(0);
-        let range = (levels.first().copied(), levels.last().copied());
-        let range = [(range.0.unwrap_or(f64::NAN), range.1.unwrap_or(f64::NAN))];
         out.push_str(&format!(
-            "predicted, not measured: {}; they are fitted as the measured rows are\n",
-            p.describe(&var, &range)
+            "predicted, not measured: {rows}; they are fitted as the measured rows are\n"
         ));
     }
     Ok(out)

@@ -34,23 +34,12 @@ pub fn run(args: &Args) -> Result<String> {
     let cells = levels.iter().fold(1usize, |c, &l| c.saturating_mul(l));
     let measured = measured_cells(&obs);
     // Rows pp whatif predicted (a study's [whatif] points) are analysed too; say so first.
-    let names: Vec<String> = args.factors.clone();
-    let ranges: Vec<(f64, f64)> = (0..factors.len())
-        .map(|f| {
-            let l = obs.levels(f);
-            (
-                l.first().copied().unwrap_or(f64::NAN),
-                l.last().copied().unwrap_or(f64::NAN),
-            )
-        })
-        .collect();
-    let predicted =
-        fit::performance::PredictedRows::of(&data, &names).map_or_else(String::new, |p| {
-            format!(
-                "predicted, not measured: {}; they are analysed as the measured rows are\n",
-                p.describe(&names, &ranges)
-            )
-        });
+    let predicted = fit::performance::PredictedRows::describe_in(&data, &args.factors).map_or_else(
+        String::new,
+        |rows| {
+            format!("predicted, not measured: {rows}; they are analysed as the measured rows are\n")
+        },
+    );
     Ok(predicted + &table(args, &factors, &obs, &levels, cells, measured)?)
 }
 

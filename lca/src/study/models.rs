@@ -131,6 +131,7 @@ fn build(
         &summary,
     )?;
     fitted.model_file = Some(path);
+    let fallen_back = fallbacks.len();
     fitted.warnings = fallbacks;
     fitted.warnings.extend(warnings(&model));
     let model = &*fitted.model.insert(model);
@@ -138,9 +139,11 @@ fn build(
         // A `[whatif]` validation point's rows are pp whatif's, so its T_p error is against
         // a prediction: say so beside the error.
         if let Some(p) = fit::performance::PredictedRows::of(&data, &model.factors) {
-            let after = (fitted.warnings.iter())
-                .position(|w| w.starts_with("predicted, not measured"))
-                .map_or(0, |i| i + 1);
+            // After the model's own `predicted, not measured` line ([`warnings`]' first).
+            let after = match model.provenance.predicted {
+                Some(_) => fallen_back + 1,
+                None => 0,
+            };
             fitted.warnings.insert(
                 after,
                 format!(

@@ -76,13 +76,12 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
         .then(|| {
             (modelled.iter().enumerate())
                 .filter(|(_, (_, r))| !r.is_empty())
-                .map(|(k, (name, r))| fit::calibration::Calibration {
-                    factor: experiment.parameters[0].clone(),
-                    relative_sd: 0.0,
-                    points: 1,
-                    ratio: 1.0,
-                    rivals: (*r).clone(),
-                    response: (k > 0).then(|| name.clone()),
+                .map(|(k, (name, r))| {
+                    fit::calibration::Calibration::rivals_only(
+                        &experiment.parameters[0],
+                        (*r).clone(),
+                        (k > 0).then(|| name.clone()),
+                    )
                 })
                 .collect::<Vec<_>>()
         })
