@@ -355,6 +355,58 @@ fn a_failing_job_is_reported_with_its_standard_error() {
 }
 
 #[test]
+fn jobs_slurm_will_never_start_stop_the_study_after_the_others() {
+    let Some(_one) = up("jobs_slurm_will_never_start_stop_the_study_after_the_others") else {
+        return;
+    };
+    let dir = scratch("slurm-never");
+    // Impl a asks for p CPUs per run: 4096 is more than any node of the local cluster has,
+    // which Slurm accepts and leaves pending (reason PartitionConfig) for ever.
+    let path = study(&dir, "-", true);
+    let file = std::fs::read_to_string(&path)
+        .unwrap()
+        .replacen("p = \"1,2\"", "p = \"1,4096\"", 1);
+    write(&dir, "fake.toml", &file);
+    let mut child = lca(&dir)
+        .args(["study", "fake.toml"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // (Before, it waited for them for ever: the cap of wait_for ends that.)
+    wait_for("the study to stop", || child.try_wait().unwrap().is_some());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(1), "{stderr}");
+    // Said as soon as seen, while the other runs went on.
+    assert!(
+        stderr.contains(
+            "lca study: warning: Slurm will not start 3 of the study's jobs as the cluster is \
+             configured: a n=32 p=4096 and 2 more (--cpus-per-task=4096) pend with reason \
+             PartitionConfig"
+        ),
+        "{stderr}"
+    );
+    // Every other run made its row; then the study stopped, cancelling the three.
+    assert_eq!(rows(&dir).len(), RUNS - 3, "{stderr}");
+    let last = stderr.trim_end().lines().last().unwrap_or("");
+    assert!(
+        last.starts_with(
+            "Error: Slurm will not start the study's last 3 jobs as the cluster is configured: \
+             a n=32 p=4096 and 2 more (--cpus-per-task=4096) pend with reason PartitionConfig: \
+             the request is beyond what the partition or its nodes have. They are cancelled"
+        ),
+        "{stderr}"
+    );
+    assert!(left_in_queue(&dir).is_empty(), "{stderr}");
+}
+
+#[test]
 fn slurm_options_in_the_study_file_are_checked() {
     let dir = scratch("slurm-options");
     let path = study(&dir, "-", true);

@@ -22,6 +22,11 @@
 //! recorded job is still in `squeue` is waited for, not submitted again; whose recorded job
 //! wrote a completion file while no `lca` watched is profiled then; any other is submitted.
 //! Ctrl-C (SIGINT, SIGTERM, SIGHUP) cancels the study's jobs (`scancel`) and says so.
+//!
+//! A job Slurm accepted but will never start as the cluster is configured (pending with a
+//! reason of [`never_starts`]: a request beyond what the partition's nodes have, say) is
+//! reported once; when only such jobs are left, the study cancels them and stops, naming
+//! the runs, their resources and Slurm's reason.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
@@ -53,6 +58,10 @@ const LOOK: Duration = Duration::from_millis(100);
 /// The most tasks of one job array (Slurm's default `MaxArraySize` is 1001).
 const MAX_ARRAY: usize = 1000;
 
+/// How long every job left must have pended with a reason of [`never_starts`] before the
+/// study gives up on them (a reason seen once may be the scheduler's first look).
+const HOPELESS: Duration = Duration::from_secs(10);
+
 /// A submitted run being waited for.
 struct Waiting<'p> {
     point: &'p Point,
@@ -61,6 +70,9 @@ struct Waiting<'p> {
     job: String,
     /// When `squeue` first did not list it.
     gone: Option<Instant>,
+    /// Slurm's reason for not starting it, when it is one of [`never_starts`], and since
+    /// when `squeue` has given it.
+    blocked: Option<(String, Instant)>,
 }
 
 /// The completion file of a run.
@@ -176,7 +188,7 @@ pub fn make(
         );
     }
     say(bar, line);
-    wait(runner, &folder, waiting, bar, record)
+    wait(runner, study, &folder, waiting, bar, record)
 }
 
 /// Sorts the points of `round` by what an earlier start left of them: a job that finished
@@ -217,12 +229,13 @@ fn resume<'p>(
                     submit.push(point);
                 }
             }
-        } else if let Some(job) = job.filter(|j| queued.contains(*j)) {
+        } else if let Some(job) = job.filter(|j| queued.contains_key(*j)) {
             waiting.push(Waiting {
                 point,
                 stem,
                 job: job.clone(),
                 gone: None,
+                blocked: None,
             });
         } else {
             submit.push(point);
@@ -232,9 +245,11 @@ fn resume<'p>(
 }
 
 /// Waits for the `waiting` jobs, handing each end to `record` as its completion file appears
-/// (or as it is found lost); a stopping signal cancels those left.
+/// (or as it is found lost); a stopping signal cancels those left, and so does finding that
+/// Slurm will start none of them ([`hopeless`]).
 fn wait(
     runner: &Runner,
+    study: &Study,
     folder: &Folder,
     mut waiting: Vec<Waiting>,
     bar: &ProgressBar,
@@ -242,6 +257,7 @@ fn wait(
 ) -> Result<()> {
     let mut polled = Instant::now();
     let mut squeue_failed = false;
+    let mut warned: HashSet<String> = HashSet::new();
     while !waiting.is_empty() {
         if let Some(signal) = signals::caught() {
             cancel(&waiting, bar);
@@ -266,11 +282,27 @@ fn wait(
                 Ok(queued) => {
                     squeue_failed = false;
                     for w in &mut waiting {
-                        if queued.contains(&w.job) {
+                        let reason = queued.get(&w.job);
+                        if reason.is_some() {
                             w.gone = None;
                         } else {
                             w.gone.get_or_insert_with(Instant::now);
                         }
+                        match reason
+                            .and_then(|r| r.as_deref())
+                            .filter(|r| never_starts(r))
+                        {
+                            Some(r) if w.blocked.as_ref().is_some_and(|(b, _)| b == r) => {}
+                            Some(r) => w.blocked = Some((r.to_string(), Instant::now())),
+                            None => w.blocked = None,
+                        }
+                    }
+                    for line in blocked_news(study, &waiting, &mut warned) {
+                        say(bar, line);
+                    }
+                    if let Some(why) = hopeless(study, &waiting) {
+                        cancel(&waiting, bar);
+                        bail!("{why}");
                     }
                 }
                 Err(e) if !squeue_failed => {
@@ -393,6 +425,7 @@ fn submit_all<'p>(
                 stem,
                 job,
                 gone: None,
+                blocked: None,
             });
         }
         arrays.push(array);
@@ -564,14 +597,128 @@ fn sbatch(
     Ok(id.to_string())
 }
 
-/// This user's jobs in Slurm's queue, each array task as `<array>_<task>`.
-fn squeue() -> Result<HashSet<String>> {
-    let args = ["-h", "-r", "--me", "-o", "%i"].map(String::from);
+/// This user's jobs in Slurm's queue, each array task as `<array>_<task>`, with the reason
+/// a pending one has not started (none for a job that runs).
+fn squeue() -> Result<HashMap<String, Option<String>>> {
+    let args = ["-h", "-r", "--me", "-o", "%i %T %r"].map(String::from);
     Ok(slurm("squeue", &args)?
         .lines()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            let job = words.next()?.to_string();
+            let pending = words.next() == Some("PENDING");
+            let reason = words.next().filter(|_| pending).map(str::to_string);
+            Some((job, reason))
+        })
         .collect())
+}
+
+/// What a pending job's reason means, when it is one Slurm will not clear while the cluster's
+/// configuration and the job's request stay as they are
+/// ([Slurm's reason codes](https://slurm.schedmd.com/job_reason_codes.html)); the reasons of a
+/// busy queue (`Resources`, `Priority`, the aggregate `Grp` limits, nodes down) are not.
+fn never_starts(reason: &str) -> bool {
+    meaning(reason).is_some()
+}
+
+fn meaning(reason: &str) -> Option<&'static str> {
+    Some(match reason {
+        "PartitionConfig" => "the request is beyond what the partition or its nodes have",
+        "BadConstraints" => "no node meets the request's constraints",
+        "PartitionTimeLimit" => "the time limit is beyond the partition's",
+        "AccountNotAllowed" => "the account may not use the partition",
+        "QOSNotAllowed" => "the QOS may not use the partition",
+        "InvalidAccount" => "the account is not valid",
+        "InvalidQOS" => "the QOS is not valid",
+        "DependencyNeverSatisfied" => "its dependency can never be met",
+        r if (r.starts_with("QOSMax") || r.starts_with("AssocMax"))
+            && (r.contains("PerJob") || r.contains("PerNode")) =>
+        {
+            "the request is beyond a per-job or per-node limit"
+        }
+        _ => return None,
+    })
+}
+
+/// The jobs pending for a reason of [`never_starts`], by reason: a few of their runs' labels,
+/// with the resources they ask for, and how many there are.
+fn blocked_by_reason(study: &Study, waiting: &[Waiting]) -> BTreeMap<String, (String, usize)> {
+    let mut by: BTreeMap<String, Vec<&Waiting>> = BTreeMap::new();
+    for w in waiting {
+        if let Some((reason, _)) = &w.blocked {
+            by.entry(reason.clone()).or_default().push(w);
+        }
+    }
+    by.into_iter()
+        .map(|(reason, ws)| {
+            let mut asks: Vec<String> = Vec::new();
+            for w in &ws {
+                let r = resources(study, w.point).unwrap_or_default().join(" ");
+                let r = if r.is_empty() {
+                    "no resource options".to_string()
+                } else {
+                    r
+                };
+                if !asks.contains(&r) {
+                    asks.push(r);
+                }
+            }
+            let first = ws[0].point.label(study);
+            let runs = match ws.len() {
+                1 => first,
+                n => format!("{first} and {} more", n - 1),
+            };
+            let asks = if asks.len() > 3 {
+                format!("{}, ...", asks[..3].join(", "))
+            } else {
+                asks.join(", ")
+            };
+            let said = format!(
+                "{runs} ({asks}) pend with reason {reason}: {}",
+                meaning(&reason).unwrap_or("")
+            );
+            (reason, (said, ws.len()))
+        })
+        .collect()
+}
+
+/// A warning for each reason of [`never_starts`] first seen among the waited-for jobs.
+fn blocked_news(study: &Study, waiting: &[Waiting], warned: &mut HashSet<String>) -> Vec<String> {
+    blocked_by_reason(study, waiting)
+        .into_iter()
+        .filter(|(reason, _)| warned.insert(reason.clone()))
+        .map(|(_, (said, n))| {
+            format!(
+                "lca study: warning: Slurm will not start {n} of the study's jobs as the cluster \
+                 is configured: {said}; the other runs go on, and the study stops if only these \
+                 are left"
+            )
+        })
+        .collect()
+}
+
+/// Why the study stops, when every job left has pended for [`HOPELESS`] with a reason of
+/// [`never_starts`].
+fn hopeless(study: &Study, waiting: &[Waiting]) -> Option<String> {
+    let all = waiting.iter().all(|w| {
+        w.blocked
+            .as_ref()
+            .is_some_and(|(_, t)| t.elapsed() >= HOPELESS)
+    });
+    if !all || waiting.is_empty() {
+        return None;
+    }
+    let said: Vec<String> = blocked_by_reason(study, waiting)
+        .into_values()
+        .map(|(said, _)| said)
+        .collect();
+    Some(format!(
+        "Slurm will not start the study's last {} jobs as the cluster is configured: {}. They \
+         are cancelled; change the implementations' resources, [slurm] or the factors' levels, \
+         and the same command resumes without losing a finished run",
+        waiting.len(),
+        said.join("; ")
+    ))
 }
 
 fn scancel(jobs: &[String]) -> Result<String> {
