@@ -482,4 +482,30 @@ fn pp_recover_without_buffers_or_an_output_name_is_a_one_line_error() {
     );
     assert!(dir.join("run.log.tmp").exists(), "nothing is removed");
     assert!(!dir.join("run.log").exists());
+    // A .tmp that is not there: said so, not that it has no buffers (which it seemed to say).
+    let out = pp!()
+        .current_dir(&dir)
+        .args(["recover", "gone.log.tmp"])
+        .output()
+        .unwrap();
+    test_support::one_line_error(
+        &out,
+        Some(1),
+        &["gone.log.tmp: no such file: nothing to recover"],
+    );
+    // ... and when its log is there, recovered already or finished, so is that.
+    std::fs::write(dir.join("gone.log"), b"").unwrap();
+    let out = pp!()
+        .current_dir(&dir)
+        .args(["recover", "gone.log.tmp"])
+        .output()
+        .unwrap();
+    test_support::one_line_error(
+        &out,
+        Some(1),
+        &[
+            "gone.log.tmp: no such file: nothing to recover (gone.log is there: the run finished, \
+           or its log was recovered already)",
+        ],
+    );
 }

@@ -1,6 +1,7 @@
 //! `pp recover LOG.tmp [OUTPUT]`: the finished log of a recorded run that died, from its `.tmp`
 //! and its threads' buffers (docs/event-log.md, "Crash-safe buffers").
 
+use std::io::ErrorKind;
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
@@ -24,6 +25,20 @@ pub fn recover(args: &RecoverArgs) -> Result<()> {
             ),
         },
     };
+    if std::fs::symlink_metadata(&args.tmp).is_err_and(|e| e.kind() == ErrorKind::NotFound) {
+        let done = if output.is_file() {
+            format!(
+                " ({} is there: the run finished, or its log was recovered already)",
+                output.display()
+            )
+        } else {
+            String::new()
+        };
+        bail!(
+            "{}: no such file: nothing to recover{done}",
+            args.tmp.display()
+        );
+    }
     let Some(r) = pp::trace::recover::recover(&args.tmp, &output)? else {
         bail!(
             "{}: no buffers with events beside it ({}.buffers): nothing to recover (pp profiles the .tmp as it is)",
