@@ -3,7 +3,7 @@
 //! only the fitted coefficients' uncertainty, and a model whose forms miss the data by 15% can
 //! still be "faster at 90%" (README: three runs of the same study disagreed so).
 
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use fit::crossover::ValidatedError;
 use fit::performance::PerformanceModel;
 use fit::{Condition, Datafile};
@@ -27,27 +27,42 @@ pub fn implementation_rows(model: &PerformanceModel, data: &Datafile) -> Option<
     data.filter(&implementation).ok()
 }
 
-/// Each model's error on the rows of `data` that meet `conditions` (default: `role=validate`
-/// when `data` has a `role` column, else an error saying how to choose them) within its own
+/// The rows of `data` that check the models: those meeting `conditions`, else `role=validate`
+/// when `data` has a `role` column. None when neither says (a datafile of the user's own runs,
+/// none marked for validation): the models then have no validated error, and the runs still
+/// decide at the points both implementations measured.
+pub fn validation_rows(data: &Datafile, conditions: &[String]) -> Result<Option<Vec<Condition>>> {
+    if !conditions.is_empty() {
+        return Ok(Some(Condition::parse_all(conditions)?));
+    }
+    if !data.columns().iter().any(|c| c == "role") {
+        return Ok(None);
+    }
+    Ok(Some(vec![VALIDATION_ROWS.parse::<Condition>()?]))
+}
+
+/// What to say when [`validation_rows`] finds none to choose.
+pub fn no_validation_rows(data: &Datafile) -> String {
+    format!(
+        "note: {} has no role column, so no rows check the models (--validate-where chooses \
+         them, e.g. --validate-where 'n in 64,128'): their intervals hold the fitted \
+         coefficients' uncertainty alone; the runs still decide at the points both \
+         implementations measured",
+        data.source()
+    )
+}
+
+/// Each model's error on the rows of `data` that check it ([`validation_rows`]) within its own
 /// implementation's rows: the root mean square relative error of its `T_p` on the points'
 /// means ([`fit::validation::Validation::validated_error`]). None for a model with fewer than two
-/// such points.
+/// such points, and for both when no rows are chosen.
 pub fn model_errors(
     models: [&PerformanceModel; 2],
     data: &Datafile,
     conditions: &[String],
 ) -> Result<[Option<ValidatedError>; 2]> {
-    let conditions = if conditions.is_empty() {
-        if !data.columns().iter().any(|c| c == "role") {
-            return Err(anyhow!(
-                "{}: no role column to tell validation runs from the runs the models were built \
-                 from; choose them with --validate-where (e.g. --validate-where 'n in 64,128')",
-                data.source()
-            ));
-        }
-        vec![VALIDATION_ROWS.parse::<Condition>()?]
-    } else {
-        Condition::parse_all(conditions)?
+    let Some(conditions) = validation_rows(data, conditions)? else {
+        return Ok([None, None]);
     };
     let error = |model: &PerformanceModel| -> Result<Option<ValidatedError>> {
         let Some(rows) = implementation_rows(model, data) else {

@@ -248,6 +248,14 @@ fn where_the_runs_and_the_models_name_opposite_winners_the_verdict_says_so() {
         let stretches = "a has the lower t (in its own units) for p ≤ 5; a has the lower t (in \
                          its own units) for p ≥ 7.";
         assert_eq!(verdict.contains(stretches), dip, "{verdict}");
+        // With no rows named to check the models (t.dat has no role column), the runs still
+        // decide where both measured.
+        let unchecked = stdout(&args[..5]);
+        let verdict = unchecked
+            .lines()
+            .find(|l| l.starts_with("verdict: "))
+            .unwrap();
+        assert_eq!(verdict.contains(sentence), dip, "{verdict}");
         let doc: serde_json::Value =
             serde_json::from_str(&stdout(&[&args[..], &["--format", "json"]].concat())).unwrap();
         for m in doc["measured"].as_array().unwrap() {

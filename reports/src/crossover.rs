@@ -181,14 +181,15 @@ fn model_errors(
         let _ = writeln!(
             out,
             "model error: not included (the intervals hold the fitted coefficients' \
-             uncertainty only; `lca crossover --data DATAFILE` adds each model's error on its \
-             validation runs, where they cover two points or more)"
+             uncertainty only; each model's error on its validation runs in `--data DATAFILE` \
+             is added where they cover two points or more)"
         );
     } else if intervals {
         let _ = writeln!(
             out,
-            "model error: the intervals hold {}, not an error on validation runs (`lca \
-             crossover --data DATAFILE` adds each model's on validation runs at two points or more)",
+            "model error: the intervals hold {}, not an error on validation runs (each \
+             model's on its validation runs in `--data DATAFILE` is added where they cover two \
+             points or more)",
             crate::verdict::basis(own, a, b)
         );
     }

@@ -112,7 +112,12 @@ pub fn run(args: &Args) -> Result<String> {
     name_models(&mut a, &args.a, &mut b, &args.b);
     let data = args.data.as_deref().map(fit::Datafile::read).transpose()?;
     let errors = match &data {
-        Some(data) => lca::validated_error::model_errors([&a, &b], data, &args.validate_where)?,
+        Some(data) => {
+            if lca::validated_error::validation_rows(data, &args.validate_where)?.is_none() {
+                eprintln!("{}", lca::validated_error::no_validation_rows(data));
+            }
+            lca::validated_error::model_errors([&a, &b], data, &args.validate_where)?
+        }
         None => [None, None],
     };
     // Measured points decide first: where both ran, their runs say who is faster there.

@@ -48,26 +48,21 @@ pub fn run(args: &Args) -> Result<String> {
         .map(|m| lca::pace::read_model(m))
         .collect::<Result<Vec<_>, _>>()?;
     let data = args.data.as_deref().map(Datafile::read).transpose()?;
+    let validation = match &data {
+        Some(data) => lca::validated_error::validation_rows(data, &args.validate_where)?,
+        None => None,
+    };
     let errors = match (&models[..], &data) {
-        ([a, b], Some(data))
-            if !args.validate_where.is_empty() || data.columns().iter().any(|c| c == "role") =>
-        {
+        ([a, b], Some(data)) => {
             lca::validated_error::model_errors([a, b], data, &args.validate_where)?
         }
         _ => [None, None],
     };
     let models: Vec<_> = models.iter().collect();
     // A PACE model beside the flat model of its implementation (docs/pace.md#against-the-flat-model).
-    let comparisons = match &data {
-        Some(data)
-            if !args.validate_where.is_empty() || data.columns().iter().any(|c| c == "role") =>
-        {
-            let validation = if args.validate_where.is_empty() {
-                vec![lca::validated_error::VALIDATION_ROWS.parse()?]
-            } else {
-                fit::Condition::parse_all(&args.validate_where)?
-            };
-            lca::pace::against_flat::compare(&models, data, &validation)?
+    let comparisons = match (&data, &validation) {
+        (Some(data), Some(validation)) => {
+            lca::pace::against_flat::compare(&models, data, validation)?
         }
         _ => Vec::new(),
     };
