@@ -217,6 +217,27 @@ fn recovered_by_hand(mode: &str, buffer_events: Option<&str>) {
         .unwrap();
     crashed(out.status, mode);
     assert!(dir.join("pp.log.tmp.buffers").exists());
+    // Before it is recovered, pp points at the way: asked for the log, which is not there,
+    // and for the .tmp as it is (a profile of what was flushed, or an error when nothing was).
+    let out = pp!().current_dir(&dir).arg("pp.log").output().unwrap();
+    test_support::one_line_error(
+        &out,
+        Some(1),
+        &[
+            "pp.log: cannot open: ",
+            "pp.log.tmp is there: the recorded run did not finish \
+          (it crashed, or exited before its session finished); `pp recover pp.log.tmp` \
+          completes the log from its threads' buffers",
+        ],
+    );
+    let out = pp!().current_dir(&dir).arg("pp.log.tmp").output().unwrap();
+    let (_, stderr) = text(&out);
+    assert!(
+        stderr.lines().next().is_some_and(|l| l.contains(
+            "its threads' buffers are beside it: `pp recover pp.log.tmp` completes the log"
+        )),
+        "{stderr}"
+    );
     let out = pp!()
         .current_dir(&dir)
         .args(["recover", "pp.log.tmp"])

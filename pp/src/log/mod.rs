@@ -24,6 +24,7 @@ mod reader;
 mod sorted;
 mod temporary;
 mod text;
+pub mod unfinished;
 
 pub use convert::{ConvertStats, convert};
 pub(crate) use decode::{Defined, decode_record};

@@ -69,7 +69,13 @@ impl LogReader {
             return LogReader::from_stream("stdin", io::stdin().lock());
         }
         let name = path.display().to_string();
-        let file = File::open(path).map_err(|e| LogError::io(&name, "open", e))?;
+        let file = File::open(path).map_err(|e| match super::unfinished::missing(path) {
+            Some(hint) if e.kind() == io::ErrorKind::NotFound => LogError::Refused {
+                file: name.clone(),
+                message: format!("cannot open: {e}; {hint}"),
+            },
+            _ => LogError::io(&name, "open", e),
+        })?;
         let meta = file
             .metadata()
             .map_err(|e| LogError::io(&name, "read", e))?;

@@ -64,7 +64,10 @@ impl LogProfile {
         match (self.profile, self.damage) {
             (Ok(p), _) => Ok(p),
             // The damage is the cause: the profile's own error would make the line long.
-            (Err(_), Some(d)) => Err(format!("{d}; nothing to attribute before it")),
+            (Err(_), Some(d)) => Err(format!(
+                "{d}; nothing to attribute before it{}",
+                recover_hint(name)
+            )),
             (Err(e), None) => Err(format!("{name}: {e}")),
         }
     }
@@ -73,10 +76,15 @@ impl LogProfile {
     /// early, or the missing end marker of a run that did not finish; `None` for a whole log.
     pub fn warning(&self, name: &str) -> Option<String> {
         if let Some(d) = &self.damage {
-            Some(format!("{d} (the profile covers the events before it)"))
+            Some(format!(
+                "{d} (the profile covers the events before it){}",
+                recover_hint(name)
+            ))
         } else if !self.finished {
             Some(format!(
-                "{name}: the log has no end marker (the run did not finish); the profile covers what was written"
+                "{name}: the log has no end marker (the run did not finish); the profile covers \
+                 what was written{}",
+                recover_hint(name)
             ))
         } else {
             None
@@ -97,4 +105,12 @@ impl LogProfile {
         }
         self.profile.map_err(|e| format!("{name}: {e}"))
     }
+}
+
+/// `; <how to finish it>` when `name`, a path, is an unfinished `.tmp` with its threads'
+/// buffers beside it; else nothing.
+fn recover_hint(name: &str) -> String {
+    crate::log::unfinished::buffers_beside(std::path::Path::new(name))
+        .map(|h| format!("; {h}"))
+        .unwrap_or_default()
 }
