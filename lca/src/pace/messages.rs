@@ -65,9 +65,11 @@ impl Pattern {
         Pattern::ALL.into_iter().find(|p| p.name() == name)
     }
 
-    /// The ranks `rank` sends to at `p` ranks, in increasing order (one message each).
+    /// The ranks `rank` sends to at `p` ranks, in increasing order (one message each). As
+    /// defined, a ring of one rank sends to itself: `(0 + 1) mod 1` is 0, as the program's
+    /// `MPI_Sendrecv` to `(r + 1) % p` does on one rank; the others send nothing there.
     pub fn to(self, rank: u32, p: u32) -> Vec<u32> {
-        if p < 2 {
+        if p == 0 {
             return Vec::new();
         }
         match self {
@@ -83,7 +85,7 @@ impl Pattern {
 
     /// The ranks `rank` receives from at `p` ranks, in increasing order.
     pub fn from(self, rank: u32, p: u32) -> Vec<u32> {
-        if p < 2 {
+        if p == 0 {
             return Vec::new();
         }
         match self {
@@ -98,7 +100,7 @@ impl Pattern {
     pub fn count(self, p: u32) -> u64 {
         let p = u64::from(p);
         match self {
-            _ if p < 2 => 0,
+            _ if p == 0 => 0,
             Pattern::AllToAll => p * (p - 1),
             Pattern::RingUp | Pattern::RingDown => p,
             Pattern::Pairs => p / 2 * 2,
@@ -106,9 +108,16 @@ impl Pattern {
     }
 
     /// The bit set of the patterns whose messages at `p` ranks are exactly `pairs`
-    /// (sender, receiver; bit `i` for `Pattern::ALL[i]`): at `p = 2` all four are the same.
+    /// (sender, receiver; bit `i` for `Pattern::ALL[i]`): at `p = 2` all four are the same,
+    /// and at `p = 1` the two rings (a rank's message to itself). From two ranks on, no pattern
+    /// sends a rank to itself, so such a message (a copy through MPI within the rank, beside an
+    /// exchange's others) is left out.
     pub fn fitting(pairs: &[(u32, u32)], p: u32) -> u8 {
-        let mut seen: Vec<(u32, u32)> = pairs.to_vec();
+        let mut seen: Vec<(u32, u32)> = pairs
+            .iter()
+            .copied()
+            .filter(|(a, b)| p < 2 || a != b)
+            .collect();
         seen.sort_unstable();
         seen.dedup();
         let mut mask = 0;

@@ -283,15 +283,15 @@ pub fn derive(
         teardown.push((r.seen.last_ns as f64 - mean(&lasts)).max(0.0) * 1e-9);
     }
     // The network: each log's median transfer against its messages' size, from the logs with
-    // a core per rank where there are any.
-    let alone: Vec<usize> = (0..runs.len())
+    // a core per rank where there are any; never from one rank's (its messages, if any, are
+    // to itself: copies in its memory, not the network's).
+    let between: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].seen.p >= 2).collect();
+    let alone: Vec<usize> = between
+        .iter()
+        .copied()
         .filter(|&i| runs[i].seen.p <= cores)
         .collect();
-    let used: Vec<usize> = if alone.is_empty() {
-        (0..runs.len()).collect()
-    } else {
-        alone
-    };
+    let used: Vec<usize> = if alone.is_empty() { between } else { alone };
     let mut points = Vec::new();
     for &i in &used {
         for j in 0..period {
