@@ -420,11 +420,17 @@ impl Datafile {
             }
             let (count, numeric, values) = self.values(&rows, col);
             if count > 1 && (numeric || !self.is_mixed(name)) {
-                let option = if numeric { "--at" } else { "--where" };
                 let name = excerpt(name);
+                let fix = if numeric {
+                    format!("fix it with --at {name}=VALUE")
+                } else {
+                    format!(
+                        "fix it with --where {name}=VALUE, or mix its values with --where \
+                         '{name} in A,B'"
+                    )
+                };
                 let message = format!(
-                    "factor '{name}' varies in the selected rows ({name} = {values}); \
-                     fix it with {option} {name}=VALUE"
+                    "factor '{name}' varies in the selected rows ({name} = {values}); {fix}"
                 );
                 return Err(DataError::file(&self.source, message));
             }

@@ -174,7 +174,7 @@ const SELECTION_ERRORS: &[(&str, &str, &str, &str, &str, &str)] = &[
     (SIZES, "impl=dp", "p", "wall", "n=1024", "fig2.dat:8: field 'wall': expected a number, found 'abc'"),
     (SIZES, "p=8", "p", "wall", "", "fig2.dat:9: field 'wall' is missing"),
     (KV, "", "p", "wall", "",
-     "fig2.dat: factor 'impl' varies in the selected rows (impl = dp, sp); fix it with --where impl=VALUE"),
+     "fig2.dat: factor 'impl' varies in the selected rows (impl = dp, sp); fix it with --where impl=VALUE, or mix its values with --where 'impl in A,B'"),
     (KV, "", "q", "wall", "", "fig2.dat: unknown factor 'q'; the numeric columns are: p, n, wall, li, rc.cpu"),
     (KV, "", "p", "impl", "", "fig2.dat:2: field 'impl': expected a number, found 'dp'"),
     (KV, "", "p p", "wall", "", "fig2.dat: 'p' is named twice among the factors and the response"),
@@ -219,7 +219,7 @@ fn a_text_column_chosen_with_in_may_vary() {
     assert_eq!(
         select(text, "", "p", "wall", "").unwrap_err(),
         "fig2.dat: factor 'role' varies in the selected rows (role = decide, model, validate); \
-         fix it with --where role=VALUE"
+         fix it with --where role=VALUE, or mix its values with --where 'role in A,B'"
     );
     assert!(data.is_mixed("role") && !data.is_mixed("p"));
     let (factors, held) = fit::performance::factors_of(&data).unwrap();
