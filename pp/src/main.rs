@@ -142,12 +142,10 @@ fn threads_from_env() -> Result<(), String> {
     }
 }
 
-/// The log to read: the one given, else `$PP_LOG`, else `./pp.log`.
+/// The log to read: the one given, else the one a recorded program writes by the recorder's
+/// own rule (`$PP_LOG` if not empty, else `./pp.log`).
 fn log_path(given: Option<&PathBuf>) -> PathBuf {
-    given
-        .cloned()
-        .or_else(|| std::env::var_os("PP_LOG").map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("pp.log"))
+    pp_recorder::log_path(given.cloned())
 }
 
 /// One write for the whole output: a datafile row appended with `>>` is written whole, or on a

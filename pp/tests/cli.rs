@@ -92,6 +92,18 @@ fn pp_log_environment_variable_names_the_log() {
             .unwrap()
             .starts_with("impl=dp ")
     );
+    // Empty, it is unset, as for the recorder, which then wrote ./pp.log (pp read a file named
+    // "": ": cannot open").
+    write(&dir, "pp.log", LOG);
+    let out = pp!()
+        .arg("-l")
+        .env("PP_LOG", "")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("impl=dp "));
 }
 
 #[test]
