@@ -62,3 +62,36 @@ fn one_p_or_no_pc_gives_no_check() {
     assert!(render(&g).contains("all runs: p=1 1.000, p=4 1.050"));
     assert!(render(&g).contains("no hidden overhead"));
 }
+
+/// A study's `[whatif]` rows (a `predicted` cell) are `pp whatif`'s replay, not a measurement:
+/// the check marks a p whose rows are all predicted, and says what such a pc is.
+#[test]
+fn a_p_whose_rows_are_predicted_is_marked_so() {
+    let text = "p=1 pc=1\np=2 pc=1.05\n\
+                p=4 pc=1.5 predicted=demand:cpu predicted_from=a.log\n\
+                p=8 pc=1.02 predicted=demand:cpu predicted_from=b.log\n";
+    let data = fit::Datafile::parse("w.dat", text).unwrap();
+    let groups = check(&data);
+    let flags: Vec<bool> = groups[0].points.iter().map(|x| x.predicted).collect();
+    assert_eq!(flags, [false, false, true, true]);
+    let said = render(&groups);
+    assert!(
+        said.starts_with(
+            "completeness check: measured pc(p)/pc(p_min) per level (at a p marked predicted, \
+             pp whatif's replay of the run made there, which keeps its measured CPU time)\n"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            "all runs: p=1 1.000, p=2 1.050, p=4 1.500 (drift, predicted), p=8 1.020 (predicted)"
+        ),
+        "{said}"
+    );
+    // Measured rows only: the header as before.
+    let measured = fit::Datafile::parse("m.dat", "p=1 pc=1\np=2 pc=1.05\n").unwrap();
+    assert!(
+        render(&check(&measured))
+            .starts_with("completeness check: measured pc(p)/pc(p_min) per level\n")
+    );
+}

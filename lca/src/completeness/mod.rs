@@ -18,8 +18,8 @@ pub const DRIFT: f64 = 0.10;
 /// Columns that say which run or which part of a study a row is, not a factor level.
 const NOT_LEVELS: [&str; 2] = ["p", "role"];
 
-/// Per p of a group: (p, sum of measured pc, rows).
-type Sums = Vec<(f64, f64, usize)>;
+/// Per p of a group: (p, sum of pc, rows, rows predicted by `pp whatif`).
+type Sums = Vec<(f64, f64, usize, usize)>;
 
 /// One p of a group: measured means over its rows.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +33,9 @@ pub struct Point {
     pub ratio: f64,
     /// |ratio - 1| > [`DRIFT`].
     pub drifts: bool,
+    /// Whether every row of it is `pp whatif`'s prediction (a `predicted` cell, as a study's
+    /// `[whatif]` points are): its pc is the replay's, which keeps the measured run's CPU time.
+    pub predicted: bool,
 }
 
 /// The points of one level of the other factors (e.g. `impl=dp n=32`), by increasing p.
@@ -111,6 +114,7 @@ pub fn check(data: &Datafile) -> Vec<Group> {
         let (Some(p), Some(pc)) = (number("p"), number("pc")) else {
             continue;
         };
+        let predicted = usize::from(data.cell(row, "predicted").is_some());
         let key = levels
             .iter()
             .filter_map(|c| data.cell(row, c).map(|v| format!("{c}={v}")))
@@ -128,8 +132,9 @@ pub fn check(data: &Datafile) -> Vec<Group> {
             Some(s) => {
                 s.1 += pc;
                 s.2 += 1;
+                s.3 += predicted;
             }
-            None => sums.push((p, pc, 1)),
+            None => sums.push((p, pc, 1, predicted)),
         }
     }
     groups
@@ -142,7 +147,7 @@ pub fn check(data: &Datafile) -> Vec<Group> {
             }
             let points = sums
                 .into_iter()
-                .map(|(p, sum, runs)| {
+                .map(|(p, sum, runs, predicted)| {
                     let pc = sum / runs as f64;
                     let ratio = pc / base;
                     Point {
@@ -151,6 +156,7 @@ pub fn check(data: &Datafile) -> Vec<Group> {
                         pc,
                         ratio,
                         drifts: (ratio - 1.0).abs() > DRIFT,
+                        predicted: predicted == runs,
                     }
                 })
                 .collect();
@@ -165,13 +171,24 @@ pub fn render(groups: &[Group]) -> String {
     if groups.is_empty() {
         return String::new();
     }
-    let mut out = String::from("completeness check: measured pc(p)/pc(p_min) per level\n");
+    let predicted = groups.iter().flat_map(|g| &g.points).any(|x| x.predicted);
+    let mut out = String::from("completeness check: measured pc(p)/pc(p_min) per level");
+    if predicted {
+        out += " (at a p marked predicted, pp whatif's replay of the run made there, which keeps \
+                its measured CPU time)";
+    }
+    out.push('\n');
     for g in groups {
         let points: Vec<String> = g
             .points
             .iter()
             .map(|x| {
-                let flag = if x.drifts { " (drift)" } else { "" };
+                let flag = match (x.drifts, x.predicted) {
+                    (true, true) => " (drift, predicted)",
+                    (true, false) => " (drift)",
+                    (false, true) => " (predicted)",
+                    (false, false) => "",
+                };
                 format!("p={} {:.3}{flag}", x.p, x.ratio)
             })
             .collect();
