@@ -396,7 +396,7 @@ fn variation_of_an_edges_design_uses_its_corners() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        text.contains("not a full factorial (5 x 5 levels, 16 of 25 cells measured)"),
+        text.contains("not a full factorial (5 x 5 levels, 16 of 25 cells with runs)"),
         "{text}"
     );
     assert!(text.contains("rows used: 4 at lines "), "{text}");

@@ -97,7 +97,7 @@ pub fn anova(response: &str, rows: &[AnovaRow]) -> String {
 
 /// What a sign table of a design's corners left out: the design, the rows used (datafile
 /// lines) and the levels between the extremes.
-pub fn corners_note(c: &Corners, cells: usize, measured: usize) -> String {
+pub fn corners_note(c: &Corners, cells: usize, with_runs: usize) -> String {
     let o = &c.observations;
     let shape: Vec<String> = c
         .left_out
@@ -105,7 +105,7 @@ pub fn corners_note(c: &Corners, cells: usize, measured: usize) -> String {
         .map(|(_, l)| (l.len() + 2).to_string())
         .collect();
     let mut out = format!(
-        "the design is not a full factorial ({} levels, {measured} of {cells} cells measured): \
+        "the design is not a full factorial ({} levels, {with_runs} of {cells} cells with runs): \
          the 2^{} sign table below uses its corners only\n",
         shape.join(" x "),
         o.factors.len()
