@@ -166,10 +166,19 @@ pub fn finish() {
         Ok(report) => {
             if !report.unstopped.is_empty() {
                 eprintln!(
-                    "{}threads {:?} had not ended when the OpenMP runtime shut down; \
+                    "{}warning: threads {:?} had not ended when the OpenMP runtime shut down; \
                      their last events may be missing",
                     who(),
                     report.unstopped
+                );
+            }
+            if report.refused_blocks > 0 {
+                eprintln!(
+                    "{}warning: the log left out {} block(s) of events it could not take \
+                     (the first: {}); their events are missing",
+                    who(),
+                    report.refused_blocks,
+                    report.first_refusal.as_deref().unwrap_or("no reason given")
                 );
             }
         }

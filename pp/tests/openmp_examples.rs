@@ -69,6 +69,16 @@ fn examples(test: &str) -> Option<(&'static Path, MutexGuard<'static, ()>)> {
 /// `pp run --log LOG -- PROGRAM ARGS`: its standard output, after checking that it succeeded
 /// and warned about nothing.
 fn pp_run(program: &Path, args: &[&str], log: &Path, env: &[(&str, &str)]) -> String {
+    pp_run_both(program, args, log, env).0
+}
+
+/// [`pp_run`]'s standard output and standard error (the tool's and pp's words).
+fn pp_run_both(
+    program: &Path,
+    args: &[&str],
+    log: &Path,
+    env: &[(&str, &str)],
+) -> (String, String) {
     let mut command = pp!();
     command.envs(env.iter().copied());
     let out = command
@@ -93,7 +103,7 @@ fn pp_run(program: &Path, args: &[&str], log: &Path, env: &[(&str, &str)]) -> St
     );
     let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("warning")).collect();
     assert!(warnings.iter().all(|w| uncalibrated(w)), "{what}: {stderr}");
-    stdout
+    (stdout, stderr.into_owned())
 }
 
 /// The one warning a test run may give: without a machine file (the tests name none), the
@@ -350,27 +360,36 @@ fn beside_two_cpu_hogs_a_critical_section_stays_sl() {
         return;
     };
     let log = scratch_log("critical-hogs");
-    {
+    let said = {
         let _hogs = Hogs::start();
-        pp_run(
+        pp_run_both(
             &dir.join("categories"),
             &["-p", "2", "--phase", "critical"],
             &log,
             &[],
-        );
-    }
+        )
+        .1
+    };
     let profile = profile(&log);
     let text = stdout_of(pp!().arg("convert").arg(&log).arg("-"));
-    let _ = std::fs::remove_file(&log);
     let c = &profile["by_region"]["critical_section"];
     assert!(c["sl"].as_f64().unwrap() >= 0.2, "{c}");
+    // 241 rounds and each thread's last look (rounds >= total): 243 acquisitions. On a
+    // mismatch the log stays (its path is in the message), with what pp run said.
     let acquired = text.matches(" wait_end lock critical").count();
-    assert!(acquired >= 241, "{acquired}");
+    let kept = format!("log kept at {}; pp run said: {said}", log.display());
+    assert!(acquired >= 241, "{acquired}; {kept}");
     assert_eq!(
         text.matches(" wait_end lock critical by=").count(),
-        acquired - 1
+        acquired - 1,
+        "{kept}"
     );
-    assert_eq!(text.matches(" release lock critical").count(), acquired);
+    assert_eq!(
+        text.matches(" release lock critical").count(),
+        acquired,
+        "{kept}"
+    );
+    let _ = std::fs::remove_file(&log);
 }
 
 /// The known answer, `known.c` (-p 2): in one region thread 0 burns A = 100 ms of CPU and
