@@ -125,12 +125,14 @@ pub unsafe extern "C" fn mutex_acquire(
 pub unsafe extern "C" fn mutex_acquired(kind: c_int, wait_id: u64, _codeptr: *const c_void) {
     if let Some(object) = mutex_object(kind) {
         thread::lock_wait_end(object, wait_id);
+    } else if matches!(kind, ffi::MUTEX_TEST_LOCK | ffi::MUTEX_TEST_NEST_LOCK) {
+        thread::lock_taken(wait_id);
     }
 }
 
-pub unsafe extern "C" fn mutex_released(kind: c_int, wait_id: u64, _codeptr: *const c_void) {
+pub unsafe extern "C" fn mutex_released(kind: c_int, _wait_id: u64, _codeptr: *const c_void) {
     if let Some(object) = mutex_object(kind) {
-        thread::lock_release(object, wait_id);
+        thread::lock_release(object);
     }
 }
 

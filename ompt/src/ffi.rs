@@ -76,7 +76,9 @@ pub const WORK_LOOP_OTHER: c_int = 13;
 
 // `ompt_mutex_t`
 pub const MUTEX_LOCK: c_int = 1;
+pub const MUTEX_TEST_LOCK: c_int = 2;
 pub const MUTEX_NEST_LOCK: c_int = 3;
+pub const MUTEX_TEST_NEST_LOCK: c_int = 4;
 pub const MUTEX_CRITICAL: c_int = 5;
 pub const MUTEX_ORDERED: c_int = 7;
 
