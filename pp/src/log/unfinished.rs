@@ -4,16 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-/// `path` with `suffix` added to its name.
-fn with(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
+/// The unfinished log the recorder writes while a run records into `log`: `<log>.tmp`.
+pub fn tmp_of(log: &Path) -> PathBuf {
+    let mut name = log.as_os_str().to_owned();
+    name.push(".tmp");
     PathBuf::from(name)
 }
 
 /// For a log that is not there: its `.tmp`, when that is, and how to finish it.
 pub fn missing(path: &Path) -> Option<String> {
-    let tmp = with(path, ".tmp");
+    let tmp = tmp_of(path);
     tmp.is_file().then(|| {
         format!(
             "{} is there: the recorded run did not finish (it crashed, or exited before its \
@@ -28,7 +28,8 @@ pub fn missing(path: &Path) -> Option<String> {
 /// beside it.
 pub fn buffers_beside(path: &Path) -> Option<String> {
     let is_tmp = path.extension().is_some_and(|e| e == "tmp");
-    (is_tmp && with(path, ".buffers").is_file()).then(|| {
+    let [buffers, _] = pp_recorder::spill::paths(path);
+    (is_tmp && buffers.is_file()).then(|| {
         format!(
             "its threads' buffers are beside it: `pp recover {}` completes the log",
             path.display()

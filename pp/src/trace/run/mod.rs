@@ -73,7 +73,7 @@ pub fn run(args: &RunOptions, warn: &mut dyn FnMut(String)) -> Result<Ran, Failu
             format!("--log {}: no directory {}", log.display(), parent.display()),
         ));
     }
-    let tmp = tmp_path(&log);
+    let tmp = crate::log::unfinished::tmp_of(&log);
     let program = &args.command[0];
     if mpi::is_launcher(program) {
         return run_mpi(args, &log, &params, warn);
@@ -308,12 +308,6 @@ fn header_only(log: &Path) -> bool {
         }
         Some(_) => false,
     }
-}
-
-fn tmp_path(log: &Path) -> PathBuf {
-    let mut tmp = log.as_os_str().to_owned();
-    tmp.push(".tmp");
-    PathBuf::from(tmp)
 }
 
 /// A file's identity: device, inode, modification time and size. A log the recorder renamed
