@@ -52,23 +52,24 @@ pub fn no_validation_rows(data: &Datafile) -> String {
     )
 }
 
-/// Each model's error on the rows of `data` that check it ([`validation_rows`]) within its own
-/// implementation's rows: the root mean square relative error of its `T_p` on the points'
-/// means ([`fit::validation::Validation::validated_error`]). None for a model with fewer than two
+/// Each model's error on the rows of `data` that check it (`validation`, as
+/// [`validation_rows`] chose them) within its own implementation's rows: the root mean square
+/// relative error of its `T_p` on the points' means
+/// ([`fit::validation::Validation::validated_error`]). None for a model with fewer than two
 /// such points, and for both when no rows are chosen.
 pub fn model_errors(
     models: [&PerformanceModel; 2],
     data: &Datafile,
-    conditions: &[String],
+    validation: Option<&[Condition]>,
 ) -> Result<[Option<ValidatedError>; 2]> {
-    let Some(conditions) = validation_rows(data, conditions)? else {
+    let Some(conditions) = validation else {
         return Ok([None, None]);
     };
     let error = |model: &PerformanceModel| -> Result<Option<ValidatedError>> {
         let Some(rows) = implementation_rows(model, data) else {
             return Ok(None);
         };
-        let Ok(rows) = rows.filter(&conditions) else {
+        let Ok(rows) = rows.filter(conditions) else {
             return Ok(None);
         };
         Ok(fit::validation::validate(model, &rows)?.validated_error())

@@ -113,10 +113,11 @@ pub fn run(args: &Args) -> Result<String> {
     let data = args.data.as_deref().map(fit::Datafile::read).transpose()?;
     let errors = match &data {
         Some(data) => {
-            if lca::validated_error::validation_rows(data, &args.validate_where)?.is_none() {
+            let validation = lca::validated_error::validation_rows(data, &args.validate_where)?;
+            if validation.is_none() {
                 eprintln!("{}", lca::validated_error::no_validation_rows(data));
             }
-            lca::validated_error::model_errors([&a, &b], data, &args.validate_where)?
+            lca::validated_error::model_errors([&a, &b], data, validation.as_deref())?
         }
         None => [None, None],
     };

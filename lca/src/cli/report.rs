@@ -60,7 +60,7 @@ pub fn run(args: &Args) -> Result<String> {
     };
     let errors = match (&models[..], &data) {
         ([a, b], Some(data)) => {
-            lca::validated_error::model_errors([a, b], data, &args.validate_where)?
+            lca::validated_error::model_errors([a, b], data, validation.as_deref())?
         }
         _ => [None, None],
     };
