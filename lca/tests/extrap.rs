@@ -349,7 +349,7 @@ fn where_filters_an_extrap_files_measurement_points() {
 }
 
 #[test]
-fn the_combine_the_missing_corner_error_suggests_is_accepted() {
+fn without_a_corner_leave_one_out_error_chooses_the_form_and_says_why() {
     let dir = scratch("extrap-corner");
     // p x n without the corner (32, 40): both factors vary, so a form must be chosen.
     let mut text = String::from("PARAMETER p\nPARAMETER n\nPOINTS");
@@ -368,9 +368,29 @@ fn the_combine_the_missing_corner_error_suggests_is_accepted() {
         text.push_str(&format!("DATA {v} {}\n", v * 1.01));
     }
     let file = write(&dir, "corner.txt", &text);
-    let e = error_of(&["model", file.to_str().unwrap()]);
-    let suggestion = "choose with --combine 'main [time]=full'";
-    assert!(e.contains(suggestion), "{e}");
+    let model = dir.join("corner.toml");
+    let (stdout, _) = success(&[
+        "model",
+        file.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("3.01 + 0.502*log2(p)*n"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "multiplicative: no run at the corner p=32, n=40, so leave-one-out error chose among \
+             the forms: additive "
+        ),
+        "{stdout}"
+    );
+    // The model file keeps why, and reads back.
+    let text = std::fs::read_to_string(&model).unwrap();
+    assert!(text.contains("chosen_by = \"leave-one-out\""), "{text}");
+    assert!(text.contains("[category.leave_one_out]"), "{text}");
+    assert!(text.contains("corner = \"p=32, n=40\""), "{text}");
+    let (stdout, _) = success(&["predict", model.to_str().unwrap(), "--at", "p=32,n=40"]);
+    assert!(stdout.contains("main [time]"), "{stdout}");
+    // The user still chooses with --combine.
     let (stdout, _) = success(&[
         "model",
         file.to_str().unwrap(),
@@ -378,8 +398,49 @@ fn the_combine_the_missing_corner_error_suggests_is_accepted() {
         "main [time]=full",
     ]);
     assert!(!stdout.contains("no run at the corner"), "{stdout}");
+    assert!(stdout.contains("chosen_by = \"user\""), "{stdout}");
     let e = error_of(&["model", file.to_str().unwrap(), "--combine", "solve=full"]);
     assert!(e.contains("'solve' is not a modelled category"), "{e}");
+}
+
+/// The bundled cross design (datasets/data/extrap/cross.txt, measured here): the runs lie on
+/// two lines through (2, 64), so the F test chooses, and the additive form it chooses holds
+/// the runs measured off the cross in its 90% interval (docs/modelling.md#without-every-corner).
+#[test]
+fn a_measured_cross_design_is_additive_and_holds_the_runs_off_it() {
+    let dir = scratch("extrap-cross");
+    let file =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../datasets/data/extrap/cross.txt");
+    let model = dir.join("cross.toml");
+    let (stdout, _) = success(&[
+        "model",
+        file.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    assert!(
+        stdout.contains(
+            "additive: no run at the corner p=8, n=1024, and these runs lie where every \
+             multiplicative fit is also an additive one"
+        ),
+        "{stdout}"
+    );
+    // Measured off the cross, the same minutes (the file's header).
+    for (at, runs) in [
+        ("p=8,n=1024", [1.443101, 1.465684, 1.495022].as_slice()),
+        ("p=3,n=512", [0.501271, 0.513231].as_slice()),
+    ] {
+        let (stdout, _) = success(&["predict", model.to_str().unwrap(), "--at", at]);
+        let line = stdout.lines().find(|l| l.contains("fft2d [time]")).unwrap();
+        let numbers: Vec<f64> = line
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let (value, half) = (numbers[0], numbers[1]);
+        for run in runs {
+            assert!((run - value).abs() <= half, "{at}: {run} outside {line}");
+        }
+    }
 }
 
 #[test]

@@ -188,10 +188,56 @@ fn category(out: &mut String, c: &CategoryModel) {
                 why
             }
             (ChosenBy::Variation, None) => "allocation of variation".into(),
+            (ChosenBy::LeaveOneOut, _) => match &c.leave_one_out {
+                Some(l) => leave_one_out_why(l),
+                None => "leave-one-out error, a corner of the design not measured".into(),
+            },
         };
         let _ = writeln!(out, "    {combination}: {why}");
     }
     out.push('\n');
+}
+
+/// Why a form was chosen without every corner: each form's leave-one-out error, or that
+/// these runs cannot estimate it, and on runs where the additive form holds the
+/// multiplicative one, the F test that decided (docs/modelling.md#without-every-corner).
+fn leave_one_out_why(l: &fit::combination::LeaveOneOutChoice) -> String {
+    let error = |cv: f64| {
+        if cv.is_finite() {
+            significant(cv, 3)
+        } else {
+            "cannot be estimated on these runs".into()
+        }
+    };
+    let errors = format!(
+        "additive {}, multiplicative {}, full {}",
+        error(l.additive_cv),
+        error(l.multiplicative_cv),
+        error(l.full_cv)
+    );
+    let mut why = if l.nested {
+        format!(
+            "no run at the corner {}, and these runs lie where every multiplicative fit is also \
+             an additive one (lines through one point), so the multiplicative form stands unless \
+             the additive's extra terms are significant (F test: p = {}); leave-one-out error \
+             {errors}; a run at that corner would tell the forms apart",
+            l.corner,
+            significant(l.additive_p_value, 2)
+        )
+    } else {
+        format!(
+            "no run at the corner {}, so leave-one-out error chose among the forms: {errors}",
+            l.corner
+        )
+    };
+    if l.full_p_value.is_finite() {
+        let _ = write!(
+            why,
+            " (F test of the full form's extra terms: p = {})",
+            significant(l.full_p_value, 2)
+        );
+    }
+    why
 }
 
 /// What the residual test found along `p` and what was chosen

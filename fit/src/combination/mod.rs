@@ -13,13 +13,17 @@
 //!   majority" would call that pure product additive; instead the measured interaction share
 //!   is compared with both forms' implied shares (0 and the multiplicative model's own), and
 //!   the nearer form is chosen.
+//!   Without every corner the forms the runs can estimate are compared by their leave-one-out
+//!   error instead ([`LeaveOneOutChoice`]).
 
 mod corners;
 mod integer;
+mod leave_one_out;
 mod shape;
 
 pub use corners::CornerVariation;
 pub use integer::{FACTOR as INTEGER_FACTOR, IntegerChoice};
+pub use leave_one_out::LeaveOneOutChoice;
 pub use shape::{Shape, ShapeSource, own_parameters};
 
 use std::collections::BTreeMap;
@@ -83,6 +87,9 @@ pub enum ChosenBy {
     User,
     /// At most one factor has a shape, so both forms are the same model.
     Equivalent,
+    /// A corner of the design was not measured: the lower leave-one-out error among the forms
+    /// the runs can estimate ([`LeaveOneOutChoice`]).
+    LeaveOneOut,
 }
 
 /// A category's fitted multi-factor model.
@@ -98,6 +105,8 @@ pub struct CategoryModel {
     pub chosen_by: Option<ChosenBy>,
     /// The corner allocation of variation, when the design has every corner.
     pub variation: Option<CornerVariation>,
+    /// Why the form was chosen without every corner ([`ChosenBy::LeaveOneOut`]).
+    pub leave_one_out: Option<LeaveOneOutChoice>,
     /// What the residual test found along `p`, when it fired, and whether an integer term
     /// was added (docs/modelling.md#integer-structure).
     pub integer: Option<IntegerChoice>,
@@ -123,20 +132,6 @@ pub enum CombineError {
         category: String,
         /// Why.
         message: String,
-    },
-    /// A corner of the design was not measured, and the user did not choose the combination.
-    #[error(
-        "category '{category}': no run at the corner {corner}, so allocation of variation cannot \
-         choose between additive and multiplicative; choose with --combine '{category}=full' \
-         (main effects and their product: it holds either, for one more coefficient), \
-         '{category}=additive' or '{category}=multiplicative', or measure every corner (an --edges \
-         design has them)"
-    )]
-    MissingCorner {
-        /// The category.
-        category: String,
-        /// The missing corner, `n=1024, p=26`.
-        corner: String,
     },
 }
 
@@ -252,17 +247,19 @@ pub fn combine_on(
     }
     let texts: Vec<&str> = shapes.iter().map(|s| s.expr.as_str()).collect();
     let weighting = weighting_for(&obs.y);
-    let fit_form = |combination| {
+    let fit_on = |combination, on: &Observations| {
         let formula = combined_formula(&texts, combination);
         let model = Model::parse(&formula).map_err(|e| invalid(e.to_string()))?;
-        fit_weighted(&model, obs, weighting).map_err(|error| CombineError::Fit {
+        fit_weighted(&model, on, weighting).map_err(|error| CombineError::Fit {
             category: category.clone(),
             error,
         })
     };
+    let fit_form = |combination| fit_on(combination, obs);
 
     let varying = shapes.iter().filter(|s| !s.is_constant()).count();
     let corners = corner_means(obs);
+    let mut leave_one_out = None;
     let (combination, chosen_by, variation, mut fit) = if varying <= 1 {
         let variation = corners.as_ref().ok().map(|c| corner_shares(obs, c, None));
         let combination = choices.combination.unwrap_or(Combination::Additive);
@@ -272,11 +269,8 @@ pub fn combine_on(
         let multiplicative = fit_form(Combination::Multiplicative);
         let variation = match (&corners, &multiplicative) {
             (Ok(c), Ok(m)) => Ok(corner_shares(obs, c, Some(m))),
-            (Ok(_), Err(e)) => Err(e.clone()),
-            (Err(corner), _) => Err(CombineError::MissingCorner {
-                category: category.clone(),
-                corner: corner.clone(),
-            }),
+            (Ok(_), Err(e)) => Err(Some(e.clone())),
+            (Err(_), _) => Err(None),
         };
         match (choices.combination, variation) {
             (Some(c), variation) => {
@@ -308,7 +302,13 @@ pub fn combine_on(
                 let fit = fit_form(Combination::Additive)?;
                 (Combination::Additive, ChosenBy::Variation, Some(v), fit)
             }
-            (None, Err(e)) => return Err(e),
+            (None, Err(Some(e))) => return Err(e),
+            (None, Err(None)) => {
+                let corner = corners.err().unwrap_or_default();
+                let (c, choice, fit) = leave_one_out::choose(obs, corner, fit_on)?;
+                leave_one_out = Some(choice);
+                (c, ChosenBy::LeaveOneOut, None, fit)
+            }
         }
     };
     let user_shape = choices.shapes.contains_key(integer::FACTOR);
@@ -324,6 +324,7 @@ pub fn combine_on(
         combination: Some(combination),
         chosen_by: Some(chosen_by),
         variation,
+        leave_one_out,
         integer,
         fit,
     })
@@ -333,18 +334,20 @@ pub fn combine_on(
 /// this level (partial F test): they must earn their place.
 const FULL_SIGNIFICANCE: f64 = 0.01;
 
-/// The p-value of the partial F test of the full form's extra terms over the nested
-/// multiplicative form, on the (weighted) residual sums of squares. NaN when undefined.
-fn extra_terms_p_value(multiplicative: &Fit, full: &Fit) -> f64 {
+/// The p-value of the partial F test of the `larger` form's extra terms over the `simpler`
+/// form nested in it (the multiplicative in the full, say), on the (weighted) residual sums
+/// of squares. NaN when undefined; 0 when the larger form fits exactly and the simpler not.
+fn extra_terms_p_value(simpler: &Fit, larger: &Fit) -> f64 {
     let sse = |f: &Fit| f.residual_sd.powi(2) * f.dof as f64;
-    let q = multiplicative.dof.saturating_sub(full.dof);
-    // An exact multiplicative fit leaves only rounding for the extra terms to explain.
-    if q == 0 || full.dof == 0 || multiplicative.r2 >= 1.0 - 1e-12 {
+    let q = simpler.dof.saturating_sub(larger.dof);
+    // An exact simpler fit leaves only rounding for the extra terms to explain.
+    if q == 0 || larger.dof == 0 || simpler.r2 >= 1.0 - 1e-12 {
         return f64::NAN;
     }
-    let f = ((sse(multiplicative) - sse(full)) / q as f64) / (sse(full) / full.dof as f64);
-    match FisherSnedecor::new(q as f64, full.dof as f64) {
+    let f = ((sse(simpler) - sse(larger)) / q as f64) / (sse(larger) / larger.dof as f64);
+    match FisherSnedecor::new(q as f64, larger.dof as f64) {
         Ok(dist) if f.is_finite() => dist.sf(f.max(0.0)),
+        _ if f == f64::INFINITY => 0.0,
         _ => f64::NAN,
     }
 }
@@ -462,7 +465,7 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_corner_is_named() {
+    fn a_missing_corner_is_named_and_leave_one_out_error_chooses() {
         let full = grid(|n, p| n * p, "y");
         let keep: Vec<usize> = (0..full.len())
             .filter(|&r| !(full.columns[0][r] == 10.0 && full.columns[1][r] == 10.0))
@@ -478,16 +481,16 @@ mod tests {
             keep.iter().map(|&r| full.y[r]).collect(),
         )
         .unwrap();
-        let err = combine(&obs, &user(&[("n", "n"), ("p", "p")])).unwrap_err();
-        assert!(
-            err.to_string().contains("no run at the corner n=10, p=10"),
-            "{err}"
-        );
-        assert!(
-            err.to_string().contains("--combine 'y=full' (main effects"),
-            "{err}"
-        );
-        // As offered, the full form fits without the corner: the product n*p is in it.
+        // Leave-one-out error chooses: the product fits exactly, and the full form's extra
+        // terms explain nothing more.
+        let model = combine(&obs, &user(&[("n", "n"), ("p", "p")])).unwrap();
+        assert_eq!(model.combination, Some(Combination::Multiplicative));
+        assert_eq!(model.chosen_by, Some(ChosenBy::LeaveOneOut));
+        let choice = model.leave_one_out.unwrap();
+        assert_eq!(choice.corner, "n=10, p=10");
+        assert!(choice.multiplicative_cv < 1e-9, "{choice:?}");
+        assert!(choice.additive_cv > 0.1, "{choice:?}");
+        // The user's full form fits without the corner too: the product n*p is in it.
         let mut choices = user(&[("n", "n"), ("p", "p")]);
         choices.combination = Some(Combination::Full);
         let model = combine(&obs, &choices).unwrap();

@@ -35,7 +35,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::calibration::Calibration;
 use crate::combination::{
-    CategoryModel, ChosenBy, Combination, CornerVariation, IntegerChoice, Shape, ShapeSource,
+    CategoryModel, ChosenBy, Combination, CornerVariation, IntegerChoice, LeaveOneOutChoice, Shape,
+    ShapeSource,
 };
 use crate::fit::{Estimate, Fit, Method, Weighting};
 use crate::model::Model;
@@ -159,6 +160,8 @@ struct CategoryRecord {
     chosen_by: Option<ChosenBy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     variation: Option<VariationRecord>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    leave_one_out: Option<LeaveOneOutRecord>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     shape: Vec<ShapeRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,6 +222,25 @@ struct VariationRecord {
     main: f64,
     interaction: f64,
     implied_multiplicative: f64,
+    #[serde(default = "nan")]
+    multiplicative_cv: f64,
+    #[serde(default = "nan")]
+    full_cv: f64,
+    #[serde(default = "nan")]
+    full_p_value: f64,
+}
+
+/// `[category.leave_one_out]`: why the form was chosen without every corner.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LeaveOneOutRecord {
+    corner: String,
+    #[serde(default)]
+    nested: bool,
+    #[serde(default = "nan")]
+    additive_p_value: f64,
+    #[serde(default = "nan")]
+    additive_cv: f64,
     #[serde(default = "nan")]
     multiplicative_cv: f64,
     #[serde(default = "nan")]
@@ -447,6 +469,15 @@ fn category_record(c: &CategoryModel) -> CategoryRecord {
             full_cv: v.full_cv,
             full_p_value: v.full_p_value,
         }),
+        leave_one_out: c.leave_one_out.as_ref().map(|l| LeaveOneOutRecord {
+            corner: l.corner.clone(),
+            nested: l.nested,
+            additive_p_value: l.additive_p_value,
+            additive_cv: l.additive_cv,
+            multiplicative_cv: l.multiplicative_cv,
+            full_cv: l.full_cv,
+            full_p_value: l.full_p_value,
+        }),
         shape: c
             .shapes
             .iter()
@@ -556,6 +587,15 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
                 multiplicative_cv: v.multiplicative_cv,
                 full_cv: v.full_cv,
                 full_p_value: v.full_p_value,
+            }),
+            leave_one_out: c.leave_one_out.map(|l| LeaveOneOutChoice {
+                corner: l.corner,
+                nested: l.nested,
+                additive_p_value: l.additive_p_value,
+                additive_cv: l.additive_cv,
+                multiplicative_cv: l.multiplicative_cv,
+                full_cv: l.full_cv,
+                full_p_value: l.full_p_value,
             }),
             fit,
         });
