@@ -586,6 +586,40 @@ impl Observations {
         }
     }
 
+    /// The pairs of factors (indices, the first the smaller) that vary together in every
+    /// observation: each takes two levels or more, and each value of one comes with one value
+    /// of the other (a weak-scaling series whose `n` grows with `p`, say). Their effects cannot
+    /// be told apart on these observations.
+    pub fn vary_together(&self) -> Vec<(usize, usize)> {
+        let determines = |a: &[f64], b: &[f64]| {
+            let mut seen: Vec<(f64, f64)> = Vec::new();
+            a.iter()
+                .zip(b)
+                .all(|(&x, &y)| match seen.iter().find(|s| s.0 == x) {
+                    Some(s) => s.1 == y,
+                    None => {
+                        seen.push((x, y));
+                        true
+                    }
+                })
+        };
+        let k = self.factors.len();
+        let mut pairs = Vec::new();
+        for f in 0..k {
+            for g in f + 1..k {
+                let (a, b) = (&self.columns[f], &self.columns[g]);
+                if self.levels(f).len() >= 2
+                    && self.levels(g).len() >= 2
+                    && determines(a, b)
+                    && determines(b, a)
+                {
+                    pairs.push((f, g));
+                }
+            }
+        }
+        pairs
+    }
+
     /// The distinct values of factor `factor`, ascending.
     ///
     /// # Panics

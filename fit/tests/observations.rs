@@ -343,3 +343,32 @@ fn a_byte_order_mark_is_not_part_of_the_first_name() {
         assert_eq!(obs.columns[0], [2.0, 4.0]);
     }
 }
+
+/// A weak-scaling series (n grows with p) varies its factors together; a grid, a cross and a
+/// factor that never changes do not (docs/modelling.md#without-every-corner).
+#[test]
+fn factors_that_vary_together_are_found() {
+    let obs = |p: &[f64], n: &[f64], q: &[f64]| {
+        Observations::new(
+            "t",
+            vec!["p".into(), "n".into(), "q".into()],
+            "wall",
+            vec![p.to_vec(), n.to_vec(), q.to_vec()],
+            vec![1.0; p.len()],
+        )
+        .unwrap()
+    };
+    let weak = obs(
+        &[2.0, 4.0, 8.0, 2.0],
+        &[20.0, 40.0, 80.0, 20.0],
+        &[1.0, 2.0, 1.0, 2.0],
+    );
+    assert_eq!(weak.vary_together(), vec![(0, 1)]);
+    let grid = obs(&[2.0, 4.0, 2.0, 4.0], &[20.0, 20.0, 40.0, 40.0], &[7.0; 4]);
+    assert!(grid.vary_together().is_empty());
+    let cross = obs(&[2.0, 4.0, 8.0, 2.0], &[20.0, 20.0, 20.0, 40.0], &[7.0; 4]);
+    assert!(cross.vary_together().is_empty());
+    // n follows p, but p does not follow n: not together.
+    let folded = obs(&[2.0, 4.0, 8.0], &[20.0, 40.0, 20.0], &[7.0; 3]);
+    assert!(folded.vary_together().is_empty());
+}

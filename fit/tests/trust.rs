@@ -253,6 +253,16 @@ fn poor_fits_are_named_and_the_mean_is_not_one() {
     let wrong = fit_model(&Model::parse("p^(-1)").unwrap(), &obs).unwrap();
     let why = wrong.poor_fit().unwrap();
     assert!(why.starts_with("R² -"), "{why}");
+    // Runs that do not vary (a count, 5 in every run): a model that holds them misses by
+    // rounding alone, and is no poor fit; one that does not hold them is.
+    let p: Vec<f64> = [2.0, 4.0, 6.0, 8.0].repeat(3);
+    let same =
+        fit::Observations::new("same", vec!["p".into()], "visits", vec![p], vec![5.0; 12]).unwrap();
+    let line = fit_model(&Model::parse("1 + p").unwrap(), &same).unwrap();
+    assert_eq!(line.poor_fit(), None, "{}", line.cv);
+    let through_zero = fit_model(&Model::parse("p").unwrap(), &same).unwrap();
+    let why = through_zero.poor_fit().unwrap();
+    assert!(why.starts_with("leave-one-out error"), "{why}");
 }
 
 #[test]

@@ -443,6 +443,43 @@ fn a_measured_cross_design_is_additive_and_holds_the_runs_off_it() {
     }
 }
 
+/// A weak-scaling series in Extra-P's JSON (x and y grow together, as Extra-P's own test
+/// `json/new/input2.json` has them), with a count that is the same in every run: the summary
+/// says that the factors' effects cannot be told apart, and the constant count is no poor fit.
+#[test]
+fn factors_that_vary_together_are_said_and_a_constant_count_is_no_poor_fit() {
+    let dir = scratch("extrap-together");
+    let points: Vec<String> = [(4, 10, 3.5), (8, 20, 5.5), (16, 30, 9.5), (32, 40, 17.5)]
+        .iter()
+        .map(|(x, y, t)| format!("{{\"point\": [{x}, {y}], \"values\": [{t}, {t}]}}"))
+        .collect();
+    let visits: Vec<String> = [(4, 10), (8, 20), (16, 30), (32, 40)]
+        .iter()
+        .map(|(x, y)| format!("{{\"point\": [{x}, {y}], \"values\": [5]}}"))
+        .collect();
+    let text = format!(
+        "{{\"parameters\": [\"x\", \"y\"], \"measurements\": {{\"sweep\": {{\"time\": [{}], \
+         \"visits\": [{}]}}}}}}",
+        points.join(", "),
+        visits.join(", ")
+    );
+    let file = write(&dir, "weak.json", &text);
+    let model = dir.join("weak.toml");
+    let (stdout, _) = success(&[
+        "model",
+        file.to_str().unwrap(),
+        "-o",
+        model.to_str().unwrap(),
+    ]);
+    assert!(
+        stdout.contains("x and y vary together in every run"),
+        "{stdout}"
+    );
+    let visits = &stdout[stdout.find("sweep [visits]  =").unwrap()..];
+    let visits = &visits[..visits.find("\n\n").unwrap()];
+    assert!(!visits.contains("poor fit"), "{visits}");
+}
+
 #[test]
 fn a_response_without_factors_warns_that_they_were_guessed() {
     let dir = scratch("response-guess");

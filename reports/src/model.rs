@@ -104,6 +104,13 @@ pub fn warnings(c: &CategoryModel) -> Vec<String> {
             s.factor
         ));
     }
+    for (f, g) in &c.vary_together {
+        out.push(format!(
+            "{f} and {g} vary together in every run (each value of one comes with one value of \
+             the other): these runs cannot tell their effects apart; measure runs where one \
+             varies alone, or model one of them alone"
+        ));
+    }
     out
 }
 
@@ -165,7 +172,9 @@ fn category(out: &mut String, c: &CategoryModel) {
     }
     if let (Some(combination), Some(by)) = (c.combination, c.chosen_by) {
         let why = match (by, c.variation) {
-            (ChosenBy::Equivalent, _) => "one factor has a shape: both forms are the same".into(),
+            (ChosenBy::Equivalent, _) => {
+                "at most one factor has a shape: both forms are the same".into()
+            }
             (ChosenBy::User, _) => "chosen by the user".to_string(),
             (ChosenBy::Variation, Some(v)) => {
                 let mut why = format!(

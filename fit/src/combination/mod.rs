@@ -107,6 +107,9 @@ pub struct CategoryModel {
     pub variation: Option<CornerVariation>,
     /// Why the form was chosen without every corner ([`ChosenBy::LeaveOneOut`]).
     pub leave_one_out: Option<LeaveOneOutChoice>,
+    /// Factors that vary together in every run ([`Observations::vary_together`]): their
+    /// effects cannot be told apart. Said when the model is built, not kept in its file.
+    pub vary_together: Vec<(String, String)>,
     /// What the residual test found along `p`, when it fired, and whether an integer term
     /// was added (docs/modelling.md#integer-structure).
     pub integer: Option<IntegerChoice>,
@@ -325,6 +328,11 @@ pub fn combine_on(
         chosen_by: Some(chosen_by),
         variation,
         leave_one_out,
+        vary_together: obs
+            .vary_together()
+            .into_iter()
+            .map(|(f, g)| (obs.factors[f].clone(), obs.factors[g].clone()))
+            .collect(),
         integer,
         fit,
     })

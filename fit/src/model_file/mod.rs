@@ -597,6 +597,7 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
                 full_cv: l.full_cv,
                 full_p_value: l.full_p_value,
             }),
+            vary_together: Vec::new(),
             fit,
         });
     }
