@@ -480,6 +480,33 @@ fn factors_that_vary_together_are_said_and_a_constant_count_is_no_poor_fit() {
     assert!(!visits.contains("poor fit"), "{visits}");
 }
 
+/// Experiments Extra-P saved (a `.extra-p` ZIP holding `experiment.json`, and Extra-P 3's
+/// binary format) are refused in one line that says what to give instead, not as text that is
+/// not UTF-8.
+#[test]
+fn an_experiment_extrap_saved_is_refused_with_what_to_give() {
+    let dir = scratch("extrap-saved");
+    let zip = dir.join("exp.extra-p");
+    let mut bytes = b"PK\x03\x04\x14\x00\x00\x00\x08\x00".to_vec();
+    bytes.extend(b"\xdb\x65\x36\x53\x55\x2c\x1a\xc4experiment.json\x8d\xff\xfe");
+    std::fs::write(&zip, &bytes).unwrap();
+    let old = dir.join("experiment_3");
+    let mut bytes = b"\x01\x00\x11\x00\x00\x00EXTRAP_EXPERIMENT\x03\x00\x00\x001.0".to_vec();
+    bytes.extend([0xff, 0xfe, 0x00]);
+    std::fs::write(&old, &bytes).unwrap();
+    for file in [zip, old] {
+        let e = error_of(&["model", file.to_str().unwrap()]);
+        assert!(
+            e.contains(
+                ": an experiment saved by Extra-P (its own format) is not read: give lca \
+                        the measurement files it was made from"
+            ),
+            "{e}"
+        );
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    }
+}
+
 #[test]
 fn a_response_without_factors_warns_that_they_were_guessed() {
     let dir = scratch("response-guess");

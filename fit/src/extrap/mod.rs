@@ -207,12 +207,27 @@ pub fn detect(text: &str) -> bool {
 }
 
 /// Whether the file at `path` is an Extra-P file, from its first 64 KiB (false if unreadable:
-/// reading it properly then reports why).
+/// reading it properly then reports why). An experiment Extra-P saved is one too, so that
+/// [`read`] says it is not read.
 pub fn detect_file(path: &Path) -> bool {
+    head(path).is_some_and(|head| saved(&head) || detect(&String::from_utf8_lossy(&head)))
+}
+
+/// The first 64 KiB of the file at `path`, if it can be read.
+fn head(path: &Path) -> Option<Vec<u8>> {
     use std::io::Read;
     let mut head = Vec::new();
     let read = std::fs::File::open(path).and_then(|f| f.take(64 << 10).read_to_end(&mut head));
-    read.is_ok() && detect(&String::from_utf8_lossy(&head))
+    read.ok().map(|_| head)
+}
+
+/// Whether `head` begins an experiment Extra-P saved: its `.extra-p` files are ZIP archives
+/// holding `experiment.json`, and Extra-P 3's binary experiments carry `EXTRAP_EXPERIMENT`
+/// in their first bytes.
+fn saved(head: &[u8]) -> bool {
+    let holds = |bytes: &[u8], name: &[u8]| bytes.windows(name.len()).any(|w| w == name);
+    (head.starts_with(b"PK\x03\x04") && holds(head, b"experiment.json"))
+        || holds(&head[..head.len().min(64)], b"EXTRAP_EXPERIMENT")
 }
 
 /// Parses an Extra-P file's text in whichever format it is; `source` names it in errors.
@@ -228,6 +243,15 @@ pub fn parse(source: &str, text: &str) -> Result<Experiment, DataError> {
 /// Reads and parses the Extra-P file at `path`.
 pub fn read(path: &Path) -> Result<Experiment, DataError> {
     let file = path.display().to_string();
+    if head(path).is_some_and(|head| saved(&head)) {
+        return Err(DataError::File {
+            file,
+            message: "an experiment saved by Extra-P (its own format) is not read: give lca the \
+                      measurement files it was made from (Extra-P's text, JSON or JSON Lines \
+                      input, docs/extrap.md)"
+                .into(),
+        });
+    }
     let text =
         files::input::read_text(path, "Extra-P file", MAX_FILE).map_err(|e| DataError::Io {
             file: file.clone(),
