@@ -84,7 +84,8 @@ struct Thread {
     stopped: bool,
     /// The first thread of its process: works outside OpenMP teams.
     master: bool,
-    /// An MPI rank's thread in a trace with `MPI_Init`: starts at its `Leave`.
+    /// An MPI rank's thread: starts where `MPI_Init` returns, at its first MPI call when that
+    /// comes first, and at its first record in a trace without `MPI_Init`.
     waits_for_init: bool,
     in_mpi_region: bool,
     in_work: bool,
@@ -147,6 +148,8 @@ pub struct Mapper<'a, 's> {
     pub records: u64,
     /// The location and time (ticks) of the last record read.
     pub last: (u64, u64),
+    /// The trace defines `MPI_Init` (else its ranks start at their first record).
+    init_defined: bool,
 }
 
 /// A location that is not a thread, in [`Mapper`]'s vector of location ids.
@@ -202,6 +205,9 @@ impl<'a, 's> Mapper<'a, 's> {
             .regions
             .values()
             .any(|r| r.name == "MPI_Init" || r.name == "MPI_Init_thread");
+        // A trace of MPI calls is of MPI ranks, in the region of every rank from their start,
+        // whether or not its writer recorded `MPI_Init`.
+        let mpi = has_init || defs.regions.values().any(|r| is_mpi(&r.name, r.paradigm));
         let mut threads: Vec<Thread> = (0..layout.p()).map(|_| Thread::default()).collect();
         for (i, t) in threads.iter_mut().enumerate() {
             t.master = i == 0 || layout.group_of_thread[i] != layout.group_of_thread[i - 1];
@@ -212,7 +218,7 @@ impl<'a, 's> Mapper<'a, 's> {
             .enumerate()
             .map(|(r, &t)| (t, r as u32))
             .collect();
-        if has_init {
+        if mpi {
             for &t in &layout.ranks {
                 threads[t as usize].waits_for_init = true;
             }
@@ -238,6 +244,7 @@ impl<'a, 's> Mapper<'a, 's> {
             ignored: BTreeMap::new(),
             records: 0,
             last: (0, 0),
+            init_defined: has_init,
         }
     }
 
@@ -294,6 +301,8 @@ impl<'a, 's> Mapper<'a, 's> {
             if self.threads[th as usize].in_work {
                 self.push(th, t, EventKind::WorkBegin { label: None });
             }
+        } else if !s.started && !self.init_defined {
+            self.start_rank(th, t);
         }
         Some((th, t))
     }
@@ -532,6 +541,8 @@ impl<'a, 's> Mapper<'a, 's> {
         if name == "MPI_Init" || name == "MPI_Init_thread" {
             return Frame::Init;
         }
+        // An MPI call before `MPI_Init` returned: its `MPI_Init` was not recorded.
+        self.start_rank(th, t);
         if name == "MPI_Finalize" {
             self.finish_thread(th, t);
             return Frame::Other;
@@ -601,7 +612,8 @@ impl<'a, 's> Mapper<'a, 's> {
         }
     }
 
-    /// `MPI_Init` returns: the rank starts, in the region of every rank, working.
+    /// `MPI_Init` returns (or, where it was not recorded, the rank's first MPI call or record
+    /// comes): the rank starts, in the region of every rank, working.
     fn start_rank(&mut self, th: ThreadId, t: u64) {
         let s = &mut self.threads[th as usize];
         if s.started || !s.waits_for_init {
@@ -1016,9 +1028,59 @@ mod tests {
         });
         assert_eq!(
             log,
-            "pplog 1 p=1\n10 0 start\n10 0 work_begin\n10 0 work_end\n\
-             10 0 wait_begin barrier allreduce\n30 0 wait_end barrier allreduce\n\
-             30 0 work_begin\n30 0 work_end\n30 0 stop\n"
+            "pplog 1 p=1\n10 0 start\n10 0 region_begin 0 mpi\n10 0 work_begin\n\
+             10 0 work_end\n10 0 wait_begin barrier allreduce\n\
+             30 0 wait_end barrier allreduce\n30 0 work_begin\n30 0 work_end\n\
+             30 0 region_end 0\n30 0 stop\n"
+        );
+    }
+
+    #[test]
+    fn ranks_of_a_trace_without_mpi_init_are_in_the_mpi_region_from_their_first_record() {
+        // A writer that recorded no `MPI_Init`: the ranks start at their first record, in the
+        // region of every rank, so a barrier wait while another rank computes is li (not ip,
+        // idle outside every region).
+        let d = defs(
+            &[("main", 1, 0), ("MPI_Barrier", 7, PARADIGM_MPI)],
+            &[(0, 0), (1, 1)],
+        );
+        let (log, _) = mapped(&d, |m| {
+            m.enter(0, 0, 0);
+            m.enter(1, 0, 0);
+            m.enter(0, 10, 1);
+            m.enter(1, 30, 1);
+            m.leave(0, 31, 1);
+            m.leave(1, 31, 1);
+            m.leave(0, 40, 0);
+            m.leave(1, 40, 0);
+        });
+        assert!(
+            log.starts_with(
+                "pplog 1 p=2\n0 0 start\n0 0 region_begin 0 mpi\n0 0 work_begin\n0 0 phase main\n\
+                 0 1 start\n0 1 region_begin 0 mpi\n0 1 work_begin\n0 1 phase main\n"
+            ),
+            "{log}"
+        );
+        assert!(log.ends_with("40 1 region_end 0\n40 1 stop\n"), "{log}");
+    }
+
+    #[test]
+    fn a_rank_whose_mpi_init_was_not_recorded_starts_at_its_first_mpi_call() {
+        // `MPI_Init` is defined, and rank 1 enters `MPI_Send` without it: it starts there
+        // instead of never (its earlier records are read for their state only).
+        let d = defs(
+            &[("MPI_Init", 1, PARADIGM_MPI), ("MPI_Send", 6, PARADIGM_MPI)],
+            &[(0, 0), (1, 1)],
+        );
+        let (log, _) = mapped(&d, |m| {
+            m.enter(0, 0, 0);
+            m.leave(0, 5, 0);
+            m.enter(1, 2, 1);
+            m.leave(1, 9, 1);
+        });
+        assert!(
+            log.contains("2 1 start\n2 1 region_begin 0 mpi\n2 1 work_begin\n2 1 work_end\n2 1 wait_begin send\n"),
+            "{log}"
         );
     }
 
