@@ -25,6 +25,8 @@ const POINT2POINT: u8 = 28;
 const USER: u8 = 1;
 const OPENMP: u8 = 3;
 const MPI: u8 = 4;
+const THREAD_WAIT: u8 = 33;
+const PTHREAD: u8 = 7;
 
 /// The script-driven OTF2 writer, compiled once, or why it cannot be.
 fn writer() -> &'static Result<PathBuf, String> {
@@ -496,6 +498,59 @@ fn openmp_fork_join_team_barrier_and_lock() {
     assert_eq!(ns(&p, Some(0), "pc"), 1000 + 500 + 1200 + 1000);
     assert_eq!(ns(&p, Some(1), "pc"), 4000);
     assert_eq!(ns(&p, Some(1), "ip"), 2000, "outside the region");
+}
+
+/// Score-P's pthread adapter: the master creates two threads (`ThreadCreate`), which work
+/// from `ThreadBegin` to `ThreadEnd` and take a mutex, and joins them in `pthread_join`
+/// (`ThreadWait`). Before these records were mapped the workers never worked (their 7 µs of
+/// work were ip) and the master's joins were pc.
+#[test]
+fn pthreads_created_and_joined_are_a_region_the_joins_wait_in() {
+    let test = "pthreads_created_and_joined_are_a_region_the_joins_wait_in";
+    let Some(writer) = ready(test) else { return };
+    let mut s = Script::new(1_000_000_000, 0);
+    s.region(0, "main", FUNCTION, USER)
+        .region(1, "pthread_join", THREAD_WAIT, PTHREAD)
+        .region(2, "pthread_mutex_lock", WRAPPER, PTHREAD)
+        .region(3, "worker", FUNCTION, USER)
+        .process(0, &[0, 1, 2])
+        .events(
+            "enter 0 0 0\nthread_create 0 1000 0 1\nthread_create 0 1100 0 2\n\
+             enter 0 2000 1\nthread_wait 0 4000 0 1\nleave 0 4000 1\n\
+             enter 0 4000 1\nthread_wait 0 8000 0 2\nleave 0 8000 1\nleave 0 9000 0\n\
+             thread_begin 1 1000 0 1\nenter 1 1000 3\nenter 1 3000 2\n\
+             thread_acquire 1 3000 5 1\nleave 1 3000 2\nthread_release 1 3500 5 1\n\
+             leave 1 4000 3\nthread_end 1 4000 0 1\n\
+             thread_begin 2 1100 0 2\nenter 2 1100 3\nenter 2 3200 2\n\
+             thread_acquire 2 3500 5 2\nleave 2 3500 2\nthread_release 2 3700 5 2\n\
+             leave 2 8000 3\nthread_end 2 8000 0 2",
+        );
+    let anchor = s.write(writer, test);
+    let (log, out) = import(&anchor);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("Thread"), "{stderr}");
+    for line in [
+        "1000 0 region_begin 1 pthreads",
+        "1000 1 work_begin",
+        "2000 0 wait_begin barrier join",
+        "3200 2 wait_begin lock pthread_mutex_lock",
+        "3500 2 wait_end lock pthread_mutex_lock",
+        "8000 0 region_end 1",
+    ] {
+        assert!(has_line(&log, line), "no '{line}' in\n{log}");
+    }
+    let p = profile(&anchor);
+    // The master: works 0..2000 and 8000..9000; joins 2000..8000 while a worker works.
+    assert_eq!(ns(&p, Some(0), "pc"), 3000);
+    assert_eq!(ns(&p, Some(0), "li"), 6000);
+    // Worker 1 works 1000..4000, then waits for the others in the region: li until 8000,
+    // ip outside the region before it opened and after it ended.
+    assert_eq!(ns(&p, Some(1), "pc"), 3000);
+    assert_eq!(ns(&p, Some(1), "li"), 4000);
+    assert_eq!(ns(&p, Some(1), "ip"), 2000);
+    // Worker 2 waits 300 ns for the mutex worker 1 holds.
+    assert_eq!(ns(&p, Some(2), "sl"), 300);
+    assert_eq!(ns(&p, Some(2), "pc"), 8000 - 1100 - 300);
 }
 
 #[test]

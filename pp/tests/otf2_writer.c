@@ -20,6 +20,8 @@
  *   omp_fork LOC T N | omp_join LOC T | omp_acquire LOC T LOCK ORDER | omp_release LOC T LOCK ORDER
  *   thread_fork LOC T N | thread_join LOC T | team_begin LOC T COMM | team_end LOC T COMM
  *   thread_acquire LOC T LOCK ORDER | thread_release LOC T LOCK ORDER
+ *   thread_create LOC T COMM SEQ | thread_begin LOC T COMM SEQ | thread_wait LOC T COMM SEQ
+ *   thread_end LOC T COMM SEQ             (pthreads, as Score-P's pthread adapter writes them)
  *   rma_put LOC T WIN REMOTE BYTES ID
  *   pairs LOC T0 DT N REGION              (N enter/leave pairs of REGION, DT ticks apart)
  */
@@ -146,6 +148,13 @@ int main(int argc, char **argv) {
             err = !strcmp(op, "thread_acquire")
                       ? OTF2_EvtWriter_ThreadAcquireLock(w, NULL, t, OTF2_PARADIGM_OPENMP, a, b)
                       : OTF2_EvtWriter_ThreadReleaseLock(w, NULL, t, OTF2_PARADIGM_OPENMP, a, b);
+        } else if (!strcmp(op, "thread_create") || !strcmp(op, "thread_begin") ||
+                   !strcmp(op, "thread_wait") || !strcmp(op, "thread_end")) {
+            sscanf(args, "%llu %llu", &a, &b);
+            err = !strcmp(op, "thread_create")  ? OTF2_EvtWriter_ThreadCreate(w, NULL, t, a, b)
+                  : !strcmp(op, "thread_begin") ? OTF2_EvtWriter_ThreadBegin(w, NULL, t, a, b)
+                  : !strcmp(op, "thread_wait")  ? OTF2_EvtWriter_ThreadWait(w, NULL, t, a, b)
+                                                : OTF2_EvtWriter_ThreadEnd(w, NULL, t, a, b);
         } else if (!strcmp(op, "rma_put")) {
             sscanf(args, "%llu %llu %llu %llu", &a, &b, &c, &d);
             err = OTF2_EvtWriter_RmaPut(w, NULL, t, a, b, c, d);

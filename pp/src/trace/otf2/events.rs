@@ -21,6 +21,8 @@ const ROLE_BARRIER: u8 = 15;
 const ROLE_IMPLICIT_BARRIER: u8 = 16;
 /// `OTF2_REGION_ROLE_COLL_ONE2ALL` .. `OTF2_REGION_ROLE_COLL_OTHER`.
 const ROLES_COLLECTIVE: std::ops::RangeInclusive<u8> = 23..=26;
+/// `OTF2_REGION_ROLE_THREAD_WAIT`: `pthread_join` in Score-P's pthread adapter.
+const ROLE_THREAD_WAIT: u8 = 33;
 
 /// MPI calls whose time is a `send` wait.
 const MPI_SENDS: [&str; 4] = ["MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend"];
@@ -57,6 +59,9 @@ const MPI_COLLECTIVES: [&str; 16] = [
 ];
 /// OpenMP lock calls whose time until the lock is acquired is a `lock` wait.
 const OMP_LOCKS: [&str; 2] = ["omp_set_lock", "omp_set_nest_lock"];
+/// The pthread calls that wait for a lock (Score-P's pthread adapter records the acquisition
+/// with `ThreadAcquireLock` inside them).
+const PTHREAD_LOCKS: [&str; 2] = ["pthread_mutex_lock", "pthread_spin_lock"];
 
 /// The longest name the import writes (longer region names are cut).
 const MAX_NAME: usize = 200;
@@ -101,7 +106,8 @@ struct Thread {
     last_t: u64,
 }
 
-/// The open outermost OpenMP region of a process.
+/// The open outermost OpenMP region of a process, or its threads created with `ThreadCreate`
+/// (pthreads) not waited for yet.
 #[derive(Debug)]
 struct OmpRegion {
     id: u64,
@@ -110,6 +116,9 @@ struct OmpRegion {
     forker: ThreadId,
     named: bool,
     members: BTreeSet<ThreadId>,
+    /// Threads created (`ThreadCreate`) and not waited for (`ThreadWait`); 0 for an OpenMP
+    /// region.
+    created: u32,
 }
 
 /// Turns OTF2 records into pp events.
@@ -509,7 +518,17 @@ impl<'a, 's> Mapper<'a, 's> {
             } else {
                 Frame::Other
             }
-        } else if role == ROLE_CRITICAL || OMP_LOCKS.contains(&name) {
+        } else if role == ROLE_THREAD_WAIT || name == "pthread_join" {
+            let object = self.name("join");
+            if self.wait_begin(th, t, WaitKind::Barrier, Some(object)) {
+                Frame::Wait
+            } else {
+                Frame::Other
+            }
+        } else if role == ROLE_CRITICAL
+            || OMP_LOCKS.contains(&name)
+            || PTHREAD_LOCKS.contains(&name)
+        {
             let object = self.name(if role == ROLE_CRITICAL {
                 "critical"
             } else {
@@ -793,8 +812,81 @@ impl<'a, 's> Mapper<'a, 's> {
                 forker: th,
                 named: false,
                 members: BTreeSet::from([th]),
+                created: 0,
             },
         );
+    }
+
+    /// `ThreadCreate`: a thread of the process is created. The first one opens a region of
+    /// the process (`pthreads`), which the creator records and goes on working in; the region
+    /// ends when every created thread has been waited for (docs/otf2.md#records).
+    pub fn thread_create(&mut self, location: u64, ticks: u64) {
+        let Some((th, t)) = self.at(location, ticks) else {
+            return;
+        };
+        let group = self.layout.group_of_thread[th as usize];
+        if let Some(region) = self.omp.get_mut(&group) {
+            if region.created > 0 {
+                region.created += 1;
+            } else {
+                self.ignore("ThreadCreate records inside an OpenMP region");
+            }
+            return;
+        }
+        let id = self.next_region;
+        self.next_region += 1;
+        let name = self.name("pthreads");
+        let kind = EventKind::RegionBegin {
+            id,
+            name,
+            team: None,
+        };
+        let Some(begin) = self.push(th, t, kind) else {
+            return;
+        };
+        let region = OmpRegion {
+            id,
+            begin,
+            forker: th,
+            named: true,
+            members: BTreeSet::from([th]),
+            created: 1,
+        };
+        self.omp.insert(group, region);
+    }
+
+    /// `ThreadBegin`: the created thread works, a member of its process's region.
+    pub fn thread_begin(&mut self, location: u64, ticks: u64) {
+        if let Some((th, t)) = self.at(location, ticks) {
+            self.team_begin(th, t);
+        }
+    }
+
+    /// `ThreadEnd`: the created thread's work ends (it stops at its last record).
+    pub fn thread_end(&mut self, location: u64, ticks: u64) {
+        if let Some((th, t)) = self.at(location, ticks) {
+            self.team_end(th, t);
+        }
+    }
+
+    /// `ThreadWait`: a created thread was waited for (joined); after the last, the region
+    /// of the process ends.
+    pub fn thread_wait(&mut self, location: u64, ticks: u64) {
+        let Some((th, t)) = self.at(location, ticks) else {
+            return;
+        };
+        let group = self.layout.group_of_thread[th as usize];
+        let Some(region) = self.omp.get_mut(&group).filter(|r| r.created > 0) else {
+            self.ignore("ThreadWait records without their ThreadCreate");
+            return;
+        };
+        region.created -= 1;
+        if region.created == 0
+            && let Some(region) = self.omp.remove(&group)
+        {
+            self.complete_region(&region);
+            self.push(th, t, EventKind::RegionEnd { id: region.id });
+        }
     }
 
     /// `ThreadJoin` / `OmpJoin`: the outermost one ends the region; serial work again.
@@ -1062,6 +1154,38 @@ mod tests {
             "{log}"
         );
         assert!(log.ends_with("40 1 region_end 0\n40 1 stop\n"), "{log}");
+    }
+
+    #[test]
+    fn pthreads_created_and_joined_work_in_a_region_of_their_process() {
+        // Score-P's pthread adapter: the master creates a thread (ThreadCreate), which works
+        // from its ThreadBegin to its ThreadEnd; the master waits in pthread_join
+        // (ThreadWait). The region opens at the create and ends at the last wait.
+        let d = defs(
+            &[("pthread_join", ROLE_THREAD_WAIT, 7), ("work", 1, 0)],
+            &[(0, 0), (1, 0)],
+        );
+        let (log, _) = mapped(&d, |m| {
+            m.touch(0, 0);
+            m.thread_create(0, 10);
+            m.thread_begin(1, 12);
+            m.enter(1, 12, 1);
+            m.enter(0, 20, 0);
+            m.leave(1, 50, 1);
+            m.thread_end(1, 51);
+            m.thread_wait(0, 60);
+            m.leave(0, 60, 0);
+            m.touch(0, 70);
+        });
+        assert_eq!(
+            log,
+            "pplog 1 p=2\n0 0 start\n0 0 work_begin\n10 0 region_begin 1 pthreads\n\
+             12 1 start\n12 1 work_begin\n12 1 phase work\n\
+             20 0 work_end\n20 0 wait_begin barrier join\n\
+             51 1 work_end\n51 1 stop\n\
+             60 0 region_end 1\n60 0 wait_end barrier join\n60 0 work_begin\n\
+             70 0 work_end\n70 0 stop\n"
+        );
     }
 
     #[test]

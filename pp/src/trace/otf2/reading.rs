@@ -213,7 +213,7 @@ fn mapper<'a>(user: *mut c_void) -> &'a mut Mapper<'a, 'a> {
 }
 
 /// Record kinds that are read and not mapped: each is counted and named on standard error.
-const IGNORED: [&str; 44] = [
+const IGNORED: [&str; 40] = [
     "BufferFlush",
     "MeasurementOnOff",
     "MpiRequestTest",
@@ -246,10 +246,6 @@ const IGNORED: [&str; 44] = [
     "ThreadTaskCreate",
     "ThreadTaskSwitch",
     "ThreadTaskComplete",
-    "ThreadCreate",
-    "ThreadBegin",
-    "ThreadWait",
-    "ThreadEnd",
     "CallingContextEnter",
     "CallingContextLeave",
     "CallingContextSample",
@@ -304,7 +300,7 @@ macro_rules! ignored_callbacks {
 
 /// Sets every callback on the `OTF2_GlobalEvtReaderCallbacks` object `callbacks`.
 fn register(lib: &Lib, callbacks: Handle) -> Result<(), String> {
-    let mapped: [(&str, *const c_void); 19] = [
+    let mapped: [(&str, *const c_void); 23] = [
         ("Enter", enter as *const c_void),
         ("Leave", leave as *const c_void),
         ("MpiSend", mpi_send as *const c_void),
@@ -324,10 +320,14 @@ fn register(lib: &Lib, callbacks: Handle) -> Result<(), String> {
         ("ThreadTeamBegin", team_begin as *const c_void),
         ("ThreadTeamEnd", team_end as *const c_void),
         ("ThreadAcquireLock", acquire_lock as *const c_void),
+        ("ThreadCreate", thread_create as *const c_void),
+        ("ThreadBegin", thread_begin as *const c_void),
+        ("ThreadWait", thread_wait as *const c_void),
+        ("ThreadEnd", thread_end as *const c_void),
     ];
-    let ignored: [*const c_void; 57] = ignored_callbacks!(
+    let ignored: [*const c_void; 53] = ignored_callbacks!(
         0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
-        30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56
+        30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52
     );
     let names = IGNORED.iter().chain(IGNORED_IO.iter());
     let release = [("ThreadReleaseLock", touch as *const c_void)];
@@ -463,6 +463,48 @@ extern "C" fn fork(location: u64, time: u64, user: *mut c_void, _a: *mut c_void)
 
 extern "C" fn join(location: u64, time: u64, user: *mut c_void, _a: *mut c_void) -> CallbackCode {
     mapper(user).join(location, time);
+    CALLBACK_SUCCESS
+}
+
+/// `ThreadCreate`, `ThreadBegin`, `ThreadWait` and `ThreadEnd` (thread contingent, sequence
+/// count): only the location and time are used.
+extern "C" fn thread_create(
+    location: u64,
+    time: u64,
+    user: *mut c_void,
+    _a: *mut c_void,
+) -> CallbackCode {
+    mapper(user).thread_create(location, time);
+    CALLBACK_SUCCESS
+}
+
+extern "C" fn thread_begin(
+    location: u64,
+    time: u64,
+    user: *mut c_void,
+    _a: *mut c_void,
+) -> CallbackCode {
+    mapper(user).thread_begin(location, time);
+    CALLBACK_SUCCESS
+}
+
+extern "C" fn thread_wait(
+    location: u64,
+    time: u64,
+    user: *mut c_void,
+    _a: *mut c_void,
+) -> CallbackCode {
+    mapper(user).thread_wait(location, time);
+    CALLBACK_SUCCESS
+}
+
+extern "C" fn thread_end(
+    location: u64,
+    time: u64,
+    user: *mut c_void,
+    _a: *mut c_void,
+) -> CallbackCode {
+    mapper(user).thread_end(location, time);
     CALLBACK_SUCCESS
 }
 
