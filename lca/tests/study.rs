@@ -142,6 +142,28 @@ fn an_interrupted_study_resumes_to_the_same_rows() {
     assert_eq!(text.lines().count(), 24);
 }
 
+/// Every run made, and no model can be built (a shape fixed in `[shapes]` that the runs
+/// cannot estimate is never replaced): the study says there is no verdict and why, instead of
+/// leaving it to be guessed.
+#[test]
+fn a_study_whose_models_cannot_be_built_says_there_is_no_verdict() {
+    let dir = scratch("study-unbuilt");
+    let _ = std::fs::remove_dir_all(dir.join("study-fake"));
+    let file = study(&dir, "0", "-", "10");
+    let text = std::fs::read_to_string(&file).unwrap() + "\n[shapes]\npc = { p = \"p + 2*p\" }\n";
+    std::fs::write(&file, text).unwrap();
+    let out = run_study(&dir);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("24 made now"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "verdict: none, crossover: none, report: none: no model was built (a, b above: not \
+             built)"
+        ),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn failing_and_hanging_commands_are_reported_and_the_study_goes_on() {
     let dir = scratch("study-failing");
