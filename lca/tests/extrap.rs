@@ -507,6 +507,30 @@ fn an_experiment_extrap_saved_is_refused_with_what_to_give() {
     }
 }
 
+/// TALPAS files (JSON Lines with `;` between the fields and `parameters` for `params`, as
+/// Extra-P's `--talpas` reads them) are read; a `;` inside a name stays.
+#[test]
+fn a_talpas_file_is_read() {
+    let dir = scratch("extrap-talpas");
+    let mut text = String::new();
+    for x in [2, 4, 8, 16, 32] {
+        for k in [1.0, 1.01] {
+            let t = k * (3.0 + 0.5 * f64::from(x));
+            text += &format!(
+                "{{\"parameters\":{{\"x\":{x}}};\"metric\":\"time\";\"callpath\":\"main;solve\";\"value\":{t}}}\n"
+            );
+        }
+    }
+    let file = write(&dir, "run.txt", &text);
+    let (_, stderr) = success(&["model", file.to_str().unwrap(), "-o", "-"]);
+    assert!(
+        stderr.starts_with("TALPAS: 1 callpath × metric series over x"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("main;solve  time"), "{stderr}");
+    assert!(stderr.contains("3.01 + 0.502*x"), "{stderr}");
+}
+
 #[test]
 fn a_response_without_factors_warns_that_they_were_guessed() {
     let dir = scratch("response-guess");

@@ -2,7 +2,8 @@
 //! metric, each a list of `point` and `values`), the older one with ids (`parameters`,
 //! `callpaths`, `metrics`, `coordinates`, `measurements`), and JSON Lines (one object a line:
 //! `params`, `value` a number or a list, optional `callpath` and `metric`, which default to
-//! `<root>` and `<default>` as in Extra-P).
+//! `<root>` and `<default>` as in Extra-P). TALPAS files are JSON Lines whose fields are
+//! separated by `;` and whose parameters are `parameters` (Extra-P's `--talpas` reader).
 
 use serde_json::{Map, Value};
 
@@ -217,6 +218,7 @@ fn check(parameters: &[String], point: &[f64], values: &[f64], path: &str) -> Re
 fn lines_format(source: &str, text: &str) -> Result<Experiment, DataError> {
     let mut experiment = Experiment::new(source, "Extra-P JSON Lines");
     let mut order: Option<Vec<String>> = None;
+    let mut talpas = false;
     for (i, line) in text.lines().enumerate() {
         let error = |message: String| DataError::Line {
             file: source.to_string(),
@@ -226,11 +228,24 @@ fn lines_format(source: &str, text: &str) -> Result<Experiment, DataError> {
         if line.trim().is_empty() {
             continue;
         }
-        let value: Value =
-            serde_json::from_str(line).map_err(|e| error(format!("not JSON: {e}")))?;
+        let value: Value = match serde_json::from_str(line) {
+            Ok(value) => value,
+            // TALPAS: `;` between the fields.
+            Err(e) => match serde_json::from_str(&commas(line)) {
+                Ok(value) if line.contains(';') => {
+                    talpas = true;
+                    value
+                }
+                _ => return Err(error(format!("not JSON: {e}"))),
+            },
+        };
         let m = object(&value, "the line").map_err(error)?;
-        let params =
-            object(field(m, "the line", "params").map_err(error)?, "params").map_err(error)?;
+        let key = if m.contains_key("parameters") && !m.contains_key("params") {
+            "parameters"
+        } else {
+            "params"
+        };
+        let params = object(field(m, "the line", key).map_err(error)?, key).map_err(error)?;
         let order = order.get_or_insert_with(|| params.keys().cloned().collect());
         if params.len() != order.len() || params.keys().any(|k| !order.contains(k)) {
             let names: Vec<&str> = params.keys().map(String::as_str).collect();
@@ -265,5 +280,25 @@ fn lines_format(source: &str, text: &str) -> Result<Experiment, DataError> {
             .add(point, &values, i + 1);
     }
     experiment.parameters = order.unwrap_or_default();
+    if talpas {
+        experiment.format = "TALPAS";
+    }
     Ok(experiment)
+}
+
+/// A TALPAS line with its `;` between fields as `,` (those inside strings kept).
+fn commas(line: &str) -> String {
+    let (mut in_string, mut escaped) = (false, false);
+    line.chars()
+        .map(|c| {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if in_string => escaped = true,
+                '"' => in_string = !in_string,
+                ';' if !in_string => return ',',
+                _ => {}
+            }
+            c
+        })
+        .collect()
 }
