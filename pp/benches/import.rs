@@ -3,9 +3,9 @@
 //! records, default 10⁷), then measures, `PP_IMPORT_BENCH_ROUNDS` times each (default 3,
 //! alternating; the best is printed):
 //! - the I/O floor: reading the trace's files alone;
-//! - `pp import TRACE -o LOG --to binary` with `PP_THREADS=1` and `PP_THREADS=2` (the sorted
-//!   events read back on a second thread while the log is written, docs/otf2.md): wall and CPU
-//!   time of the child (`wait4`) and its peak resident set;
+//! - `pp import TRACE -o LOG --to binary --force` with `PP_THREADS=1` and `PP_THREADS=2`
+//!   (the sorted events read back on a second thread while the log is written, docs/otf2.md):
+//!   wall and CPU time of the child (`wait4`) and its peak resident set;
 //! - `otf2-print TRACE > /dev/null`, when it is installed, on the same trace.
 //!
 //! Needs a C compiler and the OTF2 library (`tools/system-packages.sh`); says so and does
@@ -148,7 +148,7 @@ fn main() {
                     .arg(&trace)
                     .arg("-o")
                     .arg(&log)
-                    .args(["--to", "binary"])
+                    .args(["--to", "binary", "--force"])
                     .env("PP_THREADS", workers.to_string()),
             );
             let best = &mut import[workers - 1];
