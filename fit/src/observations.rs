@@ -591,17 +591,12 @@ impl Observations {
     /// of the other (a weak-scaling series whose `n` grows with `p`, say). Their effects cannot
     /// be told apart on these observations.
     pub fn vary_together(&self) -> Vec<(usize, usize)> {
+        // By the values' bits (`+ 0.0` makes -0 the 0 it equals): linear in the observations.
         let determines = |a: &[f64], b: &[f64]| {
-            let mut seen: Vec<(f64, f64)> = Vec::new();
+            let mut seen: std::collections::HashMap<u64, f64> = std::collections::HashMap::new();
             a.iter()
                 .zip(b)
-                .all(|(&x, &y)| match seen.iter().find(|s| s.0 == x) {
-                    Some(s) => s.1 == y,
-                    None => {
-                        seen.push((x, y));
-                        true
-                    }
-                })
+                .all(|(&x, &y)| *seen.entry((x + 0.0).to_bits()).or_insert(y) == y)
         };
         let k = self.factors.len();
         let mut pairs = Vec::new();

@@ -13,8 +13,9 @@
 //!   majority" would call that pure product additive; instead the measured interaction share
 //!   is compared with both forms' implied shares (0 and the multiplicative model's own), and
 //!   the nearer form is chosen.
-//!   Without every corner the forms the runs can estimate are compared by their leave-one-out
-//!   error instead ([`LeaveOneOutChoice`]).
+//!   Without every corner the runs choose instead ([`LeaveOneOutChoice`]): by an F test where
+//!   the additive form holds every multiplicative fit (a cross design), else by leave-one-out
+//!   error.
 
 mod corners;
 mod integer;
@@ -87,8 +88,9 @@ pub enum ChosenBy {
     User,
     /// At most one factor has a shape, so both forms are the same model.
     Equivalent,
-    /// A corner of the design was not measured: the lower leave-one-out error among the forms
-    /// the runs can estimate ([`LeaveOneOutChoice`]).
+    /// A corner of the design was not measured: the runs chose ([`LeaveOneOutChoice`]: an F
+    /// test where the additive form holds every multiplicative fit, else the lower
+    /// leave-one-out error among the forms the runs can estimate).
     LeaveOneOut,
 }
 

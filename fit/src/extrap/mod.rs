@@ -247,8 +247,8 @@ pub fn read(path: &Path) -> Result<Experiment, DataError> {
         return Err(DataError::File {
             file,
             message: "an experiment saved by Extra-P (its own format) is not read: give lca the \
-                      measurement files it was made from (Extra-P's text, JSON or JSON Lines \
-                      input, docs/extrap.md)"
+                      measurement files it was made from (Extra-P's text, JSON, JSON Lines or \
+                      TALPAS input, docs/extrap.md)"
                 .into(),
         });
     }
