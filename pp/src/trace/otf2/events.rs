@@ -855,20 +855,6 @@ impl<'a, 's> Mapper<'a, 's> {
         self.omp.insert(group, region);
     }
 
-    /// `ThreadBegin`: the created thread works, a member of its process's region.
-    pub fn thread_begin(&mut self, location: u64, ticks: u64) {
-        if let Some((th, t)) = self.at(location, ticks) {
-            self.team_begin(th, t);
-        }
-    }
-
-    /// `ThreadEnd`: the created thread's work ends (it stops at its last record).
-    pub fn thread_end(&mut self, location: u64, ticks: u64) {
-        if let Some((th, t)) = self.at(location, ticks) {
-            self.team_end(th, t);
-        }
-    }
-
     /// `ThreadWait`: a created thread was waited for (joined); after the last, the region
     /// of the process ends.
     pub fn thread_wait(&mut self, location: u64, ticks: u64) {
@@ -949,14 +935,15 @@ impl<'a, 's> Mapper<'a, 's> {
         }
     }
 
-    /// `ThreadTeamBegin`.
+    /// `ThreadTeamBegin`, and `ThreadBegin`: a thread created with `ThreadCreate` works, a
+    /// member of its process's region, as a team member does.
     pub fn team_begin_record(&mut self, location: u64, ticks: u64) {
         if let Some((th, t)) = self.at(location, ticks) {
             self.team_begin(th, t);
         }
     }
 
-    /// `ThreadTeamEnd`.
+    /// `ThreadTeamEnd`, and `ThreadEnd` of a created thread (it stops at its last record).
     pub fn team_end_record(&mut self, location: u64, ticks: u64) {
         if let Some((th, t)) = self.at(location, ticks) {
             self.team_end(th, t);
@@ -1168,11 +1155,11 @@ mod tests {
         let (log, _) = mapped(&d, |m| {
             m.touch(0, 0);
             m.thread_create(0, 10);
-            m.thread_begin(1, 12);
+            m.team_begin_record(1, 12);
             m.enter(1, 12, 1);
             m.enter(0, 20, 0);
             m.leave(1, 50, 1);
-            m.thread_end(1, 51);
+            m.team_end_record(1, 51);
             m.thread_wait(0, 60);
             m.leave(0, 60, 0);
             m.touch(0, 70);

@@ -321,9 +321,9 @@ fn register(lib: &Lib, callbacks: Handle) -> Result<(), String> {
         ("ThreadTeamEnd", team_end as *const c_void),
         ("ThreadAcquireLock", acquire_lock as *const c_void),
         ("ThreadCreate", thread_create as *const c_void),
-        ("ThreadBegin", thread_begin as *const c_void),
+        ("ThreadBegin", team_begin as *const c_void),
         ("ThreadWait", thread_wait as *const c_void),
-        ("ThreadEnd", thread_end as *const c_void),
+        ("ThreadEnd", team_end as *const c_void),
     ];
     let ignored: [*const c_void; 53] = ignored_callbacks!(
         0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
@@ -466,8 +466,8 @@ extern "C" fn join(location: u64, time: u64, user: *mut c_void, _a: *mut c_void)
     CALLBACK_SUCCESS
 }
 
-/// `ThreadCreate`, `ThreadBegin`, `ThreadWait` and `ThreadEnd` (thread contingent, sequence
-/// count): only the location and time are used.
+/// `ThreadCreate` and `ThreadWait` (thread contingent, sequence count; `ThreadBegin` and
+/// `ThreadEnd` are mapped as a team's begin and end): only the location and time are used.
 extern "C" fn thread_create(
     location: u64,
     time: u64,
@@ -478,16 +478,6 @@ extern "C" fn thread_create(
     CALLBACK_SUCCESS
 }
 
-extern "C" fn thread_begin(
-    location: u64,
-    time: u64,
-    user: *mut c_void,
-    _a: *mut c_void,
-) -> CallbackCode {
-    mapper(user).thread_begin(location, time);
-    CALLBACK_SUCCESS
-}
-
 extern "C" fn thread_wait(
     location: u64,
     time: u64,
@@ -495,16 +485,6 @@ extern "C" fn thread_wait(
     _a: *mut c_void,
 ) -> CallbackCode {
     mapper(user).thread_wait(location, time);
-    CALLBACK_SUCCESS
-}
-
-extern "C" fn thread_end(
-    location: u64,
-    time: u64,
-    user: *mut c_void,
-    _a: *mut c_void,
-) -> CallbackCode {
-    mapper(user).thread_end(location, time);
     CALLBACK_SUCCESS
 }
 
