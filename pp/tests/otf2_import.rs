@@ -26,6 +26,8 @@ const USER: u8 = 1;
 const OPENMP: u8 = 3;
 const MPI: u8 = 4;
 const THREAD_WAIT: u8 = 33;
+const TASK: u8 = 20;
+const TASK_WAIT: u8 = 22;
 const PTHREAD: u8 = 7;
 
 /// The script-driven OTF2 writer, compiled once, or why it cannot be.
@@ -551,6 +553,54 @@ fn pthreads_created_and_joined_are_a_region_the_joins_wait_in() {
     // Worker 2 waits 300 ns for the mutex worker 1 holds.
     assert_eq!(ns(&p, Some(2), "sl"), 300);
     assert_eq!(ns(&p, Some(2), "pc"), 8000 - 1100 - 300);
+}
+
+/// OpenMP tasks as Score-P records them: a task's body (role `TASK`) that a thread runs while
+/// it waits at a barrier is work, and the wait goes on after it; a `taskwait` (role
+/// `TASK_WAIT`) is a wait. Before, both threads' tasks run inside the implicit barrier were
+/// counted as waiting (li and sl), and the taskwait as work.
+#[test]
+fn tasks_run_in_a_barrier_are_work_and_a_taskwait_waits() {
+    let test = "tasks_run_in_a_barrier_are_work_and_a_taskwait_waits";
+    let Some(writer) = ready(test) else { return };
+    let mut s = Script::new(1_000_000_000, 0);
+    s.region(0, "main", FUNCTION, USER)
+        .region(1, "!$omp parallel @t.c:3", PARALLEL, OPENMP)
+        .region(2, "!$omp implicit barrier @t.c:9", IMPLICIT_BARRIER, OPENMP)
+        .region(3, "!$omp task @t.c:5", TASK, OPENMP)
+        .region(4, "!$omp taskwait @t.c:7", TASK_WAIT, OPENMP)
+        .process(0, &[0, 1])
+        .events(
+            "enter 0 0 0\nthread_fork 0 1000 2\nteam_begin 0 1000 0\nenter 0 1000 1\n\
+             enter 0 1800 4\nleave 0 2000 4\nenter 0 2000 2\nenter 0 2000 3\nleave 0 5000 3\n\
+             leave 0 6000 2\nleave 0 6000 1\nteam_end 0 6000 0\nthread_join 0 6000\n\
+             leave 0 7000 0\n\
+             team_begin 1 1000 0\nenter 1 1000 1\nenter 1 1500 2\nenter 1 1500 3\n\
+             leave 1 6000 3\nleave 1 6000 2\nleave 1 6000 1\nteam_end 1 6000 0",
+        );
+    let anchor = s.write(writer, test);
+    let (log, _) = import(&anchor);
+    for line in [
+        "1800 0 wait_begin barrier taskwait",
+        "2000 0 wait_end barrier taskwait",
+        "2000 0 wait_begin barrier implicit_barrier",
+        "2000 0 wait_end barrier implicit_barrier",
+        "2000 0 phase !$omp_task_@t.c:5",
+        "5000 0 wait_begin barrier implicit_barrier",
+        "6000 0 wait_end barrier implicit_barrier",
+    ] {
+        assert!(has_line(&log, line), "no '{line}' in\n{log}");
+    }
+    let p = profile(&anchor);
+    // Thread 0: works 0..1800, its task 2000..5000 and 6000..7000; waits in the taskwait and
+    // at the barrier after its task while thread 1 runs its own.
+    assert_eq!(ns(&p, Some(0), "pc"), 1800 + 3000 + 1000);
+    assert_eq!(ns(&p, Some(0), "li"), 200 + 1000);
+    // Thread 1: works 1000..1500 and its task 1500..6000; idle outside the region before and
+    // after it.
+    assert_eq!(ns(&p, Some(1), "pc"), 500 + 4500);
+    assert_eq!(ns(&p, Some(1), "li"), 0);
+    assert_eq!(ns(&p, Some(1), "ip"), 2000);
 }
 
 #[test]

@@ -23,6 +23,11 @@ const ROLE_IMPLICIT_BARRIER: u8 = 16;
 const ROLES_COLLECTIVE: std::ops::RangeInclusive<u8> = 23..=26;
 /// `OTF2_REGION_ROLE_THREAD_WAIT`: `pthread_join` in Score-P's pthread adapter.
 const ROLE_THREAD_WAIT: u8 = 33;
+/// `OTF2_REGION_ROLE_TASK` and `OTF2_REGION_ROLE_TASK_UNTIED`: an OpenMP task's body.
+const ROLE_TASK: u8 = 20;
+const ROLE_TASK_UNTIED: u8 = 34;
+/// `OTF2_REGION_ROLE_TASK_WAIT`: `!$omp taskwait`.
+const ROLE_TASK_WAIT: u8 = 22;
 
 /// MPI calls whose time is a `send` wait.
 const MPI_SENDS: [&str; 4] = ["MPI_Send", "MPI_Ssend", "MPI_Bsend", "MPI_Rsend"];
@@ -79,6 +84,9 @@ enum Frame {
     Team,
     /// A user region (names the thread's phase).
     User(Sym),
+    /// An OpenMP task's body (names the phase, as a user region does); entered during a
+    /// barrier-kind wait, that wait is resumed, with its object, at the task's `Leave`.
+    Task(Sym, Option<Option<Sym>>),
     /// Anything else: an MPI call inside an MPI call, `MPI_Finalize`.
     Other,
 }
@@ -488,7 +496,7 @@ impl<'a, 's> Mapper<'a, 's> {
             .iter()
             .rev()
             .find_map(|f| match f {
-                Frame::User(s) => Some(*s),
+                Frame::User(s) | Frame::Task(s, _) => Some(*s),
                 _ => None,
             });
         if let Some(name) = innermost {
@@ -507,17 +515,27 @@ impl<'a, 's> Mapper<'a, 's> {
         };
         let frame = if is_mpi(name, paradigm) {
             self.enter_mpi(th, t, name, role)
-        } else if role == ROLE_BARRIER || role == ROLE_IMPLICIT_BARRIER {
-            let object = self.name(if role == ROLE_BARRIER {
-                "barrier"
-            } else {
-                "implicit_barrier"
+        } else if role == ROLE_BARRIER || role == ROLE_IMPLICIT_BARRIER || role == ROLE_TASK_WAIT {
+            let object = self.name(match role {
+                ROLE_BARRIER => "barrier",
+                ROLE_TASK_WAIT => "taskwait",
+                _ => "implicit_barrier",
             });
             if self.wait_begin(th, t, WaitKind::Barrier, Some(object)) {
                 Frame::Wait
             } else {
                 Frame::Other
             }
+        } else if role == ROLE_TASK || role == ROLE_TASK_UNTIED {
+            // A waiting thread that runs a task works (as the OMPT tool has it).
+            let resume = match self.threads[th as usize].wait {
+                Some((WaitKind::Barrier, object, _)) => {
+                    self.wait_end(th, t);
+                    Some(object)
+                }
+                _ => None,
+            };
+            Frame::Task(self.region_sym(region), resume)
         } else if role == ROLE_THREAD_WAIT || name == "pthread_join" {
             let object = self.name("join");
             if self.wait_begin(th, t, WaitKind::Barrier, Some(object)) {
@@ -551,7 +569,7 @@ impl<'a, 's> Mapper<'a, 's> {
             Frame::User(self.region_sym(region))
         };
         self.threads[th as usize].frames.push(frame);
-        if let Frame::User(_) = frame {
+        if let Frame::User(_) | Frame::Task(..) = frame {
             self.phase(th, t);
         }
     }
@@ -626,6 +644,12 @@ impl<'a, 's> Mapper<'a, 's> {
                     self.team_end(th, t);
                 }
                 self.phase(th, t);
+            }
+            Frame::Task(_, resume) => {
+                self.phase(th, t);
+                if let Some(object) = resume {
+                    self.wait_begin(th, t, WaitKind::Barrier, object);
+                }
             }
             Frame::Other => {}
         }
