@@ -515,11 +515,17 @@ impl<'a, 's> Mapper<'a, 's> {
         };
         let frame = if is_mpi(name, paradigm) {
             self.enter_mpi(th, t, name, role)
-        } else if role == ROLE_BARRIER || role == ROLE_IMPLICIT_BARRIER || role == ROLE_TASK_WAIT {
+        } else if role == ROLE_BARRIER
+            || role == ROLE_IMPLICIT_BARRIER
+            || role == ROLE_TASK_WAIT
+            || role == ROLE_THREAD_WAIT
+            || name == "pthread_join"
+        {
             let object = self.name(match role {
                 ROLE_BARRIER => "barrier",
+                ROLE_IMPLICIT_BARRIER => "implicit_barrier",
                 ROLE_TASK_WAIT => "taskwait",
-                _ => "implicit_barrier",
+                _ => "join",
             });
             if self.wait_begin(th, t, WaitKind::Barrier, Some(object)) {
                 Frame::Wait
@@ -536,13 +542,6 @@ impl<'a, 's> Mapper<'a, 's> {
                 _ => None,
             };
             Frame::Task(self.region_sym(region), resume)
-        } else if role == ROLE_THREAD_WAIT || name == "pthread_join" {
-            let object = self.name("join");
-            if self.wait_begin(th, t, WaitKind::Barrier, Some(object)) {
-                Frame::Wait
-            } else {
-                Frame::Other
-            }
         } else if role == ROLE_CRITICAL
             || OMP_LOCKS.contains(&name)
             || PTHREAD_LOCKS.contains(&name)
@@ -814,31 +813,40 @@ impl<'a, 's> Mapper<'a, 's> {
             return;
         }
         self.work_end(th, t);
+        self.open_region(th, t, "parallel", 0);
+    }
+
+    /// Opens a region of `th`'s process, which `th` records (`region_begin`, its team written
+    /// when it ends): an OpenMP region (`created` 0, named by the first parallel region entered
+    /// in it) or the threads `created` with `ThreadCreate` (named `name`).
+    fn open_region(&mut self, th: ThreadId, t: u64, name: &str, created: u32) {
         let id = self.next_region;
         self.next_region += 1;
-        let name = self.name("parallel");
-        let Some(begin) = self.push(
-            th,
-            t,
-            EventKind::RegionBegin {
-                id,
-                name,
-                team: None,
-            },
-        ) else {
+        let name = self.name(name);
+        let kind = EventKind::RegionBegin {
+            id,
+            name,
+            team: None,
+        };
+        let Some(begin) = self.push(th, t, kind) else {
             return;
         };
-        self.omp.insert(
-            group,
-            OmpRegion {
-                id,
-                begin,
-                forker: th,
-                named: false,
-                members: BTreeSet::from([th]),
-                created: 0,
-            },
-        );
+        let region = OmpRegion {
+            id,
+            begin,
+            forker: th,
+            named: created > 0,
+            members: BTreeSet::from([th]),
+            created,
+        };
+        self.omp
+            .insert(self.layout.group_of_thread[th as usize], region);
+    }
+
+    /// Ends `region`, which `th` records (`region_end`), with its team written.
+    fn end_region(&mut self, th: ThreadId, t: u64, region: OmpRegion) {
+        self.complete_region(&region);
+        self.push(th, t, EventKind::RegionEnd { id: region.id });
     }
 
     /// `ThreadCreate`: a thread of the process is created. The first one opens a region of
@@ -857,26 +865,7 @@ impl<'a, 's> Mapper<'a, 's> {
             }
             return;
         }
-        let id = self.next_region;
-        self.next_region += 1;
-        let name = self.name("pthreads");
-        let kind = EventKind::RegionBegin {
-            id,
-            name,
-            team: None,
-        };
-        let Some(begin) = self.push(th, t, kind) else {
-            return;
-        };
-        let region = OmpRegion {
-            id,
-            begin,
-            forker: th,
-            named: true,
-            members: BTreeSet::from([th]),
-            created: 1,
-        };
-        self.omp.insert(group, region);
+        self.open_region(th, t, "pthreads", 1);
     }
 
     /// `ThreadWait`: a created thread was waited for (joined); after the last, the region
@@ -894,8 +883,7 @@ impl<'a, 's> Mapper<'a, 's> {
         if region.created == 0
             && let Some(region) = self.omp.remove(&group)
         {
-            self.complete_region(&region);
-            self.push(th, t, EventKind::RegionEnd { id: region.id });
+            self.end_region(th, t, region);
         }
     }
 
@@ -919,11 +907,9 @@ impl<'a, 's> Mapper<'a, 's> {
         if self.omp.get(&group).is_none_or(|r| r.forker != th) {
             return;
         }
-        let Some(region) = self.omp.remove(&group) else {
-            return;
-        };
-        self.complete_region(&region);
-        self.push(th, t, EventKind::RegionEnd { id: region.id });
+        if let Some(region) = self.omp.remove(&group) {
+            self.end_region(th, t, region);
+        }
     }
 
     /// Writes the region's team into its `region_begin`.
