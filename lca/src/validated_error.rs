@@ -41,6 +41,19 @@ pub fn validation_rows(data: &Datafile, conditions: &[String]) -> Result<Option<
     Ok(Some(vec![VALIDATION_ROWS.parse::<Condition>()?]))
 }
 
+/// [`validation_rows`], with a note on standard error when there are none
+/// ([`no_validation_rows`]): what `lca crossover --data` and `lca report --data` use.
+pub fn validation_rows_noted(
+    data: &Datafile,
+    conditions: &[String],
+) -> Result<Option<Vec<Condition>>> {
+    let rows = validation_rows(data, conditions)?;
+    if rows.is_none() {
+        eprintln!("{}", no_validation_rows(data));
+    }
+    Ok(rows)
+}
+
 /// What to say when [`validation_rows`] finds none to choose.
 pub fn no_validation_rows(data: &Datafile) -> String {
     format!(

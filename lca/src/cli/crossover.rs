@@ -113,10 +113,8 @@ pub fn run(args: &Args) -> Result<String> {
     let data = args.data.as_deref().map(fit::Datafile::read).transpose()?;
     let errors = match &data {
         Some(data) => {
-            let validation = lca::validated_error::validation_rows(data, &args.validate_where)?;
-            if validation.is_none() {
-                eprintln!("{}", lca::validated_error::no_validation_rows(data));
-            }
+            let validation =
+                lca::validated_error::validation_rows_noted(data, &args.validate_where)?;
             lca::validated_error::model_errors([&a, &b], data, validation.as_deref())?
         }
         None => [None, None],

@@ -49,13 +49,7 @@ pub fn run(args: &Args) -> Result<String> {
         .collect::<Result<Vec<_>, _>>()?;
     let data = args.data.as_deref().map(Datafile::read).transpose()?;
     let validation = match &data {
-        Some(data) => {
-            let rows = lca::validated_error::validation_rows(data, &args.validate_where)?;
-            if rows.is_none() {
-                eprintln!("{}", lca::validated_error::no_validation_rows(data));
-            }
-            rows
-        }
+        Some(data) => lca::validated_error::validation_rows_noted(data, &args.validate_where)?,
         None => None,
     };
     let errors = match (&models[..], &data) {
