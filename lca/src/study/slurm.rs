@@ -269,7 +269,9 @@ fn wait(
         while i < waiting.len() {
             match ended(runner, folder, &waiting[i]) {
                 Some((ran, seconds)) => {
-                    let w = waiting.swap_remove(i);
+                    // `remove`, not `swap_remove`: the jobs left stay in submission order, so
+                    // what the study says about them names the same first run every time.
+                    let w = waiting.remove(i);
                     record(w.point, ran, seconds)?;
                     let _ = std::fs::remove_file(folder.done_path(&w.stem));
                 }
