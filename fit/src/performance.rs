@@ -510,6 +510,16 @@ impl PerformanceModel {
         point_by_name(&self.factors, values)
     }
 
+    /// Where `point` (one value per factor) leaves the series of factors that varied together
+    /// in every run ([`crate::combination::Together::off`]): the prediction there rests on no
+    /// run. The first such group of the categories' models, said.
+    pub fn off_the_runs(&self, point: &[f64]) -> Option<String> {
+        self.categories
+            .iter()
+            .flat_map(|c| &c.vary_together)
+            .find_map(|t| t.off(&self.factors, point))
+    }
+
     /// Predicts `T_p` and every category at a point (one value per factor).
     ///
     /// Each category's interval propagates its coefficient covariance to first order (the

@@ -230,3 +230,52 @@ fn numbers_a_prediction_cannot_use_are_refused_naming_the_field() {
     );
     assert!(parse("m.toml", &hand).is_ok());
 }
+
+/// Factors that varied together in every run are kept in the file
+/// (`[[category.vary_together]]`), so a prediction read back from it can say where it leaves
+/// their series; a group that names no factor, or whose points do not fit it, is refused.
+#[test]
+fn factors_that_vary_together_are_kept_and_checked() {
+    let mut text = String::new();
+    for (p, n) in [(2, 64), (4, 128), (8, 256), (16, 512)] {
+        for r in 0..2 {
+            let pc = 0.1 * f64::from(n) * (1.0 + 0.01 * f64::from(r));
+            let li = 0.01 * f64::from(p) * (1.0 + 0.01 * f64::from(r));
+            text += &format!("n={n} p={p} pc={pc} li={li} ip=0.1 sl=0.2 cl=0.3 rc=0.01\n");
+        }
+    }
+    let data = Datafile::parse("weak.dat", &text).unwrap();
+    let model = PerformanceModel::build(&data, &BuildOptions::default()).unwrap();
+    let first = write(&model);
+    assert!(
+        first.contains(
+            "[[category.vary_together]]\nfactors = [\"p\", \"n\"]\npoints = [[2.0, 64.0], \
+             [4.0, 128.0], [8.0, 256.0], [16.0, 512.0]]"
+        ),
+        "{first}"
+    );
+    let back = parse("m.toml", &first).unwrap();
+    assert_eq!(write(&back), first);
+    assert_eq!(back.off_the_runs(&[128.0, 4.0]), None);
+    let off = back.off_the_runs(&[512.0, 4.0]).unwrap();
+    assert!(
+        off.starts_with("n=512 at p=4: in every run n went with p"),
+        "{off}"
+    );
+
+    let head = "format = 1\nfactors = [\"n\", \"p\"]\n[[category]]\nname = \"pc\"\n\
+                formula = \"n\"\n[[category.vary_together]]\n";
+    let e = error(&format!("{head}factors = [\"p\", \"m\"]\npoints = []\n"));
+    assert_eq!(
+        e,
+        "m.toml: category 'pc': vary_together [\"p\", \"m\"]: 'm' is not a factor"
+    );
+    let e = error(&format!(
+        "{head}factors = [\"p\", \"n\"]\npoints = [[2.0, 64.0], [4.0]]\n"
+    ));
+    assert!(e.contains("the point [4.0] has 1 values"), "{e}");
+    let e = error(&format!(
+        "{head}factors = [\"p\", \"n\"]\npoints = [[4.0, 64.0], [2.0, 32.0]]\n"
+    ));
+    assert!(e.contains("not in increasing order of 'p'"), "{e}");
+}

@@ -444,10 +444,11 @@ fn a_measured_cross_design_is_additive_and_holds_the_runs_off_it() {
 }
 
 /// A weak-scaling series in Extra-P's JSON (x and y grow together, as Extra-P's own test
-/// `json/new/input2.json` has them), with a count that is the same in every run: the summary
-/// says that the factors' effects cannot be told apart, and the constant count is no poor fit.
+/// `json/new/input2.json` has them), with a count that is the same in every run: the model
+/// follows x along the series and says that the factors' effects cannot be told apart,
+/// `lca predict` says where a point leaves the series, and the constant count is no poor fit.
 #[test]
-fn factors_that_vary_together_are_said_and_a_constant_count_is_no_poor_fit() {
+fn a_weak_scaling_series_follows_its_lead_and_says_where_no_run_was() {
     let dir = scratch("extrap-together");
     let points: Vec<String> = [(4, 10, 3.5), (8, 20, 5.5), (16, 30, 9.5), (32, 40, 17.5)]
         .iter()
@@ -472,12 +473,38 @@ fn factors_that_vary_together_are_said_and_a_constant_count_is_no_poor_fit() {
         model.to_str().unwrap(),
     ]);
     assert!(
-        stdout.contains("x and y vary together in every run"),
+        stdout.contains(
+            "x and y vary together in every run (each value of one comes with one value of the \
+             other): these runs cannot tell their effects apart, so the model follows x alone \
+             (y's shape is 1)"
+        ),
         "{stdout}"
     );
     let visits = &stdout[stdout.find("sweep [visits]  =").unwrap()..];
     let visits = &visits[..visits.find("\n\n").unwrap()];
     assert!(!visits.contains("poor fit"), "{visits}");
+    // The time follows x along the series (3.5, 5.5, 9.5, 17.5 at x = 4, 8, 16, 32 is
+    // 1.5 + 0.5 x); before, neither factor had an edge and the model was a constant.
+    let time = &stdout[stdout.find("sweep [time]  =").unwrap()..];
+    let time = &time[..time.find("\n\n").unwrap()];
+    assert!(time.starts_with("sweep [time]  = 1 + x\n"), "{time}");
+    assert!(
+        time.contains("shape in y: 1  (varies with x in every run, which the model follows)"),
+        "{time}"
+    );
+    // A prediction on the series says nothing more; one off it says that no run is there.
+    let model = model.to_str().unwrap();
+    let (on, said) = success(&["predict", model, "--at", "x=16,y=30"]);
+    assert!(on.contains("9.5"), "{on}");
+    assert!(!said.contains("note"), "{said}");
+    let (_, said) = success(&["predict", model, "--at", "x=16,y=10"]);
+    assert!(
+        said.contains(
+            "note: y=10 at x=16: in every run y went with x (at x=16 the runs had y=30); the \
+             model follows x alone, so this prediction rests on no run"
+        ),
+        "{said}"
+    );
 }
 
 /// Experiments Extra-P saved (a `.extra-p` ZIP holding `experiment.json`, and Extra-P 3's

@@ -166,8 +166,11 @@ fn category_table(html: &mut String, model: &PerformanceModel) {
     html.push_str("</table>\n");
 }
 
-/// The runs a model was built from, and their conditions.
+/// The runs a model was built from, their conditions, and factors that varied together in them.
 fn provenance(html: &mut String, model: &PerformanceModel) {
+    for line in crate::model::together(model) {
+        let _ = writeln!(html, "<p class=\"warn\">{}</p>", escape(&line));
+    }
     let p = &model.provenance;
     if !p.datafile.is_empty() {
         let _ = writeln!(

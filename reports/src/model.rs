@@ -64,6 +64,9 @@ pub fn summary(model: &PerformanceModel) -> String {
     } else {
         let _ = writeln!(out, "\nT_p = ({}) / p\n", names.join(" + "));
     }
+    for line in together(model) {
+        let _ = writeln!(out, "{line}\n");
+    }
     for c in &model.categories {
         category(&mut out, c);
     }
@@ -80,6 +83,43 @@ pub fn summary(model: &PerformanceModel) -> String {
             b.n,
             coefficients.join(", ")
         );
+    }
+    out
+}
+
+/// What the model says of factors that varied together in every run, one line for each group
+/// (the categories' models share them): the model follows the group's lead alone
+/// (docs/modelling.md#factors-that-vary-together).
+pub fn together(model: &PerformanceModel) -> Vec<String> {
+    let mut groups: Vec<&fit::combination::Together> = Vec::new();
+    for t in model.categories.iter().flat_map(|c| &c.vary_together) {
+        if !groups.iter().any(|g| g.factors == t.factors) {
+            groups.push(t);
+        }
+    }
+    let mut out = Vec::new();
+    for t in groups {
+        let (lead, others) = (&t.factors[0], &t.factors[1..]);
+        let (names, rest, shapes, verb) = match others {
+            [one] => (
+                format!("{lead} and {one}"),
+                "the other",
+                format!("{one}'s shape is 1"),
+                format!("{one} does"),
+            ),
+            _ => (
+                format!("{lead}, {}", others.join(", ")),
+                "the others",
+                format!("{} shapes are 1", others.join("'s and ") + "'s"),
+                format!("{} do", others.join(" or ")),
+            ),
+        };
+        out.push(format!(
+            "{names} vary together in every run (each value of one comes with one value of \
+             {rest}): these runs cannot tell their effects apart, so the model follows {lead} \
+             alone ({shapes}); a prediction where {verb} not go with {lead} as in these runs \
+             rests on no run. To model them apart, measure runs where one varies alone"
+        ));
     }
     out
 }
@@ -102,13 +142,6 @@ pub fn warnings(c: &CategoryModel) -> Vec<String> {
             significant(100.0 * s.constant_score.unwrap_or(f64::NAN), 2),
             c.category,
             s.factor
-        ));
-    }
-    for (f, g) in &c.vary_together {
-        out.push(format!(
-            "{f} and {g} vary together in every run (each value of one comes with one value of \
-             the other): these runs cannot tell their effects apart; measure runs where one \
-             varies alone, or model one of them alone"
         ));
     }
     out
@@ -150,6 +183,16 @@ fn category(out: &mut String, c: &CategoryModel) {
                 significant(100.0 * s.runner_up.as_ref().map_or(f64::NAN, |r| r.1), 2)
             ),
             ShapeSource::Unranked => "first default; no edge with 3 levels to rank on".into(),
+            ShapeSource::Follows => {
+                let lead = c
+                    .vary_together
+                    .iter()
+                    .find(|t| t.factors.contains(&s.factor));
+                format!(
+                    "varies with {} in every run, which the model follows",
+                    lead.map_or("another factor", |t| t.factors[0].as_str())
+                )
+            }
             ShapeSource::Ranked => {
                 let mut how = format!(
                     "best of the defaults on {} edge(s), error {}%",

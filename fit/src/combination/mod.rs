@@ -21,11 +21,13 @@ mod corners;
 mod integer;
 mod leave_one_out;
 mod shape;
+mod together;
 
 pub use corners::CornerVariation;
 pub use integer::{FACTOR as INTEGER_FACTOR, IntegerChoice};
 pub use leave_one_out::LeaveOneOutChoice;
 pub use shape::{Shape, ShapeSource, own_parameters};
+pub use together::Together;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -109,9 +111,9 @@ pub struct CategoryModel {
     pub variation: Option<CornerVariation>,
     /// Why the form was chosen without every corner ([`ChosenBy::LeaveOneOut`]).
     pub leave_one_out: Option<LeaveOneOutChoice>,
-    /// Factors that vary together in every run ([`Observations::vary_together`]): their
-    /// effects cannot be told apart. Said when the model is built, not kept in its file.
-    pub vary_together: Vec<(String, String)>,
+    /// Groups of factors that vary together in every run ([`Observations::vary_together`]):
+    /// their effects cannot be told apart, so the model follows each group's lead alone.
+    pub vary_together: Vec<Together>,
     /// What the residual test found along `p`, when it fired, and whether an integer term
     /// was added (docs/modelling.md#integer-structure).
     pub integer: Option<IntegerChoice>,
@@ -244,8 +246,25 @@ pub fn combine_on(
             obs.factors.join(", ")
         )));
     }
+    let groups = together::groups(obs, &choices.shapes);
     let mut shapes = (0..obs.factors.len())
-        .map(|f| shape(obs, f, choices.shapes.get(&obs.factors[f])))
+        .map(|f| {
+            let user = choices.shapes.get(&obs.factors[f]);
+            match groups.iter().find(|g| g.contains(&f)) {
+                // A factor the group's lead stands for: no shape of its own, unless given.
+                Some(group) if group[0] != f && user.is_none() => Ok(Shape {
+                    factor: obs.factors[f].clone(),
+                    expr: "1".into(),
+                    source: ShapeSource::Follows,
+                    edges: 0,
+                    score: None,
+                    runner_up: None,
+                    constant_score: None,
+                }),
+                Some(group) if group[0] == f => shape(obs, f, user, &group[1..]),
+                _ => shape(obs, f, user, &[]),
+            }
+        })
         .collect::<Result<Vec<_>, _>>()?;
     for s in &mut shapes {
         s.expr = own_parameters(&s.expr, &s.factor);
@@ -330,11 +349,7 @@ pub fn combine_on(
         chosen_by: Some(chosen_by),
         variation,
         leave_one_out,
-        vary_together: obs
-            .vary_together()
-            .into_iter()
-            .map(|(f, g)| (obs.factors[f].clone(), obs.factors[g].clone()))
-            .collect(),
+        vary_together: groups.iter().map(|g| Together::of(obs, g)).collect(),
         integer,
         fit,
     })

@@ -28,6 +28,9 @@ pub enum ShapeSource {
     BeyondDefaults,
     /// No edge has three levels of the factor to rank on: the first default is taken.
     Unranked,
+    /// The factor varies with another in every run, and the model follows the other
+    /// ([`super::Together`]): its shape is `1`.
+    Follows,
 }
 
 /// The shape of a category along one factor.
@@ -65,11 +68,13 @@ impl Shape {
     }
 }
 
-/// The shape of the category along factor `f`.
+/// The shape of the category along factor `f`; the factors `with` vary together with it in
+/// every run ([`super::Together`]), so its edges are the runs where only they and `f` vary.
 pub(super) fn shape(
     obs: &Observations,
     f: usize,
     user: Option<&String>,
+    with: &[usize],
 ) -> Result<Shape, CombineError> {
     let factor = &obs.factors[f];
     let shape = |expr: String, source, edges, score, runner_up| Shape {
@@ -105,7 +110,7 @@ pub(super) fn shape(
     };
     let defaults = distinct(default_candidates(&obs.response, factor), &[]);
     let wider = distinct(shape_candidates(&obs.response, factor), &defaults);
-    let edges = edges(obs, f);
+    let edges = edges(obs, f, with);
     let first_default = defaults[0].clone();
     let first = || first_default.clone();
     if edges.is_empty() {
@@ -241,13 +246,13 @@ fn edge_formula(shape: &str) -> String {
     combined_formula(&[shape], Combination::Additive)
 }
 
-/// Runs in which only factor `f` varies (all other factors equal), with at least three
-/// levels of it: one single-factor set of observations per edge.
-fn edges(obs: &Observations, f: usize) -> Vec<Observations> {
+/// Runs in which only factor `f` (and the factors `with` it) varies, all other factors equal,
+/// with at least three levels of it: one single-factor set of observations per edge.
+fn edges(obs: &Observations, f: usize, with: &[usize]) -> Vec<Observations> {
     let mut groups: BTreeMap<Vec<u64>, Vec<usize>> = BTreeMap::new();
     for row in 0..obs.len() {
         let key = (0..obs.factors.len())
-            .filter(|&g| g != f)
+            .filter(|&g| g != f && !with.contains(&g))
             .map(|g| obs.columns[g][row].to_bits())
             .collect();
         groups.entry(key).or_default().push(row);

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::calibration::Calibration;
 use crate::combination::{
     CategoryModel, ChosenBy, Combination, CornerVariation, IntegerChoice, LeaveOneOutChoice, Shape,
-    ShapeSource,
+    ShapeSource, Together,
 };
 use crate::fit::{Estimate, Fit, Method, Weighting};
 use crate::model::Model;
@@ -163,6 +163,8 @@ struct CategoryRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     leave_one_out: Option<LeaveOneOutRecord>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    vary_together: Vec<TogetherRecord>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     shape: Vec<ShapeRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     integer: Option<IntegerChoice>,
@@ -247,6 +249,15 @@ struct LeaveOneOutRecord {
     full_cv: f64,
     #[serde(default = "nan")]
     full_p_value: f64,
+}
+
+/// `[[category.vary_together]]`: factors that varied together in every run, the lead first,
+/// and the values they took.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TogetherRecord {
+    factors: Vec<String>,
+    points: Vec<Vec<f64>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -478,6 +489,14 @@ fn category_record(c: &CategoryModel) -> CategoryRecord {
             full_cv: l.full_cv,
             full_p_value: l.full_p_value,
         }),
+        vary_together: c
+            .vary_together
+            .iter()
+            .map(|t| TogetherRecord {
+                factors: t.factors.clone(),
+                points: t.points.clone(),
+            })
+            .collect(),
         shape: c
             .shapes
             .iter()
@@ -560,6 +579,35 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
         };
         let fit =
             restore_fit(fit, &name, &factors).map_err(|e| format!("category '{name}': {e}"))?;
+        let mut vary_together = Vec::with_capacity(c.vary_together.len());
+        for t in c.vary_together {
+            let at = format!("category '{name}': vary_together {:?}", t.factors);
+            if t.factors.len() < 2 {
+                return Err(format!("{at}: needs two factors or more"));
+            }
+            if let Some(f) = t.factors.iter().find(|f| !factors.contains(f)) {
+                return Err(format!("{at}: '{f}' is not a factor"));
+            }
+            if let Some(p) = t.points.iter().find(|p| p.len() != t.factors.len()) {
+                return Err(format!(
+                    "{at}: the point {p:?} has {} values, not one per factor",
+                    p.len()
+                ));
+            }
+            if let Some(p) = t.points.iter().find(|p| p.iter().any(|v| !v.is_finite())) {
+                return Err(format!("{at}: the point {p:?} is not finite"));
+            }
+            if !t.points.is_sorted_by(|a, b| a[0] < b[0]) {
+                return Err(format!(
+                    "{at}: the points are not in increasing order of '{}'",
+                    t.factors[0]
+                ));
+            }
+            vary_together.push(Together {
+                factors: t.factors,
+                points: t.points,
+            });
+        }
         let shapes = c
             .shape
             .into_iter()
@@ -597,7 +645,7 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
                 full_cv: l.full_cv,
                 full_p_value: l.full_p_value,
             }),
-            vary_together: Vec::new(),
+            vary_together,
             fit,
         });
     }

@@ -110,6 +110,19 @@ pub fn run(args: &Args) -> Result<String> {
     let mut a = lca::pace::read_model(&args.a)?;
     let mut b = lca::pace::read_model(&args.b)?;
     name_models(&mut a, &args.a, &mut b, &args.b);
+    for m in [&a, &b] {
+        // Said once a model: the map and the crossovers go where its runs did not.
+        if let Some(t) = m.categories.iter().flat_map(|c| &c.vary_together).next() {
+            eprintln!(
+                "note: {}'s model: {} varied together in every run it was built from, and it \
+                 follows {} alone: its answers where they do not go together as in those runs \
+                 rest on no run (docs/modelling.md#factors-that-vary-together)",
+                m.name,
+                t.factors.join(" and "),
+                t.factors[0]
+            );
+        }
+    }
     let data = args.data.as_deref().map(fit::Datafile::read).transpose()?;
     let errors = match &data {
         Some(data) => {

@@ -73,6 +73,9 @@ pub fn run(args: &Args) -> Result<String> {
     if let Some(note) = unrunnable(&model.factors, &points) {
         eprintln!("note: {note}");
     }
+    if let Some(note) = off_the_runs(&model, &points) {
+        eprintln!("note: {note}");
+    }
     Ok(reports::prediction::predictions(
         &model,
         &predictions,
@@ -97,6 +100,17 @@ fn unrunnable(factors: &[String], points: &[Vec<f64>]) -> Option<String> {
     Some(format!(
         "{which}: p is not a whole number of processors, so no run can measure the prediction"
     ))
+}
+
+/// What to say of points where factors that varied together in every run do not go together
+/// as they did (docs/modelling.md#factors-that-vary-together).
+fn off_the_runs(model: &PerformanceModel, points: &[Vec<f64>]) -> Option<String> {
+    let mut off = points.iter().filter_map(|p| model.off_the_runs(p));
+    let first = off.next()?;
+    Some(match 1 + off.count() {
+        1 => first,
+        n => format!("{n} of the {} points, the first: {first}", points.len()),
+    })
 }
 
 /// The points of the full factorial over the grid's factors, in the model's factor order.

@@ -198,6 +198,7 @@ fn warnings(model: &PerformanceModel) -> Vec<String> {
                 .map(move |w| format!("{}: {w}", c.category))
         })
         .collect();
+    warnings.extend(reports::model::together(model));
     if let Some(p) = &model.provenance.predicted {
         warnings.insert(
             0,

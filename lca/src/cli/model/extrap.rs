@@ -124,6 +124,9 @@ pub fn run(args: &Args, repetitions: Repetitions) -> Result<String> {
             model
                 .try_predict(&point)
                 .map_err(|e| anyhow!("--predict '{spec}': {e}"))?;
+            if let Some(note) = model.off_the_runs(&point) {
+                eprintln!("note: --predict '{spec}': {note}");
+            }
             Some(point)
         }
         None => None,
