@@ -32,6 +32,10 @@ const GENERIC: &[&str] = &[
     "1/{x}",
 ];
 
+/// The exponents of Extra-P's default search space (Calotoiu et al.; `extrap` 4.2.5) that the
+/// search's own set ([`crate::search::EXPONENTS`]) lacks: shapes may take them too.
+const EXTRA_P_EXPONENTS: [(i32, i32); 3] = [(4, 5), (7, 3), (11, 4)];
+
 /// The default candidate models (as text) for modelling `category` against `factor`.
 ///
 /// ```
@@ -53,19 +57,37 @@ pub fn default_candidates(category: &str, factor: &str) -> Vec<String> {
 /// Shapes a category may take along a factor, for multi-factor models: the paper's defaults
 /// first, then the generic set and a threshold `max({x}-$theta,0)` (contention that starts
 /// at some number of processors, say), without repeats. Ranking on the design's edges picks
-/// among them; the defaults win ties.
+/// among them; the defaults win ties. A (category, factor) pair the paper has no row for
+/// (any factor of an Extra-P file, a response model's) may also take any single term
+/// `{x}^i log2({x})^j` of the search's normal form ([`crate::search::EXPONENTS`] and
+/// [`EXTRA_P_EXPONENTS`]: every exponent of Extra-P's modeler): the generic set is only nine
+/// of them.
 ///
 /// ```
 /// let shapes = fit::candidates::shape_candidates("li", "n");
 /// assert_eq!(shapes[0], "n*log2(n)");
 /// assert!(shapes.contains(&"n^2*log2(n)".to_string()));
 /// assert!(shapes.contains(&"max(n-$theta,0)".to_string()));
+/// assert!(!shapes.contains(&"n^(5/4)*log2(n)".to_string()));
+/// let wider = fit::candidates::shape_candidates("time", "x");
+/// assert!(wider.contains(&"x^(5/4)*log2(x)".to_string()));
 /// ```
 pub fn shape_candidates(category: &str, factor: &str) -> Vec<String> {
     let mut shapes = default_candidates(category, factor);
     let threshold = format!("max({factor}-$theta,0)");
     let generic = GENERIC.iter().map(|m| m.replace("{x}", factor));
-    for shape in generic.chain([threshold]) {
+    let parent = category.split('.').next().unwrap_or(category);
+    let paper = DEFAULTS
+        .iter()
+        .any(|(c, f, _)| *c == parent && *f == factor);
+    let exponents = crate::search::EXPONENTS.iter().chain(&EXTRA_P_EXPONENTS);
+    let terms = exponents.flat_map(|&e| {
+        crate::search::LOG_POWERS
+            .iter()
+            .filter_map(move |&j| crate::search::term_text(factor, e, j))
+    });
+    let terms: Vec<String> = if paper { Vec::new() } else { terms.collect() };
+    for shape in generic.chain([threshold]).chain(terms) {
         if !shapes.contains(&shape) {
             shapes.push(shape);
         }

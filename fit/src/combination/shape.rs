@@ -215,22 +215,34 @@ const WIDER_MARGIN: f64 = 2.0;
 /// The candidates with their edge scores, best first; equal scores (within rounding) prefer
 /// fewer fitted quantities, then the given order.
 fn ranked(candidates: Vec<String>, edges: &[Observations]) -> Vec<(String, f64)> {
-    let mut scored: Vec<(String, f64, usize)> = candidates
+    let mut scored: Vec<(String, f64, (usize, usize))> = candidates
         .into_iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
             let score = edge_score(&c, edges);
             let fitted = Model::parse(&edge_formula(&c)).map_or(usize::MAX, |m| m.fitted_count());
-            (c, score, fitted)
+            (c, score, (fitted, i))
         })
         .collect();
-    scored.sort_by(|a, b| {
-        let tolerance = 1e-9 * a.1.abs().max(b.1.abs());
-        if (a.1 - b.1).abs() <= tolerance || (a.1.is_nan() && b.1.is_nan()) {
-            a.2.cmp(&b.2)
-        } else {
-            a.1.total_cmp(&b.1)
-        }
-    });
+    // By score first; then each run of scores equal, within rounding, to its lowest by fitted
+    // quantities, then in the given order. A comparison that
+    // treated near scores as equal would not be a total order, and sorting with it panicked
+    // once the shapes of Extra-P's files were many.
+    scored.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let same = |a: f64, b: f64| {
+        a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) || (a.is_nan() && b.is_nan())
+    };
+    let mut start = 0;
+    while start < scored.len() {
+        let lowest = scored[start].1;
+        let end = start
+            + scored[start..]
+                .iter()
+                .take_while(|c| same(c.1, lowest))
+                .count();
+        scored[start..end].sort_by_key(|c| c.2);
+        start = end;
+    }
     scored.into_iter().map(|(c, s, _)| (c, s)).collect()
 }
 
