@@ -254,15 +254,16 @@ fn real_coverage(datafile: &str, implementation: &str) -> (f64, f64, usize) {
 #[test]
 fn real_runs_beyond_the_data() {
     // Measured on 2026-11-28 (docs/results.md#intervals-beyond-the-data): the runs at
-    // p = 12..16 of the 16-core grid, against models of the runs at p <= 8.
+    // p = 12..16 of the 16-core grid, against models of the runs at p <= 8. Since 2026-12-01
+    // cl and rc may take the full form after an additive choice (40, 78, 83 and 76 before).
     for (datafile, implementation, after, before) in [
         // Forward validation finds no drift along p inside p <= 8 (κ_p = 0): no change.
-        ("fft2d-full-16core.dat", "dp", 40, 40),
-        ("fft2d-full-16core.dat", "tp", 78, 78),
+        ("fft2d-full-16core.dat", "dp", 55, 55),
+        ("fft2d-full-16core.dat", "tp", 80, 80),
         // It finds dp's (κ_p = 0.71 per doubling): every run inside.
-        ("fft2d-16core.dat", "dp", 99, 83),
+        ("fft2d-16core.dat", "dp", 99, 89),
         // tp's sl has the odd-p term of integer structure (73 of 99 without it).
-        ("fft2d-16core.dat", "tp", 76, 76),
+        ("fft2d-16core.dat", "tp", 74, 74),
     ] {
         let (now, then, runs) = real_coverage(datafile, implementation);
         assert_eq!(runs, 99);

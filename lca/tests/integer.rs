@@ -26,8 +26,8 @@ fn lca_model_says_what_the_residual_test_found_on_the_16_core_runs() {
     let summary = String::from_utf8(output.stdout).unwrap();
     assert!(
         summary.contains(
-            "integer structure in p: residuals differ by p mod 2 (F = 7.27 on 1 and 71 df, \
-             p = 0.035 after Holm over 4 grouping(s)); added `n^2*log2(n)*(p-2*floor(p/2))`"
+            "integer structure in p: residuals differ by p mod 2 (F = 9.21 on 1 and 71 df, \
+             p = 0.013 after Holm over 4 grouping(s)); added `n^2*log2(n)*p/(2*floor(p/2))`"
         ),
         "{summary}"
     );

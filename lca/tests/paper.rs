@@ -126,7 +126,9 @@ fn a_shapes_file_fits_as_its_shape_options_do() {
         ]
         .concat(),
     );
-    assert!(with.contains("formula = \"1 + n*log2(n) + p\""), "{with}");
+    // (li's form is the runs' choice: full since its products' F test, 2026-12-01.)
+    assert!(with.contains("formula = \"1 + n*log2(n) + p"), "{with}");
+    assert!(!with.contains("p*sqrt(p)"), "{with}");
 
     let bad = write(&dir, "bad.toml", "[li]\np = 2\n");
     let e = error_of(&[&common[..], &["--shapes", bad.to_str().unwrap()]].concat());

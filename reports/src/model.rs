@@ -236,6 +236,14 @@ fn category(out: &mut String, c: &CategoryModel) {
                         significant(v.full_cv, 3),
                         significant(v.full_p_value, 2)
                     );
+                } else if v.full_p_value.is_finite() {
+                    let _ = write!(
+                        why,
+                        "; F test of the full form's products over the additive form: p = {} \
+                         (LOO error full {})",
+                        significant(v.full_p_value, 2),
+                        significant(v.full_cv, 3)
+                    );
                 }
                 why
             }

@@ -322,9 +322,28 @@ pub fn combine_on(
                     }
                 }
             }
-            (None, Ok(v)) => {
-                let fit = fit_form(Combination::Additive)?;
-                (Combination::Additive, ChosenBy::Variation, Some(v), fit)
+            (None, Ok(mut v)) => {
+                // Little interaction at the corners, so additive; the full form still
+                // replaces it where its products are significant (F test at 1%): an
+                // interaction of two factors that a third's main effect dwarfs at the corners
+                // (Extra-P's `a + b f(x) + c g(y) h(z)`).
+                let additive = fit_form(Combination::Additive)?;
+                let full = fit_form(Combination::Full);
+                if let Ok(full) = &full {
+                    v.full_cv = full.cv;
+                    v.full_p_value = extra_terms_p_value(&additive, full);
+                }
+                match full {
+                    Ok(full) if v.full_p_value < FULL_SIGNIFICANCE => {
+                        (Combination::Full, ChosenBy::Variation, Some(v), full)
+                    }
+                    _ => (
+                        Combination::Additive,
+                        ChosenBy::Variation,
+                        Some(v),
+                        additive,
+                    ),
+                }
             }
             (None, Err(Some(e))) => return Err(e),
             (None, Err(None)) => {
