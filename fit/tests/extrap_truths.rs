@@ -1,4 +1,5 @@
-//! The truths of Extra-P's own multi-parameter tests (`tests/test_multi_param_modeler.py`,
+//! The truths of Extra-P's own modeler tests, here for its multi-parameter ones
+//! (`tests/test_multi_param_modeler.py`,
 //! `test_modeling` and `test_modeling_plus`, extra-p/extrap 4.2.5): `200 + 10 f(x) g(y)` and
 //! `200 + 10 f(x) + 20 g(y)` on the grid {2, 4, 8, 16, 32}², noise-free, where `f` and `g` are
 //! consecutive terms `x^(a/b) log2(x)^c` of the test's list. Extra-P recovers each; so must
@@ -159,6 +160,39 @@ fn extrap_s_three_parameter_truths_are_recovered() {
                 worst < 1e-6,
                 "{kind} of {f:?}, {g:?}, {h:?}: `{model}` misses by {worst}"
             );
+        }
+    }
+}
+
+/// Extra-P's single-parameter truths (`tests/test_basic_modeler.py`: `test_modeling`,
+/// `test_modeling2` and `test_modeling3`, a constant and one term of the list with
+/// coefficients from 10 to 500,000) on {2, 4, 8, 16, 32}, predicted 2x and 4x beyond.
+#[test]
+fn extrap_s_single_parameter_truths_are_recovered() {
+    let levels = [2.0, 4.0, 8.0, 16.0, 32.0];
+    let sizes = [
+        (200.0, 10.0),
+        (200.0, 200.0),
+        (200.0, 500_000.0),
+        (500_000.0, 1000.0),
+        (40_000.0, 1000.0),
+    ];
+    for &e in &TERMS {
+        for (c0, c1) in sizes {
+            let truth = |x: f64| c0 + c1 * term(e, x);
+            let y = levels.iter().map(|&x| truth(x)).collect();
+            let obs =
+                Observations::new("extrap", vec!["x".into()], "time", vec![levels.to_vec()], y)
+                    .unwrap();
+            let model = combine(&obs, &Choices::default()).unwrap();
+            for x in [64.0, 128.0] {
+                let miss = ((model.fit.predict(&[x]).value - truth(x)) / truth(x)).abs();
+                let text = model.fit.model.text();
+                assert!(
+                    miss < 1e-6,
+                    "{c0} + {c1} {e:?}: `{text}` misses by {miss} at {x}"
+                );
+            }
         }
     }
 }
