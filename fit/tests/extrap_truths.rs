@@ -1,11 +1,10 @@
-//! The truths of Extra-P's own modeler tests, here for its multi-parameter ones
-//! (`tests/test_multi_param_modeler.py`,
-//! `test_modeling` and `test_modeling_plus`, extra-p/extrap 4.2.5): `200 + 10 f(x) g(y)` and
-//! `200 + 10 f(x) + 20 g(y)` on the grid {2, 4, 8, 16, 32}², noise-free, where `f` and `g` are
-//! consecutive terms `x^(a/b) log2(x)^c` of the test's list. Extra-P recovers each; so must
-//! `lca model`, predicting 2x and 4x beyond the grid (docs/extrap.md#how-the-two-compare).
-//! Before 2026-12-01 the shapes of such factors were nine generic ones, and 2 of each 41 were
-//! recovered.
+//! The truths of Extra-P's own modeler tests (extra-p/extrap 4.2.5): one term `x^(a/b)
+//! log2(x)^c` of their list and a constant (`tests/test_basic_modeler.py`); products and sums of
+//! two or three such terms (`tests/test_multi_param_modeler.py`: `test_modeling`,
+//! `test_modeling_plus`, `test_modeling_3p*`), on grids of {2, 4, 8, 16, 32}, noise-free.
+//! Extra-P recovers each; so must `lca model`, predicting 2x and 4x beyond the grid
+//! (docs/results.md#against-extra-p). Before 2026-12-01 the shapes of such factors were nine
+//! generic ones, and 2 of each 41 two-parameter truths were recovered.
 
 use fit::Observations;
 use fit::combination::{Choices, combine};
