@@ -225,9 +225,9 @@ fn ranked(candidates: Vec<String>, edges: &[Observations]) -> Vec<(String, f64)>
         })
         .collect();
     // By score first; then each run of scores equal, within rounding, to its lowest by fitted
-    // quantities, then in the given order. A comparison that
-    // treated near scores as equal would not be a total order, and sorting with it panicked
-    // once the shapes of Extra-P's files were many.
+    // quantities, then in the given order. A comparison that treated near scores as equal
+    // would not be a total order, and sorting with it panicked once the shapes of Extra-P's
+    // files were many.
     scored.sort_by(|a, b| a.1.total_cmp(&b.1));
     let same = |a: f64, b: f64| {
         a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) || (a.is_nan() && b.is_nan())
