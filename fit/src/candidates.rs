@@ -36,6 +36,20 @@ const GENERIC: &[&str] = &[
 /// search's own set ([`crate::search::EXPONENTS`]) lacks: shapes may take them too.
 const EXTRA_P_EXPONENTS: [(i32, i32); 3] = [(4, 5), (7, 3), (11, 4)];
 
+/// Whether the paper gives default shapes for `category` (or its parent, `rc` for `rc.cpu`)
+/// along `factor`.
+///
+/// ```
+/// assert!(fit::candidates::has_paper_defaults("rc.cpu", "p"));
+/// assert!(!fit::candidates::has_paper_defaults("time", "p"));
+/// ```
+pub fn has_paper_defaults(category: &str, factor: &str) -> bool {
+    let parent = category.split('.').next().unwrap_or(category);
+    DEFAULTS
+        .iter()
+        .any(|(c, f, _)| *c == parent && *f == factor)
+}
+
 /// The default candidate models (as text) for modelling `category` against `factor`.
 ///
 /// ```
@@ -76,10 +90,7 @@ pub fn shape_candidates(category: &str, factor: &str) -> Vec<String> {
     let mut shapes = default_candidates(category, factor);
     let threshold = format!("max({factor}-$theta,0)");
     let generic = GENERIC.iter().map(|m| m.replace("{x}", factor));
-    let parent = category.split('.').next().unwrap_or(category);
-    let paper = DEFAULTS
-        .iter()
-        .any(|(c, f, _)| *c == parent && *f == factor);
+    let paper = has_paper_defaults(category, factor);
     let exponents = crate::search::EXPONENTS.iter().chain(&EXTRA_P_EXPONENTS);
     let terms = exponents.flat_map(|&e| {
         crate::search::LOG_POWERS

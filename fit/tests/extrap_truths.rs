@@ -195,3 +195,40 @@ fn extrap_s_single_parameter_truths_are_recovered() {
         }
     }
 }
+
+/// With noise the twice-as-well margin alone keeps a generic shape that the replicates reject:
+/// `200 + 10 log2(x) + 20 log2(y)^2` with ±1% noise on 3 repetitions took `sqrt(y)` for
+/// `log2(y)^2` and missed by 14% at (64, 64). A lack-of-fit test (1%) against the replicates'
+/// spread now rejects `sqrt(y)`, and the term that passes it is taken.
+#[test]
+fn replicates_reject_a_generic_shape_that_misfits() {
+    let levels = [2.0, 4.0, 8.0, 16.0, 32.0];
+    let truth = |x: f64, y: f64| 200.0 + 10.0 * x.log2() + 20.0 * y.log2().powi(2);
+    let (mut xs, mut ys, mut t) = (Vec::new(), Vec::new(), Vec::new());
+    let mut k = 0u32;
+    for &a in &levels {
+        for &b in &levels {
+            for _ in 0..3 {
+                // A deterministic ±1% that follows neither factor.
+                k += 1;
+                let noise = 0.01 * (f64::from(k) * 2.399).sin();
+                xs.push(a);
+                ys.push(b);
+                t.push(truth(a, b) * (1.0 + noise));
+            }
+        }
+    }
+    let obs = Observations::new(
+        "extrap",
+        vec!["x".into(), "y".into()],
+        "time",
+        vec![xs, ys],
+        t,
+    )
+    .unwrap();
+    let model = combine(&obs, &Choices::default()).unwrap();
+    assert_eq!(model.shapes[1].expr, "log2(y)^2", "{:?}", model.shapes[1]);
+    let p = model.fit.predict(&[64.0, 64.0]).value;
+    let miss = ((p - truth(64.0, 64.0)) / truth(64.0, 64.0)).abs();
+    assert!(miss < 0.01, "`{}` misses by {miss}", model.fit.model.text());
+}

@@ -182,6 +182,14 @@ fn category(out: &mut String, c: &CategoryModel) {
                 s.runner_up.as_ref().map_or("-", |r| r.0.as_str()),
                 significant(100.0 * s.runner_up.as_ref().map_or(f64::NAN, |r| r.1), 2)
             ),
+            ShapeSource::LackOfFit => format!(
+                "error {}% on {} edge(s); the replicates reject the best default `{}` ({}%) by \
+                 lack of fit (1%), and not this one",
+                significant(100.0 * s.score.unwrap_or(f64::NAN), 2),
+                s.edges,
+                s.runner_up.as_ref().map_or("-", |r| r.0.as_str()),
+                significant(100.0 * s.runner_up.as_ref().map_or(f64::NAN, |r| r.1), 2)
+            ),
             ShapeSource::Unranked => "first default; no edge with 3 levels to rank on".into(),
             ShapeSource::Follows => {
                 let lead = c

@@ -7,8 +7,10 @@
 
 use std::collections::BTreeMap;
 
+use statrs::distribution::{ContinuousCDF, FisherSnedecor};
+
 use super::{Combination, CombineError, combined_formula, weighting_for};
-use crate::candidates::{default_candidates, shape_candidates};
+use crate::candidates::{default_candidates, has_paper_defaults, shape_candidates};
 use crate::fit::fit_weighted;
 use crate::model::Model;
 use crate::observations::Observations;
@@ -26,6 +28,9 @@ pub enum ShapeSource {
     Ranked,
     /// Outside the defaults: its error on the edges is less than half the best default's.
     BeyondDefaults,
+    /// Outside the defaults, for a (category, factor) pair without the paper's defaults: the
+    /// replicates on the edges reject the best default by a lack-of-fit test (1%) and not it.
+    LackOfFit,
     /// No edge has three levels of the factor to rank on: the first default is taken.
     Unranked,
     /// The factor varies with another in every run, and the model follows the other
@@ -129,9 +134,18 @@ pub(super) fn shape(
     let defaults = ranked(defaults, &edges);
     let wider = ranked(wider, &edges);
     let (best, score) = (&defaults[0].0, defaults[0].1);
+    // Without the paper's knowledge of the pair, runs with replicates may also reject the
+    // generic shapes by a lack-of-fit test that the wider shape passes.
+    let rejected = |other: &str| {
+        !has_paper_defaults(&obs.response, factor)
+            && lack_of_fit(best, &edges) < LACK_OF_FIT
+            && lack_of_fit(other, &edges) >= LACK_OF_FIT
+    };
     match wider.first() {
         // Beyond the paper's defaults only when the data clearly reject them.
-        Some((other, other_score)) if *other_score * WIDER_MARGIN < score || !score.is_finite() => {
+        Some((other, other_score))
+            if *other_score * WIDER_MARGIN < score || !score.is_finite() || rejected(other) =>
+        {
             if !other_score.is_finite() {
                 return Ok(shape(
                     first(),
@@ -142,7 +156,11 @@ pub(super) fn shape(
                 ));
             }
             let runner_up = score.is_finite().then(|| (best.clone(), score));
-            let source = ShapeSource::BeyondDefaults;
+            let source = if *other_score * WIDER_MARGIN < score || !score.is_finite() {
+                ShapeSource::BeyondDefaults
+            } else {
+                ShapeSource::LackOfFit
+            };
             Ok(shape(
                 other.clone(),
                 source,
@@ -283,6 +301,52 @@ fn edges(obs: &Observations, f: usize, with: &[usize]) -> Vec<Observations> {
             (edge.levels(0).len() >= 3).then_some(edge)
         })
         .collect()
+}
+
+/// The level of the lack-of-fit test below which a shape is rejected.
+const LACK_OF_FIT: f64 = 0.01;
+
+/// The p-value of the lack-of-fit F test of `1 + shape` pooled over the edges: its residuals
+/// against the spread of the replicates at each level (pure error), in the fit's own weighting.
+/// NaN (never rejecting) without replicates or where the shape cannot be fitted.
+fn lack_of_fit(shape: &str, edges: &[Observations]) -> f64 {
+    let Ok(model) = Model::parse(&edge_formula(shape)) else {
+        return f64::NAN;
+    };
+    let (mut residual, mut residual_df, mut pure, mut pure_df) = (0.0, 0usize, 0.0, 0usize);
+    for edge in edges {
+        let weighting = weighting_for(&edge.y);
+        let Ok(fit) = fit_weighted(&model, edge, weighting) else {
+            return f64::NAN;
+        };
+        residual += fit.residual_sd.powi(2) * fit.dof as f64;
+        residual_df += fit.dof;
+        let mut levels: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+        for (x, y) in edge.columns[0].iter().zip(&edge.y) {
+            levels.entry(x.to_bits()).or_default().push(*y);
+        }
+        for ys in levels.values().filter(|ys| ys.len() > 1) {
+            let mean = ys.iter().sum::<f64>() / ys.len() as f64;
+            let weight = |y: f64| match weighting {
+                crate::fit::Weighting::Relative => 1.0 / y.abs(),
+                crate::fit::Weighting::Absolute => 1.0,
+            };
+            pure += ys
+                .iter()
+                .map(|&y| ((y - mean) * weight(y)).powi(2))
+                .sum::<f64>();
+            pure_df += ys.len() - 1;
+        }
+    }
+    let lack_df = residual_df.saturating_sub(pure_df);
+    if pure_df == 0 || lack_df == 0 || pure <= 0.0 {
+        return f64::NAN;
+    }
+    let f = ((residual - pure).max(0.0) / lack_df as f64) / (pure / pure_df as f64);
+    match FisherSnedecor::new(lack_df as f64, pure_df as f64) {
+        Ok(dist) if f.is_finite() => dist.sf(f),
+        _ => f64::NAN,
+    }
 }
 
 /// Root mean square over the edges of the leave-one-out error of `1 + shape`, relative to
