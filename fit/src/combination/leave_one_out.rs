@@ -11,7 +11,9 @@
 //! additive form for a multiplicative truth in 25 of 100 seeds (1% noise,
 //! `fit/tests/cross_design.rs`). Elsewhere the lower leave-one-out error chooses.
 
-use super::{Combination, CombineError, FULL_SIGNIFICANCE, extra_terms_p_value};
+use super::{
+    Combination, CombineError, FULL_SIGNIFICANCE, extra_terms_p_value, full_if_significant,
+};
 use crate::fit::Fit;
 use crate::observations::Observations;
 
@@ -76,16 +78,9 @@ pub(super) fn choose(
         (Err(_), Ok(m)) => (Combination::Multiplicative, m),
         (Err(e), Err(_)) => return Err(e),
     };
-    let Ok(full) = fit(Combination::Full, obs) else {
-        return Ok((combination, choice, simpler));
-    };
-    choice.full_cv = full.cv;
-    choice.full_p_value = extra_terms_p_value(&simpler, &full);
-    if choice.full_p_value < FULL_SIGNIFICANCE {
-        Ok((Combination::Full, choice, full))
-    } else {
-        Ok((combination, choice, simpler))
-    }
+    let full = full_if_significant((combination, simpler), fit(Combination::Full, obs));
+    (choice.full_cv, choice.full_p_value) = (full.cv, full.p_value);
+    Ok((full.combination, choice, full.fit))
 }
 
 /// Whether the additive form holds the multiplicative fit `m` on the runs of `obs`: fitted

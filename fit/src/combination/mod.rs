@@ -304,46 +304,21 @@ pub fn combine_on(
                 };
                 (c, ChosenBy::User, variation.ok(), fit)
             }
-            (None, Ok(mut v)) if v.interaction > v.implied_multiplicative / 2.0 => {
-                let multiplicative = multiplicative?;
-                v.multiplicative_cv = multiplicative.cv;
-                let full = fit_form(Combination::Full);
-                if let Ok(full) = &full {
-                    v.full_cv = full.cv;
-                    v.full_p_value = extra_terms_p_value(&multiplicative, full);
-                }
-                match full {
-                    Ok(full) if v.full_p_value < FULL_SIGNIFICANCE => {
-                        (Combination::Full, ChosenBy::Variation, Some(v), full)
-                    }
-                    _ => {
-                        let m = Combination::Multiplicative;
-                        (m, ChosenBy::Variation, Some(v), multiplicative)
-                    }
-                }
-            }
             (None, Ok(mut v)) => {
-                // Little interaction at the corners, so additive; the full form still
-                // replaces it where its products are significant (F test at 1%): an
-                // interaction of two factors that a third's main effect dwarfs at the corners
-                // (Extra-P's `a + b f(x) + c g(y) h(z)`).
-                let additive = fit_form(Combination::Additive)?;
-                let full = fit_form(Combination::Full);
-                if let Ok(full) = &full {
-                    v.full_cv = full.cv;
-                    v.full_p_value = extra_terms_p_value(&additive, full);
-                }
-                match full {
-                    Ok(full) if v.full_p_value < FULL_SIGNIFICANCE => {
-                        (Combination::Full, ChosenBy::Variation, Some(v), full)
-                    }
-                    _ => (
-                        Combination::Additive,
-                        ChosenBy::Variation,
-                        Some(v),
-                        additive,
-                    ),
-                }
+                // With little interaction at the corners additive, else multiplicative; the
+                // full form replaces either where its extra terms are significant: after an
+                // additive choice, an interaction of two factors that a third's main effect
+                // dwarfs at the corners (Extra-P's `a + b f(x) + c g(y) h(z)`).
+                let simpler = if v.interaction > v.implied_multiplicative / 2.0 {
+                    let multiplicative = multiplicative?;
+                    v.multiplicative_cv = multiplicative.cv;
+                    (Combination::Multiplicative, multiplicative)
+                } else {
+                    (Combination::Additive, fit_form(Combination::Additive)?)
+                };
+                let full = full_if_significant(simpler, fit_form(Combination::Full));
+                (v.full_cv, v.full_p_value) = (full.cv, full.p_value);
+                (full.combination, ChosenBy::Variation, Some(v), full.fit)
             }
             (None, Err(Some(e))) => return Err(e),
             (None, Err(None)) => {
@@ -374,9 +349,46 @@ pub fn combine_on(
     })
 }
 
-/// The full form replaces the multiplicative one only when its extra terms are significant at
-/// this level (partial F test): they must earn their place.
+/// The full form replaces the form chosen only when its extra terms are significant at this
+/// level (partial F test): they must earn their place.
 const FULL_SIGNIFICANCE: f64 = 0.01;
+
+/// What [`full_if_significant`] chose, with the full form's leave-one-out error and the
+/// p-value of its extra terms (NaN where it could not be fitted).
+struct FullChoice {
+    combination: Combination,
+    fit: Fit,
+    cv: f64,
+    p_value: f64,
+}
+
+/// The `full` form in place of the `simpler` one (the form and its fit) when the full form's
+/// extra terms are significant at [`FULL_SIGNIFICANCE`]: every choice of form ends with it.
+fn full_if_significant(
+    (combination, simpler): (Combination, Fit),
+    full: Result<Fit, CombineError>,
+) -> FullChoice {
+    let Ok(full) = full else {
+        return FullChoice {
+            combination,
+            fit: simpler,
+            cv: f64::NAN,
+            p_value: f64::NAN,
+        };
+    };
+    let (cv, p_value) = (full.cv, extra_terms_p_value(&simpler, &full));
+    let (combination, fit) = if p_value < FULL_SIGNIFICANCE {
+        (Combination::Full, full)
+    } else {
+        (combination, simpler)
+    };
+    FullChoice {
+        combination,
+        fit,
+        cv,
+        p_value,
+    }
+}
 
 /// The p-value of the partial F test of the `larger` form's extra terms over the `simpler`
 /// form nested in it (the multiplicative in the full, say), on the (weighted) residual sums
