@@ -59,41 +59,44 @@ fn term((a, b, c): (i32, i32, i32), x: f64) -> f64 {
     x.powf(f64::from(a) / f64::from(b)) * x.log2().powi(c)
 }
 
-/// The model of `truth` on the grid, and its worst relative miss beyond it.
-fn worst_miss(truth: impl Fn(f64, f64) -> f64) -> (String, f64) {
+/// The model of `truth` on the grid {2, 4, 8, 16, 32}^k of `k` factors (`x`, `y`, `z`), and
+/// its worst relative miss at the points `beyond` it.
+fn worst_miss(k: usize, truth: impl Fn(&[f64]) -> f64, beyond: &[&[f64]]) -> (String, f64) {
     let levels = [2.0, 4.0, 8.0, 16.0, 32.0];
-    let (mut x, mut y, mut t) = (Vec::new(), Vec::new(), Vec::new());
-    for &a in &levels {
-        for &b in &levels {
-            x.push(a);
-            y.push(b);
-            t.push(truth(a, b));
-        }
+    let mut grid: Vec<Vec<f64>> = vec![Vec::new()];
+    for _ in 0..k {
+        grid = grid
+            .iter()
+            .flat_map(|point| {
+                levels
+                    .iter()
+                    .map(move |&v| [point.as_slice(), &[v]].concat())
+            })
+            .collect();
     }
-    let obs = Observations::new(
-        "extrap",
-        vec!["x".into(), "y".into()],
-        "time",
-        vec![x, y],
-        t,
-    )
-    .unwrap();
+    let columns = (0..k)
+        .map(|f| grid.iter().map(|p| p[f]).collect())
+        .collect();
+    let y = grid.iter().map(|p| truth(p)).collect();
+    let factors = ["x", "y", "z"][..k].iter().map(|f| f.to_string()).collect();
+    let obs = Observations::new("extrap", factors, "time", columns, y).unwrap();
     let model = combine(&obs, &Choices::default()).unwrap();
-    let worst = [(64.0, 64.0), (128.0, 32.0), (32.0, 128.0)]
+    let worst = beyond
         .iter()
-        .map(|&(a, b)| {
-            let p = model.fit.predict(&[a, b]).value;
-            ((p - truth(a, b)) / truth(a, b)).abs()
-        })
+        .map(|&p| ((model.fit.predict(p).value - truth(p)) / truth(p)).abs())
         .fold(0.0, f64::max);
     (model.fit.model.text().to_string(), worst)
 }
+
+/// 2x and 4x beyond {2..32}² along each factor.
+const BEYOND_2: [&[f64]; 3] = [&[64.0, 64.0], &[128.0, 32.0], &[32.0, 128.0]];
 
 #[test]
 fn extrap_s_multiplicative_truths_are_recovered() {
     for pair in TERMS.windows(2) {
         let (f, g) = (pair[0], pair[1]);
-        let (model, worst) = worst_miss(|x, y| 200.0 + 10.0 * term(f, x) * term(g, y));
+        let truth = |v: &[f64]| 200.0 + 10.0 * term(f, v[0]) * term(g, v[1]);
+        let (model, worst) = worst_miss(2, truth, &BEYOND_2);
         assert!(worst < 1e-6, "{f:?} x {g:?}: `{model}` misses by {worst}");
     }
 }
@@ -102,42 +105,10 @@ fn extrap_s_multiplicative_truths_are_recovered() {
 fn extrap_s_additive_truths_are_recovered() {
     for pair in TERMS.windows(2) {
         let (f, g) = (pair[0], pair[1]);
-        let (model, worst) = worst_miss(|x, y| 200.0 + 10.0 * term(f, x) + 20.0 * term(g, y));
+        let truth = |v: &[f64]| 200.0 + 10.0 * term(f, v[0]) + 20.0 * term(g, v[1]);
+        let (model, worst) = worst_miss(2, truth, &BEYOND_2);
         assert!(worst < 1e-6, "{f:?} + {g:?}: `{model}` misses by {worst}");
     }
-}
-
-/// The model of `truth` on {2, 4, 8, 16, 32}³, and its worst relative miss beyond the grid.
-fn worst_miss_3(truth: impl Fn(f64, f64, f64) -> f64) -> (String, f64) {
-    let levels = [2.0, 4.0, 8.0, 16.0, 32.0];
-    let (mut x, mut y, mut z, mut t) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for &a in &levels {
-        for &b in &levels {
-            for &c in &levels {
-                x.push(a);
-                y.push(b);
-                z.push(c);
-                t.push(truth(a, b, c));
-            }
-        }
-    }
-    let obs = Observations::new(
-        "extrap",
-        vec!["x".into(), "y".into(), "z".into()],
-        "time",
-        vec![x, y, z],
-        t,
-    )
-    .unwrap();
-    let model = combine(&obs, &Choices::default()).unwrap();
-    let worst = [(64.0, 64.0, 64.0), (64.0, 16.0, 2.0), (2.0, 64.0, 16.0)]
-        .iter()
-        .map(|&(a, b, c)| {
-            let p = model.fit.predict(&[a, b, c]).value;
-            ((p - truth(a, b, c)) / truth(a, b, c)).abs()
-        })
-        .fold(0.0, f64::max);
-    (model.fit.model.text().to_string(), worst)
 }
 
 /// Extra-P's three-parameter truths (`test_modeling_3p`, `test_modeling_3p_plus`,
@@ -150,11 +121,16 @@ fn extrap_s_three_parameter_truths_are_recovered() {
     for (k, kind) in ["product", "sum", "sum and product"].iter().enumerate() {
         for w in TERMS.windows(3) {
             let (f, g, h) = (w[0], w[1], w[2]);
-            let (model, worst) = worst_miss_3(|x, y, z| match k {
-                0 => 200.0 + 10.0 * term(f, x) * term(g, y) * term(h, z),
-                1 => 200.0 + 10.0 * term(f, x) + 20.0 * term(g, y) + 30.0 * term(h, z),
-                _ => 200.0 + 100.0 * term(f, x) + 2.0 * term(g, y) * term(h, z),
-            });
+            let truth = |v: &[f64]| {
+                let (x, y, z) = (term(f, v[0]), term(g, v[1]), term(h, v[2]));
+                match k {
+                    0 => 200.0 + 10.0 * x * y * z,
+                    1 => 200.0 + 10.0 * x + 20.0 * y + 30.0 * z,
+                    _ => 200.0 + 100.0 * x + 2.0 * y * z,
+                }
+            };
+            let beyond: [&[f64]; 3] = [&[64.0, 64.0, 64.0], &[64.0, 16.0, 2.0], &[2.0, 64.0, 16.0]];
+            let (model, worst) = worst_miss(3, truth, &beyond);
             assert!(
                 worst < 1e-6,
                 "{kind} of {f:?}, {g:?}, {h:?}: `{model}` misses by {worst}"
@@ -168,7 +144,6 @@ fn extrap_s_three_parameter_truths_are_recovered() {
 /// coefficients from 10 to 500,000) on {2, 4, 8, 16, 32}, predicted 2x and 4x beyond.
 #[test]
 fn extrap_s_single_parameter_truths_are_recovered() {
-    let levels = [2.0, 4.0, 8.0, 16.0, 32.0];
     let sizes = [
         (200.0, 10.0),
         (200.0, 200.0),
@@ -178,20 +153,12 @@ fn extrap_s_single_parameter_truths_are_recovered() {
     ];
     for &e in &TERMS {
         for (c0, c1) in sizes {
-            let truth = |x: f64| c0 + c1 * term(e, x);
-            let y = levels.iter().map(|&x| truth(x)).collect();
-            let obs =
-                Observations::new("extrap", vec!["x".into()], "time", vec![levels.to_vec()], y)
-                    .unwrap();
-            let model = combine(&obs, &Choices::default()).unwrap();
-            for x in [64.0, 128.0] {
-                let miss = ((model.fit.predict(&[x]).value - truth(x)) / truth(x)).abs();
-                let text = model.fit.model.text();
-                assert!(
-                    miss < 1e-6,
-                    "{c0} + {c1} {e:?}: `{text}` misses by {miss} at {x}"
-                );
-            }
+            let truth = |v: &[f64]| c0 + c1 * term(e, v[0]);
+            let (model, worst) = worst_miss(1, truth, &[&[64.0], &[128.0]]);
+            assert!(
+                worst < 1e-6,
+                "{c0} + {c1} {e:?}: `{model}` misses by {worst}"
+            );
         }
     }
 }
