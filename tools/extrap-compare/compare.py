@@ -34,6 +34,8 @@ import subprocess
 import sys
 import tempfile
 
+from extrap_env import extrap_python, lca_binary
+
 P = [2, 4, 8, 16, 32, 64]
 N = [64, 128, 256, 512, 1024, 2048]
 REPETITIONS = 5
@@ -147,18 +149,9 @@ def main():
     if args.extrap_inside:
         run_extrap_inside(*args.extrap_inside)
         return
-    built = [b for b in ("target/release/lca", "target/debug/lca") if os.path.exists(b)]
-    lca = args.lca or max(built, key=os.path.getmtime, default=None)
-    if lca is None:
-        sys.exit("no lca binary: build it (cargo build --release -p lca) or give --lca")
+    lca = lca_binary(args.lca)
     work = tempfile.mkdtemp(prefix="extrap-compare-")
-    venv = args.venv or os.path.join(work, "venv")
-    python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(python):
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        subprocess.run(
-            [python, "-m", "pip", "install", "--quiet", "extrap"], check=True
-        )
+    python = extrap_python(args.venv or os.path.join(work, "venv"))
     version = subprocess.run(
         [python, "-m", "pip", "show", "extrap"], capture_output=True, text=True
     ).stdout

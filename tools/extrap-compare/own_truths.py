@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 
+from extrap_env import extrap_python, lca_binary
+
 # Extra-P's list, (a, b, c): x^(a/b) log2(x)^c.
 TERMS = [(0, 1, 1), (0, 1, 2), (1, 4, 0), (1, 3, 0), (1, 4, 1), (1, 3, 1), (1, 4, 2), (1, 3, 2),
          (1, 2, 0), (1, 2, 1), (1, 2, 2), (2, 3, 0), (3, 4, 0), (2, 3, 1), (3, 4, 1), (4, 5, 0),
@@ -144,16 +146,9 @@ def main():
     if args.extrap_inside:
         run_extrap_inside(args.extrap_inside)
         return
-    built = [b for b in ("target/release/lca", "target/debug/lca") if os.path.exists(b)]
-    lca = args.lca or max(built, key=os.path.getmtime, default=None)
-    if lca is None:
-        sys.exit("no lca binary: build it (cargo build --release -p lca) or give --lca")
+    lca = lca_binary(args.lca)
     work = tempfile.mkdtemp(prefix="extrap-truths-")
-    venv = args.venv or os.path.join(work, "venv")
-    python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(python):
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        subprocess.run([python, "-m", "pip", "install", "--quiet", "extrap"], check=True)
+    python = extrap_python(args.venv or os.path.join(work, "venv"))
     print("Extra-P's test truths, 41 products and 41 sums on {2..32}^2; the worst relative miss "
           "at (64,64), (128,32), (32,128)")
     for noise in [float(n) for n in args.noise.split(",")]:
