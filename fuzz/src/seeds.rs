@@ -1,6 +1,6 @@
 //! Seeds: the repository's own inputs of each kind, read from the checkout at run time (the
 //! example logs and datafiles of the tests and datasets, the fenced examples of the docs, the
-//! study files, and a model file built from the bundled measurements as `lca model` does).
+//! study files, and model files built from the bundled measurements as `lca model` does).
 
 use std::path::{Path, PathBuf};
 
@@ -173,13 +173,23 @@ fn datafiles() -> Vec<Vec<u8>> {
     seeds
 }
 
-/// A model file as `lca model datasets/data/fft2d.dat --where impl=dp,role=model` writes it.
-fn built_model() -> Option<String> {
-    let data = fit::Datafile::read(&root().join("datasets/data/fft2d.dat")).ok()?;
-    let conditions: Vec<fit::Condition> = ["impl=dp", "role=model"]
-        .iter()
-        .filter_map(|c| c.parse().ok())
-        .collect();
+/// The model files `lca model datasets/data/fft2d.dat --where impl=dp,role=model` and `lca
+/// model datasets/data/fft2d-16core-weak.dat --where impl=dp` write: the second's `n` and `p`
+/// vary together, so it holds `[[category.vary_together]]` tables.
+fn built_models() -> Vec<String> {
+    [
+        ("fft2d.dat", &["impl=dp", "role=model"][..]),
+        ("fft2d-16core-weak.dat", &["impl=dp"][..]),
+    ]
+    .iter()
+    .filter_map(|(file, conditions)| built_model(file, conditions))
+    .collect()
+}
+
+fn built_model(file: &str, conditions: &[&str]) -> Option<String> {
+    let data = fit::Datafile::read(&root().join("datasets/data").join(file)).ok()?;
+    let conditions: Vec<fit::Condition> =
+        conditions.iter().filter_map(|c| c.parse().ok()).collect();
     let data = data.filter(&conditions).ok()?;
     let options = fit::performance::BuildOptions {
         name: "dp".into(),
@@ -191,7 +201,7 @@ fn built_model() -> Option<String> {
     Some(fit::model_file::write(&model))
 }
 
-fn model_files(built: &Option<String>) -> Vec<Vec<u8>> {
+fn model_files(built: &[String]) -> Vec<Vec<u8>> {
     let mut seeds: Vec<Vec<u8>> = built.iter().map(|m| m.clone().into_bytes()).collect();
     seeds.extend(
         doc_blocks()
@@ -328,7 +338,7 @@ fn otf2_traces() -> Vec<Vec<u8>> {
     seeds
 }
 
-fn expressions(built: &Option<String>) -> Vec<Vec<u8>> {
+fn expressions(built: &[String]) -> Vec<Vec<u8>> {
     let mut seeds: Vec<String> = [
         "1 + p + p^2",
         "p*sqrt(p)",
@@ -361,7 +371,7 @@ fn expressions(built: &Option<String>) -> Vec<Vec<u8>> {
 /// The seeds of every target, in the order of [`Target::ALL`]. A target without a seed gets
 /// one empty input (so that mutation still has something to grow).
 pub fn all() -> Vec<Vec<Vec<u8>>> {
-    let built = built_model();
+    let built = built_models();
     Target::ALL
         .iter()
         .map(|t| {

@@ -143,6 +143,8 @@ impl Target {
                 "covariance = [[",
                 "factors = [\"p\"]\n",
                 "format = 1\n",
+                "[[category.vary_together]]\n",
+                "points = [[",
             ],
             Target::StudyFile => &[
                 "[[implementation]]\n",
