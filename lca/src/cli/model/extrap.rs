@@ -173,7 +173,7 @@ fn table(
         "metric".to_string(),
         "model".to_string(),
         "R²".to_string(),
-        "LOO".to_string(),
+        "LOO error".to_string(),
         at.map_or_else(String::new, |at| format!("at {at} (90%)")),
     ]];
     for ((callpath, metric, model), rivals) in rows.iter().zip(rivals) {
