@@ -262,6 +262,18 @@ fn category(out: &mut String, c: &CategoryModel) {
             },
         };
         let _ = writeln!(out, "    {combination}: {why}");
+        if !c.dropped.is_empty() {
+            let _ = writeln!(
+                out,
+                "    without {}: not significant (F test, 1%; the least significant first, never \
+                 one that a kept product contains)",
+                c.dropped
+                    .iter()
+                    .map(|d| format!("`{d}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
     out.push('\n');
 }

@@ -158,6 +158,8 @@ struct CategoryRecord {
     combination: Option<Combination>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     chosen_by: Option<ChosenBy>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    dropped: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     variation: Option<VariationRecord>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -471,6 +473,7 @@ fn category_record(c: &CategoryModel) -> CategoryRecord {
         formula: fit.formula,
         combination: c.combination,
         chosen_by: c.chosen_by,
+        dropped: c.dropped.clone(),
         variation: c.variation.map(|v| VariationRecord {
             corners: v.cells,
             main: v.main,
@@ -626,6 +629,7 @@ fn restore(record: FileRecord) -> Result<PerformanceModel, String> {
             shapes,
             combination: c.combination,
             chosen_by: c.chosen_by,
+            dropped: c.dropped,
             integer: c.integer,
             variation: c.variation.map(|v| CornerVariation {
                 cells: v.corners,
