@@ -239,7 +239,30 @@ fn study_files() -> Vec<Vec<u8>> {
     seeds
 }
 
-/// Extra-P text files: the docs' examples and the tests' inline ones.
+/// An Extra-P text file over three parameters on {2, 4, 8, 16}³, `200 + 100 log2(x) + 2 y
+/// sqrt(z)` with two repetitions 1% apart: its full form's products are dropped one by one
+/// (docs/modelling.md), a path no two-parameter seed takes.
+fn three_parameters() -> String {
+    let levels = [2.0f64, 4.0, 8.0, 16.0];
+    let mut points = Vec::new();
+    let mut data = String::new();
+    for x in levels {
+        for y in levels {
+            for z in levels {
+                points.push(format!("( {x} {y} {z} )"));
+                let t = 200.0 + 100.0 * x.log2() + 2.0 * y * z.sqrt();
+                data.push_str(&format!("DATA {} {}\n", t * 0.995, t * 1.005));
+            }
+        }
+    }
+    format!(
+        "PARAMETER x\nPARAMETER y\nPARAMETER z\nPOINTS {}\nREGION main\nMETRIC time\n{data}",
+        points.join(" ")
+    )
+}
+
+/// Extra-P text files: the docs' examples and the tests' inline ones, and one of three
+/// parameters.
 fn extrap_files() -> Vec<Vec<u8>> {
     let inline = doc_blocks()
         .into_iter()
@@ -248,6 +271,7 @@ fn extrap_files() -> Vec<Vec<u8>> {
     let mut seeds: Vec<String> = inline
         .filter(|b| first_content_line(b).starts_with("PARAMETER"))
         .collect();
+    seeds.push(three_parameters());
     seeds.sort();
     seeds.dedup();
     seeds.into_iter().map(String::into_bytes).collect()
