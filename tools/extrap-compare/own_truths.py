@@ -19,7 +19,7 @@ temporary folder), as compare.py does; lca is the binary given by --lca (default
 target/release/lca and target/debug/lca).
 
   python3 tools/extrap-compare/own_truths.py [--lca target/release/lca] [--venv DIR]
-      [--noise 0,0.01,0.05] [--seeds 1,2] [--params 2|3]
+      [--noise 0,0.01,0.05] [--seeds 1,2] [--params 2|3] [--design grid|cross]
 """
 
 import argparse
@@ -88,7 +88,16 @@ def names(params):
     return ["x", "y", "z"][:params]
 
 
-def write_files(folder, params, noise, seed):
+def design(params, name):
+    """The grid's points, or only those of its cross: each parameter varied alone from the
+    least point (Extra-P's sparse layout)."""
+    grid = itertools.product(GRID, repeat=params)
+    if name == "grid":
+        return list(grid)
+    return [v for v in grid if sum(x != GRID[0] for x in v) <= 1]
+
+
+def write_files(folder, params, noise, seed, layout="grid"):
     rng = random.Random(seed)
     os.makedirs(folder, exist_ok=True)
     for kind, terms, stem in cases(params):
@@ -96,7 +105,7 @@ def write_files(folder, params, noise, seed):
         reps = 3 if noise else 1
         points = [{"point": list(v),
                    "values": [t(v) * (1 + rng.uniform(-noise, noise)) for _ in range(reps)]}
-                  for v in itertools.product(GRID, repeat=params)]
+                  for v in design(params, layout)]
         doc = {"parameters": names(params), "measurements": {"r": {"m": points}}}
         with open(os.path.join(folder, stem + ".json"), "w") as out:
             json.dump(doc, out)
@@ -162,6 +171,9 @@ def main():
     parser.add_argument("--seeds", default="1,2", help="seeds for each noisy level")
     parser.add_argument("--params", type=int, choices=(2, 3), default=2,
                         help="the two-parameter truths (82) or the three-parameter ones (120)")
+    parser.add_argument("--design", choices=("grid", "cross"), default="grid",
+                        help="measure the whole grid, or only its cross (each parameter "
+                             "varied alone from the least point)")
     parser.add_argument("--extrap-inside", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.extrap_inside:
@@ -176,10 +188,12 @@ def main():
     else:
         print("Extra-P's test truths, 40 products, 40 sums and 40 of 200 + 100 f(x) + 2 g(y) h(z) "
               "on {2..32}^3; the worst relative miss at (64,64,64), (64,16,2), (2,64,16)")
+    if args.design == "cross":
+        print("measured on the cross only: each parameter varied alone from the least point")
     for noise in [float(n) for n in args.noise.split(",")]:
         for seed in [int(s) for s in args.seeds.split(",")] if noise else [0]:
-            folder = os.path.join(work, f"p{args.params}-noise{noise}-seed{seed}")
-            write_files(folder, args.params, noise, seed)
+            folder = os.path.join(work, f"p{args.params}-{args.design}-noise{noise}-seed{seed}")
+            write_files(folder, args.params, noise, seed, args.design)
             ours = lca_errors(lca, folder)
             theirs = json.loads(subprocess.run(
                 [python, os.path.abspath(__file__), "--extrap-inside", folder],
